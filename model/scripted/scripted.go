@@ -1,0 +1,220 @@
+package scripted
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
+)
+
+// ErrScriptExhausted means the model was called more times than its script
+// has steps. It is wrapped by [*ExhaustedError].
+var ErrScriptExhausted = errors.New("scripted: script exhausted")
+
+// An ExhaustedError reports a call past the end of the script.
+type ExhaustedError struct {
+	Steps int // the script's length
+	Call  int // the call that found no step, from 1
+}
+
+func (e *ExhaustedError) Error() string {
+	return "scripted: call " + strconv.Itoa(e.Call) + " but the script has " + strconv.Itoa(e.Steps) + " steps"
+}
+
+// Unwrap returns [ErrScriptExhausted].
+func (e *ExhaustedError) Unwrap() error { return ErrScriptExhausted }
+
+// A Part is one output item of a step.
+type Part struct {
+	kind state.Kind
+	name string
+	text string
+}
+
+// Text is an assistant message part.
+func Text(text string) Part { return Part{kind: state.KindAssistantMessage, text: text} }
+
+// Call is a function call part.
+func Call(name, arguments string) Part {
+	return Part{kind: state.KindToolCall, name: name, text: arguments}
+}
+
+// Think is a reasoning part with the given summary.
+func Think(summary string) Part { return Part{kind: state.KindReasoning, text: summary} }
+
+// A Step is the model's answer to one call.
+type Step struct {
+	parts []Part
+	err   error
+	delay time.Duration
+	block bool
+	usage *state.Usage
+}
+
+// Respond returns a step whose response has the given parts, in order.
+func Respond(parts ...Part) Step { return Step{parts: parts} }
+
+// Reply returns a step that answers with one assistant message.
+func Reply(text string) Step { return Respond(Text(text)) }
+
+// CallTool returns a step that calls one tool.
+func CallTool(name, arguments string) Step { return Respond(Call(name, arguments)) }
+
+// Fail returns a step whose call fails with err.
+func Fail(err error) Step { return Step{err: err} }
+
+// Block returns a step that waits until the call's context is done and
+// returns its error: a model call that never answers.
+func Block() Step { return Step{block: true} }
+
+// After returns a copy of s that answers only after d (or fails with the
+// context's error if it is done first).
+func (s Step) After(d time.Duration) Step {
+	s.delay = d
+	return s
+}
+
+// WithUsage returns a copy of s that reports u instead of the default
+// usage (input tokens: the number of input items; output tokens: the
+// number of parts).
+func (s Step) WithUsage(u state.Usage) Step {
+	s.usage = &u
+	return s
+}
+
+// A Request is what the model recorded of one call.
+type Request struct {
+	Agent        string
+	Instructions string
+	// Input is the model input, an immutable view.
+	Input  state.Items
+	Tools  []string
+	Stream bool
+}
+
+// A Model is a scripted [pipeline.Model].
+type Model struct {
+	name string
+	next func(n int) (Step, bool)
+
+	mu    sync.Mutex
+	n     int
+	calls []Request
+	steps int
+}
+
+var _ pipeline.Model = (*Model)(nil)
+
+// New returns a model that answers the n-th call with steps[n-1].
+func New(steps ...Step) *Model {
+	steps = append([]Step(nil), steps...)
+	return &Model{name: "scripted", steps: len(steps), next: func(n int) (Step, bool) {
+		if n > len(steps) {
+			return Step{}, false
+		}
+		return steps[n-1], true
+	}}
+}
+
+// Generate returns a model with an endless script: the n-th call (from 1)
+// is answered with f(n). f must be safe for concurrent use. Benchmarks use
+// it for runs of any length.
+func Generate(f func(n int) Step) *Model {
+	if f == nil {
+		panic("scripted: Generate called with a nil func")
+	}
+	return &Model{name: "scripted", steps: -1, next: func(n int) (Step, bool) { return f(n), true }}
+}
+
+// Name returns the model name the responses report ("scripted").
+func (m *Model) Name() string { return m.name }
+
+// Calls returns a copy of the requests received so far, in order.
+func (m *Model) Calls() []Request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]Request, len(m.calls))
+	for i, c := range m.calls {
+		c.Tools = append([]string(nil), c.Tools...)
+		out[i] = c
+	}
+	return out
+}
+
+// Respond answers c with the next step of the script.
+func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	tools := make([]string, len(c.Tools))
+	for i, t := range c.Tools {
+		tools[i] = t.Name
+	}
+	m.mu.Lock()
+	m.n++
+	n := m.n
+	m.calls = append(m.calls, Request{
+		Agent: c.Agent.Name, Instructions: c.Instructions, Input: c.Input, Tools: tools, Stream: c.Stream,
+	})
+	m.mu.Unlock()
+
+	step, ok := m.next(n)
+	if !ok {
+		return nil, &ExhaustedError{Steps: m.steps, Call: n}
+	}
+	if step.block {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	if step.delay > 0 {
+		timer := time.NewTimer(step.delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		case <-timer.C:
+		}
+	}
+	if step.err != nil {
+		return nil, step.err
+	}
+	prefix := "_" + strconv.Itoa(n) + "_"
+	resp := &pipeline.ModelResponse{ID: "resp" + prefix[:len(prefix)-1], Model: m.name, Items: make([]state.Item, len(step.parts))}
+	for k, p := range step.parts {
+		id := prefix + strconv.Itoa(k+1)
+		switch p.kind {
+		case state.KindAssistantMessage:
+			if c.Stream {
+				streamText(c, "msg"+id, p.text)
+			}
+			resp.Items[k] = state.AssistantMessage("msg"+id, p.text)
+		case state.KindReasoning:
+			resp.Items[k] = state.Reasoning("rs"+id, p.text)
+		default:
+			resp.Items[k] = state.ToolCall("fc"+id, "call"+id, p.name, p.text)
+		}
+	}
+	if step.usage != nil {
+		resp.Usage = *step.usage
+	} else {
+		resp.Usage = state.Usage{Requests: 1, InputTokens: int64(c.Input.Len()), OutputTokens: int64(len(step.parts))}
+	}
+	return resp, nil
+}
+
+// streamText emits the text word by word, as a streaming model would.
+func streamText(c *pipeline.ModelCall, id, text string) {
+	for len(text) > 0 {
+		i := strings.IndexByte(text, ' ')
+		if i < 0 {
+			i = len(text) - 1
+		}
+		c.Emit(pipeline.TextDelta{ItemID: id, Delta: text[:i+1]})
+		text = text[i+1:]
+	}
+}

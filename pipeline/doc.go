@@ -1,0 +1,54 @@
+// Package pipeline is turnkit's core: the turn loop and the middleware that
+// wraps it, composed the way net/http handlers are.
+//
+// A run is a loop of turns. Each turn calls the model, runs the tools it
+// asked for, and decides the next step ([NextStep]): a final output, another
+// turn, a handoff to another agent, or an interruption while calls wait for
+// approval. A turn has three stages a [Middleware] may wrap: the whole turn
+// ([Handler]), the model call ([ModelHandler]) and each tool call
+// ([ToolHandler]).
+//
+//	runner := pipeline.NewRunner(pipeline.WithMiddleware(
+//		tracing.Middleware(),
+//		logging.Middleware(logger),
+//		persistence.Middleware(store),
+//		approval.Require(approval.ByTool("delete_file")),
+//		guardrails.Output(noSecrets),
+//	))
+//	res, err := runner.Run(ctx, agent, pipeline.UserInput("hello"))
+//
+// # Ordering
+//
+// The first middleware is the outermost on every stage. The recommended
+// order is tracing → logging → persistence → approval → guardrails → core,
+// and the order carries meaning:
+//
+//   - persistence sits outside the guardrails, so it sees their verdict
+//     before it commits the final turn's model output, and it stores what
+//     the inner stages made of a tool call (a guardrail's replacement
+//     output, a rejection);
+//   - approval sits outside the guardrails on the tool stage, so a pending
+//     or rejected call never reaches the tool guardrails nor the tool, and a
+//     tool guardrail runs once, when the call executes.
+//
+// # Positions
+//
+// Every item gets its position (Seq) once, in the core: the response's items
+// in the order the model produced them, then one reserved position per call
+// for its output, in call order. Middleware sees positions, never has to
+// make them, and an output decided later lands where it belongs.
+//
+// # Streaming
+//
+// Streaming is not a second loop. [Runner.Stream] runs the same loop with an
+// event sink: the model stage streams text deltas to it and still returns
+// the whole response, so every middleware sees the same thing in both modes
+// and both record the same items. Text deltas reach a streaming consumer
+// before the output guardrails run; the session and the result still obey
+// their verdict.
+//
+// # Cost
+//
+// The chain is built once, in [NewRunner]. A turn's work is O(its new
+// items): the model input is an O(1) view of the history, never a copy.
+package pipeline

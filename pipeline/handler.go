@@ -1,0 +1,52 @@
+package pipeline
+
+import "context"
+
+// A Handler serves one turn of a run, as an http.Handler serves one request.
+//
+// The innermost Handler is the runner's core: it calls the model stage,
+// runs the tool stage for the calls the model asked for, records the items
+// and sets [Turn.Next]. Middleware wraps it. A Handler must be safe for
+// concurrent use: one handler serves every run of a [Runner]. A nil error
+// means t.Next is set; an error ends the run.
+type Handler interface {
+	ServeTurn(ctx context.Context, t *Turn) error
+}
+
+// HandlerFunc adapts a function to a [Handler].
+type HandlerFunc func(ctx context.Context, t *Turn) error
+
+// ServeTurn calls f(ctx, t).
+func (f HandlerFunc) ServeTurn(ctx context.Context, t *Turn) error { return f(ctx, t) }
+
+// A ModelHandler serves the model stage of a turn: one model call. The
+// response is non-nil if and only if the error is nil. It must be safe for
+// concurrent use.
+type ModelHandler interface {
+	CallModel(ctx context.Context, c *ModelCall) (*ModelResponse, error)
+}
+
+// ModelHandlerFunc adapts a function to a [ModelHandler].
+type ModelHandlerFunc func(ctx context.Context, c *ModelCall) (*ModelResponse, error)
+
+// CallModel calls f(ctx, c).
+func (f ModelHandlerFunc) CallModel(ctx context.Context, c *ModelCall) (*ModelResponse, error) {
+	return f(ctx, c)
+}
+
+// A ToolHandler serves the tool stage for one tool call. The calls of one
+// response run concurrently, so a ToolHandler must be safe for concurrent
+// use. The result is non-nil if and only if the error is nil; an error
+// aborts the run (a tool's own failure is reported to the model as its
+// output by default, see [WithToolErrorsAbort]).
+type ToolHandler interface {
+	CallTool(ctx context.Context, c *ToolCall) (*ToolResult, error)
+}
+
+// ToolHandlerFunc adapts a function to a [ToolHandler].
+type ToolHandlerFunc func(ctx context.Context, c *ToolCall) (*ToolResult, error)
+
+// CallTool calls f(ctx, c).
+func (f ToolHandlerFunc) CallTool(ctx context.Context, c *ToolCall) (*ToolResult, error) {
+	return f(ctx, c)
+}

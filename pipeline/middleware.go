@@ -1,0 +1,96 @@
+package pipeline
+
+import "context"
+
+// A Middleware wraps any of the three stages of a turn: the whole turn, the
+// model call, and each tool call. A nil field passes that stage through.
+// The wrap functions run once, when a [Runner] is built, never per turn.
+//
+// The handlers a middleware returns must be safe for concurrent use; keep
+// per-turn data on the [Turn] or in the context, not in the middleware.
+type Middleware struct {
+	// Name identifies the middleware in errors and traces.
+	Name  string
+	Turn  func(Handler) Handler
+	Model func(ModelHandler) ModelHandler
+	Tool  func(ToolHandler) ToolHandler
+}
+
+// Chain composes middleware into one. The first middleware is the
+// outermost on every stage: its Turn function sees the turn first and its
+// result last, and likewise for the model and tool stages. Nil stage
+// functions are skipped. Chain does the composition once; the returned
+// Middleware adds no cost per turn beyond the handlers themselves.
+//
+// The recommended order is tracing, logging, persistence, approval,
+// guardrails; see the package documentation for why.
+func Chain(mws ...Middleware) Middleware {
+	mws = append([]Middleware(nil), mws...)
+	out := Middleware{Name: "chain"}
+	out.Turn = func(h Handler) Handler {
+		for i := len(mws) - 1; i >= 0; i-- {
+			if mws[i].Turn != nil {
+				h = mws[i].Turn(h)
+			}
+		}
+		return h
+	}
+	out.Model = func(h ModelHandler) ModelHandler {
+		for i := len(mws) - 1; i >= 0; i-- {
+			if mws[i].Model != nil {
+				h = mws[i].Model(h)
+			}
+		}
+		return h
+	}
+	out.Tool = func(h ToolHandler) ToolHandler {
+		for i := len(mws) - 1; i >= 0; i-- {
+			if mws[i].Tool != nil {
+				h = mws[i].Tool(h)
+			}
+		}
+		return h
+	}
+	return out
+}
+
+// When applies mw only to the turns for which pred reports true; other turns
+// and their model and tool calls skip it. The wrapped handlers are built
+// once. pred must be safe for concurrent use and must not block.
+func When(pred func(*Turn) bool, mw Middleware) Middleware {
+	out := Middleware{Name: mw.Name}
+	if mw.Turn != nil {
+		out.Turn = func(next Handler) Handler {
+			wrapped := mw.Turn(next)
+			return HandlerFunc(func(ctx context.Context, t *Turn) error {
+				if pred(t) {
+					return wrapped.ServeTurn(ctx, t)
+				}
+				return next.ServeTurn(ctx, t)
+			})
+		}
+	}
+	if mw.Model != nil {
+		out.Model = func(next ModelHandler) ModelHandler {
+			wrapped := mw.Model(next)
+			return ModelHandlerFunc(func(ctx context.Context, c *ModelCall) (*ModelResponse, error) {
+				if pred(c.Turn) {
+					return wrapped.CallModel(ctx, c)
+				}
+				return next.CallModel(ctx, c)
+			})
+		}
+	}
+	if mw.Tool != nil {
+		out.Tool = func(next ToolHandler) ToolHandler {
+			wrapped := mw.Tool(next)
+			return ToolHandlerFunc(func(ctx context.Context, c *ToolCall) (*ToolResult, error) {
+				if pred(c.Turn) {
+					return wrapped.CallTool(ctx, c)
+				}
+				return next.CallTool(ctx, c)
+			})
+		}
+	}
+	return out
+}

@@ -1,0 +1,93 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/turnkit/turnkit/state"
+)
+
+// A Model produces one response to a model call. Implementations live in
+// model/openai (over openai-go) and model/scripted (for tests). A Model
+// must be safe for concurrent use and must honour ctx.
+//
+// When c.Stream is true the model should stream: it sends [TextDelta]
+// events through c.Emit as they arrive and still returns the complete
+// response, so every middleware sees the same thing in both modes.
+type Model interface {
+	Respond(ctx context.Context, c *ModelCall) (*ModelResponse, error)
+}
+
+// ModelFunc adapts a function to a [Model].
+type ModelFunc func(ctx context.Context, c *ModelCall) (*ModelResponse, error)
+
+// Respond calls f(ctx, c).
+func (f ModelFunc) Respond(ctx context.Context, c *ModelCall) (*ModelResponse, error) { return f(ctx, c) }
+
+// A ModelCall is the request of the model stage.
+type ModelCall struct {
+	// Turn is the turn the call belongs to.
+	Turn *Turn
+	// Agent is the agent whose model is called.
+	Agent *Agent
+	// Instructions are the agent's system instructions for this call.
+	Instructions string
+	// Input is what the model sees: the context the run started from and
+	// the run's items since, as an O(1) read-only view.
+	Input state.Items
+	// Tools are the function tools offered, handoffs included.
+	Tools []ToolSpec
+	// Settings are the agent's model settings.
+	Settings ModelSettings
+	// Stream asks the model to stream its text through Emit.
+	Stream bool
+
+	emit func(Event)
+}
+
+// Emit sends an event to the run's stream, if the run streams. It is safe
+// to call from any goroutine while the call is in progress.
+func (c *ModelCall) Emit(ev Event) {
+	if c.emit != nil {
+		c.emit(ev)
+	}
+}
+
+// A ModelResponse is the model's answer. Items are in the order the model
+// produced them; the runner gives them their positions after the model
+// stage returns, so a Model leaves Seq unset.
+type ModelResponse struct {
+	ID    string
+	Model string
+	Items []state.Item
+	Usage state.Usage
+}
+
+// ModelSettings are the per-agent settings passed to the model. Nil
+// pointers and empty strings mean "the model's default".
+type ModelSettings struct {
+	// Model names the model, e.g. "gpt-5-mini".
+	Model             string
+	Temperature       *float64
+	TopP              *float64
+	MaxOutputTokens   *int64
+	ToolChoice        string // "auto", "required", "none" or a tool name
+	ParallelToolCalls *bool
+	ReasoningEffort   string
+	ReasoningSummary  string
+	Truncation        string
+	Store             *bool
+	Metadata          map[string]string
+	// PreviousResponseID continues a server-side conversation.
+	PreviousResponseID string
+}
+
+// A ToolSpec describes a function tool to the model.
+type ToolSpec struct {
+	Name        string
+	Description string
+	// Parameters is the JSON schema of the arguments object.
+	Parameters json.RawMessage
+	// Strict asks the model to follow the schema exactly.
+	Strict bool
+}

@@ -1,0 +1,96 @@
+package pipeline
+
+import (
+	"context"
+	"slices"
+
+	"github.com/turnkit/turnkit/state"
+)
+
+// A Result is what a run produced. It is detached from the runner: its
+// accessors return copies, and [Result.State] returns a new deep copy on
+// every call, so two states made from one result share nothing.
+type Result struct {
+	// FinalOutput is the run's final output, when it finished.
+	FinalOutput string
+	// Interruptions lists the calls that wait for a decision, when the run
+	// paused; they are copies.
+	Interruptions []state.Approval
+	// LastAgent is the agent that served the last turn.
+	LastAgent *Agent
+
+	run      *state.Run
+	newItems []state.Item
+}
+
+// Interrupted reports whether the run paused for decisions.
+func (r *Result) Interrupted() bool { return len(r.Interruptions) > 0 }
+
+// NewItems returns a copy of the items this invocation recorded, in
+// position order.
+func (r *Result) NewItems() []state.Item {
+	out := slices.Clone(r.newItems)
+	slices.SortStableFunc(out, func(a, b state.Item) int {
+		switch {
+		case a.Seq() < b.Seq():
+			return -1
+		case a.Seq() > b.Seq():
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Usage returns the run's usage totals.
+func (r *Result) Usage() state.Usage { return r.run.Usage() }
+
+// State returns a deep copy of the run's state: what a checkpoint stores
+// and [Runner.Resume] continues. Each call returns a new copy.
+func (r *Result) State() *state.Run { return r.run.Clone() }
+
+// RunID returns the run's ID.
+func (r *Result) RunID() string { return r.run.ID() }
+
+// collect adds the items a turn recorded.
+func (r *Result) collect(t *Turn) { r.newItems = append(r.newItems, t.recorded...) }
+
+// streamLoop runs run in its own goroutine and yields its events in order.
+// If the consumer stops early, the run's context is cancelled and
+// streamLoop waits for it to return, so no goroutine outlives the loop.
+func streamLoop(ctx context.Context, yield func(Event, error) bool, run func(context.Context, func(Event)) (*Result, error)) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := make(chan Event)
+	done := make(chan struct{})
+	var (
+		res *Result
+		err error
+	)
+	go func() {
+		defer close(done)
+		res, err = run(ctx, func(ev Event) {
+			select {
+			case events <- ev:
+			case <-ctx.Done():
+			}
+		})
+	}()
+	for {
+		select {
+		case ev := <-events:
+			if !yield(ev, nil) {
+				cancel()
+				<-done
+				return
+			}
+		case <-done:
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			yield(RunCompleted{Result: res}, nil)
+			return
+		}
+	}
+}

@@ -1,0 +1,633 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"sync"
+
+	"github.com/turnkit/turnkit/state"
+)
+
+// A Runner runs agents: a loop of turns, each served by the middleware
+// chain around the core. The chain is built once, in [NewRunner]; a Runner
+// is safe for concurrent use and runs any number of runs at once.
+type Runner struct {
+	cfg   config
+	turn  Handler
+	model ModelHandler
+	tool  ToolHandler
+}
+
+// NewRunner returns a runner with the given options. The middleware chain
+// (see [WithMiddleware]) is composed here, once.
+func NewRunner(opts ...Option) *Runner {
+	r := &Runner{cfg: newConfig(opts)}
+	chain := Chain(r.cfg.middleware...)
+	r.model = chain.Model(ModelHandlerFunc(coreModel))
+	r.tool = chain.Tool(ToolHandlerFunc(r.coreTool))
+	r.turn = chain.Turn(HandlerFunc(r.coreTurn))
+	return r
+}
+
+// UserInput returns the input of a run that starts with one user message.
+func UserInput(text string) []state.Item { return []state.Item{state.UserMessage(text)} }
+
+// Run runs agent on input until a final output, an interruption (a call
+// waits for approval) or an error.
+//
+// The result is non-nil whenever the run started, error or not: on error
+// its State is the resumable state as far as it got. The input items are
+// placed at the run's first positions; the caller's slice is not kept.
+func (r *Runner) Run(ctx context.Context, agent *Agent, input []state.Item, opts ...RunOption) (*Result, error) {
+	run, err := r.start(agent, input, opts)
+	if err != nil {
+		return nil, err
+	}
+	return r.execute(ctx, agent, run, input, false, nil)
+}
+
+// Stream runs agent on input like [Runner.Run] and yields the run's events
+// as they happen: the same loop with an event sink, so both modes record the
+// same items and make the same decisions. The last value is a
+// [RunCompleted] event, or an error. Breaking out of the loop cancels the
+// run and waits for it to stop; no goroutine outlives the loop. Use
+// [WithState] to keep a handle on the resumable state.
+func (r *Runner) Stream(ctx context.Context, agent *Agent, input []state.Item, opts ...RunOption) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		run, err := r.start(agent, input, opts)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		streamLoop(ctx, yield, func(ctx context.Context, emit func(Event)) (*Result, error) {
+			return r.execute(ctx, agent, run, input, false, emit)
+		})
+	}
+}
+
+// Resume continues a paused or interrupted run from its state, live or
+// decoded from a checkpoint in another process: it runs the calls that
+// waited for a decision, then goes on as the live run would have. agent is
+// the run's starting agent; the current agent is found by name among the
+// agents reachable from it through handoffs.
+//
+// Resume records into run. Like Run, the result is non-nil whenever the
+// run went on.
+func (r *Runner) Resume(ctx context.Context, agent *Agent, run *state.Run) (*Result, error) {
+	current, err := r.prepareResume(agent, run)
+	if err != nil {
+		return nil, err
+	}
+	return r.execute(ctx, current, run, nil, true, nil)
+}
+
+// ResumeStream is [Runner.Resume] yielding events, like [Runner.Stream].
+func (r *Runner) ResumeStream(ctx context.Context, agent *Agent, run *state.Run) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		current, err := r.prepareResume(agent, run)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		streamLoop(ctx, yield, func(ctx context.Context, emit func(Event)) (*Result, error) {
+			return r.execute(ctx, current, run, nil, true, emit)
+		})
+	}
+}
+
+func (r *Runner) start(agent *Agent, input []state.Item, opts []RunOption) (*state.Run, error) {
+	if agent == nil {
+		return nil, errors.New("pipeline: run: nil agent")
+	}
+	var rc runConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyRun(&rc)
+		}
+	}
+	for i, it := range input {
+		if it.IsZero() {
+			return nil, fmt.Errorf("pipeline: run: input[%d] is the zero Item", i)
+		}
+	}
+	run := rc.run
+	if run == nil {
+		id := rc.runID
+		if id == "" {
+			id = r.cfg.newID()
+		}
+		run = state.NewRun(id, agent.Name, rc.maxTurns)
+	} else {
+		if run.Len() > 0 || run.Turn() > 0 {
+			return nil, fmt.Errorf("pipeline: run: state %s already has items; use Resume", run.ID())
+		}
+		run.SetAgent(agent.Name)
+		if rc.maxTurns > 0 {
+			run.SetMaxTurns(rc.maxTurns)
+		}
+	}
+	if rc.sessionID != "" {
+		run.SetSessionID(rc.sessionID)
+	}
+	return run, nil
+}
+
+func (r *Runner) prepareResume(agent *Agent, run *state.Run) (*Agent, error) {
+	if agent == nil || run == nil {
+		return nil, errors.New("pipeline: resume: nil agent or run")
+	}
+	if _, done := run.FinalOutput(); done {
+		return nil, fmt.Errorf("pipeline: resume run %s: %w: it finished", run.ID(), ErrNothingToResume)
+	}
+	current := agent.find(run.Agent())
+	if current == nil {
+		return nil, &UnknownAgentError{Agent: run.Agent()}
+	}
+	return current, nil
+}
+
+// execute is the loop shared by every mode.
+func (r *Runner) execute(ctx context.Context, agent *Agent, run *state.Run, input []state.Item, resume bool, emit func(Event)) (*Result, error) {
+	res := &Result{run: run, LastAgent: agent}
+	maxTurns := run.MaxTurns()
+	if maxTurns <= 0 {
+		maxTurns = r.cfg.maxTurns
+	}
+	var placed []state.Item
+	if !resume {
+		placed = run.AddInput(input...)
+		res.newItems = append(res.newItems, placed...)
+		if emit != nil {
+			for _, it := range placed {
+				emit(ItemCreated{Item: it})
+			}
+		}
+	}
+	resumed := resume && hasOpenCalls(run)
+	current := agent
+	for {
+		if err := ctx.Err(); err != nil {
+			return res, err
+		}
+		n := run.Turn()
+		if !resumed {
+			n++
+			if n > maxTurns {
+				return r.maxTurnsReached(ctx, run, res, maxTurns)
+			}
+			run.SetTurn(n)
+		}
+		t := &Turn{Run: run, Agent: current, Number: n, Resumed: resumed, Input: placed, stream: emit != nil, emit: emit}
+		placed, resumed = nil, false
+		t.Emit(TurnStarted{Turn: n, Agent: current.Name, Resumed: t.Resumed})
+		err := r.turn.ServeTurn(ctx, t)
+		res.collect(t)
+		if err != nil {
+			return res, err
+		}
+		t.Emit(TurnEnded{Turn: n, Next: t.Next.Kind})
+		switch t.Next.Kind {
+		case NextFinalOutput:
+			run.Finish(t.Next.Output)
+			res.FinalOutput = t.Next.Output
+			return res, nil
+		case NextRunAgain:
+		case NextHandoff:
+			to := t.Next.Agent
+			if to == nil {
+				return res, fmt.Errorf("pipeline: turn %d: handoff without a target agent", n)
+			}
+			t.Emit(AgentChanged{From: current.Name, To: to.Name})
+			run.SetAgent(to.Name)
+			current = to
+			res.LastAgent = to
+		case NextInterruption:
+			res.Interruptions = run.Pending()
+			return res, nil
+		default:
+			return res, fmt.Errorf("pipeline: turn %d: the turn handler returned nil without a next step", n)
+		}
+	}
+}
+
+func (r *Runner) maxTurnsReached(ctx context.Context, run *state.Run, res *Result, maxTurns int) (*Result, error) {
+	err := &MaxTurnsError{MaxTurns: maxTurns}
+	if r.cfg.onMaxTurns == nil {
+		return res, err
+	}
+	final, ok, herr := r.cfg.onMaxTurns(ctx, run, err)
+	if herr != nil {
+		return res, herr
+	}
+	if !ok {
+		return res, err
+	}
+	run.Finish(final)
+	res.FinalOutput = final
+	return res, nil
+}
+
+// hasOpenCalls reports whether the run's current response has calls
+// without outputs: it paused, or stopped before its tools ran.
+func hasOpenCalls(run *state.Run) bool {
+	b := run.Response()
+	for seq := b.Start; seq < b.End; seq++ {
+		it, ok := run.ItemAt(seq)
+		if !ok || !it.Kind().IsCall() {
+			continue
+		}
+		if _, done := run.Completed(it.CallID()); !done {
+			return true
+		}
+	}
+	return false
+}
+
+func coreModel(ctx context.Context, c *ModelCall) (*ModelResponse, error) {
+	if c.Agent.Model == nil {
+		return nil, fmt.Errorf("pipeline: agent %q has no model", c.Agent.Name)
+	}
+	return c.Agent.Model.Respond(ctx, c)
+}
+
+func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error) {
+	out, err := c.Tool.Call(ctx, c)
+	if err == nil {
+		return &ToolResult{Status: ToolCompleted, Output: out}, nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		return nil, err
+	}
+	if ae, ok := errors.AsType[*ArgumentError](err); ok {
+		if ae.Tool == "" {
+			ae.Tool = c.Name
+		}
+		if ae.CallID == "" {
+			ae.CallID = c.CallID
+		}
+		if !r.cfg.reportInvalid {
+			return nil, ae
+		}
+		return &ToolResult{Status: ToolCompleted, Output: ae.Error(), Err: ae}, nil
+	}
+	if r.cfg.abortOnToolErr {
+		return nil, &ToolError{Tool: c.Name, CallID: c.CallID, Err: err}
+	}
+	return &ToolResult{Status: ToolCompleted, Output: r.cfg.toolErrorText(c, err), Err: err}, nil
+}
+
+// coreTurn is the innermost turn handler: the model stage, the placing of
+// the response, the tool stage, and the decision.
+func (r *Runner) coreTurn(ctx context.Context, t *Turn) error {
+	var err error
+	if t.Resumed {
+		t.Response = pausedResponse(t.Run)
+	} else if t.Response, err = r.callModel(ctx, t); err != nil {
+		return err
+	}
+	return r.runCalls(ctx, t)
+}
+
+func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error) {
+	a := t.Agent
+	instructions := a.Instructions
+	if a.InstructionsFunc != nil {
+		var err error
+		if instructions, err = a.InstructionsFunc(ctx, t); err != nil {
+			return nil, fmt.Errorf("pipeline: agent %q instructions: %w", a.Name, err)
+		}
+	}
+	tools := make([]ToolSpec, 0, len(a.Tools)+len(a.Handoffs))
+	for _, tl := range a.Tools {
+		tools = append(tools, tl.Spec())
+	}
+	for i := range a.Handoffs {
+		tools = append(tools, a.Handoffs[i].spec())
+	}
+	call := &ModelCall{
+		Turn: t, Agent: a, Instructions: instructions, Input: t.Run.ModelInput(),
+		Tools: tools, Settings: a.Settings, Stream: t.stream, emit: t.emit,
+	}
+	resp, err := r.model.CallModel(ctx, call)
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		return nil, fmt.Errorf("pipeline: agent %q: model stage returned no response and no error", a.Name)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // a cancelled run records no model output
+	}
+	u := resp.Usage
+	if u.Requests == 0 {
+		u.Requests = 1
+	}
+	t.Run.AddUsage(u)
+
+	// Place the response: its items in model order, then one reserved
+	// position per call for its output, in call order.
+	items := slices.Clone(resp.Items)
+	ncalls := 0
+	for i, it := range items {
+		if !it.Kind().IsCall() {
+			continue
+		}
+		ncalls++
+		if a.handoff(it.Name()) != nil {
+			items[i], _ = it.WithKind(state.KindHandoffCall)
+		}
+	}
+	first := t.Run.Reserve(len(items) + ncalls)
+	for i := range items {
+		items[i] = items[i].WithSeq(first + int64(i))
+	}
+	end := first + int64(len(items))
+	if err := t.Run.Record(items...); err != nil {
+		return nil, err
+	}
+	t.Run.SetResponse(state.Boundary{Start: first, End: end, OutputsEnd: end + int64(ncalls)})
+	t.recorded = append(t.recorded, items...)
+	for _, it := range items {
+		t.Emit(ItemCreated{Item: it})
+	}
+	placed := *resp
+	placed.Items = items
+	return &placed, nil
+}
+
+// pausedResponse rebuilds the current response from the run, by position.
+func pausedResponse(run *state.Run) *ModelResponse {
+	b := run.Response()
+	resp := &ModelResponse{Items: make([]state.Item, 0, b.End-b.Start)}
+	for seq := b.Start; seq < b.End; seq++ {
+		if it, ok := run.ItemAt(seq); ok {
+			resp.Items = append(resp.Items, it)
+		}
+	}
+	return resp
+}
+
+// runCalls runs the response's calls and decides the next step.
+func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
+	a, run := t.Agent, t.Run
+	b := run.Response()
+	type handoffCall struct {
+		item   state.Item
+		outSeq int64
+		done   bool
+	}
+	var (
+		handoffs   []handoffCall // in call order; the first one is taken
+		hasMessage bool
+		final      string
+		idx        int
+		toRun      []int // indexes into t.Calls of calls that run now
+	)
+	for _, it := range t.Response.Items {
+		switch it.Kind() {
+		case state.KindAssistantMessage:
+			hasMessage, final = true, it.Text()
+			continue
+		case state.KindToolCall, state.KindHandoffCall:
+		default:
+			continue
+		}
+		outSeq := b.End + int64(idx)
+		idx++
+		if it.Kind() == state.KindHandoffCall {
+			_, done := run.Completed(it.CallID())
+			handoffs = append(handoffs, handoffCall{item: it, outSeq: outSeq, done: done})
+			continue
+		}
+		c := &ToolCall{
+			Turn: t, Tool: a.tool(it.Name()), Item: it, Name: it.Name(), CallID: it.CallID(),
+			Arguments: it.Text(), Index: len(t.Calls), OutputSeq: outSeq,
+			Terminal: a.ToolUse.MayEnd(it.Name()), Resumed: t.Resumed,
+		}
+		t.Calls = append(t.Calls, c)
+		t.Results = append(t.Results, nil)
+		if seq, done := run.Completed(c.CallID); done {
+			out, _ := run.ItemAt(seq)
+			t.Results[c.Index] = &ToolResult{Status: ToolCompleted, Output: out.Text()}
+			continue
+		}
+		if res, err := r.checkCall(c); err != nil {
+			return err
+		} else if res != nil {
+			t.Results[c.Index] = res
+			continue
+		}
+		toRun = append(toRun, c.Index)
+	}
+	t.ends = idx == 0 && hasMessage
+	for _, c := range t.Calls {
+		t.ends = t.ends || c.Terminal
+	}
+
+	runErr := r.runTools(ctx, t, toRun)
+	if err := r.recordResults(t); err != nil {
+		return errors.Join(runErr, err)
+	}
+	if runErr != nil {
+		return runErr
+	}
+
+	var target *Handoff
+	for i, h := range handoffs {
+		to := a.handoff(h.item.Name())
+		if i == 0 {
+			target = to
+		}
+		if h.done {
+			continue
+		}
+		out := "Multiple handoffs detected, ignoring this one."
+		if i == 0 {
+			out = `{"assistant":` + quoteJSON(to.Agent.Name) + `}`
+		}
+		item, _ := state.ToolOutput(h.item.CallID(), h.item.Name(), out).WithKind(state.KindHandoffOutput)
+		item = item.WithSeq(h.outSeq)
+		if err := run.Record(item); err != nil {
+			return err
+		}
+		t.recorded = append(t.recorded, item)
+		t.Emit(ItemCreated{Item: item})
+	}
+	return r.decide(ctx, t, hasMessage, final, target)
+}
+
+// checkCall answers a call that cannot run: an unknown tool or arguments
+// that are not JSON. It returns a result to report to the model, or an
+// error to end the run, or neither if the call can run.
+func (r *Runner) checkCall(c *ToolCall) (*ToolResult, error) {
+	var err error
+	switch {
+	case c.Tool == nil:
+		err = &UnknownToolError{Agent: c.Turn.Agent.Name, Tool: c.Name, CallID: c.CallID}
+	case c.Arguments != "" && !json.Valid([]byte(c.Arguments)):
+		ae := &ArgumentError{Tool: c.Name, CallID: c.CallID, Err: errors.New("malformed JSON")}
+		var v any
+		if serr, ok := errors.AsType[*json.SyntaxError](json.Unmarshal([]byte(c.Arguments), &v)); ok {
+			ae.Offset, ae.Err = serr.Offset, serr
+		}
+		err = ae
+	default:
+		return nil, nil
+	}
+	if !r.cfg.reportInvalid {
+		return nil, err
+	}
+	return &ToolResult{Status: ToolCompleted, Output: err.Error(), Err: err}, nil
+}
+
+// runTools runs the given calls through the tool stage, concurrently up to
+// the configured bound, each writing only its own result slot. The first
+// error (in call order, a cause before the cancellations it caused) cancels
+// the others; runTools returns after every call returned.
+func (r *Runner) runTools(ctx context.Context, t *Turn, idx []int) error {
+	if len(idx) == 0 {
+		return nil
+	}
+	call := func(ctx context.Context, i int) error {
+		res, err := r.tool.CallTool(ctx, t.Calls[i])
+		if err == nil && (res == nil || res.Status == 0) {
+			err = fmt.Errorf("pipeline: tool %q call %s: tool stage returned no result and no error", t.Calls[i].Name, t.Calls[i].CallID)
+		}
+		if err != nil {
+			return err
+		}
+		t.Results[i] = res
+		return nil
+	}
+	if len(idx) == 1 {
+		return call(ctx, idx[0])
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(idx))
+	sem := make(chan struct{}, r.cfg.toolConcurrency)
+	var wg sync.WaitGroup
+	for k, i := range idx {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			errs[k] = ctx.Err()
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := call(ctx, i); err != nil {
+				errs[k] = err
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	var first error
+	for _, err := range errs {
+		if err == nil {
+			continue
+		}
+		if first == nil || (errors.Is(first, context.Canceled) && !errors.Is(err, context.Canceled)) {
+			first = err
+		}
+	}
+	return first
+}
+
+// recordResults records the outputs of the calls that have one, in call
+// order, and the calls that wait for a decision as pending.
+func (r *Runner) recordResults(t *Turn) error {
+	for i, c := range t.Calls {
+		res := t.Results[i]
+		if res == nil {
+			continue
+		}
+		if _, done := t.Run.Completed(c.CallID); done {
+			continue
+		}
+		switch res.Status {
+		case ToolCompleted, ToolRejected:
+			out := c.OutputItem(res.Output)
+			if err := t.Run.Record(out); err != nil {
+				return err
+			}
+			t.Run.ResolvePending(c.CallID)
+			t.recorded = append(t.recorded, out)
+			t.Emit(ItemCreated{Item: out})
+		case ToolPending:
+			a := state.Approval{
+				Tool: c.Name, CallID: c.CallID, Arguments: c.Arguments, Agent: t.Agent.Name,
+				Seq: c.Item.Seq(), OutputSeq: c.OutputSeq,
+			}
+			if !t.Run.IsPending(c.CallID) {
+				t.Run.AddPending(a)
+			}
+			t.Emit(ApprovalRequested{Approval: a})
+		}
+	}
+	return nil
+}
+
+// decide sets the turn's next step.
+func (r *Runner) decide(ctx context.Context, t *Turn, hasMessage bool, final string, target *Handoff) error {
+	for _, res := range t.Results {
+		if res != nil && res.Status == ToolPending {
+			t.Next = NextStep{Kind: NextInterruption}
+			return nil
+		}
+	}
+	if target != nil {
+		if err := r.handoff(ctx, t, target); err != nil {
+			return err
+		}
+		t.Next = NextStep{Kind: NextHandoff, Agent: target.Agent}
+		return nil
+	}
+	if len(t.Calls) == 0 {
+		if hasMessage {
+			t.Next = NextStep{Kind: NextFinalOutput, Output: final}
+		} else {
+			t.Next = NextStep{Kind: NextRunAgain}
+		}
+		return nil
+	}
+	outcomes := make([]ToolOutcome, len(t.Calls))
+	for i, c := range t.Calls {
+		outcomes[i] = ToolOutcome{Call: c, Result: t.Results[i]}
+	}
+	out, done, err := t.Agent.ToolUse.decideFinal(ctx, t, outcomes)
+	if err != nil {
+		return fmt.Errorf("pipeline: agent %q tool use decision: %w", t.Agent.Name, err)
+	}
+	if done {
+		t.Next = NextStep{Kind: NextFinalOutput, Output: out}
+	} else {
+		t.Next = NextStep{Kind: NextRunAgain}
+	}
+	return nil
+}
+
+func (r *Runner) handoff(ctx context.Context, t *Turn, h *Handoff) error {
+	if h.Agent == nil {
+		return fmt.Errorf("pipeline: agent %q has a handoff without an agent", t.Agent.Name)
+	}
+	if h.InputFilter == nil {
+		return nil
+	}
+	items, err := h.InputFilter(ctx, HandoffInput{From: t.Agent, To: h.Agent, History: t.Run.ModelInput()})
+	if err != nil {
+		return fmt.Errorf("pipeline: handoff %s → %s input filter: %w", t.Agent.Name, h.Agent.Name, err)
+	}
+	t.Run.ReplaceContext(items)
+	return nil
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

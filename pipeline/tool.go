@@ -1,0 +1,128 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/turnkit/turnkit/state"
+)
+
+// A Tool is a function the model can call. The package tool builds typed
+// tools from Go funcs; [NewTool] wraps a plain function.
+//
+// Call runs the tool with the call's JSON arguments and returns the output
+// the model will see. An error is reported to the model as the output by
+// default (see [WithToolErrorsAbort]). Call must honour ctx; tools with
+// external effects should pass [ToolCall.IdempotencyKey] on, so that a retry
+// after a crash is recognised downstream.
+type Tool interface {
+	Spec() ToolSpec
+	Call(ctx context.Context, c *ToolCall) (string, error)
+}
+
+// An ApprovalRequirer is a [Tool] that says whether a call needs a human
+// approval before it runs. The approval middleware asks it; an error fails
+// closed (the call needs approval).
+type ApprovalRequirer interface {
+	NeedsApproval(ctx context.Context, c *ToolCall) (bool, error)
+}
+
+// NewTool returns a Tool with the given spec that calls fn with the raw
+// JSON arguments.
+func NewTool(spec ToolSpec, fn func(ctx context.Context, args json.RawMessage) (string, error)) Tool {
+	if fn == nil {
+		panic("pipeline: NewTool called with a nil func")
+	}
+	if spec.Name == "" {
+		panic("pipeline: NewTool called with an empty name")
+	}
+	if spec.Parameters == nil {
+		spec.Parameters = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
+	}
+	return &funcTool{spec: spec, fn: fn}
+}
+
+type funcTool struct {
+	spec ToolSpec
+	fn   func(ctx context.Context, args json.RawMessage) (string, error)
+}
+
+func (t *funcTool) Spec() ToolSpec { return t.spec }
+
+func (t *funcTool) Call(ctx context.Context, c *ToolCall) (string, error) {
+	return t.fn(ctx, json.RawMessage(c.Arguments))
+}
+
+// A ToolCall is the request of the tool stage: one call the model asked for.
+// Middleware may read it; the runner owns it.
+type ToolCall struct {
+	// Turn is the turn the call belongs to.
+	Turn *Turn
+	// Tool is the tool the call names.
+	Tool Tool
+	// Item is the call item as the model produced it, with its position.
+	Item state.Item
+	// Name, CallID and Arguments repeat the item's fields.
+	Name      string
+	CallID    string
+	Arguments string
+	// Index is the call's place among the calls of its response.
+	Index int
+	// OutputSeq is the position reserved for the call's output.
+	OutputSeq int64
+	// Terminal reports that the call's output may become the run's final
+	// output (stop-on-first-tool, stop-at-names, a custom decider), so its
+	// call and output are model output that waits for the output guardrails.
+	Terminal bool
+	// Resumed reports that the call runs on resume, after a decision.
+	Resumed bool
+}
+
+// IdempotencyKey returns the key a tool with external effects passes on so
+// that a retried call is recognised: the run ID and the call ID.
+func (c *ToolCall) IdempotencyKey() string { return c.Turn.Run.ID() + "/" + c.CallID }
+
+// OutputItem returns the output item for the call with the given output,
+// placed at the call's reserved position.
+func (c *ToolCall) OutputItem(output string) state.Item {
+	return state.ToolOutput(c.CallID, c.Name, output).WithSeq(c.OutputSeq)
+}
+
+// A ToolStatus says what became of a tool call. The zero value is invalid.
+type ToolStatus uint8
+
+// The tool statuses.
+const (
+	// ToolCompleted: the tool ran (or a middleware answered for it); Output
+	// is what the model sees.
+	ToolCompleted ToolStatus = iota + 1
+	// ToolRejected: the call did not run (a human or a guardrail rejected
+	// it); Output is the message the model sees.
+	ToolRejected
+	// ToolPending: the call waits for a decision and did not run. The turn
+	// ends in an interruption and the call has no output yet.
+	ToolPending
+)
+
+// String returns "completed", "rejected" or "pending".
+func (s ToolStatus) String() string {
+	switch s {
+	case ToolCompleted:
+		return "completed"
+	case ToolRejected:
+		return "rejected"
+	case ToolPending:
+		return "pending"
+	}
+	return "ToolStatus(invalid)"
+}
+
+// A ToolResult is what the tool stage made of a call.
+type ToolResult struct {
+	Status ToolStatus
+	// Output is what the model sees as the call's output.
+	Output string
+	// Err is the tool's own error when it was reported to the model as
+	// Output; it is kept for tracing and logging.
+	Err error
+}

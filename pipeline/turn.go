@@ -1,0 +1,102 @@
+package pipeline
+
+import (
+	"strconv"
+
+	"github.com/turnkit/turnkit/state"
+)
+
+// A Turn is one step of a run: a model call, the tool calls it asked for,
+// and the decision about what comes next. The runner makes a Turn per
+// step and hands it down the chain; it is valid only while the chain serves
+// it, and middleware must not keep it afterwards.
+//
+// Fields set by the core (Response, Calls, Results, Next) are filled in as
+// the inner stages run: a Turn middleware sees them after calling next.
+type Turn struct {
+	// Run is the run's state; its items are the run's durable record.
+	Run *state.Run
+	// Agent is the agent serving this turn.
+	Agent *Agent
+	// Number is the turn's number in the run, from 1.
+	Number int
+	// Resumed reports a turn that continues a paused response: it has no
+	// model call, and runs the calls that were waiting for a decision.
+	Resumed bool
+	// Input holds the run's input items placed on this turn: the user's
+	// input on a run's first turn, nil otherwise.
+	Input []state.Item
+	// Response is the model's response, with positions, once the model stage
+	// returned (on a resumed turn, the paused response rebuilt from the run).
+	Response *ModelResponse
+	// Calls are the response's tool calls in call order, and Results their
+	// results, index by index, once the tool stage returned. Handoff calls
+	// are not among them.
+	Calls   []*ToolCall
+	Results []*ToolResult
+	// Next says what comes after this turn.
+	Next NextStep
+
+	stream   bool
+	emit     func(Event)
+	ends     bool
+	recorded []state.Item // what the core recorded, for the result
+}
+
+// Emit sends an event to the run's stream, if the run streams. It is safe
+// for concurrent use.
+func (t *Turn) Emit(ev Event) {
+	if t.emit != nil {
+		t.emit(ev)
+	}
+}
+
+// Streaming reports whether the run streams events.
+func (t *Turn) Streaming() bool { return t.stream }
+
+// MayEndRun reports whether the turn's response can end the run: it has no
+// tool or handoff calls (its messages are the final output), or one of its
+// calls is terminal. Persistence holds the model output of such a turn
+// until the output guardrails passed. It is known once the model stage
+// returned.
+func (t *Turn) MayEndRun() bool { return t.ends }
+
+// A NextStepKind says how a run goes on after a turn. The zero value is
+// invalid: a turn that returned nil always sets one.
+type NextStepKind uint8
+
+// The next steps.
+const (
+	// NextFinalOutput ends the run with NextStep.Output.
+	NextFinalOutput NextStepKind = iota + 1
+	// NextRunAgain calls the model again with the tools' outputs.
+	NextRunAgain
+	// NextHandoff runs NextStep.Agent next.
+	NextHandoff
+	// NextInterruption pauses the run: calls wait for decisions.
+	NextInterruption
+)
+
+// String returns the step's name, such as "final_output".
+func (k NextStepKind) String() string {
+	switch k {
+	case NextFinalOutput:
+		return "final_output"
+	case NextRunAgain:
+		return "run_again"
+	case NextHandoff:
+		return "handoff"
+	case NextInterruption:
+		return "interruption"
+	}
+	return "NextStepKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// A NextStep is a turn's decision.
+type NextStep struct {
+	Kind NextStepKind
+	// Output is the final output, for NextFinalOutput.
+	Output string
+	// Agent is the handoff target, for NextHandoff.
+	Agent *Agent
+}

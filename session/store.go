@@ -1,0 +1,49 @@
+package session
+
+import (
+	"context"
+	"errors"
+
+	"github.com/turnkit/turnkit/state"
+)
+
+// Errors returned by Store implementations.
+var (
+	// ErrClosed means the store was used after Close.
+	ErrClosed = errors.New("session: store closed")
+	// ErrConflict means an append at a stored (run ID, Seq) carried a
+	// different item than the one stored: not a retry, a bug.
+	ErrConflict = errors.New("session: conflicting item at a stored position")
+	// ErrInvalid means the arguments cannot be stored: an empty session or
+	// run ID, or an item without a position.
+	ErrInvalid = errors.New("session: invalid append")
+)
+
+// A Store persists the items of sessions.
+//
+// Append stores the items of one run atomically: all or none. It is
+// idempotent on (runID, Seq): an item already stored at that position is
+// skipped, so a retried or resumed append never duplicates. List returns a
+// session's items ordered by (the run's place in the session, Seq), where a
+// run's place is fixed at its first append. Items returned are new values;
+// they alias nothing in the store.
+//
+// Implementations must be safe for concurrent use by multiple goroutines
+// and processes (for the shared backends), must honour ctx, and return
+// ErrClosed after Close.
+type Store interface {
+	// List returns the session's items in order; limit > 0 returns only the
+	// last limit items (still in order). An unknown session has no items.
+	List(ctx context.Context, sessionID string, limit int) ([]state.Item, error)
+	// Append stores items of run runID, each at its Seq (which must be > 0).
+	Append(ctx context.Context, sessionID, runID string, items []state.Item) error
+	// Lookup returns the item stored at (runID, seq), if any. Resume uses it
+	// to learn whether a call's output was committed before a crash.
+	Lookup(ctx context.Context, sessionID, runID string, seq int64) (state.Item, bool, error)
+	// Pop removes and returns the session's last item, if any.
+	Pop(ctx context.Context, sessionID string) (state.Item, bool, error)
+	// Clear removes every item of the session.
+	Clear(ctx context.Context, sessionID string) error
+	// Close releases the store's resources.
+	Close() error
+}

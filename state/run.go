@@ -1,0 +1,461 @@
+package state
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+)
+
+// Usage totals the model usage of a run.
+type Usage struct {
+	Requests        int64 `json:"requests"`
+	InputTokens     int64 `json:"input_tokens"`
+	OutputTokens    int64 `json:"output_tokens"`
+	ReasoningTokens int64 `json:"reasoning_tokens"`
+	CachedTokens    int64 `json:"cached_tokens"`
+}
+
+// Add adds o to u.
+func (u *Usage) Add(o Usage) {
+	u.Requests += o.Requests
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.ReasoningTokens += o.ReasoningTokens
+	u.CachedTokens += o.CachedTokens
+}
+
+// A Boundary locates the current model response in a run by position, never
+// by identity: its items hold positions [Start, End) and the outputs of its
+// calls are reserved the positions [End, OutputsEnd), in call order.
+// The zero Boundary means no response yet.
+type Boundary struct {
+	Start      int64 `json:"start"`
+	End        int64 `json:"end"`
+	OutputsEnd int64 `json:"outputs_end"`
+}
+
+// Contains reports whether position seq belongs to the response or its
+// outputs.
+func (b Boundary) Contains(seq int64) bool { return seq >= b.Start && seq < b.OutputsEnd }
+
+// A Run is the state of one agent run: its items with their positions, the
+// current agent and turn, usage, pending approvals and decisions, guardrail
+// results and the bookkeeping that persistence and tracing keep across a
+// pause. It is what a checkpoint stores and what [Runner.Resume] continues.
+//
+// A Run is safe for concurrent use: the tool calls of one response may
+// record results at the same time. Accessors return copies or immutable
+// views; nothing a caller holds aliases the Run, and two Runs made with
+// [Run.Clone] share nothing mutable.
+type Run struct {
+	mu sync.Mutex
+
+	id       string
+	agent    string
+	turn     int
+	maxTurns int
+	version  int64
+
+	input   []Item // the run's original input, as placed
+	items   []Item // this run's items in Seq order; append-only (see insert)
+	nextSeq int64  // the next free position; positions start at 1
+	resp    Boundary
+
+	// The model's context before this run's own items: the session history
+	// the run started from, or a handoff input filter's result. Items from
+	// index ctxFrom of items follow it.
+	context []Item
+	ctxFrom int
+
+	completed map[string]int64 // call ID → position of its output
+	pending   []Approval
+	decisions []Decision
+	guards    []GuardrailResult
+	usage     Usage
+
+	sessionID string
+	watermark int64
+	trace     map[string]string
+
+	final     string
+	finished  bool
+	extension map[string]json.RawMessage
+}
+
+// NewRun returns an empty run with the given ID, starting with the named
+// agent. maxTurns of 0 or less means the runner's default.
+func NewRun(id, agent string, maxTurns int) *Run {
+	return &Run{id: id, agent: agent, maxTurns: maxTurns, nextSeq: 1}
+}
+
+// ID returns the run ID.
+func (r *Run) ID() string { return r.id }
+
+// Agent returns the name of the current agent.
+func (r *Run) Agent() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.agent
+}
+
+// SetAgent makes the named agent current (after a handoff).
+func (r *Run) SetAgent(name string) {
+	r.mu.Lock()
+	r.agent = name
+	r.mu.Unlock()
+}
+
+// Turn returns the number of turns started so far.
+func (r *Run) Turn() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.turn
+}
+
+// SetTurn records that turn n has started.
+func (r *Run) SetTurn(n int) {
+	r.mu.Lock()
+	r.turn = n
+	r.mu.Unlock()
+}
+
+// MaxTurns returns the run's turn limit, or 0 for the runner's default.
+func (r *Run) MaxTurns() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.maxTurns
+}
+
+// SetMaxTurns sets the run's turn limit.
+func (r *Run) SetMaxTurns(n int) {
+	r.mu.Lock()
+	r.maxTurns = n
+	r.mu.Unlock()
+}
+
+// Version returns the checkpoint version a [Store] last saved or loaded.
+func (r *Run) Version() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.version
+}
+
+// SetVersion records the checkpoint version. It is for [Store]
+// implementations.
+func (r *Run) SetVersion(v int64) {
+	r.mu.Lock()
+	r.version = v
+	r.mu.Unlock()
+}
+
+// Input returns a copy of the run's original input items.
+func (r *Run) Input() []Item {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.input)
+}
+
+// Items returns a view of the run's own items in Seq order. It is O(1) and
+// detached: items recorded later are not in it.
+func (r *Run) Items() Items {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return ItemsOf(r.items)
+}
+
+// Len returns the number of the run's own items.
+func (r *Run) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.items)
+}
+
+// ModelInput returns the view the model sees: the context the run started
+// from (session history, or a handoff filter's result) followed by the run's
+// items since. It is O(1).
+func (r *Run) ModelInput() Items {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return concat(r.context, r.items[r.ctxFrom:])
+}
+
+// SetHistory sets the context the run's items follow, such as the session
+// history read on the first turn. The items are copied. It replaces any
+// previous context and starts the run's own items after it.
+func (r *Run) SetHistory(items []Item) {
+	r.mu.Lock()
+	r.context = slices.Clone(items)
+	r.ctxFrom = 0
+	r.mu.Unlock()
+}
+
+// ReplaceContext makes items the whole model context from now on: the next
+// model calls see items followed by the run's items recorded after this
+// call. Handoff input filters use it. The run's own items are unchanged.
+func (r *Run) ReplaceContext(items []Item) {
+	r.mu.Lock()
+	r.context = slices.Clone(items)
+	r.ctxFrom = len(r.items)
+	r.mu.Unlock()
+}
+
+// History returns a copy of the context the run's items follow.
+func (r *Run) History() []Item {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.context)
+}
+
+// NextSeq returns the next free position.
+func (r *Run) NextSeq() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.nextSeq
+}
+
+// Reserve reserves n consecutive positions and returns the first.
+func (r *Run) Reserve(n int) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	first := r.nextSeq
+	r.nextSeq += int64(n)
+	return first
+}
+
+// AddInput places the items at the next positions, records them as the
+// run's input and returns the placed copies.
+func (r *Run) AddInput(items ...Item) []Item {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	placed := make([]Item, len(items))
+	for i, it := range items {
+		placed[i] = it.WithSeq(r.nextSeq)
+		r.nextSeq++
+	}
+	r.input = append(r.input, placed...)
+	r.items = append(r.items, placed...)
+	return placed
+}
+
+// Record adds items that already have positions. Positions must be unique,
+// reserved (below [Run.NextSeq]) and, within one call, increasing. An item
+// placed after the run's last item is appended in O(1); one placed before it
+// (an output decided on resume) is inserted into a copy of the history, so
+// views taken earlier stay as they were.
+func (r *Run) Record(items ...Item) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, it := range items {
+		if err := r.recordLocked(it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Run) recordLocked(it Item) error {
+	if !it.kind.Valid() {
+		return fmt.Errorf("state: record item at seq %d: invalid kind", it.seq)
+	}
+	if it.seq <= 0 || it.seq >= r.nextSeq {
+		return fmt.Errorf("state: record %s: position %d is not reserved (next is %d)", it, it.seq, r.nextSeq)
+	}
+	n := len(r.items)
+	if n == 0 || r.items[n-1].seq < it.seq {
+		r.items = append(r.items, it)
+	} else {
+		i, found := slices.BinarySearchFunc(r.items, it.seq, func(x Item, s int64) int { return cmpInt64(x.seq, s) })
+		if found {
+			return fmt.Errorf("state: record %s: position %d is taken by %s", it, it.seq, r.items[i])
+		}
+		fresh := make([]Item, 0, n+1)
+		fresh = append(fresh, r.items[:i]...)
+		fresh = append(fresh, it)
+		r.items = append(fresh, r.items[i:]...)
+		if i < r.ctxFrom {
+			r.ctxFrom++
+		}
+	}
+	if it.kind.IsOutput() {
+		if r.completed == nil {
+			r.completed = make(map[string]int64)
+		}
+		r.completed[it.callID] = it.seq
+	}
+	return nil
+}
+
+// ItemAt returns the item at position seq.
+func (r *Run) ItemAt(seq int64) (Item, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i, found := slices.BinarySearchFunc(r.items, seq, func(x Item, s int64) int { return cmpInt64(x.seq, s) })
+	if !found {
+		return Item{}, false
+	}
+	return r.items[i], true
+}
+
+// Completed reports whether the call has an output in the run, and where.
+// It is the run's ledger of completed calls.
+func (r *Run) Completed(callID string) (seq int64, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	seq, ok = r.completed[callID]
+	return seq, ok
+}
+
+// Response returns the boundary of the current model response.
+func (r *Run) Response() Boundary {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.resp
+}
+
+// SetResponse records the boundary of the current model response.
+func (r *Run) SetResponse(b Boundary) {
+	r.mu.Lock()
+	r.resp = b
+	r.mu.Unlock()
+}
+
+// Usage returns the run's usage totals.
+func (r *Run) Usage() Usage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.usage
+}
+
+// AddUsage adds u to the run's usage totals.
+func (r *Run) AddUsage(u Usage) {
+	r.mu.Lock()
+	r.usage.Add(u)
+	r.mu.Unlock()
+}
+
+// SessionID returns the ID of the session the run persists to, if any.
+func (r *Run) SessionID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sessionID
+}
+
+// SetSessionID records the session the run persists to.
+func (r *Run) SetSessionID(id string) {
+	r.mu.Lock()
+	r.sessionID = id
+	r.mu.Unlock()
+}
+
+// SessionWatermark returns the persistence middleware's record of what the
+// session already holds: every position at or below it is stored.
+func (r *Run) SessionWatermark() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.watermark
+}
+
+// SetSessionWatermark records that every position at or below w is stored
+// in the session.
+func (r *Run) SetSessionWatermark(w int64) {
+	r.mu.Lock()
+	r.watermark = w
+	r.mu.Unlock()
+}
+
+// TraceContext returns a copy of the trace context saved for a resumed run
+// to link to (a W3C trace-context carrier), or nil.
+func (r *Run) TraceContext() map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.trace)
+}
+
+// SetTraceContext saves a copy of the trace context carrier.
+func (r *Run) SetTraceContext(carrier map[string]string) {
+	r.mu.Lock()
+	r.trace = maps.Clone(carrier)
+	r.mu.Unlock()
+}
+
+// FinalOutput returns the run's final output and whether the run finished.
+func (r *Run) FinalOutput() (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.final, r.finished
+}
+
+// Finish records the run's final output.
+func (r *Run) Finish(output string) {
+	r.mu.Lock()
+	r.final, r.finished = output, true
+	r.mu.Unlock()
+}
+
+// Extension returns a copy of the JSON a middleware stored under key, so
+// that middleware outside this module can keep state in a checkpoint.
+func (r *Run) Extension(key string) (json.RawMessage, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.extension[key]
+	return slices.Clone(v), ok
+}
+
+// SetExtension stores a copy of v under key; a nil v deletes the key.
+func (r *Run) SetExtension(key string, v json.RawMessage) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if v == nil {
+		delete(r.extension, key)
+		return
+	}
+	if r.extension == nil {
+		r.extension = make(map[string]json.RawMessage)
+	}
+	r.extension[key] = slices.Clone(v)
+}
+
+// Clone returns a deep copy of r that shares nothing mutable with it.
+// Deciding an approval on the clone leaves r as it was.
+func (r *Run) Clone() *Run {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := &Run{
+		id: r.id, agent: r.agent, turn: r.turn, maxTurns: r.maxTurns, version: r.version,
+		input:     slices.Clone(r.input),
+		items:     slices.Clone(r.items),
+		nextSeq:   r.nextSeq,
+		resp:      r.resp,
+		context:   slices.Clone(r.context),
+		ctxFrom:   r.ctxFrom,
+		completed: maps.Clone(r.completed),
+		pending:   clonePending(r.pending),
+		decisions: slices.Clone(r.decisions),
+		guards:    cloneGuards(r.guards),
+		usage:     r.usage,
+		sessionID: r.sessionID,
+		watermark: r.watermark,
+		trace:     maps.Clone(r.trace),
+		final:     r.final,
+		finished:  r.finished,
+	}
+	if r.extension != nil {
+		c.extension = make(map[string]json.RawMessage, len(r.extension))
+		for k, v := range r.extension {
+			c.extension[k] = slices.Clone(v)
+		}
+	}
+	return c
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
