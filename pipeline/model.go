@@ -22,7 +22,9 @@ type Model interface {
 type ModelFunc func(ctx context.Context, c *ModelCall) (*ModelResponse, error)
 
 // Respond calls f(ctx, c).
-func (f ModelFunc) Respond(ctx context.Context, c *ModelCall) (*ModelResponse, error) { return f(ctx, c) }
+func (f ModelFunc) Respond(ctx context.Context, c *ModelCall) (*ModelResponse, error) {
+	return f(ctx, c)
+}
 
 // A ModelCall is the request of the model stage.
 type ModelCall struct {
