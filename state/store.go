@@ -1,0 +1,32 @@
+package state
+
+import (
+	"context"
+	"errors"
+)
+
+// Errors returned by Store implementations.
+var (
+	// ErrConflict means another worker saved a newer version of the run
+	// first: the caller's copy is stale and must not proceed.
+	ErrConflict = errors.New("state: version conflict")
+	// ErrNotFound means no checkpoint exists for the run ID.
+	ErrNotFound = errors.New("state: checkpoint not found")
+)
+
+// A Store keeps checkpoints of runs, one per run ID, with compare-and-swap
+// on the version so that one writer wins.
+//
+// Save writes run if the stored version equals run.Version() (0 means "no
+// checkpoint yet"), and on success sets run's version to the new stored
+// version. Otherwise it returns ErrConflict and changes nothing. Load
+// returns a new Run (sharing nothing with earlier loads) with its version
+// set, or ErrNotFound. Delete removes the checkpoint; deleting a missing
+// one is not an error.
+//
+// Implementations must be safe for concurrent use and honour ctx.
+type Store interface {
+	Load(ctx context.Context, runID string) (*Run, error)
+	Save(ctx context.Context, run *Run) error
+	Delete(ctx context.Context, runID string) error
+}
