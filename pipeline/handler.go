@@ -50,3 +50,19 @@ type ToolHandlerFunc func(ctx context.Context, c *ToolCall) (*ToolResult, error)
 func (f ToolHandlerFunc) CallTool(ctx context.Context, c *ToolCall) (*ToolResult, error) {
 	return f(ctx, c)
 }
+
+// A RunHandler serves a whole run, or the resumption of one: the loop of
+// turns. Run middleware sees a run begin and end; tracing opens its
+// invoke_agent span there and logging its run events. The result is
+// non-nil whenever the run started, even with an error: its state is the
+// resumable state as far as the run got. It must be safe for concurrent
+// use.
+type RunHandler interface {
+	ServeRun(ctx context.Context, c *RunCall) (*Result, error)
+}
+
+// RunHandlerFunc adapts a function to a [RunHandler].
+type RunHandlerFunc func(ctx context.Context, c *RunCall) (*Result, error)
+
+// ServeRun calls f(ctx, c).
+func (f RunHandlerFunc) ServeRun(ctx context.Context, c *RunCall) (*Result, error) { return f(ctx, c) }

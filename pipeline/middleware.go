@@ -2,8 +2,9 @@ package pipeline
 
 import "context"
 
-// A Middleware wraps any of the three stages of a turn: the whole turn, the
-// model call, and each tool call. A nil field passes that stage through.
+// A Middleware wraps any of the stages of a run: the whole run (or its
+// resumption), each turn, the model call of a turn, and each tool call. A
+// nil field passes that stage through.
 // The wrap functions run once, when a [Runner] is built, never per turn.
 //
 // The handlers a middleware returns must be safe for concurrent use; keep
@@ -11,6 +12,7 @@ import "context"
 type Middleware struct {
 	// Name identifies the middleware in errors and traces.
 	Name  string
+	Run   func(RunHandler) RunHandler
 	Turn  func(Handler) Handler
 	Model func(ModelHandler) ModelHandler
 	Tool  func(ToolHandler) ToolHandler
@@ -27,6 +29,14 @@ type Middleware struct {
 func Chain(mws ...Middleware) Middleware {
 	mws = append([]Middleware(nil), mws...)
 	out := Middleware{Name: "chain"}
+	out.Run = func(h RunHandler) RunHandler {
+		for i := len(mws) - 1; i >= 0; i-- {
+			if mws[i].Run != nil {
+				h = mws[i].Run(h)
+			}
+		}
+		return h
+	}
 	out.Turn = func(h Handler) Handler {
 		for i := len(mws) - 1; i >= 0; i-- {
 			if mws[i].Turn != nil {
@@ -55,10 +65,10 @@ func Chain(mws ...Middleware) Middleware {
 }
 
 // When applies mw only to the turns for which pred reports true; other turns
-// and their model and tool calls skip it. The wrapped handlers are built
-// once. pred must be safe for concurrent use and must not block.
+// and their model and tool calls skip it. Its Run stage, if any, always
+// applies. The wrapped handlers are built once. pred must be safe for concurrent use and must not block.
 func When(pred func(*Turn) bool, mw Middleware) Middleware {
-	out := Middleware{Name: mw.Name}
+	out := Middleware{Name: mw.Name, Run: mw.Run}
 	if mw.Turn != nil {
 		out.Turn = func(next Handler) Handler {
 			wrapped := mw.Turn(next)

@@ -17,6 +17,7 @@ import (
 // is safe for concurrent use and runs any number of runs at once.
 type Runner struct {
 	cfg   config
+	run   RunHandler
 	turn  Handler
 	model ModelHandler
 	tool  ToolHandler
@@ -30,6 +31,7 @@ func NewRunner(opts ...Option) *Runner {
 	r.model = chain.Model(ModelHandlerFunc(coreModel))
 	r.tool = chain.Tool(ToolHandlerFunc(r.coreTool))
 	r.turn = chain.Turn(HandlerFunc(r.coreTurn))
+	r.run = chain.Run(RunHandlerFunc(r.coreRun))
 	return r
 }
 
@@ -150,8 +152,42 @@ func (r *Runner) prepareResume(agent *Agent, run *state.Run) (*Agent, error) {
 	return current, nil
 }
 
-// execute is the loop shared by every mode.
+// A RunCall is the request of the run stage.
+type RunCall struct {
+	// Run is the run's state.
+	Run *state.Run
+	// Agent is the agent the run starts (or resumes) with.
+	Agent *Agent
+	// Input is the run's input, nil on resume.
+	Input []state.Item
+	// Resumed reports a resumption of a paused or interrupted run.
+	Resumed bool
+
+	emit func(Event)
+}
+
+// Emit sends an event to the run's stream, if the run streams.
+func (c *RunCall) Emit(ev Event) {
+	if c.emit != nil {
+		c.emit(ev)
+	}
+}
+
+// Streaming reports whether the run streams events.
+func (c *RunCall) Streaming() bool { return c.emit != nil }
+
+// execute runs the run stage; every mode goes through it.
 func (r *Runner) execute(ctx context.Context, agent *Agent, run *state.Run, input []state.Item, resume bool, emit func(Event)) (*Result, error) {
+	res, err := r.run.ServeRun(ctx, &RunCall{Run: run, Agent: agent, Input: input, Resumed: resume, emit: emit})
+	if res == nil {
+		res = &Result{run: run, LastAgent: agent}
+	}
+	return res, err
+}
+
+// coreRun is the innermost run handler: the loop of turns.
+func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
+	agent, run, input, resume, emit := c.Agent, c.Run, c.Input, c.Resumed, c.emit
 	res := &Result{run: run, LastAgent: agent}
 	maxTurns := run.MaxTurns()
 	if maxTurns <= 0 {
