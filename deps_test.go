@@ -1,0 +1,127 @@
+package turnkit_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// This test is a statement of policy, like go/build's deps_test.go: it
+// writes DESIGN.md's dependency direction down and fails on a forbidden
+// edge. Do not edit it to make a build pass; change the code instead.
+
+const module = "github.com/turnkit/turnkit"
+
+// allowed lists, per package pattern, the turnkit packages it may import
+// (its non-test imports). A pattern ending in "/..." matches the folder and
+// everything below it. The first matching rule wins.
+var allowed = []struct {
+	pkg     string
+	imports []string
+}{
+	{"state", nil},
+	{"state/...", []string{"state"}},
+	{"pipeline", []string{"state"}},
+	{"pipeline/...", []string{"pipeline", "state", "model/scripted"}},
+	{"session", []string{"state"}},
+	{"session/sessiontest", []string{"session", "state"}},
+	{"session/...", []string{"session", "state"}},
+	{"middleware/persistence", []string{"pipeline", "state", "session"}},
+	{"middleware/...", []string{"pipeline", "state"}},
+	{"model/...", []string{"pipeline", "state"}},
+	{"tracing/...", []string{"pipeline", "state", "tracing/internal/..."}},
+	{"tool/...", []string{"pipeline", "state"}},
+	{"examples/...", []string{"..."}},
+	{"bench/...", []string{"..."}},
+}
+
+// heavy lists third-party modules that only the named packages (and
+// examples, benchmarks) may pull in, directly or transitively.
+var heavy = map[string][]string{
+	"github.com/jackc/pgx":               {"session/postgres"},
+	"github.com/redis/go-redis":          {"session/redis"},
+	"modernc.org/sqlite":                 {"session/sqlite"},
+	"github.com/openai/openai-go":        {"model/openai"},
+	"go.uber.org/zap":                    {"middleware/logging"},
+	"go.opentelemetry.io/otel/sdk":       {},
+	"go.opentelemetry.io/otel/exporters": {},
+	"github.com/invopop/jsonschema":      {"tool"},
+	"gonum.org/v1/plot":                  {},
+}
+
+type listedPackage struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+func TestDependencyDirection(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	n := 0
+	for dec.More() {
+		var p listedPackage
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("decode go list output: %v", err)
+		}
+		n++
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		if rel == "" {
+			continue
+		}
+		rule := -1
+		for i, r := range allowed {
+			if match(r.pkg, rel) {
+				rule = i
+				break
+			}
+		}
+		if rule < 0 {
+			t.Errorf("%s: no dependency rule covers this package; add one to deps_test.go", rel)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			dep := strings.TrimPrefix(imp, module+"/")
+			if dep == rel || strings.HasPrefix(dep, rel+"/internal") {
+				continue
+			}
+			if !slices.ContainsFunc(allowed[rule].imports, func(pat string) bool { return match(pat, dep) }) {
+				t.Errorf("%s imports %s: forbidden by DESIGN.md's dependency direction", rel, dep)
+			}
+		}
+		if match("examples/...", rel) || match("bench/...", rel) {
+			continue
+		}
+		for _, dep := range p.Deps {
+			for mod, owners := range heavy {
+				if !strings.HasPrefix(dep, mod) {
+					continue
+				}
+				if !slices.ContainsFunc(owners, func(o string) bool { return rel == o || strings.HasPrefix(rel, o+"/") }) {
+					t.Errorf("%s depends on %s: only %v may pull it in", rel, dep, owners)
+				}
+			}
+		}
+	}
+	if n < 5 {
+		t.Fatalf("go list returned %d packages; the policy checked nothing", n)
+	}
+}
+
+func match(pattern, pkg string) bool {
+	if pattern == "..." {
+		return true
+	}
+	if base, ok := strings.CutSuffix(pattern, "/..."); ok {
+		return pkg == base || strings.HasPrefix(pkg, base+"/")
+	}
+	return pkg == pattern
+}
