@@ -156,44 +156,35 @@ func (it Item) String() string {
 
 // UserMessage returns a user message item with the given text.
 func UserMessage(text string) Item {
-	return newItem(KindUserMessage, "", "", text, marshalRaw(messageJSON{Type: "message", Role: "user", Content: text}))
+	return newItem(KindUserMessage, "", "", text, messageRaw("user", text))
 }
 
 // SystemMessage returns a developer message item with the given text.
 func SystemMessage(text string) Item {
-	return newItem(KindSystemMessage, "", "", text, marshalRaw(messageJSON{Type: "message", Role: "developer", Content: text}))
+	return newItem(KindSystemMessage, "", "", text, messageRaw("developer", text))
 }
 
 // AssistantMessage returns an assistant message item. id is the model's
 // item ID and may be empty.
 func AssistantMessage(id, text string) Item {
-	return newItem(KindAssistantMessage, "", "", text, marshalRaw(assistantJSON{
-		Type: "message", ID: id, Role: "assistant", Status: "completed",
-		Content: []outputText{{Type: "output_text", Text: text, Annotations: []any{}}},
-	}))
+	return newItem(KindAssistantMessage, "", "", text, assistantRaw(id, text))
 }
 
 // Reasoning returns a reasoning item whose summary is the given text.
 func Reasoning(id, summary string) Item {
-	var parts []summaryText
-	if summary != "" {
-		parts = []summaryText{{Type: "summary_text", Text: summary}}
-	}
-	return newItem(KindReasoning, "", "", summary, marshalRaw(reasoningJSON{Type: "reasoning", ID: id, Summary: parts}))
+	return newItem(KindReasoning, "", "", summary, reasoningRaw(id, summary))
 }
 
 // ToolCall returns a function call item. arguments must be the JSON text the
 // model produced; it is stored as given, even if it is not valid JSON, so
 // that a malformed call can be reported and answered.
 func ToolCall(id, callID, name, arguments string) Item {
-	return newItem(KindToolCall, callID, name, arguments, marshalRaw(callJSON{
-		Type: "function_call", ID: id, CallID: callID, Name: name, Arguments: arguments, Status: "completed",
-	}))
+	return newItem(KindToolCall, callID, name, arguments, callRaw(id, callID, name, arguments))
 }
 
 // ToolOutput returns the output item of the function call callID.
 func ToolOutput(callID, name, output string) Item {
-	return newItem(KindToolOutput, callID, name, output, marshalRaw(outputJSON{Type: "function_call_output", CallID: callID, Output: output}))
+	return newItem(KindToolOutput, callID, name, output, outputRaw(callID, output))
 }
 
 // HandoffCall returns a handoff call item: a function call named
@@ -313,59 +304,9 @@ func contentText(raw json.RawMessage) (string, error) {
 	return s, nil
 }
 
-type messageJSON struct {
-	Type    string `json:"type"`
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-type outputText struct {
-	Type        string `json:"type"`
-	Text        string `json:"text"`
-	Annotations []any  `json:"annotations"`
-}
-
-type assistantJSON struct {
-	Type    string       `json:"type"`
-	ID      string       `json:"id,omitempty"`
-	Role    string       `json:"role"`
-	Status  string       `json:"status"`
-	Content []outputText `json:"content"`
-}
-
 type summaryText struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
-}
-
-type reasoningJSON struct {
-	Type    string        `json:"type"`
-	ID      string        `json:"id,omitempty"`
-	Summary []summaryText `json:"summary"`
-}
-
-type callJSON struct {
-	Type      string `json:"type"`
-	ID        string `json:"id,omitempty"`
-	CallID    string `json:"call_id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-	Status    string `json:"status,omitempty"`
-}
-
-type outputJSON struct {
-	Type   string `json:"type"`
-	CallID string `json:"call_id"`
-	Output string `json:"output"`
-}
-
-func marshalRaw(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		// The values above hold only strings and slices of strings.
-		panic("state: marshal item: " + err.Error())
-	}
-	return b
 }
 
 // Items is a read-only view of a sequence of items, such as a run's history.
