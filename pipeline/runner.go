@@ -219,13 +219,17 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 		}
 		t := &Turn{Run: run, Agent: current, Number: n, Resumed: resumed, Input: placed, stream: emit != nil, emit: emit}
 		placed, resumed = nil, false
-		t.Emit(TurnStarted{Turn: n, Agent: current.Name, Resumed: t.Resumed})
+		if t.emit != nil {
+			t.Emit(TurnStarted{Turn: n, Agent: current.Name, Resumed: t.Resumed})
+		}
 		err := r.turn.ServeTurn(ctx, t)
 		res.collect(t)
 		if err != nil {
 			return res, err
 		}
-		t.Emit(TurnEnded{Turn: n, Next: t.Next.Kind})
+		if t.emit != nil {
+			t.Emit(TurnEnded{Turn: n, Next: t.Next.Kind})
+		}
 		switch t.Next.Kind {
 		case NextFinalOutput:
 			run.Finish(t.Next.Output)
@@ -237,7 +241,9 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 			if to == nil {
 				return res, fmt.Errorf("pipeline: turn %d: handoff without a target agent", n)
 			}
-			t.Emit(AgentChanged{From: current.Name, To: to.Name})
+			if t.emit != nil {
+				t.Emit(AgentChanged{From: current.Name, To: to.Name})
+			}
 			run.SetAgent(to.Name)
 			current = to
 			res.LastAgent = to
@@ -316,6 +322,9 @@ func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error)
 	return &ToolResult{Status: ToolCompleted, Output: r.cfg.toolErrorText(c, err), Err: err}, nil
 }
 
+// The core checks t.emit before each Emit: boxing an event in an interface
+// allocates, and a run that does not stream must not pay for it.
+
 // coreTurn is the innermost turn handler: the model stage, the placing of
 // the response, the tool stage, and the decision.
 func (r *Runner) coreTurn(ctx context.Context, t *Turn) error {
@@ -387,8 +396,10 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 	}
 	t.Run.SetResponse(state.Boundary{Start: first, End: end, OutputsEnd: end + int64(ncalls)})
 	t.recorded = append(t.recorded, items...)
-	for _, it := range items {
-		t.Emit(ItemCreated{Item: it})
+	if t.emit != nil {
+		for _, it := range items {
+			t.Emit(ItemCreated{Item: it})
+		}
 	}
 	placed := *resp
 	placed.Items = items
@@ -491,7 +502,9 @@ func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 			return err
 		}
 		t.recorded = append(t.recorded, item)
-		t.Emit(ItemCreated{Item: item})
+		if t.emit != nil {
+			t.Emit(ItemCreated{Item: item})
+		}
 	}
 	return r.decide(ctx, t, hasMessage, final, target)
 }
@@ -594,7 +607,9 @@ func (r *Runner) recordResults(t *Turn) error {
 			}
 			t.Run.ResolvePending(c.CallID)
 			t.recorded = append(t.recorded, out)
-			t.Emit(ItemCreated{Item: out})
+			if t.emit != nil {
+				t.Emit(ItemCreated{Item: out})
+			}
 		case ToolPending:
 			a := state.Approval{
 				Tool: c.Name, CallID: c.CallID, Arguments: c.Arguments, Agent: t.Agent.Name,
@@ -603,7 +618,9 @@ func (r *Runner) recordResults(t *Turn) error {
 			if !t.Run.IsPending(c.CallID) {
 				t.Run.AddPending(a)
 			}
-			t.Emit(ApprovalRequested{Approval: a})
+			if t.emit != nil {
+				t.Emit(ApprovalRequested{Approval: a})
+			}
 		}
 	}
 	return nil
