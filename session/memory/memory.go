@@ -1,0 +1,212 @@
+package memory
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/state"
+)
+
+var _ session.Store = (*Store)(nil)
+
+// A Store keeps sessions in memory. The zero Store is not usable; call
+// [New]. A Store is safe for concurrent use by multiple goroutines.
+type Store struct {
+	mu       sync.Mutex
+	sessions map[string]*sessionData
+	closed   bool
+}
+
+// New returns an empty store.
+func New() *Store { return &Store{sessions: make(map[string]*sessionData)} }
+
+// key locates an item in a session.
+type key struct {
+	run string
+	seq int64
+}
+
+// entry is a stored item with its sort key: (the run's place, Seq).
+type entry struct {
+	place int
+	item  state.Item
+}
+
+type sessionData struct {
+	places  map[string]int // run ID → its place, fixed at its first append
+	entries []entry        // sorted by (place, seq)
+	index   map[key]state.Item
+}
+
+func compareEntry(a entry, place int, seq int64) int {
+	if c := cmp.Compare(a.place, place); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.item.Seq(), seq)
+}
+
+// List returns the session's items in order; limit > 0 returns only the
+// last limit items. The items are values that alias nothing in the store.
+func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.Item, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, session.ErrClosed
+	}
+	sd := s.sessions[sessionID]
+	if sd == nil {
+		return nil, nil
+	}
+	from := 0
+	if limit > 0 && limit < len(sd.entries) {
+		from = len(sd.entries) - limit
+	}
+	out := make([]state.Item, len(sd.entries)-from)
+	for i, e := range sd.entries[from:] {
+		out[i] = e.item
+	}
+	return out, nil
+}
+
+// Append stores items of run runID, each at its Seq, all or none. An item
+// already stored at its (runID, Seq) is skipped; one that differs from the
+// stored item fails the whole call with [session.ErrConflict]. Empty IDs, a
+// zero item or a Seq below 1 fail with [session.ErrInvalid]. Appending no
+// items stores nothing and does not fix the run's place.
+func (s *Store) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if sessionID == "" || runID == "" {
+		return fmt.Errorf("memory: append to session %q run %q: empty ID: %w", sessionID, runID, session.ErrInvalid)
+	}
+	for _, it := range items {
+		if it.IsZero() || it.Seq() < 1 {
+			return fmt.Errorf("memory: append %s to session %q run %q: %w", it, sessionID, runID, session.ErrInvalid)
+		}
+	}
+	if len(items) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return session.ErrClosed
+	}
+	sd := s.sessions[sessionID]
+	fresh := make([]state.Item, 0, len(items))
+	seen := make(map[int64]state.Item, len(items))
+	for _, it := range items {
+		prev, ok := seen[it.Seq()]
+		if !ok && sd != nil {
+			prev, ok = sd.index[key{runID, it.Seq()}]
+		}
+		if ok {
+			if !prev.Equal(it) {
+				return fmt.Errorf("memory: append %s to session %q run %q: stored %s: %w", it, sessionID, runID, prev, session.ErrConflict)
+			}
+			continue
+		}
+		seen[it.Seq()] = it
+		fresh = append(fresh, it)
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+	if sd == nil {
+		sd = &sessionData{places: make(map[string]int), index: make(map[key]state.Item)}
+		s.sessions[sessionID] = sd
+	}
+	place, ok := sd.places[runID]
+	if !ok {
+		place = len(sd.places)
+		sd.places[runID] = place
+	}
+	slices.SortFunc(fresh, func(a, b state.Item) int { return cmp.Compare(a.Seq(), b.Seq()) })
+	for _, it := range fresh {
+		sd.index[key{runID, it.Seq()}] = it
+		n := len(sd.entries)
+		if n == 0 || compareEntry(sd.entries[n-1], place, it.Seq()) < 0 {
+			sd.entries = append(sd.entries, entry{place: place, item: it})
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(sd.entries, it.Seq(), func(e entry, seq int64) int { return compareEntry(e, place, seq) })
+		sd.entries = slices.Insert(sd.entries, i, entry{place: place, item: it})
+	}
+	return nil
+}
+
+// Lookup returns the item stored at (runID, seq), if any.
+func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) (state.Item, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return state.Item{}, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return state.Item{}, false, session.ErrClosed
+	}
+	sd := s.sessions[sessionID]
+	if sd == nil {
+		return state.Item{}, false, nil
+	}
+	it, ok := sd.index[key{runID, seq}]
+	return it, ok, nil
+}
+
+// Pop removes and returns the session's last item, if any. The run keeps
+// its place: items it appends later still sort by it.
+func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return state.Item{}, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return state.Item{}, false, session.ErrClosed
+	}
+	sd := s.sessions[sessionID]
+	if sd == nil || len(sd.entries) == 0 {
+		return state.Item{}, false, nil
+	}
+	last := sd.entries[len(sd.entries)-1]
+	sd.entries = sd.entries[:len(sd.entries)-1]
+	for run, place := range sd.places {
+		if place == last.place {
+			delete(sd.index, key{run, last.item.Seq()})
+			break
+		}
+	}
+	return last.item, true, nil
+}
+
+// Clear removes every item of the session, and the places of its runs.
+func (s *Store) Clear(ctx context.Context, sessionID string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return session.ErrClosed
+	}
+	delete(s.sessions, sessionID)
+	return nil
+}
+
+// Close drops every session; later calls return [session.ErrClosed].
+// Closing twice is not an error.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.sessions = nil
+	return nil
+}
