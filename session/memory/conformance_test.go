@@ -1,0 +1,17 @@
+package memory_test
+
+import (
+	"testing"
+
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/memory"
+	"github.com/turnkit/turnkit/session/sessiontest"
+)
+
+func TestConformance(t *testing.T) {
+	sessiontest.TestStore(t, func(t *testing.T) session.Store {
+		s := memory.New()
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}
