@@ -1,0 +1,111 @@
+package guardrails
+
+import (
+	"context"
+	"slices"
+
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
+)
+
+// Input returns a guardrail that checks a run's input: the items placed on
+// its first turn ([pipeline.Turn.Input]). It runs on the first turn of a run
+// only, never on later turns and never on resume, and records one result
+// per check in the run's state before the model stage returns.
+//
+// By default it blocks: the checks run, then the model is called. With
+// [WithParallel] the checks run beside the first model call. Either way no
+// item of the first response is recorded and no tool runs before every
+// check passed, and a tripwire ends the run with a [*TripwireError] whose
+// State holds the run's input; the model's output, if any, is discarded. A
+// check error ends the run with a [*CheckError].
+//
+// The guardrail wraps the model stage (and the run stage, to refuse
+// resuming a run it stopped). Its handlers are safe for concurrent use.
+// Input panics if check is nil or an option does not apply (see
+// [WithCheck]).
+func Input(check Check[[]state.Item], opts ...Option) pipeline.Middleware {
+	cfg := newConfig(state.StageInput, opts)
+	g := &input{checks: checks("Input", check, cfg), parallel: cfg.parallel}
+	return pipeline.Middleware{
+		Name: "guardrails.Input",
+		Run:  refuseTripped(state.StageInput, g.checks),
+		Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
+			return &inputModel{input: g, next: next}
+		},
+	}
+}
+
+type input struct {
+	checks   []named[[]state.Item]
+	parallel bool
+}
+
+type inputModel struct {
+	*input
+	next pipeline.ModelHandler
+}
+
+// CallModel checks the run's input on its first model call.
+func (h *inputModel) CallModel(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+	t := c.Turn
+	if t == nil || t.Number != 1 || t.Resumed {
+		return h.next.CallModel(ctx, c)
+	}
+	sc := scope{run: t.Run, stage: state.StageInput, turn: t.Number}
+	in := slices.Clone(t.Input)
+	if !h.parallel {
+		if _, err := evaluate(ctx, h.checks, t.Agent, in, sc); err != nil {
+			return nil, err
+		}
+		return h.next.CallModel(ctx, c)
+	}
+
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		resp  *pipeline.ModelResponse
+		err   error
+		panic any
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		var a answer
+		defer func() {
+			a.panic = recover()
+			ch <- a
+		}()
+		a.resp, a.err = h.next.CallModel(mctx, c)
+	}()
+	_, gerr := evaluate(ctx, h.checks, t.Agent, in, sc)
+	if gerr != nil {
+		cancel() // the model's output is discarded
+	}
+	a := <-ch
+	if a.panic != nil {
+		panic(a.panic)
+	}
+	if gerr != nil {
+		return nil, gerr
+	}
+	return a.resp, a.err
+}
+
+// refuseTripped returns a run stage that refuses to resume a run in which
+// one of the checks tripped: the verdict stands, so the resumed run ends
+// with the same *TripwireError (its Info the recorded JSON, a
+// json.RawMessage) before any turn runs.
+func refuseTripped[T Subject](stage state.GuardrailStage, checks []named[T]) func(pipeline.RunHandler) pipeline.RunHandler {
+	return func(next pipeline.RunHandler) pipeline.RunHandler {
+		return pipeline.RunHandlerFunc(func(ctx context.Context, c *pipeline.RunCall) (*pipeline.Result, error) {
+			if c.Resumed {
+				for _, r := range c.Run.GuardrailResults() {
+					if r.Tripped && r.Stage == stage && slices.ContainsFunc(checks, func(n named[T]) bool { return n.name == r.Name }) {
+						return nil, &TripwireError{Guardrail: r.Name, Stage: r.Stage, Turn: r.Turn, CallID: r.CallID, Info: r.Info, Result: r, State: c.Run.Clone()}
+					}
+				}
+			}
+			return next.ServeRun(ctx, c)
+		})
+	}
+}

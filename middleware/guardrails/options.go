@@ -1,0 +1,115 @@
+package guardrails
+
+import (
+	"fmt"
+
+	"github.com/turnkit/turnkit/state"
+)
+
+// An Option configures a guardrail.
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	name           string
+	parallel       bool
+	beforeApproval bool
+	extra          []extraCheck
+}
+
+// extraCheck is a check added with WithCheck; its type is checked against
+// the guardrail's kind at construction.
+type extraCheck struct {
+	name  string
+	check any
+}
+
+// WithName names the guardrail's check (the one passed to the
+// constructor) in its results and errors. The default is the stage's name:
+// "input", "output", "tool_input" or "tool_output" ("tool_input_before_approval"
+// with [BeforeApproval]). An empty name keeps the default; a later call
+// replaces an earlier one.
+func WithName(name string) Option {
+	return optionFunc(func(c *config) {
+		if name != "" {
+			c.name = name
+		}
+	})
+}
+
+// WithCheck adds a check to the guardrail under the given name. The checks
+// of one guardrail run concurrently and the first tripwire (or error)
+// cancels the rest; each that reaches a verdict records its own result. The
+// check's kind must match the guardrail's (a Check[string] for [Output]…),
+// and names must be unique within a guardrail: the constructor panics
+// otherwise. Repeated calls add up. A nil check is ignored.
+func WithCheck[T Subject](name string, check Check[T]) Option {
+	return optionFunc(func(c *config) {
+		if check != nil {
+			c.extra = append(c.extra, extraCheck{name: name, check: check})
+		}
+	})
+}
+
+// WithParallel makes an input guardrail run beside the first model call
+// instead of before it: the model call starts at once, a tripwire cancels
+// it and discards its output, and the model stage returns only once every
+// check passed, so no tool runs before the input was cleared. The default
+// is blocking: the checks run, then the model. Only [Input] accepts it.
+func WithParallel() Option { return optionFunc(func(c *config) { c.parallel = true }) }
+
+// BeforeApproval makes a tool input guardrail check each call when the
+// model makes it, before approval can pause it; place the guardrail outside
+// the approval middleware. It does not check calls again when they run on
+// resume (a guardrail inside approval does that). Only [ToolInput] accepts
+// it. See the package documentation (# Tool guardrails and approval) for how
+// its results count.
+func BeforeApproval() Option { return optionFunc(func(c *config) { c.beforeApproval = true }) }
+
+func newConfig(stage state.GuardrailStage, opts []Option) config {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	if c.parallel && stage != state.StageInput {
+		panic(fmt.Sprintf("guardrails: WithParallel given to a %s guardrail; only Input runs in parallel", stage))
+	}
+	if c.beforeApproval && stage != state.StageToolInput {
+		panic(fmt.Sprintf("guardrails: BeforeApproval given to a %s guardrail; only ToolInput runs before approval", stage))
+	}
+	if c.name == "" {
+		c.name = stage.String()
+		if c.beforeApproval {
+			c.name += "_before_approval"
+		}
+	}
+	return c
+}
+
+// checks returns the guardrail's checks, first the one given to the
+// constructor, then those added with WithCheck. It panics on a nil first
+// check, a check of another kind, or a repeated name.
+func checks[T Subject](ctor string, first Check[T], c config) []named[T] {
+	if first == nil {
+		panic("guardrails: " + ctor + " called with a nil Check")
+	}
+	out := []named[T]{{name: c.name, check: first}}
+	seen := map[string]bool{c.name: true}
+	for _, x := range c.extra {
+		ck, ok := x.check.(Check[T])
+		if !ok {
+			panic(fmt.Sprintf("guardrails: %s given WithCheck(%q) of type %T; want %T", ctor, x.name, x.check, first))
+		}
+		if x.name == "" || seen[x.name] {
+			panic(fmt.Sprintf("guardrails: %s given WithCheck with an empty or repeated name %q", ctor, x.name))
+		}
+		seen[x.name] = true
+		out = append(out, named[T]{name: x.name, check: ck})
+	}
+	return out
+}
