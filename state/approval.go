@@ -3,7 +3,9 @@ package state
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"slices"
+	"strings"
 )
 
 // An Approval is a tool call waiting for a human decision: the run paused
@@ -88,6 +90,9 @@ type Decision struct {
 	Verdict     Verdict `json:"verdict"`
 	Always      bool    `json:"always,omitempty"`
 	Message     string  `json:"message,omitempty"`
+	// Owner repeats the owner of a nested call's approval (see
+	// [Approval.Owner]).
+	Owner string `json:"owner,omitempty"`
 }
 
 // Pending returns copies of the approvals the run is waiting for, in call
@@ -137,13 +142,14 @@ func (r *Run) AddDecision(d Decision) {
 }
 
 // DecisionFor returns the decision that governs a call: the latest exact
-// decision for its call ID, or else the latest "always" decision for its
-// tool. exact reports which one it is; the caller checks the fingerprint.
+// decision for its tool and call ID, or else the latest "always" decision
+// for its tool. exact reports which one it is; the caller checks the
+// fingerprint (see [Decision.Check]).
 func (r *Run) DecisionFor(tool, callID string) (d Decision, exact, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := len(r.decisions) - 1; i >= 0; i-- {
-		if x := r.decisions[i]; x.CallID == callID && x.CallID != "" {
+		if x := r.decisions[i]; x.CallID == callID && x.CallID != "" && x.Tool == tool {
 			return x, true, true
 		}
 	}
@@ -167,4 +173,110 @@ func (r *Run) IsPending(callID string) bool {
 		}
 	}
 	return false
+}
+
+// Approve approves the pending call callID: the next resume runs it. The
+// decision binds to the call's tool and the fingerprint of the arguments it
+// has now. A call ID with no pending approval fails with a
+// [*DecisionError] wrapping [ErrUnknownCall], and a call already decided
+// with one wrapping [ErrAlreadyDecided]; a failed call changes nothing.
+func (r *Run) Approve(callID string) error { return r.decide(callID, Approved, "") }
+
+// Reject rejects the pending call callID: the next resume does not run it
+// and answers the model with message (the approval middleware's default
+// text if empty). Errors are those of [Run.Approve].
+func (r *Run) Reject(callID, message string) error { return r.decide(callID, Rejected, message) }
+
+// ApproveAlways approves every call of the named tool, pending now or made
+// later in the run, that has no exact decision of its own. It fails only
+// for an empty tool name.
+func (r *Run) ApproveAlways(tool string) error { return r.decideAlways(tool, Approved, "") }
+
+// RejectAlways rejects every call of the named tool that has no exact
+// decision of its own, answering the model with message. It fails only for
+// an empty tool name.
+func (r *Run) RejectAlways(tool, message string) error { return r.decideAlways(tool, Rejected, message) }
+
+func (r *Run) decide(callID string, v Verdict, message string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := slices.IndexFunc(r.pending, func(a Approval) bool { return a.CallID == callID })
+	if i < 0 {
+		return &DecisionError{RunID: r.id, CallID: callID, Err: ErrUnknownCall}
+	}
+	a := r.pending[i]
+	for _, d := range r.decisions {
+		if d.CallID == callID && d.Tool == a.Tool {
+			return &DecisionError{RunID: r.id, CallID: callID, Tool: a.Tool, Err: ErrAlreadyDecided}
+		}
+	}
+	r.decisions = append(r.decisions, Decision{
+		Tool: a.Tool, CallID: callID, Fingerprint: a.Fingerprint(), Verdict: v, Message: message, Owner: a.Owner,
+	})
+	return nil
+}
+
+func (r *Run) decideAlways(tool string, v Verdict, message string) error {
+	if tool == "" {
+		return &DecisionError{RunID: r.id, Err: errors.New("empty tool name")}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.decisions = slices.DeleteFunc(r.decisions, func(d Decision) bool { return d.Always && d.Tool == tool })
+	r.decisions = append(r.decisions, Decision{Tool: tool, Verdict: v, Always: true, Message: message})
+	return nil
+}
+
+// Check reports whether the decision still applies to a call of tool with
+// the given arguments: an exact decision must have been made on the same
+// arguments, or it fails with a [*FingerprintError] wrapping
+// [ErrArgumentsChanged]. An "always" decision applies to any arguments.
+func (d Decision) Check(callID, tool, arguments string) error {
+	if d.Always || d.Fingerprint == "" {
+		return nil
+	}
+	if got := Fingerprint(tool, arguments); got != d.Fingerprint {
+		return &FingerprintError{CallID: callID, Tool: tool, Decided: d.Fingerprint, Got: got}
+	}
+	return nil
+}
+
+// PendingOwnedBy returns copies of the pending approvals of calls in the
+// nested run that owner (a call ID) stands for, and deeper ones.
+func (r *Run) PendingOwnedBy(owner string) []Approval {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Approval
+	for _, a := range r.pending {
+		if ownedBy(a.Owner, owner) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// ResolveOwned removes the pending approvals owned by owner (a call ID)
+// and deeper ones, once the nested run went on.
+func (r *Run) ResolveOwned(owner string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pending = slices.DeleteFunc(r.pending, func(a Approval) bool { return ownedBy(a.Owner, owner) })
+}
+
+// DecisionsOwnedBy returns copies of the exact decisions on calls of the
+// nested run that owner stands for, and deeper ones.
+func (r *Run) DecisionsOwnedBy(owner string) []Decision {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Decision
+	for _, d := range r.decisions {
+		if !d.Always && ownedBy(d.Owner, owner) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func ownedBy(o, owner string) bool {
+	return owner != "" && (o == owner || strings.HasPrefix(o, owner+"/"))
 }

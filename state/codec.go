@@ -1,0 +1,553 @@
+package state
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+)
+
+// The checkpoint format this code writes. A checkpoint is a JSON object
+//
+//	{"schema": "turnkit.run", "version": 1, "run": {...}, "signature": {...}}
+//
+// where signature is present only when the checkpoint was signed (see
+// [WithSigningKey]). Unmarshal reads this version, refuses newer ones with
+// a [*VersionError], and reads older ones through migrations (see
+// [WithMigration]).
+const (
+	SchemaName    = "turnkit.run"
+	SchemaVersion = 1
+)
+
+// DefaultMaxSize is the size limit of a checkpoint Unmarshal accepts unless
+// [WithMaxSize] sets another.
+const DefaultMaxSize = 32 << 20
+
+// A MarshalOption configures [Marshal].
+type MarshalOption interface{ applyMarshal(*marshalConfig) }
+
+// An UnmarshalOption configures [Unmarshal].
+type UnmarshalOption interface{ applyUnmarshal(*unmarshalConfig) }
+
+type marshalConfig struct {
+	indent bool
+	keyID  string
+	key    []byte
+}
+
+type unmarshalConfig struct {
+	maxSize    int64
+	keys       map[string][]byte
+	migrations map[int]Migration
+}
+
+type marshalOptionFunc func(*marshalConfig)
+
+func (f marshalOptionFunc) applyMarshal(c *marshalConfig) { f(c) }
+
+type unmarshalOptionFunc func(*unmarshalConfig)
+
+func (f unmarshalOptionFunc) applyUnmarshal(c *unmarshalConfig) { f(c) }
+
+// WithIndent makes Marshal write indented JSON for people to read. The
+// signature, if any, does not depend on layout.
+func WithIndent() MarshalOption { return marshalOptionFunc(func(c *marshalConfig) { c.indent = true }) }
+
+// WithMaxSize sets the largest checkpoint, in bytes, that Unmarshal
+// accepts (default [DefaultMaxSize]); larger input fails with
+// [ErrTooLarge] before it is parsed. Values below 1 keep the default.
+func WithMaxSize(n int64) UnmarshalOption {
+	return unmarshalOptionFunc(func(c *unmarshalConfig) {
+		if n > 0 {
+			c.maxSize = n
+		}
+	})
+}
+
+// A Migration rewrites the "run" object of a checkpoint of one schema
+// version into the next version's shape. It gets and returns raw JSON.
+type Migration func(run json.RawMessage) (json.RawMessage, error)
+
+// WithMigration registers the migration from schema version from to
+// from+1. Unmarshal applies registered migrations in order to bring an
+// older checkpoint to [SchemaVersion]; a checkpoint with a gap in the chain
+// fails with a [*VersionError]. A nil migration is ignored.
+func WithMigration(from int, m Migration) UnmarshalOption {
+	return unmarshalOptionFunc(func(c *unmarshalConfig) {
+		if m == nil {
+			return
+		}
+		if c.migrations == nil {
+			c.migrations = make(map[int]Migration)
+		}
+		c.migrations[from] = m
+	})
+}
+
+// The wire shapes of schema version 1. Field names are part of the format:
+// change them only with a new version and a migration.
+type (
+	wireEnvelope struct {
+		Schema    string          `json:"schema"`
+		Version   int             `json:"version"`
+		Run       json.RawMessage `json:"run"`
+		Signature *wireSignature  `json:"signature,omitempty"`
+	}
+
+	wireRun struct {
+		ID          string                     `json:"id"`
+		Agent       string                     `json:"agent"`
+		Turn        int                        `json:"turn"`
+		MaxTurns    int                        `json:"max_turns"`
+		Version     int64                      `json:"version"`
+		NextSeq     int64                      `json:"next_seq"`
+		Input       []wireItem                 `json:"input"`
+		Items       []wireItem                 `json:"items"`
+		Response    Boundary                   `json:"response"`
+		Context     []wireItem                 `json:"context"`
+		ContextFrom int                        `json:"context_from"`
+		Pending     []Approval                 `json:"pending"`
+		Decisions   []Decision                 `json:"decisions"`
+		Guardrails  []GuardrailResult          `json:"guardrails"`
+		Usage       Usage                      `json:"usage"`
+		SessionID   string                     `json:"session_id,omitempty"`
+		Watermark   int64                      `json:"session_watermark"`
+		Trace       map[string]string          `json:"trace,omitempty"`
+		Final       string                     `json:"final_output,omitempty"`
+		Finished    bool                       `json:"finished"`
+		Extension   map[string]json.RawMessage `json:"extension,omitempty"`
+	}
+
+	// wireItem carries an item's position, kind and canonical JSON. Name is
+	// written for outputs only: their JSON carries just the call ID.
+	wireItem struct {
+		Seq  int64           `json:"seq"`
+		Kind Kind            `json:"kind"`
+		Name string          `json:"name,omitempty"`
+		Raw  json.RawMessage `json:"raw"`
+	}
+
+	// decodeRun is wireRun with the lists left raw, so that an error names
+	// the element it is in.
+	decodeRun struct {
+		ID          *string                    `json:"id"`
+		Agent       string                     `json:"agent"`
+		Turn        int                        `json:"turn"`
+		MaxTurns    int                        `json:"max_turns"`
+		Version     int64                      `json:"version"`
+		NextSeq     *int64                     `json:"next_seq"`
+		Input       []json.RawMessage          `json:"input"`
+		Items       []json.RawMessage          `json:"items"`
+		Response    json.RawMessage            `json:"response"`
+		Context     []json.RawMessage          `json:"context"`
+		ContextFrom int                        `json:"context_from"`
+		Pending     []json.RawMessage          `json:"pending"`
+		Decisions   []json.RawMessage          `json:"decisions"`
+		Guardrails  []json.RawMessage          `json:"guardrails"`
+		Usage       json.RawMessage            `json:"usage"`
+		SessionID   string                     `json:"session_id"`
+		Watermark   int64                      `json:"session_watermark"`
+		Trace       map[string]string          `json:"trace"`
+		Final       string                     `json:"final_output"`
+		Finished    bool                       `json:"finished"`
+		Extension   map[string]json.RawMessage `json:"extension"`
+	}
+)
+
+// Marshal encodes r as a checkpoint of schema [SchemaName], version
+// [SchemaVersion]: every part of the run, so that [Unmarshal] in another
+// process returns a run that resumes exactly as r would. It takes a
+// consistent snapshot under r's lock and does not change r. Items' JSON is
+// written compacted.
+func Marshal(r *Run, opts ...MarshalOption) ([]byte, error) {
+	if r == nil {
+		return nil, errors.New("state: marshal nil run")
+	}
+	var cfg marshalConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyMarshal(&cfg)
+		}
+	}
+	return marshalWire(r.wire(), &cfg)
+}
+
+// marshalWire encodes a snapshot; stores use it to write a new version
+// without touching the caller's run before the write succeeded.
+func marshalWire(w wireRun, cfg *marshalConfig) ([]byte, error) {
+	payload, err := json.Marshal(&w)
+	if err != nil {
+		return nil, fmt.Errorf("state: marshal run %s: %w", w.ID, err)
+	}
+	env := wireEnvelope{Schema: SchemaName, Version: SchemaVersion, Run: payload}
+	if cfg.key != nil {
+		env.Signature = sign(cfg.keyID, cfg.key, SchemaName, SchemaVersion, payload)
+	}
+	out, err := json.Marshal(&env)
+	if err != nil {
+		return nil, fmt.Errorf("state: marshal run %s: %w", w.ID, err)
+	}
+	if cfg.indent {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, out, "", "  "); err != nil {
+			return nil, fmt.Errorf("state: marshal run %s: %w", w.ID, err)
+		}
+		buf.WriteByte('\n')
+		out = buf.Bytes()
+	}
+	return out, nil
+}
+
+// wire takes a snapshot of r in its wire shape.
+func (r *Run) wire() wireRun {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w := wireRun{
+		ID: r.id, Agent: r.agent, Turn: r.turn, MaxTurns: r.maxTurns, Version: r.version,
+		NextSeq: r.nextSeq, Input: wireItems(r.input), Items: wireItems(r.items), Response: r.resp,
+		Context: wireItems(r.context), ContextFrom: r.ctxFrom,
+		Pending: clonePending(r.pending), Decisions: slices.Clone(r.decisions), Guardrails: cloneGuards(r.guards),
+		Usage: r.usage, SessionID: r.sessionID, Watermark: r.watermark, Trace: maps.Clone(r.trace),
+		Final: r.final, Finished: r.finished, Extension: maps.Clone(r.extension),
+	}
+	if w.Pending == nil {
+		w.Pending = []Approval{}
+	}
+	if w.Decisions == nil {
+		w.Decisions = []Decision{}
+	}
+	if w.Guardrails == nil {
+		w.Guardrails = []GuardrailResult{}
+	}
+	return w
+}
+
+func wireItems(items []Item) []wireItem {
+	out := make([]wireItem, len(items))
+	for i, it := range items {
+		out[i] = wireItem{Seq: it.seq, Kind: it.kind, Raw: it.raw}
+		if it.kind.IsOutput() {
+			out[i].Name = it.name
+		}
+	}
+	return out
+}
+
+// Unmarshal decodes a checkpoint written by [Marshal] into a new Run.
+//
+// It is strict and never panics: input over the size limit fails with
+// [ErrTooLarge]; truncated, corrupted or mistyped input, unknown fields and
+// missing required fields fail with a [*DecodeError] wrapping
+// [ErrMalformed] with the JSON path of the offending value; a run whose
+// parts do not fit together (positions not strictly increasing or not
+// reserved, a response boundary out of range, a pending approval that does
+// not name an unanswered tool call at its position, a decision for a call
+// the run does not have, an output without its call) fails with a
+// [*DecodeError] wrapping [ErrInvalid]; another schema or a newer version
+// fails with a [*VersionError]; with verification keys (see
+// [WithVerifyKeys]) an edited, unsigned or unknown-key checkpoint fails
+// with a [*SignatureError]. The returned run shares nothing with data.
+func Unmarshal(data []byte, opts ...UnmarshalOption) (*Run, error) {
+	cfg := unmarshalConfig{maxSize: DefaultMaxSize}
+	for _, o := range opts {
+		if o != nil {
+			o.applyUnmarshal(&cfg)
+		}
+	}
+	if int64(len(data)) > cfg.maxSize {
+		return nil, &DecodeError{Path: "$", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(data), cfg.maxSize)}
+	}
+	var env wireEnvelope
+	if err := decodeStrict(data, &env, "$"); err != nil {
+		return nil, err
+	}
+	if env.Schema != SchemaName {
+		return nil, &VersionError{Schema: env.Schema, Version: env.Version}
+	}
+	if env.Run == nil || string(env.Run) == "null" {
+		return nil, malformed("$.run", "missing")
+	}
+	if cfg.keys != nil {
+		if err := verify(cfg.keys, env.Signature, env.Schema, env.Version, env.Run); err != nil {
+			return nil, err
+		}
+	}
+	payload := []byte(env.Run)
+	for v := env.Version; v != SchemaVersion; v++ {
+		m := cfg.migrations[v]
+		if v > SchemaVersion || m == nil {
+			return nil, &VersionError{Schema: env.Schema, Version: env.Version}
+		}
+		next, err := m(slices.Clone(payload))
+		if err != nil {
+			return nil, &DecodeError{Path: "$.run", Err: fmt.Errorf("%w: migration from version %d: %w", ErrMalformed, v, err)}
+		}
+		payload = next
+	}
+	return decodeRunPayload(payload)
+}
+
+func decodeRunPayload(payload []byte) (*Run, error) {
+	var d decodeRun
+	if err := decodeStrict(payload, &d, "$.run"); err != nil {
+		return nil, err
+	}
+	if d.ID == nil {
+		return nil, malformed("$.run.id", "missing")
+	}
+	if d.NextSeq == nil {
+		return nil, malformed("$.run.next_seq", "missing")
+	}
+	r := &Run{
+		id: *d.ID, agent: d.Agent, turn: d.Turn, maxTurns: d.MaxTurns, version: d.Version,
+		nextSeq: *d.NextSeq, ctxFrom: d.ContextFrom, sessionID: d.SessionID, watermark: d.Watermark,
+		trace: d.Trace, final: d.Final, finished: d.Finished,
+	}
+	var err error
+	if r.input, err = decodeItems(d.Input, "$.run.input"); err != nil {
+		return nil, err
+	}
+	if r.items, err = decodeItems(d.Items, "$.run.items"); err != nil {
+		return nil, err
+	}
+	if r.context, err = decodeItems(d.Context, "$.run.context"); err != nil {
+		return nil, err
+	}
+	if d.Response != nil {
+		if err := decodeStrict(d.Response, &r.resp, "$.run.response"); err != nil {
+			return nil, err
+		}
+	}
+	if d.Usage != nil {
+		if err := decodeStrict(d.Usage, &r.usage, "$.run.usage"); err != nil {
+			return nil, err
+		}
+	}
+	if r.pending, err = decodeList[Approval](d.Pending, "$.run.pending"); err != nil {
+		return nil, err
+	}
+	if r.decisions, err = decodeList[Decision](d.Decisions, "$.run.decisions"); err != nil {
+		return nil, err
+	}
+	if r.guards, err = decodeList[GuardrailResult](d.Guardrails, "$.run.guardrails"); err != nil {
+		return nil, err
+	}
+	for i := range r.guards {
+		if r.guards[i].Info != nil {
+			r.guards[i].Info = compact(r.guards[i].Info)
+		}
+	}
+	if len(d.Extension) > 0 {
+		r.extension = make(map[string]json.RawMessage, len(d.Extension))
+		for k, v := range d.Extension {
+			if v == nil {
+				return nil, malformed("$.run.extension."+k, "null")
+			}
+			r.extension[k] = compact(v)
+		}
+	}
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// check verifies that a decoded run's parts fit together, and rebuilds the
+// ledger of completed calls from the output items.
+func (r *Run) check() error {
+	if r.nextSeq < 1 {
+		return invalid("$.run.next_seq", "%d, want at least 1", r.nextSeq)
+	}
+	calls := make(map[string]int, len(r.items)/2) // call ID → index in items
+	var prev int64
+	for i, it := range r.items {
+		path := "$.run.items[" + strconv.Itoa(i) + "].seq"
+		if it.seq <= prev {
+			return invalid(path, "position %d does not follow %d", it.seq, prev)
+		}
+		if it.seq >= r.nextSeq {
+			return invalid(path, "position %d is not reserved (next_seq %d)", it.seq, r.nextSeq)
+		}
+		prev = it.seq
+		switch {
+		case it.kind.IsCall():
+			calls[it.callID] = i
+		case it.kind.IsOutput():
+			if _, ok := calls[it.callID]; !ok {
+				return invalid("$.run.items["+strconv.Itoa(i)+"]", "output of call %q has no call before it", it.callID)
+			}
+			if r.completed == nil {
+				r.completed = make(map[string]int64)
+			}
+			r.completed[it.callID] = it.seq
+		}
+	}
+	for i, it := range r.input {
+		path := "$.run.input[" + strconv.Itoa(i) + "]"
+		j, found := slices.BinarySearchFunc(r.items, it.seq, func(x Item, s int64) int { return cmpInt64(x.seq, s) })
+		if !found || !r.items[j].Equal(it) {
+			return invalid(path, "input item at position %d is not among the items", it.seq)
+		}
+	}
+	if r.ctxFrom < 0 || r.ctxFrom > len(r.items) {
+		return invalid("$.run.context_from", "%d is outside the %d items", r.ctxFrom, len(r.items))
+	}
+	if b := r.resp; b != (Boundary{}) && (b.Start < 1 || b.Start > b.End || b.End > b.OutputsEnd || b.OutputsEnd > r.nextSeq) {
+		return invalid("$.run.response", "boundary %+v is out of range (next_seq %d)", b, r.nextSeq)
+	}
+	if r.watermark < 0 || r.watermark >= r.nextSeq {
+		return invalid("$.run.session_watermark", "%d is out of range (next_seq %d)", r.watermark, r.nextSeq)
+	}
+	pending := make(map[string]bool, len(r.pending))
+	for i, a := range r.pending {
+		path := "$.run.pending[" + strconv.Itoa(i) + "]"
+		if a.CallID == "" || pending[a.CallID] {
+			return invalid(path, "call ID %q is empty or repeated", a.CallID)
+		}
+		pending[a.CallID] = true
+		if a.Owner != "" {
+			continue // the call is in the owner's nested run
+		}
+		j, ok := calls[a.CallID]
+		if !ok {
+			return invalid(path, "call %q is not among the items", a.CallID)
+		}
+		it := r.items[j]
+		if it.kind != KindToolCall || it.seq != a.Seq || it.name != a.Tool || it.text != a.Arguments {
+			return invalid(path, "call %q does not match the tool call at position %d", a.CallID, it.seq)
+		}
+		if _, done := r.completed[a.CallID]; done {
+			return invalid(path, "call %q already has an output", a.CallID)
+		}
+		if a.OutputSeq <= it.seq || a.OutputSeq >= r.nextSeq {
+			return invalid(path, "output position %d of call %q is out of range", a.OutputSeq, a.CallID)
+		}
+	}
+	for i, d := range r.decisions {
+		path := "$.run.decisions[" + strconv.Itoa(i) + "]"
+		switch {
+		case d.Verdict != Approved && d.Verdict != Rejected:
+			return invalid(path, "no verdict")
+		case d.Always:
+			if d.Tool == "" || d.CallID != "" {
+				return invalid(path, "an always decision names a tool and no call")
+			}
+		case d.CallID == "":
+			return invalid(path, "an exact decision without a call ID")
+		default:
+			if _, ok := calls[d.CallID]; !ok && !pending[d.CallID] && d.Owner == "" {
+				return invalid(path, "call %q is not among the items", d.CallID)
+			}
+		}
+	}
+	return nil
+}
+
+// decodeStrict decodes one JSON value into v, refusing unknown fields,
+// trailing data and a top-level null, and reports errors at path.
+func decodeStrict(data []byte, v any, path string) error {
+	trimmed := bytes.TrimLeft(data, " \t\r\n")
+	if len(trimmed) == 0 {
+		return &DecodeError{Path: path, Err: fmt.Errorf("%w: empty input", ErrMalformed)}
+	}
+	if trimmed[0] != '{' {
+		return &DecodeError{Path: path, Err: fmt.Errorf("%w: want an object", ErrMalformed)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeErr(path, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return &DecodeError{Path: path, Offset: dec.InputOffset(), Err: fmt.Errorf("%w: trailing data after the object", ErrMalformed)}
+	}
+	return nil
+}
+
+func decodeErr(path string, err error) error {
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &syn):
+		return &DecodeError{Path: path, Offset: syn.Offset, Err: fmt.Errorf("%w: %w", ErrMalformed, err)}
+	case errors.As(err, &typ):
+		if typ.Field != "" {
+			path += "." + typ.Field
+		}
+		return &DecodeError{Path: path, Offset: typ.Offset, Err: fmt.Errorf("%w: %s is a JSON %s, want %s", ErrMalformed, path, typ.Value, typ.Type)}
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return &DecodeError{Path: path, Err: fmt.Errorf("%w: truncated", ErrMalformed)}
+	}
+	return &DecodeError{Path: path, Err: fmt.Errorf("%w: %w", ErrMalformed, err)}
+}
+
+func decodeList[T any](raws []json.RawMessage, path string) ([]T, error) {
+	if len(raws) == 0 {
+		return nil, nil
+	}
+	out := make([]T, len(raws))
+	for i, raw := range raws {
+		if err := decodeStrict(raw, &out[i], path+"["+strconv.Itoa(i)+"]"); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func decodeItems(raws []json.RawMessage, path string) ([]Item, error) {
+	if len(raws) == 0 {
+		return nil, nil
+	}
+	items := make([]Item, len(raws))
+	var w wireItem
+	for i, raw := range raws {
+		p := path + "[" + strconv.Itoa(i) + "]"
+		w = wireItem{}
+		if err := decodeStrict(raw, &w, p); err != nil {
+			return nil, err
+		}
+		if w.Kind == 0 {
+			return nil, malformed(p+".kind", "missing")
+		}
+		if w.Raw == nil {
+			return nil, malformed(p+".raw", "missing")
+		}
+		it, err := ParseItem(w.Kind, compact(w.Raw))
+		if err != nil {
+			return nil, &DecodeError{Path: p + ".raw", Err: fmt.Errorf("%w: %w", ErrMalformed, err)}
+		}
+		if w.Name != "" {
+			if !w.Kind.IsOutput() {
+				return nil, malformed(p+".name", "only outputs carry a name")
+			}
+			it = it.WithName(w.Name)
+		}
+		items[i] = it.WithSeq(w.Seq)
+	}
+	return items, nil
+}
+
+// compact returns raw without insignificant whitespace; raw is valid JSON.
+func compact(raw []byte) []byte {
+	var buf bytes.Buffer
+	buf.Grow(len(raw))
+	if err := json.Compact(&buf, raw); err != nil {
+		return slices.Clone(raw)
+	}
+	return buf.Bytes()
+}
+
+func malformed(path, what string) error {
+	return &DecodeError{Path: path, Err: fmt.Errorf("%w: %s", ErrMalformed, what)}
+}
+
+func invalid(path, format string, args ...any) error {
+	return &DecodeError{Path: path, Err: fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)}
+}

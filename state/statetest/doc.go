@@ -1,0 +1,9 @@
+// Package statetest is the conformance suite every [state.Store] passes,
+// as testing/fstest is for file systems: a backend's test calls
+// [TestStore] with a constructor, and the suite checks the contract of
+// state.Store (compare-and-swap on the version, ErrConflict and
+// ErrNotFound, detached loads, idempotent deletes, context cancellation).
+//
+// [SampleRun] builds a run that uses every part of the state, for stores
+// and codecs to round-trip.
+package statetest
