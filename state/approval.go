@@ -195,7 +195,9 @@ func (r *Run) ApproveAlways(tool string) error { return r.decideAlways(tool, App
 // RejectAlways rejects every call of the named tool that has no exact
 // decision of its own, answering the model with message. It fails only for
 // an empty tool name.
-func (r *Run) RejectAlways(tool, message string) error { return r.decideAlways(tool, Rejected, message) }
+func (r *Run) RejectAlways(tool, message string) error {
+	return r.decideAlways(tool, Rejected, message)
+}
 
 func (r *Run) decide(callID string, v Verdict, message string) error {
 	r.mu.Lock()
