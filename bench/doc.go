@@ -1,0 +1,24 @@
+// Package bench holds turnkit's benchmark scenarios: the per-turn cost of
+// the bare loop, the [pipeline.Runner] alone and with middleware, at
+// growing history sizes, and runs of N turns that the peers (eino, the JS
+// Agents SDK) repeat in the nested module bench/peers.
+//
+// The scenarios are plain funcs of a *testing.B so that `go test -bench`
+// (turn_test.go) and the turnbench command (bench/cmd/turnbench, through
+// testing.Benchmark) run the very same code:
+//
+//	go test -run '^$' -bench . ./bench
+//	go run ./bench/cmd/turnbench
+//
+// # One turn per iteration
+//
+// A turn scenario times exactly one turn per b.Loop iteration. The Runner
+// runs a long run whose scripted model calls b.Loop at the start of every
+// model call, so one iteration is the whole cycle between two model calls:
+// the model's answer placed, the tool stage, the outputs recorded, the
+// decision, the next turn's setup and its model input. Every
+// [TurnsPerRun] turns the run ends and a fresh one starts from the same
+// history with the timer stopped, so the history the model sees stays
+// between h and h+2·TurnsPerRun(h) items and the setup (copying the
+// history into a new state) is never timed.
+package bench

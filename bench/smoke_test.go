@@ -1,0 +1,117 @@
+package bench_test
+
+import (
+	"context"
+	"flag"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/turnkit/turnkit/bench"
+	"github.com/turnkit/turnkit/pipeline"
+)
+
+// withBenchtime runs f with -test.benchtime set to n iterations, so that
+// testing.Benchmark runs each scenario exactly n times.
+func withBenchtime(t *testing.T, n int, f func()) {
+	t.Helper()
+	fl := flag.Lookup("test.benchtime")
+	if fl == nil {
+		t.Fatal("the test.benchtime flag is not registered")
+	}
+	old := fl.Value.String()
+	if err := flag.Set("test.benchtime", strconv.Itoa(n)+"x"); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = flag.Set("test.benchtime", old) }()
+	f()
+}
+
+// TestScenariosRunOnce runs every scenario for one iteration, so the
+// benchmarks keep compiling and working inside `go test ./...` without
+// costing CI a benchmark run.
+func TestScenariosRunOnce(t *testing.T) {
+	withBenchtime(t, 1, func() {
+		for _, s := range bench.All() {
+			if s.Skip != "" {
+				t.Logf("%s: skipped: %s", s.Name, s.Skip)
+				continue
+			}
+			if s.PerOp < 1 || s.Unit == "" || s.Group == "" {
+				t.Errorf("%s: PerOp %d, Unit %q, Group %q: want PerOp ≥ 1 and both named", s.Name, s.PerOp, s.Unit, s.Group)
+			}
+			res := testing.Benchmark(s.Bench)
+			if res.N != 1 {
+				t.Errorf("%s: ran %d iterations, want 1 (a failed benchmark runs 0)", s.Name, res.N)
+			}
+		}
+	})
+}
+
+// TestScenarioBaselinesExist checks that every ratio has a baseline to be
+// taken against.
+func TestScenarioBaselinesExist(t *testing.T) {
+	names := map[string]bool{}
+	for _, s := range bench.All() {
+		if names[s.Name] {
+			t.Errorf("two scenarios are named %s", s.Name)
+		}
+		names[s.Name] = true
+	}
+	for _, s := range bench.All() {
+		if s.Baseline != "" && !names[s.Baseline] {
+			t.Errorf("%s: baseline %s is not a scenario", s.Name, s.Baseline)
+		}
+	}
+}
+
+// TestRunnerTurnsTimesOneTurnPerIteration checks the accounting of the turn
+// scenarios: n iterations are exactly n tool turns, plus the untimed final
+// turn of each state the scenario used up.
+func TestRunnerTurnsTimesOneTurnPerIteration(t *testing.T) {
+	const n = 20
+	hist := bench.History(10)
+	perRun := bench.TurnsPerRun(len(hist))
+	runs := (n + perRun - 1) / perRun
+	var turns, tools, models atomic.Int64
+	count := pipeline.Middleware{
+		Name: "count",
+		Turn: func(next pipeline.Handler) pipeline.Handler {
+			return pipeline.HandlerFunc(func(ctx context.Context, tu *pipeline.Turn) error {
+				turns.Add(1)
+				return next.ServeTurn(ctx, tu)
+			})
+		},
+		Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
+			return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+				models.Add(1)
+				if got := c.Input.Len(); got < len(hist)+1 || got > len(hist)+1+2*perRun {
+					t.Errorf("model input has %d items, want between %d and %d", got, len(hist)+1, len(hist)+1+2*perRun)
+				}
+				return next.CallModel(ctx, c)
+			})
+		},
+		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {
+			return pipeline.ToolHandlerFunc(func(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
+				tools.Add(1)
+				return next.CallTool(ctx, c)
+			})
+		},
+	}
+	var res testing.BenchmarkResult
+	withBenchtime(t, n, func() {
+		res = testing.Benchmark(func(b *testing.B) { bench.RunnerTurns(b, hist, pipeline.WithMiddleware(count)) })
+	})
+	if res.N != n {
+		t.Fatalf("ran %d iterations, want %d", res.N, n)
+	}
+	if got := tools.Load(); got != n {
+		t.Errorf("%d iterations ran %d tool calls, want one per iteration", n, got)
+	}
+	if got, want := turns.Load(), int64(n+runs); got != want {
+		t.Errorf("%d iterations served %d turns, want %d (one per iteration and one final turn per state)", n, got, want)
+	}
+	if got, want := models.Load(), int64(n+runs); got != want {
+		t.Errorf("%d iterations made %d model calls, want %d", n, got, want)
+	}
+}

@@ -1,0 +1,30 @@
+package bench_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/turnkit/turnkit/bench"
+)
+
+// runGroup runs the scenarios of a group as sub-benchmarks named without
+// the group prefix, skipping those that cannot run here.
+func runGroup(b *testing.B, group string) {
+	for _, s := range bench.Group(group) {
+		b.Run(strings.TrimPrefix(s.Name, group+"/"), func(b *testing.B) {
+			if s.Skip != "" {
+				b.Skip(s.Skip)
+			}
+			s.Bench(b)
+		})
+	}
+}
+
+// BenchmarkTurn is the per-turn cost of the bare loop, the Runner, and the
+// Runner with five pass-through middleware, at 10, 1 000 and 10 000 items
+// of history; one turn per iteration.
+func BenchmarkTurn(b *testing.B) { runGroup(b, "turn") }
+
+// BenchmarkRun is the cost of whole runs of 10, 100 and 1 000 tool turns,
+// the scenario the peers repeat; divide ns/op by the number of turns.
+func BenchmarkRun(b *testing.B) { runGroup(b, "run") }
