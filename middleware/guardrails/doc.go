@@ -56,11 +56,13 @@
 // [pipeline.Result] holds the live state. A run stopped by a tripwire
 // stays stopped: resuming it returns the same [*TripwireError].
 //
-// A middleware outside the guardrails (persistence) learns a turn's verdict
-// from the error without importing this package (errors.As into an
-// interface{ GuardrailResult() state.GuardrailResult }, which
-// [*TripwireError] implements) or from the state: a tripped result of the
-// turn is recorded before the error is returned.
+// A middleware outside the guardrails (persistence, logging, tracing)
+// learns a turn's verdict from the error without importing this package:
+// an input tripwire matches [pipeline.ErrInputRejected], an output tripwire
+// [pipeline.ErrOutputRejected], a check error [pipeline.ErrGuardrailFailed]
+// (errors.Is), and errors.As into an interface{ GuardrailResult()
+// state.GuardrailResult } yields the tripped result. The state tells it
+// too: a tripped result of the turn is recorded before the error returns.
 //
 // # Ordering
 //

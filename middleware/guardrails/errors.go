@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -52,8 +53,19 @@ func (e *TripwireError) Error() string {
 	return s
 }
 
-// Unwrap returns [ErrTripwire].
-func (e *TripwireError) Unwrap() error { return ErrTripwire }
+// Unwrap returns [ErrTripwire] and, for the stages that middleware outside
+// the guardrails acts on, the core's verdict sentinel:
+// [pipeline.ErrInputRejected] for an input guardrail and
+// [pipeline.ErrOutputRejected] for an output guardrail.
+func (e *TripwireError) Unwrap() []error {
+	switch e.Stage {
+	case state.StageInput:
+		return []error{ErrTripwire, pipeline.ErrInputRejected}
+	case state.StageOutput:
+		return []error{ErrTripwire, pipeline.ErrOutputRejected}
+	}
+	return []error{ErrTripwire}
+}
 
 // GuardrailResult returns the tripped result. It lets a middleware that does
 // not import this package recognise a tripwire with errors.As into an
@@ -84,5 +96,6 @@ func (e *CheckError) Error() string {
 	return s + ": " + e.Err.Error()
 }
 
-// Unwrap returns the cause; errors.Is(err, ErrCheck) also reports true.
-func (e *CheckError) Unwrap() []error { return []error{ErrCheck, e.Err} }
+// Unwrap returns the cause; errors.Is(err, ErrCheck) and
+// errors.Is(err, [pipeline.ErrGuardrailFailed]) also report true.
+func (e *CheckError) Unwrap() []error { return []error{ErrCheck, pipeline.ErrGuardrailFailed, e.Err} }

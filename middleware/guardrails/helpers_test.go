@@ -1,0 +1,112 @@
+package guardrails_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// modes are the two ways to run: the same loop, with and without a sink.
+var modes = []struct {
+	name   string
+	stream bool
+}{{"plain", false}, {"streamed", true}}
+
+// outcome is what a run came to.
+type outcome struct {
+	state  *state.Run // the live state the run recorded into
+	final  string
+	err    error
+	deltas int // text deltas a streamed run yielded
+}
+
+// runOnce runs agent on a user message, streamed or not, recording into a
+// state the test keeps.
+func runOnce(t *testing.T, r *pipeline.Runner, a *pipeline.Agent, stream bool, input string) outcome {
+	t.Helper()
+	st := state.NewRun("run_test", a.Name, 0)
+	out := outcome{state: st}
+	if !stream {
+		res, err := r.Run(context.Background(), a, pipeline.UserInput(input), pipeline.WithState(st))
+		out.err = err
+		if res != nil {
+			out.final = res.FinalOutput
+		}
+		return out
+	}
+	for ev, err := range r.Stream(context.Background(), a, pipeline.UserInput(input), pipeline.WithState(st)) {
+		switch ev := ev.(type) {
+		case pipeline.TextDelta:
+			out.deltas++
+		case pipeline.RunCompleted:
+			out.final = ev.Result.FinalOutput
+		}
+		if err != nil {
+			out.err = err
+		}
+	}
+	return out
+}
+
+// resumeOnce resumes st, streamed or not.
+func resumeOnce(t *testing.T, r *pipeline.Runner, a *pipeline.Agent, stream bool, st *state.Run) outcome {
+	t.Helper()
+	out := outcome{state: st}
+	if !stream {
+		res, err := r.Resume(context.Background(), a, st)
+		out.err = err
+		if res != nil {
+			out.final = res.FinalOutput
+		}
+		return out
+	}
+	for ev, err := range r.ResumeStream(context.Background(), a, st) {
+		if rc, ok := ev.(pipeline.RunCompleted); ok {
+			out.final = rc.Result.FinalOutput
+		}
+		if err != nil {
+			out.err = err
+		}
+	}
+	return out
+}
+
+// counter is a tool that counts its calls and echoes its arguments.
+type counter struct{ n atomic.Int64 }
+
+func (c *counter) tool(name string) pipeline.Tool {
+	return pipeline.NewTool(pipeline.ToolSpec{Name: name}, func(ctx context.Context, args json.RawMessage) (string, error) {
+		c.n.Add(1)
+		return "ran " + name + " " + string(args), nil
+	})
+}
+
+// kinds lists the item kinds of a state, in position order.
+func kinds(st *state.Run) []string {
+	var out []string
+	for _, it := range st.Items().All() {
+		out = append(out, it.Kind().String())
+	}
+	return out
+}
+
+// checkErr reports a mismatch between err and want (nil means no error).
+func checkErr(t *testing.T, err, want error) {
+	t.Helper()
+	if want == nil && err != nil || want != nil && !errors.Is(err, want) {
+		t.Fatalf("err = %v, want %v", err, want)
+	}
+}
+
+var errBroken = errors.New("classifier unavailable")
+
+func raw(s string) json.RawMessage { return json.RawMessage(s) }
