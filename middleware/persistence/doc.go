@@ -1,0 +1,50 @@
+// Package persistence provides the session middleware: it stores the
+// items of a run in a [session.Store] as the run goes, so that the next run
+// of the same session starts from the conversation so far.
+//
+//	store := memory.New() // or session/sqlite, session/postgres, session/redis
+//	runner := pipeline.NewRunner(pipeline.WithMiddleware(
+//		persistence.Middleware(store, persistence.WithLimit(200)),
+//		approval.Require(approval.ByTool("delete_file")),
+//		guardrails.Output(noSecrets),
+//	))
+//	res, err := runner.Run(ctx, agent, pipeline.UserInput("hello"), pipeline.WithSessionID("user-42"))
+//
+// # What is stored, and when
+//
+// A session is a valid prefix of the run at every moment, even right after
+// a crash, and always valid model input:
+//
+//   - the user's input is appended on the run's first turn, before the
+//     model is called;
+//   - a tool's call and output are appended as soon as the tool returns,
+//     with the earlier items of the same response (a message before the
+//     call, reasoning);
+//   - the model output of a turn that can end the run (its messages, a
+//     terminal tool's call and output) waits for the output guardrails'
+//     verdict: kept on a pass, discarded on a tripwire (a terminal tool's
+//     output is replaced by [WithheldOutput]);
+//   - a call waiting for approval is stored only with its outcome.
+//
+// Every item lands at its position (Seq), so the session lists a run's
+// items in model output order, whatever order they were committed in.
+//
+// # Ordering
+//
+// Persistence sits outside approval and the guardrails:
+// tracing → logging → persistence → approval → guardrails. It must see the
+// guardrails' verdict (matched with [pipeline.ErrOutputRejected],
+// [pipeline.ErrInputRejected] and [pipeline.ErrGuardrailFailed]) before
+// it commits a final turn.
+//
+// # Failures and resume
+//
+// A failed append returns an [*AppendError]. The run's state already holds
+// everything the turn produced (results, approvals, guardrail results,
+// usage), so [pipeline.Runner.Resume] continues it: the session gets what it
+// is missing, exactly once, and no tool runs twice: before an approved
+// call runs on resume, the session is asked whether its output is already
+// committed. The state keeps a watermark ([state.Run.SessionWatermark])
+// and, only after a rejected, cancelled or failed turn, a small record
+// under the extension key "turnkit.persistence".
+package persistence

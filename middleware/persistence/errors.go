@@ -1,0 +1,66 @@
+package persistence
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// An AppendError reports a session append that failed. The run's state is
+// still complete: the tool results, approvals, guardrail results and usage
+// of the turn were recorded in it before the append, so the state the
+// failed run returns is resumable, and resuming it appends what the
+// session is missing, once (appends are idempotent on run ID and Seq).
+//
+// When the failed append was the last commit of a turn that ended the run
+// (a final output or a handoff), resume completes the commit and replays
+// the turn's decision without calling the model again.
+type AppendError struct {
+	SessionID string
+	RunID     string
+	// Seq is the position of the first item of the failed append.
+	Seq int64
+	Err error
+}
+
+func (e *AppendError) Error() string {
+	return "persistence: append session " + strconv.Quote(e.SessionID) + " run " + e.RunID +
+		" at seq " + strconv.FormatInt(e.Seq, 10) + ": " + e.Err.Error()
+}
+
+// Unwrap returns the store's error.
+func (e *AppendError) Unwrap() error { return e.Err }
+
+// A LoadError reports a store read that failed: the session history on a
+// run's first turn, or the lookup of a call's output before an approved
+// call runs on resume. Seq is the position looked up, 0 for the history.
+// The run stops before anything runs, so a retry is safe.
+type LoadError struct {
+	SessionID string
+	RunID     string
+	Seq       int64
+	Err       error
+}
+
+func (e *LoadError) Error() string {
+	if e.Seq == 0 {
+		return fmt.Sprintf("persistence: load session %q history for run %s: %v", e.SessionID, e.RunID, e.Err)
+	}
+	return fmt.Sprintf("persistence: look up session %q run %s seq %d: %v", e.SessionID, e.RunID, e.Seq, e.Err)
+}
+
+// Unwrap returns the store's error.
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// A StateError reports persistence bookkeeping in a run's state that cannot
+// be read (a checkpoint edited by hand, or written by a newer version).
+type StateError struct {
+	RunID string
+	Err   error
+}
+
+func (e *StateError) Error() string {
+	return "persistence: run " + e.RunID + " state extension " + strconv.Quote(extensionKey) + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *StateError) Unwrap() error { return e.Err }

@@ -1,0 +1,247 @@
+package persistence
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/state"
+)
+
+// status says what the session holds at a position.
+type status uint8
+
+const (
+	unsettled status = iota // not stored (yet)
+	stored                  // stored in the session
+	dropped                 // never to be stored: discarded model output
+)
+
+// A ledger tracks, for one turn, what the session holds at each position,
+// and makes the turn's appends. The tool calls of a response commit
+// concurrently; the mutex orders their appends, so a call's earlier items
+// are stored with it or before it, never after.
+type ledger struct {
+	mu    sync.Mutex
+	store session.Store
+	run   *state.Run
+	turn  *pipeline.Turn
+	sid   string
+	base  int64    // positions below base were settled when the turn began
+	st    []status // st[seq-base]
+	ext   extState
+	err   error // the turn's first append failure; later commits wait for resume
+}
+
+type ledgerKey struct{}
+
+// ledgerFrom returns the ledger of the turn the tool call belongs to.
+func ledgerFrom(ctx context.Context, c *pipeline.ToolCall) (*ledger, bool) {
+	l, ok := ctx.Value(ledgerKey{}).(*ledger)
+	if !ok || l.turn != c.Turn {
+		return nil, false
+	}
+	return l, true
+}
+
+func (l *ledger) status(seq int64) status {
+	i := seq - l.base
+	switch {
+	case i < 0:
+		return stored
+	case i >= int64(len(l.st)):
+		return unsettled
+	}
+	return l.st[i]
+}
+
+func (l *ledger) mark(seq int64, s status) {
+	i := seq - l.base
+	if i < 0 {
+		return
+	}
+	for int64(len(l.st)) <= i {
+		l.st = append(l.st, unsettled)
+	}
+	l.st[i] = s
+}
+
+// append stores items in one atomic, idempotent append and moves the
+// watermark. After the turn's first failure it appends nothing more and
+// returns that failure: resume appends what is missing.
+func (l *ledger) append(ctx context.Context, items []state.Item) error {
+	if l.err != nil || len(items) == 0 {
+		return l.err
+	}
+	if err := l.store.Append(ctx, l.sid, l.run.ID(), items); err != nil {
+		l.err = &AppendError{SessionID: l.sid, RunID: l.run.ID(), Seq: items[0].Seq(), Err: err}
+		return l.err
+	}
+	for _, it := range items {
+		l.mark(it.Seq(), stored)
+	}
+	return l.advance()
+}
+
+// advance moves the session watermark over the positions settled since.
+func (l *ledger) advance() error {
+	wm := l.run.SessionWatermark()
+	next := l.run.NextSeq()
+	w := wm
+	for w+1 < next && l.status(w+1) != unsettled {
+		w++
+	}
+	if w == wm {
+		return nil
+	}
+	l.run.SetSessionWatermark(w)
+	if !l.ext.empty() && l.ext.prune(w) {
+		return saveExt(l.run, &l.ext)
+	}
+	return nil
+}
+
+// collect returns the run's items above the watermark and below upTo that
+// the session does not hold and may hold now: a call only with its
+// outcome, a withheld output as its placeholder, reasoning only with an
+// item that follows it, and nothing dropped.
+func (l *ledger) collect(upTo int64) []state.Item {
+	wm := l.run.SessionWatermark()
+	if wm+1 >= upTo {
+		return nil
+	}
+	view := l.run.Items()
+	n := view.Len()
+	i := sort.Search(n, func(i int) bool { return view.At(i).Seq() > wm })
+	var out []state.Item
+	for ; i < n; i++ {
+		it := view.At(i)
+		seq := it.Seq()
+		if seq >= upTo {
+			break
+		}
+		if l.status(seq) != unsettled {
+			continue
+		}
+		switch {
+		case l.ext.excluded(seq):
+			l.mark(seq, dropped)
+			continue
+		case l.ext.withheld(seq):
+			it = withheld(it)
+		case it.Kind().IsCall():
+			if _, done := l.run.Completed(it.CallID()); !done {
+				continue // a call is stored only with its outcome
+			}
+		}
+		out = append(out, it)
+	}
+	// Reasoning goes with the first stored item that follows it.
+	for len(out) > 0 && out[len(out)-1].Kind() == state.KindReasoning {
+		out = out[:len(out)-1]
+	}
+	return out
+}
+
+// commitCall stores a call that returned, with its output and the earlier
+// items of its response that are not held back.
+func (l *ledger) commitCall(ctx context.Context, c *pipeline.ToolCall, res *pipeline.ToolResult) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t := c.Turn
+	held := t.MayEndRun()
+	var batch []state.Item
+	for _, it := range t.Response.Items {
+		if it.Seq() >= c.Item.Seq() {
+			break
+		}
+		switch {
+		case l.status(it.Seq()) != unsettled:
+		case it.Kind().IsCall(): // stored with its own outcome
+		case held && it.Kind() == state.KindAssistantMessage: // waits for the verdict
+		default:
+			batch = append(batch, it)
+		}
+	}
+	batch = append(batch, c.Item, c.OutputItem(res.Output))
+	_ = l.append(ctx, batch) // a failure is kept in l.err and reported when the turn ends
+}
+
+// lookup asks the session whether a resumed call's output is already
+// committed: the call ran before a crash or in a later resume of the same
+// checkpoint. If so the stored output is the call's result.
+func (l *ledger) lookup(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, bool, error) {
+	it, ok, err := l.store.Lookup(ctx, l.sid, l.run.ID(), c.OutputSeq)
+	if err != nil {
+		return nil, false, &LoadError{SessionID: l.sid, RunID: l.run.ID(), Seq: c.OutputSeq, Err: err}
+	}
+	if !ok || !it.Kind().IsOutput() || it.CallID() != c.CallID {
+		return nil, false, nil
+	}
+	l.mu.Lock()
+	l.mark(c.Item.Seq(), stored) // a call is stored in the same append as its output
+	l.mark(c.OutputSeq, stored)
+	l.mu.Unlock()
+	return &pipeline.ToolResult{Status: pipeline.ToolCompleted, Output: it.Text()}, true, nil
+}
+
+// settleHeld settles the held model output of a turn that will never get
+// a passing verdict: its messages are dropped, a terminal call's output is
+// withheld (the pair is stored with [WithheldOutput], so the session shows
+// that the tool ran), and reasoning that preceded only dropped items is
+// dropped with them. The decision is written into the run's state before
+// any append, so a resume after a failed append honours it.
+func (l *ledger) settleHeld(t *pipeline.Turn) error {
+	if t.Response == nil || !t.MayEndRun() {
+		return nil
+	}
+	changed := false
+	for _, c := range t.Calls {
+		if _, done := l.run.Completed(c.CallID); done && c.Terminal && l.status(c.OutputSeq) == unsettled && !l.ext.withheld(c.OutputSeq) {
+			l.ext.Withheld = append(l.ext.Withheld, c.OutputSeq)
+			changed = true
+		}
+	}
+	later := false // an item after this one in the response is or will be stored
+	for i := len(t.Response.Items) - 1; i >= 0; i-- {
+		it := t.Response.Items[i]
+		st := l.status(it.Seq())
+		switch {
+		case st == stored, it.Kind().IsCall():
+			later = true
+		case st == dropped:
+		case it.Kind() == state.KindAssistantMessage, it.Kind() == state.KindReasoning && !later:
+			l.mark(it.Seq(), dropped)
+			l.ext.Excluded = append(l.ext.Excluded, it.Seq())
+			changed = true
+		default:
+			later = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return saveExt(l.run, &l.ext)
+}
+
+// openCalls reports whether a call of the turn's response has no outcome:
+// the turn stopped before its tools finished, and resume will run them.
+func (l *ledger) openCalls(t *pipeline.Turn) bool {
+	for _, it := range t.Response.Items {
+		if it.Kind().IsCall() {
+			if _, done := l.run.Completed(it.CallID()); !done {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withheld returns the placeholder stored instead of a terminal tool's
+// output after a rejection.
+func withheld(out state.Item) state.Item {
+	it, _ := state.ToolOutput(out.CallID(), out.Name(), WithheldOutput).WithKind(out.Kind())
+	return it.WithSeq(out.Seq())
+}

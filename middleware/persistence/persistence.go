@@ -1,0 +1,267 @@
+package persistence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/state"
+)
+
+// WithheldOutput is the output stored in place of a terminal tool's output
+// when the turn's model output was rejected (an output guardrail tripped)
+// or abandoned (the run was cancelled before the verdict): the session
+// shows that the tool ran without keeping what it returned.
+const WithheldOutput = "Output withheld by an output guardrail."
+
+// Middleware returns the session persistence middleware. It stores the
+// items of every run that names a session ([pipeline.WithSessionID]) in
+// store; runs without a session pass through untouched.
+//
+// On a run's first turn it reads the session's history (see [WithLimit]
+// and [WithMerge]), makes it the context the model sees before the input,
+// and appends the run's input at once: accepted input is kept even if the
+// run fails later. History that was read is never appended again.
+//
+// Tool side effects commit at once: when a tool returns, its call and
+// output are appended before any later stage runs, with the earlier items
+// of the response that are not held back. The model output of a turn that
+// can end the run ([pipeline.Turn.MayEndRun]: its messages, a terminal
+// call and its output) is held back until the turn returns, and then:
+//   - on success, or a guardrail failure ([pipeline.ErrGuardrailFailed]),
+//     every item of the turn not yet stored is appended;
+//   - on an output tripwire ([pipeline.ErrOutputRejected]) the held
+//     messages are discarded, the tool items already committed stay, and a
+//     terminal call is stored with [WithheldOutput] as its output;
+//   - on cancellation, an input tripwire or any other error, no model
+//     output is appended.
+//
+// A call waiting for approval is stored only with its outcome, at its
+// position. Every item lands at its position (Seq), so the session lists
+// a run's items in model output order whatever order they were committed
+// in. Reasoning is stored with the first stored item that follows it.
+//
+// On resume only what the session does not hold is appended (the state
+// keeps a watermark, and appends are idempotent on run ID and Seq). Before
+// an approved call runs on resume, the session is asked whether its output
+// is already committed; if so that output is the call's result and the tool
+// does not run again.
+//
+// A failed append returns an [*AppendError] (joined with the turn's own
+// error, if any) and leaves the run's state resumable: the turn's results
+// are in it, and resuming appends what the session is missing, once.
+//
+// # Ordering
+//
+// Put persistence outside approval and the guardrails: it must see the
+// guardrails' verdict before it commits a final turn, and store what the
+// inner stages made of a tool call (a rejection, a replaced output).
+//
+// Middleware panics if store is nil. The middleware is safe for concurrent
+// use; it keeps per-turn data on the turn's context.
+func Middleware(store session.Store, opts ...Option) pipeline.Middleware {
+	if store == nil {
+		panic("persistence: Middleware called with a nil session.Store")
+	}
+	h := &handler{store: store, cfg: newConfig(opts)}
+	return pipeline.Middleware{
+		Name: "persistence",
+		Turn: func(next pipeline.Handler) pipeline.Handler { return &turnHandler{handler: h, next: next} },
+		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler { return &toolHandler{handler: h, next: next} },
+	}
+}
+
+// handler holds what every stage shares; it is read-only after
+// construction.
+type handler struct {
+	store session.Store
+	cfg   *config
+}
+
+type turnHandler struct {
+	*handler
+	next pipeline.Handler
+}
+
+type toolHandler struct {
+	*handler
+	next pipeline.ToolHandler
+}
+
+var (
+	_ pipeline.Handler     = (*turnHandler)(nil)
+	_ pipeline.ToolHandler = (*toolHandler)(nil)
+)
+
+// ServeTurn persists the turn around next.
+func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
+	run := t.Run
+	sid := run.SessionID()
+	if sid == "" {
+		return h.next.ServeTurn(ctx, t)
+	}
+	ext, err := loadExt(run)
+	if err != nil {
+		return err
+	}
+	l := &ledger{store: h.store, run: run, turn: t, sid: sid, base: run.SessionWatermark() + 1, ext: ext}
+	if t.Number == 1 && !t.Resumed {
+		if err := h.loadHistory(ctx, run, sid, t.Input); err != nil {
+			return err
+		}
+	}
+	// Append what earlier turns left unstored: the input, and after a
+	// failed append whatever the session is missing. A resumed turn's own
+	// response is the turn's business.
+	upTo := run.NextSeq()
+	if t.Resumed {
+		upTo = run.Response().Start
+	}
+	if err := l.append(ctx, l.collect(upTo)); err != nil {
+		return err
+	}
+	if l.ext.Next != nil {
+		return l.replay(t)
+	}
+	err = h.next.ServeTurn(context.WithValue(ctx, ledgerKey{}, l), t)
+	return l.finish(ctx, t, err)
+}
+
+// CallTool commits the call and its output when the tool returns.
+func (h *toolHandler) CallTool(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
+	l, ok := ledgerFrom(ctx, c)
+	if !ok {
+		return h.next.CallTool(ctx, c)
+	}
+	if c.Resumed {
+		if res, done, err := l.lookup(ctx, c); err != nil || done {
+			return res, err
+		}
+	}
+	res, err := h.next.CallTool(ctx, c)
+	if err != nil || res == nil || c.Terminal {
+		return res, err // a terminal call is model output: it waits for the verdict
+	}
+	if res.Status == pipeline.ToolCompleted || res.Status == pipeline.ToolRejected {
+		l.commitCall(ctx, c, res)
+	}
+	return res, nil
+}
+
+func (h *handler) loadHistory(ctx context.Context, run *state.Run, sid string, input []state.Item) error {
+	hist, err := h.store.List(ctx, sid, h.cfg.limit)
+	if err != nil {
+		return &LoadError{SessionID: sid, RunID: run.ID(), Err: err}
+	}
+	if h.cfg.limit > 0 {
+		hist = trimOrphans(hist)
+	}
+	if h.cfg.merge != nil {
+		if hist, err = h.cfg.merge(ctx, hist, input); err != nil {
+			return fmt.Errorf("persistence: merge session %q history for run %s: %w", sid, run.ID(), err)
+		}
+	}
+	if len(hist) > 0 {
+		run.SetHistory(hist)
+	}
+	return nil
+}
+
+// trimOrphans drops what a limit cut off from its call: outputs at the
+// start of the history whose call is not in it, and reasoning before them,
+// so the history stays valid model input.
+func trimOrphans(hist []state.Item) []state.Item {
+	calls := make(map[string]bool)
+	from := 0
+	for i, it := range hist {
+		switch {
+		case it.Kind().IsCall():
+			calls[it.CallID()] = true
+		case it.Kind().IsOutput() && !calls[it.CallID()]:
+			from = i + 1
+		}
+	}
+	return hist[from:]
+}
+
+// finish commits what the turn's outcome allows and reports append
+// failures with the turn's own error.
+func (l *ledger) finish(ctx context.Context, t *pipeline.Turn, err error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case err == nil, errors.Is(err, pipeline.ErrGuardrailFailed):
+		_ = l.append(ctx, l.collect(l.run.NextSeq()))
+		if l.err != nil && err == nil {
+			if serr := l.saveNext(t); serr != nil {
+				return errors.Join(l.err, serr)
+			}
+		}
+	case errors.Is(err, pipeline.ErrOutputRejected):
+		if serr := l.settleHeld(t); serr != nil {
+			return errors.Join(err, serr)
+		}
+		_ = l.append(ctx, l.collect(l.run.NextSeq()))
+	default:
+		// Cancelled, an input tripwire, or a failure: no model output. A
+		// response whose calls all have outcomes will not be resumed, so
+		// its held output never gets a verdict; a response with open calls
+		// is finished by the resumed turn.
+		if t.Response != nil && !l.openCalls(t) {
+			if serr := l.settleHeld(t); serr != nil {
+				return errors.Join(err, serr)
+			}
+		}
+	}
+	switch {
+	case l.err == nil:
+		return err
+	case err == nil:
+		return l.err
+	}
+	return errors.Join(err, l.err)
+}
+
+// saveNext records the decision of a turn whose commit failed, so that
+// resume replays it once the commit is complete instead of asking the
+// model again.
+func (l *ledger) saveNext(t *pipeline.Turn) error {
+	switch t.Next.Kind {
+	case pipeline.NextFinalOutput:
+		l.ext.Next = &savedNext{Kind: t.Next.Kind.String(), Output: t.Next.Output}
+	case pipeline.NextHandoff:
+		if t.Next.Agent == nil {
+			return nil
+		}
+		l.ext.Next = &savedNext{Kind: t.Next.Kind.String(), Agent: t.Next.Agent.Name}
+	default:
+		return nil // the next turn goes on from the state
+	}
+	return saveExt(l.run, &l.ext)
+}
+
+// replay ends a resumed turn with the saved decision of the turn whose
+// commit failed; the commit has just completed.
+func (l *ledger) replay(t *pipeline.Turn) error {
+	next := *l.ext.Next
+	switch next.Kind {
+	case pipeline.NextFinalOutput.String():
+		t.Next = pipeline.NextStep{Kind: pipeline.NextFinalOutput, Output: next.Output}
+	default:
+		var to *pipeline.Agent
+		for _, h := range t.Agent.Handoffs {
+			if h.Agent != nil && h.Agent.Name == next.Agent {
+				to = h.Agent
+				break
+			}
+		}
+		if to == nil {
+			return &StateError{RunID: l.run.ID(), Err: fmt.Errorf("handoff target %q is not a handoff of agent %q", next.Agent, t.Agent.Name)}
+		}
+		t.Next = pipeline.NextStep{Kind: pipeline.NextHandoff, Agent: to}
+	}
+	l.ext.Next = nil
+	return saveExt(l.run, &l.ext)
+}
