@@ -1,0 +1,54 @@
+// Package tool builds typed function tools from Go funcs.
+//
+// [Func] turns a func whose input is a struct into a [pipeline.Tool]: the
+// tool's name and description, the JSON schema of its arguments (generated
+// once, at construction, from the struct with github.com/invopop/jsonschema)
+// and the decoding and validation of the arguments the model sends.
+//
+//	type WeatherArgs struct {
+//		City string `json:"city" jsonschema:"description=City name"`
+//		Days int    `json:"days" jsonschema:"minimum=1,maximum=7"`
+//	}
+//
+//	weather := tool.Func("get_weather", "Forecast for a city.",
+//		func(ctx context.Context, in WeatherArgs) (string, error) {
+//			return forecast(ctx, in.City, in.Days)
+//		})
+//	agent := &pipeline.Agent{Name: "assistant", Model: m, Tools: []pipeline.Tool{weather}}
+//
+// # Schema
+//
+// The schema is strict-mode compatible whenever the input type allows it:
+// every object lists all its properties as required and sets
+// additionalProperties to false, nothing is referenced through $ref or
+// $defs, and a pointer field is nullable (anyOf the value and null), which
+// is how an optional argument is written. Input types with maps or
+// interface values cannot be described strictly; the tool's
+// [pipeline.ToolSpec] then reports Strict false. Recursive input types are
+// refused at construction.
+//
+// The usual invopop struct tags apply: `jsonschema:"description=...,
+// enum=a,enum=b,minimum=1,maxLength=20,pattern=^[a-z]+$"`.
+//
+// # Decoding
+//
+// Arguments are validated against the schema before they are decoded, so
+// that a bad value is reported with its JSON path. Unknown properties,
+// missing properties, wrong types, nulls where no null is allowed, values
+// out of an enum or a bound, and integers that do not fit their Go type
+// yield a [*pipeline.ArgumentError] naming the tool, the call and the path
+// (such as "items[2].qty"); a syntax error names the byte offset. The
+// runner reports it to the model or ends the run with it (see
+// [pipeline.WithInvalidCallsToModel]). Decoding never panics.
+//
+// # Output
+//
+// A func returning string gives the model that string. Any other output
+// type is marshalled to JSON.
+//
+// # Approval
+//
+// [NeedsApproval] and [NeedsApprovalFunc] make the tool a
+// [pipeline.ApprovalRequirer], which the approval middleware asks before
+// the call runs.
+package tool

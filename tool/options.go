@@ -1,0 +1,60 @@
+package tool
+
+import (
+	"context"
+
+	"github.com/turnkit/turnkit/pipeline"
+)
+
+// An Option configures a tool made by [Func].
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	strict       bool
+	approvalSet  bool
+	approval     bool
+	approvalFunc func(ctx context.Context, c *pipeline.ToolCall) (bool, error)
+}
+
+func newConfig(opts []Option) config {
+	c := config{strict: true}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	return c
+}
+
+// NeedsApproval makes the tool a [pipeline.ApprovalRequirer] that answers
+// need for every call. Without it (or [NeedsApprovalFunc]) the tool leaves
+// the decision to the approval middleware's policy. The last of
+// NeedsApproval and NeedsApprovalFunc given wins.
+func NeedsApproval(need bool) Option {
+	return optionFunc(func(c *config) {
+		c.approvalSet, c.approval, c.approvalFunc = true, need, nil
+	})
+}
+
+// NeedsApprovalFunc makes the tool a [pipeline.ApprovalRequirer] that asks
+// f for each call. f must be safe for concurrent use; an error fails closed
+// (the approval middleware treats the call as needing approval). A nil f
+// is ignored. The last of NeedsApproval and NeedsApprovalFunc given wins.
+func NeedsApprovalFunc(f func(ctx context.Context, c *pipeline.ToolCall) (bool, error)) Option {
+	return optionFunc(func(c *config) {
+		if f != nil {
+			c.approvalSet, c.approvalFunc = false, f
+		}
+	})
+}
+
+// WithStrict sets whether the tool asks the model to follow its schema
+// exactly (default true). Strict is reported only when the input type can
+// be described in strict mode; see the package documentation.
+func WithStrict(strict bool) Option {
+	return optionFunc(func(c *config) { c.strict = strict })
+}

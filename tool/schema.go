@@ -1,0 +1,685 @@
+package tool
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+	"github.com/turnkit/turnkit/pipeline"
+)
+
+// A schema is an input type's JSON schema, as sent to the model, and the
+// validator compiled from it. It is built once per tool and only read
+// afterwards, so it is safe for concurrent use.
+type schema struct {
+	json   json.RawMessage
+	root   *node
+	strict bool // the schema can be used in strict mode
+}
+
+// jsonType is a JSON value type, as a bit so that a node can allow several.
+type jsonType uint8
+
+const (
+	typeNull jsonType = 1 << iota
+	typeBool
+	typeInteger
+	typeNumber
+	typeString
+	typeArray
+	typeObject
+)
+
+func (t jsonType) String() string {
+	switch t {
+	case typeNull:
+		return "null"
+	case typeBool:
+		return "boolean"
+	case typeInteger:
+		return "integer"
+	case typeNumber:
+		return "number"
+	case typeString:
+		return "string"
+	case typeArray:
+		return "array"
+	case typeObject:
+		return "object"
+	}
+	return "any"
+}
+
+var typeNames = map[string]jsonType{
+	"null": typeNull, "boolean": typeBool, "integer": typeInteger, "number": typeNumber,
+	"string": typeString, "array": typeArray, "object": typeObject,
+}
+
+// A node validates one value. The zero node accepts anything.
+type node struct {
+	typ      jsonType // 0: any type
+	nullable bool
+	anyOf    []*node
+
+	// objects
+	props    map[string]*node
+	order    []string // property names in schema order
+	closed   bool     // no other properties
+	extra    *node    // schema of other properties (a map's values)
+	keyMatch *regexp.Regexp
+
+	// arrays
+	items              *node
+	minItems, maxItems *uint64
+
+	// strings
+	minLen, maxLen *uint64
+	pattern        *regexp.Regexp
+
+	// numbers
+	min, max         *float64
+	exclMin, exclMax *float64
+	bits             int  // Go integer size, 0 if unknown
+	unsigned         bool // Go unsigned integer
+
+	enum []any
+}
+
+// newSchema reflects t (a struct or a pointer to one) into a strict-mode
+// schema and compiles its validator.
+func newSchema(t reflect.Type) (s *schema, err error) {
+	base := t
+	if base.Kind() == reflect.Pointer {
+		base = base.Elem()
+	}
+	if base.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("input type %s is not a struct", t)
+	}
+	if cycle := findCycle(base, nil); cycle != "" {
+		return nil, fmt.Errorf("input type %s is recursive (%s)", t, cycle)
+	}
+	defer func() {
+		if v := recover(); v != nil { // invopop panics on chan, func and complex types
+			s, err = nil, fmt.Errorf("input type %s: %v", t, v)
+		}
+	}()
+	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
+	js := r.ReflectFromType(base)
+	js.Version, js.ID, js.Definitions = "", "", nil
+	c := compiler{strict: true}
+	root, err := c.compile(base, js, "")
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(js)
+	if err != nil {
+		return nil, fmt.Errorf("input type %s: marshal schema: %w", t, err)
+	}
+	return &schema{json: b, root: root, strict: c.strict}, nil
+}
+
+// findCycle returns a description of a path through which t contains
+// itself, or "".
+func findCycle(t reflect.Type, stack []reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return findCycle(t.Elem(), stack)
+	case reflect.Struct:
+	default:
+		return ""
+	}
+	if i := slices.Index(stack, t); i >= 0 {
+		names := make([]string, 0, len(stack)-i+1)
+		for _, s := range stack[i:] {
+			names = append(names, s.String())
+		}
+		return strings.Join(append(names, t.String()), " → ")
+	}
+	stack = append(stack, t)
+	for i := range t.NumField() {
+		if f := t.Field(i); f.IsExported() || f.Anonymous {
+			if c := findCycle(f.Type, stack); c != "" {
+				return c
+			}
+		}
+	}
+	return ""
+}
+
+type compiler struct {
+	strict bool
+}
+
+func isFalseSchema(s *jsonschema.Schema) bool {
+	if s == jsonschema.FalseSchema {
+		return true
+	}
+	b, err := json.Marshal(s)
+	return err == nil && string(b) == "false"
+}
+
+// compile builds the validator of s, whose Go type is t (nil when the
+// schema does not follow the Go type's shape). It makes s strict-mode
+// compatible on the way: all properties required, pointer fields
+// nullable, oneOf written as anyOf.
+func (c *compiler) compile(t reflect.Type, s *jsonschema.Schema, path string) (*node, error) {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	n := &node{}
+	if len(s.OneOf) > 0 && len(s.AnyOf) == 0 {
+		s.AnyOf, s.OneOf = s.OneOf, nil
+	}
+	if len(s.AnyOf) > 0 {
+		for _, alt := range s.AnyOf {
+			an, err := c.compile(t, alt, path)
+			if err != nil {
+				return nil, err
+			}
+			n.anyOf = append(n.anyOf, an)
+		}
+		return n, nil
+	}
+	if s.Type == "" {
+		c.strict = false // any value: json.RawMessage, interface types
+		return n, nil
+	}
+	typ, ok := typeNames[s.Type]
+	if !ok {
+		return nil, fmt.Errorf("%s: unsupported schema type %q", orRoot(path), s.Type)
+	}
+	n.typ = typ
+	n.enum = s.Enum
+	switch typ {
+	case typeObject:
+		if err := c.compileObject(n, t, s, path); err != nil {
+			return nil, err
+		}
+	case typeArray:
+		n.minItems, n.maxItems = s.MinItems, s.MaxItems
+		if s.Items != nil {
+			var et reflect.Type
+			if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+				et = t.Elem()
+			}
+			items, err := c.compile(et, s.Items, path+"[]")
+			if err != nil {
+				return nil, err
+			}
+			n.items = items
+		}
+	case typeString:
+		n.minLen, n.maxLen = s.MinLength, s.MaxLength
+		if s.Pattern != "" {
+			re, err := regexp.Compile(s.Pattern)
+			if err != nil {
+				return nil, fmt.Errorf("%s: pattern %q: %w", orRoot(path), s.Pattern, err)
+			}
+			n.pattern = re
+		}
+	case typeInteger, typeNumber:
+		if t != nil {
+			switch t.Kind() {
+			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+				n.bits = t.Bits()
+			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+				n.bits, n.unsigned = t.Bits(), true
+			}
+		}
+		var err error
+		for _, b := range []struct {
+			dst **float64
+			v   json.Number
+		}{{&n.min, s.Minimum}, {&n.max, s.Maximum}, {&n.exclMin, s.ExclusiveMinimum}, {&n.exclMax, s.ExclusiveMaximum}} {
+			if b.v == "" {
+				continue
+			}
+			f, perr := b.v.Float64()
+			if perr != nil {
+				err = fmt.Errorf("%s: bound %q: %w", orRoot(path), b.v, perr)
+				break
+			}
+			*b.dst = &f
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+func (c *compiler) compileObject(n *node, t reflect.Type, s *jsonschema.Schema, path string) error {
+	var fields map[string]reflect.Type
+	if t != nil && t.Kind() == reflect.Struct {
+		fields = map[string]reflect.Type{}
+		jsonFields(t, fields)
+	}
+	if s.Properties != nil && s.Properties.Len() > 0 {
+		n.props = make(map[string]*node, s.Properties.Len())
+		required := make([]string, 0, s.Properties.Len())
+		type prop struct {
+			name string
+			s    *jsonschema.Schema
+		}
+		props := make([]prop, 0, s.Properties.Len())
+		for name, ps := range s.Properties.FromOldest() {
+			props = append(props, prop{name, ps})
+		}
+		for _, p := range props {
+			name, ps := p.name, p.s
+			ft := fields[name]
+			child, err := c.compile(ft, ps, joinKey(path, name))
+			if err != nil {
+				return err
+			}
+			if ft != nil && ft.Kind() == reflect.Pointer && !child.allowsNull() {
+				// An optional argument: strict mode has every property
+				// required, so optional means nullable.
+				s.Properties.Set(name, &jsonschema.Schema{AnyOf: []*jsonschema.Schema{ps, {Type: "null"}}})
+				child.nullable = true
+			}
+			n.props[name] = child
+			n.order = append(n.order, name)
+			required = append(required, name)
+		}
+		s.Required = required
+	}
+	switch {
+	case len(s.PatternProperties) > 0:
+		c.strict = false
+		if len(s.PatternProperties) != 1 {
+			return fmt.Errorf("%s: more than one pattern property", orRoot(path))
+		}
+		for pat, ps := range s.PatternProperties {
+			re, err := regexp.Compile(pat)
+			if err != nil {
+				return fmt.Errorf("%s: property pattern %q: %w", orRoot(path), pat, err)
+			}
+			var et reflect.Type
+			if t != nil && t.Kind() == reflect.Map {
+				et = t.Elem()
+			}
+			extra, err := c.compile(et, ps, path+"{}")
+			if err != nil {
+				return err
+			}
+			n.keyMatch, n.extra, n.closed = re, extra, true
+		}
+	case s.AdditionalProperties == nil:
+		if t != nil && t.Kind() == reflect.Map {
+			c.strict = false // a map of any values
+		} else {
+			// A struct: closed, for strict mode and for DisallowUnknownFields.
+			s.AdditionalProperties = jsonschema.FalseSchema
+			n.closed = true
+		}
+	case isFalseSchema(s.AdditionalProperties):
+		n.closed = true
+	default:
+		c.strict = false
+		var et reflect.Type
+		if t != nil && t.Kind() == reflect.Map {
+			et = t.Elem()
+		}
+		extra, err := c.compile(et, s.AdditionalProperties, path+"{}")
+		if err != nil {
+			return err
+		}
+		n.extra = extra
+	}
+	return nil
+}
+
+// jsonFields adds the JSON names of t's fields and their types, as
+// encoding/json sees them (embedded structs without a name are flattened).
+func jsonFields(t reflect.Type, out map[string]reflect.Type) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				jsonFields(ft, out)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if _, dup := out[name]; !dup {
+			out[name] = f.Type
+		}
+	}
+}
+
+func (n *node) allowsNull() bool {
+	if n.nullable || n.typ == 0 && len(n.anyOf) == 0 || n.typ == typeNull {
+		return true
+	}
+	for _, a := range n.anyOf {
+		if a.allowsNull() {
+			return true
+		}
+	}
+	return false
+}
+
+// decode validates the arguments and decodes them into dst. It returns an
+// error without the tool and call, which the caller fills in.
+func (s *schema) decode(args string, dst any) *pipeline.ArgumentError {
+	if strings.TrimSpace(args) == "" {
+		args = "{}" // a call without arguments
+	}
+	dec := json.NewDecoder(strings.NewReader(args))
+	dec.UseNumber()
+	var v any
+	err := dec.Decode(&v)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = errors.New("unexpected data after the arguments object")
+		}
+	}
+	if err != nil {
+		return syntaxError([]byte(args), err)
+	}
+	if err := s.root.validate(v, ""); err != nil {
+		return err
+	}
+	typed := json.NewDecoder(strings.NewReader(args))
+	typed.DisallowUnknownFields()
+	if err := typed.Decode(dst); err != nil {
+		// The validator accepts what the schema allows; what it cannot
+		// see (a custom UnmarshalJSON, a time format) fails here.
+		ae := &pipeline.ArgumentError{Err: err}
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			ae.Path = te.Field
+		}
+		return ae
+	}
+	return nil
+}
+
+// syntaxError reports JSON that does not parse, with the offset
+// encoding/json gives, as the runner's own check does.
+func syntaxError(args []byte, err error) *pipeline.ArgumentError {
+	var v any
+	if uerr := json.Unmarshal(args, &v); uerr != nil {
+		err = uerr
+	}
+	ae := &pipeline.ArgumentError{Err: err}
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+		ae.Offset = se.Offset
+	}
+	return ae
+}
+
+func invalid(path, format string, args ...any) *pipeline.ArgumentError {
+	return &pipeline.ArgumentError{Path: path, Err: fmt.Errorf(format, args...)}
+}
+
+// validate checks v, a value decoded with UseNumber, and returns the first
+// problem with its path.
+func (n *node) validate(v any, path string) *pipeline.ArgumentError {
+	if v == nil && n.allowsNull() {
+		return nil
+	}
+	if len(n.anyOf) > 0 {
+		var first *pipeline.ArgumentError
+		for _, a := range n.anyOf {
+			err := a.validate(v, path)
+			if err == nil {
+				return nil
+			}
+			if first == nil && a.typ != typeNull {
+				first = err
+			}
+		}
+		return first
+	}
+	got := typeOf(v)
+	if n.typ != 0 && got != n.typ && !(n.typ == typeNumber && got == typeInteger) {
+		if n.typ == typeInteger && got == typeNumber {
+			return invalid(path, "want an integer, got %s", v)
+		}
+		return invalid(path, "want %s, got %s", n.typ, got)
+	}
+	if len(n.enum) > 0 && !inEnum(v, n.enum) {
+		return invalid(path, "%s is not one of %s", short(v), enumList(n.enum))
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		return n.validateObject(x, path)
+	case []any:
+		if n.minItems != nil && uint64(len(x)) < *n.minItems {
+			return invalid(path, "has %d items, want at least %d", len(x), *n.minItems)
+		}
+		if n.maxItems != nil && uint64(len(x)) > *n.maxItems {
+			return invalid(path, "has %d items, want at most %d", len(x), *n.maxItems)
+		}
+		if n.items != nil {
+			for i, e := range x {
+				if err := n.items.validate(e, path+"["+strconv.Itoa(i)+"]"); err != nil {
+					return err
+				}
+			}
+		}
+	case string:
+		l := uint64(len([]rune(x)))
+		if n.minLen != nil && l < *n.minLen {
+			return invalid(path, "has %d characters, want at least %d", l, *n.minLen)
+		}
+		if n.maxLen != nil && l > *n.maxLen {
+			return invalid(path, "has %d characters, want at most %d", l, *n.maxLen)
+		}
+		if n.pattern != nil && !n.pattern.MatchString(x) {
+			return invalid(path, "%s does not match %s", short(x), n.pattern)
+		}
+	case json.Number:
+		return n.validateNumber(x, path)
+	}
+	return nil
+}
+
+func (n *node) validateObject(x map[string]any, path string) *pipeline.ArgumentError {
+	if n.closed || n.keyMatch != nil {
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			if _, known := n.props[k]; !known {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if n.keyMatch != nil && n.keyMatch.MatchString(k) {
+				continue
+			}
+			if n.closed {
+				return invalid(joinKey(path, k), "unknown property")
+			}
+		}
+	}
+	for _, k := range n.order {
+		e, ok := x[k]
+		if !ok {
+			return invalid(joinKey(path, k), "missing property")
+		}
+		if err := n.props[k].validate(e, joinKey(path, k)); err != nil {
+			return err
+		}
+	}
+	if n.extra != nil {
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			if _, known := n.props[k]; !known {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if err := n.extra.validate(x[k], joinKey(path, k)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (n *node) validateNumber(x json.Number, path string) *pipeline.ArgumentError {
+	if n.typ == typeInteger && n.bits > 0 {
+		var err error
+		if n.unsigned {
+			_, err = strconv.ParseUint(string(x), 10, n.bits)
+		} else {
+			_, err = strconv.ParseInt(string(x), 10, n.bits)
+		}
+		if err != nil {
+			kind := "int"
+			if n.unsigned {
+				kind = "uint"
+			}
+			return invalid(path, "%s does not fit in %s%d", x, kind, n.bits)
+		}
+	}
+	f, err := x.Float64()
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return invalid(path, "bad number %s: %v", x, err)
+	}
+	switch {
+	case n.min != nil && f < *n.min:
+		return invalid(path, "%s is less than the minimum %v", x, *n.min)
+	case n.max != nil && f > *n.max:
+		return invalid(path, "%s is more than the maximum %v", x, *n.max)
+	case n.exclMin != nil && f <= *n.exclMin:
+		return invalid(path, "%s is not more than %v", x, *n.exclMin)
+	case n.exclMax != nil && f >= *n.exclMax:
+		return invalid(path, "%s is not less than %v", x, *n.exclMax)
+	}
+	return nil
+}
+
+func typeOf(v any) jsonType {
+	switch x := v.(type) {
+	case nil:
+		return typeNull
+	case bool:
+		return typeBool
+	case string:
+		return typeString
+	case []any:
+		return typeArray
+	case map[string]any:
+		return typeObject
+	case json.Number:
+		if _, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return typeInteger
+		}
+		if _, err := strconv.ParseUint(string(x), 10, 64); err == nil {
+			return typeInteger
+		}
+		if !strings.ContainsAny(string(x), ".eE") {
+			return typeInteger // an integer too large for 64 bits
+		}
+		return typeNumber
+	}
+	return 0
+}
+
+func inEnum(v any, enum []any) bool {
+	for _, e := range enum {
+		switch x := v.(type) {
+		case string:
+			if s, ok := e.(string); ok && s == x {
+				return true
+			}
+		case json.Number:
+			f, err := x.Float64()
+			if g, ok := toFloat(e); ok && err == nil && f == g {
+				return true
+			}
+		case bool:
+			if b, ok := e.(bool); ok && b == x {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	case json.Number:
+		f, err := x.Float64()
+		return f, err == nil
+	case string:
+		f, err := strconv.ParseFloat(x, 64)
+		return f, err == nil && !math.IsInf(f, 0)
+	}
+	return 0, false
+}
+
+func enumList(enum []any) string {
+	parts := make([]string, len(enum))
+	for i, e := range enum {
+		parts[i] = short(e)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// short renders a value for an error message, cut to a readable length.
+func short(v any) string {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = strconv.Quote(x)
+	default:
+		s = fmt.Sprint(x)
+	}
+	if len(s) > 40 {
+		s = s[:37] + "..."
+	}
+	return s
+}
+
+var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// joinKey appends an object key to a JSON path: "a.b", or a["x y"].
+func joinKey(path, key string) string {
+	if !identifier.MatchString(key) {
+		return path + "[" + strconv.Quote(key) + "]"
+	}
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "arguments"
+	}
+	return path
+}

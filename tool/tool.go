@@ -1,0 +1,121 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"regexp"
+
+	"github.com/turnkit/turnkit/pipeline"
+)
+
+// validName is what the OpenAI function-calling API accepts as a name.
+var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// Func returns a tool named name that decodes the model's arguments into
+// an In and calls fn with them. In must be a struct type or a pointer to
+// one; its JSON schema is generated here, once (see the package
+// documentation for its shape and for the tags it reads).
+//
+// The tool's output is fn's result: a string as it is, any other type
+// marshalled to JSON. Arguments that do not match the schema never reach
+// fn: Call returns a [*pipeline.ArgumentError] with the JSON path of the
+// first bad value. fn's own error is returned unchanged, and the runner
+// reports it to the model by default. fn gets the call's context, which
+// also carries the [pipeline.ToolCall] (see [CallFromContext]); it must
+// honour the context's cancellation.
+//
+// The returned tool is safe for concurrent use if fn is. With
+// [NeedsApproval] or [NeedsApprovalFunc] it is also a
+// [pipeline.ApprovalRequirer].
+//
+// Func panics, with a "tool: " message, on a wiring mistake: a nil fn, a
+// name the model API would refuse, or an input type that is not a struct
+// or is recursive.
+func Func[In, Out any](name, description string, fn func(ctx context.Context, in In) (Out, error), opts ...Option) pipeline.Tool {
+	if fn == nil {
+		panic(fmt.Sprintf("tool: Func %q called with a nil func", name))
+	}
+	if !validName.MatchString(name) {
+		panic(fmt.Sprintf("tool: Func name %q must match %s", name, validName))
+	}
+	cfg := newConfig(opts)
+	in := reflect.TypeFor[In]()
+	s, err := newSchema(in)
+	if err != nil {
+		panic(fmt.Sprintf("tool: Func %q: %v", name, err))
+	}
+	spec := pipeline.ToolSpec{
+		Name:        name,
+		Description: description,
+		Parameters:  s.json,
+		Strict:      cfg.strict && s.strict,
+	}
+	t := &funcTool[In, Out]{spec: spec, schema: s, fn: fn}
+	switch {
+	case cfg.approvalFunc != nil:
+		return &approvalTool[In, Out]{funcTool: t, need: cfg.approvalFunc}
+	case cfg.approvalSet:
+		need := cfg.approval
+		return &approvalTool[In, Out]{funcTool: t, need: func(context.Context, *pipeline.ToolCall) (bool, error) {
+			return need, nil
+		}}
+	}
+	return t
+}
+
+type funcTool[In, Out any] struct {
+	spec   pipeline.ToolSpec
+	schema *schema
+	fn     func(ctx context.Context, in In) (Out, error)
+}
+
+// Spec returns the tool's spec. Parameters is shared and must not be
+// modified.
+func (t *funcTool[In, Out]) Spec() pipeline.ToolSpec { return t.spec }
+
+// Call decodes c.Arguments and calls the tool's func.
+func (t *funcTool[In, Out]) Call(ctx context.Context, c *pipeline.ToolCall) (string, error) {
+	var in In
+	if err := t.schema.decode(c.Arguments, &in); err != nil {
+		err.Tool, err.CallID = t.spec.Name, c.CallID
+		return "", err
+	}
+	out, err := t.fn(context.WithValue(ctx, callKey{}, c), in)
+	if err != nil {
+		return "", err
+	}
+	switch v := any(out).(type) {
+	case string:
+		return v, nil
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return "", fmt.Errorf("tool: %s: marshal output: %w", t.spec.Name, err)
+	}
+	return string(b), nil
+}
+
+type approvalTool[In, Out any] struct {
+	*funcTool[In, Out]
+	need func(ctx context.Context, c *pipeline.ToolCall) (bool, error)
+}
+
+var _ pipeline.ApprovalRequirer = (*approvalTool[struct{}, string])(nil)
+
+// NeedsApproval reports whether the call needs a human decision before it
+// runs.
+func (t *approvalTool[In, Out]) NeedsApproval(ctx context.Context, c *pipeline.ToolCall) (bool, error) {
+	return t.need(ctx, c)
+}
+
+type callKey struct{}
+
+// CallFromContext returns the tool call a [Func] tool's func is serving,
+// for instance to pass [pipeline.ToolCall.IdempotencyKey] on to an external
+// service. The call is the runner's: read it, do not keep it.
+func CallFromContext(ctx context.Context) (*pipeline.ToolCall, bool) {
+	c, ok := ctx.Value(callKey{}).(*pipeline.ToolCall)
+	return c, ok
+}
