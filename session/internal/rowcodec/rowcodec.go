@@ -1,0 +1,71 @@
+// Package rowcodec holds what the database-backed session stores share: the
+// validation of an append, the stored form of an item (kind name, Seq, tool
+// name, canonical JSON) and its rebuilding, and the translation of errors
+// at the edge into session sentinels.
+package rowcodec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/state"
+)
+
+// Validate checks the arguments of an append. pkg prefixes the error.
+func Validate(pkg, sessionID, runID string, items []state.Item) error {
+	if sessionID == "" || runID == "" {
+		return fmt.Errorf("%s: append to session %q run %q: empty ID: %w", pkg, sessionID, runID, session.ErrInvalid)
+	}
+	for i, it := range items {
+		if it.IsZero() || !it.Kind().Valid() || it.Seq() < 1 {
+			return fmt.Errorf("%s: append to session %q run %q: item %d (%s): %w", pkg, sessionID, runID, i, it, session.ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// Decode rebuilds a stored item.
+func Decode(kind string, seq int64, name string, raw []byte) (state.Item, error) {
+	k, err := state.ParseKind(kind)
+	if err != nil {
+		return state.Item{}, err
+	}
+	it, err := state.ParseItem(k, raw)
+	if err != nil {
+		return state.Item{}, err
+	}
+	return it.WithSeq(seq).WithName(name), nil
+}
+
+// Same reports whether it is the item stored as (kind, name, raw).
+func Same(it state.Item, kind, name string, raw []byte) bool {
+	return it.Kind().String() == kind && it.Name() == name && it.RawLen() == len(raw) && string(it.AppendRaw(nil)) == string(raw)
+}
+
+// Conflict returns the error for an append of it where another item is
+// stored; it wraps [session.ErrConflict].
+func Conflict(pkg, sessionID, runID string, it state.Item, storedKind string) error {
+	return fmt.Errorf("%s: append %s to session %q run %q: a different %s is stored there: %w",
+		pkg, it, sessionID, runID, storedKind, session.ErrConflict)
+}
+
+// Wrap translates an error of operation op at the edge: after Close it
+// wraps [session.ErrClosed]; when ctx is done it wraps ctx's error (the
+// drivers report an interrupted statement in their own words); otherwise it
+// wraps err. The result is prefixed with pkg and says what failed where.
+func Wrap(ctx context.Context, pkg, op, sessionID string, closed bool, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, session.ErrConflict), errors.Is(err, session.ErrInvalid):
+		return err // already said what and where
+	case closed:
+		return fmt.Errorf("%s: %s session %q: %w", pkg, op, sessionID, session.ErrClosed)
+	case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
+		return fmt.Errorf("%s: %s session %q: %w (%v)", pkg, op, sessionID, ctx.Err(), err)
+	default:
+		return fmt.Errorf("%s: %s session %q: %w", pkg, op, sessionID, err)
+	}
+}

@@ -1,0 +1,31 @@
+// Package sqlite provides the embedded default [session.Store]: sessions in
+// one SQLite file, through modernc.org/sqlite (pure Go, no cgo).
+//
+//	store, err := sqlite.Open("chat.db")
+//	if err != nil {
+//		return err
+//	}
+//	defer store.Close()
+//	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store)))
+//
+// # Durability and concurrency
+//
+// The file is in WAL mode: readers run beside the one writer. Every append
+// is one immediate transaction (all its items or none), writers in one
+// process take turns without polling, and a writer in another process waits
+// up to the busy timeout ([WithBusyTimeout]) for the file's lock, so several
+// processes can share one file. synchronous=NORMAL: a committed append
+// survives a process crash; a power loss may lose the last commits but never
+// corrupts the file.
+//
+// # Schema
+//
+// The schema is created and upgraded by migrations embedded in the package
+// (migrations/NNNN_name.sql), applied in order in one transaction and
+// recorded in the schema_version table. A file migrated by a newer version
+// of this package is refused with [ErrSchemaVersion].
+//
+// Items are stored as (session, the run's place, Seq, kind name, tool name,
+// canonical JSON) and ordered by (place, Seq); a run's place is fixed when
+// it first appends. The same file also holds run checkpoints.
+package sqlite

@@ -1,0 +1,48 @@
+package sqlite
+
+import "time"
+
+// An Option configures a [Store] in [Open].
+type Option interface{ apply(*config) }
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+type config struct {
+	busyTimeout time.Duration
+	maxConns    int
+}
+
+func newConfig(opts []Option) config {
+	c := config{busyTimeout: 5 * time.Second, maxConns: 4}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	return c
+}
+
+// WithBusyTimeout sets how long a statement waits for another process's
+// write lock on the file before it fails with "database is locked". The
+// default is 5s; d <= 0 is ignored. Repeated calls replace the value.
+func WithBusyTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) {
+		if d > 0 {
+			c.busyTimeout = d
+		}
+	})
+}
+
+// WithMaxConns sets the number of connections the store keeps open to the
+// file, which bounds concurrent readers (WAL lets readers run beside the
+// one writer). The default is 4; n < 1 is ignored. Repeated calls replace
+// the value.
+func WithMaxConns(n int) Option {
+	return optionFunc(func(c *config) {
+		if n >= 1 {
+			c.maxConns = n
+		}
+	})
+}

@@ -1,0 +1,291 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
+
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/internal/rowcodec"
+	"github.com/turnkit/turnkit/state"
+)
+
+const pkg = "sqlite"
+
+var _ session.Store = (*Store)(nil)
+
+// A Store keeps sessions (and run checkpoints, see [Store.Save]) in one
+// SQLite file. It is safe for concurrent use by multiple goroutines, and by
+// several processes that open the same file: every write is one immediate
+// transaction, and a writer waits up to the busy timeout for another
+// process's lock.
+type Store struct {
+	db     *sql.DB
+	write  chan struct{} // one writer at a time in this process: no busy-polling
+	closed atomic.Bool
+}
+
+// Open opens (creating it if needed) the SQLite database at path, switches
+// it to WAL, and brings its schema up to date with the embedded migrations.
+// path is a file name; it must not contain '?'. The returned store owns the
+// file's connections; call [Store.Close] to release them.
+//
+// Open fails with [ErrSchemaVersion] if a newer version of this package
+// migrated the file.
+func Open(path string, opts ...Option) (*Store, error) {
+	if path == "" || strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("sqlite: open %q: the path must be a non-empty file name without '?'", path)
+	}
+	cfg := newConfig(opts)
+	dsn := path + "?_txlock=immediate&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=1" +
+		"&_busy_timeout=" + strconv.FormatInt(cfg.busyTimeout.Milliseconds(), 10)
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	db.SetMaxOpenConns(cfg.maxConns)
+	db.SetMaxIdleConns(cfg.maxConns)
+	db.SetConnMaxIdleTime(0)
+	if err := migrate(context.Background(), db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	return &Store{db: db, write: make(chan struct{}, 1)}, nil
+}
+
+// Close closes the database. Calls after Close return [session.ErrClosed]
+// (or, for the state.Store methods, an error wrapping it); closing twice is
+// not an error. Calls in flight when Close is called fail with
+// [session.ErrClosed] or finish.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("sqlite: close: %w", err)
+	}
+	return nil
+}
+
+// begin checks that the store is open and ctx is live.
+func (s *Store) begin(ctx context.Context, op, sessionID string) error {
+	if s.closed.Load() {
+		return fmt.Errorf("sqlite: %s session %q: %w", op, sessionID, session.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlite: %s session %q: %w", op, sessionID, err)
+	}
+	return nil
+}
+
+func (s *Store) wrap(ctx context.Context, op, sessionID string, err error) error {
+	return rowcodec.Wrap(ctx, pkg, op, sessionID, s.closed.Load(), err)
+}
+
+// lockWrite takes this process's write turn, or fails when ctx is done.
+func (s *Store) lockWrite(ctx context.Context) error {
+	select {
+	case s.write <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Store) unlockWrite() { <-s.write }
+
+// List returns the session's items in order (by the run's place, then Seq);
+// limit > 0 returns only the last limit items. It reads one consistent
+// snapshot. An unknown session has no items.
+func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.Item, error) {
+	if err := s.begin(ctx, "list", sessionID); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = -1 // no limit
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT seq, kind, name, raw FROM (
+		SELECT place, seq, kind, name, raw FROM session_items WHERE session_id = ?
+		ORDER BY place DESC, seq DESC LIMIT ?
+	) ORDER BY place, seq`, sessionID, limit)
+	if err != nil {
+		return nil, s.wrap(ctx, "list", sessionID, err)
+	}
+	defer rows.Close()
+	var out []state.Item
+	for rows.Next() {
+		it, err := scanItem(rows)
+		if err != nil {
+			return nil, s.wrap(ctx, "list", sessionID, err)
+		}
+		out = append(out, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(ctx, "list", sessionID, err)
+	}
+	return out, nil
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanItem(r scanner) (state.Item, error) {
+	var (
+		seq        int64
+		kind, name string
+		raw        []byte
+	)
+	if err := r.Scan(&seq, &kind, &name, &raw); err != nil {
+		return state.Item{}, err
+	}
+	it, err := rowcodec.Decode(kind, seq, name, raw)
+	if err != nil {
+		return state.Item{}, fmt.Errorf("decode item at seq %d: %w", seq, err)
+	}
+	return it, nil
+}
+
+// Append stores items of run runID in one immediate transaction: all or
+// none. An item already stored at its (runID, Seq) is skipped; one that
+// differs from the stored item (kind, tool name or JSON) rejects the whole
+// call with [session.ErrConflict]. Empty IDs, a zero item or a Seq below 1
+// fail with [session.ErrInvalid]. The first append of a run fixes its place
+// after every run already in the session; appending no items stores
+// nothing and fixes nothing. On a cancelled ctx nothing is written.
+func (s *Store) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
+	if err := s.begin(ctx, "append to", sessionID); err != nil {
+		return err
+	}
+	if err := rowcodec.Validate(pkg, sessionID, runID, items); err != nil || len(items) == 0 {
+		return err
+	}
+	if err := s.lockWrite(ctx); err != nil {
+		return s.wrap(ctx, "append to", sessionID, err)
+	}
+	defer s.unlockWrite()
+	return s.wrap(ctx, "append to", sessionID, s.append(ctx, sessionID, runID, items))
+}
+
+func (s *Store) append(ctx context.Context, sessionID, runID string, items []state.Item) error {
+	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see Open)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var place int64
+	err = tx.QueryRowContext(ctx, `SELECT place FROM session_runs WHERE session_id = ? AND run_id = ?`,
+		sessionID, runID).Scan(&place)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = tx.QueryRowContext(ctx, `INSERT INTO session_runs (session_id, run_id, place)
+			SELECT ?, ?, COALESCE(MAX(place), 0) + 1 FROM session_runs WHERE session_id = ?
+			RETURNING place`, sessionID, runID, sessionID).Scan(&place)
+	}
+	if err != nil {
+		return fmt.Errorf("place run %q: %w", runID, err)
+	}
+	var raw []byte
+	for _, it := range items {
+		raw = it.AppendRaw(raw[:0])
+		res, err := tx.ExecContext(ctx, `INSERT INTO session_items (session_id, place, seq, kind, name, raw)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+			sessionID, place, it.Seq(), it.Kind().String(), it.Name(), raw)
+		if err != nil {
+			return fmt.Errorf("insert %s: %w", it, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			if err != nil {
+				return fmt.Errorf("insert %s: %w", it, err)
+			}
+			continue
+		}
+		// Already stored: a retry is a no-op, a different item a conflict.
+		var kind, name string
+		var stored []byte
+		if err := tx.QueryRowContext(ctx, `SELECT kind, name, raw FROM session_items
+			WHERE session_id = ? AND place = ? AND seq = ?`, sessionID, place, it.Seq()).Scan(&kind, &name, &stored); err != nil {
+			return fmt.Errorf("read stored %s: %w", it, err)
+		}
+		if !rowcodec.Same(it, kind, name, stored) {
+			return rowcodec.Conflict(pkg, sessionID, runID, it, kind)
+		}
+	}
+	return tx.Commit()
+}
+
+// Lookup returns the item stored at (runID, seq) in the session, if any.
+func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) (state.Item, bool, error) {
+	if err := s.begin(ctx, "lookup in", sessionID); err != nil {
+		return state.Item{}, false, err
+	}
+	it, err := scanItem(s.db.QueryRowContext(ctx, `SELECT i.seq, i.kind, i.name, i.raw
+		FROM session_runs r JOIN session_items i ON i.session_id = r.session_id AND i.place = r.place
+		WHERE r.session_id = ? AND r.run_id = ? AND i.seq = ?`, sessionID, runID, seq))
+	if errors.Is(err, sql.ErrNoRows) {
+		return state.Item{}, false, nil
+	}
+	if err != nil {
+		return state.Item{}, false, s.wrap(ctx, "lookup in", sessionID, err)
+	}
+	return it, true, nil
+}
+
+// Pop removes and returns the session's last item, if any, in one
+// statement. The item's run keeps its place.
+func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, error) {
+	if err := s.begin(ctx, "pop from", sessionID); err != nil {
+		return state.Item{}, false, err
+	}
+	if err := s.lockWrite(ctx); err != nil {
+		return state.Item{}, false, s.wrap(ctx, "pop from", sessionID, err)
+	}
+	defer s.unlockWrite()
+	it, err := scanItem(s.db.QueryRowContext(ctx, `DELETE FROM session_items
+		WHERE (session_id, place, seq) = (
+			SELECT session_id, place, seq FROM session_items WHERE session_id = ?
+			ORDER BY place DESC, seq DESC LIMIT 1)
+		RETURNING seq, kind, name, raw`, sessionID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return state.Item{}, false, nil
+	}
+	if err != nil {
+		return state.Item{}, false, s.wrap(ctx, "pop from", sessionID, err)
+	}
+	return it, true, nil
+}
+
+// Clear removes every item of the session and the places of its runs, in
+// one transaction: a run that appends afterwards starts a new place.
+func (s *Store) Clear(ctx context.Context, sessionID string) error {
+	if err := s.begin(ctx, "clear", sessionID); err != nil {
+		return err
+	}
+	if err := s.lockWrite(ctx); err != nil {
+		return s.wrap(ctx, "clear", sessionID, err)
+	}
+	defer s.unlockWrite()
+	return s.wrap(ctx, "clear", sessionID, s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM session_items WHERE session_id = ?`, sessionID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM session_runs WHERE session_id = ?`, sessionID)
+		return err
+	}))
+}
+
+// inTx runs fn in one immediate transaction and commits if fn returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
