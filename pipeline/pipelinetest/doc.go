@@ -1,0 +1,22 @@
+// Package pipelinetest provides utilities for testing middleware, as
+// net/http/httptest does for HTTP handlers.
+//
+// A [Recorder] is a terminal handler for every stage: put it where the
+// runner's core would be, and it records what reached it and answers with
+// a fixed step, response or result. [NewTurn] builds a [pipeline.Turn] with
+// a real [state.Run], positioned as the runner would position it, and
+// [Wrap] puts a middleware around a recorder on every stage.
+//
+//	func TestMyMiddleware(t *testing.T) {
+//		rec := &pipelinetest.Recorder{}
+//		h := pipelinetest.Wrap(mymw.Middleware(), rec)
+//		turn := pipelinetest.NewTurn(t, pipelinetest.WithResponse(
+//			state.ToolCall("fc_1", "call_1", "get_weather", `{"city":"Oslo"}`),
+//		))
+//		res, err := h.Tool.CallTool(ctx, turn.Calls[0])
+//		// ... check res, err and rec.ToolCalls()
+//	}
+//
+// Everything here is safe for concurrent use, so a recorder can sit under
+// the parallel tool calls of a real [pipeline.Runner] too.
+package pipelinetest

@@ -1,0 +1,242 @@
+package pipelinetest_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/turnkit/turnkit/model/scripted"
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
+	"github.com/turnkit/turnkit/state"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func noop(name string) pipeline.Tool {
+	return pipeline.NewTool(pipeline.ToolSpec{Name: name}, func(context.Context, json.RawMessage) (string, error) { return name, nil })
+}
+
+type callView struct {
+	Name, CallID   string
+	Index          int
+	Seq, OutputSeq int64
+	Terminal       bool
+	ToolName       string
+}
+
+func view(c *pipeline.ToolCall) callView {
+	v := callView{Name: c.Name, CallID: c.CallID, Index: c.Index, Seq: c.Item.Seq(), OutputSeq: c.OutputSeq, Terminal: c.Terminal}
+	if c.Tool != nil {
+		v.ToolName = c.Tool.Spec().Name
+	}
+	return v
+}
+
+// TestNewTurnPlacesLikeTheRunner checks that a built turn has the
+// positions, calls and boundary that the runner gives the same response.
+func TestNewTurnPlacesLikeTheRunner(t *testing.T) {
+	other := &pipeline.Agent{Name: "Other", Model: scripted.New(scripted.Reply("hi"))}
+	agent := func(m pipeline.Model) *pipeline.Agent {
+		return &pipeline.Agent{
+			Name: "a", Model: m, Tools: []pipeline.Tool{noop("x"), noop("y")},
+			Handoffs: []pipeline.Handoff{{Agent: other}}, ToolUse: pipeline.StopAtTools("y"),
+		}
+	}
+	var (
+		mu       sync.Mutex
+		live     []callView
+		liveBnd  state.Boundary
+		liveEnds bool
+	)
+	spy := pipeline.Middleware{
+		Turn: func(next pipeline.Handler) pipeline.Handler {
+			return pipeline.HandlerFunc(func(ctx context.Context, t *pipeline.Turn) error {
+				err := next.ServeTurn(ctx, t)
+				if t.Number == 1 {
+					liveBnd, liveEnds = t.Run.Response(), t.MayEndRun()
+				}
+				return err
+			})
+		},
+		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {
+			return pipeline.ToolHandlerFunc(func(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
+				mu.Lock()
+				live = append(live, view(c))
+				mu.Unlock()
+				return next.CallTool(ctx, c)
+			})
+		},
+	}
+	m := scripted.New(scripted.Respond(scripted.Think("hm"), scripted.Text("calling"), scripted.Call("x", `{}`), scripted.Call("transfer_to_other", `{}`), scripted.Call("y", `{"a":1}`)))
+	if _, err := pipeline.NewRunner(pipeline.WithMiddleware(spy)).Run(context.Background(), agent(m), pipeline.UserInput("hi")); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(live, func(a, b callView) int { return a.Index - b.Index })
+
+	turn := pipelinetest.NewTurn(t, pipelinetest.WithAgent(agent(nil)), pipelinetest.WithInput(state.UserMessage("hi")),
+		pipelinetest.WithResponse(
+			state.Reasoning("rs_1_1", "hm"), state.AssistantMessage("msg_1_2", "calling"),
+			state.ToolCall("fc_1_3", "call_1_3", "x", `{}`), state.ToolCall("fc_1_4", "call_1_4", "transfer_to_other", `{}`),
+			state.ToolCall("fc_1_5", "call_1_5", "y", `{"a":1}`),
+		))
+	var built []callView
+	for _, c := range turn.Calls {
+		built = append(built, view(c))
+	}
+	if diff := cmp.Diff(live, built); diff != "" {
+		t.Errorf("calls (-runner +NewTurn):\n%s", diff)
+	}
+	if got := turn.Run.Response(); got != liveBnd {
+		t.Errorf("boundary = %+v, runner's %+v", got, liveBnd)
+	}
+	if turn.MayEndRun() != liveEnds {
+		t.Errorf("MayEndRun = %v, runner's %v", turn.MayEndRun(), liveEnds)
+	}
+	if k := turn.Response.Items[3].Kind(); k != state.KindHandoffCall {
+		t.Errorf("handoff call kind = %s, want handoff_call", k)
+	}
+	if len(turn.Input) != 1 || turn.Input[0].Seq() != 1 {
+		t.Errorf("Input = %v, want the user message at 1", turn.Input)
+	}
+}
+
+func TestNewTurnDefaults(t *testing.T) {
+	turn := pipelinetest.NewTurn(t)
+	if turn.Number != 1 || turn.Run.ID() != "run_test" || turn.Agent.Name != "agent" || turn.Response != nil || turn.Streaming() {
+		t.Errorf("NewTurn() = number %d run %q agent %q response %v streaming %v", turn.Number, turn.Run.ID(), turn.Agent.Name, turn.Response, turn.Streaming())
+	}
+	if turn.MayEndRun() {
+		t.Errorf("a turn without a response may not end the run")
+	}
+	final := pipelinetest.NewTurn(t, pipelinetest.WithResponse(state.AssistantMessage("m", "done")))
+	if !final.MayEndRun() {
+		t.Errorf("a turn whose response is a message may end the run")
+	}
+	run := state.NewRun("r", "agent", 0)
+	run.SetTurn(4)
+	if n := pipelinetest.NewTurn(t, pipelinetest.WithRun(run)).Number; n != 5 {
+		t.Errorf("Number = %d, want 5 after 4 turns", n)
+	}
+}
+
+// TestWrapShortCircuits tests a middleware with the recorder as the core.
+func TestWrapShortCircuits(t *testing.T) {
+	deny := pipeline.Middleware{
+		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {
+			return pipeline.ToolHandlerFunc(func(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
+				if c.Name == "rm" {
+					return &pipeline.ToolResult{Status: pipeline.ToolRejected, Output: "denied"}, nil
+				}
+				return next.CallTool(ctx, c)
+			})
+		},
+	}
+	rec := &pipelinetest.Recorder{}
+	h := pipelinetest.Wrap(deny, rec)
+	turn := pipelinetest.NewTurn(t, pipelinetest.WithResponse(
+		state.ToolCall("fc_1", "call_1", "rm", `{}`), state.ToolCall("fc_2", "call_2", "ls", `{}`)))
+	var got []pipeline.ToolResult
+	for _, c := range turn.Calls {
+		res, err := h.Tool.CallTool(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, *res)
+	}
+	want := []pipeline.ToolResult{{Status: pipeline.ToolRejected, Output: "denied"}, {Status: pipeline.ToolCompleted, Output: "ok"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("results (-want +got):\n%s", diff)
+	}
+	wantRec := []pipelinetest.ToolRecord{{Name: "ls", CallID: "call_2", Arguments: "{}", Index: 1, OutputSeq: 4}}
+	if diff := cmp.Diff(wantRec, rec.ToolCalls()); diff != "" {
+		t.Errorf("recorded (-want +got):\n%s", diff)
+	}
+	// Nil stages pass straight to the recorder.
+	if err := h.Turn.ServeTurn(context.Background(), turn); err != nil || turn.Next.Kind != pipeline.NextFinalOutput {
+		t.Errorf("ServeTurn = %v, Next %v; want nil, final_output", err, turn.Next.Kind)
+	}
+	resp, err := h.Model.CallModel(context.Background(), pipelinetest.NewModelCall(t, turn))
+	if err != nil || len(resp.Items) != 1 || resp.Items[0].Text() != "ok" {
+		t.Errorf("CallModel = %v, %v; want the default response", resp, err)
+	}
+}
+
+func TestRecorderAnswersAndErrors(t *testing.T) {
+	boom := errors.New("boom")
+	rec := &pipelinetest.Recorder{
+		Next:     pipeline.NextStep{Kind: pipeline.NextRunAgain},
+		Response: &pipeline.ModelResponse{ID: "r", Items: []state.Item{state.AssistantMessage("m", "hello")}},
+		Result:   &pipeline.ToolResult{Status: pipeline.ToolCompleted, Output: "42"},
+	}
+	turn := pipelinetest.NewTurn(t, pipelinetest.WithInput(state.UserMessage("q")), pipelinetest.WithResponse(state.ToolCall("f", "c", "t", "{}")))
+	if err := rec.ServeTurn(context.Background(), turn); err != nil || turn.Next.Kind != pipeline.NextRunAgain {
+		t.Errorf("ServeTurn: %v, %v", err, turn.Next.Kind)
+	}
+	resp, _ := rec.CallModel(context.Background(), pipelinetest.NewModelCall(t, turn))
+	resp.Items[0] = state.AssistantMessage("m", "changed")
+	if rec.Response.Items[0].Text() != "hello" {
+		t.Errorf("changing the returned response changed the recorder's")
+	}
+	res, _ := rec.CallTool(context.Background(), turn.Calls[0])
+	res.Output = "changed"
+	if rec.Result.Output != "42" {
+		t.Errorf("changing the returned result changed the recorder's")
+	}
+	turns := rec.Turns()
+	turns[0].Input[0] = state.UserMessage("x")
+	if got := rec.Turns()[0].Input[0].Text(); got != "q" {
+		t.Errorf("Turns() is not a copy: input now %q", got)
+	}
+	if got := rec.ModelCalls()[0].Input; len(got) != 2 {
+		t.Errorf("model input = %v, want the user message and the response", got)
+	}
+
+	failing := &pipelinetest.Recorder{Err: boom}
+	if err := failing.ServeTurn(context.Background(), turn); !errors.Is(err, boom) {
+		t.Errorf("ServeTurn error = %v", err)
+	}
+	if _, err := failing.CallModel(context.Background(), pipelinetest.NewModelCall(t, turn)); !errors.Is(err, boom) {
+		t.Errorf("CallModel error = %v", err)
+	}
+	if _, err := failing.CallTool(context.Background(), turn.Calls[0]); !errors.Is(err, boom) {
+		t.Errorf("CallTool error = %v", err)
+	}
+}
+
+func TestRecorderConcurrentUse(t *testing.T) {
+	rec := &pipelinetest.Recorder{}
+	turn := pipelinetest.NewTurn(t, pipelinetest.WithResponse(state.ToolCall("f", "c", "t", "{}")))
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				_, _ = rec.CallTool(context.Background(), turn.Calls[0])
+				_ = rec.ToolCalls()
+			}
+		})
+	}
+	wg.Wait()
+	if n := len(rec.ToolCalls()); n != 400 {
+		t.Errorf("recorded %d calls, want 400", n)
+	}
+}
+
+func TestWithEvents(t *testing.T) {
+	var log pipelinetest.EventLog
+	turn := pipelinetest.NewTurn(t, pipelinetest.WithEvents(&log))
+	if !turn.Streaming() {
+		t.Fatal("a turn with an event log must stream")
+	}
+	turn.Emit(pipeline.TextDelta{ItemID: "m", Delta: "hi"})
+	pipelinetest.NewModelCall(t, turn).Emit(pipeline.TextDelta{ItemID: "m", Delta: "there"})
+	want := []pipeline.Event{pipeline.TextDelta{ItemID: "m", Delta: "hi"}, pipeline.TextDelta{ItemID: "m", Delta: "there"}}
+	if diff := cmp.Diff(want, log.Events()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,204 @@
+package pipelinetest
+
+import (
+	"testing"
+
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
+)
+
+// A TurnOption configures a turn built by [NewTurn].
+type TurnOption interface{ apply(*turnConfig) }
+
+type turnOption func(*turnConfig)
+
+func (f turnOption) apply(c *turnConfig) { f(c) }
+
+type turnConfig struct {
+	agent    *pipeline.Agent
+	run      *state.Run
+	number   int
+	input    []state.Item
+	history  []state.Item
+	response []state.Item
+	events   *EventLog
+}
+
+// WithAgent sets the agent serving the turn (default: an agent named
+// "agent" with no model and no tools). Calls in [WithResponse] find their
+// tools, handoffs and terminal status on it.
+func WithAgent(a *pipeline.Agent) TurnOption {
+	return turnOption(func(c *turnConfig) {
+		if a != nil {
+			c.agent = a
+		}
+	})
+}
+
+// WithRun makes the turn record into run instead of a new empty run with
+// ID "run_test".
+func WithRun(run *state.Run) TurnOption {
+	return turnOption(func(c *turnConfig) {
+		if run != nil {
+			c.run = run
+		}
+	})
+}
+
+// WithNumber sets the turn's number (default: the run's turn count plus
+// one). The run records that the turn started.
+func WithNumber(n int) TurnOption { return turnOption(func(c *turnConfig) { c.number = n }) }
+
+// WithInput places items as the run's input on this turn, as a run's first
+// turn has it. Repeated calls add up.
+func WithInput(items ...state.Item) TurnOption {
+	return turnOption(func(c *turnConfig) { c.input = append(c.input, items...) })
+}
+
+// WithHistory sets the session history the run's items follow. Repeated
+// calls add up.
+func WithHistory(items ...state.Item) TurnOption {
+	return turnOption(func(c *turnConfig) { c.history = append(c.history, items...) })
+}
+
+// WithResponse gives the turn a model response, placed as the core places
+// one after the model stage: the items at the next positions in order,
+// handoff calls re-kinded, one position reserved per call for its output,
+// the run's response boundary set, and [pipeline.Turn.Calls] built with
+// their tools, output positions and terminal status (Results all nil). The
+// items must not have positions yet. Repeated calls add up.
+func WithResponse(items ...state.Item) TurnOption {
+	return turnOption(func(c *turnConfig) { c.response = append(c.response, items...) })
+}
+
+// WithEvents makes the turn stream its events into log.
+func WithEvents(log *EventLog) TurnOption {
+	return turnOption(func(c *turnConfig) { c.events = log })
+}
+
+// NewTurn returns a turn for a unit test of a middleware, as the runner
+// would hand it to the turn stage. Without options it is turn 1 of a new
+// run "run_test" of an agent named "agent", with no response: the state of
+// a turn before its model call. With [WithResponse] it is the state of a
+// turn after its model call, ready for the tool stage. It fails tb if the
+// items cannot be placed.
+func NewTurn(tb testing.TB, opts ...TurnOption) *pipeline.Turn {
+	tb.Helper()
+	c := turnConfig{agent: &pipeline.Agent{Name: "agent"}}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	run := c.run
+	if run == nil {
+		run = state.NewRun("run_test", c.agent.Name, 0)
+	}
+	if len(c.history) > 0 {
+		run.SetHistory(c.history)
+	}
+	n := c.number
+	if n == 0 {
+		n = run.Turn() + 1
+	}
+	run.SetTurn(n)
+	var placed []state.Item
+	if len(c.input) > 0 {
+		placed = run.AddInput(c.input...)
+	}
+
+	a := c.agent
+	var (
+		items      []state.Item
+		ncalls     int
+		hasMessage bool
+		terminal   bool
+	)
+	for _, it := range c.response {
+		if it.Seq() != 0 {
+			tb.Fatalf("pipelinetest: NewTurn: response item %s already has a position", it)
+		}
+		switch {
+		case it.Kind() == state.KindAssistantMessage:
+			hasMessage = true
+		case it.Kind().IsCall():
+			ncalls++
+			if handoff(a, it.Name()) {
+				it, _ = it.WithKind(state.KindHandoffCall)
+			} else if a.ToolUse.MayEnd(it.Name()) {
+				terminal = true
+			}
+		}
+		items = append(items, it)
+	}
+	mayEnd := len(items) > 0 && (ncalls == 0 && hasMessage || terminal)
+	var emit func(pipeline.Event)
+	if c.events != nil {
+		emit = c.events.Emit
+	}
+	t := pipeline.NewTestTurn(run, a, n, emit, mayEnd)
+	t.Input = placed
+	if len(items) == 0 {
+		return t
+	}
+
+	first := run.Reserve(len(items) + ncalls)
+	for i := range items {
+		items[i] = items[i].WithSeq(first + int64(i))
+	}
+	if err := run.Record(items...); err != nil {
+		tb.Fatalf("pipelinetest: NewTurn: %v", err)
+	}
+	end := first + int64(len(items))
+	run.SetResponse(state.Boundary{Start: first, End: end, OutputsEnd: end + int64(ncalls)})
+	t.Response = &pipeline.ModelResponse{ID: "resp_test", Model: "pipelinetest", Items: items}
+	k := 0
+	for _, it := range items {
+		if !it.Kind().IsCall() {
+			continue
+		}
+		outSeq := end + int64(k)
+		k++
+		if it.Kind() != state.KindToolCall {
+			continue
+		}
+		t.Calls = append(t.Calls, &pipeline.ToolCall{
+			Turn: t, Tool: tool(a, it.Name()), Item: it, Name: it.Name(), CallID: it.CallID(),
+			Arguments: it.Text(), Index: len(t.Calls), OutputSeq: outSeq, Terminal: a.ToolUse.MayEnd(it.Name()),
+		})
+	}
+	t.Results = make([]*pipeline.ToolResult, len(t.Calls))
+	return t
+}
+
+// NewModelCall returns the model call the runner would make for t: the
+// agent's instructions, tools and handoffs, and the run's model input.
+func NewModelCall(tb testing.TB, t *pipeline.Turn) *pipeline.ModelCall {
+	tb.Helper()
+	if t == nil || t.Agent == nil || t.Run == nil {
+		tb.Fatalf("pipelinetest: NewModelCall: the turn needs an agent and a run")
+	}
+	return pipeline.NewTestModelCall(t)
+}
+
+func tool(a *pipeline.Agent, name string) pipeline.Tool {
+	for _, t := range a.Tools {
+		if t.Spec().Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+func handoff(a *pipeline.Agent, name string) bool {
+	for _, h := range a.Handoffs {
+		n := h.ToolName
+		if n == "" && h.Agent != nil {
+			n = pipeline.HandoffToolName(h.Agent.Name)
+		}
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
