@@ -1,0 +1,326 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
+)
+
+// A ChatModel is a [pipeline.Model] over the Chat Completions API, which
+// many OpenAI-compatible servers speak. Tools, settings, usage and errors
+// map as for [Model]; the run's items are converted to chat messages:
+// user and system messages, an assistant message carrying the tool calls
+// that followed it, and one tool message per output. Reasoning items are
+// not sent (the API has no place for them), and message content other
+// than text is sent as its text.
+//
+// A ChatModel holds only configuration fixed at construction and is safe
+// for concurrent use. The contract of Respond is the one of [Model].
+type ChatModel struct {
+	client sdk.Client
+	cfg    config
+}
+
+var _ pipeline.Model = (*ChatModel)(nil)
+
+// NewChat returns a Chat Completions model that sends its requests through
+// client, with the client's options and then the options given here.
+func NewChat(client sdk.Client, opts ...Option) *ChatModel {
+	return &ChatModel{client: client, cfg: newConfig(opts)}
+}
+
+// Respond calls the Chat Completions API for c. See [ChatModel].
+func (m *ChatModel) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+	params, err := m.params(c)
+	if err != nil {
+		return nil, err
+	}
+	if c.Stream {
+		params.StreamOptions.IncludeUsage = param.NewOpt(true)
+		res, err := openStream(ctx, func(opts ...option.RequestOption) error {
+			_, err := m.client.Chat.Completions.New(ctx, params, opts...)
+			return err
+		}, m.cfg.reqOpts)
+		status, reqID := responseMeta(res)
+		if err != nil {
+			return nil, translate(ctx, apiChat, err, status, reqID)
+		}
+		out, err := readChatStream(res, c)
+		if err != nil {
+			return nil, translate(ctx, apiChat, err, status, reqID)
+		}
+		return out, nil
+	}
+	var (
+		body []byte
+		res  *http.Response
+	)
+	opts := append(slices.Clip(m.cfg.reqOpts), option.WithResponseInto(&res), option.WithResponseBodyInto(&body))
+	_, err = m.client.Chat.Completions.New(ctx, params, opts...)
+	status, reqID := responseMeta(res)
+	if err != nil {
+		return nil, translate(ctx, apiChat, err, status, reqID)
+	}
+	out, err := parseChat(body)
+	if err != nil {
+		return nil, translate(ctx, apiChat, err, status, reqID)
+	}
+	return out, nil
+}
+
+// params builds the request; each message is built as JSON once and
+// passed through param.Override.
+func (m *ChatModel) params(c *pipeline.ModelCall) (sdk.ChatCompletionNewParams, error) {
+	var p sdk.ChatCompletionNewParams
+	name, err := m.cfg.modelName(c)
+	if err != nil {
+		return p, err
+	}
+	p.Model = name
+	msgs := chatMessages(nil, c.Instructions, c.Input)
+	p.Messages = make([]sdk.ChatCompletionMessageParamUnion, len(msgs))
+	for i, msg := range msgs {
+		p.Messages[i] = param.Override[sdk.ChatCompletionMessageParamUnion](json.RawMessage(msg))
+	}
+	if len(c.Tools) > 0 {
+		p.Tools = make([]sdk.ChatCompletionToolUnionParam, len(c.Tools))
+		for i, t := range c.Tools {
+			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
+				return p, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
+			}
+			p.Tools[i] = param.Override[sdk.ChatCompletionToolUnionParam](json.RawMessage(appendChatTool(nil, t)))
+		}
+	}
+	s := &c.Settings
+	if s.Temperature != nil {
+		p.Temperature = param.NewOpt(*s.Temperature)
+	}
+	if s.TopP != nil {
+		p.TopP = param.NewOpt(*s.TopP)
+	}
+	if s.MaxOutputTokens != nil {
+		p.MaxCompletionTokens = param.NewOpt(*s.MaxOutputTokens)
+	}
+	switch s.ToolChoice {
+	case "":
+	case "auto", "required", "none":
+		p.ToolChoice.OfAuto = param.NewOpt(s.ToolChoice)
+	default:
+		p.ToolChoice.OfFunctionToolChoice = &sdk.ChatCompletionNamedToolChoiceParam{
+			Function: sdk.ChatCompletionNamedToolChoiceFunctionParam{Name: s.ToolChoice},
+		}
+	}
+	if s.ParallelToolCalls != nil && len(c.Tools) > 0 {
+		p.ParallelToolCalls = param.NewOpt(*s.ParallelToolCalls)
+	}
+	if s.ReasoningEffort != "" {
+		p.ReasoningEffort = shared.ReasoningEffort(s.ReasoningEffort)
+	}
+	if s.Store != nil {
+		p.Store = param.NewOpt(*s.Store)
+	}
+	if len(s.Metadata) > 0 {
+		p.Metadata = shared.Metadata(s.Metadata)
+	}
+	return p, nil
+}
+
+// chatMessages converts the instructions and items to chat messages, each
+// one JSON object, appended to dst.
+func chatMessages(dst [][]byte, instructions string, items state.Items) [][]byte {
+	if instructions != "" {
+		dst = append(dst, appendTextMessage(nil, "system", instructions))
+	}
+	var assistant []byte // the assistant message that calls may still join
+	calls := 0
+	flush := func() {
+		if assistant == nil {
+			return
+		}
+		if calls > 0 {
+			assistant = append(assistant, ']')
+		}
+		dst = append(dst, append(assistant, '}'))
+		assistant, calls = nil, 0
+	}
+	for _, it := range items.All() {
+		switch it.Kind() {
+		case state.KindUserMessage:
+			flush()
+			dst = append(dst, appendTextMessage(nil, "user", it.Text()))
+		case state.KindSystemMessage:
+			flush()
+			dst = append(dst, appendTextMessage(nil, "system", it.Text()))
+		case state.KindAssistantMessage:
+			flush()
+			assistant = append(assistant, `{"role":"assistant","content":`...)
+			assistant = appendString(assistant, it.Text())
+		case state.KindToolCall, state.KindHandoffCall:
+			if assistant == nil {
+				assistant = append(assistant, `{"role":"assistant","content":null`...)
+			}
+			if calls == 0 {
+				assistant = append(assistant, `,"tool_calls":[`...)
+			} else {
+				assistant = append(assistant, ',')
+			}
+			calls++
+			assistant = append(assistant, `{"id":`...)
+			assistant = appendString(assistant, it.CallID())
+			assistant = append(assistant, `,"type":"function","function":{"name":`...)
+			assistant = appendString(assistant, it.Name())
+			assistant = append(assistant, `,"arguments":`...)
+			assistant = appendString(assistant, it.Text())
+			assistant = append(assistant, `}}`...)
+		case state.KindToolOutput, state.KindHandoffOutput:
+			flush()
+			msg := append([]byte(nil), `{"role":"tool","tool_call_id":`...)
+			msg = appendString(msg, it.CallID())
+			msg = append(msg, `,"content":`...)
+			msg = appendString(msg, it.Text())
+			dst = append(dst, append(msg, '}'))
+		case state.KindReasoning:
+			// Chat Completions takes no reasoning input.
+		}
+	}
+	flush()
+	return dst
+}
+
+func appendTextMessage(dst []byte, role, text string) []byte {
+	dst = append(dst, `{"role":"`...)
+	dst = append(dst, role...)
+	dst = append(dst, `","content":`...)
+	dst = appendString(dst, text)
+	return append(dst, '}')
+}
+
+// appendChatTool appends a Chat Completions function tool for t.
+func appendChatTool(dst []byte, t pipeline.ToolSpec) []byte {
+	dst = append(dst, `{"type":"function","function":{"name":`...)
+	dst = appendString(dst, t.Name)
+	if t.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendString(dst, t.Description)
+	}
+	dst = append(dst, `,"parameters":`...)
+	dst = appendParameters(dst, t.Parameters)
+	if t.Strict {
+		dst = append(dst, `,"strict":true}}`...)
+	} else {
+		dst = append(dst, `}}`...)
+	}
+	return dst
+}
+
+// chatBody is the part of a chat completion (or chunk) the adapter reads.
+type chatBody struct {
+	ID      string       `json:"id"`
+	Model   string       `json:"model"`
+	Choices []chatChoice `json:"choices"`
+	Usage   *chatUsage   `json:"usage"`
+}
+
+type chatChoice struct {
+	Index        int         `json:"index"`
+	Message      chatMessage `json:"message"`
+	Delta        chatMessage `json:"delta"`
+	FinishReason string      `json:"finish_reason"`
+}
+
+type chatMessage struct {
+	Content   string         `json:"content"`
+	Refusal   string         `json:"refusal"`
+	ToolCalls []chatToolCall `json:"tool_calls"`
+}
+
+type chatToolCall struct {
+	Index    int    `json:"index"`
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type chatUsage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+}
+
+func (u *chatUsage) usage() state.Usage {
+	out := state.Usage{Requests: 1}
+	if u != nil {
+		out.InputTokens = u.PromptTokens
+		out.OutputTokens = u.CompletionTokens
+		out.CachedTokens = u.PromptTokensDetails.CachedTokens
+		out.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+	}
+	return out
+}
+
+// parseChat decodes a chat completion.
+func parseChat(body []byte) (*pipeline.ModelResponse, error) {
+	var r chatBody
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, &DecodeError{Where: "chat.completions body", Err: err}
+	}
+	if len(r.Choices) == 0 {
+		return nil, &DecodeError{Where: "chat.completions body", Err: fmt.Errorf("no choices")}
+	}
+	items, err := chatItems(&r.Choices[0].Message)
+	if err != nil {
+		return nil, err
+	}
+	return &pipeline.ModelResponse{ID: r.ID, Model: r.Model, Items: items, Usage: r.Usage.usage()}, nil
+}
+
+// chatItems converts a choice's message: the message (or refusal) first,
+// then its tool calls in order. Chat items carry no item IDs.
+func chatItems(msg *chatMessage) ([]state.Item, error) {
+	items := make([]state.Item, 0, 1+len(msg.ToolCalls))
+	switch {
+	case msg.Refusal != "":
+		it, err := state.ParseItem(state.KindAssistantMessage, appendRefusal(nil, msg.Refusal))
+		if err != nil {
+			return nil, &DecodeError{Where: "choices[0].message.refusal", Err: err}
+		}
+		items = append(items, it)
+	case msg.Content != "":
+		items = append(items, state.AssistantMessage("", msg.Content))
+	}
+	for i, tc := range msg.ToolCalls {
+		if tc.Type != "" && tc.Type != "function" {
+			return nil, &DecodeError{Where: fmt.Sprintf("choices[0].message.tool_calls[%d]", i), Err: fmt.Errorf("%w: type %q", ErrUnsupportedItem, tc.Type)}
+		}
+		if tc.ID == "" || tc.Function.Name == "" {
+			return nil, &DecodeError{Where: fmt.Sprintf("choices[0].message.tool_calls[%d]", i), Err: fmt.Errorf("missing id or function name")}
+		}
+		items = append(items, state.ToolCall("", tc.ID, tc.Function.Name, tc.Function.Arguments))
+	}
+	return items, nil
+}
+
+// appendRefusal appends the Responses-API form of an assistant refusal.
+func appendRefusal(dst []byte, refusal string) []byte {
+	dst = append(dst, `{"type":"message","role":"assistant","status":"completed","content":[{"type":"refusal","refusal":`...)
+	dst = appendString(dst, refusal)
+	return append(dst, `}]}`...)
+}

@@ -1,0 +1,175 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"syscall"
+
+	sdk "github.com/openai/openai-go/v3"
+
+	"github.com/turnkit/turnkit/pipeline"
+)
+
+// Errors wrapped by the errors the adapters return; match them with
+// errors.Is. Every failure of a model call other than a context error is
+// returned as a [*pipeline.ModelError] whose Err wraps one of these or the
+// client's own error.
+var (
+	// ErrIncompleteStream means a stream ended (or broke) before its
+	// terminal event: the response is lost and nothing was recorded. It is
+	// retryable, though text deltas may already have reached the consumer.
+	ErrIncompleteStream = errors.New("openai: stream ended before the response completed")
+	// ErrResponseFailed means the API reported the response as failed
+	// (status "failed", or an error event in a stream). It is wrapped by
+	// [*FailedError].
+	ErrResponseFailed = errors.New("openai: response failed")
+	// ErrMalformedResponse means a response body or event could not be
+	// decoded. It is wrapped by [*DecodeError].
+	ErrMalformedResponse = errors.New("openai: malformed response")
+	// ErrUnsupportedItem means the model produced an output item turnkit
+	// cannot record, such as a hosted tool call. It is wrapped by
+	// [*DecodeError].
+	ErrUnsupportedItem = errors.New("openai: unsupported output item")
+)
+
+// A DecodeError reports a response that could not be turned into items:
+// where it went wrong (for example "responses body" or "output[2]") and why.
+type DecodeError struct {
+	Where string
+	Err   error
+}
+
+func (e *DecodeError) Error() string { return "openai: decode " + e.Where + ": " + e.Err.Error() }
+
+// Unwrap returns the cause and [ErrMalformedResponse], unless the cause
+// is [ErrUnsupportedItem] (the response was well formed).
+func (e *DecodeError) Unwrap() []error {
+	if errors.Is(e.Err, ErrUnsupportedItem) {
+		return []error{e.Err}
+	}
+	return []error{ErrMalformedResponse, e.Err}
+}
+
+// A FailedError reports a response the API itself marked as failed.
+type FailedError struct {
+	ResponseID string
+	Code       string
+	Message    string
+}
+
+func (e *FailedError) Error() string {
+	s := "openai: response"
+	if e.ResponseID != "" {
+		s += " " + e.ResponseID
+	}
+	s += " failed"
+	if e.Code != "" {
+		s += ": " + e.Code
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	return s
+}
+
+// Unwrap returns [ErrResponseFailed].
+func (e *FailedError) Unwrap() error { return ErrResponseFailed }
+
+// failedRetryable lists the response error codes worth retrying.
+func failedRetryable(code string) bool {
+	return code == "server_error" || code == "rate_limit_exceeded"
+}
+
+// translate turns an error of the client or of decoding into turnkit's
+// error, once, at this edge: a context error of ctx is returned as it is;
+// an API error becomes a *pipeline.ModelError with its status, code and
+// request ID; anything else becomes a *pipeline.ModelError too, retryable
+// when no response arrived (a network failure). api names the endpoint.
+func translate(ctx context.Context, api string, err error, status int, requestID string) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
+	if me, ok := errors.AsType[*pipeline.ModelError](err); ok {
+		return me // already translated
+	}
+	if apiErr, ok := errors.AsType[*sdk.Error](err); ok {
+		me := &pipeline.ModelError{
+			Status:    apiErr.StatusCode,
+			Retryable: statusRetryable(apiErr.Response, apiErr.StatusCode),
+			Code:      apiErr.Code,
+			Err:       &apiError{api: api, err: apiErr},
+		}
+		if apiErr.Response != nil {
+			me.RequestID = apiErr.Response.Header.Get("x-request-id")
+		}
+		if me.Code == "" {
+			me.Code = apiErr.Type
+		}
+		return me
+	}
+	me := &pipeline.ModelError{Status: status, RequestID: requestID, Err: err}
+	switch fe, isFailed := errors.AsType[*FailedError](err); {
+	case isFailed:
+		me.Code, me.Retryable = fe.Code, failedRetryable(fe.Code)
+	case errors.Is(err, ErrIncompleteStream):
+		me.Retryable = true
+	case errors.Is(err, ErrMalformedResponse), errors.Is(err, ErrUnsupportedItem):
+	default:
+		me.Retryable = transient(err)
+		me.Err = fmt.Errorf("openai: %s: %w", api, err)
+	}
+	return me
+}
+
+// transient reports a connection or transport failure, which a retry may
+// cure: a net.Error (every *url.Error the HTTP client returns is one) or a
+// body cut short.
+func transient(err error) bool {
+	if _, ok := errors.AsType[net.Error](err); ok {
+		return true
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// statusRetryable follows the client's own rule: an x-should-retry header
+// wins; otherwise 408, 409, 429 and 5xx are retryable.
+func statusRetryable(res *http.Response, status int) bool {
+	if res != nil {
+		switch res.Header.Get("x-should-retry") {
+		case "true":
+			return true
+		case "false":
+			return false
+		}
+	}
+	return status == http.StatusRequestTimeout || status == http.StatusConflict ||
+		status == http.StatusTooManyRequests || status >= http.StatusInternalServerError
+}
+
+// apiError adds the API's message to the client's error, whose own text
+// is only the status line.
+type apiError struct {
+	api string
+	err *sdk.Error
+}
+
+func (e *apiError) Error() string {
+	s := "openai: " + e.api + ": " + strconv.Itoa(e.err.StatusCode) + " " + http.StatusText(e.err.StatusCode)
+	if e.err.Type != "" {
+		s += ": " + e.err.Type
+	}
+	if e.err.Message != "" {
+		s += ": " + e.err.Message
+	}
+	return s
+}
+
+func (e *apiError) Unwrap() error { return e.err }

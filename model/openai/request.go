@@ -1,0 +1,203 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/responses"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
+)
+
+// emptyParameters is the schema of a tool that takes no arguments, valid in
+// strict mode.
+const emptyParameters = `{"type":"object","properties":{},"required":[],"additionalProperties":false}`
+
+// modelName returns the model a call uses.
+func (cfg *config) modelName(c *pipeline.ModelCall) (string, error) {
+	if c.Settings.Model != "" {
+		return c.Settings.Model, nil
+	}
+	if cfg.model != "" {
+		return cfg.model, nil
+	}
+	agent := ""
+	if c.Agent != nil {
+		agent = c.Agent.Name
+	}
+	return "", fmt.Errorf("openai: agent %q has no model name: set Agent.Settings.Model or use WithModel", agent)
+}
+
+// params builds the request. The input items are passed as their
+// canonical JSON, concatenated once into one array and never re-encoded.
+func (m *Model) params(c *pipeline.ModelCall) (responses.ResponseNewParams, error) {
+	var p responses.ResponseNewParams
+	name, err := m.cfg.modelName(c)
+	if err != nil {
+		return p, err
+	}
+	p.Model = name
+	if c.Instructions != "" {
+		p.Instructions = param.NewOpt(c.Instructions)
+	}
+	p.Input = param.Override[responses.ResponseNewParamsInputUnion](json.RawMessage(appendInput(nil, c.Input)))
+	if len(c.Tools) > 0 {
+		p.Tools = make([]responses.ToolUnionParam, len(c.Tools))
+		for i, t := range c.Tools {
+			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
+				return p, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
+			}
+			p.Tools[i] = param.Override[responses.ToolUnionParam](json.RawMessage(appendTool(nil, t)))
+		}
+	}
+	for _, inc := range m.cfg.include {
+		p.Include = append(p.Include, responses.ResponseIncludable(inc))
+	}
+
+	s := &c.Settings
+	if s.Temperature != nil {
+		p.Temperature = param.NewOpt(*s.Temperature)
+	}
+	if s.TopP != nil {
+		p.TopP = param.NewOpt(*s.TopP)
+	}
+	if s.MaxOutputTokens != nil {
+		p.MaxOutputTokens = param.NewOpt(*s.MaxOutputTokens)
+	}
+	switch s.ToolChoice {
+	case "":
+	case "auto", "required", "none":
+		p.ToolChoice.OfToolChoiceMode = param.NewOpt(responses.ToolChoiceOptions(s.ToolChoice))
+	default:
+		p.ToolChoice.OfFunctionTool = &responses.ToolChoiceFunctionParam{Name: s.ToolChoice}
+	}
+	if s.ParallelToolCalls != nil {
+		p.ParallelToolCalls = param.NewOpt(*s.ParallelToolCalls)
+	}
+	if s.ReasoningEffort != "" || s.ReasoningSummary != "" {
+		p.Reasoning = shared.ReasoningParam{
+			Effort:  shared.ReasoningEffort(s.ReasoningEffort),
+			Summary: shared.ReasoningSummary(s.ReasoningSummary),
+		}
+	}
+	if s.Truncation != "" {
+		p.Truncation = responses.ResponseNewParamsTruncation(s.Truncation)
+	}
+	if s.Store != nil {
+		p.Store = param.NewOpt(*s.Store)
+	}
+	if len(s.Metadata) > 0 {
+		p.Metadata = shared.Metadata(s.Metadata)
+	}
+	if s.PreviousResponseID != "" {
+		p.PreviousResponseID = param.NewOpt(s.PreviousResponseID)
+	}
+	return p, nil
+}
+
+// appendInput appends the items' canonical JSON to dst as one JSON array.
+func appendInput(dst []byte, items state.Items) []byte {
+	n := 2
+	for _, it := range items.All() {
+		n += it.RawLen() + 1
+	}
+	dst = growBytes(dst, n)
+	dst = append(dst, '[')
+	for i, it := range items.All() {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = it.AppendRaw(dst)
+	}
+	return append(dst, ']')
+}
+
+// appendTool appends a Responses API function tool for t: its schema as
+// given, strict when t asks for it.
+func appendTool(dst []byte, t pipeline.ToolSpec) []byte {
+	dst = append(dst, `{"type":"function","name":`...)
+	dst = appendString(dst, t.Name)
+	if t.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = appendString(dst, t.Description)
+	}
+	dst = append(dst, `,"parameters":`...)
+	dst = appendParameters(dst, t.Parameters)
+	if t.Strict {
+		dst = append(dst, `,"strict":true}`...)
+	} else {
+		dst = append(dst, `,"strict":false}`...)
+	}
+	return dst
+}
+
+func appendParameters(dst []byte, schema json.RawMessage) []byte {
+	if len(schema) == 0 || string(schema) == "null" {
+		return append(dst, emptyParameters...)
+	}
+	return append(dst, schema...)
+}
+
+// appendString appends s as a JSON string, escaped as encoding/json
+// escapes it (invalid UTF-8 becomes U+FFFD).
+func appendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+func growBytes(b []byte, n int) []byte {
+	if cap(b)-len(b) < n {
+		nb := make([]byte, len(b), len(b)+n)
+		copy(nb, b)
+		return nb
+	}
+	return b
+}
