@@ -217,7 +217,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 			}
 			run.SetTurn(n)
 		}
-		t := &Turn{Run: run, Agent: current, Number: n, Resumed: resumed, Input: placed, stream: emit != nil, emit: emit}
+		t := &Turn{Run: run, Agent: current, Number: n, Resumed: resumed, Input: placed, stream: emit != nil, emit: emit, runner: r}
 		placed, resumed = nil, false
 		if t.emit != nil {
 			t.Emit(TurnStarted{Turn: n, Agent: current.Name, Resumed: t.Resumed})
@@ -277,16 +277,31 @@ func (r *Runner) maxTurnsReached(ctx context.Context, run *state.Run, res *Resul
 // without outputs: it paused, or stopped before its tools ran.
 func hasOpenCalls(run *state.Run) bool {
 	b := run.Response()
+	outSeq := b.End
 	for seq := b.Start; seq < b.End; seq++ {
 		it, ok := run.ItemAt(seq)
 		if !ok || !it.Kind().IsCall() {
 			continue
 		}
-		if _, done := run.Completed(it.CallID()); !done {
+		if _, done := answered(run, it.CallID(), outSeq); !done {
 			return true
 		}
+		outSeq++
 	}
 	return false
+}
+
+// answered returns the output of the call callID at its reserved position
+// outSeq, if it has one. It looks at the position, not only the call ID: a
+// model may reuse a call ID in a later response (several scripted or
+// OpenAI-compatible models number calls per response), and an earlier
+// call's output must not answer a later call.
+func answered(run *state.Run, callID string, outSeq int64) (state.Item, bool) {
+	it, ok := run.ItemAt(outSeq)
+	if !ok || !it.Kind().IsOutput() || it.CallID() != callID {
+		return state.Item{}, false
+	}
+	return it, true
 }
 
 func coreModel(ctx context.Context, c *ModelCall) (*ModelResponse, error) {
@@ -300,6 +315,9 @@ func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error)
 	out, err := c.Tool.Call(ctx, c)
 	if err == nil {
 		return &ToolResult{Status: ToolCompleted, Output: out}, nil
+	}
+	if errors.Is(err, ErrToolPending) {
+		return &ToolResult{Status: ToolPending}, nil
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 		return nil, err
@@ -446,7 +464,7 @@ func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 		outSeq := b.End + int64(idx)
 		idx++
 		if it.Kind() == state.KindHandoffCall {
-			_, done := run.Completed(it.CallID())
+			_, done := answered(run, it.CallID(), outSeq)
 			handoffs = append(handoffs, handoffCall{item: it, outSeq: outSeq, done: done})
 			continue
 		}
@@ -457,8 +475,7 @@ func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 		}
 		t.Calls = append(t.Calls, c)
 		t.Results = append(t.Results, nil)
-		if seq, done := run.Completed(c.CallID); done {
-			out, _ := run.ItemAt(seq)
+		if out, done := answered(run, c.CallID, c.OutputSeq); done {
 			t.Results[c.Index] = &ToolResult{Status: ToolCompleted, Output: out.Text()}
 			continue
 		}
@@ -596,7 +613,7 @@ func (r *Runner) recordResults(t *Turn) error {
 		if res == nil {
 			continue
 		}
-		if _, done := t.Run.Completed(c.CallID); done {
+		if _, done := answered(t.Run, c.CallID, c.OutputSeq); done {
 			continue
 		}
 		switch res.Status {
@@ -615,7 +632,10 @@ func (r *Runner) recordResults(t *Turn) error {
 				Tool: c.Name, CallID: c.CallID, Arguments: c.Arguments, Agent: t.Agent.Name,
 				Seq: c.Item.Seq(), OutputSeq: c.OutputSeq,
 			}
-			if !t.Run.IsPending(c.CallID) {
+			// A call whose nested run paused (an agent used as a tool) is
+			// represented by the nested run's approvals, recorded with an
+			// Owner, not by an approval of its own.
+			if !t.Run.IsPending(c.CallID) && len(t.Run.PendingOwnedBy(c.CallID)) == 0 {
 				t.Run.AddPending(a)
 			}
 			if t.emit != nil {

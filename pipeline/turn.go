@@ -41,6 +41,7 @@ type Turn struct {
 	emit     func(Event)
 	ends     bool
 	recorded []state.Item // what the core recorded, for the result
+	runner   *Runner      // the runner serving the turn, for agents used as tools
 }
 
 // Emit sends an event to the run's stream, if the run streams. It is safe

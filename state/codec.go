@@ -389,8 +389,7 @@ func (r *Run) check() error {
 	}
 	for i, it := range r.input {
 		path := "$.run.input[" + strconv.Itoa(i) + "]"
-		j, found := slices.BinarySearchFunc(r.items, it.seq, func(x Item, s int64) int { return cmpInt64(x.seq, s) })
-		if !found || !r.items[j].Equal(it) {
+		if x, found := r.itemAtLocked(it.seq); !found || !x.Equal(it) {
 			return invalid(path, "input item at position %d is not among the items", it.seq)
 		}
 	}
@@ -413,19 +412,15 @@ func (r *Run) check() error {
 		if a.Owner != "" {
 			continue // the call is in the owner's nested run
 		}
-		j, ok := calls[a.CallID]
-		if !ok {
-			return invalid(path, "call %q is not among the items", a.CallID)
-		}
-		it := r.items[j]
-		if it.kind != KindToolCall || it.seq != a.Seq || it.name != a.Tool || it.text != a.Arguments {
-			return invalid(path, "call %q does not match the tool call at position %d", a.CallID, it.seq)
-		}
-		if _, done := r.completed[a.CallID]; done {
-			return invalid(path, "call %q already has an output", a.CallID)
+		it, ok := r.itemAtLocked(a.Seq)
+		if !ok || it.kind != KindToolCall || it.callID != a.CallID || it.name != a.Tool || it.text != a.Arguments {
+			return invalid(path, "call %q does not match a tool call at position %d", a.CallID, a.Seq)
 		}
 		if a.OutputSeq <= it.seq || a.OutputSeq >= r.nextSeq {
 			return invalid(path, "output position %d of call %q is out of range", a.OutputSeq, a.CallID)
+		}
+		if _, taken := r.itemAtLocked(a.OutputSeq); taken {
+			return invalid(path, "call %q already has an output at position %d", a.CallID, a.OutputSeq)
 		}
 	}
 	for i, d := range r.decisions {
@@ -446,6 +441,14 @@ func (r *Run) check() error {
 		}
 	}
 	return nil
+}
+
+func (r *Run) itemAtLocked(seq int64) (Item, bool) {
+	i, found := slices.BinarySearchFunc(r.items, seq, func(x Item, s int64) int { return cmpInt64(x.seq, s) })
+	if !found {
+		return Item{}, false
+	}
+	return r.items[i], true
 }
 
 // decodeStrict decodes one JSON value into v, refusing unknown fields,

@@ -1,0 +1,19 @@
+package approval
+
+import "fmt"
+
+// A PolicyError reports a policy or a tool's approval requirement that
+// failed; the call was held for approval (fail closed). It reaches the
+// handler set with [WithErrorHandler].
+type PolicyError struct {
+	Tool   string
+	CallID string
+	Err    error
+}
+
+func (e *PolicyError) Error() string {
+	return fmt.Sprintf("approval: tool %q call %s: approval requirement failed (held for approval): %v", e.Tool, e.CallID, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *PolicyError) Unwrap() error { return e.Err }

@@ -1,0 +1,192 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/turnkit/turnkit/state"
+)
+
+// ErrToolPending is returned (wrapped) by a [Tool] whose call cannot
+// finish until a human decides something. The core turns it into a
+// [ToolPending] result: the call gets no output, the turn ends in an
+// interruption, and resuming the run calls the tool again. The call is
+// recorded as pending itself unless the tool recorded approvals owned by
+// the call (see [state.Approval.Owner]), as an agent used as a tool does.
+var ErrToolPending = errors.New("pipeline: tool call waits for a decision")
+
+// AgentToolExtension prefixes the [state.Run] extension key under which an
+// agent used as a tool keeps its paused nested run: the key is the prefix
+// followed by the outer call ID, and the value is the nested run's
+// checkpoint ([state.Marshal]).
+const AgentToolExtension = "turnkit.agent_tool/"
+
+// An AgentToolOption configures [AgentTool].
+type AgentToolOption interface{ applyAgentTool(*agentTool) }
+
+type agentToolOptionFunc func(*agentTool)
+
+func (f agentToolOptionFunc) applyAgentTool(a *agentTool) { f(a) }
+
+// WithAgentToolName sets the function name the model sees (default: the
+// agent's name).
+func WithAgentToolName(name string) AgentToolOption {
+	return agentToolOptionFunc(func(a *agentTool) {
+		if name != "" {
+			a.spec.Name = name
+		}
+	})
+}
+
+// WithAgentToolDescription sets the function description the model sees.
+func WithAgentToolDescription(desc string) AgentToolOption {
+	return agentToolOptionFunc(func(a *agentTool) { a.spec.Description = desc })
+}
+
+// WithAgentToolRunner runs the nested agent with r instead of the runner
+// serving the outer run. Use it to give the nested run other middleware;
+// approvals surface to the outer run only if r's chain requires them.
+func WithAgentToolRunner(r *Runner) AgentToolOption {
+	return agentToolOptionFunc(func(a *agentTool) { a.runner = r })
+}
+
+// AgentTool returns a [Tool] that runs agent as a nested run: the model
+// calls it with {"input": "..."}, the nested run starts from that user
+// message, and its final output is the call's output.
+//
+// The nested run is served by the runner serving the outer run (or the one
+// set with [WithAgentToolRunner]), with the same middleware. When it pauses
+// for approvals, they surface as approvals of the outer run: its
+// [state.Run.Pending] lists them with Owner set to the outer call ID and
+// CallID qualified as "<owner>/<nested call ID>", so that they are unique.
+// The nested run's state is kept in the outer run's extension
+// [AgentToolExtension]+callID, so it travels in the outer checkpoint.
+// Decide on the outer run ([state.Run.Approve] with the qualified call ID,
+// or the "always" forms, which apply to nested calls too) and resume it:
+// the call runs again, carries the decisions into the nested run and
+// resumes it. Nested runs nest: an agent tool inside an agent tool
+// qualifies its call IDs once per level.
+//
+// The nested run's ID is the outer run ID, "/", and the call ID. Its usage
+// is its own; its events are not streamed to the outer run.
+func AgentTool(agent *Agent, opts ...AgentToolOption) Tool {
+	if agent == nil {
+		panic("pipeline: AgentTool called with a nil agent")
+	}
+	a := &agentTool{agent: agent, spec: ToolSpec{
+		Name:        agent.Name,
+		Description: "Ask the " + agent.Name + " agent.",
+		Parameters:  json.RawMessage(`{"type":"object","properties":{"input":{"type":"string","description":"What to ask the agent."}},"required":["input"],"additionalProperties":false}`),
+		Strict:      true,
+	}}
+	for _, o := range opts {
+		if o != nil {
+			o.applyAgentTool(a)
+		}
+	}
+	return a
+}
+
+type agentTool struct {
+	agent  *Agent
+	spec   ToolSpec
+	runner *Runner
+}
+
+func (a *agentTool) Spec() ToolSpec { return a.spec }
+
+func (a *agentTool) Call(ctx context.Context, c *ToolCall) (string, error) {
+	outer := c.Turn.Run
+	runner := a.runner
+	if runner == nil {
+		runner = c.Turn.runner
+	}
+	if runner == nil {
+		return "", fmt.Errorf("pipeline: agent tool %q call %s: no runner", a.spec.Name, c.CallID)
+	}
+	key := AgentToolExtension + c.CallID
+	var (
+		res *Result
+		err error
+	)
+	if raw, paused := outer.Extension(key); paused {
+		nested, uerr := state.Unmarshal(raw)
+		if uerr != nil {
+			return "", fmt.Errorf("pipeline: agent tool %q call %s: nested state: %w", a.spec.Name, c.CallID, uerr)
+		}
+		carryDecisions(outer, nested, c.CallID)
+		if res, err = runner.Resume(ctx, a.agent, nested); err != nil {
+			return "", err
+		}
+		outer.ResolveOwned(c.CallID)
+		return a.settle(outer, c, key, res, nested)
+	}
+	var args struct {
+		Input string `json:"input"`
+	}
+	if err := json.Unmarshal([]byte(c.Arguments), &args); err != nil {
+		return "", &ArgumentError{Tool: c.Name, CallID: c.CallID, Err: err}
+	}
+	nested := state.NewRun(outer.ID()+"/"+c.CallID, a.agent.Name, 0)
+	res, err = runner.Run(ctx, a.agent, UserInput(args.Input), WithState(nested))
+	if err != nil {
+		return "", err
+	}
+	return a.settle(outer, c, key, res, nested)
+}
+
+// settle records a nested run's outcome in the outer run: on a pause, its
+// approvals (qualified) and its state; on a final output, the removal of
+// both.
+func (a *agentTool) settle(outer *state.Run, c *ToolCall, key string, res *Result, nested *state.Run) (string, error) {
+	if !res.Interrupted() {
+		outer.SetExtension(key, nil)
+		return res.FinalOutput, nil
+	}
+	data, err := state.Marshal(nested)
+	if err != nil {
+		return "", err
+	}
+	outer.SetExtension(key, data)
+	for _, ap := range res.Interruptions {
+		ap.CallID = c.CallID + "/" + ap.CallID
+		if ap.Owner == "" {
+			ap.Owner = c.CallID
+		} else {
+			ap.Owner = c.CallID + "/" + ap.Owner
+		}
+		outer.AddPending(ap)
+	}
+	return "", fmt.Errorf("%w: agent %q waits for %d decision(s)", ErrToolPending, a.agent.Name, len(res.Interruptions))
+}
+
+// carryDecisions copies the outer run's decisions that concern the nested
+// run of call owner into it: exact decisions on its calls, with the call
+// IDs unqualified once, and every "always" decision.
+func carryDecisions(outer, nested *state.Run, owner string) {
+	have := func(d state.Decision) bool {
+		for _, x := range nested.Decisions() {
+			if x.Always == d.Always && x.Tool == d.Tool && x.CallID == d.CallID && x.Verdict == d.Verdict {
+				return true
+			}
+		}
+		return false
+	}
+	for _, d := range outer.Decisions() {
+		switch {
+		case d.Always:
+		case d.Owner == owner:
+			d.CallID, d.Owner = strings.TrimPrefix(d.CallID, owner+"/"), ""
+		case strings.HasPrefix(d.Owner, owner+"/"):
+			d.CallID, d.Owner = strings.TrimPrefix(d.CallID, owner+"/"), strings.TrimPrefix(d.Owner, owner+"/")
+		default:
+			continue
+		}
+		if !have(d) {
+			nested.AddDecision(d)
+		}
+	}
+}
