@@ -1,0 +1,30 @@
+// Package postgres provides a [session.Store] in PostgreSQL, through pgx v5,
+// for many workers sharing sessions and checkpoints.
+//
+//	store, err := postgres.Open(ctx, os.Getenv("DATABASE_URL"))
+//	if err != nil {
+//		return err
+//	}
+//	defer store.Close()
+//	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store)))
+//
+// [New] takes a *pgxpool.Pool the caller owns instead.
+//
+// # Order and idempotency
+//
+// Every append is one transaction. Items are inserted with
+// INSERT ... ON CONFLICT DO NOTHING on (session, the run's place, Seq); a
+// position already taken is then compared with the new item, and a
+// different item rejects the whole append with [session.ErrConflict]. A
+// run's place is handed out from a per-session counter row when the run
+// first appends; the row's lock makes places follow commit order, so
+// workers racing to start runs in one session never interleave them.
+//
+// # Schema
+//
+// The tables live in one schema ([WithSchema], default "turnkit"), created
+// and upgraded by migrations embedded in the package, applied in one
+// transaction under an advisory lock and recorded in its schema_version
+// table. Raw item JSON is kept as bytea, byte for byte. Session and run IDs
+// are text: they must be valid UTF-8 without NUL bytes.
+package postgres

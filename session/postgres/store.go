@@ -1,0 +1,349 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/internal/rowcodec"
+	"github.com/turnkit/turnkit/state"
+)
+
+const pkg = "postgres"
+
+var _ session.Store = (*Store)(nil)
+
+// A Store keeps sessions (and run checkpoints, see [Store.Save]) in
+// PostgreSQL tables in one schema. It is safe for concurrent use by
+// multiple goroutines and by many workers sharing the database.
+type Store struct {
+	pool   *pgxpool.Pool
+	owned  bool // Close closes the pool
+	closed atomic.Bool
+	q      queries
+}
+
+// queries are the statements with the schema name resolved once.
+type queries struct {
+	runPlace, newRun, insertItems, storedItems, list, lookup, pop  string
+	count, clearHead, clearRuns, clearItems                        string
+	loadCheckpoint, insertCheckpoint, updateCheckpoint, deleteCkpt string
+}
+
+func newQueries(schemaName string) queries {
+	r := strings.NewReplacer("{{schema}}", pgx.Identifier{schemaName}.Sanitize())
+	return queries{
+		runPlace: r.Replace(`SELECT place FROM {{schema}}.session_runs
+			WHERE session_id = $1 AND run_id = $2 FOR SHARE`),
+		newRun: r.Replace(`WITH head AS (
+				INSERT INTO {{schema}}.session_heads AS h (session_id, last_place) VALUES ($1, 1)
+				ON CONFLICT (session_id) DO UPDATE SET last_place = h.last_place + 1
+				RETURNING last_place)
+			INSERT INTO {{schema}}.session_runs (session_id, run_id, place)
+			SELECT $1, $2, last_place FROM head
+			ON CONFLICT (session_id, run_id) DO NOTHING
+			RETURNING place`),
+		insertItems: r.Replace(`INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw)
+			SELECT $1, $2, t.seq, t.kind, t.name, t.raw
+			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[]) AS t(seq, kind, name, raw)
+			ON CONFLICT DO NOTHING`),
+		storedItems: r.Replace(`SELECT seq, kind, name, raw FROM {{schema}}.session_items
+			WHERE session_id = $1 AND place = $2 AND seq = ANY($3::bigint[])`),
+		list: r.Replace(`SELECT seq, kind, name, raw FROM (
+				SELECT place, seq, kind, name, raw FROM {{schema}}.session_items WHERE session_id = $1
+				ORDER BY place DESC, seq DESC LIMIT $2) last
+			ORDER BY place, seq`),
+		lookup: r.Replace(`SELECT i.seq, i.kind, i.name, i.raw
+			FROM {{schema}}.session_runs r
+			JOIN {{schema}}.session_items i ON i.session_id = r.session_id AND i.place = r.place
+			WHERE r.session_id = $1 AND r.run_id = $2 AND i.seq = $3`),
+		pop: r.Replace(`DELETE FROM {{schema}}.session_items
+			WHERE (session_id, place, seq) = (
+				SELECT session_id, place, seq FROM {{schema}}.session_items WHERE session_id = $1
+				ORDER BY place DESC, seq DESC LIMIT 1 FOR UPDATE)
+			RETURNING seq, kind, name, raw`),
+		count:            r.Replace(`SELECT count(*) FROM {{schema}}.session_items WHERE session_id = $1`),
+		clearHead:        r.Replace(`DELETE FROM {{schema}}.session_heads WHERE session_id = $1`),
+		clearRuns:        r.Replace(`DELETE FROM {{schema}}.session_runs WHERE session_id = $1`),
+		clearItems:       r.Replace(`DELETE FROM {{schema}}.session_items WHERE session_id = $1`),
+		loadCheckpoint:   r.Replace(`SELECT version, data FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
+		insertCheckpoint: r.Replace(`INSERT INTO {{schema}}.run_checkpoints (run_id, version, data) VALUES ($1, 1, $2) ON CONFLICT DO NOTHING`),
+		updateCheckpoint: r.Replace(`UPDATE {{schema}}.run_checkpoints SET version = version + 1, data = $3 WHERE run_id = $1 AND version = $2`),
+		deleteCkpt:       r.Replace(`DELETE FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
+	}
+}
+
+// Open connects to the PostgreSQL database at url (a pgx connection string
+// or URL), brings the store's schema up to date, and returns a store that
+// owns the connection pool: [Store.Close] closes it.
+//
+// Open fails with [ErrSchemaVersion] if a newer version of this package
+// migrated the schema.
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	s, err := New(ctx, pool, opts...)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s.owned = true
+	return s, nil
+}
+
+// New returns a store over a pool the caller owns (and closes, after the
+// store's last use), bringing the store's schema up to date first. The
+// caller may share the pool with its own queries.
+func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error) {
+	if pool == nil {
+		panic("postgres: New called with a nil pool")
+	}
+	cfg := newConfig(opts)
+	if err := migrate(ctx, pool, cfg.schema); err != nil {
+		return nil, err
+	}
+	return &Store{pool: pool, q: newQueries(cfg.schema)}, nil
+}
+
+// Close makes the store unusable: later calls return [session.ErrClosed]
+// (the state.Store methods an error wrapping it). A store made by [Open]
+// also closes its pool, waiting for calls in flight; one made by [New]
+// leaves the pool to its owner. Closing twice is not an error.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	if s.owned {
+		s.pool.Close()
+	}
+	return nil
+}
+
+// begin checks that the store is open and ctx is live.
+func (s *Store) begin(ctx context.Context, op, sessionID string) error {
+	if s.closed.Load() {
+		return fmt.Errorf("postgres: %s session %q: %w", op, sessionID, session.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("postgres: %s session %q: %w", op, sessionID, err)
+	}
+	return nil
+}
+
+func (s *Store) wrap(ctx context.Context, op, sessionID string, err error) error {
+	return rowcodec.Wrap(ctx, pkg, op, sessionID, s.closed.Load(), err)
+}
+
+// List returns the session's items in order (by the run's place, then Seq);
+// limit > 0 returns only the last limit items. It reads one consistent
+// snapshot. An unknown session has no items.
+func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.Item, error) {
+	if err := s.begin(ctx, "list", sessionID); err != nil {
+		return nil, err
+	}
+	var lim *int64 // NULL: no limit
+	if limit > 0 {
+		n := int64(limit)
+		lim = &n
+	}
+	rows, err := s.pool.Query(ctx, s.q.list, sessionID, lim)
+	if err != nil {
+		return nil, s.wrap(ctx, "list", sessionID, err)
+	}
+	out, err := collectItems(rows)
+	if err != nil {
+		return nil, s.wrap(ctx, "list", sessionID, err)
+	}
+	return out, nil
+}
+
+func collectItems(rows pgx.Rows) ([]state.Item, error) {
+	defer rows.Close()
+	var out []state.Item
+	for rows.Next() {
+		it, err := scanItem(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
+
+func scanItem(r pgx.Row) (state.Item, error) {
+	var (
+		seq        int64
+		kind, name string
+		raw        []byte
+	)
+	if err := r.Scan(&seq, &kind, &name, &raw); err != nil {
+		return state.Item{}, err
+	}
+	it, err := rowcodec.Decode(kind, seq, name, raw)
+	if err != nil {
+		return state.Item{}, fmt.Errorf("decode item at seq %d: %w", seq, err)
+	}
+	return it, nil
+}
+
+// Append stores items of run runID in one transaction: all or none. An
+// item already stored at its (runID, Seq) is skipped; one that differs from
+// the stored item (kind, tool name or JSON) rejects the whole call with
+// [session.ErrConflict]. Empty IDs, a zero item or a Seq below 1 fail with
+// [session.ErrInvalid]. The first append of a run fixes its place after
+// every run already committed to the session, even when workers race; its
+// later appends keep it. Appending no items stores nothing and fixes
+// nothing. On a cancelled ctx nothing is written.
+func (s *Store) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
+	if err := s.begin(ctx, "append to", sessionID); err != nil {
+		return err
+	}
+	if err := rowcodec.Validate(pkg, sessionID, runID, items); err != nil || len(items) == 0 {
+		return err
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return s.append(ctx, tx, sessionID, runID, items) })
+	return s.wrap(ctx, "append to", sessionID, err)
+}
+
+func (s *Store) append(ctx context.Context, tx pgx.Tx, sessionID, runID string, items []state.Item) error {
+	place, err := s.place(ctx, tx, sessionID, runID)
+	if err != nil {
+		return err
+	}
+	seqs := make([]int64, len(items))
+	kinds := make([]string, len(items))
+	names := make([]string, len(items))
+	raws := make([][]byte, len(items))
+	for i, it := range items {
+		seqs[i], kinds[i], names[i], raws[i] = it.Seq(), it.Kind().String(), it.Name(), it.AppendRaw(nil)
+	}
+	tag, err := tx.Exec(ctx, s.q.insertItems, sessionID, place, seqs, kinds, names, raws)
+	if err != nil {
+		return fmt.Errorf("insert items of run %q: %w", runID, err)
+	}
+	if tag.RowsAffected() == int64(len(items)) {
+		return nil
+	}
+	// Some positions were stored already: each must hold the same item.
+	rows, err := tx.Query(ctx, s.q.storedItems, sessionID, place, seqs)
+	if err != nil {
+		return fmt.Errorf("read stored items of run %q: %w", runID, err)
+	}
+	type row struct {
+		kind, name string
+		raw        []byte
+	}
+	stored := make(map[int64]row, len(items))
+	var r row
+	var seq int64
+	_, err = pgx.ForEachRow(rows, []any{&seq, &r.kind, &r.name, &r.raw}, func() error {
+		stored[seq] = r
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("read stored items of run %q: %w", runID, err)
+	}
+	for _, it := range items {
+		if r, ok := stored[it.Seq()]; !ok || !rowcodec.Same(it, r.kind, r.name, r.raw) {
+			// !ok cannot happen: the position conflicted, so it is stored.
+			return rowcodec.Conflict(pkg, sessionID, runID, it, r.kind)
+		}
+	}
+	return nil
+}
+
+// place returns the run's place in the session, giving it the next place
+// if this is its first append. The run's row is share-locked until commit,
+// so that a concurrent Clear waits for this append rather than orphaning it.
+func (s *Store) place(ctx context.Context, tx pgx.Tx, sessionID, runID string) (int64, error) {
+	var place int64
+	err := tx.QueryRow(ctx, s.q.runPlace, sessionID, runID).Scan(&place)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = tx.QueryRow(ctx, s.q.newRun, sessionID, runID).Scan(&place)
+		if errors.Is(err, pgx.ErrNoRows) {
+			// Another worker placed the run first and has committed.
+			err = tx.QueryRow(ctx, s.q.runPlace, sessionID, runID).Scan(&place)
+		}
+	}
+	if err != nil {
+		return 0, fmt.Errorf("place run %q: %w", runID, err)
+	}
+	return place, nil
+}
+
+// Lookup returns the item stored at (runID, seq) in the session, if any.
+func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) (state.Item, bool, error) {
+	if err := s.begin(ctx, "lookup in", sessionID); err != nil {
+		return state.Item{}, false, err
+	}
+	it, err := scanItem(s.pool.QueryRow(ctx, s.q.lookup, sessionID, runID, seq))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return state.Item{}, false, nil
+	}
+	if err != nil {
+		return state.Item{}, false, s.wrap(ctx, "lookup in", sessionID, err)
+	}
+	return it, true, nil
+}
+
+// Pop removes and returns the session's last item, if any, in one
+// statement. The item's run keeps its place.
+func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, error) {
+	if err := s.begin(ctx, "pop from", sessionID); err != nil {
+		return state.Item{}, false, err
+	}
+	for {
+		it, err := scanItem(s.pool.QueryRow(ctx, s.q.pop, sessionID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			// Either the session is empty, or a concurrent Pop took the
+			// row this one locked; only the first is the answer.
+			n, err := s.count(ctx, sessionID)
+			if err != nil {
+				return state.Item{}, false, s.wrap(ctx, "pop from", sessionID, err)
+			}
+			if n == 0 {
+				return state.Item{}, false, nil
+			}
+			continue
+		}
+		if err != nil {
+			return state.Item{}, false, s.wrap(ctx, "pop from", sessionID, err)
+		}
+		return it, true, nil
+	}
+}
+
+func (s *Store) count(ctx context.Context, sessionID string) (int64, error) {
+	var n int64
+	err := s.pool.QueryRow(ctx, s.q.count, sessionID).Scan(&n)
+	return n, err
+}
+
+// Clear removes every item of the session and the places of its runs, in
+// one transaction: a run that appends afterwards starts a new place. An
+// append in flight either lands before the clear (and is removed) or after
+// it (and starts afresh).
+func (s *Store) Clear(ctx context.Context, sessionID string) error {
+	if err := s.begin(ctx, "clear", sessionID); err != nil {
+		return err
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// Heads and runs first: they wait for appends holding their locks,
+		// and the items statement then sees what those appends wrote.
+		for _, q := range []string{s.q.clearHead, s.q.clearRuns, s.q.clearItems} {
+			if _, err := tx.Exec(ctx, q, sessionID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return s.wrap(ctx, "clear", sessionID, err)
+}

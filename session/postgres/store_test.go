@@ -1,0 +1,68 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/goleak"
+
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/postgres"
+	"github.com/turnkit/turnkit/session/sessiontest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// serverURL returns TURNKIT_POSTGRES_URL, skipping the test without it
+// (failing instead under CI=true or TURNKIT_REQUIRE_BACKENDS=1).
+func serverURL(t testing.TB) string {
+	t.Helper()
+	url := os.Getenv("TURNKIT_POSTGRES_URL")
+	if url == "" {
+		msg := `TURNKIT_POSTGRES_URL is not set; start the servers with eval "$(.ci/services start)"`
+		if os.Getenv("CI") == "true" || os.Getenv("TURNKIT_REQUIRE_BACKENDS") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return url
+}
+
+// testSchema returns a fresh schema name and a pool, dropping the schema
+// and closing the pool when the test ends.
+func testSchema(t testing.TB) (string, *pgxpool.Pool) {
+	t.Helper()
+	url := serverURL(t)
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		t.Fatalf("pgxpool.New = %v", err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "turnkit_test_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		_, err := pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+		pool.Close()
+	})
+	return schema, pool
+}
+
+func TestConformance(t *testing.T) {
+	schema, pool := testSchema(t)
+	sessiontest.TestStore(t, func(t *testing.T) session.Store {
+		s, err := postgres.New(t.Context(), pool, postgres.WithSchema(schema))
+		if err != nil {
+			t.Fatalf("New = %v", err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}
