@@ -19,35 +19,38 @@ import (
 var errModelDown = errors.New("model down")
 
 // Invariant 1: when a tool returns, its call and output are in the session
-// before any later stage runs, with the earlier items of its response.
+// before any later stage runs, with the earlier items of its response; a
+// crash later in the turn keeps them.
 //
 // Checked to fail without it by temporarily removing the l.commitCall call
-// from the tool stage: the model's second call then sees [user:hi] only.
+// from the tool stage: the second tool then sees [user:hi] only, and the
+// failed turn leaves only the input.
 func TestInvariant1_SideEffectsCommitAtOnce(t *testing.T) {
 	t.Parallel()
 	store := memory.New()
 	t.Cleanup(func() { _ = store.Close() })
-	var atModel []string
-	model := scripted.Generate(func(n int) scripted.Step {
-		if n == 1 {
-			return scripted.Respond(scripted.Think("plan"), scripted.Text("let me look"), scripted.Call("search", `{}`))
-		}
-		atModel = show(list(t, store)) // the session as the next stage starts
-		return scripted.Fail(errModelDown)
-	})
+	errBoom := errors.New("boom")
+	var atBoom []string
+	boom := toolFunc{name: "boom", fn: func(context.Context, *pipeline.ToolCall) (string, error) {
+		atBoom = show(list(t, store)) // the session as the next tool starts
+		return "", errBoom
+	}}
 	var runs counter
-	agent := &pipeline.Agent{Name: "a", Model: model, Tools: []pipeline.Tool{echoTool("search", &runs, nil)}}
-	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store)))
+	agent := &pipeline.Agent{
+		Name: "a", Tools: []pipeline.Tool{echoTool("search", &runs, nil), boom},
+		Model: scripted.New(scripted.Respond(scripted.Think("plan"), scripted.Text("let me look"), scripted.Call("search", `{}`), scripted.Call("boom", `{}`))),
+	}
+	runner := pipeline.NewRunner(pipeline.WithToolConcurrency(1), pipeline.WithToolErrorsAbort(), pipeline.WithMiddleware(persistence.Middleware(store)))
 
 	_, err := runner.Run(context.Background(), agent, pipeline.UserInput("hi"), pipeline.WithSessionID(sid))
-	if !errors.Is(err, errModelDown) {
-		t.Fatalf("Run error = %v, want the model's", err)
+	if !errors.Is(err, errBoom) {
+		t.Fatalf("Run error = %v, want the tool's", err)
 	}
 	want := []string{"user:hi", "reasoning:plan", "msg:let me look", "call:search", "out:search done"}
-	if d := cmp.Diff(want, atModel); d != "" {
-		t.Errorf("session when the model was called again (-want +got):\n%s", d)
+	if d := cmp.Diff(want, atBoom); d != "" {
+		t.Errorf("session when the next tool started (-want +got):\n%s", d)
 	}
-	// The model failed: the input and the committed tool items stay.
+	// The turn failed: the input and the committed tool items stay.
 	if d := cmp.Diff(want, show(list(t, store))); d != "" {
 		t.Errorf("session after the failure (-want +got):\n%s", d)
 	}
@@ -249,9 +252,9 @@ func TestInvariant3_OriginalOrder(t *testing.T) {
 // Invariant 4: appends are idempotent on (run ID, Seq); a resumed append
 // after an ambiguous failure never duplicates and never drops an item.
 //
-// Checked to fail without it by temporarily making the resume sync start
-// from the run's first position with a session/memory whose Append always
-// inserts (no idempotency): the input and tool items are then stored twice.
+// Checked to fail without it by temporarily turning off session/memory's
+// check for an item already stored at (run ID, Seq): after the ambiguous
+// (after-write) failure, resume then stores the tool items twice.
 func TestInvariant4_ExactlyOnceInSession(t *testing.T) {
 	t.Parallel()
 	for _, fault := range []faulty.Fault{faulty.FailAfter(2), faulty.FailBefore(2)} {
