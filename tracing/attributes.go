@@ -251,8 +251,10 @@ type errorTyper interface {
 }
 
 // errorType returns a low-cardinality name for err's kind, for error.type:
-// the value of an ErrorType() string method in its chain, "canceled" or
-// "deadline_exceeded" for context errors, else its Go type.
+// the value of an ErrorType() string method in its chain; "canceled" or
+// "deadline_exceeded" for context errors; "input_rejected",
+// "output_rejected", "guardrail_failed" or "max_turns" for the pipeline's
+// verdicts; else its Go type.
 func errorType(err error) string {
 	if et, ok := errors.AsType[errorTyper](err); ok {
 		if s := et.ErrorType(); s != "" {
@@ -264,6 +266,14 @@ func errorType(err error) string {
 		return "canceled"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "deadline_exceeded"
+	case errors.Is(err, pipeline.ErrInputRejected):
+		return "input_rejected"
+	case errors.Is(err, pipeline.ErrOutputRejected):
+		return "output_rejected"
+	case errors.Is(err, pipeline.ErrGuardrailFailed):
+		return "guardrail_failed"
+	case errors.Is(err, pipeline.ErrMaxTurns):
+		return "max_turns"
 	}
 	// Look through fmt.Errorf("...: %w", err) wrappers to the cause.
 	for fmt.Sprintf("%T", err) == "*fmt.wrapError" {

@@ -56,24 +56,53 @@ func Middleware(opts ...Option) pipeline.Middleware {
 	return pipeline.Middleware{Name: "tracing", Run: m.wrapRun, Turn: m.wrapTurn, Model: m.wrapModel, Tool: m.wrapTool}
 }
 
+// offKey marks a context in which no tracer records: the run's span has
+// no span context at all (a no-op or unset provider and no incoming trace).
+// The stages under such a run skip their spans, so tracing without a
+// provider costs one context value per run and nothing per turn.
+type offKey struct{}
+
+// disabled reports whether the run ctx belongs to has no tracer.
+func disabled(ctx context.Context) bool { return ctx.Value(offKey{}) != nil }
+
+// noSpan is the span of a stage that is not traced. It is immutable.
+var noSpan = trace.SpanFromContext(context.Background())
+
+// start starts a stage's span with a fixed name; a recording span is then
+// renamed with its model, tool or agent (so those names are built only for
+// spans that record; a sampler sees the fixed name). Under a run without a
+// tracer it returns ctx and noSpan.
+func (m *middleware) start(ctx context.Context, name string, opts []trace.SpanStartOption) (context.Context, trace.Span) {
+	if disabled(ctx) {
+		return ctx, noSpan
+	}
+	return m.tracer.Start(ctx, name, opts...)
+}
+
 func (m *middleware) wrapRun(next pipeline.RunHandler) pipeline.RunHandler {
 	return pipeline.RunHandlerFunc(func(ctx context.Context, c *pipeline.RunCall) (*pipeline.Result, error) {
 		opts := m.internal
 		if c.Resumed {
 			ctx, opts = m.resumeFrom(ctx, c.Run)
 		}
-		ctx, span := m.tracer.Start(ctx, "invoke_agent "+c.Agent.Name, opts...)
+		sctx, span := m.tracer.Start(ctx, "invoke_agent", opts...)
 		defer span.End()
-		if span.SpanContext().IsValid() {
-			m.saveTraceContext(ctx, c.Run)
-		}
 		if !span.IsRecording() {
+			if span.SpanContext().IsValid() {
+				m.saveTraceContext(sctx, c.Run)
+				ctx = sctx
+			} else {
+				ctx = context.WithValue(ctx, offKey{}, true)
+			}
 			res, err := next.ServeRun(ctx, c)
 			if err != nil {
 				recordError(span, err)
 			}
 			return res, err
 		}
+		ctx = sctx
+		span.SetName("invoke_agent " + c.Agent.Name)
+		m.saveTraceContext(ctx, c.Run)
 		before := c.Run.Usage()
 		span.SetAttributes(m.runAttributes(c)...)
 		res, err := next.ServeRun(ctx, c)
@@ -87,7 +116,7 @@ func (m *middleware) wrapRun(next pipeline.RunHandler) pipeline.RunHandler {
 
 func (m *middleware) wrapTurn(next pipeline.Handler) pipeline.Handler {
 	return pipeline.HandlerFunc(func(ctx context.Context, t *pipeline.Turn) error {
-		ctx, span := m.tracer.Start(ctx, "turn", m.internal...)
+		ctx, span := m.start(ctx, "turn", m.internal)
 		defer span.End()
 		recording := span.IsRecording()
 		observe := recording || m.inst.guardTrips.Enabled(ctx)
@@ -115,19 +144,18 @@ func (m *middleware) wrapTurn(next pipeline.Handler) pipeline.Handler {
 
 func (m *middleware) wrapModel(next pipeline.ModelHandler) pipeline.ModelHandler {
 	return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
-		name := "chat"
-		if c.Settings.Model != "" {
-			name = "chat " + c.Settings.Model
-		}
 		measure := m.inst.opDuration.Enabled(ctx) || m.inst.tokenUsage.Enabled(ctx)
 		var start time.Time
 		if measure {
 			start = time.Now()
 		}
-		ctx, span := m.tracer.Start(ctx, name, m.client...)
+		ctx, span := m.start(ctx, "chat", m.client)
 		defer span.End()
 		recording := span.IsRecording()
 		if recording {
+			if c.Settings.Model != "" {
+				span.SetName("chat " + c.Settings.Model)
+			}
 			span.SetAttributes(m.requestAttributes(c)...)
 			if m.cfg.content {
 				span.SetAttributes(requestContent(c)...)
@@ -157,9 +185,12 @@ func (m *middleware) wrapTool(next pipeline.ToolHandler) pipeline.ToolHandler {
 		if measure {
 			start = time.Now()
 		}
-		ctx, span := m.tracer.Start(ctx, "execute_tool "+c.Name, m.internal...)
+		ctx, span := m.start(ctx, "execute_tool", m.internal)
 		defer span.End()
 		recording := span.IsRecording()
+		if recording {
+			span.SetName("execute_tool " + c.Name)
+		}
 		observe := recording || m.inst.guardTrips.Enabled(ctx) || m.inst.approvals.Enabled(ctx)
 		var g0 int
 		if observe {
@@ -192,8 +223,9 @@ func (m *middleware) handoff(ctx context.Context, t *pipeline.Turn) {
 	if t.Next.Agent != nil {
 		to = t.Next.Agent.Name
 	}
-	_, span := m.tracer.Start(ctx, "handoff "+to, m.internal...)
+	_, span := m.start(ctx, "handoff", m.internal)
 	if span.IsRecording() {
+		span.SetName("handoff " + to)
 		attrs := []attribute.KeyValue{
 			genaiconv.HandoffFromKey.String(t.Agent.Name),
 			genaiconv.HandoffToKey.String(to),
