@@ -55,7 +55,7 @@ func BenchmarkTurn(b *testing.B) {
 		b.Run(tt.name, func(b *testing.B) {
 			r := pipeline.NewRunner(pipeline.WithMiddleware(tt.mws(b)...))
 			a := &pipeline.Agent{
-				Name:     "bench",
+				Name: "bench",
 				Model: scripted.Generate(func(n int) scripted.Step {
 					if n%turns == 0 {
 						return scripted.Reply("done")
