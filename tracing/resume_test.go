@@ -51,6 +51,71 @@ func pauseAndResume(t *testing.T, v state.Verdict, transfer func(t *testing.T, r
 
 func liveState(_ *testing.T, run *state.Run) *state.Run { return run }
 
+// viaJSON is what another process does: the checkpoint goes through
+// state.Marshal and state.Unmarshal.
+func viaJSON(t *testing.T, run *state.Run) *state.Run {
+	t.Helper()
+	data, err := state.Marshal(run)
+	if err != nil {
+		t.Fatalf("state.Marshal: %v", err)
+	}
+	out, err := state.Unmarshal(data)
+	if err != nil {
+		t.Fatalf("state.Unmarshal: %v", err)
+	}
+	return out
+}
+
+func TestResumeFromJSONCheckpointLinks(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		opts       []tracing.Option
+		wantParent bool
+	}{
+		{name: "link"},
+		{name: "continue trace", opts: []tracing.Option{tracing.WithContinueTrace()}, wantParent: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			first, second := pauseAndResume(t, state.Approved, viaJSON, tt.opts...)
+			paused := one(t, first, "invoke_agent helper").SpanContext()
+			resumed := one(t, second, "invoke_agent helper")
+			got := map[string]bool{
+				"linked":    len(resumed.Links()) == 1 && resumed.Links()[0].SpanContext.SpanID() == paused.SpanID() && resumed.Links()[0].SpanContext.TraceID() == paused.TraceID(),
+				"parented":  resumed.Parent().SpanID() == paused.SpanID() && resumed.Parent().TraceID() == paused.TraceID(),
+				"sameTrace": resumed.SpanContext().TraceID() == paused.TraceID(),
+			}
+			want := map[string]bool{"linked": !tt.wantParent, "parented": tt.wantParent, "sameTrace": tt.wantParent}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("resumed span relation mismatch (-want +got):\n%s", diff)
+			}
+			// The resumed run saved its own span for a later resume.
+			if n := len(find(second, "execute_tool danger")); n != 1 {
+				t.Fatalf("%d danger calls on resume, want 1", n)
+			}
+		})
+	}
+}
+
+// TestTraceContextSaved checks the carrier a checkpoint holds: a W3C
+// traceparent naming the run's span.
+func TestTraceContextSaved(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware(), requireApproval("danger")))
+	res, err := r.Run(context.Background(), toolAgent(scripted.CallTool("danger", `{}`)), pipeline.UserInput("hi"))
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	sc := one(t, h.ended(), "invoke_agent helper").SpanContext()
+	want := map[string]string{"traceparent": "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"}
+	if diff := cmp.Diff(want, viaJSON(t, res.State()).TraceContext()); diff != "" {
+		t.Fatalf("saved trace context mismatch (-want +got):\n%s", diff)
+	}
+}
+
 func TestResumeLinksToThePausedRun(t *testing.T) {
 	t.Parallel()
 	first, second := pauseAndResume(t, state.Approved, liveState)
