@@ -257,7 +257,9 @@ func TestUnknownTool(t *testing.T) {
 }
 
 func TestMalformedArguments(t *testing.T) {
-	m := func() *scripted.Model { return scripted.New(scripted.CallTool("t", `{"a":1,`), scripted.Reply("sorry")) }
+	m := func() *scripted.Model {
+		return scripted.New(scripted.CallTool("t", `{"a":1,`), scripted.Reply("sorry"))
+	}
 	agent := func() *pipeline.Agent {
 		return &pipeline.Agent{Name: "a", Tools: []pipeline.Tool{echo("t")}, Model: m()}
 	}
