@@ -1,0 +1,191 @@
+// Command turnbench runs turnkit's benchmark scenarios and its peers side by
+// side, and prints one table with the ratio of each figure to the bare loop.
+//
+//	go run ./bench/cmd/turnbench
+//
+// It runs every scenario of package bench through testing.Benchmark
+// (progress on stderr), then the peers of the nested module bench/peers:
+// eino through `go run ./cmd/einobench` and @openai/agents through node
+// (after `npm ci` when its node_modules are missing). A peer that cannot be
+// built or installed is reported as missing and the rest goes on. It writes
+// the table (Markdown) to stdout and to OUT/table.md, every figure to
+// OUT/turnbench.csv, and the per-turn cost against the run length of
+// turnkit and each peer to OUT/turns.png.
+//
+// Flags:
+//
+//	-benchtime d   time (or NNNx iterations) per scenario, as go test -benchtime (default 1s)
+//	-run regexp    run only the scenarios whose name matches
+//	-peers list    peers to run: eino,js (default both; "" for none)
+//	-out dir       output folder (default bench/out under the module root)
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/turnkit/turnkit/bench"
+)
+
+func main() {
+	testing.Init()
+	cfg := config{}
+	flag.StringVar(&cfg.benchtime, "benchtime", "1s", "time or NNNx iterations per scenario, as go test -benchtime")
+	flag.StringVar(&cfg.run, "run", "", "run only the scenarios whose name matches this regexp")
+	flag.StringVar(&cfg.peers, "peers", "eino,js", "comma-separated peers to run (eino, js); empty for none")
+	flag.StringVar(&cfg.out, "out", "", "output folder (default bench/out under the module root)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, cfg, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "turnbench:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	benchtime string
+	run       string
+	peers     string
+	out       string
+}
+
+func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
+	if err := flag.Set("test.benchtime", cfg.benchtime); err != nil {
+		return fmt.Errorf("-benchtime %q: %w", cfg.benchtime, err)
+	}
+	var filter *regexp.Regexp
+	if cfg.run != "" {
+		var err error
+		if filter, err = regexp.Compile(cfg.run); err != nil {
+			return fmt.Errorf("-run: %w", err)
+		}
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return err
+	}
+	if cfg.out == "" {
+		cfg.out = filepath.Join(root, "bench", "out")
+	}
+	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
+		return err
+	}
+
+	env := describeMachine(ctx)
+	rep := &report{env: env}
+	var todo []bench.Scenario
+	for _, s := range bench.All() {
+		if filter == nil || filter.MatchString(s.Name) {
+			todo = append(todo, s)
+		}
+	}
+	start := time.Now()
+	for i, s := range todo {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		prefix := fmt.Sprintf("[%2d/%d] %-44s", i+1, len(todo), s.Name)
+		if s.Skip != "" {
+			fmt.Fprintf(progress, "%s skipped: %s\n", prefix, s.Skip)
+			rep.add(row{scenario: s, skip: s.Skip})
+			continue
+		}
+		fmt.Fprintf(progress, "%s ", prefix)
+		t0 := time.Now()
+		res := testing.Benchmark(s.Bench)
+		if res.N == 0 {
+			fmt.Fprintln(progress, "FAILED")
+			rep.add(row{scenario: s, skip: "the benchmark failed; run it with go test -bench to see why"})
+			continue
+		}
+		r := fromResult(s, res)
+		rep.add(r)
+		fmt.Fprintf(progress, "%s/%s  %s allocs  (%d×, %s)\n", formatNs(r.ns), s.Unit, formatNum(r.allocs), res.N, time.Since(t0).Round(100*time.Millisecond))
+	}
+
+	peers := splitList(cfg.peers)
+	if len(peers) > 0 {
+		turns := make([]string, len(bench.RunLengths))
+		for i, n := range bench.RunLengths {
+			turns[i] = fmt.Sprint(n)
+		}
+		for _, p := range peers {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			fmt.Fprintf(progress, "peer %s: running runs of %s turns (long runs take a while)\n", p, strings.Join(turns, ", "))
+			rows, version, err := runPeer(ctx, p, root, cfg.benchtime, bench.RunLengths, progress)
+			if err != nil {
+				fmt.Fprintf(progress, "peer %s: missing: %v\n", p, err)
+				rep.missing = append(rep.missing, fmt.Sprintf("%s: %v", peerLabel(p), firstLine(err.Error())))
+				continue
+			}
+			rep.env.peers = append(rep.env.peers, peerLabel(p)+" "+version)
+			for _, r := range rows {
+				rep.add(r)
+			}
+		}
+	}
+	fmt.Fprintf(progress, "done in %s\n\n", time.Since(start).Round(time.Second))
+
+	table := rep.markdown()
+	if _, err := io.WriteString(stdout, table); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(cfg.out, "table.md"), []byte(table), 0o644); err != nil {
+		return err
+	}
+	if err := rep.writeCSV(filepath.Join(cfg.out, "turnbench.csv")); err != nil {
+		return err
+	}
+	if err := rep.plot(filepath.Join(cfg.out, "turns.png")); err != nil {
+		return err
+	}
+	fmt.Fprintf(progress, "wrote %s, %s and %s\n",
+		filepath.Join(cfg.out, "table.md"), filepath.Join(cfg.out, "turnbench.csv"), filepath.Join(cfg.out, "turns.png"))
+	return nil
+}
+
+// moduleRoot finds the turnkit module root from the working directory up.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.HasPrefix(string(b), "module github.com/turnkit/turnkit\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("the turnkit module root is not at or above the working directory; run turnbench inside the repository")
+		}
+		dir = parent
+	}
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

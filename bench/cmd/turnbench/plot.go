@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/turnkit/turnkit/bench"
+)
+
+var seriesColors = []color.Color{
+	color.RGBA{0x88, 0x88, 0x88, 0xff}, // bare loop
+	color.RGBA{0x1f, 0x77, 0xb4, 0xff}, // turnkit
+	color.RGBA{0x2c, 0xa0, 0x2c, 0xff}, // turnkit + chain
+	color.RGBA{0xd6, 0x27, 0x28, 0xff}, // eino
+	color.RGBA{0xff, 0x7f, 0x0e, 0xff}, // JS
+}
+
+// plot draws the per-turn cost of each run series against the run length,
+// both axes logarithmic.
+func (r *report) plot(path string) error {
+	p := plot.New()
+	p.Title.Text = "Cost per turn against run length (N tool turns, then a final message)"
+	p.X.Label.Text = "turns per run"
+	p.Y.Label.Text = "time per turn (ns)"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+	drawn, top := 0, 0.0
+	for i, s := range peerSeries {
+		var pts plotter.XYs
+		for _, n := range bench.RunLengths {
+			if x, ok := r.get(fmt.Sprintf("run/%s/turns=%d", s.key, n)); ok && x.ns > 0 {
+				pts = append(pts, plotter.XY{X: float64(n), Y: x.ns})
+				top = max(top, x.ns)
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return fmt.Errorf("plot %s: %w", s.label, err)
+		}
+		c := seriesColors[i%len(seriesColors)]
+		line.Color, line.Width = c, vg.Points(2)
+		points.Color, points.Shape = c, draw.CircleGlyph{}
+		p.Add(line, points)
+		p.Legend.Add(s.label, line, points)
+		drawn++
+	}
+	if drawn == 0 {
+		return nil // no run scenario ran (-run filtered them out): no plot
+	}
+	p.Y.Max = top * 40 // headroom for the legend above the highest line
+	if err := p.Save(9*vg.Inch, 5.5*vg.Inch, path); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return nil
+}

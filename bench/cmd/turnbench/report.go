@@ -1,0 +1,258 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/turnkit/turnkit/bench"
+)
+
+// A row is one figure of the table: a scenario's cost per unit (turn,
+// item, commit), or why it has none.
+type row struct {
+	scenario  bench.Scenario
+	n         int     // iterations run
+	ns        float64 // per unit
+	allocs    float64 // per unit, when hasAllocs
+	bytes     float64 // per unit, when hasAllocs
+	hasAllocs bool
+	skip      string
+}
+
+func fromResult(s bench.Scenario, res testing.BenchmarkResult) row {
+	per := float64(res.N) * float64(s.PerOp)
+	return row{
+		scenario: s, n: res.N, hasAllocs: true,
+		ns:     float64(res.T.Nanoseconds()) / per,
+		allocs: float64(res.MemAllocs) / per,
+		bytes:  float64(res.MemBytes) / per,
+	}
+}
+
+// A report collects the rows of one run.
+type report struct {
+	env     machine
+	rows    []row
+	byName  map[string]int
+	missing []string // peers that could not run, with why
+}
+
+func (r *report) add(x row) {
+	if r.byName == nil {
+		r.byName = map[string]int{}
+	}
+	r.byName[x.scenario.Name] = len(r.rows)
+	r.rows = append(r.rows, x)
+}
+
+// get returns the measured row named name.
+func (r *report) get(name string) (row, bool) {
+	i, ok := r.byName[name]
+	if !ok || r.rows[i].skip != "" {
+		return row{}, false
+	}
+	return r.rows[i], true
+}
+
+// ratio returns x's time over its baseline's, if both ran.
+func (r *report) ratio(x row) (float64, bool) {
+	if x.skip != "" || x.scenario.Baseline == "" {
+		return 0, false
+	}
+	base, ok := r.get(x.scenario.Baseline)
+	if !ok || base.ns == 0 {
+		return 0, false
+	}
+	return x.ns / base.ns, true
+}
+
+var groupTitles = map[string]string{
+	"turn":       "Per turn, one turn per iteration, at h items of history (ratio: to the bare loop at the same h)",
+	"run":        "Whole runs of N tool turns and a final message, per turn (ratio: to the bare loop at the same N)",
+	"middleware": "Per turn with middleware, history of 10 items (ratio: to the bare loop)",
+	"checkpoint": "Checkpoints: state.Marshal / state.Unmarshal, per item (ratio: to encoding/json of the same items)",
+	"approval":   "The approval cycle: interrupt → marshal → unmarshal → approve → resume, per cycle",
+	"session":    "Session commits: one append of a turn's items, per commit (ratio: to the raw driver doing the same inserts)",
+}
+
+var groupOrder = []string{"turn", "middleware", "run", "checkpoint", "approval", "session"}
+
+// markdown renders the whole report.
+func (r *report) markdown() string {
+	var b strings.Builder
+	e := r.env
+	fmt.Fprintf(&b, "Run of %s on %s (%d cores%s), %s, %s.\n", e.date, e.cpu, e.cores, e.loadNote(), e.goVersion, e.nodeVersion)
+	if len(e.peers) > 0 {
+		fmt.Fprintf(&b, "Peers: %s.\n", strings.Join(e.peers, ", "))
+	}
+	for _, m := range r.missing {
+		fmt.Fprintf(&b, "Missing peer: %s.\n", m)
+	}
+	fmt.Fprintf(&b, "Each scenario ran for -benchtime %s; figures are one run's, so compare ratios, not absolute times.\n", e.benchtime)
+	for _, g := range groupOrder {
+		var rows []row
+		for _, x := range r.rows {
+			if x.scenario.Group == g {
+				rows = append(rows, x)
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		title := groupTitles[g]
+		if title == "" {
+			title = g
+		}
+		fmt.Fprintf(&b, "\n#### %s\n\n", title)
+		b.WriteString("| scenario | ns/unit | allocs/unit | B/unit | ratio |\n|---|--:|--:|--:|--:|\n")
+		for _, x := range rows {
+			name := strings.TrimPrefix(x.scenario.Name, g+"/")
+			if x.skip != "" {
+				fmt.Fprintf(&b, "| %s | skipped: %s | | | |\n", name, x.skip)
+				continue
+			}
+			ratio := "base"
+			if q, ok := r.ratio(x); ok {
+				ratio = fmt.Sprintf("%.2f×", q)
+			} else if x.scenario.Baseline != "" {
+				ratio = "n/a"
+			}
+			allocs, bytes := "n/a", "n/a"
+			if x.hasAllocs {
+				allocs, bytes = formatNum(x.allocs), formatNum(x.bytes)
+			}
+			fmt.Fprintf(&b, "| %s | %s/%s | %s | %s | %s |\n", name, formatNs(x.ns), x.scenario.Unit, allocs, bytes, ratio)
+		}
+	}
+	b.WriteString(r.flatness())
+	b.WriteString(r.peers())
+	return b.String()
+}
+
+// flatness compares each turn scenario at 10 000 items of history with the
+// same scenario at 10: the core's promise is within 1.2×.
+func (r *report) flatness() string {
+	lo, hi := bench.Histories[0], bench.Histories[len(bench.Histories)-1]
+	var b strings.Builder
+	for _, x := range r.rows {
+		if x.scenario.Group != "turn" || !strings.HasSuffix(x.scenario.Name, "/history="+strconv.Itoa(lo)) {
+			continue
+		}
+		stem := strings.TrimSuffix(x.scenario.Name, strconv.Itoa(lo))
+		a, okA := r.get(x.scenario.Name)
+		z, okZ := r.get(stem + strconv.Itoa(hi))
+		if !okA || !okZ {
+			continue
+		}
+		if b.Len() == 0 {
+			fmt.Fprintf(&b, "\n#### Flat with history: cost per turn at %d items ÷ at %d items\n\n| scenario | time | allocs |\n|---|--:|--:|\n", hi, lo)
+		}
+		fmt.Fprintf(&b, "| %s | %.2f× | %s |\n", strings.TrimSuffix(strings.TrimPrefix(stem, "turn/"), "/history="),
+			z.ns/a.ns, ratioOrNA(z.allocs, a.allocs))
+	}
+	return b.String()
+}
+
+// peerSeries are the run-scenario series of the plot and the peer table,
+// in order: turnkit's first.
+var peerSeries = []struct{ key, label string }{
+	{"bare", "bare loop"},
+	{"runner", "turnkit Runner"},
+	{"runner+chain", "turnkit + default chain"},
+	{"eino", "eino ReAct agent"},
+	{"openai-agents-js", "@openai/agents (JS)"},
+}
+
+// peers renders turnkit against each peer at each run length.
+func (r *report) peers() string {
+	var b strings.Builder
+	head := false
+	for _, n := range bench.RunLengths {
+		tk, ok := r.get(fmt.Sprintf("run/runner/turns=%d", n))
+		if !ok {
+			continue
+		}
+		for _, p := range []struct{ key, label string }{{"eino", "eino"}, {"openai-agents-js", "@openai/agents (JS)"}} {
+			x, ok := r.get(fmt.Sprintf("run/%s/turns=%d", p.key, n))
+			if !ok {
+				continue
+			}
+			if !head {
+				b.WriteString("\n#### turnkit against its peers (same scenario, per turn; ratio: the peer's time ÷ turnkit's)\n\n| turns | turnkit | peer | peer's time | ratio |\n|--:|--:|---|--:|--:|\n")
+				head = true
+			}
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %.1f× |\n", n, formatNs(tk.ns), p.label, formatNs(x.ns), x.ns/tk.ns)
+		}
+	}
+	return b.String()
+}
+
+func ratioOrNA(a, b float64) string {
+	if b == 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+// writeCSV writes every row.
+func (r *report) writeCSV(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"scenario", "group", "unit", "per_op", "iterations", "ns_per_unit", "allocs_per_unit", "bytes_per_unit", "baseline", "ratio_to_baseline", "skipped"})
+	for _, x := range r.rows {
+		s := x.scenario
+		rec := []string{s.Name, s.Group, s.Unit, strconv.Itoa(s.PerOp), "", "", "", "", s.Baseline, "", x.skip}
+		if x.skip == "" {
+			rec[4] = strconv.Itoa(x.n)
+			rec[5] = strconv.FormatFloat(x.ns, 'f', 1, 64)
+			if x.hasAllocs {
+				rec[6] = strconv.FormatFloat(x.allocs, 'f', 2, 64)
+				rec[7] = strconv.FormatFloat(x.bytes, 'f', 1, 64)
+			}
+			if q, ok := r.ratio(x); ok {
+				rec[9] = strconv.FormatFloat(q, 'f', 3, 64)
+			}
+		}
+		_ = w.Write(rec)
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// formatNs prints a duration in ns with a unit that keeps three digits.
+func formatNs(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.2f s", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.2f ms", ns/1e6)
+	case ns >= 1e4:
+		return fmt.Sprintf("%.1f µs", ns/1e3)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.2f µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.0f ns", ns)
+}
+
+// formatNum prints a count per unit.
+func formatNum(v float64) string {
+	switch {
+	case v >= 100 || v == math.Trunc(v):
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}

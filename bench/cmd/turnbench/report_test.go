@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/turnkit/turnkit/bench"
+)
+
+func scenario(name, group, baseline string, perOp int) bench.Scenario {
+	return bench.Scenario{Name: name, Group: group, Baseline: baseline, PerOp: perOp, Unit: "turn"}
+}
+
+func sampleReport() *report {
+	r := &report{env: machine{date: "2026-01-02 03:04 UTC", cpu: "test cpu", cores: 2, goVersion: "go1.26", nodeVersion: "Node.js v20", benchtime: "1s"}}
+	r.add(row{scenario: scenario("turn/bare/history=10", "turn", "", 1), n: 10, ns: 1000, allocs: 10, bytes: 1000, hasAllocs: true})
+	r.add(row{scenario: scenario("turn/runner/history=10", "turn", "turn/bare/history=10", 1), n: 10, ns: 2500, allocs: 22, bytes: 3000, hasAllocs: true})
+	r.add(row{scenario: scenario("turn/bare/history=10000", "turn", "", 1), n: 10, ns: 1100, allocs: 10, bytes: 1000, hasAllocs: true})
+	r.add(row{scenario: scenario("turn/runner/history=10000", "turn", "turn/bare/history=10000", 1), n: 10, ns: 2750, allocs: 22, bytes: 3000, hasAllocs: true})
+	r.add(row{scenario: scenario("middleware/logging", "middleware", "turn/bare/history=10", 1), skip: "middleware/logging has not landed"})
+	for _, n := range bench.RunLengths {
+		r.add(row{scenario: scenario(runName("bare", n), "run", "", n), n: 5, ns: 1000, allocs: 10, hasAllocs: true})
+		r.add(row{scenario: scenario(runName("runner", n), "run", runName("bare", n), n), n: 5, ns: 2000, allocs: 20, hasAllocs: true})
+		r.add(row{scenario: scenario(runName("eino", n), "run", runName("bare", n), n), n: 5, ns: 8000, allocs: 100, hasAllocs: true})
+		r.add(row{scenario: scenario(runName("openai-agents-js", n), "run", runName("bare", n), n), n: 5, ns: 2e6})
+	}
+	return r
+}
+
+func runName(who string, n int) string { return "run/" + who + "/turns=" + strconv.Itoa(n) }
+
+func TestMarkdownRatios(t *testing.T) {
+	md := sampleReport().markdown()
+	for _, want := range []string{
+		"| runner/history=10 | 2.50 µs/turn | 22 | 3000 | 2.50× |",
+		"| bare/history=10 | 1.00 µs/turn | 10 | 1000 | base |",
+		"| logging | skipped: middleware/logging has not landed | | | |",
+		"| runner | 1.10× | 1.00× |", // flat with history
+		"| 100 | 2.00 µs | eino | 8.00 µs | 4.0× |",
+		"| 1000 | 2.00 µs | @openai/agents (JS) | 2.00 ms | 1000.0× |",
+		"| openai-agents-js/turns=10 | 2.00 ms/turn | n/a | n/a | 2000.00× |",
+		"Run of 2026-01-02 03:04 UTC on test cpu (2 cores), go1.26, Node.js v20.",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the table lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+func TestCSVAndPlot(t *testing.T) {
+	r := sampleReport()
+	dir := t.TempDir()
+	csvPath, pngPath := filepath.Join(dir, "t.csv"), filepath.Join(dir, "t.png")
+	if err := r.writeCSV(csvPath); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(recs), 1+len(r.rows); got != want {
+		t.Fatalf("the CSV has %d records, want a header and %d rows", got, len(r.rows))
+	}
+	if got := recs[2]; got[0] != "turn/runner/history=10" || got[5] != "2500.0" || got[9] != "2.500" {
+		t.Errorf("runner row = %v, want its ns (2500.0) and ratio (2.500)", got)
+	}
+	if got := recs[5]; got[10] == "" || got[5] != "" {
+		t.Errorf("skipped row = %v, want the reason and no figure", got)
+	}
+	if err := r.plot(pngPath); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 8 || string(b[1:4]) != "PNG" {
+		t.Errorf("%s is not a PNG", pngPath)
+	}
+}
+
+func TestMillis(t *testing.T) {
+	for give, want := range map[string]int64{"1s": 1000, "250ms": 250, "100x": 1, "junk": 1} {
+		if got := millis(give); got != want {
+			t.Errorf("millis(%q) = %d, want %d", give, got, want)
+		}
+	}
+}
