@@ -189,9 +189,9 @@ func validInput(items []state.Item) error {
 
 // validPrefix reports why got (a session observed mid-run, one run) is not
 // a valid prefix of the run's final items: it must be valid model input,
-// hold the run's items in their order, and hold every item of the run
-// before its last stored item, except calls still waiting for their output
-// (and those outputs).
+// hold the run's items at their positions, and hold every message and
+// reasoning item of the run placed before its last stored call or message
+// (outputs sit after all of their response's items, so they do not count).
 func validPrefix(got, final []state.Item) error {
 	if err := validInput(got); err != nil {
 		return err
@@ -203,7 +203,12 @@ func validPrefix(got, final []state.Item) error {
 	for _, it := range got {
 		have[it.Seq()] = it
 	}
-	last := got[len(got)-1].Seq()
+	var last int64
+	for _, it := range got {
+		if !it.Kind().IsOutput() {
+			last = it.Seq()
+		}
+	}
 	for _, it := range final {
 		if it.Seq() > last {
 			break
@@ -213,7 +218,7 @@ func validPrefix(got, final []state.Item) error {
 		case ok && !g.Equal(it) && g.Text() != it.Text():
 			return fmt.Errorf("position %d holds %s, the run has %s", it.Seq(), g, it)
 		case !ok && !it.Kind().IsCall() && !it.Kind().IsOutput():
-			return fmt.Errorf("%s is missing before %s", it, got[len(got)-1])
+			return fmt.Errorf("%s is missing before position %d", it, last)
 		}
 	}
 	return nil
