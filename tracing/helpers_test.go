@@ -13,6 +13,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
+	"github.com/turnkit/turnkit/middleware/approval"
+	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 	"github.com/turnkit/turnkit/tracing"
@@ -160,64 +162,39 @@ func echoTool(name string) pipeline.Tool {
 		func(_ context.Context, args json.RawMessage) (string, error) { return "echo:" + string(args), nil })
 }
 
-// recordGuardrails is a stand-in for a guardrail middleware, inside
-// tracing: it records a verdict into the run the way guardrails do (the
-// tracing package may not import the guardrails package), on the turn's
-// first model call and on every tool call.
-func recordGuardrails(trip bool) pipeline.Middleware {
-	return pipeline.Middleware{
-		Name: "guard",
-		Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
-			return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
-				if c.Turn.Input != nil {
-					c.Turn.Run.AddGuardrailResult(state.GuardrailResult{Name: "no_secrets", Stage: state.StageInput, Turn: c.Turn.Number, Tripped: trip, Message: "looked at the input"})
-					if trip {
-						return nil, pipeline.ErrInputRejected
-					}
-				}
-				return next.CallModel(ctx, c)
-			})
-		},
-		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {
-			return pipeline.ToolHandlerFunc(func(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
-				c.Turn.Run.AddGuardrailResult(state.GuardrailResult{Name: "args_ok", Stage: state.StageToolInput, Turn: c.Turn.Number, CallID: c.CallID, Behavior: "allow"})
-				return next.CallTool(ctx, c)
-			})
-		},
-	}
+// guard returns the real input and tool-input guardrails: the input check
+// ("no_secrets") trips when trip is set; the tool check ("args_ok") passes.
+func guard(trip bool) pipeline.Middleware {
+	return pipeline.Chain(
+		guardrails.Input(func(context.Context, *pipeline.Agent, []state.Item) (guardrails.Verdict, error) {
+			if trip {
+				return guardrails.Trip("a secret"), nil
+			}
+			return guardrails.Pass(nil), nil
+		}, guardrails.WithName("no_secrets")),
+		guardrails.ToolInput(func(context.Context, *pipeline.Agent, *pipeline.ToolCall) (guardrails.Verdict, error) {
+			return guardrails.Pass(nil), nil
+		}, guardrails.WithName("args_ok")),
+	)
 }
 
-// requireApproval is a stand-in for the approval middleware: a call to one
-// of the named tools waits for a decision recorded in the run, and a
-// rejected call does not run.
+// requireApproval returns the real approval middleware for the named tools.
 func requireApproval(names ...string) pipeline.Middleware {
-	return pipeline.Middleware{
-		Name: "approve",
-		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {
-			return pipeline.ToolHandlerFunc(func(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
-				needs := false
-				for _, n := range names {
-					needs = needs || n == c.Name
-				}
-				if !needs {
-					return next.CallTool(ctx, c)
-				}
-				d, _, ok := c.Turn.Run.DecisionFor(c.Name, c.CallID)
-				switch {
-				case !ok:
-					return &pipeline.ToolResult{Status: pipeline.ToolPending}, nil
-				case d.Verdict == state.Rejected:
-					return &pipeline.ToolResult{Status: pipeline.ToolRejected, Output: "Tool execution was not approved."}, nil
-				}
-				return next.CallTool(ctx, c)
-			})
-		},
-	}
+	return approval.Require(approval.ByTool(names...))
 }
 
 // decide records a verdict on every pending call of run.
-func decide(run *state.Run, v state.Verdict) {
+func decide(t testing.TB, run *state.Run, v state.Verdict) {
+	t.Helper()
 	for _, a := range run.Pending() {
-		run.AddDecision(state.Decision{Tool: a.Tool, CallID: a.CallID, Fingerprint: a.Fingerprint(), Verdict: v})
+		var err error
+		if v == state.Approved {
+			err = run.Approve(a.CallID)
+		} else {
+			err = run.Reject(a.CallID, "")
+		}
+		if err != nil {
+			t.Fatalf("decide %s on %s: %v", v, a.CallID, err)
+		}
 	}
 }

@@ -54,7 +54,7 @@ var byAttrs = cmp.Transformer("sort", func(ps []point) map[string]point {
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	r := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware(tracing.WithProviderName("openai")), recordGuardrails(false), requireApproval("danger")))
+	r := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware(tracing.WithProviderName("openai")), guard(false), requireApproval("danger")))
 	a := toolAgent(
 		scripted.Respond(scripted.Call("echo", `{}`), scripted.Call("danger", `{}`)).WithUsage(state.Usage{InputTokens: 100, OutputTokens: 7}),
 		scripted.Reply("done").WithUsage(state.Usage{InputTokens: 120, OutputTokens: 3}),
@@ -64,12 +64,12 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 	run := res.State()
-	decide(run, state.Approved)
+	decide(t, run, state.Approved)
 	if _, err := r.Resume(context.Background(), a, run); err != nil {
 		t.Fatalf("Resume: %v", err)
 	}
 	// A run whose input guardrail trips, for the trip counter.
-	r2 := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware(tracing.WithProviderName("openai")), recordGuardrails(true)))
+	r2 := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware(tracing.WithProviderName("openai")), guard(true)))
 	if _, err := r2.Run(context.Background(), toolAgent(scripted.Reply("never")), pipeline.UserInput("sk-1")); err == nil {
 		t.Fatalf("tripped run returned no error")
 	}

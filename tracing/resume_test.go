@@ -35,7 +35,7 @@ func pauseAndResume(t *testing.T, v state.Verdict, transfer func(t *testing.T, r
 		t.Fatalf("the run did not pause: %+v", res)
 	}
 	run := transfer(t, res.State())
-	decide(run, v)
+	decide(t, run, v)
 
 	// A new runner, as another worker would have, resumes the run. The
 	// agent's script continues where the first worker's left off.

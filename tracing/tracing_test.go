@@ -253,7 +253,7 @@ func TestHandoffSpan(t *testing.T) {
 func TestGuardrailEvents(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	r := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware(), recordGuardrails(false)))
+	r := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware(), guard(false)))
 	a := toolAgent(scripted.CallTool("echo", `{}`), scripted.Reply("done"))
 	if _, err := r.Run(context.Background(), a, pipeline.UserInput("hi")); err != nil {
 		t.Fatalf("Run: %v", err)
@@ -288,7 +288,7 @@ func TestGuardrailEvents(t *testing.T) {
 func TestGuardrailTripwire(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	r := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware(tracing.WithContentCapture()), recordGuardrails(true)))
+	r := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware(tracing.WithContentCapture()), guard(true)))
 	a := toolAgent(scripted.Reply("never"))
 	if _, err := r.Run(context.Background(), a, pipeline.UserInput("sk-123")); !errors.Is(err, pipeline.ErrInputRejected) {
 		t.Fatalf("Run error = %v, want ErrInputRejected", err)
@@ -297,7 +297,7 @@ func TestGuardrailTripwire(t *testing.T) {
 	if diff := cmp.Diff([]string{"turnkit.guardrail", "exception"}, eventNames(turn)); diff != "" {
 		t.Fatalf("turn events mismatch (-want +got):\n%s", diff)
 	}
-	want := map[string]string{"turnkit.guardrail.tripped": "true", "turnkit.guardrail.message": "looked at the input"}
+	want := map[string]string{"turnkit.guardrail.name": "no_secrets", "turnkit.guardrail.tripped": "true"}
 	if diff := cmp.Diff(want, subset(attrs(turn.Events()[0].Attributes), want)); diff != "" {
 		t.Errorf("tripwire event mismatch (-want +got):\n%s", diff)
 	}
