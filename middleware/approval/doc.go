@@ -1,0 +1,48 @@
+// Package approval holds tool calls for a human decision: the run pauses,
+// its state is saved anywhere, a person approves or rejects, and the run
+// resumes — in the same process or another one.
+//
+// [Require] is tool-stage middleware. A call that needs approval (by the
+// [Policy], or because its tool is a [pipeline.ApprovalRequirer]) and has
+// no decision does not run: the turn ends with the call pending, while the
+// other calls of the same response run. The run's [pipeline.Result] lists
+// the pending calls as Interruptions (detached copies).
+//
+// Decisions are made on the run's state, by call ID or for a whole tool:
+// [state.Run.Approve], [state.Run.Reject], [state.Run.ApproveAlways],
+// [state.Run.RejectAlways]. An exact decision beats an "always" one, and it
+// binds to the fingerprint of the arguments it saw: a checkpoint whose
+// arguments changed afterwards fails with [state.ErrArgumentsChanged]
+// before the tool runs. A rejected call never runs; the model receives the
+// rejection message ([DefaultRejection] unless the decision has one, or a
+// [Formatter] says otherwise).
+//
+// # The cycle
+//
+//	res, _ := runner.Run(ctx, agent, pipeline.UserInput("clean up /tmp"))
+//	if res.Interrupted() {
+//		data, _ := state.Marshal(res.State())       // store it anywhere
+//		// ... later, in any process ...
+//		run, _ := state.Unmarshal(data)
+//		_ = run.Approve(res.Interruptions[0].CallID) // or Reject(id, "why")
+//		res, _ = runner.Resume(ctx, agent, run)
+//	}
+//
+// With several workers, keep checkpoints in a [state.Store] and use
+// [Resume]: Load → decide → Resume saves with compare-and-swap before any
+// tool runs, so of two workers resuming the same checkpoint exactly one
+// goes on and the other gets [state.ErrConflict].
+//
+// # Ordering
+//
+// Place approval outside the tool guardrails: a held or rejected call then
+// never reaches them nor the tool, and a tool guardrail runs once, when the
+// call executes.
+//
+// # Agents as tools
+//
+// An agent used as a tool ([pipeline.AgentTool]) runs with the same chain:
+// an approval inside it surfaces on the outer run with
+// [state.Approval.Owner] set and a qualified call ID; decide on the outer
+// state and resume it.
+package approval
