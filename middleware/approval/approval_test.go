@@ -37,7 +37,9 @@ type requirer struct {
 	need func(c *pipeline.ToolCall) (bool, error)
 }
 
-func (r requirer) NeedsApproval(_ context.Context, c *pipeline.ToolCall) (bool, error) { return r.need(c) }
+func (r requirer) NeedsApproval(_ context.Context, c *pipeline.ToolCall) (bool, error) {
+	return r.need(c)
+}
 
 func call(name, args string) *pipeline.ToolCall {
 	return &pipeline.ToolCall{Name: name, CallID: "call_1", Arguments: args, Tool: tool(name)}
