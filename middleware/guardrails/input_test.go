@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
@@ -138,36 +139,6 @@ func TestParallelInput(t *testing.T) {
 	}
 }
 
-// gate stands in for an approval policy in the guardrail-only tests: a call
-// to one of the tools waits (ToolPending) until the run holds a decision on
-// it, and a rejected call gets the rejection message. The combined tests use
-// the real approval middleware.
-func gate(tools ...string) pipeline.Middleware {
-	return pipeline.Middleware{Name: "gate", Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {
-		return pipeline.ToolHandlerFunc(func(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
-			gated := false
-			for _, name := range tools {
-				gated = gated || name == c.Name
-			}
-			if !gated {
-				return next.CallTool(ctx, c)
-			}
-			d, _, ok := c.Turn.Run.DecisionFor(c.Name, c.CallID)
-			switch {
-			case !ok:
-				return &pipeline.ToolResult{Status: pipeline.ToolPending}, nil
-			case d.Verdict == state.Rejected:
-				return &pipeline.ToolResult{Status: pipeline.ToolRejected, Output: "Tool execution was not approved."}, nil
-			}
-			return next.CallTool(ctx, c)
-		})
-	}}
-}
-
-func decide(st *state.Run, tool, callID string, v state.Verdict) {
-	st.AddDecision(state.Decision{Tool: tool, CallID: callID, Verdict: v})
-}
-
 // TestInputRunsOnce checks that an input guardrail runs on the first turn
 // only: not on later turns, not when the run resumes after a pause.
 func TestInputRunsOnce(t *testing.T) {
@@ -194,12 +165,14 @@ func TestInputRunsOnce(t *testing.T) {
 						scripted.Reply("done")),
 					Tools: []pipeline.Tool{tools.tool("echo"), tools.tool("danger")},
 				}
-				r := pipeline.NewRunner(pipeline.WithMiddleware(gate("danger"), guardrails.Input(check, mode.opts...)))
+				r := pipeline.NewRunner(pipeline.WithMiddleware(approval.Require(approval.ByTool("danger")), guardrails.Input(check, mode.opts...)))
 				got := runOnce(t, r, agent, m.stream, "hello")
 				if got.err != nil || got.state.Pending() == nil {
 					t.Fatalf("run = %v, pending %v; want a pause", got.err, got.state.Pending())
 				}
-				decide(got.state, "danger", "call_2_1", state.Approved)
+				if err := got.state.Approve("call_2_1"); err != nil {
+					t.Fatal(err)
+				}
 				if res := resumeOnce(t, r, agent, m.stream, got.state); res.err != nil || res.final != "done" {
 					t.Fatalf("resume = %q, %v", res.final, res.err)
 				}

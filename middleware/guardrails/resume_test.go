@@ -10,6 +10,7 @@ import (
 
 	gocmp "github.com/google/go-cmp/cmp"
 
+	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
@@ -84,14 +85,14 @@ func TestResumedResultsSurviveALaterFailure(t *testing.T) {
 					Tools: []pipeline.Tool{tools.tool("danger")},
 				}
 				r := pipeline.NewRunner(pipeline.WithMiddleware(
-					failResumedTurnOnce(), gate("danger"),
+					failResumedTurnOnce(), approval.Require(approval.ByTool("danger")),
 					guardrails.ToolInput(allowCall), guardrails.ToolOutput(allowOutcome),
 				))
 				got := runOnce(t, r, agent, m.stream, "hi")
 				if got.err != nil || len(got.state.Pending()) != 2 {
 					t.Fatalf("run = %v with %d pending; want two pending", got.err, len(got.state.Pending()))
 				}
-				decide(got.state, "danger", "call_1_1", state.Approved)
+				mustDecide(t, got.state.Approve("call_1_1"))
 				res := resumeOnce(t, r, agent, m.stream, got.state)
 				checkErr(t, res.err, errAppend)
 				if diff := gocmp.Diff(want, got.state.GuardrailResults()); diff != "" {
@@ -101,7 +102,7 @@ func TestResumedResultsSurviveALaterFailure(t *testing.T) {
 				if diff := gocmp.Diff(want, st.GuardrailResults()); diff != "" {
 					t.Fatalf("kept results (-want +got):\n%s", diff)
 				}
-				decide(st, "danger", "call_1_2", state.Rejected)
+				mustDecide(t, st.Reject("call_1_2", ""))
 				res = resumeOnce(t, r, agent, m.stream, st)
 				if res.err != nil || res.final != "done" {
 					t.Fatalf("recovery resume = %q, %v", res.final, res.err)
@@ -143,7 +144,7 @@ func TestBeforeApproval(t *testing.T) {
 			}
 			r := pipeline.NewRunner(pipeline.WithMiddleware(
 				guardrails.ToolInput(check, guardrails.BeforeApproval()),
-				gate("danger"),
+				approval.Require(approval.ByTool("danger")),
 				guardrails.ToolInput(check),
 			))
 			got := runOnce(t, r, agent, m.stream, "hi")
@@ -153,7 +154,7 @@ func TestBeforeApproval(t *testing.T) {
 			if diff := gocmp.Diff([]string{"call_1_2"}, callIDs(got.state.Pending())); diff != "" {
 				t.Fatalf("pending (-want +got):\n%s", diff)
 			}
-			decide(got.state, "danger", "call_1_2", state.Approved)
+			mustDecide(t, got.state.Approve("call_1_2"))
 			if res := resumeOnce(t, r, agent, m.stream, got.state); res.err != nil || res.final != "done" {
 				t.Fatalf("resume = %q, %v", res.final, res.err)
 			}
@@ -176,6 +177,13 @@ func TestBeforeApproval(t *testing.T) {
 				t.Errorf("tools ran %d times, want 2", n)
 			}
 		})
+	}
+}
+
+func mustDecide(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
