@@ -1,0 +1,86 @@
+package persistence_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/postgres"
+	"github.com/turnkit/turnkit/session/sqlite"
+	"github.com/turnkit/turnkit/state"
+)
+
+// The fault suite on the shared backends. Each store is scoped to a fresh
+// session ID, so the tests never meet another test's items on a shared
+// server.
+
+func TestFaultsSQLite(t *testing.T) {
+	t.Parallel()
+	testFaults(t, func(t *testing.T) session.Store {
+		s, err := sqlite.Open(filepath.Join(t.TempDir(), "session.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func TestFaultsPostgres(t *testing.T) {
+	t.Parallel()
+	url := backendURL(t, "TURNKIT_POSTGRES_URL")
+	testFaults(t, func(t *testing.T) session.Store {
+		s, err := postgres.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return scoped(s)
+	})
+}
+
+// backendURL returns the server URL in env, or skips the test (fails it
+// under CI=true or TURNKIT_REQUIRE_BACKENDS=1).
+func backendURL(t *testing.T, env string) string {
+	t.Helper()
+	url := os.Getenv(env)
+	if url == "" {
+		if os.Getenv("CI") == "true" || os.Getenv("TURNKIT_REQUIRE_BACKENDS") == "1" {
+			t.Fatalf("%s is not set", env)
+		}
+		t.Skipf(`%s is not set; run eval "$(.ci/services start)" to start the servers`, env)
+	}
+	return url
+}
+
+// scoped maps the tests' session ID to a fresh one on a shared store.
+func scoped(s session.Store) session.Store {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return &scopedStore{Store: s, id: sid + "-" + hex.EncodeToString(b[:])}
+}
+
+type scopedStore struct {
+	session.Store
+	id string
+}
+
+func (s *scopedStore) List(ctx context.Context, _ string, limit int) ([]state.Item, error) {
+	return s.Store.List(ctx, s.id, limit)
+}
+
+func (s *scopedStore) Append(ctx context.Context, _, runID string, items []state.Item) error {
+	return s.Store.Append(ctx, s.id, runID, items)
+}
+
+func (s *scopedStore) Lookup(ctx context.Context, _, runID string, seq int64) (state.Item, bool, error) {
+	return s.Store.Lookup(ctx, s.id, runID, seq)
+}
+
+func (s *scopedStore) Pop(ctx context.Context, _ string) (state.Item, bool, error) {
+	return s.Store.Pop(ctx, s.id)
+}
+
+func (s *scopedStore) Clear(ctx context.Context, _ string) error { return s.Store.Clear(ctx, s.id) }
