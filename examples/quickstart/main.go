@@ -1,0 +1,149 @@
+// Quickstart runs an agent with two typed tools and a timing middleware on
+// the scripted model, offline, and prints the run's items in order and
+// the final output.
+//
+//	go run ./examples/quickstart
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/turnkit/turnkit/model/scripted"
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/tool"
+)
+
+func main() {
+	if err := run(context.Background(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "quickstart:", err)
+		os.Exit(1)
+	}
+}
+
+// WeatherArgs are the arguments of get_weather.
+type WeatherArgs struct {
+	City string `json:"city" jsonschema:"description=City name, e.g. Oslo"`
+}
+
+// ConvertArgs are the arguments of convert_temperature.
+type ConvertArgs struct {
+	Celsius float64 `json:"celsius"`
+	To      string  `json:"to" jsonschema:"enum=fahrenheit,enum=kelvin"`
+}
+
+// Forecast is get_weather's output; the model sees it as JSON.
+type Forecast struct {
+	City     string  `json:"city"`
+	Celsius  float64 `json:"celsius"`
+	Sky      string  `json:"sky"`
+	Forecast string  `json:"forecast"`
+}
+
+func tools() []pipeline.Tool {
+	weather := tool.Func("get_weather", "Current weather for a city.",
+		func(ctx context.Context, in WeatherArgs) (Forecast, error) {
+			return Forecast{City: in.City, Celsius: 18, Sky: "clear", Forecast: "dry all week"}, nil
+		})
+	convert := tool.Func("convert_temperature", "Converts a Celsius temperature.",
+		func(ctx context.Context, in ConvertArgs) (string, error) {
+			switch in.To {
+			case "fahrenheit":
+				return fmt.Sprintf("%.1f°F", in.Celsius*9/5+32), nil
+			default:
+				return fmt.Sprintf("%.2fK", in.Celsius+273.15), nil
+			}
+		})
+	return []pipeline.Tool{weather, convert}
+}
+
+// newModel returns the model the agent runs on: a scripted model that
+// needs no network. Swap it for a real one here.
+func newModel() pipeline.Model {
+	return scripted.New(
+		scripted.Respond(
+			scripted.Think("I need the weather first."),
+			scripted.Call("get_weather", `{"city":"Oslo"}`),
+		),
+		scripted.Respond(
+			scripted.Text("It is 18°C in Oslo; converting for you."),
+			scripted.Call("convert_temperature", `{"celsius":18,"to":"fahrenheit"}`),
+		),
+		scripted.Reply("Oslo is clear and 18°C (64.4°F), dry all week."),
+	)
+}
+
+// timing is a middleware written for this example: it measures every
+// stage of the run and keeps the figures for the report.
+type timing struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (tm *timing) record(stage string, start time.Time) {
+	d := time.Since(start).Round(time.Microsecond)
+	tm.mu.Lock()
+	tm.lines = append(tm.lines, fmt.Sprintf("%-34s %v", stage, d))
+	tm.mu.Unlock()
+}
+
+func (tm *timing) middleware() pipeline.Middleware {
+	return pipeline.Middleware{
+		Name: "timing",
+		Turn: func(next pipeline.Handler) pipeline.Handler {
+			return pipeline.HandlerFunc(func(ctx context.Context, t *pipeline.Turn) error {
+				defer tm.record(fmt.Sprintf("turn %d", t.Number), time.Now())
+				return next.ServeTurn(ctx, t)
+			})
+		},
+		Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
+			return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+				defer tm.record(fmt.Sprintf("  model call (turn %d)", c.Turn.Number), time.Now())
+				return next.CallModel(ctx, c)
+			})
+		},
+		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {
+			return pipeline.ToolHandlerFunc(func(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
+				defer tm.record("  tool "+c.Name, time.Now())
+				return next.CallTool(ctx, c)
+			})
+		},
+	}
+}
+
+func run(ctx context.Context, w io.Writer) error {
+	agent := &pipeline.Agent{
+		Name:         "weather",
+		Instructions: "You answer questions about the weather.",
+		Model:        newModel(),
+		Tools:        tools(),
+	}
+	tm := &timing{}
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(tm.middleware()))
+
+	res, err := runner.Run(ctx, agent, pipeline.UserInput("What's the weather in Oslo, in Fahrenheit?"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "items:")
+	for _, it := range res.NewItems() {
+		text := it.Text()
+		if it.Name() != "" {
+			text = it.Name() + " " + text
+		}
+		fmt.Fprintf(w, "  %2d %-17s %s\n", it.Seq(), it.Kind(), strings.ReplaceAll(text, "\n", " "))
+	}
+	fmt.Fprintln(w, "timing:")
+	for _, l := range tm.lines {
+		fmt.Fprintln(w, "  "+l)
+	}
+	u := res.Usage()
+	fmt.Fprintf(w, "usage: %d requests, %d input and %d output tokens\n", u.Requests, u.InputTokens, u.OutputTokens)
+	fmt.Fprintln(w, "final output:", res.FinalOutput)
+	return nil
+}

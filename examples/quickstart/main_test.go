@@ -1,0 +1,33 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestRun(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), &out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"1 user_message      What's the weather in Oslo, in Fahrenheit?",
+		"3 tool_call         get_weather {\"city\":\"Oslo\"}",
+		`4 tool_output       get_weather {"city":"Oslo","celsius":18,"sky":"clear","forecast":"dry all week"}`,
+		"7 tool_output       convert_temperature 64.4°F",
+		"turn 3",
+		"tool convert_temperature",
+		"final output: Oslo is clear and 18°C (64.4°F), dry all week.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	// Items are printed in position order.
+	if i, j := strings.Index(got, " 4 tool_output"), strings.Index(got, " 5 assistant_message"); i < 0 || j < i {
+		t.Errorf("items out of order:\n%s", got)
+	}
+}
