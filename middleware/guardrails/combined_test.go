@@ -11,7 +11,6 @@ import (
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
-	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -130,8 +129,7 @@ func TestCombinedOutputVerdicts(t *testing.T) {
 		for _, m := range modes {
 			t.Run(tt.name+"/"+m.name, func(t *testing.T) {
 				t.Parallel()
-				store := memory.New()
-				t.Cleanup(func() { _ = store.Close() })
+				store := newStore(t)
 				var tools counter
 				agent := &pipeline.Agent{
 					Name: "agent", Model: scripted.New(tt.steps...), Tools: []pipeline.Tool{tools.tool("lookup")}, ToolUse: tt.toolUse,
@@ -165,8 +163,7 @@ func TestCombinedCancelledRun(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
 			t.Parallel()
-			store := memory.New()
-			t.Cleanup(func() { _ = store.Close() })
+			store := newStore(t)
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			hang := func(ctx context.Context, _ *pipeline.Agent, _ string) (guardrails.Verdict, error) {
@@ -208,8 +205,7 @@ func TestCombinedInputTripwire(t *testing.T) {
 		for _, m := range modes {
 			t.Run(mode.name+"/"+m.name, func(t *testing.T) {
 				t.Parallel()
-				store := memory.New()
-				t.Cleanup(func() { _ = store.Close() })
+				store := newStore(t)
 				var tools counter
 				agent := &pipeline.Agent{
 					Name: "agent", Model: scripted.New(scripted.Respond(scripted.Text("Sure."), scripted.Call("lookup", `{}`))),
@@ -243,8 +239,7 @@ func TestCombinedToolVerdictsStored(t *testing.T) {
 	redact := func(ctx context.Context, _ *pipeline.Agent, o pipeline.ToolOutcome) (guardrails.Verdict, error) {
 		return guardrails.ReplaceOutput("[redacted]", nil), nil
 	}
-	store := memory.New()
-	t.Cleanup(func() { _ = store.Close() })
+	store := newStore(t)
 	var tools counter
 	agent := &pipeline.Agent{
 		Name: "agent",

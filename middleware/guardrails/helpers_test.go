@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -110,3 +111,35 @@ func checkErr(t *testing.T, err, want error) {
 var errBroken = errors.New("classifier unavailable")
 
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
+
+// keeps are the two ways a test keeps a state across a failure: the live
+// state, and a JSON round trip through state.Marshal and state.Unmarshal.
+var keeps = []struct {
+	name string
+	keep func(t *testing.T, st *state.Run) *state.Run
+}{
+	{"live", func(t *testing.T, st *state.Run) *state.Run { return st }},
+	{"json", roundTrip},
+}
+
+// roundTrip returns the state as another process would decode it.
+func roundTrip(t *testing.T, st *state.Run) *state.Run {
+	t.Helper()
+	data, err := state.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := state.Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
+// newStore returns a session/memory store closed when the test ends.
+func newStore(t *testing.T) *memory.Store {
+	t.Helper()
+	store := memory.New()
+	t.Cleanup(func() { _ = store.Close() })
+	return store
+}

@@ -202,14 +202,7 @@ func TestTrippedRunStaysStopped(t *testing.T) {
 	r := pipeline.NewRunner(pipeline.WithMiddleware(guardrails.Input(check, guardrails.WithName("in"))))
 	got := runOnce(t, r, agent, false, "hello")
 	checkErr(t, got.err, pipeline.ErrInputRejected)
-	data, err := state.Marshal(got.state)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := state.Unmarshal(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := roundTrip(t, got.state)
 	for _, m := range modes {
 		res := resumeOnce(t, r, agent, m.stream, st)
 		te, ok := errors.AsType[*guardrails.TripwireError](res.err)

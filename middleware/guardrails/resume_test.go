@@ -52,29 +52,11 @@ func allowOutcome(ctx context.Context, _ *pipeline.Agent, _ pipeline.ToolOutcome
 // run them again, and the final state reports them once.
 func TestResumedResultsSurviveALaterFailure(t *testing.T) {
 	t.Parallel()
-	roundTrips := []struct {
-		name string
-		keep func(t *testing.T, st *state.Run) *state.Run
-	}{
-		{name: "live", keep: func(t *testing.T, st *state.Run) *state.Run { return st }},
-		{name: "json", keep: func(t *testing.T, st *state.Run) *state.Run {
-			t.Helper()
-			data, err := state.Marshal(st)
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, err := state.Unmarshal(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return back
-		}},
-	}
 	want := []state.GuardrailResult{
 		{Name: "tool_input", Stage: state.StageToolInput, Turn: 1, CallID: "call_1_1", Behavior: "allow"},
 		{Name: "tool_output", Stage: state.StageToolOutput, Turn: 1, CallID: "call_1_1", Behavior: "allow"},
 	}
-	for _, rt := range roundTrips {
+	for _, rt := range keeps {
 		for _, m := range modes {
 			t.Run(rt.name+"/"+m.name, func(t *testing.T) {
 				t.Parallel()

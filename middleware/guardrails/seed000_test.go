@@ -75,24 +75,6 @@ func TestSeed000(t *testing.T) {
 		{"before write", faulty.FailBefore},
 		{"after write", faulty.FailAfter},
 	}
-	keeps := []struct {
-		name string
-		keep func(t *testing.T, st *state.Run) *state.Run
-	}{
-		{"live", func(t *testing.T, st *state.Run) *state.Run { return st }},
-		{"json", func(t *testing.T, st *state.Run) *state.Run {
-			t.Helper()
-			data, err := state.Marshal(st)
-			if err != nil {
-				t.Fatal(err)
-			}
-			back, err := state.Unmarshal(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return back
-		}},
-	}
 	for _, f := range faults {
 		for _, k := range keeps {
 			for _, m := range modes {
