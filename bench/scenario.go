@@ -230,7 +230,7 @@ func RunnerTurnsWith(b *testing.B, history []state.Item, prepare func(run *state
 	b.ReportAllocs()
 	for runs := 0; !done; runs++ {
 		b.StopTimer()
-		run := state.NewRun("bench_"+strconv.Itoa(runs), "bench", 0)
+		run := state.NewRun("bench", "bench", 0) // one ID: a store may reuse the positions
 		run.SetHistory(history)
 		if prepare != nil {
 			prepare(run)
@@ -309,11 +309,16 @@ func BareRun(b *testing.B, turns int) {
 // RunnerRun times whole runs of the Runner: a user message, turns tool
 // turns, then a final message; one run per iteration, the peers' scenario.
 func RunnerRun(b *testing.B, turns int, opts ...pipeline.Option) {
+	b.ReportAllocs()
+	runnerRun(b, turns, nil, nil, opts...)
+}
+
+// runnerRun is RunnerRun with run options and a hook called after each run.
+func runnerRun(b *testing.B, turns int, runOpts []pipeline.RunOption, after func(), opts ...pipeline.Option) {
 	ctx := context.Background()
 	tool := Tool()
 	runner := pipeline.NewRunner(append(opts, pipeline.WithMaxTurns(turns+1))...)
 	input := pipeline.UserInput("go")
-	b.ReportAllocs()
 	for b.Loop() {
 		agent := &pipeline.Agent{Name: "bench", Tools: []pipeline.Tool{tool}, Model: scripted.Generate(func(n int) scripted.Step {
 			if n > turns {
@@ -321,12 +326,15 @@ func RunnerRun(b *testing.B, turns int, opts ...pipeline.Option) {
 			}
 			return callStep
 		})}
-		res, err := runner.Run(ctx, agent, input)
+		res, err := runner.Run(ctx, agent, input, runOpts...)
 		if err != nil {
 			b.Fatal(err)
 		}
 		if res.FinalOutput != "done" {
 			b.Fatalf("run ended without the final message: %+v", res)
+		}
+		if after != nil {
+			after()
 		}
 	}
 }

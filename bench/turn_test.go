@@ -28,3 +28,9 @@ func BenchmarkTurn(b *testing.B) { runGroup(b, "turn") }
 // BenchmarkRun is the cost of whole runs of 10, 100 and 1 000 tool turns,
 // the scenario the peers repeat; divide ns/op by the number of turns.
 func BenchmarkRun(b *testing.B) { runGroup(b, "run") }
+
+// BenchmarkMiddleware is the per-turn cost of each middleware alone and of
+// the full default chain (tracing with no provider, logging to zap.NewNop,
+// persistence on session/memory, approval with nothing gated, an input and
+// an output guardrail).
+func BenchmarkMiddleware(b *testing.B) { runGroup(b, "middleware") }
