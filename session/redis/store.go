@@ -1,0 +1,309 @@
+package redis
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/internal/rowcodec"
+	"github.com/turnkit/turnkit/state"
+)
+
+const pkg = "redis"
+
+var _ session.Store = (*Store)(nil)
+
+// A Store keeps sessions (and run checkpoints, see [Store.Save]) in Redis.
+// It is safe for concurrent use by multiple goroutines and by many workers
+// sharing the server: every write is one Lua script or one command, which
+// Redis runs atomically.
+type Store struct {
+	client goredis.UniversalClient
+	owned  bool // Close closes the client
+	prefix string
+	closed atomic.Bool
+}
+
+// Open connects to the Redis server at url (redis://[user:pass@]host:port/db,
+// or rediss:// for TLS), checks it answers, and returns a store that owns
+// the client: [Store.Close] closes it.
+func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
+	o, err := goredis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis: open: %w", err)
+	}
+	client := goredis.NewClient(o)
+	if err := client.Ping(ctx).Err(); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("redis: open %s: %w", o.Addr, err)
+	}
+	s := New(client, opts...)
+	s.owned = true
+	return s, nil
+}
+
+// New returns a store over a client the caller owns (and closes, after the
+// store's last use). A cluster client works: a session's keys share one
+// hash tag.
+func New(client goredis.UniversalClient, opts ...Option) *Store {
+	if client == nil {
+		panic("redis: New called with a nil client")
+	}
+	cfg := newConfig(opts)
+	return &Store{client: client, prefix: cfg.prefix}
+}
+
+// Close makes the store unusable: later calls return [session.ErrClosed]
+// (the state.Store methods an error wrapping it). A store made by [Open]
+// also closes its client; one made by [New] leaves it to its owner. Closing
+// twice is not an error.
+func (s *Store) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	if s.owned {
+		if err := s.client.Close(); err != nil {
+			return fmt.Errorf("redis: close: %w", err)
+		}
+	}
+	return nil
+}
+
+// keys returns the session's keys: the sorted set of items, the hash of run
+// places, and the counter of places. They share a hash tag.
+func (s *Store) keys(sessionID string) []string {
+	tag := s.prefix + "session:{" + sessionID + "}"
+	return []string{tag + ":items", tag + ":runs", tag + ":places"}
+}
+
+// begin checks that the store is open and ctx is live.
+func (s *Store) begin(ctx context.Context, op, sessionID string) error {
+	if s.closed.Load() {
+		return fmt.Errorf("redis: %s session %q: %w", op, sessionID, session.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("redis: %s session %q: %w", op, sessionID, err)
+	}
+	return nil
+}
+
+func (s *Store) wrap(ctx context.Context, op, sessionID string, err error) error {
+	if errors.Is(err, goredis.ErrClosed) {
+		err = session.ErrClosed
+	}
+	return rowcodec.Wrap(ctx, pkg, op, sessionID, s.closed.Load(), err)
+}
+
+// A member of a session's sorted set is the item's position, 16 hex digits
+// of the run's place then 16 of its Seq, followed by the encoded item. All
+// scores are 0, so the set is ordered by member bytes: by (place, Seq).
+const posLen = 32
+
+// encode returns the stored form of an item (without its position):
+// format byte 1, then the kind name and the tool name, each after its
+// uvarint length, then the raw JSON.
+func encode(it state.Item) []byte {
+	kind := it.Kind().String()
+	b := make([]byte, 0, 1+2*binary.MaxVarintLen64+len(kind)+len(it.Name())+it.RawLen())
+	b = append(b, 1)
+	b = binary.AppendUvarint(b, uint64(len(kind)))
+	b = append(b, kind...)
+	b = binary.AppendUvarint(b, uint64(len(it.Name())))
+	b = append(b, it.Name()...)
+	return it.AppendRaw(b)
+}
+
+// decodeMember rebuilds an item from a sorted-set member.
+func decodeMember(m string) (state.Item, error) {
+	if len(m) < posLen+1 || m[posLen] != 1 {
+		return state.Item{}, fmt.Errorf("malformed member (%d bytes)", len(m))
+	}
+	seq, err := strconv.ParseInt(m[16:posLen], 16, 64)
+	if err != nil {
+		return state.Item{}, fmt.Errorf("malformed position %q: %w", m[:posLen], err)
+	}
+	rest := []byte(m[posLen+1:])
+	field := func() (string, bool) {
+		n, k := binary.Uvarint(rest)
+		if k <= 0 || uint64(len(rest)-k) < n {
+			return "", false
+		}
+		f := string(rest[k : k+int(n)])
+		rest = rest[k+int(n):]
+		return f, true
+	}
+	kind, ok1 := field()
+	name, ok2 := field()
+	if !ok1 || !ok2 {
+		return state.Item{}, fmt.Errorf("malformed item at seq %d", seq)
+	}
+	it, err := rowcodec.Decode(kind, seq, name, rest)
+	if err != nil {
+		return state.Item{}, fmt.Errorf("decode item at seq %d: %w", seq, err)
+	}
+	return it, nil
+}
+
+func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
+
+// appendScript stores a batch of one run atomically. KEYS: items, runs,
+// places. ARGV: run ID, then (seq as 16 hex digits, encoded item) pairs.
+// It checks every item first and writes only if none conflicts: it returns
+// 0 on success, or the hex Seq of the first conflicting item.
+var appendScript = goredis.NewScript(`
+local place = redis.call('HGET', KEYS[2], ARGV[1])
+local seen, fresh = {}, {}
+for i = 2, #ARGV, 2 do
+	local seq, val = ARGV[i], ARGV[i + 1]
+	local prev = seen[seq]
+	if prev == nil and place then
+		local pos = place .. seq
+		local m = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. pos, '(' .. pos .. '\255', 'LIMIT', 0, 1)[1]
+		if m then prev = string.sub(m, 33) end
+	end
+	if prev == nil then
+		fresh[#fresh + 1] = seq
+		seen[seq] = val
+	elseif prev ~= val then
+		return seq
+	end
+end
+if #fresh == 0 then return 0 end
+if not place then
+	place = string.format('%016x', redis.call('INCR', KEYS[3]))
+	redis.call('HSET', KEYS[2], ARGV[1], place)
+end
+for _, seq in ipairs(fresh) do
+	redis.call('ZADD', KEYS[1], 0, place .. seq .. seen[seq])
+end
+return 0
+`)
+
+// lookupScript returns the member at (run, seq), or nil. KEYS: items,
+// runs. ARGV: run ID, seq as 16 hex digits.
+var lookupScript = goredis.NewScript(`
+local place = redis.call('HGET', KEYS[2], ARGV[1])
+if not place then return false end
+local pos = place .. ARGV[2]
+local m = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. pos, '(' .. pos .. '\255', 'LIMIT', 0, 1)[1]
+return m or false
+`)
+
+// List returns the session's items in order (by the run's place, then Seq);
+// limit > 0 returns only the last limit items. It is one ZRANGE: one
+// consistent snapshot. An unknown session has no items.
+func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.Item, error) {
+	if err := s.begin(ctx, "list", sessionID); err != nil {
+		return nil, err
+	}
+	start := int64(0)
+	if limit > 0 {
+		start = -int64(limit)
+	}
+	members, err := s.client.ZRange(ctx, s.keys(sessionID)[0], start, -1).Result()
+	if err != nil {
+		return nil, s.wrap(ctx, "list", sessionID, err)
+	}
+	if len(members) == 0 {
+		return nil, nil
+	}
+	out := make([]state.Item, len(members))
+	for i, m := range members {
+		if out[i], err = decodeMember(m); err != nil {
+			return nil, s.wrap(ctx, "list", sessionID, err)
+		}
+	}
+	return out, nil
+}
+
+// Append stores items of run runID in one Lua script, which Redis runs
+// atomically: all or none. An item already stored at its (runID, Seq) is
+// skipped; one that differs from the stored item (kind, tool name or JSON)
+// rejects the whole call with [session.ErrConflict]. Empty IDs, a zero item
+// or a Seq below 1 fail with [session.ErrInvalid]. The first append of a
+// run fixes its place after every run already in the session. Appending no
+// items stores nothing and fixes nothing. On a cancelled ctx nothing is
+// written; if ctx is cancelled while the script is in flight the append may
+// or may not have happened, and a retry settles it.
+func (s *Store) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
+	if err := s.begin(ctx, "append to", sessionID); err != nil {
+		return err
+	}
+	if err := rowcodec.Validate(pkg, sessionID, runID, items); err != nil || len(items) == 0 {
+		return err
+	}
+	args := make([]any, 1, 1+2*len(items))
+	args[0] = runID
+	for _, it := range items {
+		args = append(args, seqHex(it.Seq()), encode(it))
+	}
+	res, err := appendScript.Run(ctx, s.client, s.keys(sessionID), args...).Result()
+	if err != nil {
+		return s.wrap(ctx, "append to", sessionID, err)
+	}
+	if seq, ok := res.(string); ok {
+		for _, it := range items {
+			if seqHex(it.Seq()) == seq {
+				return rowcodec.Conflict(pkg, sessionID, runID, it, "item")
+			}
+		}
+		return fmt.Errorf("redis: append to session %q run %q: conflict at seq 0x%s: %w", sessionID, runID, seq, session.ErrConflict)
+	}
+	return nil
+}
+
+// Lookup returns the item stored at (runID, seq) in the session, if any.
+func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) (state.Item, bool, error) {
+	if err := s.begin(ctx, "lookup in", sessionID); err != nil {
+		return state.Item{}, false, err
+	}
+	keys := s.keys(sessionID)
+	m, err := lookupScript.Run(ctx, s.client, keys[:2], runID, seqHex(seq)).Text()
+	if errors.Is(err, goredis.Nil) {
+		return state.Item{}, false, nil
+	}
+	if err != nil {
+		return state.Item{}, false, s.wrap(ctx, "lookup in", sessionID, err)
+	}
+	it, err := decodeMember(m)
+	if err != nil {
+		return state.Item{}, false, s.wrap(ctx, "lookup in", sessionID, err)
+	}
+	return it, true, nil
+}
+
+// Pop removes and returns the session's last item, if any, with one
+// ZPOPMAX. The item's run keeps its place.
+func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, error) {
+	if err := s.begin(ctx, "pop from", sessionID); err != nil {
+		return state.Item{}, false, err
+	}
+	zs, err := s.client.ZPopMax(ctx, s.keys(sessionID)[0], 1).Result()
+	if err != nil {
+		return state.Item{}, false, s.wrap(ctx, "pop from", sessionID, err)
+	}
+	if len(zs) == 0 {
+		return state.Item{}, false, nil
+	}
+	m, _ := zs[0].Member.(string)
+	it, err := decodeMember(m)
+	if err != nil {
+		return state.Item{}, false, s.wrap(ctx, "pop from", sessionID, err)
+	}
+	return it, true, nil
+}
+
+// Clear removes every item of the session and the places of its runs with
+// one DEL: a run that appends afterwards starts a new place.
+func (s *Store) Clear(ctx context.Context, sessionID string) error {
+	if err := s.begin(ctx, "clear", sessionID); err != nil {
+		return err
+	}
+	return s.wrap(ctx, "clear", sessionID, s.client.Del(ctx, s.keys(sessionID)...).Err())
+}

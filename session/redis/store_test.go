@@ -1,0 +1,74 @@
+package redis_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+
+	goredis "github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/redis"
+	"github.com/turnkit/turnkit/session/sessiontest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// serverURL returns TURNKIT_REDIS_URL, skipping the test without it
+// (failing instead under CI=true or TURNKIT_REQUIRE_BACKENDS=1).
+func serverURL(t testing.TB) string {
+	t.Helper()
+	url := os.Getenv("TURNKIT_REDIS_URL")
+	if url == "" {
+		msg := `TURNKIT_REDIS_URL is not set; start the servers with eval "$(.ci/services start)"`
+		if os.Getenv("CI") == "true" || os.Getenv("TURNKIT_REQUIRE_BACKENDS") == "1" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return url
+}
+
+// testClient returns a client and a fresh key prefix, deleting the prefix's
+// keys and closing the client when the test ends.
+func testClient(t testing.TB) (*goredis.Client, string) {
+	t.Helper()
+	o, err := goredis.ParseURL(serverURL(t))
+	if err != nil {
+		t.Fatalf("ParseURL = %v", err)
+	}
+	client := goredis.NewClient(o)
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	prefix := "turnkit_test_" + hex.EncodeToString(b) + ":"
+	t.Cleanup(func() {
+		ctx := context.Background()
+		iter := client.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+		var keys []string
+		for iter.Next(ctx) {
+			keys = append(keys, iter.Val())
+		}
+		if err := iter.Err(); err != nil {
+			t.Errorf("scan %s*: %v", prefix, err)
+		}
+		for _, k := range keys {
+			if err := client.Del(ctx, k).Err(); err != nil {
+				t.Errorf("del %s: %v", k, err)
+			}
+		}
+		client.Close()
+	})
+	return client, prefix
+}
+
+func TestConformance(t *testing.T) {
+	client, prefix := testClient(t)
+	sessiontest.TestStore(t, func(t *testing.T) session.Store {
+		s := redis.New(client, redis.WithPrefix(prefix))
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}
