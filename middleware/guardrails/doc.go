@@ -49,7 +49,10 @@
 // once: a guardrail runs when its stage runs, and the runner never runs a
 // stage twice for the same thing (a resumed run does not redo its first
 // turn, and a call whose output the run holds does not reach the tool stage
-// again), so nothing re-adds an old result.
+// again; persistence answers a call whose output the session already holds
+// without running it), so nothing re-adds an old result. Only a call that
+// truly runs again (the process died after the tool ran but before the
+// turn recorded or committed its output) is checked, and counted, again.
 //
 // A tripwire error carries a deep copy of the state at the moment it
 // tripped (the items so far and every result), and the run's
