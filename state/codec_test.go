@@ -32,10 +32,10 @@ type snapshot struct {
 }
 
 type itemView struct {
-	Seq                  int64
-	Kind                 string
-	CallID, Name, Text   string
-	Raw                  string
+	Seq                int64
+	Kind               string
+	CallID, Name, Text string
+	Raw                string
 }
 
 func views(items []state.Item) []itemView {
