@@ -27,7 +27,7 @@ var allowed = []struct {
 	{"pipeline/...", []string{"pipeline", "state", "model/scripted"}},
 	{"session", []string{"state"}},
 	{"session/sessiontest", []string{"session", "state"}},
-	{"session/...", []string{"session", "state"}},
+	{"session/...", []string{"session", "session/internal/...", "state"}},
 	{"middleware/persistence", []string{"pipeline", "state", "session"}},
 	{"middleware/...", []string{"pipeline", "state"}},
 	{"model/...", []string{"pipeline", "state"}},
