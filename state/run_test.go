@@ -1,0 +1,257 @@
+package state_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/turnkit/turnkit/state"
+)
+
+func kindTexts(v state.Items) []string {
+	var out []string
+	for _, it := range v.All() {
+		out = append(out, strconv.FormatInt(it.Seq(), 10)+":"+it.Kind().String()+":"+it.Text())
+	}
+	return out
+}
+
+func TestRunPositions(t *testing.T) {
+	r := state.NewRun("run_1", "a", 0)
+	placed := r.AddInput(state.UserMessage("hi"))
+	if placed[0].Seq() != 1 || r.NextSeq() != 2 {
+		t.Fatalf("input placed at %d, next %d; want 1, 2", placed[0].Seq(), r.NextSeq())
+	}
+	first := r.Reserve(3) // a call, and a message, then the call's output
+	if first != 2 || r.NextSeq() != 5 {
+		t.Fatalf("Reserve(3) = %d, next %d; want 2, 5", first, r.NextSeq())
+	}
+	call := state.ToolCall("fc", "call_1", "t", `{}`).WithSeq(2)
+	msg := state.AssistantMessage("m", "ok").WithSeq(3)
+	if err := r.Record(call, msg); err != nil {
+		t.Fatal(err)
+	}
+	before := r.Items()
+	if _, done := r.Completed("call_1"); done {
+		t.Error("call_1 completed before its output")
+	}
+	if err := r.Record(state.ToolOutput("call_1", "t", "out").WithSeq(4)); err != nil {
+		t.Fatal(err)
+	}
+	if seq, done := r.Completed("call_1"); !done || seq != 4 {
+		t.Errorf("Completed(call_1) = %d, %v; want 4, true", seq, done)
+	}
+	if before.Len() != 3 {
+		t.Errorf("a view taken before an append grew to %d items", before.Len())
+	}
+
+	errs := []struct {
+		name string
+		item state.Item
+	}{
+		{"unreserved", state.UserMessage("x").WithSeq(5)},
+		{"zero position", state.UserMessage("x")},
+		{"taken", state.UserMessage("x").WithSeq(3)},
+		{"invalid kind", state.Item{}.WithSeq(2)},
+	}
+	for _, e := range errs {
+		if err := r.Record(e.item); err == nil {
+			t.Errorf("%s: Record accepted %s", e.name, e.item)
+		}
+	}
+	want := []string{"1:user_message:hi", "2:tool_call:{}", "3:assistant_message:ok", "4:tool_output:out"}
+	if diff := cmp.Diff(want, kindTexts(r.Items())); diff != "" {
+		t.Errorf("items after refused records (-want +got):\n%s", diff)
+	}
+	if it, ok := r.ItemAt(3); !ok || it.Text() != "ok" {
+		t.Errorf("ItemAt(3) = %s, %v", it, ok)
+	}
+	if _, ok := r.ItemAt(99); ok {
+		t.Error("ItemAt(99) found an item")
+	}
+}
+
+// TestRecordBeforeLastKeepsViews records an output decided later at a
+// position before the last item: it lands in order, and views taken
+// earlier are unchanged.
+func TestRecordBeforeLastKeepsViews(t *testing.T) {
+	r := state.NewRun("run_1", "a", 0)
+	r.AddInput(state.UserMessage("hi"))
+	first := r.Reserve(2)
+	if err := r.Record(state.ToolCall("fc", "c1", "t", `{}`).WithSeq(first)); err != nil {
+		t.Fatal(err)
+	}
+	next := r.Reserve(1)
+	if err := r.Record(state.AssistantMessage("m", "later").WithSeq(next)); err != nil {
+		t.Fatal(err)
+	}
+	old := r.Items()
+	oldInput := r.ModelInput()
+	if err := r.Record(state.ToolOutput("c1", "t", "late output").WithSeq(first + 1)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"1:user_message:hi", "2:tool_call:{}", "3:tool_output:late output", "4:assistant_message:later"}
+	if diff := cmp.Diff(want, kindTexts(r.Items())); diff != "" {
+		t.Errorf("items (-want +got):\n%s", diff)
+	}
+	wantOld := []string{"1:user_message:hi", "2:tool_call:{}", "4:assistant_message:later"}
+	if diff := cmp.Diff(wantOld, kindTexts(old)); diff != "" {
+		t.Errorf("earlier view changed (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantOld, kindTexts(oldInput)); diff != "" {
+		t.Errorf("earlier model input changed (-want +got):\n%s", diff)
+	}
+}
+
+func TestModelInput(t *testing.T) {
+	r := state.NewRun("run_1", "a", 0)
+	r.SetHistory([]state.Item{state.UserMessage("old question"), state.AssistantMessage("m0", "old answer")})
+	r.AddInput(state.UserMessage("new question"))
+	if diff := cmp.Diff([]string{"0:user_message:old question", "0:assistant_message:old answer", "1:user_message:new question"}, kindTexts(r.ModelInput())); diff != "" {
+		t.Errorf("ModelInput with history (-want +got):\n%s", diff)
+	}
+	r.ReplaceContext([]state.Item{state.UserMessage("summary")})
+	seq := r.Reserve(1)
+	if err := r.Record(state.AssistantMessage("m1", "answer").WithSeq(seq)); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"0:user_message:summary", "2:assistant_message:answer"}, kindTexts(r.ModelInput())); diff != "" {
+		t.Errorf("ModelInput after ReplaceContext (-want +got):\n%s", diff)
+	}
+	if r.Items().Len() != 2 {
+		t.Errorf("ReplaceContext changed the run's own items: %d", r.Items().Len())
+	}
+	h := r.History()
+	h[0] = state.UserMessage("changed")
+	if r.History()[0].Text() != "summary" {
+		t.Error("History() is not a copy")
+	}
+}
+
+// populated returns a run with something in every field.
+func populated(t *testing.T) *state.Run {
+	t.Helper()
+	r := state.NewRun("run_1", "a", 5)
+	r.AddInput(state.UserMessage("hi"))
+	first := r.Reserve(4) // two calls and their outputs
+	if err := r.Record(state.ToolCall("fc1", "c1", "t", `{"x":1}`).WithSeq(first), state.ToolCall("fc2", "c2", "t", `{"x":2}`).WithSeq(first+1)); err != nil {
+		t.Fatal(err)
+	}
+	r.SetResponse(state.Boundary{Start: first, End: first + 2, OutputsEnd: first + 4})
+	r.AddPending(state.Approval{Tool: "t", CallID: "c2", Arguments: `{"x":2}`, Seq: first + 1, OutputSeq: first + 3})
+	r.AddDecision(state.Decision{Tool: "t", CallID: "c2", Verdict: state.Approved})
+	r.AddUsage(state.Usage{Requests: 1, InputTokens: 10})
+	r.SetTraceContext(map[string]string{"traceparent": "00-abc"})
+	r.SetExtension("ext", json.RawMessage(`{"k":1}`))
+	r.SetHistory([]state.Item{state.UserMessage("before")})
+	r.SetSessionID("s1")
+	return r
+}
+
+type runView struct {
+	Items     []string
+	Input     []string
+	History   []string
+	Pending   []state.Approval
+	Decisions []state.Decision
+	Usage     state.Usage
+	Trace     map[string]string
+	Ext       string
+	Agent     string
+	Turn      int
+	Final     string
+}
+
+func viewRun(r *state.Run) runView {
+	ext, _ := r.Extension("ext")
+	final, _ := r.FinalOutput()
+	return runView{
+		Items: kindTexts(r.Items()), Input: kindTexts(state.CopyItems(r.Input())), History: kindTexts(state.CopyItems(r.History())),
+		Pending: r.Pending(), Decisions: r.Decisions(), Usage: r.Usage(), Trace: r.TraceContext(), Ext: string(ext),
+		Agent: r.Agent(), Turn: r.Turn(), Final: final,
+	}
+}
+
+// TestCloneSharesNothing changes a clone in every way and checks the
+// original, and the other way round (seed 003).
+func TestCloneSharesNothing(t *testing.T) {
+	change := func(t *testing.T, r *state.Run) {
+		seq := r.Response().End + 1
+		if err := r.Record(state.ToolOutput("c2", "t", "done").WithSeq(seq)); err != nil {
+			t.Fatal(err)
+		}
+		r.ResolvePending("c2")
+		r.AddDecision(state.Decision{Tool: "t", Always: true, Verdict: state.Rejected})
+		r.AddUsage(state.Usage{Requests: 1})
+		r.SetTraceContext(map[string]string{"traceparent": "00-def"})
+		r.SetExtension("ext", json.RawMessage(`{"k":2}`))
+		r.SetHistory(nil)
+		r.SetAgent("b")
+		r.SetTurn(4)
+		r.Finish("the end")
+	}
+	orig := populated(t)
+	want := viewRun(orig)
+	clone := orig.Clone()
+	if diff := cmp.Diff(want, viewRun(clone)); diff != "" {
+		t.Fatalf("clone differs from the original (-orig +clone):\n%s", diff)
+	}
+	change(t, clone)
+	if diff := cmp.Diff(want, viewRun(orig)); diff != "" {
+		t.Errorf("changing the clone changed the original (-before +after):\n%s", diff)
+	}
+
+	orig2 := populated(t)
+	clone2 := orig2.Clone()
+	change(t, orig2)
+	if diff := cmp.Diff(want, viewRun(clone2)); diff != "" {
+		t.Errorf("changing the original changed the clone (-before +after):\n%s", diff)
+	}
+}
+
+func TestAccessorsReturnCopies(t *testing.T) {
+	r := populated(t)
+	in := r.Input()
+	in[0] = state.UserMessage("changed")
+	p := r.Pending()
+	p[0].Arguments = "changed"
+	d := r.Decisions()
+	d[0].Verdict = state.Rejected
+	tc := r.TraceContext()
+	tc["traceparent"] = "changed"
+	ext, _ := r.Extension("ext")
+	ext[0] = 'X'
+	if diff := cmp.Diff(viewRun(populated(t)), viewRun(r)); diff != "" {
+		t.Errorf("mutating returned values changed the run (-want +got):\n%s", diff)
+	}
+}
+
+// TestConcurrentRecord records parallel outputs at reserved positions.
+func TestConcurrentRecord(t *testing.T) {
+	const n = 32
+	r := state.NewRun("run_1", "a", 0)
+	first := r.Reserve(n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			id := "c" + strconv.Itoa(i)
+			if err := r.Record(state.ToolOutput(id, "t", id).WithSeq(first + int64(i))); err != nil {
+				t.Error(err)
+			}
+			_ = r.Items().Len()
+			_, _ = r.Completed(id)
+		})
+	}
+	wg.Wait()
+	items := r.Items()
+	if items.Len() != n {
+		t.Fatalf("%d items, want %d", items.Len(), n)
+	}
+	for i, it := range items.All() {
+		if it.Seq() != first+int64(i) {
+			t.Errorf("item %d at %d, want positions in order", i, it.Seq())
+		}
+	}
+}
