@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestRunContinuesTheConversation runs the command twice on one SQLite
+// file: the second run starts from the first one's conversation.
+func TestRunContinuesTheConversation(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "chat.db")
+	ctx := context.Background()
+	var first bytes.Buffer
+	if err := run(ctx, &first, []string{"-db", db, "Hi, I'm Ada.", "What time is it?"}); err != nil {
+		t.Fatal(err)
+	}
+	wantFirst := "> Hi, I'm Ada.\nNice to meet you, Ada.\n> What time is it?\nIt is 12:00.\n"
+	if d := cmp.Diff(wantFirst, first.String()); d != "" {
+		t.Errorf("first run (-want +got):\n%s", d)
+	}
+	var second bytes.Buffer
+	if err := run(ctx, &second, []string{"-db", db, "-transcript", "Do you remember my name?"}); err != nil {
+		t.Fatal(err)
+	}
+	wantSecond := `> Do you remember my name?
+Of course, Ada. This is message 3 of our conversation.
+session chat (8 items):
+  user_message      Hi, I'm Ada.
+  assistant_message Nice to meet you, Ada.
+  user_message      What time is it?
+  tool_call         clock {}
+  tool_output       12:00
+  assistant_message It is 12:00.
+  user_message      Do you remember my name?
+  assistant_message Of course, Ada. This is message 3 of our conversation.
+`
+	if d := cmp.Diff(wantSecond, second.String()); d != "" {
+		t.Errorf("second run (-want +got):\n%s", d)
+	}
+	var reset bytes.Buffer
+	if err := run(ctx, &reset, []string{"-db", db, "-reset", "Do you remember my name?"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff("> Do you remember my name?\nYou haven't told me your name yet.\n", reset.String()); d != "" {
+		t.Errorf("after -reset (-want +got):\n%s", d)
+	}
+}
+
+// TestRunOnSharedServers runs the conversation on PostgreSQL and Redis
+// when their URLs are set.
+func TestRunOnSharedServers(t *testing.T) {
+	for _, tt := range []struct{ flag, env string }{{"-postgres", "TURNKIT_POSTGRES_URL"}, {"-redis", "TURNKIT_REDIS_URL"}} {
+		t.Run(tt.flag, func(t *testing.T) {
+			url := os.Getenv(tt.env)
+			if url == "" {
+				if os.Getenv("CI") == "true" || os.Getenv("TURNKIT_REQUIRE_BACKENDS") == "1" {
+					t.Fatalf("%s is not set", tt.env)
+				}
+				t.Skipf(`%s is not set; run eval "$(.ci/services start)" to start the servers`, tt.env)
+			}
+			ctx := context.Background()
+			sessionID := "example-chat-" + filepath.Base(t.TempDir())
+			var out bytes.Buffer
+			if err := run(ctx, &out, []string{tt.flag, url, "-session", sessionID, "-reset", "Hi, I'm Ada."}); err != nil {
+				t.Fatal(err)
+			}
+			out.Reset()
+			if err := run(ctx, &out, []string{tt.flag, url, "-session", sessionID, "Do you remember my name?"}); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff("> Do you remember my name?\nOf course, Ada. This is message 2 of our conversation.\n", out.String()); d != "" {
+				t.Errorf("second run (-want +got):\n%s", d)
+			}
+		})
+	}
+}
