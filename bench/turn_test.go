@@ -34,3 +34,11 @@ func BenchmarkRun(b *testing.B) { runGroup(b, "run") }
 // persistence on session/memory, approval with nothing gated, an input and
 // an output guardrail).
 func BenchmarkMiddleware(b *testing.B) { runGroup(b, "middleware") }
+
+// BenchmarkCheckpoint is state.Marshal and state.Unmarshal at 10, 100 and
+// 1 000 items, against encoding/json of the items alone.
+func BenchmarkCheckpoint(b *testing.B) { runGroup(b, "checkpoint") }
+
+// BenchmarkApproval is the approval cycle: interrupt → marshal → unmarshal
+// → approve → resume.
+func BenchmarkApproval(b *testing.B) { runGroup(b, "approval") }

@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,15 +24,21 @@ type row struct {
 	bytes     float64 // per unit, when hasAllocs
 	hasAllocs bool
 	skip      string
+	note      string // custom metrics the scenario reported, such as a checkpoint's size
 }
 
 func fromResult(s bench.Scenario, res testing.BenchmarkResult) row {
 	per := float64(res.N) * float64(s.PerOp)
+	var notes []string
+	for _, k := range slices.Sorted(maps.Keys(res.Extra)) {
+		notes = append(notes, formatNum(res.Extra[k])+" "+k)
+	}
 	return row{
 		scenario: s, n: res.N, hasAllocs: true,
 		ns:     float64(res.T.Nanoseconds()) / per,
 		allocs: float64(res.MemAllocs) / per,
 		bytes:  float64(res.MemBytes) / per,
+		note:   strings.Join(notes, ", "),
 	}
 }
 
@@ -75,8 +83,8 @@ var groupTitles = map[string]string{
 	"turn":       "Per turn, one turn per iteration, at h items of history (ratio: to the bare loop at the same h)",
 	"run":        "Whole runs of N tool turns and a final message, per turn (ratio: to the bare loop at the same N)",
 	"middleware": "Per turn with middleware, history of 10 items (ratio: to the bare loop)",
-	"checkpoint": "Checkpoints: state.Marshal / state.Unmarshal, per item (ratio: to encoding/json of the same items)",
-	"approval":   "The approval cycle: interrupt → marshal → unmarshal → approve → resume, per cycle",
+	"checkpoint": "Checkpoints: state.Marshal and state.Unmarshal of a run of N items, per checkpoint (ratio: to encoding/json of the items' JSON alone)",
+	"approval":   "The approval cycle: interrupt → marshal → unmarshal → approve → resume (ratio: to the same two turns with nothing gated)",
 	"session":    "Session commits: one append of a turn's items, per commit (ratio: to the raw driver doing the same inserts)",
 }
 
@@ -112,6 +120,9 @@ func (r *report) markdown() string {
 		b.WriteString("| scenario | ns/unit | allocs/unit | B/unit | ratio |\n|---|--:|--:|--:|--:|\n")
 		for _, x := range rows {
 			name := strings.TrimPrefix(x.scenario.Name, g+"/")
+			if x.note != "" {
+				name += " (" + x.note + ")"
+			}
 			if x.skip != "" {
 				fmt.Fprintf(&b, "| %s | skipped: %s | | | |\n", name, x.skip)
 				continue
@@ -206,10 +217,10 @@ func (r *report) writeCSV(path string) error {
 		return err
 	}
 	w := csv.NewWriter(f)
-	_ = w.Write([]string{"scenario", "group", "unit", "per_op", "iterations", "ns_per_unit", "allocs_per_unit", "bytes_per_unit", "baseline", "ratio_to_baseline", "skipped"})
+	_ = w.Write([]string{"scenario", "group", "unit", "per_op", "iterations", "ns_per_unit", "allocs_per_unit", "bytes_per_unit", "baseline", "ratio_to_baseline", "skipped", "notes"})
 	for _, x := range r.rows {
 		s := x.scenario
-		rec := []string{s.Name, s.Group, s.Unit, strconv.Itoa(s.PerOp), "", "", "", "", s.Baseline, "", x.skip}
+		rec := []string{s.Name, s.Group, s.Unit, strconv.Itoa(s.PerOp), "", "", "", "", s.Baseline, "", x.skip, x.note}
 		if x.skip == "" {
 			rec[4] = strconv.Itoa(x.n)
 			rec[5] = strconv.FormatFloat(x.ns, 'f', 1, 64)
