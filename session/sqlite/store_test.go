@@ -9,6 +9,8 @@ import (
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/sessiontest"
 	"github.com/turnkit/turnkit/session/sqlite"
+	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/statetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -27,4 +29,9 @@ func TestConformance(t *testing.T) {
 	sessiontest.TestStore(t, func(t *testing.T) session.Store {
 		return open(t, filepath.Join(t.TempDir(), "sessions.db"))
 	})
+}
+
+func TestCheckpointConformance(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "checkpoints.db")
+	statetest.TestStore(t, func(t *testing.T) state.Store { return open(t, path) })
 }
