@@ -1,0 +1,210 @@
+package scripted_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/turnkit/turnkit/model/scripted"
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
+	"github.com/turnkit/turnkit/state"
+)
+
+func call(input ...state.Item) *pipeline.ModelCall {
+	return &pipeline.ModelCall{
+		Agent: &pipeline.Agent{Name: "a"}, Instructions: "be brief", Input: state.CopyItems(input),
+		Tools: []pipeline.ToolSpec{{Name: "add"}, {Name: "sub"}},
+	}
+}
+
+type itemID struct {
+	Kind, ID, CallID, Name, Text string
+}
+
+func ids(items []state.Item) []itemID {
+	out := make([]itemID, len(items))
+	for i, it := range items {
+		var raw struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(it.Raw(), &raw)
+		out[i] = itemID{it.Kind().String(), raw.ID, it.CallID(), it.Name(), it.Text()}
+	}
+	return out
+}
+
+func TestDeterministicResponses(t *testing.T) {
+	m := scripted.New(
+		scripted.Respond(scripted.Think("plan"), scripted.Text("calling"), scripted.Call("add", `{"a":1}`), scripted.Call("sub", `{}`)),
+		scripted.Reply("done"),
+	)
+	resp, err := m.Respond(context.Background(), call(state.UserMessage("hi")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []itemID{
+		{"reasoning", "rs_1_1", "", "", "plan"},
+		{"assistant_message", "msg_1_2", "", "", "calling"},
+		{"tool_call", "fc_1_3", "call_1_3", "add", `{"a":1}`},
+		{"tool_call", "fc_1_4", "call_1_4", "sub", `{}`},
+	}
+	if diff := cmp.Diff(want, ids(resp.Items)); diff != "" {
+		t.Errorf("items (-want +got):\n%s", diff)
+	}
+	if resp.ID != "resp_1" || resp.Model != "scripted" || m.Name() != "scripted" {
+		t.Errorf("response %q model %q, want resp_1, scripted", resp.ID, resp.Model)
+	}
+	if diff := cmp.Diff(state.Usage{Requests: 1, InputTokens: 1, OutputTokens: 4}, resp.Usage); diff != "" {
+		t.Errorf("default usage (-want +got):\n%s", diff)
+	}
+	for _, it := range resp.Items {
+		if it.Seq() != 0 {
+			t.Errorf("%s has a position; the runner places items", it)
+		}
+	}
+	resp, err = m.Respond(context.Background(), call())
+	if err != nil || len(resp.Items) != 1 || resp.Items[0].Text() != "done" || resp.ID != "resp_2" {
+		t.Errorf("second call = %+v, %v", resp, err)
+	}
+
+	// The same script gives the same answers.
+	again, _ := scripted.New(scripted.Respond(scripted.Think("plan"), scripted.Text("calling"), scripted.Call("add", `{"a":1}`), scripted.Call("sub", `{}`))).Respond(context.Background(), call(state.UserMessage("hi")))
+	first, _ := scripted.New(scripted.Respond(scripted.Think("plan"), scripted.Text("calling"), scripted.Call("add", `{"a":1}`), scripted.Call("sub", `{}`))).Respond(context.Background(), call(state.UserMessage("hi")))
+	for i := range first.Items {
+		if !first.Items[i].Equal(again.Items[i]) {
+			t.Errorf("item %d differs between two runs of one script", i)
+		}
+	}
+}
+
+func TestCallsAreRecordedCopies(t *testing.T) {
+	m := scripted.New(scripted.Reply("a"), scripted.Reply("b"))
+	c := call(state.UserMessage("hi"))
+	c.Stream = true
+	_, _ = m.Respond(context.Background(), c)
+	_, _ = m.Respond(context.Background(), call())
+	got := m.Calls()
+	if len(got) != 2 {
+		t.Fatalf("%d calls recorded, want 2", len(got))
+	}
+	if got[0].Agent != "a" || got[0].Instructions != "be brief" || !got[0].Stream || got[0].Input.Len() != 1 || !cmp.Equal(got[0].Tools, []string{"add", "sub"}) {
+		t.Errorf("first request = %+v", got[0])
+	}
+	got[0].Tools[0] = "changed"
+	if m.Calls()[0].Tools[0] != "add" {
+		t.Error("Calls() is not a copy")
+	}
+}
+
+func TestFailuresAndExhaustion(t *testing.T) {
+	boom := errors.New("rate limited")
+	m := scripted.New(scripted.Fail(boom))
+	if _, err := m.Respond(context.Background(), call()); !errors.Is(err, boom) {
+		t.Errorf("Fail step: err = %v", err)
+	}
+	_, err := m.Respond(context.Background(), call())
+	var ee *scripted.ExhaustedError
+	if !errors.As(err, &ee) || !errors.Is(err, scripted.ErrScriptExhausted) || ee.Steps != 1 || ee.Call != 2 {
+		t.Errorf("past the script: err = %#v, want *ExhaustedError{Steps: 1, Call: 2}", err)
+	}
+	if !strings.HasPrefix(err.Error(), "scripted: ") {
+		t.Errorf("error %q lacks the package prefix", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := scripted.New(scripted.Reply("x")).Respond(ctx, call()); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: err = %v", err)
+	}
+}
+
+func TestBlockAndAfter(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := scripted.New(scripted.Block()).Respond(ctx, call()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Block: err = %v, want the context's error", err)
+	}
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel2()
+	if _, err := scripted.New(scripted.Reply("slow").After(time.Hour)).Respond(ctx2, call()); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("After: err = %v, want the context's error", err)
+	}
+	resp, err := scripted.New(scripted.Reply("soon").After(time.Millisecond)).Respond(context.Background(), call())
+	if err != nil || resp.Items[0].Text() != "soon" {
+		t.Errorf("After(1ms) = %v, %v", resp, err)
+	}
+}
+
+func TestWithUsage(t *testing.T) {
+	u := state.Usage{Requests: 1, InputTokens: 100, OutputTokens: 7, ReasoningTokens: 3}
+	resp, err := scripted.New(scripted.Reply("x").WithUsage(u)).Respond(context.Background(), call())
+	if err != nil || resp.Usage != u {
+		t.Errorf("usage = %+v, %v; want %+v", resp.Usage, err, u)
+	}
+}
+
+func TestGenerateConcurrent(t *testing.T) {
+	m := scripted.Generate(func(n int) scripted.Step { return scripted.Reply("x") })
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex
+		ids = map[string]bool{}
+	)
+	for range 8 {
+		wg.Go(func() {
+			for range 25 {
+				resp, err := m.Respond(context.Background(), call())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				ids[resp.ID] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(ids) != 200 || len(m.Calls()) != 200 {
+		t.Errorf("%d distinct response IDs and %d calls, want 200 each", len(ids), len(m.Calls()))
+	}
+}
+
+func TestStreamsTextDeltas(t *testing.T) {
+	var log pipelinetest.EventLog
+	turn := pipelinetest.NewTurn(t, pipelinetest.WithEvents(&log))
+	c := pipelinetest.NewModelCall(t, turn)
+	if !c.Stream {
+		t.Fatal("a model call of a streaming turn must stream")
+	}
+	resp, err := scripted.New(scripted.Respond(scripted.Text("one two three"), scripted.Call("t", `{}`), scripted.Text("four"))).Respond(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range log.Events() {
+		d := ev.(pipeline.TextDelta)
+		got = append(got, d.ItemID+":"+d.Delta)
+	}
+	want := []string{"msg_1_1:one ", "msg_1_1:two ", "msg_1_1:three", "msg_1_3:four"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("deltas (-want +got):\n%s", diff)
+	}
+	if resp.Items[0].Text() != "one two three" {
+		t.Errorf("the complete message is %q", resp.Items[0].Text())
+	}
+}
+
+func TestGenerateNilPanics(t *testing.T) {
+	defer func() {
+		if v, _ := recover().(string); !strings.HasPrefix(v, "scripted: ") {
+			t.Errorf("panic = %q, want a scripted: message", v)
+		}
+	}()
+	scripted.Generate(nil)
+}
