@@ -31,9 +31,9 @@ type Store struct {
 
 // queries are the statements with the schema name resolved once.
 type queries struct {
-	runPlace, newRun, insertItems, storedItems, list, lookup, pop  string
-	count, clearHead, clearRuns, clearItems                        string
-	loadCheckpoint, insertCheckpoint, updateCheckpoint, deleteCkpt string
+	runPlace, newRun, insertItems, storedItems, list, lookup, pop               string
+	count, clearHead, clearRuns, clearItems                                     string
+	loadCheckpoint, loadVersion, insertCheckpoint, updateCheckpoint, deleteCkpt string
 }
 
 func newQueries(schemaName string) queries {
@@ -73,6 +73,7 @@ func newQueries(schemaName string) queries {
 		clearRuns:        r.Replace(`DELETE FROM {{schema}}.session_runs WHERE session_id = $1`),
 		clearItems:       r.Replace(`DELETE FROM {{schema}}.session_items WHERE session_id = $1`),
 		loadCheckpoint:   r.Replace(`SELECT version, data FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
+		loadVersion:      r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
 		insertCheckpoint: r.Replace(`INSERT INTO {{schema}}.run_checkpoints (run_id, version, data) VALUES ($1, 1, $2) ON CONFLICT DO NOTHING`),
 		updateCheckpoint: r.Replace(`UPDATE {{schema}}.run_checkpoints SET version = version + 1, data = $3 WHERE run_id = $1 AND version = $2`),
 		deleteCkpt:       r.Replace(`DELETE FROM {{schema}}.run_checkpoints WHERE run_id = $1`),

@@ -14,6 +14,8 @@ import (
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/postgres"
 	"github.com/turnkit/turnkit/session/sessiontest"
+	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/statetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -58,6 +60,18 @@ func testSchema(t testing.TB) (string, *pgxpool.Pool) {
 func TestConformance(t *testing.T) {
 	schema, pool := testSchema(t)
 	sessiontest.TestStore(t, func(t *testing.T) session.Store {
+		s, err := postgres.New(t.Context(), pool, postgres.WithSchema(schema))
+		if err != nil {
+			t.Fatalf("New = %v", err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}
+
+func TestCheckpointConformance(t *testing.T) {
+	schema, pool := testSchema(t)
+	statetest.TestStore(t, func(t *testing.T) state.Store {
 		s, err := postgres.New(t.Context(), pool, postgres.WithSchema(schema))
 		if err != nil {
 			t.Fatalf("New = %v", err)
