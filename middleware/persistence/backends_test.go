@@ -10,6 +10,7 @@ import (
 
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/postgres"
+	"github.com/turnkit/turnkit/session/redis"
 	"github.com/turnkit/turnkit/session/sqlite"
 	"github.com/turnkit/turnkit/state"
 )
@@ -34,6 +35,18 @@ func TestFaultsPostgres(t *testing.T) {
 	url := backendURL(t, "TURNKIT_POSTGRES_URL")
 	testFaults(t, func(t *testing.T) session.Store {
 		s, err := postgres.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return scoped(s)
+	})
+}
+
+func TestFaultsRedis(t *testing.T) {
+	t.Parallel()
+	url := backendURL(t, "TURNKIT_REDIS_URL")
+	testFaults(t, func(t *testing.T) session.Store {
+		s, err := redis.Open(context.Background(), url)
 		if err != nil {
 			t.Fatal(err)
 		}
