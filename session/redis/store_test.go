@@ -13,6 +13,8 @@ import (
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/redis"
 	"github.com/turnkit/turnkit/session/sessiontest"
+	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/statetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -67,6 +69,15 @@ func testClient(t testing.TB) (*goredis.Client, string) {
 func TestConformance(t *testing.T) {
 	client, prefix := testClient(t)
 	sessiontest.TestStore(t, func(t *testing.T) session.Store {
+		s := redis.New(client, redis.WithPrefix(prefix))
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}
+
+func TestCheckpointConformance(t *testing.T) {
+	client, prefix := testClient(t)
+	statetest.TestStore(t, func(t *testing.T) state.Store {
 		s := redis.New(client, redis.WithPrefix(prefix))
 		t.Cleanup(func() { _ = s.Close() })
 		return s
