@@ -1,0 +1,68 @@
+// Package openai provides [pipeline.Model] adapters over the official
+// openai-go client (github.com/openai/openai-go/v3): [New] speaks the
+// Responses API, [NewChat] speaks Chat Completions, which many
+// OpenAI-compatible servers offer instead.
+//
+//	client := openai.NewClient() // from openai-go; reads OPENAI_API_KEY
+//	agent := &pipeline.Agent{
+//		Name:     "assistant",
+//		Model:    turnkitopenai.New(client),
+//		Settings: pipeline.ModelSettings{Model: "gpt-5-mini"},
+//	}
+//
+// # What is sent
+//
+// The Responses adapter sends the agent's instructions, the run's items as
+// their canonical JSON (each item's JSON is written once into the input
+// array and never decoded or re-encoded, so reasoning items keep their
+// encrypted content and ids), the tools (function tools and handoffs, with
+// their JSON schemas and strict flags), and the settings of
+// [pipeline.ModelSettings]: temperature, top_p, max output tokens, tool
+// choice ("auto", "required", "none" or a tool name), parallel tool calls,
+// reasoning effort and summary, truncation, store, metadata and previous
+// response ID. The input is the run's whole history: when
+// PreviousResponseID is set, the server's copy of earlier items is not
+// subtracted.
+//
+// # What comes back
+//
+// Output items become items in the order the model produced them:
+// messages (refusals included, their text being the refusal) become
+// assistant messages, function calls become tool calls (the runner marks
+// handoffs), reasoning becomes reasoning items; each keeps its JSON as the
+// API sent it, compacted. Any other output item (a hosted tool call) is
+// an error wrapping [ErrUnsupportedItem]. Usage maps input, output,
+// reasoning and cached tokens. An "incomplete" response returns what the
+// model produced; a "failed" one is an error.
+//
+// # Streaming
+//
+// When the run streams ([pipeline.Runner.Stream]) the adapter reads the
+// server-sent events, emits a [pipeline.TextDelta] for each output_text
+// (and refusal) delta, and returns the response the terminal event
+// carries, so streamed and plain runs record identical items. A stream
+// that ends before its terminal event is a retryable error wrapping
+// [ErrIncompleteStream]; text deltas may have reached the consumer by
+// then. A cancelled context closes the response body and returns the
+// context's error; no goroutine is left behind.
+//
+// # Errors
+//
+// Errors are translated once, here: a context error is returned as it is;
+// every other failure is a [*pipeline.ModelError] with the HTTP status,
+// the provider's error code and request ID, and a Retryable flag (429,
+// 408, 409, 5xx, network failures, cut streams, and failed responses with
+// code server_error or rate_limit_exceeded). Its Err wraps the client's
+// *openai.Error for API errors, or [*DecodeError] / [*FailedError]. The
+// adapters never retry: the client's own retries apply (set them with
+// option.WithMaxRetries on the client, or [WithRequestOptions]).
+//
+// # Chat Completions
+//
+// [ChatModel] maps tools, settings, usage and errors the same way. Items
+// become chat messages: the instructions and system items as system
+// messages, user messages, an assistant message with the tool calls that
+// follow it, and a tool message per output. Reasoning items are not sent
+// and message content other than text is sent as its text. Chat items
+// carry no item IDs.
+package openai
