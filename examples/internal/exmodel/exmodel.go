@@ -31,6 +31,10 @@ func Live() bool { return live(os.Getenv) }
 // with script[n-1]. The script is ignored when live.
 func Pick(script ...scripted.Step) pipeline.Model { return pick(os.Getenv, script) }
 
+// Or returns the OpenAI Responses API model when OPENAI_API_KEY is set, and
+// offline otherwise: for examples whose offline model is not a script.
+func Or(offline pipeline.Model) pipeline.Model { return or(os.Getenv, offline) }
+
 // Settings returns the model settings to give an example's agents: the
 // model named by OPENAI_MODEL (default [DefaultModel]) when live, and the
 // zero settings for the scripted model.
@@ -41,6 +45,13 @@ func live(getenv func(string) string) bool { return getenv("OPENAI_API_KEY") != 
 func pick(getenv func(string) string, script []scripted.Step) pipeline.Model {
 	if !live(getenv) {
 		return scripted.New(script...)
+	}
+	return or(getenv, nil)
+}
+
+func or(getenv func(string) string, offline pipeline.Model) pipeline.Model {
+	if !live(getenv) {
+		return offline
 	}
 	return openai.New(sdk.NewClient(), openai.WithModel(modelName(getenv)))
 }

@@ -46,6 +46,10 @@ func TestPick(t *testing.T) {
 			default:
 				t.Errorf("unexpected model %T", m)
 			}
+			offline := pipeline.ModelFunc(func(context.Context, *pipeline.ModelCall) (*pipeline.ModelResponse, error) { return nil, nil })
+			if _, isOpenAI := or(getenv, offline).(*openai.Model); isOpenAI != tt.live {
+				t.Errorf("Or gave the OpenAI model: %v, want %v", isOpenAI, tt.live)
+			}
 			if diff := cmp.Diff(tt.settings, settings(getenv)); diff != "" {
 				t.Errorf("settings (-want +got):\n%s", diff)
 			}
