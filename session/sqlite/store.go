@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -188,33 +189,59 @@ func (s *Store) append(ctx context.Context, sessionID, runID string, items []sta
 	if err != nil {
 		return fmt.Errorf("place run %q: %w", runID, err)
 	}
-	var raw []byte
-	for _, it := range items {
-		raw = it.AppendRaw(raw[:0])
-		res, err := tx.ExecContext(ctx, `INSERT INTO session_items (session_id, place, seq, kind, name, raw)
-			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-			sessionID, place, it.Seq(), it.Kind().String(), it.Name(), raw)
+	inserted := 0
+	for chunk := range slices.Chunk(items, maxRowsPerInsert) {
+		n, err := insertItems(ctx, tx, sessionID, place, chunk)
 		if err != nil {
-			return fmt.Errorf("insert %s: %w", it, err)
+			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 1 {
-			if err != nil {
-				return fmt.Errorf("insert %s: %w", it, err)
+		inserted += n
+	}
+	if inserted < len(items) {
+		// Some positions were stored already: a retry is a no-op there, a
+		// different item a conflict.
+		for _, it := range items {
+			var kind, name string
+			var stored []byte
+			if err := tx.QueryRowContext(ctx, `SELECT kind, name, raw FROM session_items
+				WHERE session_id = ? AND place = ? AND seq = ?`, sessionID, place, it.Seq()).Scan(&kind, &name, &stored); err != nil {
+				return fmt.Errorf("read stored %s: %w", it, err)
 			}
-			continue
-		}
-		// Already stored: a retry is a no-op, a different item a conflict.
-		var kind, name string
-		var stored []byte
-		if err := tx.QueryRowContext(ctx, `SELECT kind, name, raw FROM session_items
-			WHERE session_id = ? AND place = ? AND seq = ?`, sessionID, place, it.Seq()).Scan(&kind, &name, &stored); err != nil {
-			return fmt.Errorf("read stored %s: %w", it, err)
-		}
-		if !rowcodec.Same(it, kind, name, stored) {
-			return rowcodec.Conflict(pkg, sessionID, runID, it, kind)
+			if !rowcodec.Same(it, kind, name, stored) {
+				return rowcodec.Conflict(pkg, sessionID, runID, it, kind)
+			}
 		}
 	}
 	return tx.Commit()
+}
+
+// maxRowsPerInsert keeps an insert's bound parameters (6 per row) under
+// SQLite's limit of 32766.
+const maxRowsPerInsert = 1000
+
+// insertItems inserts items at the run's place in one statement, skipping
+// positions already taken, and returns how many rows it inserted.
+func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place int64, items []state.Item) (int, error) {
+	var q strings.Builder
+	q.WriteString(`INSERT INTO session_items (session_id, place, seq, kind, name, raw) VALUES `)
+	args := make([]any, 0, 6*len(items))
+	for i, it := range items {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?, ?, ?, ?, ?, ?)")
+		args = append(args, sessionID, place, it.Seq(), it.Kind().String(), it.Name(), it.AppendRaw(nil))
+	}
+	q.WriteString(" ON CONFLICT DO NOTHING")
+	res, err := tx.ExecContext(ctx, q.String(), args...)
+	if err != nil {
+		return 0, fmt.Errorf("insert items: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("insert items: %w", err)
+	}
+	return int(n), nil
 }
 
 // Lookup returns the item stored at (runID, seq) in the session, if any.

@@ -1,0 +1,76 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+
+	"github.com/turnkit/turnkit/state"
+)
+
+var sinkErr error
+
+// batch returns the i-th append of a run: three items (a call, its output,
+// a message) at Seq 3i+1..3i+3.
+func batch(i int64) []state.Item {
+	return []state.Item{
+		state.ToolCall("fc", "call", "lookup", `{"q":"weather in Paris"}`).WithSeq(3*i + 1),
+		state.ToolOutput("call", "lookup", `{"temp_c":18,"sky":"clear"}`).WithSeq(3*i + 2),
+		state.AssistantMessage("msg", "It is 18°C and clear in Paris.").WithSeq(3*i + 3),
+	}
+}
+
+// BenchmarkAppend compares a committed append of three items through the
+// Store with the raw driver inserting the same three rows in one immediate
+// transaction on the same kind of file, in the same run.
+func BenchmarkAppend(b *testing.B) {
+	ctx := context.Background()
+	b.Run("turnkit", func(b *testing.B) {
+		s := open(b, filepath.Join(b.TempDir(), "bench.db"))
+		b.ReportAllocs()
+		var i int64
+		for b.Loop() {
+			sinkErr = s.Append(ctx, "bench", "run", batch(i))
+			i++
+		}
+		if sinkErr != nil {
+			b.Fatal(sinkErr)
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		db, err := sql.Open("sqlite", filepath.Join(b.TempDir(), "raw.db")+"?_txlock=immediate&_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(`CREATE TABLE items (session_id TEXT, place INTEGER, seq INTEGER, kind TEXT, name TEXT, raw BLOB,
+			PRIMARY KEY (session_id, place, seq)) WITHOUT ROWID`); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		var i int64
+		for b.Loop() {
+			sinkErr = rawAppend(ctx, db, batch(i))
+			i++
+		}
+		if sinkErr != nil {
+			b.Fatal(sinkErr)
+		}
+	})
+}
+
+func rawAppend(ctx context.Context, db *sql.DB, items []state.Item) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, it := range items {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO items VALUES (?, ?, ?, ?, ?, ?)`,
+			"bench", 1, it.Seq(), it.Kind().String(), it.Name(), it.Raw()); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
