@@ -292,9 +292,38 @@ func Unmarshal(data []byte, opts ...UnmarshalOption) (*Run, error) {
 	return decodeRunPayload(payload)
 }
 
+// fastRun is the run object decoded in one pass. When that pass fails,
+// locate decodes the lists element by element to name the failing one.
+type fastRun struct {
+	ID          *string                    `json:"id"`
+	Agent       string                     `json:"agent"`
+	Turn        int                        `json:"turn"`
+	MaxTurns    int                        `json:"max_turns"`
+	Version     int64                      `json:"version"`
+	NextSeq     *int64                     `json:"next_seq"`
+	Input       []wireItem                 `json:"input"`
+	Items       []wireItem                 `json:"items"`
+	Response    Boundary                   `json:"response"`
+	Context     []wireItem                 `json:"context"`
+	ContextFrom int                        `json:"context_from"`
+	Pending     []Approval                 `json:"pending"`
+	Decisions   []Decision                 `json:"decisions"`
+	Guardrails  []GuardrailResult          `json:"guardrails"`
+	Usage       Usage                      `json:"usage"`
+	SessionID   string                     `json:"session_id"`
+	Watermark   int64                      `json:"session_watermark"`
+	Trace       map[string]string          `json:"trace"`
+	Final       string                     `json:"final_output"`
+	Finished    bool                       `json:"finished"`
+	Extension   map[string]json.RawMessage `json:"extension"`
+}
+
 func decodeRunPayload(payload []byte) (*Run, error) {
-	var d decodeRun
+	var d fastRun
 	if err := decodeStrict(payload, &d, "$.run"); err != nil {
+		if lerr := locate(payload); lerr != nil {
+			return nil, lerr
+		}
 		return nil, err
 	}
 	if d.ID == nil {
@@ -305,8 +334,9 @@ func decodeRunPayload(payload []byte) (*Run, error) {
 	}
 	r := &Run{
 		id: *d.ID, agent: d.Agent, turn: d.Turn, maxTurns: d.MaxTurns, version: d.Version,
-		nextSeq: *d.NextSeq, ctxFrom: d.ContextFrom, sessionID: d.SessionID, watermark: d.Watermark,
-		trace: d.Trace, final: d.Final, finished: d.Finished,
+		nextSeq: *d.NextSeq, resp: d.Response, ctxFrom: d.ContextFrom, usage: d.Usage,
+		pending: nilIfEmpty(d.Pending), decisions: nilIfEmpty(d.Decisions), guards: nilIfEmpty(d.Guardrails),
+		sessionID: d.SessionID, watermark: d.Watermark, trace: d.Trace, final: d.Final, finished: d.Finished,
 	}
 	var err error
 	if r.input, err = decodeItems(d.Input, "$.run.input"); err != nil {
@@ -318,25 +348,6 @@ func decodeRunPayload(payload []byte) (*Run, error) {
 	if r.context, err = decodeItems(d.Context, "$.run.context"); err != nil {
 		return nil, err
 	}
-	if d.Response != nil {
-		if err := decodeStrict(d.Response, &r.resp, "$.run.response"); err != nil {
-			return nil, err
-		}
-	}
-	if d.Usage != nil {
-		if err := decodeStrict(d.Usage, &r.usage, "$.run.usage"); err != nil {
-			return nil, err
-		}
-	}
-	if r.pending, err = decodeList[Approval](d.Pending, "$.run.pending"); err != nil {
-		return nil, err
-	}
-	if r.decisions, err = decodeList[Decision](d.Decisions, "$.run.decisions"); err != nil {
-		return nil, err
-	}
-	if r.guards, err = decodeList[GuardrailResult](d.Guardrails, "$.run.guardrails"); err != nil {
-		return nil, err
-	}
 	for i := range r.guards {
 		if r.guards[i].Info != nil {
 			r.guards[i].Info = compact(r.guards[i].Info)
@@ -345,7 +356,7 @@ func decodeRunPayload(payload []byte) (*Run, error) {
 	if len(d.Extension) > 0 {
 		r.extension = make(map[string]json.RawMessage, len(d.Extension))
 		for k, v := range d.Extension {
-			if v == nil {
+			if v == nil || string(v) == "null" {
 				return nil, malformed("$.run.extension."+k, "null")
 			}
 			r.extension[k] = compact(v)
@@ -355,6 +366,57 @@ func decodeRunPayload(payload []byte) (*Run, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// locate decodes a run object whose one-pass decoding failed, list
+// element by list element, and returns the error with the element's path.
+func locate(payload []byte) error {
+	var d decodeRun
+	if err := decodeStrict(payload, &d, "$.run"); err != nil {
+		return err
+	}
+	for _, l := range []struct {
+		raws []json.RawMessage
+		path string
+		fn   func(json.RawMessage, string) error
+	}{
+		{d.Input, "$.run.input", into[wireItem]},
+		{d.Items, "$.run.items", into[wireItem]},
+		{d.Context, "$.run.context", into[wireItem]},
+		{d.Pending, "$.run.pending", into[Approval]},
+		{d.Decisions, "$.run.decisions", into[Decision]},
+		{d.Guardrails, "$.run.guardrails", into[GuardrailResult]},
+	} {
+		for i, raw := range l.raws {
+			if err := l.fn(raw, l.path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return err
+			}
+		}
+	}
+	for _, o := range []struct {
+		raw  json.RawMessage
+		path string
+		fn   func(json.RawMessage, string) error
+	}{{d.Response, "$.run.response", into[Boundary]}, {d.Usage, "$.run.usage", into[Usage]}} {
+		if o.raw != nil && string(o.raw) != "null" {
+			if err := o.fn(o.raw, o.path); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func into[T any](raw json.RawMessage, path string) error {
+	var v T
+	return decodeStrict(raw, &v, path)
+}
+
+func nilIfEmpty[T any](s []T) []T {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
 }
 
 // check verifies that a decoded run's parts fit together, and rebuilds the
@@ -491,35 +553,17 @@ func decodeErr(path string, err error) error {
 	return &DecodeError{Path: path, Err: fmt.Errorf("%w: %w", ErrMalformed, err)}
 }
 
-func decodeList[T any](raws []json.RawMessage, path string) ([]T, error) {
-	if len(raws) == 0 {
+func decodeItems(ws []wireItem, path string) ([]Item, error) {
+	if len(ws) == 0 {
 		return nil, nil
 	}
-	out := make([]T, len(raws))
-	for i, raw := range raws {
-		if err := decodeStrict(raw, &out[i], path+"["+strconv.Itoa(i)+"]"); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-func decodeItems(raws []json.RawMessage, path string) ([]Item, error) {
-	if len(raws) == 0 {
-		return nil, nil
-	}
-	items := make([]Item, len(raws))
-	var w wireItem
-	for i, raw := range raws {
+	items := make([]Item, len(ws))
+	for i, w := range ws {
 		p := path + "[" + strconv.Itoa(i) + "]"
-		w = wireItem{}
-		if err := decodeStrict(raw, &w, p); err != nil {
-			return nil, err
-		}
 		if w.Kind == 0 {
 			return nil, malformed(p+".kind", "missing")
 		}
-		if w.Raw == nil {
+		if w.Raw == nil || string(w.Raw) == "null" {
 			return nil, malformed(p+".raw", "missing")
 		}
 		it, err := ParseItem(w.Kind, compact(w.Raw))

@@ -1,0 +1,84 @@
+package state_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/turnkit/turnkit/state"
+)
+
+var (
+	sinkBytes []byte
+	sinkRun   *state.Run
+)
+
+// benchRun returns a run of n items: user input, then responses of a
+// message and a tool call with its output.
+func benchRun(b *testing.B, n int) *state.Run {
+	b.Helper()
+	r := state.NewRun("run_bench", "assistant", 0)
+	r.AddInput(state.UserMessage("start"))
+	for i := 0; r.Len() < n; i++ {
+		first := r.Reserve(3)
+		callID := fmt.Sprintf("call_%d", i)
+		err := r.Record(
+			state.AssistantMessage(fmt.Sprintf("msg_%d", i), "Looking that up for you now.").WithSeq(first),
+			state.ToolCall(fmt.Sprintf("fc_%d", i), callID, "lookup", `{"query":"item `+fmt.Sprint(i)+`","limit":10}`).WithSeq(first+1),
+			state.ToolOutput(callID, "lookup", `{"results":["a","b","c"],"took_ms":12}`).WithSeq(first+2),
+		)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.SetResponse(state.Boundary{Start: first, End: first + 2, OutputsEnd: first + 3})
+	}
+	return r
+}
+
+func BenchmarkMarshal(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
+			r := benchRun(b, n)
+			data, _ := state.Marshal(r)
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkBytes, _ = state.Marshal(r)
+			}
+			b.ReportMetric(float64(len(data)), "checkpoint-bytes")
+		})
+	}
+}
+
+func BenchmarkUnmarshal(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("items=%d", n), func(b *testing.B) {
+			data, err := state.Marshal(benchRun(b, n))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkRun, err = state.Unmarshal(data)
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(data)), "checkpoint-bytes")
+		})
+	}
+}
+
+func BenchmarkSignedRoundTrip(b *testing.B) {
+	key := []byte("benchmark key, thirty-two bytes!")
+	verify := state.WithVerifyKeys(map[string][]byte{"k": key})
+	r := benchRun(b, 100)
+	b.ReportAllocs()
+	for b.Loop() {
+		data, err := state.Marshal(r, state.WithSigningKey("k", key))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sinkRun, err = state.Unmarshal(data, verify); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
