@@ -2,21 +2,27 @@ package bench
 
 import (
 	"fmt"
+	"testing"
 
+	"go.uber.org/zap"
+
+	"github.com/turnkit/turnkit/middleware/logging"
 	"github.com/turnkit/turnkit/pipeline"
 )
 
-// loggingMissing says why the logging scenarios are skipped.
-const loggingMissing = "middleware/logging is not in the tree yet; the chain runs without it"
+// loggingMiddleware returns the logging middleware of the default chain:
+// zap.NewNop(), payloads off (the default).
+func loggingMiddleware() []pipeline.Middleware {
+	return []pipeline.Middleware{logging.Middleware(zap.NewNop())}
+}
 
-// loggingMiddleware returns the logging middleware of the default chain.
-func loggingMiddleware() []pipeline.Middleware { return nil }
-
-// loggingScenario returns the logging-alone scenario.
+// loggingScenario returns the logging-alone scenario at h items of history.
 func loggingScenario(h int) []Scenario {
+	hist := History(h)
+	s := stack{name: "logging", mws: func(_ *memoryStore) []pipeline.Middleware { return loggingMiddleware() }}
 	return []Scenario{{
 		Name: fmt.Sprintf("middleware/logging/history=%d", h), Group: "middleware",
 		Baseline: fmt.Sprintf("turn/bare/history=%d", h), PerOp: 1, Unit: "turn",
-		Skip: loggingMissing,
+		Bench: func(b *testing.B) { s.turns(b, hist) },
 	}}
 }

@@ -34,6 +34,9 @@ func passOutput(_ context.Context, _ *pipeline.Agent, out string) (guardrails.Ve
 	return guardrails.Verdict{}, nil
 }
 
+// memoryStore is the session store of the persistence scenarios.
+type memoryStore = memory.Store
+
 // A stack is a middleware setup of a scenario: the middleware, and the
 // session store the persistence middleware writes to, if any.
 type stack struct {
@@ -43,8 +46,7 @@ type stack struct {
 }
 
 // DefaultChain returns the full default chain in the recommended order:
-// tracing with no provider, logging with zap.NewNop() (when the package is
-// in the tree), persistence on store, approval with nothing gated, and
+// tracing with no provider, logging with zap.NewNop(), persistence on store, approval with nothing gated, and
 // one input and one output guardrail.
 func DefaultChain(store *memory.Store) []pipeline.Middleware {
 	mws := []pipeline.Middleware{tracing.Middleware()}

@@ -171,7 +171,9 @@ func openPostgresRaw(url string) func(b *testing.B) insertFunc {
 
 // redisPrefix is this process's key prefix for the Redis scenarios, whose
 // keys are deleted when a scenario ends.
-func redisPrefix(kind string) string { return "turnkit-bench:" + kind + ":" + strconv.Itoa(os.Getpid()) + ":" }
+func redisPrefix(kind string) string {
+	return "turnkit-bench:" + kind + ":" + strconv.Itoa(os.Getpid()) + ":"
+}
 
 func dropKeys(b *testing.B, client *goredis.Client, prefix string) {
 	b.Cleanup(func() {
