@@ -37,6 +37,8 @@ func snap(run *state.Run, err error) snapshot {
 
 type streamScenario struct {
 	name  string
+	// pending is the number of calls the run ends waiting for.
+	pending int
 	opts  []pipeline.Option
 	agent func() *pipeline.Agent
 }
@@ -71,7 +73,25 @@ func streamScenarios() []streamScenario {
 			)}
 		}},
 		{name: "max turns", opts: []pipeline.Option{pipeline.WithMaxTurns(2)}, agent: loopingAgent},
+		{name: "interruption", pending: 1, opts: []pipeline.Option{pipeline.WithMiddleware(holdTool("y"))}, agent: func() *pipeline.Agent {
+			return &pipeline.Agent{Name: "a", Tools: []pipeline.Tool{echo("x"), echo("y")}, Model: scripted.New(
+				scripted.Respond(scripted.Text("two calls"), scripted.Call("x", `1`), scripted.Call("y", `2`)),
+			)}
+		}},
 	}
+}
+
+// holdTool returns a middleware that makes calls to the named tool wait
+// for a decision, as the approval middleware does.
+func holdTool(name string) pipeline.Middleware {
+	return pipeline.Middleware{Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {
+		return pipeline.ToolHandlerFunc(func(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
+			if c.Name == name {
+				return &pipeline.ToolResult{Status: pipeline.ToolPending}, nil
+			}
+			return next.CallTool(ctx, c)
+		})
+	}}
 }
 
 // TestStreamAndRunAgree runs each scenario in both modes and compares the
@@ -88,6 +108,7 @@ func TestStreamAndRunAgree(t *testing.T) {
 			streamState := state.NewRun("run_x", "", 0)
 			var (
 				created   []state.Item
+				approvals []state.Approval
 				deltas    strings.Builder
 				streamRes *pipeline.Result
 				streamErr error
@@ -104,6 +125,8 @@ func TestStreamAndRunAgree(t *testing.T) {
 					created = append(created, e.Item)
 				case pipeline.TextDelta:
 					deltas.WriteString(e.Delta)
+				case pipeline.ApprovalRequested:
+					approvals = append(approvals, e.Approval)
 				case pipeline.RunCompleted:
 					streamRes = e.Result
 				}
@@ -123,6 +146,15 @@ func TestStreamAndRunAgree(t *testing.T) {
 			}
 			if diff := cmp.Diff(views(res.NewItems()), views(streamRes.NewItems())); diff != "" {
 				t.Errorf("NewItems (-run +stream):\n%s", diff)
+			}
+			if len(res.Interruptions) != sc.pending {
+				t.Errorf("%d interruptions, want %d", len(res.Interruptions), sc.pending)
+			}
+			if diff := cmp.Diff(res.Interruptions, streamRes.Interruptions); diff != "" {
+				t.Errorf("Interruptions (-run +stream):\n%s", diff)
+			}
+			if diff := cmp.Diff(res.Interruptions, approvals); diff != "" {
+				t.Errorf("ApprovalRequested events (-interruptions +events):\n%s", diff)
 			}
 			if res.FinalOutput != streamRes.FinalOutput {
 				t.Errorf("FinalOutput: run %q, stream %q", res.FinalOutput, streamRes.FinalOutput)
