@@ -1,0 +1,77 @@
+package openai
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
+)
+
+// FuzzResponseStream feeds arbitrary bytes to the Responses stream parser
+// as a server-sent event body. It must never panic; a failure must be one
+// of the adapter's typed errors (a *DecodeError, a *FailedError, or an
+// error wrapping ErrIncompleteStream); a success must carry a response
+// whose items are all valid, with a call ID on every call. The seed corpus
+// is every recorded stream in testdata and testdata/fuzz/FuzzResponseStream.
+func FuzzResponseStream(f *testing.F) {
+	files, err := filepath.Glob("testdata/*.sse")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		res := &http.Response{
+			StatusCode: http.StatusOK,
+			Header:     http.Header{"Content-Type": []string{"text/event-stream"}},
+			Body:       io.NopCloser(bytes.NewReader(body)),
+		}
+		dec := ssestream.NewDecoder(res)
+		if dec == nil {
+			t.Fatal("no decoder for an event stream")
+		}
+		defer dec.Close()
+		out, err := readResponseStream(dec, fuzzCall)
+		if err != nil {
+			if out != nil {
+				t.Fatalf("a response returned with error %v", err)
+			}
+			var (
+				de *DecodeError
+				fe *FailedError
+			)
+			if !errors.As(err, &de) && !errors.As(err, &fe) && !errors.Is(err, ErrIncompleteStream) {
+				t.Fatalf("untyped error %T: %v", err, err)
+			}
+			return
+		}
+		if out == nil {
+			t.Fatal("nil response and nil error")
+		}
+		for i, it := range out.Items {
+			if !it.Kind().Valid() {
+				t.Fatalf("item %d has an invalid kind", i)
+			}
+			if it.Kind().IsCall() && it.CallID() == "" {
+				t.Fatalf("call item %d has no call ID: %s", i, it.Raw())
+			}
+		}
+	})
+}
+
+// fuzzCall is a streaming model call whose deltas go nowhere.
+var fuzzCall = pipeline.NewTestModelCall(pipeline.NewTestTurn(
+	state.NewRun("fuzz", "fuzz", 1), &pipeline.Agent{Name: "fuzz"}, 1, func(pipeline.Event) {}, false))
