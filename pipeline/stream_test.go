@@ -36,11 +36,11 @@ func snap(run *state.Run, err error) snapshot {
 }
 
 type streamScenario struct {
-	name  string
+	name string
 	// pending is the number of calls the run ends waiting for.
 	pending int
-	opts  []pipeline.Option
-	agent func() *pipeline.Agent
+	opts    []pipeline.Option
+	agent   func() *pipeline.Agent
 }
 
 func streamScenarios() []streamScenario {
