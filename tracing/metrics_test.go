@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
@@ -141,4 +142,25 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestMetricsWithoutTracer checks that metrics are recorded when no tracer
+// records: the stages skip their spans, not their measurements.
+func TestMetricsWithoutTracer(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	mw := tracing.Middleware(tracing.WithTracerProvider(noop.NewTracerProvider()), tracing.WithMeterProvider(h.mp))
+	r := pipeline.NewRunner(pipeline.WithMiddleware(mw, guard(false)))
+	if _, err := r.Run(context.Background(), toolAgent(scripted.CallTool("echo", `{}`), scripted.Reply("done")), pipeline.UserInput("hi")); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	got := h.metrics(t)
+	for _, name := range []string{"gen_ai.client.operation.duration", "gen_ai.client.token.usage", "turnkit.tool.calls", "turnkit.tool.duration"} {
+		if _, ok := got[name]; !ok {
+			t.Errorf("no metric %s without a tracer; have %v", name, keys(got))
+		}
+	}
+	if n := len(h.ended()); n != 0 {
+		t.Errorf("%d spans recorded by the harness's provider, which the middleware was not given", n)
+	}
 }

@@ -296,7 +296,12 @@ func levelOf(err error) zapcore.Level {
 	return zap.ErrorLevel
 }
 
-// itemsArray logs items as {kind, text} objects.
+var (
+	_ zapcore.ArrayMarshaler  = itemsArray(nil)
+	_ zapcore.ObjectMarshaler = itemObject{}
+)
+
+// itemsArray logs items as {kind, name, text} objects.
 type itemsArray []state.Item
 
 func (a itemsArray) MarshalLogArray(enc zapcore.ArrayEncoder) error {
