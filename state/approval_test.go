@@ -1,0 +1,150 @@
+package state_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/statetest"
+)
+
+func TestDecisionsBindToCallAndArguments(t *testing.T) {
+	t.Parallel()
+	r := statetest.SampleRun(t, "r")
+	if err := r.Approve("call_rm"); err != nil {
+		t.Fatal(err)
+	}
+	d, exact, ok := r.DecisionFor("delete_file", "call_rm")
+	if !ok || !exact || d.Verdict != state.Approved || d.Fingerprint != state.Fingerprint("delete_file", `{"path":"/tmp/x"}`) {
+		t.Fatalf("DecisionFor = %+v, exact %v, ok %v", d, exact, ok)
+	}
+	if err := d.Check("call_rm", "delete_file", `{"path":"/tmp/x"}`); err != nil {
+		t.Errorf("Check(same arguments) = %v", err)
+	}
+	err := d.Check("call_rm", "delete_file", `{"path":"/"}`)
+	var fe *state.FingerprintError
+	if !errors.As(err, &fe) || !errors.Is(err, state.ErrArgumentsChanged) || fe.CallID != "call_rm" {
+		t.Errorf("Check(other arguments) = %v, want a *FingerprintError", err)
+	}
+	if _, _, ok := r.DecisionFor("other_tool", "call_rm"); ok {
+		t.Error("an exact decision applied to a call of another tool with the same ID")
+	}
+}
+
+func TestExactDecisionBeatsAlways(t *testing.T) {
+	t.Parallel()
+	r := statetest.SampleRun(t, "r")
+	if err := r.ApproveAlways("delete_file"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Reject("call_rm", "no"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ApproveAlways("delete_file"); err != nil { // a later always still loses
+		t.Fatal(err)
+	}
+	d, exact, _ := r.DecisionFor("delete_file", "call_rm")
+	if !exact || d.Verdict != state.Rejected || d.Message != "no" {
+		t.Errorf("DecisionFor = %+v (exact %v), want the exact rejection", d, exact)
+	}
+	d, exact, _ = r.DecisionFor("delete_file", "call_later")
+	if exact || d.Verdict != state.Approved || d.Check("call_later", "delete_file", "{}") != nil {
+		t.Errorf("DecisionFor(later call) = %+v (exact %v), want the always approval", d, exact)
+	}
+	always := 0
+	for _, d := range r.Decisions() {
+		if d.Always && d.Tool == "delete_file" {
+			always++
+		}
+	}
+	if always != 1 {
+		t.Errorf("%d always decisions for one tool, want the latest only", always)
+	}
+}
+
+func TestFailedDecisionsMutateNothing(t *testing.T) {
+	t.Parallel()
+	r := statetest.SampleRun(t, "r")
+	if err := r.Approve("call_rm"); err != nil {
+		t.Fatal(err)
+	}
+	before := snap(r)
+	tests := []struct {
+		name string
+		give func() error
+		want error
+	}{
+		{name: "unknown", give: func() error { return r.Approve("call_nope") }, want: state.ErrUnknownCall},
+		{name: "completed call", give: func() error { return r.Approve("call_ls") }, want: state.ErrUnknownCall},
+		{name: "twice", give: func() error { return r.Reject("call_rm", "") }, want: state.ErrAlreadyDecided},
+		{name: "empty tool", give: func() error { return r.ApproveAlways("") }},
+	}
+	for _, tt := range tests {
+		err := tt.give()
+		var de *state.DecisionError
+		if !errors.As(err, &de) || (tt.want != nil && !errors.Is(err, tt.want)) {
+			t.Errorf("%s: %v, want a *DecisionError wrapping %v", tt.name, err, tt.want)
+		}
+	}
+	if d := cmp.Diff(before, snap(r)); d != "" {
+		t.Errorf("failed decisions changed the run:\n%s", d)
+	}
+}
+
+func TestOwnedApprovals(t *testing.T) {
+	t.Parallel()
+	r := statetest.SampleRun(t, "r")
+	for _, a := range []state.Approval{
+		{Tool: "x", CallID: "c1/a", Owner: "c1"},
+		{Tool: "x", CallID: "c1/c2/b", Owner: "c1/c2"},
+		{Tool: "x", CallID: "c10/a", Owner: "c10"},
+	} {
+		r.AddPending(a)
+	}
+	if err := r.Approve("c1/c2/b"); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(r.PendingOwnedBy("c1")); got != 2 {
+		t.Errorf("PendingOwnedBy(c1) has %d approvals, want 2 (c10 is another owner)", got)
+	}
+	if got := r.DecisionsOwnedBy("c1"); len(got) != 1 || got[0].Owner != "c1/c2" {
+		t.Errorf("DecisionsOwnedBy(c1) = %+v", got)
+	}
+	r.ResolveOwned("c1")
+	if got := r.Pending(); len(got) != 2 || !r.IsPending("c10/a") || !r.IsPending("call_rm") {
+		t.Errorf("after ResolveOwned(c1) pending = %+v", got)
+	}
+	round, err := state.Unmarshal(mustMarshal(t, r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(snap(r), snap(round)); d != "" {
+		t.Errorf("owned approvals round trip (-want +got):\n%s", d)
+	}
+}
+
+func TestConcurrentDecisionsOneWins(t *testing.T) {
+	t.Parallel()
+	r := statetest.SampleRun(t, "r")
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() { errs[i] = r.Approve("call_rm") })
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case !errors.Is(err, state.ErrAlreadyDecided):
+			t.Errorf("Approve = %v", err)
+		}
+	}
+	if ok != 1 {
+		t.Errorf("%d concurrent approvals recorded, want 1", ok)
+	}
+}
