@@ -17,4 +17,20 @@
 //
 // Accessors return copies or O(1) immutable views ([Items]); a caller never
 // holds anything that aliases a [Run].
+//
+// # Checkpoints
+//
+// [Marshal] writes a run as JSON of schema [SchemaName], version
+// [SchemaVersion]: every part of it, with positions, so that [Unmarshal] in
+// another process returns a run that resumes exactly as the live one would,
+// at any turn. The format is pinned by golden files in testdata; a change
+// comes with a new version and a migration ([WithMigration]). Unmarshal
+// reads every version it has migrations for, refuses newer ones with a
+// [*VersionError], and never panics: bad input yields a [*DecodeError] with
+// the JSON path. With [WithSigningKey] and [WithVerifyKeys] a checkpoint
+// carries an HMAC-SHA256 and any edit is refused with [ErrTampered].
+//
+// A [Store] keeps checkpoints with compare-and-swap on the version:
+// [MemoryStore] and [FileStore] here, SQL and Redis ones beside the session
+// stores; package statetest is the suite every Store passes.
 package state
