@@ -18,7 +18,11 @@
 // different item rejects the whole append with [session.ErrConflict]. A
 // run's place is handed out from a per-session counter row when the run
 // first appends; the row's lock makes places follow commit order, so
-// workers racing to start runs in one session never interleave them.
+// workers racing to start runs in one session never interleave them. The
+// common append (a known run) is one statement inside its transaction.
+// Appends hold an advisory lock on their session shared and Clear holds it
+// exclusive (class 1953196404, "tkit"), so a clear never orphans an append
+// in flight.
 //
 // # Schema
 //

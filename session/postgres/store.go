@@ -31,7 +31,8 @@ type Store struct {
 
 // queries are the statements with the schema name resolved once.
 type queries struct {
-	runPlace, newRun, insertItems, storedItems, list, lookup, pop               string
+	appendExisting, runPlace, newRun, insertItems, storedItems, lockSession     string
+	list, lookup, pop                                                           string
 	count, clearHead, clearRuns, clearItems                                     string
 	loadCheckpoint, loadVersion, insertCheckpoint, updateCheckpoint, deleteCkpt string
 }
@@ -39,8 +40,20 @@ type queries struct {
 func newQueries(schemaName string) queries {
 	r := strings.NewReplacer("{{schema}}", pgx.Identifier{schemaName}.Sanitize())
 	return queries{
+		// One statement for the common append: take the session's shared
+		// lock, find the run's place, insert the items; it returns the place
+		// (NULL for a new run, then nothing was inserted) and the count.
+		appendExisting: r.Replace(`WITH lk AS MATERIALIZED (
+				SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($1))),
+			r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs, lk WHERE session_id = $1 AND run_id = $2),
+			ins AS (INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw)
+				SELECT $1, r.place, t.seq, t.kind, t.name, t.raw
+				FROM r, unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[]) AS t(seq, kind, name, raw)
+				ON CONFLICT DO NOTHING RETURNING 1)
+			SELECT (SELECT place FROM r), (SELECT count(*) FROM ins)`),
 		runPlace: r.Replace(`SELECT place FROM {{schema}}.session_runs
-			WHERE session_id = $1 AND run_id = $2 FOR SHARE`),
+			WHERE session_id = $1 AND run_id = $2`),
+		lockSession: `SELECT pg_advisory_xact_lock(` + lockClass + `, hashtext($1))`,
 		newRun: r.Replace(`WITH head AS (
 				INSERT INTO {{schema}}.session_heads AS h (session_id, last_place) VALUES ($1, 1)
 				ON CONFLICT (session_id) DO UPDATE SET last_place = h.last_place + 1
@@ -79,6 +92,11 @@ func newQueries(schemaName string) queries {
 		deleteCkpt:       r.Replace(`DELETE FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
 	}
 }
+
+// lockClass is the first key of the advisory locks on sessions ("tkit"):
+// appends hold a session's lock shared, Clear exclusive, so that a clear
+// never orphans the items of an append in flight.
+const lockClass = "1953196404"
 
 // Open connects to the PostgreSQL database at url (a pgx connection string
 // or URL), brings the store's schema up to date, and returns a store that
@@ -215,10 +233,6 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 }
 
 func (s *Store) append(ctx context.Context, tx pgx.Tx, sessionID, runID string, items []state.Item) error {
-	place, err := s.place(ctx, tx, sessionID, runID)
-	if err != nil {
-		return err
-	}
 	seqs := make([]int64, len(items))
 	kinds := make([]string, len(items))
 	names := make([]string, len(items))
@@ -226,15 +240,30 @@ func (s *Store) append(ctx context.Context, tx pgx.Tx, sessionID, runID string, 
 	for i, it := range items {
 		seqs[i], kinds[i], names[i], raws[i] = it.Seq(), it.Kind().String(), it.Name(), it.AppendRaw(nil)
 	}
-	tag, err := tx.Exec(ctx, s.q.insertItems, sessionID, place, seqs, kinds, names, raws)
+	var (
+		place    *int64
+		inserted int64
+	)
+	err := tx.QueryRow(ctx, s.q.appendExisting, sessionID, runID, seqs, kinds, names, raws).Scan(&place, &inserted)
 	if err != nil {
 		return fmt.Errorf("insert items of run %q: %w", runID, err)
 	}
-	if tag.RowsAffected() == int64(len(items)) {
+	if place == nil { // the run's first append
+		p, err := s.newPlace(ctx, tx, sessionID, runID)
+		if err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, s.q.insertItems, sessionID, p, seqs, kinds, names, raws)
+		if err != nil {
+			return fmt.Errorf("insert items of run %q: %w", runID, err)
+		}
+		place, inserted = &p, tag.RowsAffected()
+	}
+	if inserted == int64(len(items)) {
 		return nil
 	}
 	// Some positions were stored already: each must hold the same item.
-	rows, err := tx.Query(ctx, s.q.storedItems, sessionID, place, seqs)
+	rows, err := tx.Query(ctx, s.q.storedItems, sessionID, *place, seqs)
 	if err != nil {
 		return fmt.Errorf("read stored items of run %q: %w", runID, err)
 	}
@@ -261,18 +290,15 @@ func (s *Store) append(ctx context.Context, tx pgx.Tx, sessionID, runID string, 
 	return nil
 }
 
-// place returns the run's place in the session, giving it the next place
-// if this is its first append. The run's row is share-locked until commit,
-// so that a concurrent Clear waits for this append rather than orphaning it.
-func (s *Store) place(ctx context.Context, tx pgx.Tx, sessionID, runID string) (int64, error) {
+// newPlace gives the run the session's next place, or returns the place a
+// worker racing with this one gave it first. The caller holds the session's
+// shared lock.
+func (s *Store) newPlace(ctx context.Context, tx pgx.Tx, sessionID, runID string) (int64, error) {
 	var place int64
-	err := tx.QueryRow(ctx, s.q.runPlace, sessionID, runID).Scan(&place)
+	err := tx.QueryRow(ctx, s.q.newRun, sessionID, runID).Scan(&place)
 	if errors.Is(err, pgx.ErrNoRows) {
-		err = tx.QueryRow(ctx, s.q.newRun, sessionID, runID).Scan(&place)
-		if errors.Is(err, pgx.ErrNoRows) {
-			// Another worker placed the run first and has committed.
-			err = tx.QueryRow(ctx, s.q.runPlace, sessionID, runID).Scan(&place)
-		}
+		// Another worker placed the run first and has committed.
+		err = tx.QueryRow(ctx, s.q.runPlace, sessionID, runID).Scan(&place)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("place run %q: %w", runID, err)
@@ -337,9 +363,9 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 		return err
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// Heads and runs first: they wait for appends holding their locks,
-		// and the items statement then sees what those appends wrote.
-		for _, q := range []string{s.q.clearHead, s.q.clearRuns, s.q.clearItems} {
+		// The exclusive lock waits for appends in flight to commit; the
+		// deletes then see what they wrote.
+		for _, q := range []string{s.q.lockSession, s.q.clearHead, s.q.clearRuns, s.q.clearItems} {
 			if _, err := tx.Exec(ctx, q, sessionID); err != nil {
 				return err
 			}

@@ -1,0 +1,71 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/turnkit/turnkit/session/postgres"
+	"github.com/turnkit/turnkit/state"
+)
+
+var sinkErr error
+
+// batch returns the i-th append of a run: three items (a call, its output,
+// a message) at Seq 3i+1..3i+3.
+func batch(i int64) []state.Item {
+	return []state.Item{
+		state.ToolCall("fc", "call", "lookup", `{"q":"weather in Paris"}`).WithSeq(3*i + 1),
+		state.ToolOutput("call", "lookup", `{"temp_c":18,"sky":"clear"}`).WithSeq(3*i + 2),
+		state.AssistantMessage("msg", "It is 18°C and clear in Paris.").WithSeq(3*i + 3),
+	}
+}
+
+// BenchmarkAppend compares a committed append of three items through the
+// Store with pgx inserting the same three rows in one transaction (BEGIN,
+// one multi-row INSERT, COMMIT) on the same server, in the same run.
+func BenchmarkAppend(b *testing.B) {
+	ctx := context.Background()
+	schema, pool := testSchema(b)
+	b.Run("turnkit", func(b *testing.B) {
+		s, err := postgres.New(ctx, pool, postgres.WithSchema(schema))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		var i int64
+		for b.Loop() {
+			sinkErr = s.Append(ctx, "bench", "run", batch(i))
+			i++
+		}
+		if sinkErr != nil {
+			b.Fatal(sinkErr)
+		}
+	})
+	b.Run("raw", func(b *testing.B) {
+		table := pgx.Identifier{schema, "raw_items"}.Sanitize()
+		if _, err := pool.Exec(ctx, `CREATE TABLE `+table+` (session_id text, place bigint, seq bigint,
+			kind text, name text, raw bytea, PRIMARY KEY (session_id, place, seq))`); err != nil {
+			b.Fatal(err)
+		}
+		insert := `INSERT INTO ` + table + ` VALUES ($1, 1, $2, $3, $4, $5), ($1, 1, $6, $7, $8, $9), ($1, 1, $10, $11, $12, $13)`
+		b.ReportAllocs()
+		var i int64
+		for b.Loop() {
+			its := batch(i)
+			args := []any{"bench"}
+			for _, it := range its {
+				args = append(args, it.Seq(), it.Kind().String(), it.Name(), it.Raw())
+			}
+			sinkErr = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+				_, err := tx.Exec(ctx, insert, args...)
+				return err
+			})
+			i++
+		}
+		if sinkErr != nil {
+			b.Fatal(sinkErr)
+		}
+	})
+}
