@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/turnkit/turnkit/examples/internal/exmodel"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/tool"
@@ -62,10 +63,11 @@ func tools() []pipeline.Tool {
 	return []pipeline.Tool{weather, convert}
 }
 
-// newModel returns the model the agent runs on: a scripted model that
-// needs no network. Swap it for a real one here.
+// newModel returns the model the agent runs on: OpenAI's Responses API
+// when OPENAI_API_KEY is set (model from OPENAI_MODEL, default gpt-5-mini),
+// and otherwise a scripted model that needs no network.
 func newModel() pipeline.Model {
-	return scripted.New(
+	return exmodel.Pick(
 		scripted.Respond(
 			scripted.Think("I need the weather first."),
 			scripted.Call("get_weather", `{"city":"Oslo"}`),
