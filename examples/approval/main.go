@@ -27,10 +27,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	sdk "github.com/openai/openai-go/v3"
-
+	"github.com/turnkit/turnkit/examples/internal/exmodel"
 	"github.com/turnkit/turnkit/middleware/approval"
-	"github.com/turnkit/turnkit/model/openai"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 )
@@ -130,10 +128,8 @@ func start(ctx context.Context, w io.Writer, store state.Store, runner *pipeline
 }
 
 func newAgent() *pipeline.Agent {
-	var model pipeline.Model = pipeline.ModelFunc(offlineModel)
-	if os.Getenv("OPENAI_API_KEY") != "" {
-		model = openai.New(sdk.NewClient()) // reads OPENAI_API_KEY
-	}
+	// OpenAI when OPENAI_API_KEY is set (model from OPENAI_MODEL), else offline.
+	model := exmodel.Or(pipeline.ModelFunc(offlineModel))
 	del := pipeline.NewTool(pipeline.ToolSpec{
 		Name:        "delete_files",
 		Description: "Deletes the files matching a glob pattern.",
