@@ -22,10 +22,8 @@ import (
 	"os"
 	"strings"
 
-	sdk "github.com/openai/openai-go/v3"
-
+	"github.com/turnkit/turnkit/examples/internal/exmodel"
 	"github.com/turnkit/turnkit/middleware/persistence"
-	"github.com/turnkit/turnkit/model/openai"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/postgres"
@@ -66,10 +64,8 @@ func run(ctx context.Context, w io.Writer, args []string) error {
 		}
 	}
 
-	var model pipeline.Model = pipeline.ModelFunc(offlineModel)
-	if os.Getenv("OPENAI_API_KEY") != "" {
-		model = openai.New(sdk.NewClient()) // reads OPENAI_API_KEY
-	}
+	// OpenAI when OPENAI_API_KEY is set (model from OPENAI_MODEL), else offline.
+	model := exmodel.Or(pipeline.ModelFunc(offlineModel))
 	clock := pipeline.NewTool(pipeline.ToolSpec{Name: "clock", Description: "Tells the time."},
 		func(context.Context, json.RawMessage) (string, error) { return "12:00", nil })
 	agent := &pipeline.Agent{
