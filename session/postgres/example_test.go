@@ -1,0 +1,37 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/turnkit/turnkit/session/postgres"
+	"github.com/turnkit/turnkit/state"
+)
+
+// Workers share sessions and checkpoints through one database. The example
+// needs a server (TURNKIT_POSTGRES_URL), so it is compiled, not run.
+func ExampleOpen() {
+	ctx := context.Background()
+	store, err := postgres.Open(ctx, os.Getenv("TURNKIT_POSTGRES_URL"), postgres.WithSchema("chat"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+
+	items := []state.Item{
+		state.UserMessage("What is the weather in Paris?").WithSeq(1),
+		state.AssistantMessage("msg_1", "It is 18°C and clear.").WithSeq(2),
+	}
+	if err := store.Append(ctx, "chat-42", "run-1", items); err != nil {
+		log.Fatal(err)
+	}
+	history, err := store.List(ctx, "chat-42", 10) // the last 10 items
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, it := range history {
+		fmt.Println(it.Seq(), it.Kind(), it.Text())
+	}
+}
