@@ -69,9 +69,9 @@ func TestScenarioBaselinesExist(t *testing.T) {
 // scenarios: n iterations are exactly n tool turns, plus the untimed final
 // turn of each state the scenario used up.
 func TestRunnerTurnsTimesOneTurnPerIteration(t *testing.T) {
-	const n = 20
 	hist := bench.History(10)
 	perRun := bench.TurnsPerRun(len(hist))
+	n := 2*perRun + perRun/2 // three states: two used up, one cut short by b.Loop
 	runs := (n + perRun - 1) / perRun
 	var turns, tools, models atomic.Int64
 	count := pipeline.Middleware{
@@ -105,7 +105,7 @@ func TestRunnerTurnsTimesOneTurnPerIteration(t *testing.T) {
 	if res.N != n {
 		t.Fatalf("ran %d iterations, want %d", res.N, n)
 	}
-	if got := tools.Load(); got != n {
+	if got := tools.Load(); got != int64(n) {
 		t.Errorf("%d iterations ran %d tool calls, want one per iteration", n, got)
 	}
 	if got, want := turns.Load(), int64(n+runs); got != want {

@@ -17,7 +17,8 @@
 //	-benchtime d   time (or NNNx iterations) per scenario, as go test -benchtime (default 1s)
 //	-run regexp    run only the scenarios whose name matches
 //	-peers list    peers to run: eino,js (default both; "" for none)
-//	-out dir       output folder (default bench/out under the module root)
+//	-out dir       output folder (default bench/results under the module root,
+//	               the files bench/README.md shows)
 package main
 
 import (
@@ -42,7 +43,7 @@ func main() {
 	flag.StringVar(&cfg.benchtime, "benchtime", "1s", "time or NNNx iterations per scenario, as go test -benchtime")
 	flag.StringVar(&cfg.run, "run", "", "run only the scenarios whose name matches this regexp")
 	flag.StringVar(&cfg.peers, "peers", "eino,js", "comma-separated peers to run (eino, js); empty for none")
-	flag.StringVar(&cfg.out, "out", "", "output folder (default bench/out under the module root)")
+	flag.StringVar(&cfg.out, "out", "", "output folder (default bench/results under the module root)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -75,7 +76,7 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 		return err
 	}
 	if cfg.out == "" {
-		cfg.out = filepath.Join(root, "bench", "out")
+		cfg.out = filepath.Join(root, "bench", "results")
 	}
 	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
 		return err
