@@ -7,20 +7,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/turnkit/turnkit/session/postgres"
-	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/session/sessiontest"
 )
 
 var sinkErr error
-
-// batch returns the i-th append of a run: three items (a call, its output,
-// a message) at Seq 3i+1..3i+3.
-func batch(i int64) []state.Item {
-	return []state.Item{
-		state.ToolCall("fc", "call", "lookup", `{"q":"weather in Paris"}`).WithSeq(3*i + 1),
-		state.ToolOutput("call", "lookup", `{"temp_c":18,"sky":"clear"}`).WithSeq(3*i + 2),
-		state.AssistantMessage("msg", "It is 18°C and clear in Paris.").WithSeq(3*i + 3),
-	}
-}
 
 // BenchmarkAppend compares a committed append of three items through the
 // Store with pgx inserting the same three rows in one transaction (BEGIN,
@@ -36,7 +26,7 @@ func BenchmarkAppend(b *testing.B) {
 		b.ReportAllocs()
 		var i int64
 		for b.Loop() {
-			sinkErr = s.Append(ctx, "bench", "run", batch(i))
+			sinkErr = s.Append(ctx, "bench", "run", sessiontest.Batch(i))
 			i++
 		}
 		if sinkErr != nil {
@@ -53,7 +43,7 @@ func BenchmarkAppend(b *testing.B) {
 		b.ReportAllocs()
 		var i int64
 		for b.Loop() {
-			its := batch(i)
+			its := sessiontest.Batch(i)
 			args := []any{"bench"}
 			for _, it := range its {
 				args = append(args, it.Seq(), it.Kind().String(), it.Name(), it.Raw())

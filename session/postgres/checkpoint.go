@@ -6,29 +6,17 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/internal/rowcodec"
 	"github.com/turnkit/turnkit/state"
 )
 
 var _ state.Store = (*Store)(nil)
 
-func (s *Store) storeErr(ctx context.Context, op, runID string, err error) error {
-	return rowcodec.StoreErr(ctx, pkg, op, runID, s.closed.Load(), err)
-}
-
-func (s *Store) live(ctx context.Context) error {
-	if s.closed.Load() {
-		return session.ErrClosed
-	}
-	return ctx.Err()
-}
-
 // Load returns the run's checkpoint, a new [state.Run] with its stored
 // version set, or a [*state.StoreError] wrapping [state.ErrNotFound].
 func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
-	if err := s.live(ctx); err != nil {
-		return nil, s.storeErr(ctx, "load", runID, err)
+	if err := s.gate.BeginRun(ctx, "load", runID); err != nil {
+		return nil, err
 	}
 	var (
 		version int64
@@ -39,7 +27,7 @@ func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 		return nil, &state.StoreError{Op: "load", RunID: runID, Err: state.ErrNotFound}
 	}
 	if err != nil {
-		return nil, s.storeErr(ctx, "load", runID, err)
+		return nil, s.gate.WrapRun(ctx, "load", runID, err)
 	}
 	return rowcodec.DecodeRun(runID, version, data)
 }
@@ -55,8 +43,8 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 	if err != nil {
 		return err
 	}
-	if err := s.live(ctx); err != nil {
-		return s.storeErr(ctx, "save", run.ID(), err)
+	if err := s.gate.BeginRun(ctx, "save", run.ID()); err != nil {
+		return err
 	}
 	have := run.Version()
 	q, args := s.q.updateCheckpoint, []any{run.ID(), have, data}
@@ -65,7 +53,7 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 	}
 	tag, err := s.pool.Exec(ctx, q, args...)
 	if err != nil {
-		return s.storeErr(ctx, "save", run.ID(), err)
+		return s.gate.WrapRun(ctx, "save", run.ID(), err)
 	}
 	if tag.RowsAffected() == 0 {
 		var stored int64 // for the message only: it may have moved on since
@@ -79,9 +67,9 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 // Delete removes the run's checkpoint; deleting a missing one is not an
 // error.
 func (s *Store) Delete(ctx context.Context, runID string) error {
-	if err := s.live(ctx); err != nil {
-		return s.storeErr(ctx, "delete", runID, err)
+	if err := s.gate.BeginRun(ctx, "delete", runID); err != nil {
+		return err
 	}
 	_, err := s.pool.Exec(ctx, s.q.deleteCkpt, runID)
-	return s.storeErr(ctx, "delete", runID, err)
+	return s.gate.WrapRun(ctx, "delete", runID, err)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -23,10 +22,10 @@ var _ session.Store = (*Store)(nil)
 // PostgreSQL tables in one schema. It is safe for concurrent use by
 // multiple goroutines and by many workers sharing the database.
 type Store struct {
-	pool   *pgxpool.Pool
-	owned  bool // Close closes the pool
-	closed atomic.Bool
-	q      queries
+	pool  *pgxpool.Pool
+	owned bool // Close closes the pool
+	gate  rowcodec.Gate
+	q     queries
 }
 
 // queries are the statements with the schema name resolved once.
@@ -129,7 +128,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	if err := migrate(ctx, pool, cfg.schema); err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool, q: newQueries(cfg.schema)}, nil
+	return &Store{pool: pool, q: newQueries(cfg.schema), gate: rowcodec.Gate{Pkg: pkg}}, nil
 }
 
 // Close makes the store unusable: later calls return [session.ErrClosed]
@@ -137,7 +136,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 // also closes its pool, waiting for calls in flight; one made by [New]
 // leaves the pool to its owner. Closing twice is not an error.
 func (s *Store) Close() error {
-	if s.closed.Swap(true) {
+	if !s.gate.Close() {
 		return nil
 	}
 	if s.owned {
@@ -146,26 +145,11 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// begin checks that the store is open and ctx is live.
-func (s *Store) begin(ctx context.Context, op, sessionID string) error {
-	if s.closed.Load() {
-		return fmt.Errorf("postgres: %s session %q: %w", op, sessionID, session.ErrClosed)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("postgres: %s session %q: %w", op, sessionID, err)
-	}
-	return nil
-}
-
-func (s *Store) wrap(ctx context.Context, op, sessionID string, err error) error {
-	return rowcodec.Wrap(ctx, pkg, op, sessionID, s.closed.Load(), err)
-}
-
 // List returns the session's items in order (by the run's place, then Seq);
 // limit > 0 returns only the last limit items. It reads one consistent
 // snapshot. An unknown session has no items.
 func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.Item, error) {
-	if err := s.begin(ctx, "list", sessionID); err != nil {
+	if err := s.gate.Begin(ctx, "list", sessionID); err != nil {
 		return nil, err
 	}
 	var lim *int64 // NULL: no limit
@@ -175,11 +159,11 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 	}
 	rows, err := s.pool.Query(ctx, s.q.list, sessionID, lim)
 	if err != nil {
-		return nil, s.wrap(ctx, "list", sessionID, err)
+		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
 	out, err := collectItems(rows)
 	if err != nil {
-		return nil, s.wrap(ctx, "list", sessionID, err)
+		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
 	return out, nil
 }
@@ -222,14 +206,14 @@ func scanItem(r pgx.Row) (state.Item, error) {
 // later appends keep it. Appending no items stores nothing and fixes
 // nothing. On a cancelled ctx nothing is written.
 func (s *Store) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
-	if err := s.begin(ctx, "append to", sessionID); err != nil {
+	if err := s.gate.Begin(ctx, "append to", sessionID); err != nil {
 		return err
 	}
 	if err := rowcodec.Validate(pkg, sessionID, runID, items); err != nil || len(items) == 0 {
 		return err
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return s.append(ctx, tx, sessionID, runID, items) })
-	return s.wrap(ctx, "append to", sessionID, err)
+	return s.gate.Wrap(ctx, "append to", sessionID, err)
 }
 
 func (s *Store) append(ctx context.Context, tx pgx.Tx, sessionID, runID string, items []state.Item) error {
@@ -308,7 +292,7 @@ func (s *Store) newPlace(ctx context.Context, tx pgx.Tx, sessionID, runID string
 
 // Lookup returns the item stored at (runID, seq) in the session, if any.
 func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) (state.Item, bool, error) {
-	if err := s.begin(ctx, "lookup in", sessionID); err != nil {
+	if err := s.gate.Begin(ctx, "lookup in", sessionID); err != nil {
 		return state.Item{}, false, err
 	}
 	it, err := scanItem(s.pool.QueryRow(ctx, s.q.lookup, sessionID, runID, seq))
@@ -316,7 +300,7 @@ func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) 
 		return state.Item{}, false, nil
 	}
 	if err != nil {
-		return state.Item{}, false, s.wrap(ctx, "lookup in", sessionID, err)
+		return state.Item{}, false, s.gate.Wrap(ctx, "lookup in", sessionID, err)
 	}
 	return it, true, nil
 }
@@ -324,7 +308,7 @@ func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) 
 // Pop removes and returns the session's last item, if any, in one
 // statement. The item's run keeps its place.
 func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, error) {
-	if err := s.begin(ctx, "pop from", sessionID); err != nil {
+	if err := s.gate.Begin(ctx, "pop from", sessionID); err != nil {
 		return state.Item{}, false, err
 	}
 	for {
@@ -334,7 +318,7 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 			// row this one locked; only the first is the answer.
 			n, err := s.count(ctx, sessionID)
 			if err != nil {
-				return state.Item{}, false, s.wrap(ctx, "pop from", sessionID, err)
+				return state.Item{}, false, s.gate.Wrap(ctx, "pop from", sessionID, err)
 			}
 			if n == 0 {
 				return state.Item{}, false, nil
@@ -342,7 +326,7 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 			continue
 		}
 		if err != nil {
-			return state.Item{}, false, s.wrap(ctx, "pop from", sessionID, err)
+			return state.Item{}, false, s.gate.Wrap(ctx, "pop from", sessionID, err)
 		}
 		return it, true, nil
 	}
@@ -359,7 +343,7 @@ func (s *Store) count(ctx context.Context, sessionID string) (int64, error) {
 // append in flight either lands before the clear (and is removed) or after
 // it (and starts afresh).
 func (s *Store) Clear(ctx context.Context, sessionID string) error {
-	if err := s.begin(ctx, "clear", sessionID); err != nil {
+	if err := s.gate.Begin(ctx, "clear", sessionID); err != nil {
 		return err
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -372,5 +356,5 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 		}
 		return nil
 	})
-	return s.wrap(ctx, "clear", sessionID, err)
+	return s.gate.Wrap(ctx, "clear", sessionID, err)
 }

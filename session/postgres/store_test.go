@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -20,19 +19,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// serverURL returns TURNKIT_POSTGRES_URL, skipping the test without it
-// (failing instead under CI=true or TURNKIT_REQUIRE_BACKENDS=1).
 func serverURL(t testing.TB) string {
 	t.Helper()
-	url := os.Getenv("TURNKIT_POSTGRES_URL")
-	if url == "" {
-		msg := `TURNKIT_POSTGRES_URL is not set; start the servers with eval "$(.ci/services start)"`
-		if os.Getenv("CI") == "true" || os.Getenv("TURNKIT_REQUIRE_BACKENDS") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return url
+	return sessiontest.ServerURL(t, "TURNKIT_POSTGRES_URL")
 }
 
 // testSchema returns a fresh schema name and a pool, dropping the schema

@@ -8,20 +8,10 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/turnkit/turnkit/session/redis"
-	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/session/sessiontest"
 )
 
 var sinkErr error
-
-// batch returns the i-th append of a run: three items (a call, its output,
-// a message) at Seq 3i+1..3i+3.
-func batch(i int64) []state.Item {
-	return []state.Item{
-		state.ToolCall("fc", "call", "lookup", `{"q":"weather in Paris"}`).WithSeq(3*i + 1),
-		state.ToolOutput("call", "lookup", `{"temp_c":18,"sky":"clear"}`).WithSeq(3*i + 2),
-		state.AssistantMessage("msg", "It is 18°C and clear in Paris.").WithSeq(3*i + 3),
-	}
-}
 
 // BenchmarkAppend compares a committed append of three items through the
 // Store (one EVALSHA that checks and writes) with go-redis adding the same
@@ -34,7 +24,7 @@ func BenchmarkAppend(b *testing.B) {
 		b.ReportAllocs()
 		var i int64
 		for b.Loop() {
-			sinkErr = s.Append(ctx, "bench", "run", batch(i))
+			sinkErr = s.Append(ctx, "bench", "run", sessiontest.Batch(i))
 			i++
 		}
 		if sinkErr != nil {
@@ -46,7 +36,7 @@ func BenchmarkAppend(b *testing.B) {
 		b.ReportAllocs()
 		var i int64
 		for b.Loop() {
-			its := batch(i)
+			its := sessiontest.Batch(i)
 			members := make([]goredis.Z, len(its))
 			for j, it := range its {
 				members[j] = goredis.Z{Member: fmt.Sprintf("%016x%016x", 1, it.Seq()) + it.Kind().String() + it.Name() + string(it.Raw())}

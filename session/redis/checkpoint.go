@@ -17,14 +17,7 @@ func (s *Store) storeErr(ctx context.Context, op, runID string, err error) error
 	if errors.Is(err, goredis.ErrClosed) {
 		err = session.ErrClosed
 	}
-	return rowcodec.StoreErr(ctx, pkg, op, runID, s.closed.Load(), err)
-}
-
-func (s *Store) live(ctx context.Context) error {
-	if s.closed.Load() {
-		return session.ErrClosed
-	}
-	return ctx.Err()
+	return s.gate.WrapRun(ctx, op, runID, err)
 }
 
 // checkpointKey is a hash with fields v (version) and d (the checkpoint).
@@ -44,8 +37,8 @@ return -1
 // version set, or a [*state.StoreError] wrapping [state.ErrNotFound]. It
 // reads version and data with one HMGET.
 func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
-	if err := s.live(ctx); err != nil {
-		return nil, s.storeErr(ctx, "load", runID, err)
+	if err := s.gate.BeginRun(ctx, "load", runID); err != nil {
+		return nil, err
 	}
 	var v struct {
 		Version int64  `redis:"v"`
@@ -74,8 +67,8 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 	if err != nil {
 		return err
 	}
-	if err := s.live(ctx); err != nil {
-		return s.storeErr(ctx, "save", run.ID(), err)
+	if err := s.gate.BeginRun(ctx, "save", run.ID()); err != nil {
+		return err
 	}
 	have := run.Version()
 	stored, err := saveScript.Run(ctx, s.client, []string{s.checkpointKey(run.ID())}, have, data).Int64()
@@ -92,8 +85,8 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 // Delete removes the run's checkpoint; deleting a missing one is not an
 // error.
 func (s *Store) Delete(ctx context.Context, runID string) error {
-	if err := s.live(ctx); err != nil {
-		return s.storeErr(ctx, "delete", runID, err)
+	if err := s.gate.BeginRun(ctx, "delete", runID); err != nil {
+		return err
 	}
 	return s.storeErr(ctx, "delete", runID, s.client.Del(ctx, s.checkpointKey(runID)).Err())
 }

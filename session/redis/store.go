@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -27,7 +26,7 @@ type Store struct {
 	client goredis.UniversalClient
 	owned  bool // Close closes the client
 	prefix string
-	closed atomic.Bool
+	gate   rowcodec.Gate
 }
 
 // Open connects to the Redis server at url (redis://[user:pass@]host:port/db,
@@ -56,7 +55,7 @@ func New(client goredis.UniversalClient, opts ...Option) *Store {
 		panic("redis: New called with a nil client")
 	}
 	cfg := newConfig(opts)
-	return &Store{client: client, prefix: cfg.prefix}
+	return &Store{client: client, prefix: cfg.prefix, gate: rowcodec.Gate{Pkg: pkg}}
 }
 
 // Close makes the store unusable: later calls return [session.ErrClosed]
@@ -64,7 +63,7 @@ func New(client goredis.UniversalClient, opts ...Option) *Store {
 // also closes its client; one made by [New] leaves it to its owner. Closing
 // twice is not an error.
 func (s *Store) Close() error {
-	if s.closed.Swap(true) {
+	if !s.gate.Close() {
 		return nil
 	}
 	if s.owned {
@@ -82,22 +81,11 @@ func (s *Store) keys(sessionID string) []string {
 	return []string{tag + ":items", tag + ":runs", tag + ":places"}
 }
 
-// begin checks that the store is open and ctx is live.
-func (s *Store) begin(ctx context.Context, op, sessionID string) error {
-	if s.closed.Load() {
-		return fmt.Errorf("redis: %s session %q: %w", op, sessionID, session.ErrClosed)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("redis: %s session %q: %w", op, sessionID, err)
-	}
-	return nil
-}
-
 func (s *Store) wrap(ctx context.Context, op, sessionID string, err error) error {
 	if errors.Is(err, goredis.ErrClosed) {
 		err = session.ErrClosed
 	}
-	return rowcodec.Wrap(ctx, pkg, op, sessionID, s.closed.Load(), err)
+	return s.gate.Wrap(ctx, op, sessionID, err)
 }
 
 // A member of a session's sorted set is the item's position, 16 hex digits
@@ -199,7 +187,7 @@ return m or false
 // limit > 0 returns only the last limit items. It is one ZRANGE: one
 // consistent snapshot. An unknown session has no items.
 func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.Item, error) {
-	if err := s.begin(ctx, "list", sessionID); err != nil {
+	if err := s.gate.Begin(ctx, "list", sessionID); err != nil {
 		return nil, err
 	}
 	start := int64(0)
@@ -232,7 +220,7 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 // written; if ctx is cancelled while the script is in flight the append may
 // or may not have happened, and a retry settles it.
 func (s *Store) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
-	if err := s.begin(ctx, "append to", sessionID); err != nil {
+	if err := s.gate.Begin(ctx, "append to", sessionID); err != nil {
 		return err
 	}
 	if err := rowcodec.Validate(pkg, sessionID, runID, items); err != nil || len(items) == 0 {
@@ -260,7 +248,7 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 
 // Lookup returns the item stored at (runID, seq) in the session, if any.
 func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) (state.Item, bool, error) {
-	if err := s.begin(ctx, "lookup in", sessionID); err != nil {
+	if err := s.gate.Begin(ctx, "lookup in", sessionID); err != nil {
 		return state.Item{}, false, err
 	}
 	keys := s.keys(sessionID)
@@ -281,7 +269,7 @@ func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) 
 // Pop removes and returns the session's last item, if any, with one
 // ZPOPMAX. The item's run keeps its place.
 func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, error) {
-	if err := s.begin(ctx, "pop from", sessionID); err != nil {
+	if err := s.gate.Begin(ctx, "pop from", sessionID); err != nil {
 		return state.Item{}, false, err
 	}
 	zs, err := s.client.ZPopMax(ctx, s.keys(sessionID)[0], 1).Result()
@@ -302,7 +290,7 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 // Clear removes every item of the session and the places of its runs with
 // one DEL: a run that appends afterwards starts a new place.
 func (s *Store) Clear(ctx context.Context, sessionID string) error {
-	if err := s.begin(ctx, "clear", sessionID); err != nil {
+	if err := s.gate.Begin(ctx, "clear", sessionID); err != nil {
 		return err
 	}
 	return s.wrap(ctx, "clear", sessionID, s.client.Del(ctx, s.keys(sessionID)...).Err())

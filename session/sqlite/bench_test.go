@@ -6,20 +6,11 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/turnkit/turnkit/session/sessiontest"
 	"github.com/turnkit/turnkit/state"
 )
 
 var sinkErr error
-
-// batch returns the i-th append of a run: three items (a call, its output,
-// a message) at Seq 3i+1..3i+3.
-func batch(i int64) []state.Item {
-	return []state.Item{
-		state.ToolCall("fc", "call", "lookup", `{"q":"weather in Paris"}`).WithSeq(3*i + 1),
-		state.ToolOutput("call", "lookup", `{"temp_c":18,"sky":"clear"}`).WithSeq(3*i + 2),
-		state.AssistantMessage("msg", "It is 18°C and clear in Paris.").WithSeq(3*i + 3),
-	}
-}
 
 // BenchmarkAppend compares a committed append of three items through the
 // Store with the raw driver inserting the same three rows in one immediate
@@ -31,7 +22,7 @@ func BenchmarkAppend(b *testing.B) {
 		b.ReportAllocs()
 		var i int64
 		for b.Loop() {
-			sinkErr = s.Append(ctx, "bench", "run", batch(i))
+			sinkErr = s.Append(ctx, "bench", "run", sessiontest.Batch(i))
 			i++
 		}
 		if sinkErr != nil {
@@ -51,7 +42,7 @@ func BenchmarkAppend(b *testing.B) {
 		b.ReportAllocs()
 		var i int64
 		for b.Loop() {
-			sinkErr = rawAppend(ctx, db, batch(i))
+			sinkErr = rawAppend(ctx, db, sessiontest.Batch(i))
 			i++
 		}
 		if sinkErr != nil {

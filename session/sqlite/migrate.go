@@ -5,52 +5,19 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"strconv"
-	"strings"
+
+	"github.com/turnkit/turnkit/session/internal/rowcodec"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
-
-// A migration is one embedded schema file, NNNN_name.sql, applied once in
-// version order and recorded in the schema_version table.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// migrations returns the embedded migrations in version order.
-func migrations() ([]migration, error) {
-	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]migration, 0, len(names))
-	for i, name := range names { // fs.Glob sorts
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v != i+1 {
-			return nil, fmt.Errorf("sqlite: migration %s: want a name starting %04d_", base, i+1)
-		}
-		b, err := migrationFiles.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: base, sql: string(b)})
-	}
-	return out, nil
-}
 
 // migrate brings the database's schema up to the latest embedded version in
 // one immediate transaction, so that processes opening the same file at
 // once apply each migration exactly once. A database whose schema is newer
 // than this package's fails with [ErrSchemaVersion].
 func migrate(ctx context.Context, db *sql.DB) error {
-	ms, err := migrations()
+	ms, err := rowcodec.Migrations(pkg, migrationFiles, func(s string) string { return s })
 	if err != nil {
 		return err
 	}
@@ -74,11 +41,11 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("sqlite: database schema version %d, this package knows %d: %w", current, len(ms), ErrSchemaVersion)
 	}
 	for _, m := range ms[current:] {
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return fmt.Errorf("sqlite: migrate %s: %w", m.name, err)
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return fmt.Errorf("sqlite: migrate %s: %w", m.Name, err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, name) VALUES (?, ?)`, m.version, m.name); err != nil {
-			return fmt.Errorf("sqlite: migrate %s: %w", m.name, err)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, name) VALUES (?, ?)`, m.Version, m.Name); err != nil {
+			return fmt.Errorf("sqlite: migrate %s: %w", m.Name, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

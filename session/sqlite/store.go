@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
 
@@ -27,9 +26,9 @@ var _ session.Store = (*Store)(nil)
 // transaction, and a writer waits up to the busy timeout for another
 // process's lock.
 type Store struct {
-	db     *sql.DB
-	write  chan struct{} // one writer at a time in this process: no busy-polling
-	closed atomic.Bool
+	db    *sql.DB
+	write chan struct{} // one writer at a time in this process: no busy-polling
+	gate  rowcodec.Gate
 }
 
 // Open opens (creating it if needed) the SQLite database at path, switches
@@ -57,7 +56,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
-	return &Store{db: db, write: make(chan struct{}, 1)}, nil
+	return &Store{db: db, write: make(chan struct{}, 1), gate: rowcodec.Gate{Pkg: pkg}}, nil
 }
 
 // Close closes the database. Calls after Close return [session.ErrClosed]
@@ -65,28 +64,13 @@ func Open(path string, opts ...Option) (*Store, error) {
 // not an error. Calls in flight when Close is called fail with
 // [session.ErrClosed] or finish.
 func (s *Store) Close() error {
-	if s.closed.Swap(true) {
+	if !s.gate.Close() {
 		return nil
 	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)
 	}
 	return nil
-}
-
-// begin checks that the store is open and ctx is live.
-func (s *Store) begin(ctx context.Context, op, sessionID string) error {
-	if s.closed.Load() {
-		return fmt.Errorf("sqlite: %s session %q: %w", op, sessionID, session.ErrClosed)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("sqlite: %s session %q: %w", op, sessionID, err)
-	}
-	return nil
-}
-
-func (s *Store) wrap(ctx context.Context, op, sessionID string, err error) error {
-	return rowcodec.Wrap(ctx, pkg, op, sessionID, s.closed.Load(), err)
 }
 
 // lockWrite takes this process's write turn, or fails when ctx is done.
@@ -105,7 +89,7 @@ func (s *Store) unlockWrite() { <-s.write }
 // limit > 0 returns only the last limit items. It reads one consistent
 // snapshot. An unknown session has no items.
 func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.Item, error) {
-	if err := s.begin(ctx, "list", sessionID); err != nil {
+	if err := s.gate.Begin(ctx, "list", sessionID); err != nil {
 		return nil, err
 	}
 	if limit <= 0 {
@@ -116,19 +100,19 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 		ORDER BY place DESC, seq DESC LIMIT ?
 	) ORDER BY place, seq`, sessionID, limit)
 	if err != nil {
-		return nil, s.wrap(ctx, "list", sessionID, err)
+		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
 	defer rows.Close()
 	var out []state.Item
 	for rows.Next() {
 		it, err := scanItem(rows)
 		if err != nil {
-			return nil, s.wrap(ctx, "list", sessionID, err)
+			return nil, s.gate.Wrap(ctx, "list", sessionID, err)
 		}
 		out = append(out, it)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.wrap(ctx, "list", sessionID, err)
+		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
 	return out, nil
 }
@@ -159,17 +143,17 @@ func scanItem(r scanner) (state.Item, error) {
 // after every run already in the session; appending no items stores
 // nothing and fixes nothing. On a cancelled ctx nothing is written.
 func (s *Store) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
-	if err := s.begin(ctx, "append to", sessionID); err != nil {
+	if err := s.gate.Begin(ctx, "append to", sessionID); err != nil {
 		return err
 	}
 	if err := rowcodec.Validate(pkg, sessionID, runID, items); err != nil || len(items) == 0 {
 		return err
 	}
 	if err := s.lockWrite(ctx); err != nil {
-		return s.wrap(ctx, "append to", sessionID, err)
+		return s.gate.Wrap(ctx, "append to", sessionID, err)
 	}
 	defer s.unlockWrite()
-	return s.wrap(ctx, "append to", sessionID, s.append(ctx, sessionID, runID, items))
+	return s.gate.Wrap(ctx, "append to", sessionID, s.append(ctx, sessionID, runID, items))
 }
 
 func (s *Store) append(ctx context.Context, sessionID, runID string, items []state.Item) error {
@@ -246,7 +230,7 @@ func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place int64,
 
 // Lookup returns the item stored at (runID, seq) in the session, if any.
 func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) (state.Item, bool, error) {
-	if err := s.begin(ctx, "lookup in", sessionID); err != nil {
+	if err := s.gate.Begin(ctx, "lookup in", sessionID); err != nil {
 		return state.Item{}, false, err
 	}
 	it, err := scanItem(s.db.QueryRowContext(ctx, `SELECT i.seq, i.kind, i.name, i.raw
@@ -256,7 +240,7 @@ func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) 
 		return state.Item{}, false, nil
 	}
 	if err != nil {
-		return state.Item{}, false, s.wrap(ctx, "lookup in", sessionID, err)
+		return state.Item{}, false, s.gate.Wrap(ctx, "lookup in", sessionID, err)
 	}
 	return it, true, nil
 }
@@ -264,11 +248,11 @@ func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) 
 // Pop removes and returns the session's last item, if any, in one
 // statement. The item's run keeps its place.
 func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, error) {
-	if err := s.begin(ctx, "pop from", sessionID); err != nil {
+	if err := s.gate.Begin(ctx, "pop from", sessionID); err != nil {
 		return state.Item{}, false, err
 	}
 	if err := s.lockWrite(ctx); err != nil {
-		return state.Item{}, false, s.wrap(ctx, "pop from", sessionID, err)
+		return state.Item{}, false, s.gate.Wrap(ctx, "pop from", sessionID, err)
 	}
 	defer s.unlockWrite()
 	it, err := scanItem(s.db.QueryRowContext(ctx, `DELETE FROM session_items
@@ -280,7 +264,7 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 		return state.Item{}, false, nil
 	}
 	if err != nil {
-		return state.Item{}, false, s.wrap(ctx, "pop from", sessionID, err)
+		return state.Item{}, false, s.gate.Wrap(ctx, "pop from", sessionID, err)
 	}
 	return it, true, nil
 }
@@ -288,14 +272,14 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 // Clear removes every item of the session and the places of its runs, in
 // one transaction: a run that appends afterwards starts a new place.
 func (s *Store) Clear(ctx context.Context, sessionID string) error {
-	if err := s.begin(ctx, "clear", sessionID); err != nil {
+	if err := s.gate.Begin(ctx, "clear", sessionID); err != nil {
 		return err
 	}
 	if err := s.lockWrite(ctx); err != nil {
-		return s.wrap(ctx, "clear", sessionID, err)
+		return s.gate.Wrap(ctx, "clear", sessionID, err)
 	}
 	defer s.unlockWrite()
-	return s.wrap(ctx, "clear", sessionID, s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.gate.Wrap(ctx, "clear", sessionID, s.inTx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM session_items WHERE session_id = ?`, sessionID); err != nil {
 			return err
 		}
