@@ -172,29 +172,13 @@ func collectItems(rows pgx.Rows) ([]state.Item, error) {
 	defer rows.Close()
 	var out []state.Item
 	for rows.Next() {
-		it, err := scanItem(rows)
+		it, err := rowcodec.ScanItem(rows)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, it)
 	}
 	return out, rows.Err()
-}
-
-func scanItem(r pgx.Row) (state.Item, error) {
-	var (
-		seq        int64
-		kind, name string
-		raw        []byte
-	)
-	if err := r.Scan(&seq, &kind, &name, &raw); err != nil {
-		return state.Item{}, err
-	}
-	it, err := rowcodec.Decode(kind, seq, name, raw)
-	if err != nil {
-		return state.Item{}, fmt.Errorf("decode item at seq %d: %w", seq, err)
-	}
-	return it, nil
 }
 
 // Append stores items of run runID in one transaction: all or none. An
@@ -295,7 +279,7 @@ func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) 
 	if err := s.gate.Begin(ctx, "lookup in", sessionID); err != nil {
 		return state.Item{}, false, err
 	}
-	it, err := scanItem(s.pool.QueryRow(ctx, s.q.lookup, sessionID, runID, seq))
+	it, err := rowcodec.ScanItem(s.pool.QueryRow(ctx, s.q.lookup, sessionID, runID, seq))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return state.Item{}, false, nil
 	}
@@ -312,7 +296,7 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 		return state.Item{}, false, err
 	}
 	for {
-		it, err := scanItem(s.pool.QueryRow(ctx, s.q.pop, sessionID))
+		it, err := rowcodec.ScanItem(s.pool.QueryRow(ctx, s.q.pop, sessionID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			// Either the session is empty, or a concurrent Pop took the
 			// row this one locked; only the first is the answer.

@@ -105,7 +105,7 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 	defer rows.Close()
 	var out []state.Item
 	for rows.Next() {
-		it, err := scanItem(rows)
+		it, err := rowcodec.ScanItem(rows)
 		if err != nil {
 			return nil, s.gate.Wrap(ctx, "list", sessionID, err)
 		}
@@ -115,24 +115,6 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
 	return out, nil
-}
-
-type scanner interface{ Scan(dest ...any) error }
-
-func scanItem(r scanner) (state.Item, error) {
-	var (
-		seq        int64
-		kind, name string
-		raw        []byte
-	)
-	if err := r.Scan(&seq, &kind, &name, &raw); err != nil {
-		return state.Item{}, err
-	}
-	it, err := rowcodec.Decode(kind, seq, name, raw)
-	if err != nil {
-		return state.Item{}, fmt.Errorf("decode item at seq %d: %w", seq, err)
-	}
-	return it, nil
 }
 
 // Append stores items of run runID in one immediate transaction: all or
@@ -233,7 +215,7 @@ func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) 
 	if err := s.gate.Begin(ctx, "lookup in", sessionID); err != nil {
 		return state.Item{}, false, err
 	}
-	it, err := scanItem(s.db.QueryRowContext(ctx, `SELECT i.seq, i.kind, i.name, i.raw
+	it, err := rowcodec.ScanItem(s.db.QueryRowContext(ctx, `SELECT i.seq, i.kind, i.name, i.raw
 		FROM session_runs r JOIN session_items i ON i.session_id = r.session_id AND i.place = r.place
 		WHERE r.session_id = ? AND r.run_id = ? AND i.seq = ?`, sessionID, runID, seq))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -255,7 +237,7 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 		return state.Item{}, false, s.gate.Wrap(ctx, "pop from", sessionID, err)
 	}
 	defer s.unlockWrite()
-	it, err := scanItem(s.db.QueryRowContext(ctx, `DELETE FROM session_items
+	it, err := rowcodec.ScanItem(s.db.QueryRowContext(ctx, `DELETE FROM session_items
 		WHERE (session_id, place, seq) = (
 			SELECT session_id, place, seq FROM session_items WHERE session_id = ?
 			ORDER BY place DESC, seq DESC LIMIT 1)

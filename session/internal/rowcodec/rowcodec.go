@@ -69,3 +69,23 @@ func Wrap(ctx context.Context, pkg, op, sessionID string, closed bool, err error
 		return fmt.Errorf("%s: %s session %q: %w", pkg, op, sessionID, err)
 	}
 }
+
+// A Scanner is a database row: *sql.Row, *sql.Rows, pgx.Row.
+type Scanner interface{ Scan(dest ...any) error }
+
+// ScanItem reads a row of (seq, kind, name, raw) and rebuilds its item.
+func ScanItem(r Scanner) (state.Item, error) {
+	var (
+		seq        int64
+		kind, name string
+		raw        []byte
+	)
+	if err := r.Scan(&seq, &kind, &name, &raw); err != nil {
+		return state.Item{}, err
+	}
+	it, err := Decode(kind, seq, name, raw)
+	if err != nil {
+		return state.Item{}, fmt.Errorf("decode item at seq %d: %w", seq, err)
+	}
+	return it, nil
+}
