@@ -2,6 +2,8 @@ package postgres_test
 
 import (
 	"context"
+	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -10,7 +12,12 @@ import (
 	"github.com/turnkit/turnkit/session/sessiontest"
 )
 
-var sinkErr error
+var (
+	sinkErr  error
+	benchRun atomic.Int64 // each benchmark invocation appends to a new session
+)
+
+func benchSession() string { return "bench-" + strconv.FormatInt(benchRun.Add(1), 10) }
 
 // BenchmarkAppend compares a committed append of three items through the
 // Store with pgx inserting the same three rows in one transaction (BEGIN,
@@ -24,9 +31,10 @@ func BenchmarkAppend(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
+		sid := benchSession()
 		var i int64
 		for b.Loop() {
-			sinkErr = s.Append(ctx, "bench", "run", sessiontest.Batch(i))
+			sinkErr = s.Append(ctx, sid, "run", sessiontest.Batch(i))
 			i++
 		}
 		if sinkErr != nil {
@@ -35,16 +43,17 @@ func BenchmarkAppend(b *testing.B) {
 	})
 	b.Run("raw", func(b *testing.B) {
 		table := pgx.Identifier{schema, "raw_items"}.Sanitize()
-		if _, err := pool.Exec(ctx, `CREATE TABLE `+table+` (session_id text, place bigint, seq bigint,
+		if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (session_id text, place bigint, seq bigint,
 			kind text, name text, raw bytea, PRIMARY KEY (session_id, place, seq))`); err != nil {
 			b.Fatal(err)
 		}
 		insert := `INSERT INTO ` + table + ` VALUES ($1, 1, $2, $3, $4, $5), ($1, 1, $6, $7, $8, $9), ($1, 1, $10, $11, $12, $13)`
 		b.ReportAllocs()
+		args0 := benchSession()
 		var i int64
 		for b.Loop() {
 			its := sessiontest.Batch(i)
-			args := []any{"bench"}
+			args := []any{args0}
 			for _, it := range its {
 				args = append(args, it.Seq(), it.Kind().String(), it.Name(), it.Raw())
 			}

@@ -2,6 +2,8 @@ package redis_test
 
 import (
 	"context"
+	"strconv"
+	"sync/atomic"
 	"fmt"
 	"testing"
 
@@ -11,7 +13,12 @@ import (
 	"github.com/turnkit/turnkit/session/sessiontest"
 )
 
-var sinkErr error
+var (
+	sinkErr  error
+	benchRun atomic.Int64 // each benchmark invocation appends to a new session
+)
+
+func benchSession() string { return "bench-" + strconv.FormatInt(benchRun.Add(1), 10) }
 
 // BenchmarkAppend compares a committed append of three items through the
 // Store (one EVALSHA that checks and writes) with go-redis adding the same
@@ -22,9 +29,10 @@ func BenchmarkAppend(b *testing.B) {
 	b.Run("turnkit", func(b *testing.B) {
 		s := redis.New(client, redis.WithPrefix(prefix))
 		b.ReportAllocs()
+		sid := benchSession()
 		var i int64
 		for b.Loop() {
-			sinkErr = s.Append(ctx, "bench", "run", sessiontest.Batch(i))
+			sinkErr = s.Append(ctx, sid, "run", sessiontest.Batch(i))
 			i++
 		}
 		if sinkErr != nil {
@@ -32,7 +40,7 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	})
 	b.Run("raw", func(b *testing.B) {
-		key := prefix + "raw"
+		key := prefix + benchSession()
 		b.ReportAllocs()
 		var i int64
 		for b.Loop() {

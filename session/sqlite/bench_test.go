@@ -2,6 +2,8 @@ package sqlite_test
 
 import (
 	"context"
+	"strconv"
+	"sync/atomic"
 	"database/sql"
 	"path/filepath"
 	"testing"
@@ -10,7 +12,12 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-var sinkErr error
+var (
+	sinkErr  error
+	benchRun atomic.Int64 // each benchmark invocation appends to a new session
+)
+
+func benchSession() string { return "bench-" + strconv.FormatInt(benchRun.Add(1), 10) }
 
 // BenchmarkAppend compares a committed append of three items through the
 // Store with the raw driver inserting the same three rows in one immediate
@@ -20,9 +27,10 @@ func BenchmarkAppend(b *testing.B) {
 	b.Run("turnkit", func(b *testing.B) {
 		s := open(b, filepath.Join(b.TempDir(), "bench.db"))
 		b.ReportAllocs()
+		sid := benchSession()
 		var i int64
 		for b.Loop() {
-			sinkErr = s.Append(ctx, "bench", "run", sessiontest.Batch(i))
+			sinkErr = s.Append(ctx, sid, "run", sessiontest.Batch(i))
 			i++
 		}
 		if sinkErr != nil {
@@ -40,9 +48,10 @@ func BenchmarkAppend(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportAllocs()
+		sid := benchSession()
 		var i int64
 		for b.Loop() {
-			sinkErr = rawAppend(ctx, db, sessiontest.Batch(i))
+			sinkErr = rawAppend(ctx, db, sid, sessiontest.Batch(i))
 			i++
 		}
 		if sinkErr != nil {
@@ -51,7 +60,7 @@ func BenchmarkAppend(b *testing.B) {
 	})
 }
 
-func rawAppend(ctx context.Context, db *sql.DB, items []state.Item) error {
+func rawAppend(ctx context.Context, db *sql.DB, sessionID string, items []state.Item) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -59,7 +68,7 @@ func rawAppend(ctx context.Context, db *sql.DB, items []state.Item) error {
 	defer tx.Rollback()
 	for _, it := range items {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO items VALUES (?, ?, ?, ?, ?, ?)`,
-			"bench", 1, it.Seq(), it.Kind().String(), it.Name(), it.Raw()); err != nil {
+			sessionID, 1, it.Seq(), it.Kind().String(), it.Name(), it.Raw()); err != nil {
 			return err
 		}
 	}
