@@ -1,0 +1,166 @@
+package torture
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/turnkit/turnkit/middleware/approval"
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/postgres"
+	"github.com/turnkit/turnkit/session/sqlite"
+	"github.com/turnkit/turnkit/state"
+)
+
+// EnvChild is the environment variable that makes a program a torture
+// child: [ChildMain] reads its JSON configuration from it.
+const EnvChild = "TURNKIT_TORTURE_CHILD"
+
+// The child modes.
+const (
+	modeDrive = "drive" // drive a plan's runs to their end
+	modeClaim = "claim" // approve one paused run and resume it at a signal
+)
+
+// childConfig is what a parent tells a child.
+type childConfig struct {
+	Mode     string  `json:"mode"`
+	Backend  Backend `json:"backend"`
+	Prefix   string  `json:"prefix"`
+	Seed     uint64  `json:"seed"`
+	Runs     int     `json:"runs"`
+	Sessions int     `json:"sessions"`
+	Conc     int     `json:"conc"`
+	Recover  bool    `json:"recover"`
+	// Hook and Nth arm a [Trap]; Hook "" arms none.
+	Hook Hook `json:"hook,omitempty"`
+	Nth  int  `json:"nth,omitempty"`
+	// RunID is the run a claim child resumes.
+	RunID string `json:"run_id,omitempty"`
+}
+
+func (c childConfig) plan() Plan { return NewPlan(c.Seed, c.Prefix, c.Runs, c.Sessions) }
+
+// A Backend says where the stores and the effect log live: a SQLite file
+// in Dir, or PostgreSQL at PostgresURL in schema Schema (the effect log
+// stays in Dir).
+type Backend struct {
+	Dir         string `json:"dir"`
+	PostgresURL string `json:"postgres_url,omitempty"`
+	Schema      string `json:"schema,omitempty"`
+}
+
+// Name returns "sqlite" or "postgres".
+func (b Backend) Name() string {
+	if b.PostgresURL != "" {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// EffectLogPath returns the path of the effect log.
+func (b Backend) EffectLogPath() string { return filepath.Join(b.Dir, "effects.log") }
+
+// A sessionStateStore is a backend's store: sessions and checkpoints on
+// one connection pool.
+type sessionStateStore interface {
+	session.Store
+	state.Store
+}
+
+// Open opens the backend's store, which is both the session store and the
+// checkpoint store.
+func (b Backend) Open(ctx context.Context) (sessionStateStore, error) {
+	if b.PostgresURL != "" {
+		return postgres.Open(ctx, b.PostgresURL, postgres.WithSchema(b.Schema))
+	}
+	if err := os.MkdirAll(b.Dir, 0o750); err != nil {
+		return nil, err
+	}
+	return sqlite.Open(filepath.Join(b.Dir, "torture.db"))
+}
+
+// ChildMain runs the program as a torture child if [EnvChild] is set, and
+// then exits; otherwise it returns at once. Call it first thing in main or
+// TestMain of a program that [Torture], [Load] or [Claim] start.
+func ChildMain() {
+	raw := os.Getenv(EnvChild)
+	if raw == "" {
+		return
+	}
+	var cfg childConfig
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "torture child: bad %s: %v\n", EnvChild, err)
+		os.Exit(2)
+	}
+	if err := runChild(context.Background(), cfg, os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "torture child: %v\n", err)
+		os.Exit(3)
+	}
+	os.Exit(0)
+}
+
+func runChild(ctx context.Context, cfg childConfig, in io.Reader, out io.Writer) error {
+	store, err := cfg.Backend.Open(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	log, err := OpenEffectLog(cfg.Backend.EffectLogPath())
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	var hooks Hooks
+	if cfg.Hook != "" {
+		hooks = &Trap{Hook: cfg.Hook, Nth: cfg.Nth, W: out}
+	}
+	plan := cfg.plan()
+	stack := NewStack(plan, store, store, log, hooks)
+	switch cfg.Mode {
+	case modeDrive:
+		w := &Worker{Stack: stack, Plan: plan, Concurrency: cfg.Conc, Recover: cfg.Recover}
+		err := w.Drive(ctx)
+		stats, _ := json.Marshal(w.Stats())
+		fmt.Fprintf(out, "stats %s\n", stats)
+		return err
+	case modeClaim:
+		return claim(ctx, stack, cfg.RunID, in, out)
+	}
+	return fmt.Errorf("unknown mode %q", cfg.Mode)
+}
+
+// claim loads a paused run, approves its pending calls, says "ready", and
+// at the next line of input resumes it, then says "result ok", "result
+// conflict" or "result error: ...".
+func claim(ctx context.Context, st *Stack, runID string, in io.Reader, out io.Writer) error {
+	run, err := st.States.Load(ctx, runID)
+	if err != nil {
+		return err
+	}
+	for _, a := range run.Pending() {
+		if err := run.Approve(a.CallID); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(out, "ready")
+	if _, err := bufio.NewReader(in).ReadString('\n'); err != nil {
+		return fmt.Errorf("wait for the signal: %w", err)
+	}
+	_, err = approval.Resume(ctx, st.States, st.Runner, st.Agent, run)
+	switch {
+	case err == nil:
+		fmt.Fprintln(out, "result ok")
+	case errors.Is(err, state.ErrConflict):
+		fmt.Fprintln(out, "result conflict")
+	default:
+		fmt.Fprintln(out, "result error: "+strings.ReplaceAll(err.Error(), "\n", " "))
+	}
+	return nil
+}

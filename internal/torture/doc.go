@@ -1,0 +1,48 @@
+// Package torture is the reliability harness behind DESIGN.md's promise
+// that nothing is lost, nothing is duplicated and no tool runs twice: a
+// kill-and-resume torture loop, a multi-process load driver, and the
+// checks both share.
+//
+// A [Plan] lists runs, each with a script that the torture [Model] plays
+// from the run's own state (so a retried model call answers the same step,
+// with fresh call IDs as a real model would). Its tools record every
+// execution, with the call's idempotency key, in an fsync'd append-only
+// [EffectLog]. A [Worker] drives every run of a plan to its final output
+// through the real middleware (persistence, approval) on real stores
+// (session/sqlite, session/postgres), deciding pending approvals on
+// resume.
+//
+// # How a run checkpoints
+//
+// A [Checkpointer] keeps each run's checkpoint in a [state.Store] ahead of
+// its session, so that after a crash the checkpoint never lags what the
+// session holds except by tool outputs, which resume recovers through the
+// persistence middleware's Lookup ledger:
+//
+//   - before a response's tools run, the response (its calls) is saved, so
+//     a call retried after a crash carries the same idempotency key;
+//   - before every session append the run is saved (write-ahead), so the
+//     session never holds model output the checkpoint has not seen;
+//   - a turn that decides the final output marks the run finished before
+//     its final commit, so resume never asks the model again for a turn
+//     whose answer may already be stored; [Worker] completes the commit of
+//     a finished run whose last append was lost;
+//   - when the run returns (final output, interruption or error) it is
+//     saved again.
+//
+// A crash between a tool's commit and the next save leaves the call open
+// in the checkpoint with its output in the session: resume looks the
+// output up and does not run the tool again. A crash after a tool ran and
+// before its commit makes resume run it again with the same idempotency
+// key: the only kind of repeat the checks allow, and they count it.
+//
+// # The torture loop
+//
+// [Torture] starts a child process (a program that calls [ChildMain])
+// that drives a plan; it kills it with SIGKILL after a random delay or at
+// a random occurrence of a random [Hook] (mid model call, just after a
+// tool returned, before or after a session append, before or after a
+// checkpoint save), runs [Check] on the stores and the effect log, and
+// starts a fresh child that resumes every unfinished run. The cmd/torture
+// program runs it at scale.
+package torture

@@ -1,0 +1,143 @@
+package torture
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"sync"
+
+	"github.com/turnkit/turnkit/pipeline"
+)
+
+// An Execution is one run of a torture tool, as its [EffectLog] records
+// it before the tool returns.
+type Execution struct {
+	// Key is the call's idempotency key ([pipeline.ToolCall.IdempotencyKey]).
+	Key  string `json:"key"`
+	Exec string `json:"exec"` // unique per execution: the process and a counter
+	Tool string `json:"tool"`
+	Run  string `json:"run"`
+	Step int    `json:"step"`
+	// Index is the call's place among the calls of its step.
+	Index int `json:"index"`
+	PID   int `json:"pid"`
+}
+
+// An EffectLog is an append-only file of executions, one JSON line each,
+// written with one write and synced before the tool returns: the side
+// effects of the torture tools. Several processes may append to one file.
+type EffectLog struct {
+	mu  sync.Mutex
+	f   *os.File
+	pid int
+	n   int
+}
+
+// OpenEffectLog opens (creating it if needed) the log at path for
+// appending.
+func OpenEffectLog(path string) (*EffectLog, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("torture: open effect log: %w", err)
+	}
+	return &EffectLog{f: f, pid: os.Getpid()}, nil
+}
+
+// Close closes the log.
+func (l *EffectLog) Close() error { return l.f.Close() }
+
+// record appends e, with its exec ID and PID filled in, and syncs.
+func (l *EffectLog) record(e Execution) (Execution, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.n++
+	e.PID = l.pid
+	e.Exec = strconv.Itoa(l.pid) + "-" + strconv.Itoa(l.n)
+	line, err := json.Marshal(e)
+	if err != nil {
+		return e, err
+	}
+	if _, err := l.f.Write(append(line, '\n')); err != nil {
+		return e, fmt.Errorf("torture: effect log: %w", err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return e, fmt.Errorf("torture: effect log: %w", err)
+	}
+	return e, nil
+}
+
+// ReadEffectLog reads every execution in the log at path. A last line cut
+// short by a crash is skipped and reported as torn; any other bad line is
+// an error. A missing file has no executions.
+func ReadEffectLog(path string) (execs []Execution, torn bool, err error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	lines := bytes.Split(data, []byte("\n"))
+	last := len(lines) - 1
+	torn = len(lines[last]) > 0 // no newline after it: a write cut short
+	for i, line := range lines[:last] {
+		var e Execution
+		if err := json.Unmarshal(line, &e); err != nil {
+			return nil, false, fmt.Errorf("torture: effect log %s line %d: %w", path, i+1, err)
+		}
+		execs = append(execs, e)
+	}
+	return execs, torn, nil
+}
+
+// toolOutput is what a torture tool returns: the execution that produced
+// it, so the checks can tell which execution a stored output came from.
+type toolOutput struct {
+	Exec string `json:"exec"`
+	Key  string `json:"key"`
+}
+
+// A tortureTool records each execution in the effect log and returns the
+// execution's ID.
+type tortureTool struct {
+	name string
+	log  *EffectLog
+}
+
+var _ pipeline.Tool = (*tortureTool)(nil)
+
+// NewTools returns the torture agent's tools, [ToolEffect] and
+// [ToolTransfer], both recording into log.
+func NewTools(log *EffectLog) []pipeline.Tool {
+	return []pipeline.Tool{&tortureTool{name: ToolEffect, log: log}, &tortureTool{name: ToolTransfer, log: log}}
+}
+
+func (t *tortureTool) Spec() pipeline.ToolSpec {
+	return pipeline.ToolSpec{
+		Name:        t.name,
+		Description: "Performs a side effect of the torture harness.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"run":{"type":"string"},"step":{"type":"integer"},` +
+			`"index":{"type":"integer"},"reject":{"type":"boolean"}},"required":["run","step","index"],"additionalProperties":false}`),
+	}
+}
+
+func (t *tortureTool) Call(ctx context.Context, c *pipeline.ToolCall) (string, error) {
+	var a callArgs
+	if err := json.Unmarshal([]byte(c.Arguments), &a); err != nil {
+		return "", &pipeline.ArgumentError{Tool: c.Name, CallID: c.CallID, Err: err}
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	e, err := t.log.record(Execution{Key: c.IdempotencyKey(), Tool: t.name, Run: a.Run, Step: a.Step, Index: a.Index})
+	if err != nil {
+		return "", err
+	}
+	out, err := json.Marshal(toolOutput{Exec: e.Exec, Key: e.Key})
+	return string(out), err
+}

@@ -1,0 +1,142 @@
+package torture
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/state"
+)
+
+// A Hook names a point where the torture loop may kill a worker.
+type Hook string
+
+// The hook points.
+const (
+	// HookModel is the middle of a model call: the request was made, the
+	// response not yet returned.
+	HookModel Hook = "model.call"
+	// HookToolReturned is just after a tool returned, before its output is
+	// committed.
+	HookToolReturned Hook = "tool.returned"
+	// HookAppendBefore and HookAppendAfter are just before and just after a
+	// session append.
+	HookAppendBefore Hook = "append.before"
+	HookAppendAfter  Hook = "append.after"
+	// HookSaveBefore and HookSaveAfter are just before and just after a
+	// checkpoint save.
+	HookSaveBefore Hook = "save.before"
+	HookSaveAfter  Hook = "save.after"
+)
+
+// AllHooks lists every hook point.
+var AllHooks = []Hook{HookModel, HookToolReturned, HookAppendBefore, HookAppendAfter, HookSaveBefore, HookSaveAfter}
+
+// Hooks is called at each hook point. It must be safe for concurrent use.
+type Hooks interface {
+	At(ctx context.Context, h Hook)
+}
+
+type nopHooks struct{}
+
+func (nopHooks) At(context.Context, Hook) {}
+
+func orNop(h Hooks) Hooks {
+	if h == nil {
+		return nopHooks{}
+	}
+	return h
+}
+
+// A Trap is the [Hooks] of a child process: at the Nth occurrence of its
+// hook it writes "armed <hook> <n>" to its writer and blocks forever, so
+// the parent kills the process exactly there. Other hooks pass.
+type Trap struct {
+	Hook Hook
+	Nth  int
+	W    io.Writer
+
+	mu sync.Mutex
+	n  int
+}
+
+// At blocks forever at the trap's occurrence of its hook.
+func (t *Trap) At(_ context.Context, h Hook) {
+	if t == nil || h != t.Hook {
+		return
+	}
+	t.mu.Lock()
+	t.n++
+	fire := t.n == t.Nth
+	if fire {
+		fmt.Fprintf(t.W, "armed %s %d\n", h, t.n)
+	}
+	t.mu.Unlock()
+	if fire {
+		select {} // the parent kills the process here
+	}
+}
+
+// ToolHook returns tool-stage middleware that calls [HookToolReturned]
+// after the tool returned. Place it inside persistence so that it runs
+// before the call's commit.
+func ToolHook(hooks Hooks) pipeline.Middleware {
+	hooks = orNop(hooks)
+	return pipeline.Middleware{
+		Name: "torture.hooks",
+		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {
+			return pipeline.ToolHandlerFunc(func(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
+				res, err := next.CallTool(ctx, c)
+				if err == nil && res != nil && res.Status == pipeline.ToolCompleted {
+					hooks.At(ctx, HookToolReturned)
+				}
+				return res, err
+			})
+		},
+	}
+}
+
+// hookedSession calls the append hooks around the inner store's Append.
+type hookedSession struct {
+	session.Store
+	hooks Hooks
+}
+
+// HookSession returns inner with [HookAppendBefore] and [HookAppendAfter]
+// around each Append.
+func HookSession(inner session.Store, hooks Hooks) session.Store {
+	return &hookedSession{Store: inner, hooks: orNop(hooks)}
+}
+
+func (s *hookedSession) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
+	s.hooks.At(ctx, HookAppendBefore)
+	err := s.Store.Append(ctx, sessionID, runID, items)
+	if err == nil {
+		s.hooks.At(ctx, HookAppendAfter)
+	}
+	return err
+}
+
+// hookedState calls the save hooks around the inner store's Save.
+type hookedState struct {
+	state.Store
+	hooks Hooks
+}
+
+// HookState returns inner with [HookSaveBefore] and [HookSaveAfter] around
+// each Save.
+func HookState(inner state.Store, hooks Hooks) state.Store {
+	return &hookedState{Store: inner, hooks: orNop(hooks)}
+}
+
+func (s *hookedState) Save(ctx context.Context, run *state.Run) error {
+	s.hooks.At(ctx, HookSaveBefore)
+	err := s.Store.Save(ctx, run)
+	if err == nil {
+		s.hooks.At(ctx, HookSaveAfter)
+	}
+	return err
+}

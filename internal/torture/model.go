@@ -1,0 +1,101 @@
+package torture
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
+)
+
+// A Model is a [pipeline.Model] that plays the scripts of a [Plan]. It
+// reads the step a run is at from the run's own items (the step named in
+// the arguments of its last tool call, plus one), so a model call retried
+// after a crash answers the same step; like a real model it gives every
+// item a fresh ID. Odd steps start with reasoning, even ones with a
+// message. It calls [HookModel] in the middle of each call.
+type Model struct {
+	runs  map[string]RunSpec
+	hooks Hooks
+}
+
+var _ pipeline.Model = (*Model)(nil)
+
+// NewModel returns a model for the runs of plan; hooks may be nil.
+func NewModel(plan Plan, hooks Hooks) *Model {
+	m := &Model{runs: make(map[string]RunSpec, len(plan.Runs)), hooks: orNop(hooks)}
+	for _, r := range plan.Runs {
+		m.runs[r.ID] = r
+	}
+	return m
+}
+
+// callArgs are the arguments of every torture tool call.
+type callArgs struct {
+	Run    string `json:"run"`
+	Step   int    `json:"step"`
+	Index  int    `json:"index"`
+	Reject bool   `json:"reject,omitempty"`
+}
+
+// Respond answers the run's next step.
+func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+	run := c.Turn.Run
+	spec, ok := m.runs[run.ID()]
+	if !ok {
+		return nil, fmt.Errorf("torture: model: run %q is not in the plan", run.ID())
+	}
+	step, err := lastStep(run)
+	if err != nil {
+		return nil, err
+	}
+	step++
+	m.hooks.At(ctx, HookModel)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	resp := &pipeline.ModelResponse{ID: "resp_" + newID(), Model: "torture", Usage: state.Usage{Requests: 1}}
+	if step > len(spec.Steps) {
+		resp.Items = []state.Item{state.AssistantMessage("msg_"+newID(), spec.Final)}
+		return resp, nil
+	}
+	if step%2 == 1 {
+		resp.Items = append(resp.Items, state.Reasoning("rs_"+newID(), fmt.Sprintf("step %d of run %s", step, spec.ID)))
+	} else {
+		resp.Items = append(resp.Items, state.AssistantMessage("msg_"+newID(), fmt.Sprintf("Working on step %d.", step)))
+	}
+	for i, cs := range spec.Steps[step-1] {
+		args, err := json.Marshal(callArgs{Run: spec.ID, Step: step, Index: i, Reject: cs.Reject})
+		if err != nil {
+			return nil, err
+		}
+		resp.Items = append(resp.Items, state.ToolCall("fc_"+newID(), "call_"+newID(), cs.Tool, string(args)))
+	}
+	return resp, nil
+}
+
+// lastStep returns the step named by the run's last tool call, 0 if none.
+func lastStep(run *state.Run) (int, error) {
+	items := run.Items()
+	for i := items.Len() - 1; i >= 0; i-- {
+		it := items.At(i)
+		if it.Kind() != state.KindToolCall {
+			continue
+		}
+		var a callArgs
+		if err := json.Unmarshal([]byte(it.Text()), &a); err != nil {
+			return 0, fmt.Errorf("torture: model: run %s call %s: %w", run.ID(), it.CallID(), err)
+		}
+		return a.Step, nil
+	}
+	return 0, nil
+}
+
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}

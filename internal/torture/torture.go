@@ -1,0 +1,164 @@
+package torture
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+)
+
+// A Config configures [Torture].
+type Config struct {
+	Backend Backend
+	Launch  Launcher
+	// Kills is how many times the loop kills a child (at least 1).
+	Kills int
+	// Seed makes the plans and the kill points reproducible.
+	Seed uint64
+	// Runs and Sessions size each generation's plan (defaults 8 and 3);
+	// Concurrency is the runs a child drives at once (default 4).
+	Runs, Sessions, Concurrency int
+	// MaxDelay bounds the random delay of a kill by time (default 250ms);
+	// MaxNth bounds the random occurrence of a kill at a hook (default 40).
+	MaxDelay time.Duration
+	MaxNth   int
+	// ChildTimeout bounds one child's life (default 2m).
+	ChildTimeout time.Duration
+	// Progress, if set, gets a line per generation.
+	Progress io.Writer
+}
+
+// A Report is what [Torture] did and found.
+type Report struct {
+	Backend     string         `json:"backend"`
+	Kills       int            `json:"kills"`
+	KillsAt     map[string]int `json:"kills_at"` // by hook, and "delay"
+	Children    int            `json:"children"`
+	Generations int            `json:"generations"`
+	Runs        int            `json:"runs"`    // runs finished and checked
+	Approvals   int64          `json:"decided"` // approvals and rejections made
+	Resumes     int64          `json:"resumes"` // resumes reported by children that exited
+	Executions  int            `json:"executions"`
+	Retries     int            `json:"retries"` // executions repeated under the same key after a crash
+	Completed   int64          `json:"completed"`
+	Violations  []string       `json:"violations,omitempty"`
+	Elapsed     time.Duration  `json:"elapsed"`
+}
+
+// Torture runs the kill-and-resume loop: generation after generation of
+// runs, each driven by child processes that it kills with SIGKILL at
+// random points (a random delay, or a random occurrence of a random
+// [Hook]) until a child drives the generation to its end. After every
+// child it runs [Check] on the stores and the effect log; after the last
+// child of a generation with final set. It stops after cfg.Kills kills,
+// once the generation in progress is done. The report's Violations must be
+// empty; an error means the harness itself could not go on.
+func Torture(ctx context.Context, cfg Config) (*Report, error) {
+	cfg.defaults()
+	start := time.Now()
+	rep := &Report{Backend: cfg.Backend.Name(), KillsAt: make(map[string]int)}
+	store, err := cfg.Backend.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6b696c6c))
+	killed := make(map[int]bool)
+	for gen := 0; rep.Kills < cfg.Kills; gen++ {
+		ccfg := childConfig{
+			Mode: modeDrive, Backend: cfg.Backend, Prefix: fmt.Sprintf("g%04d", gen), Seed: cfg.Seed + uint64(gen),
+			Runs: cfg.Runs, Sessions: cfg.Sessions, Conc: cfg.Concurrency, Recover: true,
+		}
+		plan := ccfg.plan()
+		for children := 0; ; children++ {
+			if children > 10*cfg.Kills+50 {
+				return rep, fmt.Errorf("torture: generation %d does not finish", gen)
+			}
+			c := ccfg
+			var delay time.Duration
+			if rep.Kills < cfg.Kills {
+				if rng.IntN(2) == 0 {
+					c.Hook, c.Nth = AllHooks[rng.IntN(len(AllHooks))], 1+rng.IntN(cfg.MaxNth)
+				} else {
+					delay = time.Duration(1 + rng.Int64N(int64(cfg.MaxDelay)))
+				}
+			}
+			ch, err := startChild(cfg.Launch, c)
+			if err != nil {
+				return rep, err
+			}
+			rep.Children++
+			wasKilled, stats, err := awaitChild(ctx, ch, delay, cfg.ChildTimeout)
+			if errors.Is(err, errTimeout) {
+				rep.Violations = append(rep.Violations, fmt.Sprintf("generation %d: child %d: %v", gen, ch.pid(), err))
+			} else if err != nil && ctx.Err() != nil {
+				return rep, err
+			} else if err != nil {
+				rep.Violations = append(rep.Violations, fmt.Sprintf("generation %d: %v", gen, err))
+				return rep, nil // a child failed: the stores are left for inspection
+			}
+			if wasKilled {
+				killed[ch.pid()] = true
+				rep.Kills++
+				if delay > 0 {
+					rep.KillsAt["delay"]++
+				} else {
+					rep.KillsAt[string(c.Hook)]++
+				}
+			} else {
+				rep.Approvals += stats.Decided
+				rep.Resumes += stats.Resumed
+				rep.Completed += stats.Completed
+			}
+			execs, _, err := ReadEffectLog(cfg.Backend.EffectLogPath())
+			if err != nil {
+				return rep, err
+			}
+			res, err := Check(ctx, store, store, plan, execs, killed, !wasKilled)
+			if err != nil {
+				return rep, err
+			}
+			for _, v := range res.Violations {
+				rep.Violations = append(rep.Violations, fmt.Sprintf("generation %d after child %d: %s", gen, ch.pid(), v))
+			}
+			if wasKilled {
+				continue
+			}
+			rep.Generations++
+			rep.Runs += res.Finished
+			rep.Executions += res.Executions
+			rep.Retries += res.Retries
+			if cfg.Progress != nil {
+				fmt.Fprintf(cfg.Progress, "generation %d: %d children, kills %d/%d, retries %d, violations %d\n",
+					gen, children+1, rep.Kills, cfg.Kills, rep.Retries, len(rep.Violations))
+			}
+			break
+		}
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+func (c *Config) defaults() {
+	c.Kills = max(c.Kills, 1)
+	if c.Runs <= 0 {
+		c.Runs = 8
+	}
+	if c.Sessions <= 0 {
+		c.Sessions = 3
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 4
+	}
+	if c.MaxDelay <= 0 {
+		c.MaxDelay = 250 * time.Millisecond
+	}
+	if c.MaxNth <= 0 {
+		c.MaxNth = 40
+	}
+	if c.ChildTimeout <= 0 {
+		c.ChildTimeout = 2 * time.Minute
+	}
+}
