@@ -43,9 +43,17 @@ type childConfig struct {
 	Nth  int  `json:"nth,omitempty"`
 	// RunID is the run a claim child resumes.
 	RunID string `json:"run_id,omitempty"`
+	// Plan, if set, is the plan instead of the one Seed, Prefix, Runs and
+	// Sessions make.
+	Plan *Plan `json:"plan,omitempty"`
 }
 
-func (c childConfig) plan() Plan { return NewPlan(c.Seed, c.Prefix, c.Runs, c.Sessions) }
+func (c childConfig) plan() Plan {
+	if c.Plan != nil {
+		return *c.Plan
+	}
+	return NewPlan(c.Seed, c.Prefix, c.Runs, c.Sessions)
+}
 
 // A Backend says where the stores and the effect log live: a SQLite file
 // in Dir, or PostgreSQL at PostgresURL in schema Schema (the effect log
