@@ -7,6 +7,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/turnkit/turnkit/internal/torture"
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
 )
 
 // TestMain runs the test binary as a torture child when the parent asks
@@ -40,3 +42,7 @@ func postgresURL(t *testing.T) string {
 	t.Skip("TURNKIT_POSTGRES_URL is not set; run eval \"$(.ci/services start)\" to run against PostgreSQL")
 	return ""
 }
+
+func pipelineInput(spec torture.RunSpec) []state.Item { return pipeline.UserInput(spec.Input) }
+
+func withState(run *state.Run) pipeline.RunOption { return pipeline.WithState(run) }
