@@ -34,8 +34,16 @@ func runTorture(t *testing.T, b torture.Backend, n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	var progress strings.Builder
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("TURNKIT_TORTURE_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("TURNKIT_TORTURE_SEED=%q: %v", s, err)
+		}
+	}
+	t.Logf("seed %d (set TURNKIT_TORTURE_SEED to replay the plans and kill points)", seed)
 	rep, err := torture.Torture(ctx, torture.Config{
-		Backend: b, Launch: launcher(t), Kills: n, Seed: uint64(time.Now().UnixNano()), Progress: &progress,
+		Backend: b, Launch: launcher(t), Kills: n, Seed: seed, Progress: &progress,
 	})
 	if err != nil {
 		t.Fatalf("torture: %v\n%s", err, progress.String())
