@@ -11,7 +11,11 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The tests check the scripted model's output: never reach OpenAI from them.
+func TestMain(m *testing.M) {
+	os.Unsetenv("OPENAI_API_KEY")
+	goleak.VerifyTestMain(m)
+}
 
 // TestRunContinuesTheConversation runs the command twice on one SQLite
 // file: the second run starts from the first one's conversation.

@@ -3,13 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// The tests check the scripted model's output: never reach OpenAI from them.
+func TestMain(m *testing.M) {
+	os.Unsetenv("OPENAI_API_KEY")
+	goleak.VerifyTestMain(m)
+}
 
 func TestRun(t *testing.T) {
 	var out bytes.Buffer

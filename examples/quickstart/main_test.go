@@ -3,9 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 )
+
+// The test checks the scripted model's output: never reach OpenAI from it.
+func TestMain(m *testing.M) {
+	os.Unsetenv("OPENAI_API_KEY")
+	os.Exit(m.Run())
+}
 
 func TestRun(t *testing.T) {
 	var out bytes.Buffer
