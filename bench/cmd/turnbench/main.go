@@ -14,7 +14,10 @@
 //
 // Flags:
 //
-//	-benchtime d   time (or NNNx iterations) per scenario, as go test -benchtime (default 1s)
+//	-benchtime d   time (or NNNx iterations) per scenario and round, as go test -benchtime (default 500ms)
+//	-count n       rounds (default 3): every scenario and peer runs n times, the rounds
+//	               interleaved, and the fastest round of each counts, which keeps a
+//	               shared, noisy machine's bursts out of the figures
 //	-run regexp    run only the scenarios whose name matches
 //	-peers list    peers to run: eino,js (default both; "" for none)
 //	-out dir       output folder (default bench/results under the module root,
@@ -30,6 +33,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,7 +44,8 @@ import (
 func main() {
 	testing.Init()
 	cfg := config{}
-	flag.StringVar(&cfg.benchtime, "benchtime", "1s", "time or NNNx iterations per scenario, as go test -benchtime")
+	flag.StringVar(&cfg.benchtime, "benchtime", "500ms", "time or NNNx iterations per scenario and round, as go test -benchtime")
+	flag.IntVar(&cfg.count, "count", 3, "rounds: every scenario and peer runs this many times, interleaved, and the fastest round counts")
 	flag.StringVar(&cfg.run, "run", "", "run only the scenarios whose name matches this regexp")
 	flag.StringVar(&cfg.peers, "peers", "eino,js", "comma-separated peers to run (eino, js); empty for none")
 	flag.StringVar(&cfg.out, "out", "", "output folder (default bench/results under the module root)")
@@ -55,12 +60,16 @@ func main() {
 
 type config struct {
 	benchtime string
+	count     int
 	run       string
 	peers     string
 	out       string
 }
 
 func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
+	if cfg.count < 1 {
+		return fmt.Errorf("-count %d: want at least 1", cfg.count)
+	}
 	if err := flag.Set("test.benchtime", cfg.benchtime); err != nil {
 		return fmt.Errorf("-benchtime %q: %w", cfg.benchtime, err)
 	}
@@ -83,6 +92,7 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	}
 
 	env := describeMachine(ctx)
+	env.rounds = cfg.count
 	rep := &report{env: env}
 	var todo []bench.Scenario
 	for _, s := range bench.All() {
@@ -91,49 +101,57 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 		}
 	}
 	start := time.Now()
-	for i, s := range todo {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		prefix := fmt.Sprintf("[%2d/%d] %-44s", i+1, len(todo), s.Name)
-		if s.Skip != "" {
-			fmt.Fprintf(progress, "%s skipped: %s\n", prefix, s.Skip)
-			rep.add(row{scenario: s, skip: s.Skip})
-			continue
-		}
-		fmt.Fprintf(progress, "%s ", prefix)
-		t0 := time.Now()
-		res := testing.Benchmark(s.Bench)
-		if res.N == 0 {
-			fmt.Fprintln(progress, "FAILED")
-			rep.add(row{scenario: s, skip: "the benchmark failed; run it with go test -bench to see why"})
-			continue
-		}
-		r := fromResult(s, res)
-		rep.add(r)
-		fmt.Fprintf(progress, "%s/%s  %s allocs  (%d×, %s)\n", formatNs(r.ns), s.Unit, formatNum(r.allocs), res.N, time.Since(t0).Round(100*time.Millisecond))
-	}
-
 	peers := splitList(cfg.peers)
-	if len(peers) > 0 {
-		turns := make([]string, len(bench.RunLengths))
-		for i, n := range bench.RunLengths {
-			turns[i] = fmt.Sprint(n)
+	missing := map[string]bool{}
+	for round := 1; round <= cfg.count; round++ {
+		tag := ""
+		if cfg.count > 1 {
+			tag = fmt.Sprintf("round %d/%d ", round, cfg.count)
+		}
+		for i, s := range todo {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			prefix := fmt.Sprintf("%s[%2d/%d] %-44s", tag, i+1, len(todo), s.Name)
+			if s.Skip != "" {
+				if round == 1 {
+					fmt.Fprintf(progress, "%s skipped: %s\n", prefix, s.Skip)
+					rep.add(row{scenario: s, skip: s.Skip})
+				}
+				continue
+			}
+			fmt.Fprintf(progress, "%s ", prefix)
+			t0 := time.Now()
+			res := testing.Benchmark(s.Bench)
+			if res.N == 0 {
+				fmt.Fprintln(progress, "FAILED")
+				rep.add(row{scenario: s, skip: "the benchmark failed; run it with go test -bench to see why"})
+				continue
+			}
+			r := fromResult(s, res)
+			rep.keepFastest(r)
+			fmt.Fprintf(progress, "%s/%s  %s allocs  (%d×, %s)\n", formatNs(r.ns), s.Unit, formatNum(r.allocs), res.N, time.Since(t0).Round(100*time.Millisecond))
 		}
 		for _, p := range peers {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			fmt.Fprintf(progress, "peer %s: running runs of %s turns (long runs take a while)\n", p, strings.Join(turns, ", "))
+			if missing[p] {
+				continue
+			}
+			fmt.Fprintf(progress, "%speer %s: runs of %s turns (long runs take a while)\n", tag, p, joinInts(bench.RunLengths))
 			rows, version, err := runPeer(ctx, p, root, cfg.benchtime, bench.RunLengths, progress)
 			if err != nil {
 				fmt.Fprintf(progress, "peer %s: missing: %v\n", p, err)
+				missing[p] = true
 				rep.missing = append(rep.missing, fmt.Sprintf("%s: %v", peerLabel(p), firstLine(err.Error())))
 				continue
 			}
-			rep.env.peers = append(rep.env.peers, peerLabel(p)+" "+version)
+			if round == 1 {
+				rep.env.peers = append(rep.env.peers, peerLabel(p)+" "+version)
+			}
 			for _, r := range rows {
-				rep.add(r)
+				rep.keepFastest(r)
 			}
 		}
 	}
@@ -174,6 +192,14 @@ func moduleRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ", ")
 }
 
 func splitList(s string) []string {

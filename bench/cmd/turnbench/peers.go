@@ -151,6 +151,7 @@ type machine struct {
 	goVersion   string
 	nodeVersion string
 	benchtime   string
+	rounds      int
 	peers       []string
 }
 

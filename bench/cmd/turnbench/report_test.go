@@ -16,7 +16,7 @@ func scenario(name, group, baseline string, perOp int) bench.Scenario {
 }
 
 func sampleReport() *report {
-	r := &report{env: machine{date: "2026-01-02 03:04 UTC", cpu: "test cpu", cores: 2, goVersion: "go1.26", nodeVersion: "Node.js v20", benchtime: "1s"}}
+	r := &report{env: machine{date: "2026-01-02 03:04 UTC", cpu: "test cpu", cores: 2, goVersion: "go1.26", nodeVersion: "Node.js v20", benchtime: "1s", rounds: 3}}
 	r.add(row{scenario: scenario("turn/bare/history=10", "turn", "", 1), n: 10, ns: 1000, allocs: 10, bytes: 1000, hasAllocs: true})
 	r.add(row{scenario: scenario("turn/runner/history=10", "turn", "turn/bare/history=10", 1), n: 10, ns: 2500, allocs: 22, bytes: 3000, hasAllocs: true})
 	r.add(row{scenario: scenario("turn/bare/history=10000", "turn", "", 1), n: 10, ns: 1100, allocs: 10, bytes: 1000, hasAllocs: true})
@@ -93,5 +93,16 @@ func TestMillis(t *testing.T) {
 		if got := millis(give); got != want {
 			t.Errorf("millis(%q) = %d, want %d", give, got, want)
 		}
+	}
+}
+
+func TestKeepFastest(t *testing.T) {
+	r := &report{}
+	s := scenario("turn/runner/history=10", "turn", "", 1)
+	r.keepFastest(row{scenario: s, n: 1, ns: 3000})
+	r.keepFastest(row{scenario: s, n: 2, ns: 2000})
+	r.keepFastest(row{scenario: s, n: 3, ns: 2500})
+	if got, ok := r.get(s.Name); !ok || got.ns != 2000 || got.n != 2 || len(r.rows) != 1 {
+		t.Errorf("after three rounds the row is %+v (%d rows), want the fastest round, 2000 ns", got, len(r.rows))
 	}
 }
