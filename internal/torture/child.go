@@ -84,12 +84,13 @@ type sessionStateStore interface {
 
 // Open opens the backend's store, which is both the session store and the
 // checkpoint store.
+// It creates Dir if needed.
 func (b Backend) Open(ctx context.Context) (sessionStateStore, error) {
+	if err := os.MkdirAll(b.Dir, 0o750); err != nil {
+		return nil, fmt.Errorf("torture: %w", err)
+	}
 	if b.PostgresURL != "" {
 		return postgres.Open(ctx, b.PostgresURL, postgres.WithSchema(b.Schema))
-	}
-	if err := os.MkdirAll(b.Dir, 0o750); err != nil {
-		return nil, err
 	}
 	return sqlite.Open(filepath.Join(b.Dir, "torture.db"))
 }
