@@ -164,7 +164,7 @@ func (r *report) flatness() string {
 	lo, hi := bench.Histories[0], bench.Histories[len(bench.Histories)-1]
 	var b strings.Builder
 	for _, x := range r.rows {
-		if x.scenario.Group != "turn" || !strings.HasSuffix(x.scenario.Name, "/history="+strconv.Itoa(lo)) {
+		if !strings.HasSuffix(x.scenario.Name, "/history="+strconv.Itoa(lo)) {
 			continue
 		}
 		stem := strings.TrimSuffix(x.scenario.Name, strconv.Itoa(lo))
@@ -176,7 +176,7 @@ func (r *report) flatness() string {
 		if b.Len() == 0 {
 			fmt.Fprintf(&b, "\n#### Flat with history: cost per turn at %d items ÷ at %d items\n\n| scenario | time | allocs |\n|---|--:|--:|\n", hi, lo)
 		}
-		fmt.Fprintf(&b, "| %s | %.2f× | %s |\n", strings.TrimSuffix(strings.TrimPrefix(stem, "turn/"), "/history="),
+		fmt.Fprintf(&b, "| %s | %.2f× | %s |\n", strings.TrimSuffix(stem, "/history="),
 			z.ns/a.ns, ratioOrNA(z.allocs, a.allocs))
 	}
 	return b.String()

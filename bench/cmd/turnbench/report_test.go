@@ -39,7 +39,7 @@ func TestMarkdownRatios(t *testing.T) {
 		"| runner/history=10 | 2.50 µs/turn | 22 | 3000 | 2.50× |",
 		"| bare/history=10 | 1.00 µs/turn | 10 | 1000 | base |",
 		"| logging | skipped: middleware/logging has not landed | | | |",
-		"| runner | 1.10× | 1.00× |", // flat with history
+		"| turn/runner | 1.10× | 1.00× |", // flat with history
 		"| 100 | 2.00 µs | eino | 8.00 µs | 4.0× |",
 		"| 1000 | 2.00 µs | @openai/agents (JS) | 2.00 ms | 1000.0× |",
 		"| openai-agents-js/turns=10 | 2.00 ms/turn | n/a | n/a | 2000.00× |",
