@@ -29,6 +29,7 @@ var allowed = []struct {
 	{"session/sessiontest", []string{"session", "state"}},
 	{"session/...", []string{"session", "session/internal/...", "state"}},
 	{"middleware/persistence", []string{"pipeline", "state", "session"}},
+	{"middleware/checkpoint", []string{"pipeline", "state", "session"}}, // session's interface, like persistence
 	{"middleware/...", []string{"pipeline", "state"}},
 	{"model/...", []string{"pipeline", "state"}},
 	{"tracing/...", []string{"pipeline", "state", "tracing/internal/..."}},

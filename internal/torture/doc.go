@@ -14,21 +14,14 @@
 //
 // # How a run checkpoints
 //
-// A [Checkpointer] keeps each run's checkpoint in a [state.Store] ahead of
-// its session, so that after a crash the checkpoint never lags what the
-// session holds except by tool outputs, which resume recovers through the
-// persistence middleware's Lookup ledger:
-//
-//   - before a response's tools run, the response (its calls) is saved, so
-//     a call retried after a crash carries the same idempotency key;
-//   - before every session append the run is saved (write-ahead), so the
-//     session never holds model output the checkpoint has not seen;
-//   - a turn that decides the final output marks the run finished before
-//     its final commit, so resume never asks the model again for a turn
-//     whose answer may already be stored; [Worker] completes the commit of
-//     a finished run whose last append was lost;
-//   - when the run returns (final output, interruption or error) it is
-//     saved again.
+// The stack checkpoints with the public [checkpoint.Checkpointer]
+// (middleware/checkpoint), which keeps each run's checkpoint ahead of its
+// session: saved before a response's tools run, before every session
+// append, and when the run returns; a run is marked finished before its
+// final commit, whose items the checkpoint records. A [Worker] that finds
+// a run stalled or finished with its last append lost recovers it with
+// [checkpoint.Checkpointer.Resume]; a run paused for approval it decides
+// and resumes with approval.Resume.
 //
 // A crash between a tool's commit and the next save leaves the call open
 // in the checkpoint with its output in the session: resume looks the

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/turnkit/turnkit/middleware/approval"
+	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
@@ -17,13 +18,14 @@ import (
 )
 
 // A Stack is the torture agent wired to its stores: persistence on the
-// session store, the [Checkpointer] on the state store, approval of
-// transfers, and the hooks at every kill point.
+// session store, a [checkpoint.Checkpointer] on the state store, approval
+// of transfers, and the hooks at every kill point.
 type Stack struct {
-	Runner   *pipeline.Runner
-	Agent    *pipeline.Agent
-	States   state.Store   // with the save hooks
-	Sessions session.Store // with the append hooks
+	Runner      *pipeline.Runner
+	Agent       *pipeline.Agent
+	Checkpoints *checkpoint.Checkpointer
+	States      state.Store   // with the save hooks
+	Sessions    session.Store // with the append hooks
 }
 
 // NewStack wires the torture agent for plan to the stores; log receives
@@ -32,7 +34,7 @@ type Stack struct {
 func NewStack(plan Plan, sessions session.Store, states state.Store, log *EffectLog, hooks Hooks) *Stack {
 	hs := HookState(states, hooks)
 	hsess := HookSession(sessions, hooks)
-	cp := NewCheckpointer(hs)
+	cp := checkpoint.New(hs)
 	runner := pipeline.NewRunner(pipeline.WithMaxTurns(40), pipeline.WithMiddleware(
 		persistence.Middleware(cp.Session(hsess), persistence.WithLimit(100)),
 		cp.Middleware(),
@@ -40,7 +42,7 @@ func NewStack(plan Plan, sessions session.Store, states state.Store, log *Effect
 		ToolHook(hooks),
 	))
 	agent := &pipeline.Agent{Name: "torture", Instructions: "Do the work.", Model: NewModel(plan, hooks), Tools: NewTools(log)}
-	return &Stack{Runner: runner, Agent: agent, States: hs, Sessions: hsess}
+	return &Stack{Runner: runner, Agent: agent, Checkpoints: cp, States: hs, Sessions: hsess}
 }
 
 // A Worker drives the runs of a plan to their final output, sharing the
@@ -61,7 +63,7 @@ type Worker struct {
 
 // WorkerStats counts what a worker did.
 type WorkerStats struct {
-	Started   int64 `json:"started"`   // runs started
+	Started   int64 `json:"started"`   // runs started (not counting starts another worker's claim beat)
 	Resumed   int64 `json:"resumed"`   // resumes (after a decision or a crash)
 	Decided   int64 `json:"decided"`   // approvals and rejections made
 	Completed int64 `json:"completed"` // finished runs whose last commit the worker completed
@@ -130,54 +132,69 @@ func (w *Worker) Drive(ctx context.Context) error {
 	return nil
 }
 
-// step takes the run one step further: start it, complete it, decide its
-// approvals and resume it, or resume it after a crash. done reports that
-// the run is finished and complete; moved that the step did something.
+// step takes the run one step further: start it, decide its approvals and
+// resume it, or recover it after a crash with [checkpoint.Checkpointer.Resume]
+// (which also completes the final commit of a finished run). done reports
+// that the run is finished and complete; moved that the step did
+// something.
 func (w *Worker) step(ctx context.Context, spec RunSpec) (done, moved bool, err error) {
 	st := w.Stack
 	run, err := st.States.Load(ctx, spec.ID)
 	if errors.Is(err, state.ErrNotFound) {
-		run = state.NewRun(spec.ID, st.Agent.Name, 0)
-		run.SetSessionID(spec.Session)
-		if err := st.States.Save(ctx, run); err != nil { // claims the run
-			return false, false, w.conflict(err)
-		}
-		return w.start(ctx, spec, run)
+		return w.start(ctx, spec)
 	}
 	if err != nil {
 		return false, false, fmt.Errorf("torture: load run %s: %w", spec.ID, err)
 	}
 	if _, finished := run.FinalOutput(); finished {
-		return w.complete(ctx, run)
-	}
-	if run.Len() == 0 && run.Turn() == 0 {
+		if committed(run) {
+			return true, false, nil
+		}
 		if !w.Recover {
-			return false, false, nil // claimed by a worker starting it
+			return false, false, nil // its worker is committing it
 		}
-		if err := st.States.Save(ctx, run); err != nil {
-			return false, false, w.conflict(err)
-		}
-		return w.start(ctx, spec, run)
+		return w.recover(ctx, spec)
 	}
 	decided, err := w.decide(run)
 	if err != nil {
 		return false, false, err
 	}
-	if !decided && !w.Recover {
+	if decided {
+		res, err := approval.Resume(ctx, st.States, st.Runner, st.Agent, run)
+		atomic.AddInt64(&w.stats.Resumed, 1)
+		return w.after(spec, res, err)
+	}
+	if !w.Recover {
 		return false, false, nil // in progress elsewhere
 	}
-	res, err := approval.Resume(ctx, st.States, st.Runner, st.Agent, run)
+	return w.recover(ctx, spec)
+}
+
+// start runs spec from its input; the run's first save claims its ID.
+func (w *Worker) start(ctx context.Context, spec RunSpec) (done, moved bool, err error) {
+	res, err := w.Stack.Runner.Run(ctx, w.Stack.Agent, pipeline.UserInput(spec.Input),
+		pipeline.WithRunID(spec.ID), pipeline.WithSessionID(spec.Session))
+	if !errors.Is(err, state.ErrConflict) {
+		atomic.AddInt64(&w.stats.Started, 1)
+	}
+	return w.after(spec, res, err)
+}
+
+// recover resumes a run whose worker is gone, or completes its final
+// commit.
+func (w *Worker) recover(ctx context.Context, spec RunSpec) (done, moved bool, err error) {
+	res, err := w.Stack.Checkpoints.Resume(ctx, w.Stack.Runner, w.Stack.Agent, spec.ID)
+	if fe, ok := errors.AsType[*checkpoint.FinishedError](err); ok {
+		if fe.Completed {
+			atomic.AddInt64(&w.stats.Completed, 1)
+		}
+		return true, fe.Completed, nil
+	}
 	atomic.AddInt64(&w.stats.Resumed, 1)
-	return w.after(ctx, spec, run, res, err)
+	return w.after(spec, res, err)
 }
 
-func (w *Worker) start(ctx context.Context, spec RunSpec, run *state.Run) (done, moved bool, err error) {
-	atomic.AddInt64(&w.stats.Started, 1)
-	res, err := w.Stack.Runner.Run(ctx, w.Stack.Agent, pipeline.UserInput(spec.Input), pipeline.WithState(run))
-	return w.after(ctx, spec, run, res, err)
-}
-
-func (w *Worker) after(ctx context.Context, spec RunSpec, run *state.Run, res *pipeline.Result, err error) (done, moved bool, _ error) {
+func (w *Worker) after(spec RunSpec, res *pipeline.Result, err error) (done, moved bool, _ error) {
 	if res != nil {
 		atomic.AddInt64(&w.stats.Items, int64(len(res.NewItems())))
 	}
@@ -187,11 +204,7 @@ func (w *Worker) after(ctx context.Context, spec RunSpec, run *state.Run, res *p
 	if res.Interrupted() {
 		return false, true, nil
 	}
-	if _, finished := run.FinalOutput(); !finished {
-		return false, true, fmt.Errorf("torture: run %s returned neither a final output nor an interruption", spec.ID)
-	}
-	done, _, err = w.complete(ctx, run)
-	return done, true, err
+	return true, true, nil // finished: its final commit landed, or the run would have failed
 }
 
 // decide approves or rejects the run's pending calls if none of them has
@@ -225,37 +238,11 @@ func (w *Worker) decide(run *state.Run) (bool, error) {
 	return true, nil
 }
 
-// complete finishes the commit of a finished run whose last append may
-// have been lost: it appends the items above the session watermark (an
-// idempotent append) and saves the run with the watermark moved.
-func (w *Worker) complete(ctx context.Context, run *state.Run) (done, moved bool, err error) {
+// committed reports whether the session holds every item of a finished
+// run (its watermark reached the last item).
+func committed(run *state.Run) bool {
 	items := run.Items()
-	if items.Len() == 0 {
-		return false, false, fmt.Errorf("torture: run %s finished without items", run.ID())
-	}
-	last := items.At(items.Len() - 1).Seq()
-	wm := run.SessionWatermark()
-	if wm >= last {
-		return true, false, nil
-	}
-	if !w.Recover {
-		return false, false, nil // its worker is committing it
-	}
-	var missing []state.Item
-	for _, it := range items.All() {
-		if it.Seq() > wm {
-			missing = append(missing, it)
-		}
-	}
-	if err := w.Stack.Sessions.Append(ctx, run.SessionID(), run.ID(), missing); err != nil {
-		return false, false, fmt.Errorf("torture: complete run %s: %w", run.ID(), err)
-	}
-	run.SetSessionWatermark(last)
-	if err := w.Stack.States.Save(ctx, run); err != nil {
-		return false, false, w.conflict(err)
-	}
-	atomic.AddInt64(&w.stats.Completed, 1)
-	return true, true, nil
+	return items.Len() > 0 && run.SessionWatermark() >= items.At(items.Len()-1).Seq()
 }
 
 // conflict counts and swallows a typed conflict; other errors pass.

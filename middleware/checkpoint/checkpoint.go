@@ -1,0 +1,221 @@
+package checkpoint
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/state"
+)
+
+// A Checkpointer keeps the checkpoint of every run it serves in a
+// [state.Store], ahead of the run's session, so that a worker that dies at
+// any instant leaves a checkpoint that any other worker can resume without
+// running a tool under a new idempotency key, asking the model again for
+// an answer already stored, or failing on a session that holds more than
+// the checkpoint. See the package documentation for what it saves, when,
+// and why.
+//
+// Wire it in two places: [Checkpointer.Middleware] in the runner's chain,
+// inside the persistence middleware, and [Checkpointer.Session] around the
+// session store given to persistence. A Checkpointer is safe for
+// concurrent use: one serves every run of a runner, and any number of
+// runners.
+type Checkpointer struct {
+	store state.Store
+	cfg   config
+
+	mu      sync.Mutex
+	session session.Store // the store Session wrapped, for Resume
+}
+
+// New returns a checkpointer that saves into store. It panics if store is
+// nil.
+func New(store state.Store, opts ...Option) *Checkpointer {
+	if store == nil {
+		panic("checkpoint: New called with a nil state.Store")
+	}
+	return &Checkpointer{store: store, cfg: newConfig(opts)}
+}
+
+// Store returns the state store the checkpointer saves into.
+func (c *Checkpointer) Store() state.Store { return c.store }
+
+// live is a run this checkpointer serves in this process: the run stage
+// puts it in the run's context.
+type live struct {
+	c   *Checkpointer
+	run *state.Run
+
+	mu    sync.Mutex // one save at a time, in order
+	saved bool       // saved since this invocation began
+	lost  error      // the conflict that lost the run; every later save fails with it
+	sw    handoff    // an agent switch made ahead of its commit
+}
+
+// handoff is an agent switch the turn stage made before the turn's
+// commit, undone if that commit fails.
+type handoff struct {
+	turn int    // the turn that decided it; 0 for none
+	from string // the agent before the switch
+}
+
+type liveKey struct{}
+
+// liveFrom returns the live run of ctx if this checkpointer serves run.
+func (c *Checkpointer) liveFrom(ctx context.Context, run *state.Run) (*live, bool) {
+	lr, ok := ctx.Value(liveKey{}).(*live)
+	if !ok || lr.c != c || lr.run != run {
+		return nil, false
+	}
+	return lr, true
+}
+
+// save saves the live run. After a conflict the run is lost to another
+// worker: save writes nothing more and returns the conflict.
+func (lr *live) save(ctx context.Context, stage Stage) error {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	return lr.saveLocked(ctx, stage)
+}
+
+func (lr *live) saveLocked(ctx context.Context, stage Stage) error {
+	if lr.lost != nil {
+		return lr.lost
+	}
+	if err := lr.c.store.Save(ctx, lr.run); err != nil {
+		serr := &SaveError{RunID: lr.run.ID(), Stage: stage, Err: err}
+		if errors.Is(err, state.ErrConflict) {
+			lr.lost = serr
+		}
+		return serr
+	}
+	lr.saved = true
+	return nil
+}
+
+// Middleware returns the checkpointer's run, turn and tool stages. Put it
+// in the chain right inside the persistence middleware (see the package
+// documentation): tracing → logging → persistence → checkpoint → approval
+// → guardrails.
+//
+// The run stage claims a resumed run before anything runs (a save with
+// compare-and-swap on the version it was loaded at) and saves the run when
+// it returns. The turn stage claims a new run on its first turn, with its
+// input, and records a turn's final output or handoff in the run before
+// the turn's commit. The tool stage saves a response before its tools run.
+// A save that fails stops the run: the turn, tool call or append it guards
+// returns a [*SaveError].
+//
+// A run started from inside a run this checkpointer serves (an agent used
+// as a tool, [pipeline.AgentTool]) is not checkpointed on its own: its
+// state travels in the outer run's checkpoint.
+func (c *Checkpointer) Middleware() pipeline.Middleware {
+	return pipeline.Middleware{
+		Name: "checkpoint",
+		Run:  func(next pipeline.RunHandler) pipeline.RunHandler { return &runHandler{c: c, next: next} },
+		Turn: func(next pipeline.Handler) pipeline.Handler { return &turnHandler{c: c, next: next} },
+		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler { return &toolHandler{c: c, next: next} },
+	}
+}
+
+type runHandler struct {
+	c    *Checkpointer
+	next pipeline.RunHandler
+}
+
+type turnHandler struct {
+	c    *Checkpointer
+	next pipeline.Handler
+}
+
+type toolHandler struct {
+	c    *Checkpointer
+	next pipeline.ToolHandler
+}
+
+var (
+	_ pipeline.RunHandler  = (*runHandler)(nil)
+	_ pipeline.Handler     = (*turnHandler)(nil)
+	_ pipeline.ToolHandler = (*toolHandler)(nil)
+)
+
+// ServeRun claims a resumed run, serves it, and saves it when it returns.
+func (h *runHandler) ServeRun(ctx context.Context, rc *pipeline.RunCall) (*pipeline.Result, error) {
+	if outer, ok := ctx.Value(liveKey{}).(*live); ok && outer.c == h.c {
+		return h.next.ServeRun(ctx, rc) // a nested run: it travels in the outer checkpoint
+	}
+	lr := &live{c: h.c, run: rc.Run}
+	if rc.Resumed {
+		if err := lr.save(ctx, StageClaim); err != nil {
+			return nil, err
+		}
+	}
+	res, err := h.next.ServeRun(context.WithValue(ctx, liveKey{}, lr), rc)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.c.cfg.detachedTimeout)
+	defer cancel()
+	if serr := lr.save(sctx, StageEnd); serr != nil && !errors.Is(err, serr) {
+		err = errors.Join(err, serr)
+	}
+	return res, err
+}
+
+// turnSave makes the save before a response's tools run once per turn.
+type turnSave struct {
+	lr   *live
+	once sync.Once
+	err  error
+}
+
+type turnSaveKey struct{}
+
+// ServeTurn claims a new run on its first turn and records the turn's
+// decision in the run before the turn's commit.
+func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
+	lr, ok := h.c.liveFrom(ctx, t.Run)
+	if !ok {
+		return h.next.ServeTurn(ctx, t)
+	}
+	lr.mu.Lock()
+	lr.sw = handoff{}
+	var err error
+	if !lr.saved {
+		err = lr.saveLocked(ctx, StageClaim) // a new run without a session append yet
+	}
+	lr.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	err = h.next.ServeTurn(context.WithValue(ctx, turnSaveKey{}, &turnSave{lr: lr}), t)
+	if err != nil {
+		return err
+	}
+	switch t.Next.Kind {
+	case pipeline.NextFinalOutput:
+		// Saved with the final commit: a crash after it must not make
+		// resume ask the model again.
+		t.Run.Finish(t.Next.Output)
+	case pipeline.NextHandoff:
+		if t.Next.Agent != nil && t.Next.Agent.Name != t.Run.Agent() {
+			lr.mu.Lock()
+			lr.sw = handoff{turn: t.Number, from: t.Run.Agent()}
+			lr.mu.Unlock()
+			t.Run.SetAgent(t.Next.Agent.Name)
+		}
+	}
+	return nil
+}
+
+// CallTool saves the response before its first call runs.
+func (h *toolHandler) CallTool(ctx context.Context, tc *pipeline.ToolCall) (*pipeline.ToolResult, error) {
+	ts, ok := ctx.Value(turnSaveKey{}).(*turnSave)
+	if ok && !tc.Resumed && ts.lr.c == h.c && ts.lr.run == tc.Turn.Run {
+		ts.once.Do(func() { ts.err = ts.lr.save(ctx, StageTools) })
+		if ts.err != nil {
+			return nil, ts.err
+		}
+	}
+	return h.next.CallTool(ctx, tc)
+}

@@ -1,0 +1,111 @@
+// Package checkpoint keeps a run's checkpoint in a [state.Store] ahead of
+// its session, so that a worker can die at any instant (a crash, a
+// SIGKILL, a lost node) and any other worker can resume the run from the
+// checkpoint with nothing lost, nothing stored twice, and no tool run
+// under a new idempotency key.
+//
+//	cp := checkpoint.New(store)           // a state.Store: session/sqlite, session/postgres, ...
+//	runner := pipeline.NewRunner(pipeline.WithMiddleware(
+//		tracing.Middleware(),
+//		persistence.Middleware(cp.Session(sessions)),
+//		cp.Middleware(),
+//		approval.Require(approval.ByTool("transfer")),
+//		guardrails.Output(noSecrets),
+//	))
+//	res, err := runner.Run(ctx, agent, input, pipeline.WithRunID(id), pipeline.WithSessionID(sid))
+//	// ... the worker dies; on any worker:
+//	res, err = cp.Resume(ctx, runner, agent, id)
+//
+// # Why saving after each Runner call is not enough
+//
+// A program that saves res.State() when Run or Resume returns has no
+// checkpoint for what happened in between, and a crash in between breaks
+// it in three ways:
+//
+//   - A crash while tools run: the checkpoint does not hold the response
+//     that asked for them, so resume asks the model again, which answers
+//     with new call IDs, and the tool runs again under a new idempotency
+//     key: the external system cannot tell it is a retry.
+//   - A crash after the final commit: the session holds the final answer,
+//     the checkpoint does not know the run finished, so resume asks the
+//     model again and the user gets two answers.
+//   - A checkpoint that lags the session: the session holds items at
+//     positions (Seq) the checkpoint has not reserved; resume reserves
+//     them again for a new model response, and its append fails with
+//     [session.ErrConflict] (a different item at a stored position).
+//
+// # What it saves, and when
+//
+// Each save is a compare-and-swap on the run's version ([state.Store]):
+//
+//   - claim: when a run is resumed, before anything runs (so an approved
+//     call cannot run on two workers); on a new run's first turn, with the
+//     input placed, before the model is called;
+//   - tools: when a response's first tool call is about to run, so a call
+//     retried after a crash carries the same call ID, hence the same
+//     idempotency key ([pipeline.ToolCall.IdempotencyKey]);
+//   - append: before every session append ([Checkpointer.Session]), so the
+//     session never holds an item the checkpoint does not, except a tool
+//     output committed while its call is open in the checkpoint, which
+//     resume finds in the session and does not run again;
+//   - end: when the run returns (final output, interruption or error),
+//     even if its context was cancelled.
+//
+// A turn that decides the final output marks the run finished
+// ([state.Run.Finish]) before its final commit, and that commit's items
+// are recorded in the checkpoint (under the extension key
+// "turnkit.checkpoint") in the save before it is made. After a crash the
+// checkpoint says the run is finished, so no resume asks the model again,
+// and [Checkpointer.Resume] completes the commit from the record: exactly
+// the items the persistence middleware was appending, nothing it held
+// back or dropped. A turn that decides a handoff switches the run's agent
+// before its commit in the same way (and back if the commit fails), so a
+// resumed run goes on with the agent it handed off to.
+//
+// The cost is about one save per session append, plus one per response
+// with tool calls, one claim and one at the end; a save writes the whole
+// checkpoint.
+//
+// # Where it goes in the chain
+//
+// tracing → logging → persistence → checkpoint → approval → guardrails.
+//
+//   - Inside persistence: the turn stage must record a final output or a
+//     handoff before persistence commits the turn, which it does when the
+//     inner stages return. Give persistence the store that
+//     [Checkpointer.Session] returns, so that every append is preceded by
+//     a save.
+//   - Outside approval and the guardrails: their verdicts (a pending call,
+//     a rejection, a tripwire) are in the run before it is saved, and a
+//     turn stopped by an output tripwire is not marked finished.
+//   - Inside tracing and logging, so its saves are part of the run's span
+//     and its errors are logged once.
+//
+// # Conflicts
+//
+// A save that finds a newer version in the store fails with an error
+// wrapping [state.ErrConflict], as a [*SaveError] that says where: another
+// worker resumed the run and owns it. The run stops at once: the tool
+// call, append or turn the save guarded does not happen, every later save
+// of this invocation fails with the same error, and nothing it did after
+// its last successful save reaches the session. Stop working on the run;
+// do not retry with the state you hold. To take it back, load the
+// checkpoint again ([Checkpointer.Resume] does).
+//
+// # Workers
+//
+// Many stateless workers share the stores. A worker starts a run with
+// runner.Run and a run ID (the first save claims the ID; a second worker
+// starting the same ID gets [state.ErrConflict] before its model call),
+// and recovers one by ID with [Checkpointer.Resume]: it completes the
+// final commit of a finished run, and resumes any other. For approvals,
+// decide on a loaded checkpoint and call runner.Resume (the checkpointer
+// claims it before the approved call runs) or approval.Resume, which does
+// the same claim and composes with the checkpointer; or save the decisions
+// and let a worker call [Checkpointer.Resume].
+//
+// The checkpointer cannot tell a dead worker from a slow one: deciding
+// that a run's worker is gone (a lease, a queue's visibility timeout) is
+// the application's job. If both go on, the first save wins and the other
+// worker stops with [state.ErrConflict].
+package checkpoint

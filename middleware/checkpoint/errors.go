@@ -1,0 +1,101 @@
+package checkpoint
+
+import (
+	"strconv"
+
+	"github.com/turnkit/turnkit/pipeline"
+)
+
+// A Stage names the point of a run at which the checkpointer saves.
+type Stage uint8
+
+// The points at which a [Checkpointer] saves a run.
+const (
+	// StageClaim is the save that claims a run before anything happens: at
+	// the start of a resumption, before an approved call can run, and on a
+	// new run's first turn, with its input, before the model is called.
+	StageClaim Stage = iota + 1
+	// StageTools is the save of a response before its tools run.
+	StageTools
+	// StageAppend is the save before a session append (the write-ahead).
+	StageAppend
+	// StageEnd is the save when the run returns: final output,
+	// interruption or error.
+	StageEnd
+	// StageComplete is a save of [Checkpointer.Resume] completing the
+	// final commit of a finished run.
+	StageComplete
+)
+
+// String returns "claim", "tools", "append", "end" or "complete".
+func (s Stage) String() string {
+	switch s {
+	case StageClaim:
+		return "claim"
+	case StageTools:
+		return "tools"
+	case StageAppend:
+		return "append"
+	case StageEnd:
+		return "end"
+	case StageComplete:
+		return "complete"
+	}
+	return "Stage(" + strconv.Itoa(int(s)) + ")"
+}
+
+// A SaveError reports a checkpoint save that failed, and where in the run.
+// Err is the store's error: when it wraps [state.ErrConflict], another
+// worker saved the run first and owns it; the run stopped, and nothing it
+// did after its last successful save reached the session.
+type SaveError struct {
+	RunID string
+	Stage Stage
+	Err   error
+}
+
+func (e *SaveError) Error() string {
+	return "checkpoint: save run " + e.RunID + " (" + e.Stage.String() + "): " + e.Err.Error()
+}
+
+// Unwrap returns the store's error.
+func (e *SaveError) Unwrap() error { return e.Err }
+
+// A CompleteError reports that [Checkpointer.Resume] could not complete
+// the final commit of a finished run: the session append failed. The
+// checkpoint still records the commit, so a later Resume tries again.
+type CompleteError struct {
+	RunID     string
+	SessionID string
+	Err       error
+}
+
+func (e *CompleteError) Error() string {
+	return "checkpoint: complete run " + e.RunID + " in session " + strconv.Quote(e.SessionID) + ": " + e.Err.Error()
+}
+
+// Unwrap returns the session store's error.
+func (e *CompleteError) Unwrap() error { return e.Err }
+
+// A FinishedError is what [Checkpointer.Resume] returns for a run that had
+// already finished: there is nothing to resume. Completed reports that
+// Resume completed the run's final commit, which a crash (or a failed
+// append) had left unfinished; either way the session now holds the whole
+// run. It wraps [pipeline.ErrNothingToResume], the error
+// [pipeline.Runner.Resume] gives for a finished run.
+type FinishedError struct {
+	RunID       string
+	FinalOutput string
+	Completed   bool
+}
+
+func (e *FinishedError) Error() string {
+	s := "checkpoint: run " + e.RunID + " finished"
+	if e.Completed {
+		s += " (final commit completed)"
+	}
+	return s + ": " + pipeline.ErrNothingToResume.Error()
+}
+
+// Unwrap returns [pipeline.ErrNothingToResume].
+func (e *FinishedError) Unwrap() error { return pipeline.ErrNothingToResume }

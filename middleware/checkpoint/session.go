@@ -1,0 +1,78 @@
+package checkpoint
+
+import (
+	"context"
+
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/state"
+)
+
+// Session returns inner with the write-ahead: before each Append made for
+// a run this checkpointer serves, the run is saved, so the session never
+// holds model output the checkpoint has not seen. The append of a
+// finished run (its final commit) is recorded in the checkpoint before it
+// is made, so that [Checkpointer.Resume] can complete it after a crash.
+// If the save fails, the append is not made and Append returns the
+// [*SaveError]. Appends for other runs, and every other method, pass
+// through to inner.
+//
+// Give the returned store to the persistence middleware. A Checkpointer
+// serves one session store: Session panics if inner is nil or if it was
+// already called with another store. The returned store is safe for
+// concurrent use if inner is.
+func (c *Checkpointer) Session(inner session.Store) session.Store {
+	if inner == nil {
+		panic("checkpoint: Session called with a nil session.Store")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.session != nil && c.session != inner {
+		panic("checkpoint: Session called with a second session store; use one Checkpointer per session store")
+	}
+	c.session = inner
+	return &aheadSession{Store: inner, c: c}
+}
+
+// sessionStore returns the store Session wrapped, or nil.
+func (c *Checkpointer) sessionStore() session.Store {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.session
+}
+
+type aheadSession struct {
+	session.Store
+	c *Checkpointer
+}
+
+var _ session.Store = (*aheadSession)(nil)
+
+// Append saves the run, then appends.
+func (s *aheadSession) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
+	lr, ok := ctx.Value(liveKey{}).(*live)
+	if !ok || lr.c != s.c || lr.run.ID() != runID {
+		return s.Store.Append(ctx, sessionID, runID, items)
+	}
+	lr.mu.Lock()
+	defer lr.mu.Unlock() // appends of one run are ordered with its saves
+	_, final := lr.run.FinalOutput()
+	if final {
+		if err := setCommit(lr.run, sessionID, items); err != nil {
+			return err
+		}
+	}
+	if err := lr.saveLocked(ctx, StageAppend); err != nil {
+		return err
+	}
+	err := s.Store.Append(ctx, sessionID, runID, items)
+	switch {
+	case err == nil && final:
+		clearCommit(lr.run) // done; the run's next save records it
+	case err != nil && lr.sw.turn != 0 && lr.sw.turn == lr.run.Turn():
+		// The commit of a handoff turn failed: the runner does not switch
+		// agents, and neither does the run.
+		lr.run.SetAgent(lr.sw.from)
+		lr.sw = handoff{}
+	}
+	return err
+}
