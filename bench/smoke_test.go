@@ -3,13 +3,24 @@ package bench_test
 import (
 	"context"
 	"flag"
+	"os"
 	"strconv"
 	"sync/atomic"
 	"testing"
 
+	"go.uber.org/goleak"
+
 	"github.com/turnkit/turnkit/bench"
 	"github.com/turnkit/turnkit/pipeline"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// requireBackends reports whether a scenario that cannot run is a failure:
+// in CI, or when TURNKIT_REQUIRE_BACKENDS=1 asks for every backend.
+func requireBackends() bool {
+	return os.Getenv("CI") == "true" || os.Getenv("TURNKIT_REQUIRE_BACKENDS") == "1"
+}
 
 // withBenchtime runs f with -test.benchtime set to n iterations, so that
 // testing.Benchmark runs each scenario exactly n times.
@@ -34,7 +45,11 @@ func TestScenariosRunOnce(t *testing.T) {
 	withBenchtime(t, 1, func() {
 		for _, s := range bench.All() {
 			if s.Skip != "" {
-				t.Logf("%s: skipped: %s", s.Name, s.Skip)
+				if requireBackends() {
+					t.Errorf("%s cannot run: %s (CI=true or TURNKIT_REQUIRE_BACKENDS=1 require it)", s.Name, s.Skip)
+				} else {
+					t.Logf("%s: skipped: %s", s.Name, s.Skip)
+				}
 				continue
 			}
 			if s.PerOp < 1 || s.Unit == "" || s.Group == "" {
