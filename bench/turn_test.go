@@ -42,9 +42,3 @@ func BenchmarkCheckpoint(b *testing.B) { runGroup(b, "checkpoint") }
 // BenchmarkApproval is the approval cycle: interrupt → marshal → unmarshal
 // → approve → resume.
 func BenchmarkApproval(b *testing.B) { runGroup(b, "approval") }
-
-// BenchmarkSession is one session commit (a call and its output) per
-// iteration on each backend, against the raw driver doing the same inserts.
-// PostgreSQL and Redis need TURNKIT_POSTGRES_URL and TURNKIT_REDIS_URL
-// (eval "$(.ci/services start)").
-func BenchmarkSession(b *testing.B) { runGroup(b, "session") }

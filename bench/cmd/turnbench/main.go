@@ -4,7 +4,9 @@
 //	go run ./bench/cmd/turnbench
 //
 // It runs every scenario of package bench through testing.Benchmark
-// (progress on stderr), then the peers of the nested module bench/peers:
+// (progress on stderr), the session backends' own BenchmarkAppend (each
+// store against its raw driver) through go test, then the peers of the
+// nested module bench/peers:
 // eino through `go run ./cmd/einobench` and @openai/agents through node
 // (after `npm ci` when its node_modules are missing). A peer that cannot be
 // built or installed is reported as missing and the rest goes on. It writes
@@ -131,6 +133,41 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 			r := fromResult(s, res)
 			rep.keepFastest(r)
 			fmt.Fprintf(progress, "%s/%s  %s allocs  (%d×, %s)\n", formatNs(r.ns), s.Unit, formatNum(r.allocs), res.N, time.Since(t0).Round(100*time.Millisecond))
+		}
+		for _, be := range sessionBackends {
+			store, raw := sessionScenarios(be.name)
+			if filter != nil && !filter.MatchString(store.Name) && !filter.MatchString(raw.Name) {
+				continue
+			}
+			if be.env != "" && os.Getenv(be.env) == "" {
+				if round == 1 {
+					why := be.env + ` is not set; run eval "$(.ci/services start)" first`
+					fmt.Fprintf(progress, "%ssession/%s: skipped: %s\n", tag, be.name, why)
+					rep.add(row{scenario: raw, skip: why})
+					rep.add(row{scenario: store, skip: why})
+				}
+				continue
+			}
+			fmt.Fprintf(progress, "%ssession/%s: go test -bench BenchmarkAppend %s ... ", tag, be.name, be.pkg)
+			rows, err := runGoBench(ctx, root, be.pkg, cfg.benchtime, "", store, raw)
+			if err != nil {
+				fmt.Fprintln(progress, "FAILED")
+				if round == 1 {
+					rep.add(row{scenario: raw, skip: firstLine(err.Error())})
+					rep.add(row{scenario: store, skip: firstLine(err.Error())})
+				}
+				continue
+			}
+			for _, x := range rows {
+				if x.skip != "" {
+					if _, ok := rep.byName[x.scenario.Name]; !ok {
+						rep.add(x)
+					}
+					continue
+				}
+				rep.keepFastest(x)
+			}
+			fmt.Fprintf(progress, "store %s, raw driver %s per commit\n", formatNs(rows[1].ns), formatNs(rows[0].ns))
 		}
 		for _, p := range peers {
 			if err := ctx.Err(); err != nil {

@@ -106,3 +106,23 @@ func TestKeepFastest(t *testing.T) {
 		t.Errorf("after three rounds the row is %+v (%d rows), want the fastest round, 2000 ns", got, len(r.rows))
 	}
 }
+
+func TestParseGoBench(t *testing.T) {
+	store, raw := sessionScenarios("sqlite")
+	out := `goos: linux
+BenchmarkAppend/turnkit-2         	   33055	     35811 ns/op	    3280 B/op	      63 allocs/op
+BenchmarkAppend/raw-2             	   37071	     32310 ns/op	    2346 B/op	      45 allocs/op
+PASS
+`
+	rows := parseGoBench(strings.NewReader(out), "", store, raw)
+	if len(rows) != 2 || rows[0].scenario.Name != raw.Name || rows[1].scenario.Name != store.Name {
+		t.Fatalf("rows = %+v, want the raw driver then the store", rows)
+	}
+	if got := rows[1]; got.ns != 35811 || got.allocs != 63 || got.bytes != 3280 || got.n != 33055 || !got.hasAllocs {
+		t.Errorf("store row = %+v", got)
+	}
+	rows = parseGoBench(strings.NewReader("--- SKIP: BenchmarkAppend\nPASS\n"), "no server", store, raw)
+	if rows[0].skip != "no server" || rows[1].skip != "no server" {
+		t.Errorf("rows of a skipped benchmark = %+v, want both skipped with the reason", rows)
+	}
+}
