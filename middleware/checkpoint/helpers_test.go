@@ -1,0 +1,301 @@
+package checkpoint_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/turnkit/turnkit/middleware/approval"
+	"github.com/turnkit/turnkit/middleware/checkpoint"
+	"github.com/turnkit/turnkit/middleware/persistence"
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/memory"
+	"github.com/turnkit/turnkit/state"
+)
+
+// errCrashed is what every write returns once a world crashed: nothing a
+// dead process does after its crash reaches the stores.
+var errCrashed = errors.New("test: the process crashed")
+
+// A world is the durable part of a deployment, which outlives processes:
+// the checkpoint store, the session store, and the ledger of the side
+// effects the tools had. A process writes through a view of it that can
+// crash.
+type world struct {
+	states   *state.MemoryStore
+	sessions *memory.Store
+	effects  *ledger
+}
+
+func newWorld() *world {
+	return &world{states: state.NewMemoryStore(), sessions: memory.New(), effects: &ledger{}}
+}
+
+// A ledger records every execution of a tool with its idempotency key, as
+// an external system would see it.
+type ledger struct {
+	mu   sync.Mutex
+	keys []string // "<tool> <key>", in execution order
+}
+
+func (l *ledger) add(tool, key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.keys = append(l.keys, tool+" "+key)
+}
+
+// executions returns the keys under which tool ran, in order.
+func (l *ledger) executions(tool string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, k := range l.keys {
+		if key, ok := strings.CutPrefix(k, tool+" "); ok {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
+// A process is one worker: its own runner, model and checkpointer over
+// the world's stores, through views that fail every write once it crashed.
+type process struct {
+	w       *world
+	cp      *checkpoint.Checkpointer
+	runner  *pipeline.Runner
+	agent   *pipeline.Agent
+	model   *model
+	crashed atomic.Bool
+
+	// afterAppend, if set, is called after each append that landed; it
+	// may crash the process.
+	afterAppend func(p *process, items []state.Item)
+	// inTool, if set, is called in each tool execution after the effect;
+	// it may crash the process.
+	inTool func(p *process, c *pipeline.ToolCall)
+}
+
+// newProcess starts a worker on w running the bank agent. With
+// checkpointed unset it has no checkpointer: the naive program that saves
+// res.State() itself.
+func newProcess(t *testing.T, w *world, name string, checkpointed bool) *process {
+	t.Helper()
+	return newProcessWith(t, w, name, checkpointed, bankAgent, approval.Require(approval.ByTool("transfer")))
+}
+
+// newProcessWith starts a worker on w with the agent that newAgent makes
+// and the middleware inner inside persistence and the checkpointer.
+func newProcessWith(t *testing.T, w *world, name string, checkpointed bool, newAgent func(p *process) *pipeline.Agent, inner ...pipeline.Middleware) *process {
+	t.Helper()
+	p := &process{w: w, model: &model{prefix: name}}
+	states := &crashStates{Store: w.states, p: p}
+	var sessions session.Store = &crashSessions{Store: w.sessions, p: p}
+	var mws []pipeline.Middleware
+	if checkpointed {
+		p.cp = checkpoint.New(states)
+		sessions = p.cp.Session(sessions)
+		mws = append(mws, persistence.Middleware(sessions), p.cp.Middleware())
+	} else {
+		mws = append(mws, persistence.Middleware(sessions))
+	}
+	p.runner = pipeline.NewRunner(pipeline.WithMiddleware(append(mws, inner...)...))
+	p.agent = newAgent(p)
+	return p
+}
+
+func bankAgent(p *process) *pipeline.Agent {
+	return &pipeline.Agent{
+		Name:  "bank",
+		Model: p.model,
+		Tools: []pipeline.Tool{&effectTool{p: p, name: "transfer"}, &effectTool{p: p, name: "pay"}},
+	}
+}
+
+func (p *process) crash() { p.crashed.Store(true) }
+
+type crashStates struct {
+	state.Store
+	p *process
+}
+
+func (s *crashStates) Save(ctx context.Context, run *state.Run) error {
+	if s.p.crashed.Load() {
+		return errCrashed
+	}
+	return s.Store.Save(ctx, run)
+}
+
+type crashSessions struct {
+	session.Store
+	p *process
+}
+
+func (s *crashSessions) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
+	if s.p.crashed.Load() {
+		return errCrashed
+	}
+	if err := s.Store.Append(ctx, sessionID, runID, items); err != nil {
+		return err
+	}
+	if s.p.afterAppend != nil {
+		s.p.afterAppend(s.p, items)
+	}
+	return nil
+}
+
+// effectTool records its execution in the world's ledger.
+type effectTool struct {
+	p    *process
+	name string
+}
+
+func (e *effectTool) Spec() pipeline.ToolSpec {
+	return pipeline.ToolSpec{Name: e.name, Description: "Moves money."}
+}
+
+func (e *effectTool) Call(_ context.Context, c *pipeline.ToolCall) (string, error) {
+	e.p.w.effects.add(e.name, c.IdempotencyKey())
+	if e.p.inTool != nil {
+		e.p.inTool(e.p, c)
+	}
+	return e.name + " done", nil
+}
+
+// model plays a script from the run's own items, with fresh IDs on every
+// call as a real model gives: a transfer (which needs approval), then a
+// message and a payment, then the final answer.
+type model struct {
+	prefix string
+	n      atomic.Int64 // calls so far
+}
+
+const finalAnswer = "All paid."
+
+func (m *model) Respond(_ context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+	n := m.n.Add(1)
+	id := func(kind string) string { return fmt.Sprintf("%s_%s_%d", kind, m.prefix, n) }
+	calls := 0
+	for _, it := range c.Turn.Run.Items().All() {
+		if it.Kind() == state.KindToolCall {
+			calls++
+		}
+	}
+	resp := &pipeline.ModelResponse{ID: id("resp")}
+	switch calls {
+	case 0:
+		resp.Items = []state.Item{state.ToolCall(id("fc"), id("call"), "transfer", `{"amount":100}`)}
+	case 1:
+		resp.Items = []state.Item{
+			state.AssistantMessage(id("msg"), "Transferred; now paying the invoice."),
+			state.ToolCall(id("fc"), id("call"), "pay", `{"invoice":7}`),
+		}
+	default:
+		resp.Items = []state.Item{state.AssistantMessage(id("msg"), finalAnswer)}
+	}
+	return resp, nil
+}
+
+// calls returns how many times the model was asked.
+func (m *model) calls() int { return int(m.n.Load()) }
+
+const (
+	runID     = "run-1"
+	sessionID = "session-1"
+)
+
+// pauseAtTransfer runs the script on a healthy process until the transfer
+// waits for approval, then approves it in the checkpoint store, as a
+// human's decision saved by an API would be.
+func pauseAtTransfer(t *testing.T, w *world, checkpointed bool) {
+	t.Helper()
+	ctx := context.Background()
+	p := newProcess(t, w, "p0", checkpointed)
+	res, err := p.runner.Run(ctx, p.agent, pipeline.UserInput("Pay invoice 7."), pipeline.WithRunID(runID), pipeline.WithSessionID(sessionID))
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if !res.Interrupted() {
+		t.Fatalf("run did not pause for the transfer")
+	}
+	if !checkpointed {
+		if err := w.states.Save(ctx, res.State()); err != nil { // the naive program saves after each Runner call
+			t.Fatal(err)
+		}
+	}
+	run, err := w.states.Load(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Approve(res.Interruptions[0].CallID); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.states.Save(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// resumeByID goes on with the run: with the checkpointer's Resume, or as
+// the naive program does, loading the checkpoint, resuming it and saving
+// the result's state when the Runner call returns.
+func resumeByID(ctx context.Context, p *process) (*pipeline.Result, error) {
+	if p.cp != nil {
+		return p.cp.Resume(ctx, p.runner, p.agent, runID)
+	}
+	run, err := p.w.states.Load(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	res, err := p.runner.Resume(ctx, p.agent, run)
+	if err != nil {
+		return res, err
+	}
+	return res, (&crashStates{Store: p.w.states, p: p}).Save(ctx, run)
+}
+
+// checkSession checks that the session is valid model input (every call
+// has exactly one output after it, nothing is stored twice) and returns
+// the texts of its assistant messages.
+func checkSession(t *testing.T, w *world) (messages []string) {
+	t.Helper()
+	items, err := w.sessions.List(context.Background(), sessionID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := map[string]bool{}
+	var seen []string
+	for i, it := range items {
+		raw := string(it.Raw())
+		if slices.Contains(seen, raw) {
+			t.Errorf("session item %d (%s) is stored twice", i, it)
+		}
+		seen = append(seen, raw)
+		switch {
+		case it.Kind().IsCall():
+			open[it.CallID()] = true
+		case it.Kind().IsOutput():
+			if !open[it.CallID()] {
+				t.Errorf("session item %d: output of call %s without its call before it", i, it.CallID())
+			}
+			delete(open, it.CallID())
+		case it.Kind() == state.KindAssistantMessage:
+			messages = append(messages, it.Text())
+		}
+	}
+	for id := range open {
+		t.Errorf("session: call %s has no output", id)
+	}
+	return messages
+}
+
+// distinct returns the number of distinct strings in keys.
+func distinct(keys []string) int {
+	s := slices.Clone(keys)
+	slices.Sort(s)
+	return len(slices.Compact(s))
+}
