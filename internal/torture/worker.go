@@ -174,8 +174,8 @@ func (w *Worker) step(ctx context.Context, spec RunSpec) (done, moved bool, err 
 func (w *Worker) start(ctx context.Context, spec RunSpec) (done, moved bool, err error) {
 	res, err := w.Stack.Runner.Run(ctx, w.Stack.Agent, pipeline.UserInput(spec.Input),
 		pipeline.WithRunID(spec.ID), pipeline.WithSessionID(spec.Session))
-	if !errors.Is(err, state.ErrConflict) {
-		atomic.AddInt64(&w.stats.Started, 1)
+	if se, ok := errors.AsType[*checkpoint.SaveError](err); !ok || se.Stage != checkpoint.StageClaim || !errors.Is(err, state.ErrConflict) {
+		atomic.AddInt64(&w.stats.Started, 1) // not lost at the claim to another worker starting it
 	}
 	return w.after(spec, res, err)
 }

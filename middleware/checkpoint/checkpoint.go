@@ -85,6 +85,9 @@ func (lr *live) saveLocked(ctx context.Context, stage Stage) error {
 	if lr.lost != nil {
 		return lr.lost
 	}
+	if !lr.saved {
+		stage = StageClaim // the first save of an invocation claims the run
+	}
 	if err := lr.c.store.Save(ctx, lr.run); err != nil {
 		serr := &SaveError{RunID: lr.run.ID(), Stage: stage, Err: err}
 		if errors.Is(err, state.ErrConflict) {

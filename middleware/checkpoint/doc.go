@@ -38,9 +38,10 @@
 //
 // Each save is a compare-and-swap on the run's version ([state.Store]):
 //
-//   - claim: when a run is resumed, before anything runs (so an approved
-//     call cannot run on two workers); on a new run's first turn, with the
-//     input placed, before the model is called;
+//   - claim: the first save of an invocation. A resumed run is claimed
+//     before anything runs (so an approved call cannot run on two
+//     workers); a new run with its input placed, before its first session
+//     append or its first model call;
 //   - tools: when a response's first tool call is about to run, so a call
 //     retried after a crash carries the same call ID, hence the same
 //     idempotency key ([pipeline.ToolCall.IdempotencyKey]);

@@ -11,9 +11,12 @@ type Stage uint8
 
 // The points at which a [Checkpointer] saves a run.
 const (
-	// StageClaim is the save that claims a run before anything happens: at
-	// the start of a resumption, before an approved call can run, and on a
-	// new run's first turn, with its input, before the model is called.
+	// StageClaim is the first save of a run or a resumption, which claims
+	// it before anything happens: at the start of a resumption, before an
+	// approved call can run; for a new run, with its input placed, before
+	// its first session append or else at the start of its first turn,
+	// before the model is called. A conflict at the claim means the worker
+	// never owned the run: nothing it did reached the stores.
 	StageClaim Stage = iota + 1
 	// StageTools is the save of a response before its tools run.
 	StageTools

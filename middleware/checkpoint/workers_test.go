@@ -84,8 +84,9 @@ func TestStartSameRunTwice(t *testing.T) {
 	}
 	p := newProcess(t, w, "late", true)
 	_, err = p.runner.Run(ctx, p.agent, pipeline.UserInput("Pay invoice 7."), pipeline.WithRunID(runID), pipeline.WithSessionID(sessionID))
-	if !errors.Is(err, state.ErrConflict) {
-		t.Fatalf("second start = %v, want state.ErrConflict", err)
+	var se *checkpoint.SaveError
+	if !errors.Is(err, state.ErrConflict) || !errors.As(err, &se) || se.Stage != checkpoint.StageClaim {
+		t.Fatalf("second start = %v, want state.ErrConflict at the claim", err)
 	}
 	if p.model.calls() != 0 {
 		t.Errorf("the losing worker asked the model %d times", p.model.calls())
