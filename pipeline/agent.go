@@ -188,20 +188,24 @@ func (b ToolUseBehavior) MayEnd(tool string) bool {
 	return false
 }
 
-// decideFinal applies the behaviour to a turn's outcomes.
-func (b ToolUseBehavior) decideFinal(ctx context.Context, t *Turn, out []ToolOutcome) (string, bool, error) {
+// decideFinal applies the behaviour to a turn's calls and results.
+func (b ToolUseBehavior) decideFinal(ctx context.Context, t *Turn) (string, bool, error) {
 	switch b.mode {
 	case toolUseStopFirst:
-		if len(out) > 0 {
-			return out[0].Result.Output, true, nil
+		if len(t.Calls) > 0 {
+			return t.Results[0].Output, true, nil
 		}
 	case toolUseStopAt:
-		for _, o := range out {
-			if slices.Contains(b.names, o.Call.Name) {
-				return o.Result.Output, true, nil
+		for i, c := range t.Calls {
+			if slices.Contains(b.names, c.Name) {
+				return t.Results[i].Output, true, nil
 			}
 		}
 	case toolUseCustom:
+		out := make([]ToolOutcome, len(t.Calls))
+		for i, c := range t.Calls {
+			out[i] = ToolOutcome{Call: c, Result: t.Results[i]}
+		}
 		return b.decide(ctx, t, out)
 	}
 	return "", false, nil

@@ -21,7 +21,9 @@ func (f HandlerFunc) ServeTurn(ctx context.Context, t *Turn) error { return f(ct
 
 // A ModelHandler serves the model stage of a turn: one model call. The
 // response is non-nil if and only if the error is nil. It must be safe for
-// concurrent use.
+// concurrent use. The runner owns the response it gets back: it places the
+// items of resp.Items in place, so a handler returns a new response (and
+// Items slice) for every call and does not change it afterwards.
 type ModelHandler interface {
 	CallModel(ctx context.Context, c *ModelCall) (*ModelResponse, error)
 }

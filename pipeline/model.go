@@ -37,7 +37,9 @@ type ModelCall struct {
 	// Input is what the model sees: the context the run started from and
 	// the run's items since, as an O(1) read-only view.
 	Input state.Items
-	// Tools are the function tools offered, handoffs included.
+	// Tools are the function tools offered, handoffs included. The slice
+	// is built once per agent per run and shared by its model calls: treat
+	// it as read-only, and assign a new slice to offer other tools.
 	Tools []ToolSpec
 	// Settings are the agent's model settings.
 	Settings ModelSettings
@@ -57,7 +59,8 @@ func (c *ModelCall) Emit(ev Event) {
 
 // A ModelResponse is the model's answer. Items are in the order the model
 // produced them; the runner gives them their positions after the model
-// stage returns, so a Model leaves Seq unset.
+// stage returns (in place: the runner owns the response), so a Model leaves
+// Seq unset and returns a new response for every call.
 type ModelResponse struct {
 	ID    string
 	Model string

@@ -52,9 +52,6 @@ func (r *Result) State() *state.Run { return r.run.Clone() }
 // RunID returns the run's ID.
 func (r *Result) RunID() string { return r.run.ID() }
 
-// collect adds the items a turn recorded.
-func (r *Result) collect(t *Turn) { r.newItems = append(r.newItems, t.recorded...) }
-
 // streamLoop runs run in its own goroutine and yields its events in order.
 // If the consumer stops early, the run's context is cancelled and
 // streamLoop waits for it to return, so no goroutine outlives the loop.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
 	"sync"
 
 	"github.com/turnkit/turnkit/state"
@@ -205,6 +204,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 	}
 	resumed := resume && hasOpenCalls(run)
 	current := agent
+	tools := toolSpecs(current)
 	for {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -217,13 +217,15 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 			}
 			run.SetTurn(n)
 		}
-		t := &Turn{Run: run, Agent: current, Number: n, Resumed: resumed, Input: placed, stream: emit != nil, emit: emit, runner: r}
+		t := &Turn{
+			Run: run, Agent: current, Number: n, Resumed: resumed, Input: placed,
+			stream: emit != nil, emit: emit, runner: r, recorded: &res.newItems, tools: tools,
+		}
 		placed, resumed = nil, false
 		if t.emit != nil {
 			t.Emit(TurnStarted{Turn: n, Agent: current.Name, Resumed: t.Resumed})
 		}
 		err := r.turn.ServeTurn(ctx, t)
-		res.collect(t)
 		if err != nil {
 			return res, err
 		}
@@ -246,6 +248,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 			}
 			run.SetAgent(to.Name)
 			current = to
+			tools = toolSpecs(current)
 			res.LastAgent = to
 		case NextInterruption:
 			res.Interruptions = run.Pending()
@@ -364,12 +367,9 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 			return nil, fmt.Errorf("pipeline: agent %q instructions: %w", a.Name, err)
 		}
 	}
-	tools := make([]ToolSpec, 0, len(a.Tools)+len(a.Handoffs))
-	for _, tl := range a.Tools {
-		tools = append(tools, tl.Spec())
-	}
-	for i := range a.Handoffs {
-		tools = append(tools, a.Handoffs[i].spec())
+	tools := t.tools
+	if tools == nil {
+		tools = toolSpecs(a)
 	}
 	call := &ModelCall{
 		Turn: t, Agent: a, Instructions: instructions, Input: t.Run.ModelInput(),
@@ -393,7 +393,9 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 
 	// Place the response: its items in model order, then one reserved
 	// position per call for its output, in call order.
-	items := slices.Clone(resp.Items)
+	// The runner owns the response the model stage returned (see
+	// [ModelHandler]): its items are placed in place.
+	items := resp.Items
 	ncalls := 0
 	for i, it := range items {
 		if !it.Kind().IsCall() {
@@ -413,15 +415,26 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 		return nil, err
 	}
 	t.Run.SetResponse(state.Boundary{Start: first, End: end, OutputsEnd: end + int64(ncalls)})
-	t.recorded = append(t.recorded, items...)
+	t.record(items...)
 	if t.emit != nil {
 		for _, it := range items {
 			t.Emit(ItemCreated{Item: it})
 		}
 	}
-	placed := *resp
-	placed.Items = items
-	return &placed, nil
+	return resp, nil
+}
+
+// toolSpecs returns the function tools an agent offers, handoffs included.
+// The runner builds them once per agent per run; model calls share them.
+func toolSpecs(a *Agent) []ToolSpec {
+	tools := make([]ToolSpec, 0, len(a.Tools)+len(a.Handoffs))
+	for _, tl := range a.Tools {
+		tools = append(tools, tl.Spec())
+	}
+	for i := range a.Handoffs {
+		tools = append(tools, a.Handoffs[i].spec())
+	}
+	return tools
 }
 
 // pausedResponse rebuilds the current response from the run, by position.
@@ -518,7 +531,7 @@ func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 		if err := run.Record(item); err != nil {
 			return err
 		}
-		t.recorded = append(t.recorded, item)
+		t.record(item)
 		if t.emit != nil {
 			t.Emit(ItemCreated{Item: item})
 		}
@@ -558,19 +571,8 @@ func (r *Runner) runTools(ctx context.Context, t *Turn, idx []int) error {
 	if len(idx) == 0 {
 		return nil
 	}
-	call := func(ctx context.Context, i int) error {
-		res, err := r.tool.CallTool(ctx, t.Calls[i])
-		if err == nil && (res == nil || res.Status == 0) {
-			err = fmt.Errorf("pipeline: tool %q call %s: tool stage returned no result and no error", t.Calls[i].Name, t.Calls[i].CallID)
-		}
-		if err != nil {
-			return err
-		}
-		t.Results[i] = res
-		return nil
-	}
 	if len(idx) == 1 {
-		return call(ctx, idx[0])
+		return r.callTool(ctx, t, idx[0])
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -586,7 +588,7 @@ func (r *Runner) runTools(ctx context.Context, t *Turn, idx []int) error {
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := call(ctx, i); err != nil {
+			if err := r.callTool(ctx, t, i); err != nil {
 				errs[k] = err
 				cancel()
 			}
@@ -603,6 +605,21 @@ func (r *Runner) runTools(ctx context.Context, t *Turn, idx []int) error {
 		}
 	}
 	return first
+}
+
+// callTool runs call i of the turn through the tool stage and keeps its
+// result in the call's own slot.
+func (r *Runner) callTool(ctx context.Context, t *Turn, i int) error {
+	c := t.Calls[i]
+	res, err := r.tool.CallTool(ctx, c)
+	if err == nil && (res == nil || res.Status == 0) {
+		err = fmt.Errorf("pipeline: tool %q call %s: tool stage returned no result and no error", c.Name, c.CallID)
+	}
+	if err != nil {
+		return err
+	}
+	t.Results[i] = res
+	return nil
 }
 
 // recordResults records the outputs of the calls that have one, in call
@@ -623,7 +640,7 @@ func (r *Runner) recordResults(t *Turn) error {
 				return err
 			}
 			t.Run.ResolvePending(c.CallID)
-			t.recorded = append(t.recorded, out)
+			t.record(out)
 			if t.emit != nil {
 				t.Emit(ItemCreated{Item: out})
 			}
@@ -669,11 +686,7 @@ func (r *Runner) decide(ctx context.Context, t *Turn, hasMessage bool, final str
 		}
 		return nil
 	}
-	outcomes := make([]ToolOutcome, len(t.Calls))
-	for i, c := range t.Calls {
-		outcomes[i] = ToolOutcome{Call: c, Result: t.Results[i]}
-	}
-	out, done, err := t.Agent.ToolUse.decideFinal(ctx, t, outcomes)
+	out, done, err := t.Agent.ToolUse.decideFinal(ctx, t)
 	if err != nil {
 		return fmt.Errorf("pipeline: agent %q tool use decision: %w", t.Agent.Name, err)
 	}

@@ -40,8 +40,9 @@ type Turn struct {
 	stream   bool
 	emit     func(Event)
 	ends     bool
-	recorded []state.Item // what the core recorded, for the result
-	runner   *Runner      // the runner serving the turn, for agents used as tools
+	recorded *[]state.Item // the result's new items; the core appends what it records
+	tools    []ToolSpec    // the agent's tool specs, built once per agent per run
+	runner   *Runner       // the runner serving the turn, for agents used as tools
 }
 
 // Emit sends an event to the run's stream, if the run streams. It is safe
@@ -49,6 +50,13 @@ type Turn struct {
 func (t *Turn) Emit(ev Event) {
 	if t.emit != nil {
 		t.emit(ev)
+	}
+}
+
+// record adds items the core recorded to the result's new items.
+func (t *Turn) record(items ...state.Item) {
+	if t.recorded != nil {
+		*t.recorded = append(*t.recorded, items...)
 	}
 }
 
