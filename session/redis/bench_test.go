@@ -2,9 +2,9 @@ package redis_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync/atomic"
-	"fmt"
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"

@@ -2,10 +2,10 @@ package sqlite_test
 
 import (
 	"context"
-	"strconv"
-	"sync/atomic"
 	"database/sql"
 	"path/filepath"
+	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/turnkit/turnkit/session/sessiontest"
