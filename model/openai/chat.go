@@ -324,3 +324,7 @@ func appendRefusal(dst []byte, refusal string) []byte {
 	dst = appendString(dst, refusal)
 	return append(dst, `}]}`...)
 }
+
+// ProviderName reports "openai", the GenAI provider name tracing records
+// (gen_ai.provider.name).
+func (m *ChatModel) ProviderName() string { return "openai" }

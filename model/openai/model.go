@@ -79,3 +79,7 @@ func responseMeta(res *http.Response) (status int, requestID string) {
 	}
 	return res.StatusCode, res.Header.Get("x-request-id")
 }
+
+// ProviderName reports "openai", the GenAI provider name tracing records
+// (gen_ai.provider.name).
+func (m *Model) ProviderName() string { return "openai" }
