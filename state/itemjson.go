@@ -11,8 +11,13 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string, escaped as encoding/json does
-// (HTML-safe, invalid UTF-8 replaced by U+FFFD).
+// AppendJSONString appends s to dst as a JSON string, escaped exactly as
+// encoding/json escapes it (HTML-safe, invalid UTF-8 replaced by U+FFFD).
+// Model adapters use it to build request bodies around items' canonical
+// JSON without reflection.
+func AppendJSONString(dst []byte, s string) []byte { return appendString(dst, s) }
+
+// appendString is [AppendJSONString].
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0

@@ -43,7 +43,7 @@ func TestItemJSONMatchesEncodingJSON(t *testing.T) {
 		ID      string        `json:"id,omitempty"`
 		Summary []summaryText `json:"summary"`
 	}
-	texts := []string{"", "plain", `quote " and \ slash`, "<b>&amp;</b>", "tab\tnl\ncr\r\x00\x1f\x7f", "héllo wörld 🌍 עברית", "bad \xff utf8", "line\u2028sep\u2029", `{"a":[1,2]}`}
+	texts := []string{"", "plain", `quote " and \ slash`, "<b>&amp;</b>", "tab\tnl\ncr\r\x00\x1f\x7f bs\b ff\f", "héllo wörld 🌍 עברית", "bad \xff utf8", "line\u2028sep\u2029", `{"a":[1,2]}`}
 	mustJSON := func(v any) string {
 		b, err := json.Marshal(v)
 		if err != nil {

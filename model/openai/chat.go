@@ -164,7 +164,7 @@ func chatMessages(dst [][]byte, instructions string, items state.Items) [][]byte
 		case state.KindAssistantMessage:
 			flush()
 			assistant = append(assistant, `{"role":"assistant","content":`...)
-			assistant = appendString(assistant, it.Text())
+			assistant = state.AppendJSONString(assistant, it.Text())
 		case state.KindToolCall, state.KindHandoffCall:
 			if assistant == nil {
 				assistant = append(assistant, `{"role":"assistant","content":null`...)
@@ -176,18 +176,18 @@ func chatMessages(dst [][]byte, instructions string, items state.Items) [][]byte
 			}
 			calls++
 			assistant = append(assistant, `{"id":`...)
-			assistant = appendString(assistant, it.CallID())
+			assistant = state.AppendJSONString(assistant, it.CallID())
 			assistant = append(assistant, `,"type":"function","function":{"name":`...)
-			assistant = appendString(assistant, it.Name())
+			assistant = state.AppendJSONString(assistant, it.Name())
 			assistant = append(assistant, `,"arguments":`...)
-			assistant = appendString(assistant, it.Text())
+			assistant = state.AppendJSONString(assistant, it.Text())
 			assistant = append(assistant, `}}`...)
 		case state.KindToolOutput, state.KindHandoffOutput:
 			flush()
 			msg := append([]byte(nil), `{"role":"tool","tool_call_id":`...)
-			msg = appendString(msg, it.CallID())
+			msg = state.AppendJSONString(msg, it.CallID())
 			msg = append(msg, `,"content":`...)
-			msg = appendString(msg, it.Text())
+			msg = state.AppendJSONString(msg, it.Text())
 			dst = append(dst, append(msg, '}'))
 		case state.KindReasoning:
 			// Chat Completions takes no reasoning input.
@@ -201,17 +201,17 @@ func appendTextMessage(dst []byte, role, text string) []byte {
 	dst = append(dst, `{"role":"`...)
 	dst = append(dst, role...)
 	dst = append(dst, `","content":`...)
-	dst = appendString(dst, text)
+	dst = state.AppendJSONString(dst, text)
 	return append(dst, '}')
 }
 
 // appendChatTool appends a Chat Completions function tool for t.
 func appendChatTool(dst []byte, t pipeline.ToolSpec) []byte {
 	dst = append(dst, `{"type":"function","function":{"name":`...)
-	dst = appendString(dst, t.Name)
+	dst = state.AppendJSONString(dst, t.Name)
 	if t.Description != "" {
 		dst = append(dst, `,"description":`...)
-		dst = appendString(dst, t.Description)
+		dst = state.AppendJSONString(dst, t.Description)
 	}
 	dst = append(dst, `,"parameters":`...)
 	dst = appendParameters(dst, t.Parameters)
@@ -321,7 +321,7 @@ func chatItems(msg *chatMessage) ([]state.Item, error) {
 // appendRefusal appends the Responses-API form of an assistant refusal.
 func appendRefusal(dst []byte, refusal string) []byte {
 	dst = append(dst, `{"type":"message","role":"assistant","status":"completed","content":[{"type":"refusal","refusal":`...)
-	dst = appendString(dst, refusal)
+	dst = state.AppendJSONString(dst, refusal)
 	return append(dst, `}]}`...)
 }
 

@@ -3,7 +3,6 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
@@ -120,10 +119,10 @@ func appendInput(dst []byte, items state.Items) []byte {
 // given, strict when t asks for it.
 func appendTool(dst []byte, t pipeline.ToolSpec) []byte {
 	dst = append(dst, `{"type":"function","name":`...)
-	dst = appendString(dst, t.Name)
+	dst = state.AppendJSONString(dst, t.Name)
 	if t.Description != "" {
 		dst = append(dst, `,"description":`...)
-		dst = appendString(dst, t.Description)
+		dst = state.AppendJSONString(dst, t.Description)
 	}
 	dst = append(dst, `,"parameters":`...)
 	dst = appendParameters(dst, t.Parameters)
@@ -142,56 +141,6 @@ func appendParameters(dst []byte, schema json.RawMessage) []byte {
 	return append(dst, schema...)
 }
 
-// appendString appends s as a JSON string, escaped as encoding/json
-// escapes it (invalid UTF-8 becomes U+FFFD).
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
 
 func growBytes(b []byte, n int) []byte {
 	if cap(b)-len(b) < n {
