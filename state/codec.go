@@ -180,6 +180,16 @@ func Marshal(r *Run, opts ...MarshalOption) ([]byte, error) {
 // marshalWire encodes a snapshot; stores use it to write a new version
 // without touching the caller's run before the write succeeded.
 func marshalWire(w wireRun, cfg *marshalConfig) ([]byte, error) {
+	out, ok := appendCheckpoint(make([]byte, 0, checkpointSize(&w)), &w, cfg)
+	if !ok {
+		return marshalWireJSON(w, cfg)
+	}
+	return indent(out, w.ID, cfg)
+}
+
+// marshalWireJSON is marshalWire with encoding/json: the reference for
+// appendCheckpoint (codec_fast_marshal.go), and the path of its errors.
+func marshalWireJSON(w wireRun, cfg *marshalConfig) ([]byte, error) {
 	payload, err := json.Marshal(&w)
 	if err != nil {
 		return nil, fmt.Errorf("state: marshal run %s: %w", w.ID, err)
@@ -192,15 +202,21 @@ func marshalWire(w wireRun, cfg *marshalConfig) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("state: marshal run %s: %w", w.ID, err)
 	}
-	if cfg.indent {
-		var buf bytes.Buffer
-		if err := json.Indent(&buf, out, "", "  "); err != nil {
-			return nil, fmt.Errorf("state: marshal run %s: %w", w.ID, err)
-		}
-		buf.WriteByte('\n')
-		out = buf.Bytes()
+	return indent(out, w.ID, cfg)
+}
+
+// indent lays a checkpoint out for people when cfg asks for it.
+func indent(out []byte, id string, cfg *marshalConfig) ([]byte, error) {
+	if !cfg.indent {
+		return out, nil
 	}
-	return out, nil
+	var buf bytes.Buffer
+	buf.Grow(2 * len(out))
+	if err := json.Indent(&buf, out, "", "  "); err != nil {
+		return nil, fmt.Errorf("state: marshal run %s: %w", id, err)
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
 }
 
 // wire takes a snapshot of r in its wire shape.
@@ -253,15 +269,30 @@ func wireItems(items []Item) []wireItem {
 // [WithVerifyKeys]) an edited, unsigned or unknown-key checkpoint fails
 // with a [*SignatureError]. The returned run shares nothing with data.
 func Unmarshal(data []byte, opts ...UnmarshalOption) (*Run, error) {
+	cfg := newUnmarshalConfig(opts)
+	if int64(len(data)) > cfg.maxSize {
+		return nil, &DecodeError{Path: "$", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(data), cfg.maxSize)}
+	}
+	if r := unmarshalFast(data, cfg.keys); r != nil {
+		return r, nil
+	}
+	return unmarshalJSON(data, &cfg, true)
+}
+
+func newUnmarshalConfig(opts []UnmarshalOption) unmarshalConfig {
 	cfg := unmarshalConfig{maxSize: DefaultMaxSize}
 	for _, o := range opts {
 		if o != nil {
 			o.applyUnmarshal(&cfg)
 		}
 	}
-	if int64(len(data)) > cfg.maxSize {
-		return nil, &DecodeError{Path: "$", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(data), cfg.maxSize)}
-	}
+	return cfg
+}
+
+// unmarshalJSON is Unmarshal with encoding/json, after the size check: the
+// reference for unmarshalFast, and the path of every error. With fastRun
+// it tries the fast path on the (possibly migrated) run object first.
+func unmarshalJSON(data []byte, cfg *unmarshalConfig, fastRun bool) (*Run, error) {
 	var env wireEnvelope
 	if err := decodeStrict(data, &env, "$"); err != nil {
 		return nil, err
@@ -288,6 +319,14 @@ func Unmarshal(data []byte, opts ...UnmarshalOption) (*Run, error) {
 			return nil, &DecodeError{Path: "$.run", Err: fmt.Errorf("%w: migration from version %d: %w", ErrMalformed, v, err)}
 		}
 		payload = next
+	}
+	if fastRun {
+		var fd fastDec
+		s := jscan{b: payload}
+		s.skipWS()
+		if r, ok := fd.run(&s); ok && s.end() {
+			return r, nil
+		}
 	}
 	return decodeRunPayload(payload)
 }
@@ -332,21 +371,30 @@ func decodeRunPayload(payload []byte) (*Run, error) {
 	if d.NextSeq == nil {
 		return nil, malformed("$.run.next_seq", "missing")
 	}
+	input, err := decodeItems(d.Input, "$.run.input")
+	if err != nil {
+		return nil, err
+	}
+	items, err := decodeItems(d.Items, "$.run.items")
+	if err != nil {
+		return nil, err
+	}
+	context, err := decodeItems(d.Context, "$.run.context")
+	if err != nil {
+		return nil, err
+	}
+	return newDecodedRun(&d, input, items, context)
+}
+
+// newDecodedRun builds a run from a decoded run object (whose ID and
+// NextSeq are set) and its decoded item lists, and checks it.
+func newDecodedRun(d *fastRun, input, items, context []Item) (*Run, error) {
 	r := &Run{
 		id: *d.ID, agent: d.Agent, turn: d.Turn, maxTurns: d.MaxTurns, version: d.Version,
 		nextSeq: *d.NextSeq, resp: d.Response, ctxFrom: d.ContextFrom, usage: d.Usage,
 		pending: nilIfEmpty(d.Pending), decisions: nilIfEmpty(d.Decisions), guards: nilIfEmpty(d.Guardrails),
 		sessionID: d.SessionID, watermark: d.Watermark, trace: d.Trace, final: d.Final, finished: d.Finished,
-	}
-	var err error
-	if r.input, err = decodeItems(d.Input, "$.run.input"); err != nil {
-		return nil, err
-	}
-	if r.items, err = decodeItems(d.Items, "$.run.items"); err != nil {
-		return nil, err
-	}
-	if r.context, err = decodeItems(d.Context, "$.run.context"); err != nil {
-		return nil, err
+		input: input, items: items, context: context,
 	}
 	for i := range r.guards {
 		if r.guards[i].Info != nil {
@@ -566,7 +614,7 @@ func decodeItems(ws []wireItem, path string) ([]Item, error) {
 		if w.Raw == nil || string(w.Raw) == "null" {
 			return nil, malformed(p+".raw", "missing")
 		}
-		it, err := ParseItem(w.Kind, compact(w.Raw))
+		it, err := parseItemJSON(w.Kind, compact(w.Raw))
 		if err != nil {
 			return nil, &DecodeError{Path: p + ".raw", Err: fmt.Errorf("%w: %w", ErrMalformed, err)}
 		}

@@ -209,6 +209,15 @@ func ParseItem(kind Kind, raw []byte) (Item, error) {
 	if !kind.Valid() {
 		return Item{}, fmt.Errorf("state: parse item: invalid kind %d", kind)
 	}
+	if it, ok := parseItemFast(kind, raw); ok {
+		return it, nil
+	}
+	return parseItemJSON(kind, raw)
+}
+
+// parseItemJSON is ParseItem with encoding/json: the reference for
+// parseItemFast (codec_fast.go), and the path of every error.
+func parseItemJSON(kind Kind, raw []byte) (Item, error) {
 	var v struct {
 		Type      string          `json:"type"`
 		Role      string          `json:"role"`

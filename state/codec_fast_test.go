@@ -1,0 +1,359 @@
+package state_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
+
+	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/statetest"
+)
+
+// The fast paths of Marshal, Unmarshal and ParseItem must give exactly
+// what their encoding/json references give (state/export_test.go): the
+// same bytes, the same runs and items, the same errors.
+
+// trickyTexts are strings whose JSON needs every kind of escaping.
+var trickyTexts = []string{
+	"", "plain", `quote " and \ backslash`, "<b>&amp;</b>", "line\nbreak\ttab\r\b\f\x01\x1f\x7f",
+	"é ü 日本", "\u2028 and \u2029", "bad utf8 \xff\xfe end", "surrogate \xed\xa0\x80", "emoji 😀",
+	`{"json":[1,2,{"a":null}],"s":"x\"y"}`,
+}
+
+// trickyRaws are item JSON texts that the constructors do not write:
+// whitespace, HTML characters, escapes, parts and refusals, unknown and
+// null fields, and the shapes ParseItem must refuse or read exactly as
+// encoding/json does.
+var trickyRaws = []struct {
+	kind state.Kind
+	raw  string
+}{
+	{state.KindUserMessage, " {\n \"type\" : \"message\", \"role\": \"user\", \"content\": \"a < b & c\" } "},
+	{state.KindUserMessage, `{"role":"user","content":null}`},
+	{state.KindUserMessage, `{"type":null,"role":"user","content":[{"type":"input_text","text":"x"},null,{"refusal":"no"}]}`},
+	{state.KindAssistantMessage, `{"type":"message","content":[{"text":"a","refusal":"b","extra":{"deep":[1,true,null,-2.5e3]}}]}`},
+	{state.KindAssistantMessage, `{"type":"message","content":[{"refusal":"first","text":"second"}]}`},
+	{state.KindAssistantMessage, `{"type":"message","content":"\u00e9\ud83d\ude00\ud800x\\n\/"}`},
+	{state.KindAssistantMessage, `{"Type":"message","content":"case"}`},
+	{state.KindAssistantMessage, `{"type":"message","CONTENT":"case"}`},
+	{state.KindAssistantMessage, `{"type":"message","content":"a","content":"b"}`},
+	{state.KindAssistantMessage, `{"\u0074ype":"message","content":"escaped key"}`},
+	{state.KindAssistantMessage, `{"type":"message","content":{"text":"object"}}`},
+	{state.KindAssistantMessage, `{"type":"message","content":[{"text":5}]}`},
+	{state.KindAssistantMessage, `{"type":"message","content":"x","ſummary":[{"text":"long s folds to s"}]}`},
+	{state.KindReasoning, `{"type":"reasoning","summary":[{"type":"summary_text","text":"one"},null,{"text":"three"}]}`},
+	{state.KindReasoning, `{"type":"reasoning","summary":[{"text":null},{"text":"two","Text":"dup"}]}`},
+	{state.KindReasoning, `{"type":"reasoning","summary":{}}`},
+	{state.KindReasoning, `{"type":"reasoning"}`},
+	{state.KindToolCall, `{"type":"function_call","call_id":"c1","name":"f","arguments":"{\"a\":\"<x>\"}","status":"completed"}`},
+	{state.KindToolCall, `{"type":"function_call","call_id":"c1","name":"f","arguments":null}`},
+	{state.KindToolCall, `{"type":"function_call","call_id":"","name":"f"}`},
+	{state.KindToolCall, `{"type":"function_call","call_id":"c1","name":"f","arguments":{"a":1}}`},
+	{state.KindHandoffCall, `{"type":"function_call","call_id":"c2","name":"transfer_to_b","arguments":"{}","content":[1,2]}`},
+	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":[{"type":"output_text","text":"part"}]}`},
+	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":"x","name":"ignored"}`},
+	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":"x"} trailing`},
+	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":"unterminated}`},
+	{state.KindHandoffOutput, `{"type":"function_call_output","call_id":"c2","output":"{\"assistant\":\"b\"}"}`},
+	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":01}`},
+	{state.KindToolOutput, `[]`},
+	{state.KindToolOutput, ``},
+	{0, `{"type":"message"}`},
+}
+
+func viewOf(it state.Item) itemView {
+	return itemView{it.Seq(), it.Kind().String(), it.CallID(), it.Name(), it.Text(), string(it.Raw())}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
+
+func checkParseItem(t *testing.T, kind state.Kind, raw []byte) {
+	t.Helper()
+	got, gerr := state.ParseItem(kind, raw)
+	want, werr := state.ParseItemReference(kind, raw)
+	if errText(gerr) != errText(werr) {
+		t.Fatalf("ParseItem(%s, %q) error %v, reference %v", kind, raw, gerr, werr)
+	}
+	if d := cmp.Diff(viewOf(want), viewOf(got)); d != "" {
+		t.Fatalf("ParseItem(%s, %q) (-reference +got):\n%s", kind, raw, d)
+	}
+}
+
+func TestParseItemMatchesReference(t *testing.T) {
+	t.Parallel()
+	for _, tt := range trickyRaws {
+		checkParseItem(t, tt.kind, []byte(tt.raw))
+	}
+	for _, text := range trickyTexts {
+		for _, it := range trickyItems(text) {
+			checkParseItem(t, it.Kind(), it.Raw())
+			if _, ok := state.ParseItemFastOnly(it.Kind(), it.Raw()); !ok {
+				t.Errorf("the fast path refused the constructors' JSON %s", it.Raw())
+			}
+		}
+	}
+}
+
+// trickyItems returns an item of every kind carrying text.
+func trickyItems(text string) []state.Item {
+	hc, _ := state.ToolCall("fc_h", "call_h"+text, "transfer_to_b", text).WithKind(state.KindHandoffCall)
+	ho, _ := state.ToolOutput("call_h"+text, "transfer_to_b", text).WithKind(state.KindHandoffOutput)
+	return []state.Item{
+		state.UserMessage(text), state.SystemMessage(text), state.AssistantMessage("msg"+text, text),
+		state.AssistantMessage("", text), state.Reasoning("rs", text), state.Reasoning("", text),
+		state.ToolCall("fc"+text, "call_"+text, "tool"+text, text), state.ToolOutput("call_"+text, "tool"+text, text), hc, ho,
+	}
+}
+
+// trickyRun returns a run whose items, names and strings need every kind
+// of escaping, including items parsed from JSON that is not compact. With
+// odd, it also holds items parsed from JSON only encoding/json reads.
+func trickyRun(t testing.TB, odd bool) *state.Run {
+	r := statetest.SampleRun(t, "run_<tricky>")
+	for i, text := range trickyTexts {
+		call := state.ToolCall("fc", fmt.Sprintf("call_%d", i), "tool "+text, text)
+		items := []state.Item{state.UserMessage(text), state.Reasoning("rs", text), state.AssistantMessage("", text), call}
+		first := r.Reserve(len(items) + 1)
+		for j := range items {
+			items[j] = items[j].WithSeq(first + int64(j))
+		}
+		if err := r.Record(items...); err != nil {
+			t.Fatal(err)
+		}
+		out := state.ToolOutput(call.CallID(), call.Name(), text).WithSeq(first + int64(len(items)))
+		if err := r.Record(out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range trickyRaws {
+		it, err := state.ParseItem(tt.kind, []byte(tt.raw))
+		if _, fast := state.ParseItemFastOnly(tt.kind, []byte(tt.raw)); err != nil || tt.kind.IsCall() || tt.kind.IsOutput() || fast == odd {
+			continue
+		}
+		if err := r.Record(it.WithSeq(r.Reserve(1))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.SetTraceContext(map[string]string{"b": "<&>", "a": "\u2028"})
+	r.Finish("done <here> \xff")
+	return r
+}
+
+func TestMarshalMatchesReference(t *testing.T) {
+	t.Parallel()
+	key := []byte("a key")
+	runs := map[string]*state.Run{
+		"sample": statetest.SampleRun(t, "run_1"),
+		"new":    state.NewRun("run_new", "", 0),
+		"tricky": trickyRun(t, false),
+		"odd":    trickyRun(t, true),
+	}
+	for name, r := range runs {
+		for _, opts := range [][]state.MarshalOption{nil, {state.WithIndent()}, {state.WithSigningKey("k", key)}, {state.WithSigningKey("k", key), state.WithIndent()}} {
+			got := mustMarshal(t, r, opts...)
+			want, err := state.MarshalReference(r, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s: Marshal differs from encoding/json:\n got %s\nwant %s", name, got, want)
+			}
+			checkUnmarshal(t, got, state.WithVerifyKeys(map[string][]byte{"k": key}))
+			if len(opts) == 1 && name != "odd" {
+				keys := map[string][]byte(nil)
+				if bytes.Contains(got, []byte(`"signature"`)) {
+					keys = map[string][]byte{"k": key}
+				}
+				if state.UnmarshalFastOnly(got, keys) == nil {
+					t.Errorf("%s: the fast path refused Marshal's output %s", name, got)
+				}
+			}
+		}
+	}
+}
+
+func TestMarshalMatchesReferenceProperty(t *testing.T) {
+	t.Parallel()
+	rapid.Check(t, func(t *rapid.T) {
+		r, _ := genRun(t)
+		got, err := state.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := state.MarshalReference(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("Marshal differs from encoding/json:\n got %s\nwant %s", got, want)
+		}
+		if state.UnmarshalFastOnly(got, nil) == nil {
+			t.Fatalf("the fast path refused Marshal's output %s", got)
+		}
+		checkUnmarshal(t, got)
+	})
+}
+
+// fataler is what checkUnmarshal needs of a *testing.T or a *rapid.T.
+type fataler interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+}
+
+// checkUnmarshal fails t unless Unmarshal and its reference agree on data.
+func checkUnmarshal(t fataler, data []byte, opts ...state.UnmarshalOption) {
+	t.Helper()
+	got, gerr := state.Unmarshal(data, opts...)
+	want, werr := state.UnmarshalReference(data, opts...)
+	if errText(gerr) != errText(werr) {
+		t.Fatalf("Unmarshal(%q) error %v, reference %v", data, gerr, werr)
+	}
+	if gerr != nil {
+		if got != nil {
+			t.Fatal("a run returned with an error")
+		}
+		return
+	}
+	if d := cmp.Diff(snap(want), snap(got)); d != "" {
+		t.Fatalf("Unmarshal(%q) (-reference +got):\n%s", data, d)
+	}
+	wb, err := state.MarshalReference(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gb, err := state.MarshalReference(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(wb, gb) {
+		t.Fatalf("Unmarshal(%q) decodes to\n%s\nthe reference to\n%s", data, gb, wb)
+	}
+}
+
+// FuzzUnmarshalMatchesReference checks that Unmarshal's fast path never
+// accepts what encoding/json would refuse or read differently, and that
+// every error is the reference's.
+func FuzzUnmarshalMatchesReference(f *testing.F) {
+	for _, pattern := range []string{"testdata/*.json", "testdata/bad/*.json"} {
+		files, err := filepath.Glob(pattern)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, name := range files {
+			data, err := os.ReadFile(name)
+			if err != nil {
+				f.Fatal(err)
+			}
+			f.Add(data)
+		}
+	}
+	for _, odd := range []bool{false, true} {
+		tricky := trickyRun(f, odd)
+		for _, opts := range [][]state.MarshalOption{nil, {state.WithIndent()}, {state.WithSigningKey("golden", goldenKey)}} {
+			f.Add(mustMarshal(f, tricky, opts...))
+		}
+	}
+	small := state.NewRun("r", "a", 1)
+	small.AddInput(state.UserMessage("hi"))
+	f.Add(mustMarshal(f, small))
+	keys := state.WithVerifyKeys(map[string][]byte{"golden": goldenKey})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkUnmarshal(t, data)
+		checkUnmarshal(t, data, keys)
+	})
+}
+
+// FuzzParseItemMatchesReference checks ParseItem's fast path against
+// encoding/json on any kind and JSON.
+func FuzzParseItemMatchesReference(f *testing.F) {
+	for _, tt := range trickyRaws {
+		f.Add(uint8(tt.kind), []byte(tt.raw))
+	}
+	for _, text := range trickyTexts {
+		for _, it := range trickyItems(text) {
+			f.Add(uint8(it.Kind()), []byte(it.Raw()))
+		}
+	}
+	f.Fuzz(func(t *testing.T, kind uint8, raw []byte) {
+		checkParseItem(t, state.Kind(kind%10), raw)
+	})
+}
+
+func TestUnmarshalMatchesReferenceOnEdits(t *testing.T) {
+	t.Parallel()
+	good := mustMarshal(t, statetest.SampleRun(t, "run_1"))
+	for _, edit := range []struct{ old, new string }{
+		{`"turn":2`, `"turn":2.0`},
+		{`"turn":2`, `"turn":null`},
+		{`"turn":2`, `"Turn":2`},
+		{`"turn":2`, `"turn":2,"turn":3`},
+		{`"turn":2`, `"turn":99999999999999999999`},
+		{`"agent":"assistant"`, `"agent":"\u0061ssistant"`},
+		{`"agent":"assistant"`, `"agent":null`},
+		{`"id":"run_1"`, `"id":null`},
+		{`"next_seq":`, `"next_seq":null,"x":`},
+		{`"finished":false`, `"finished":null`},
+		{`"finished":false`, `"finished":0`},
+		{`"pending":[`, `"pending":null,"p":[`},
+		{`"decisions":[`, `"decisions":[{"tool":"x","verdict":"approved","always":true},`},
+		{`"trace":{`, `"trace":[],"t":{`},
+		{`"usage":{`, `"usage":{"requests":1,`},
+		{`"response":{`, `"response":{"start":null,`},
+		{`"kind":"reasoning"`, `"kind":"REASONING"`},
+		{`"kind":"reasoning"`, `"kind":"reasoning","kind":"reasoning"`},
+		{`{"seq":2,`, `{"seq":2,"name":"x",`},
+		{`"schema":"turnkit.run"`, `"schema":"turnkit\u002erun"`},
+		{`"version":1`, `"version":1.0`},
+		{`"version":1`, `"version":1,"version":1`},
+		{`{"schema"`, ` {"schema"`},
+		{`"raw":{"type":"reasoning"`, `"raw":{"type":"reasoning","summary":null,"x":1`},
+	} {
+		data := bytes.Replace(good, []byte(edit.old), []byte(edit.new), 1)
+		if bytes.Equal(data, good) {
+			t.Fatalf("edit %q does not apply", edit.old)
+		}
+		checkUnmarshal(t, data)
+	}
+	// The wire item's fields in another order, and whitespace everywhere.
+	var doc map[string]any
+	if err := json.Unmarshal(good, &doc); err != nil {
+		t.Fatal(err)
+	}
+	indented, err := json.MarshalIndent(doc, "\t", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkUnmarshal(t, indented)
+	run := doc["run"].(map[string]any)
+	for _, list := range []string{"input", "items", "context"} {
+		var out []json.RawMessage
+		for _, w := range run[list].([]any) {
+			w := w.(map[string]any)
+			raw, _ := json.Marshal(w["raw"])
+			out = append(out, json.RawMessage(fmt.Sprintf(`{"raw":%s,"seq":%v,"kind":%q}`, raw, w["seq"], w["kind"])))
+		}
+		run[list] = out
+	}
+	reordered, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkUnmarshal(t, reordered)
+	for _, data := range [][]byte{indented, reordered} {
+		if state.UnmarshalFastOnly(data, nil) == nil {
+			t.Errorf("the fast path refused %s", data)
+		}
+	}
+}
