@@ -476,12 +476,11 @@ func (r *Run) check() error {
 	calls := make(map[string]int, len(r.items)/2) // call ID → index in items
 	var prev int64
 	for i, it := range r.items {
-		path := "$.run.items[" + strconv.Itoa(i) + "].seq"
 		if it.seq <= prev {
-			return invalid(path, "position %d does not follow %d", it.seq, prev)
+			return invalid(elemPath("items", i)+".seq", "position %d does not follow %d", it.seq, prev)
 		}
 		if it.seq >= r.nextSeq {
-			return invalid(path, "position %d is not reserved (next_seq %d)", it.seq, r.nextSeq)
+			return invalid(elemPath("items", i)+".seq", "position %d is not reserved (next_seq %d)", it.seq, r.nextSeq)
 		}
 		prev = it.seq
 		switch {
@@ -489,7 +488,7 @@ func (r *Run) check() error {
 			calls[it.callID] = i
 		case it.kind.IsOutput():
 			if _, ok := calls[it.callID]; !ok {
-				return invalid("$.run.items["+strconv.Itoa(i)+"]", "output of call %q has no call before it", it.callID)
+				return invalid(elemPath("items", i), "output of call %q has no call before it", it.callID)
 			}
 			if r.completed == nil {
 				r.completed = make(map[string]int64)
@@ -498,9 +497,8 @@ func (r *Run) check() error {
 		}
 	}
 	for i, it := range r.input {
-		path := "$.run.input[" + strconv.Itoa(i) + "]"
 		if x, found := r.itemAtLocked(it.seq); !found || !x.Equal(it) {
-			return invalid(path, "input item at position %d is not among the items", it.seq)
+			return invalid(elemPath("input", i), "input item at position %d is not among the items", it.seq)
 		}
 	}
 	if r.ctxFrom < 0 || r.ctxFrom > len(r.items) {
@@ -638,6 +636,9 @@ func compact(raw []byte) []byte {
 	}
 	return buf.Bytes()
 }
+
+// elemPath returns the JSON path of element i of the run's list.
+func elemPath(list string, i int) string { return "$.run." + list + "[" + strconv.Itoa(i) + "]" }
 
 func malformed(path, what string) error {
 	return &DecodeError{Path: path, Err: fmt.Errorf("%w: %s", ErrMalformed, what)}

@@ -22,7 +22,60 @@ import (
 // fastDec holds the scratch buffers of one decoding.
 type fastDec struct {
 	scratch []byte // unescaped strings
-	text    []byte // the text of the item being parsed
+	// The text and the call ID of the item being parsed, one after the
+	// other (the text up to textEnd). They become one string, which the
+	// two fields share: one allocation an item.
+	text    []byte
+	textEnd int
+	name    string // the name of the item being parsed
+	// names holds the tool and agent names decoded so far, so that the
+	// items of one tool share one copy of its name; nil not to share.
+	names map[string]string
+}
+
+// quoted is a string as the input has it: still escaped, with its flags.
+type quoted struct {
+	q     []byte
+	flags uint8
+}
+
+// optQuoted scans a string or null (which leaves *dst as it is).
+func optQuoted(s *jscan, dst *quoted) bool {
+	if s.null() {
+		return true
+	}
+	var ok bool
+	dst.q, dst.flags, ok = s.str()
+	return ok
+}
+
+// appendTo appends the string unescaped.
+func (q quoted) appendTo(b []byte) []byte { return appendUnquoted(b, q.q, q.flags) }
+
+// setStrings gives the item parsed last its text, call ID and name.
+func (d *fastDec) setStrings(it *Item) {
+	it.name = d.name
+	if len(d.text) == 0 {
+		return
+	}
+	all := string(d.text)
+	it.text, it.callID = all[:d.textEnd], all[d.textEnd:]
+}
+
+// intern returns q unescaped, shared with the names decoded before it.
+func (d *fastDec) intern(q quoted) string {
+	if len(q.q) == 0 {
+		return ""
+	}
+	d.scratch = q.appendTo(d.scratch[:0])
+	if v, ok := d.names[string(d.scratch)]; ok {
+		return v
+	}
+	v := string(d.scratch)
+	if d.names != nil {
+		d.names[v] = v
+	}
+	return v
 }
 
 // Indexes of the item fields ParseItem reads, and their names.
@@ -80,15 +133,15 @@ func skipString(s *jscan) bool {
 	return ok
 }
 
-// item parses an item's JSON at s as ParseItem does, without the raw
-// bytes.
+// item parses an item's JSON at s as ParseItem does, leaving its strings
+// in d.text for setStrings and its raw bytes to the caller.
 func (d *fastDec) item(s *jscan, kind Kind) (Item, bool) {
 	var (
-		seen   uint16
-		typ    []byte
-		it     = Item{kind: kind}
-		call   = kind.IsCall()
-		output = kind.IsOutput()
+		seen               uint16
+		typ                []byte
+		callID, name, args quoted
+		call               = kind.IsCall()
+		output             = kind.IsOutput()
 	)
 	d.text = d.text[:0]
 	o := s.object()
@@ -118,19 +171,19 @@ func (d *fastDec) item(s *jscan, kind Kind) (Item, bool) {
 			}
 		case fieldCallID:
 			if call || output {
-				ok = d.optString(s, &it.callID)
+				ok = optQuoted(s, &callID)
 			} else {
 				ok = skipString(s)
 			}
 		case fieldName:
 			if call {
-				ok = d.optString(s, &it.name)
+				ok = optQuoted(s, &name)
 			} else {
 				ok = skipString(s)
 			}
 		case fieldArguments:
 			if call {
-				ok = d.optString(s, &it.text)
+				ok = optQuoted(s, &args)
 			} else {
 				ok = skipString(s)
 			}
@@ -161,18 +214,26 @@ func (d *fastDec) item(s *jscan, kind Kind) (Item, bool) {
 			return Item{}, false
 		}
 	case call:
-		if string(typ) != "function_call" || it.callID == "" || it.name == "" {
+		if string(typ) != "function_call" || len(callID.q) == 0 || len(name.q) == 0 {
 			return Item{}, false
 		}
 	case output:
-		if string(typ) != "function_call_output" || it.callID == "" {
+		if string(typ) != "function_call_output" || len(callID.q) == 0 {
 			return Item{}, false
 		}
 	}
-	if !call && len(d.text) > 0 {
-		it.text = string(d.text)
+	if call {
+		d.text = args.appendTo(d.text) // the only text of a call
 	}
-	return it, true
+	d.textEnd = len(d.text)
+	if call || output {
+		d.text = callID.appendTo(d.text)
+	}
+	d.name = ""
+	if call {
+		d.name = d.intern(name)
+	}
+	return Item{kind: kind}, true
 }
 
 func (k Kind) isMessage() bool {
@@ -300,16 +361,21 @@ func parseItemFast(kind Kind, raw []byte) (Item, bool) {
 	if !ok || !s.end() {
 		return Item{}, false
 	}
+	d.setStrings(&it)
 	it.raw = bytes.Clone(raw)
 	return it, true
 }
 
-// items reads a list of wire items as decodeItems would decode it.
-func (d *fastDec) items(s *jscan) ([]Item, bool) {
+// items reads a list of wire items as decodeItems would decode it. atMost
+// bounds the number of items the list should hold, or is 0.
+func (d *fastDec) items(s *jscan, atMost int64) ([]Item, bool) {
 	if s.null() {
 		return nil, true
 	}
 	var out []Item
+	if n := int64(len(s.b)-s.i) / minWireItemLen; atMost > 0 {
+		out = make([]Item, 0, min(n, atMost))
+	}
 	for a := s.array(); ; {
 		more, ok := a.next(s)
 		if !ok {
@@ -330,13 +396,17 @@ func (d *fastDec) items(s *jscan) ([]Item, bool) {
 	return out, true
 }
 
+// minWireItemLen is less than the length of the shortest valid wire item,
+// such as {"seq":1,"kind":"reasoning","raw":{"type":"reasoning"}}.
+const minWireItemLen = 32
+
 // wireItem reads one {"seq", "kind", "name", "raw"} object.
 func (d *fastDec) wireItem(s *jscan) (Item, bool) {
 	var (
 		seen       uint8
 		seq        int64
 		kind       Kind
-		name       string
+		name       quoted
 		it         Item
 		raw        []byte // the raw value as it is in the input
 		parsed     bool   // it was parsed from raw
@@ -366,7 +436,7 @@ func (d *fastDec) wireItem(s *jscan) (Item, bool) {
 			ok = ok && flags&strEscaped == 0 && kind != 0
 		case "name":
 			f = 4
-			ok = d.optString(s, &name)
+			ok = optQuoted(s, &name)
 		case "raw":
 			f = 8
 			start, ws := s.i, s.ws
@@ -387,7 +457,7 @@ func (d *fastDec) wireItem(s *jscan) (Item, bool) {
 		}
 		seen |= f
 	}
-	if kind == 0 || raw == nil || name != "" && !kind.IsOutput() {
+	if kind == 0 || raw == nil || len(name.q) > 0 && !kind.IsOutput() {
 		return Item{}, false
 	}
 	if !parsed {
@@ -402,9 +472,10 @@ func (d *fastDec) wireItem(s *jscan) (Item, bool) {
 	} else {
 		it.raw = bytes.Clone(raw)
 	}
-	if name != "" {
-		it.name = name
+	if len(name.q) > 0 {
+		d.name = d.intern(name)
 	}
+	d.setStrings(&it)
 	it.seq = seq
 	return it, true
 }
@@ -479,6 +550,7 @@ func (d *fastDec) run(s *jscan) (*Run, bool) {
 		input, items, context []Item
 		turn, maxTurns, from  int64
 	)
+	d.names = make(map[string]string)
 	for o := s.object(); ; {
 		key, more, ok := o.next(s)
 		if !ok {
@@ -511,17 +583,18 @@ func (d *fastDec) run(s *jscan) (*Run, bool) {
 			f.NextSeq = &nextSeq
 		case "input":
 			bit = 1 << 6
-			input, ok = d.items(s)
+			input, ok = d.items(s, 0)
 		case "items":
 			bit = 1 << 7
-			items, ok = d.items(s)
+			// The items have distinct positions below next_seq.
+			items, ok = d.items(s, nextSeq-1)
 		case "response":
 			bit = 1 << 8
 			ok = s.null() || int64Object(s, []string{"start", "end", "outputs_end"},
 				[]*int64{&f.Response.Start, &f.Response.End, &f.Response.OutputsEnd})
 		case "context":
 			bit = 1 << 9
-			context, ok = d.items(s)
+			context, ok = d.items(s, 0)
 		case "context_from":
 			bit = 1 << 10
 			ok = s.null() || intInto(s, &from)

@@ -78,7 +78,7 @@ func errText(err error) string {
 	return err.Error()
 }
 
-func checkParseItem(t *testing.T, kind state.Kind, raw []byte) {
+func checkParseItem(t fataler, kind state.Kind, raw []byte) {
 	t.Helper()
 	got, gerr := state.ParseItem(kind, raw)
 	want, werr := state.ParseItemReference(kind, raw)
@@ -356,4 +356,64 @@ func TestUnmarshalMatchesReferenceOnEdits(t *testing.T) {
 			t.Errorf("the fast path refused %s", data)
 		}
 	}
+}
+
+// TestRoundTripArbitraryStringsProperty: items, names and IDs of any bytes
+// encode as encoding/json encodes them, and decode, through the fast path,
+// as encoding/json decodes them.
+func TestRoundTripArbitraryStringsProperty(t *testing.T) {
+	t.Parallel()
+	anyString := rapid.OneOf(rapid.String(), rapid.StringOf(rapid.RuneFrom([]rune{'"', '\\', '<', '>', '&', '\n', 0, 0x7f, 0x2028, 'é', 0xfffd, 0x1f600})),
+		rapid.Map(rapid.SliceOf(rapid.Byte()), func(b []byte) string { return string(b) }))
+	nonEmpty := rapid.Map(anyString, func(s string) string { return "x" + s })
+	rapid.Check(t, func(t *rapid.T) {
+		r := state.NewRun(anyString.Draw(t, "id"), anyString.Draw(t, "agent"), 3)
+		r.AddInput(state.UserMessage(anyString.Draw(t, "input")))
+		for i := range rapid.IntRange(0, 6).Draw(t, "n") {
+			var items []state.Item
+			switch rapid.IntRange(0, 3).Draw(t, "kind") {
+			case 0:
+				items = append(items, state.AssistantMessage(anyString.Draw(t, "msgID"), anyString.Draw(t, "text")))
+			case 1:
+				items = append(items, state.Reasoning(anyString.Draw(t, "rsID"), anyString.Draw(t, "summary")))
+			case 2:
+				items = append(items, state.SystemMessage(anyString.Draw(t, "system")))
+			default:
+				callID, name := nonEmpty.Draw(t, "callID")+fmt.Sprint(i), nonEmpty.Draw(t, "name")
+				items = append(items, state.ToolCall(anyString.Draw(t, "fcID"), callID, name, anyString.Draw(t, "args")),
+					state.ToolOutput(callID, name, anyString.Draw(t, "output")))
+			}
+			first := r.Reserve(len(items))
+			for j := range items {
+				items[j] = items[j].WithSeq(first + int64(j))
+			}
+			if err := r.Record(items...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.SetSessionID(anyString.Draw(t, "session"))
+		r.Finish(anyString.Draw(t, "final"))
+		got, err := state.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := state.MarshalReference(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("Marshal differs from encoding/json:\n got %s\nwant %s", got, want)
+		}
+		if state.UnmarshalFastOnly(got, nil) == nil {
+			t.Fatalf("the fast path refused Marshal's output %s", got)
+		}
+		checkUnmarshal(t, got)
+		for _, it := range r.Items().All() {
+			raw := it.Raw()
+			if _, ok := state.ParseItemFastOnly(it.Kind(), raw); !ok {
+				t.Fatalf("the fast path refused the constructors' JSON %s", raw)
+			}
+			checkParseItem(t, it.Kind(), raw)
+		}
+	})
 }
