@@ -82,3 +82,57 @@ func BenchmarkSignedRoundTrip(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseItem parses the JSON of each kind of item, as session
+// stores rebuild items, with ParseItem and with its encoding/json
+// reference.
+func BenchmarkParseItem(b *testing.B) {
+	items := []state.Item{
+		state.UserMessage("What is the weather in Paris?"),
+		state.AssistantMessage("msg_1", "Looking that up for you now."),
+		state.ToolCall("fc_1", "call_1", "lookup", `{"query":"weather Paris","limit":10}`),
+		state.ToolOutput("call_1", "lookup", `{"results":["a","b","c"],"took_ms":12}`),
+	}
+	for _, p := range []struct {
+		name  string
+		parse func(state.Kind, []byte) (state.Item, error)
+	}{{"fast", state.ParseItem}, {"encoding-json", state.ParseItemReference}} {
+		b.Run(p.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, it := range items {
+					if _, err := p.parse(it.Kind(), it.Raw()); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCodecReference measures the encoding/json reference paths of
+// Marshal and Unmarshal (export_test.go) on the runs of BenchmarkMarshal
+// and BenchmarkUnmarshal, for the ratio of the fast paths to them.
+func BenchmarkCodecReference(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		r := benchRun(b, n)
+		data, err := state.Marshal(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("encode/items=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkBytes, _ = state.MarshalReference(r)
+			}
+		})
+		b.Run(fmt.Sprintf("decode/items=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if sinkRun, err = state.UnmarshalReference(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"strconv"
+	"sync"
 )
 
 // The decoding fast path: Unmarshal and ParseItem first read their input
@@ -39,13 +40,16 @@ type quoted struct {
 	flags uint8
 }
 
-// optQuoted scans a string or null (which leaves *dst as it is).
-func optQuoted(s *jscan, dst *quoted) bool {
+// optQuoted scans a string or null (which leaves *dst as it is), keeping
+// it in *dst when keep is set.
+func optQuoted(s *jscan, dst *quoted, keep bool) bool {
 	if s.null() {
 		return true
 	}
-	var ok bool
-	dst.q, dst.flags, ok = s.str()
+	q, flags, ok := s.str()
+	if keep {
+		*dst = quoted{q, flags}
+	}
 	return ok
 }
 
@@ -93,21 +97,36 @@ const (
 
 var itemFieldNames = [numItemFields]string{"type", "role", "call_id", "name", "arguments", "output", "content", "summary"}
 
-// itemField returns the index of key among names, -1 for another field,
-// and -2 for a key that encoding/json would match to a field by case
-// folding only.
-func itemField(key []byte, names []string) int {
+// fieldSet records the fields of an object read so far.
+type fieldSet uint32
+
+// first marks field f read and reports whether it was not read before.
+// encoding/json lets the last of repeated fields win; the fast paths leave
+// repeated fields to it.
+func (fs *fieldSet) first(f int) bool {
+	if *fs&(1<<f) != 0 {
+		return false
+	}
+	*fs |= 1 << f
+	return true
+}
+
+// field returns the index of key among names, the fields of an object
+// decoded without DisallowUnknownFields, or -1 for another key. It reports
+// false for a key encoding/json would match to a field by case folding
+// only, and for a field read before.
+func (fs *fieldSet) field(key []byte, names []string) (int, bool) {
 	for i, n := range names {
 		if string(key) == n {
-			return i
+			return i, fs.first(i)
 		}
 	}
 	for _, n := range names {
 		if asciiFoldEq(key, n) {
-			return -2
+			return -1, false
 		}
 	}
-	return -1
+	return -1, true
 }
 
 // null consumes a null and reports true, or reports false and consumes
@@ -116,20 +135,13 @@ func (s *jscan) null() bool { return s.peek() == 'n' && s.literal("null") }
 
 // optString scans a string or null into *dst (a null leaves it as is).
 func (d *fastDec) optString(s *jscan, dst *string) bool {
-	if s.null() {
-		return true
-	}
-	v, ok := s.string(&d.scratch)
-	*dst = v
-	return ok
+	return s.null() || d.string(s, dst)
 }
 
-// skipString scans a string or null and discards it.
-func skipString(s *jscan) bool {
-	if s.null() {
-		return true
-	}
-	_, _, ok := s.str()
+// string scans a string into *dst.
+func (d *fastDec) string(s *jscan, dst *string) bool {
+	v, ok := s.string(&d.scratch)
+	*dst = v
 	return ok
 }
 
@@ -137,72 +149,45 @@ func skipString(s *jscan) bool {
 // in d.text for setStrings and its raw bytes to the caller.
 func (d *fastDec) item(s *jscan, kind Kind) (Item, bool) {
 	var (
-		seen               uint16
+		seen               fieldSet
 		typ                []byte
 		callID, name, args quoted
 		call               = kind.IsCall()
 		output             = kind.IsOutput()
 	)
 	d.text = d.text[:0]
-	o := s.object()
-	for {
-		key, more, ok := o.next(s)
+	ok := s.members(func(key []byte) bool {
+		f, ok := seen.field(key, itemFieldNames[:])
 		if !ok {
-			return Item{}, false
-		}
-		if !more {
-			break
-		}
-		f := itemField(key, itemFieldNames[:])
-		if f == -2 || f >= 0 && seen&(1<<f) != 0 {
-			return Item{}, false
-		}
-		if f >= 0 {
-			seen |= 1 << f
+			return false
 		}
 		switch f {
 		case fieldType:
-			if !s.null() {
-				q, flags, ok := s.str()
-				if !ok || flags&strEscaped != 0 {
-					return Item{}, false
-				}
-				typ = q
+			if s.null() {
+				return true
 			}
+			q, flags, ok := s.str()
+			typ = q
+			return ok && flags&strEscaped == 0
 		case fieldCallID:
-			if call || output {
-				ok = optQuoted(s, &callID)
-			} else {
-				ok = skipString(s)
-			}
+			return optQuoted(s, &callID, call || output)
 		case fieldName:
-			if call {
-				ok = optQuoted(s, &name)
-			} else {
-				ok = skipString(s)
-			}
+			return optQuoted(s, &name, call)
 		case fieldArguments:
-			if call {
-				ok = optQuoted(s, &args)
-			} else {
-				ok = skipString(s)
-			}
+			return optQuoted(s, &args, call)
 		case fieldRole:
-			ok = skipString(s)
+			return optQuoted(s, nil, false)
 		case fieldOutput, fieldContent:
 			if (f == fieldOutput) == output && (output || kind.isMessage()) {
-				ok = d.content(s)
-			} else {
-				ok = s.value(1)
+				return d.content(s)
 			}
 		case fieldSummary:
-			ok = d.summary(s, kind == KindReasoning)
-		default:
-			ok = s.value(1)
+			return d.summary(s, kind == KindReasoning)
 		}
-		if !ok {
-			return Item{}, false
-		}
+		return s.value(1)
+	})
+	if !ok {
+		return Item{}, false
 	}
 	switch {
 	case kind.isMessage():
@@ -251,50 +236,11 @@ func (d *fastDec) content(s *jscan) bool {
 		d.text = appendUnquoted(d.text, q, flags)
 		return ok
 	}
-	partFields := []string{"text", "refusal"}
-	for a := s.array(); ; {
-		more, ok := a.next(s)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
-		if s.null() {
-			continue
-		}
-		var (
-			parts [2][]byte
-			flags [2]uint8
-			seen  uint8
-		)
-		for o := s.object(); ; {
-			key, more, ok := o.next(s)
-			if !ok {
-				return false
-			}
-			if !more {
-				break
-			}
-			f := itemField(key, partFields)
-			switch {
-			case f == -2 || f >= 0 && seen&(1<<f) != 0:
-				return false
-			case f >= 0:
-				seen |= 1 << f
-				if !s.null() {
-					parts[f], flags[f], ok = s.str()
-				}
-			default:
-				ok = s.value(3)
-			}
-			if !ok {
-				return false
-			}
-		}
-		d.text = appendUnquoted(d.text, parts[0], flags[0])
-		d.text = appendUnquoted(d.text, parts[1], flags[1])
-	}
+	return s.elements(func() bool {
+		part, ok := pair(s, "text", "refusal")
+		d.text = part[1].appendTo(part[0].appendTo(d.text))
+		return ok
+	})
 }
 
 // summary reads a reasoning summary, appending its texts, one a line, to
@@ -303,58 +249,49 @@ func (d *fastDec) summary(s *jscan, keep bool) bool {
 	if s.null() {
 		return true
 	}
-	summaryFields := []string{"type", "text"}
-	for i, a := 0, s.array(); ; i++ {
-		more, ok := a.next(s)
+	first := true
+	return s.elements(func() bool {
+		if keep && !first {
+			d.text = append(d.text, '\n')
+		}
+		first = false
+		part, ok := pair(s, "type", "text")
+		if keep {
+			d.text = part[1].appendTo(d.text)
+		}
+		return ok
+	})
+}
+
+// pair reads a null or an object whose fields a and b, if present, are
+// strings or null, as encoding/json decodes it into a struct of the two.
+func pair(s *jscan, a, b string) ([2]quoted, bool) {
+	var (
+		v    [2]quoted
+		seen fieldSet
+	)
+	if s.null() {
+		return v, true
+	}
+	names := [2]string{a, b}
+	ok := s.members(func(key []byte) bool {
+		f, ok := seen.field(key, names[:])
 		if !ok {
 			return false
 		}
-		if !more {
-			return true
+		if f < 0 {
+			return s.value(3)
 		}
-		if keep && i > 0 {
-			d.text = append(d.text, '\n')
-		}
-		if s.null() {
-			continue
-		}
-		var seen uint8
-		for o := s.object(); ; {
-			key, more, ok := o.next(s)
-			if !ok {
-				return false
-			}
-			if !more {
-				break
-			}
-			f := itemField(key, summaryFields)
-			switch {
-			case f == -2 || f >= 0 && seen&(1<<f) != 0:
-				return false
-			case f < 0:
-				ok = s.value(3)
-			case f == 1 && keep && s.peek() == '"':
-				var q []byte
-				var flags uint8
-				q, flags, ok = s.str()
-				d.text = appendUnquoted(d.text, q, flags)
-			default:
-				ok = skipString(s)
-			}
-			if f >= 0 {
-				seen |= 1 << f
-			}
-			if !ok {
-				return false
-			}
-		}
-	}
+		return optQuoted(s, &v[f], true)
+	})
+	return v, ok
 }
 
 // parseItemFast is ParseItem's fast path: the item, with a copy of raw, or
 // false.
 func parseItemFast(kind Kind, raw []byte) (Item, bool) {
-	var d fastDec
+	d := itemDecs.Get().(*fastDec)
+	defer d.release()
 	s := jscan{b: raw}
 	s.skipWS()
 	it, ok := d.item(&s, kind)
@@ -364,6 +301,21 @@ func parseItemFast(kind Kind, raw []byte) (Item, bool) {
 	d.setStrings(&it)
 	it.raw = bytes.Clone(raw)
 	return it, true
+}
+
+// itemDecs keeps the scratch buffers of ParseItem between calls.
+var itemDecs = sync.Pool{New: func() any { return new(fastDec) }}
+
+// maxPooledBuffer is the largest scratch buffer itemDecs keeps.
+const maxPooledBuffer = 64 << 10
+
+// release puts d back into itemDecs, unless its buffers grew large.
+func (d *fastDec) release() {
+	if cap(d.text) > maxPooledBuffer || cap(d.scratch) > maxPooledBuffer {
+		return
+	}
+	*d = fastDec{text: d.text[:0], scratch: d.scratch[:0]}
+	itemDecs.Put(d)
 }
 
 // items reads a list of wire items as decodeItems would decode it. atMost
@@ -376,22 +328,13 @@ func (d *fastDec) items(s *jscan, atMost int64) ([]Item, bool) {
 	if n := int64(len(s.b)-s.i) / minWireItemLen; atMost > 0 {
 		out = make([]Item, 0, min(n, atMost))
 	}
-	for a := s.array(); ; {
-		more, ok := a.next(s)
-		if !ok {
-			return nil, false
-		}
-		if !more {
-			break
-		}
+	ok := s.elements(func() bool {
 		it, ok := d.wireItem(s)
-		if !ok {
-			return nil, false
-		}
 		out = append(out, it)
-	}
-	if len(out) == 0 {
-		return nil, true
+		return ok
+	})
+	if !ok || len(out) == 0 {
+		return nil, ok
 	}
 	return out, true
 }
@@ -403,7 +346,7 @@ const minWireItemLen = 32
 // wireItem reads one {"seq", "kind", "name", "raw"} object.
 func (d *fastDec) wireItem(s *jscan) (Item, bool) {
 	var (
-		seen       uint8
+		seen       fieldSet
 		seq        int64
 		kind       Kind
 		name       quoted
@@ -412,35 +355,23 @@ func (d *fastDec) wireItem(s *jscan) (Item, bool) {
 		parsed     bool   // it was parsed from raw
 		whitespace bool   // raw has whitespace to compact
 	)
-	for o := s.object(); ; {
-		key, more, ok := o.next(s)
-		if !ok {
-			return Item{}, false
-		}
-		if !more {
-			break
-		}
-		var f uint8
+	ok := s.members(func(key []byte) bool {
 		switch string(key) {
 		case "seq":
-			f = 1
-			if !s.null() {
-				seq, ok = s.int64(64)
-			}
+			return seen.first(0) && optInt64(s, &seq)
 		case "kind":
-			f = 2
-			var q []byte
-			var flags uint8
-			q, flags, ok = s.str()
+			q, flags, ok := s.str()
 			kind = kindByName(q)
-			ok = ok && flags&strEscaped == 0 && kind != 0
+			return seen.first(1) && ok && flags&strEscaped == 0 && kind != 0
 		case "name":
-			f = 4
-			ok = optQuoted(s, &name)
+			return seen.first(2) && optQuoted(s, &name, true)
 		case "raw":
-			f = 8
+			if !seen.first(3) {
+				return false
+			}
 			start, ws := s.i, s.ws
 			s.ws = false
+			var ok bool
 			if kind != 0 {
 				it, ok = d.item(s, kind)
 				parsed = true
@@ -449,20 +380,15 @@ func (d *fastDec) wireItem(s *jscan) (Item, bool) {
 			}
 			raw, whitespace = s.b[start:s.i], s.ws
 			s.ws = s.ws || ws
-		default:
-			return Item{}, false
+			return ok
 		}
-		if !ok || seen&f != 0 {
-			return Item{}, false
-		}
-		seen |= f
-	}
-	if kind == 0 || raw == nil || len(name.q) > 0 && !kind.IsOutput() {
+		return false
+	})
+	if !ok || kind == 0 || raw == nil || len(name.q) > 0 && !kind.IsOutput() {
 		return Item{}, false
 	}
 	if !parsed {
 		sub := jscan{b: raw}
-		var ok bool
 		if it, ok = d.item(&sub, kind); !ok {
 			return Item{}, false
 		}
@@ -490,34 +416,39 @@ func kindByName(q []byte) Kind {
 	return 0
 }
 
-// int64Object reads an object of integer fields (Boundary, Usage) whose
-// names are names, into dst.
+// int64Object reads a null or an object of integer fields (Boundary,
+// Usage) whose names are names, into dst.
 func int64Object(s *jscan, names []string, dst []*int64) bool {
-	var seen uint32
-	for o := s.object(); ; {
-		key, more, ok := o.next(s)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
-		f := -1
+	var seen fieldSet
+	return s.null() || s.members(func(key []byte) bool {
 		for i, n := range names {
 			if string(key) == n {
-				f = i
+				return seen.first(i) && optInt64(s, dst[i])
 			}
 		}
-		if f < 0 || seen&(1<<f) != 0 {
-			return false
-		}
-		seen |= 1 << f
-		if !s.null() {
-			if *dst[f], ok = s.int64(64); !ok {
-				return false
-			}
-		}
+		return false
+	})
+}
+
+// optInt scans an integer that fits in a Go int, or null (which leaves
+// *dst as it is).
+func optInt(s *jscan, dst *int) bool {
+	if s.null() {
+		return true
 	}
+	n, ok := s.int64(strconv.IntSize)
+	*dst = int(n)
+	return ok
+}
+
+// optInt64 scans an integer or null (which leaves *dst as it is).
+func optInt64(s *jscan, dst *int64) bool {
+	if s.null() {
+		return true
+	}
+	n, ok := s.int64(64)
+	*dst = n
+	return ok
 }
 
 // delegate decodes the value at s into v with encoding/json, strictly, as
@@ -546,123 +477,79 @@ func (d *fastDec) run(s *jscan) (*Run, bool) {
 		f                     fastRun
 		id                    string
 		nextSeq               int64
-		seen                  uint32
+		seen                  fieldSet
 		input, items, context []Item
-		turn, maxTurns, from  int64
 	)
 	d.names = make(map[string]string)
-	for o := s.object(); ; {
-		key, more, ok := o.next(s)
-		if !ok {
-			return nil, false
-		}
-		if !more {
-			break
-		}
-		var bit uint32
+	ok := s.members(func(key []byte) bool {
 		switch string(key) {
 		case "id":
-			bit = 1 << 0
-			id, ok = s.string(&d.scratch)
 			f.ID = &id
+			return seen.first(0) && d.string(s, &id)
 		case "agent":
-			bit = 1 << 1
-			ok = d.optString(s, &f.Agent)
+			return seen.first(1) && d.optString(s, &f.Agent)
 		case "turn":
-			bit = 1 << 2
-			ok = s.null() || intInto(s, &turn)
+			return seen.first(2) && optInt(s, &f.Turn)
 		case "max_turns":
-			bit = 1 << 3
-			ok = s.null() || intInto(s, &maxTurns)
+			return seen.first(3) && optInt(s, &f.MaxTurns)
 		case "version":
-			bit = 1 << 4
-			ok = s.null() || int64Into(s, &f.Version)
+			return seen.first(4) && optInt64(s, &f.Version)
 		case "next_seq":
-			bit = 1 << 5
-			nextSeq, ok = s.int64(64)
 			f.NextSeq = &nextSeq
+			return seen.first(5) && s.peek() != 'n' && optInt64(s, &nextSeq)
 		case "input":
-			bit = 1 << 6
+			var ok bool
 			input, ok = d.items(s, 0)
+			return seen.first(6) && ok
 		case "items":
-			bit = 1 << 7
 			// The items have distinct positions below next_seq.
+			var ok bool
 			items, ok = d.items(s, nextSeq-1)
+			return seen.first(7) && ok
 		case "response":
-			bit = 1 << 8
-			ok = s.null() || int64Object(s, []string{"start", "end", "outputs_end"},
-				[]*int64{&f.Response.Start, &f.Response.End, &f.Response.OutputsEnd})
+			b := &f.Response
+			return seen.first(8) && int64Object(s, []string{"start", "end", "outputs_end"}, []*int64{&b.Start, &b.End, &b.OutputsEnd})
 		case "context":
-			bit = 1 << 9
+			var ok bool
 			context, ok = d.items(s, 0)
+			return seen.first(9) && ok
 		case "context_from":
-			bit = 1 << 10
-			ok = s.null() || intInto(s, &from)
+			return seen.first(10) && optInt(s, &f.ContextFrom)
 		case "pending":
-			bit = 1 << 11
-			ok = delegate(s, &f.Pending, true)
+			return seen.first(11) && delegate(s, &f.Pending, true)
 		case "decisions":
-			bit = 1 << 12
-			ok = delegate(s, &f.Decisions, true)
+			return seen.first(12) && delegate(s, &f.Decisions, true)
 		case "guardrails":
-			bit = 1 << 13
-			ok = delegate(s, &f.Guardrails, true)
+			return seen.first(13) && delegate(s, &f.Guardrails, true)
 		case "usage":
-			bit = 1 << 14
 			u := &f.Usage
-			ok = s.null() || int64Object(s, []string{"requests", "input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens"},
+			return seen.first(14) && int64Object(s, []string{"requests", "input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens"},
 				[]*int64{&u.Requests, &u.InputTokens, &u.OutputTokens, &u.ReasoningTokens, &u.CachedTokens})
 		case "session_id":
-			bit = 1 << 15
-			ok = d.optString(s, &f.SessionID)
+			return seen.first(15) && d.optString(s, &f.SessionID)
 		case "session_watermark":
-			bit = 1 << 16
-			ok = s.null() || int64Into(s, &f.Watermark)
+			return seen.first(16) && optInt64(s, &f.Watermark)
 		case "trace":
-			bit = 1 << 17
-			ok = delegate(s, &f.Trace, false)
+			return seen.first(17) && delegate(s, &f.Trace, false)
 		case "final_output":
-			bit = 1 << 18
-			ok = d.optString(s, &f.Final)
+			return seen.first(18) && d.optString(s, &f.Final)
 		case "finished":
-			bit = 1 << 19
-			if !s.null() {
-				f.Finished, ok = s.boolean()
+			if s.null() {
+				return seen.first(19)
 			}
+			v, ok := s.boolean()
+			f.Finished = v
+			return seen.first(19) && ok
 		case "extension":
-			bit = 1 << 20
-			ok = delegate(s, &f.Extension, false)
-		default:
-			return nil, false
+			return seen.first(20) && delegate(s, &f.Extension, false)
 		}
-		if !ok || seen&bit != 0 {
-			return nil, false
-		}
-		seen |= bit
-	}
-	if f.ID == nil || f.NextSeq == nil {
+		return false
+	})
+	if !ok || f.ID == nil || f.NextSeq == nil {
 		return nil, false
 	}
-	f.Turn, f.MaxTurns, f.ContextFrom = int(turn), int(maxTurns), int(from)
 	r, err := newDecodedRun(&f, input, items, context)
-	if err != nil {
-		return nil, false
-	}
-	return r, true
-}
-
-// intInto scans an integer that fits in a Go int.
-func intInto(s *jscan, dst *int64) bool {
-	n, ok := s.int64(strconv.IntSize)
-	*dst = n
-	return ok
-}
-
-// int64Into scans an integer that fits in an int64.
-func int64Into(s *jscan, dst *int64) bool {
-	n, ok := s.int64(64)
-	*dst = n
-	return ok
+	return r, err == nil
 }
 
 // unmarshalFast is Unmarshal's fast path for a checkpoint of the current
@@ -672,57 +559,43 @@ func unmarshalFast(data []byte, keys map[string][]byte) *Run {
 	var (
 		d       fastDec
 		s       = jscan{b: data}
-		seen    uint8
+		seen    fieldSet
 		run     *Run
 		payload []byte
 		sig     *wireSignature
 	)
 	s.skipWS()
-	for o := s.object(); ; {
-		key, more, ok := o.next(&s)
-		if !ok {
-			return nil
-		}
-		if !more {
-			break
-		}
-		var bit uint8
+	ok := s.members(func(key []byte) bool {
 		switch string(key) {
 		case "schema":
-			bit = 1
-			q, flags, ok2 := s.str()
-			ok = ok2 && flags&strEscaped == 0 && string(q) == SchemaName
+			q, flags, ok := s.str()
+			return seen.first(0) && ok && flags&strEscaped == 0 && string(q) == SchemaName
 		case "version":
-			bit = 2
-			v, ok2 := s.int64(strconv.IntSize)
-			ok = ok2 && v == SchemaVersion
+			v, ok := s.int64(strconv.IntSize)
+			return seen.first(1) && ok && v == SchemaVersion
 		case "run":
-			bit = 4
-			start := s.i
-			if s.peek() != '{' {
-				return nil
+			if !seen.first(2) || s.peek() != '{' {
+				return false
 			}
+			start := s.i
+			ok := true
 			if keys == nil {
 				run, ok = d.run(&s)
 			} else {
 				ok = s.value(0)
 			}
 			payload = data[start:s.i]
+			return ok
 		case "signature":
-			bit = 8
-			if !s.null() {
-				sig = new(wireSignature)
-				ok = d.signature(&s, sig)
+			if s.null() {
+				return seen.first(3)
 			}
-		default:
-			return nil
+			sig = new(wireSignature)
+			return seen.first(3) && d.signature(&s, sig)
 		}
-		if !ok || seen&bit != 0 {
-			return nil
-		}
-		seen |= bit
-	}
-	if !s.end() || seen&7 != 7 {
+		return false
+	})
+	if !ok || !s.end() || seen&7 != 7 {
 		return nil
 	}
 	if keys != nil {
@@ -730,7 +603,6 @@ func unmarshalFast(data []byte, keys map[string][]byte) *Run {
 			return nil
 		}
 		sub := jscan{b: payload}
-		var ok bool
 		if run, ok = d.run(&sub); !ok || !sub.end() {
 			return nil
 		}
@@ -740,29 +612,14 @@ func unmarshalFast(data []byte, keys map[string][]byte) *Run {
 
 // signature reads a {"key_id", "mac"} object.
 func (d *fastDec) signature(s *jscan, sig *wireSignature) bool {
-	var seen uint8
-	for o := s.object(); ; {
-		key, more, ok := o.next(s)
-		if !ok {
-			return false
-		}
-		if !more {
-			return true
-		}
-		var bit uint8
+	var seen fieldSet
+	return s.members(func(key []byte) bool {
 		switch string(key) {
 		case "key_id":
-			bit = 1
-			ok = d.optString(s, &sig.KeyID)
+			return seen.first(0) && d.optString(s, &sig.KeyID)
 		case "mac":
-			bit = 2
-			ok = d.optString(s, &sig.MAC)
-		default:
-			return false
+			return seen.first(1) && d.optString(s, &sig.MAC)
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-	}
+		return false
+	})
 }

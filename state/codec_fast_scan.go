@@ -234,37 +234,9 @@ func (s *jscan) value(depth int) bool {
 		_, _, ok := s.str()
 		return ok
 	case c == '{':
-		if depth >= maxFastDepth {
-			return false
-		}
-		for o := s.object(); ; {
-			_, more, ok := o.next(s)
-			if !ok {
-				return false
-			}
-			if !more {
-				return true
-			}
-			if !s.value(depth + 1) {
-				return false
-			}
-		}
+		return depth < maxFastDepth && s.members(func([]byte) bool { return s.value(depth + 1) })
 	case c == '[':
-		if depth >= maxFastDepth {
-			return false
-		}
-		for a := s.array(); ; {
-			more, ok := a.next(s)
-			if !ok {
-				return false
-			}
-			if !more {
-				return true
-			}
-			if !s.value(depth + 1) {
-				return false
-			}
-		}
+		return depth < maxFastDepth && s.elements(func() bool { return s.value(depth + 1) })
 	case c == '-' || '0' <= c && c <= '9':
 		_, _, ok := s.number()
 		return ok
@@ -337,6 +309,34 @@ func (o *objIter) next(s *jscan) (key []byte, more, ok bool) {
 	}
 	s.skipWS()
 	return key, true, true
+}
+
+// members scans an object, calling member for each of its members with
+// the scanner at the member's value, which member scans.
+func (s *jscan) members(member func(key []byte) bool) bool {
+	for o := s.object(); ; {
+		key, more, ok := o.next(s)
+		if !ok || !more {
+			return ok
+		}
+		if !member(key) {
+			return false
+		}
+	}
+}
+
+// elements scans an array, calling elem with the scanner at each element,
+// which elem scans.
+func (s *jscan) elements(elem func() bool) bool {
+	for a := s.array(); ; {
+		more, ok := a.next(s)
+		if !ok || !more {
+			return ok
+		}
+		if !elem() {
+			return false
+		}
+	}
 }
 
 // arrIter walks the elements of an array; get one from [jscan.array].

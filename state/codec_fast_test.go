@@ -187,22 +187,30 @@ func TestMarshalMatchesReferenceProperty(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		r, _ := genRun(t)
-		got, err := state.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := state.MarshalReference(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("Marshal differs from encoding/json:\n got %s\nwant %s", got, want)
-		}
-		if state.UnmarshalFastOnly(got, nil) == nil {
-			t.Fatalf("the fast path refused Marshal's output %s", got)
-		}
-		checkUnmarshal(t, got)
+		checkCodec(t, r)
 	})
+}
+
+// checkCodec fails t unless Marshal writes what encoding/json writes for
+// r, Unmarshal's fast path reads it, and Unmarshal agrees with its
+// reference on it.
+func checkCodec(t fataler, r *state.Run) {
+	t.Helper()
+	got, err := state.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := state.MarshalReference(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("Marshal differs from encoding/json:\n got %s\nwant %s", got, want)
+	}
+	if state.UnmarshalFastOnly(got, nil) == nil {
+		t.Fatalf("the fast path refused Marshal's output %s", got)
+	}
+	checkUnmarshal(t, got)
 }
 
 // fataler is what checkUnmarshal needs of a *testing.T or a *rapid.T.
@@ -246,18 +254,14 @@ func checkUnmarshal(t fataler, data []byte, opts ...state.UnmarshalOption) {
 // accepts what encoding/json would refuse or read differently, and that
 // every error is the reference's.
 func FuzzUnmarshalMatchesReference(f *testing.F) {
-	for _, pattern := range []string{"testdata/*.json", "testdata/bad/*.json"} {
-		files, err := filepath.Glob(pattern)
+	good, _ := filepath.Glob("testdata/*.json")
+	bad, _ := filepath.Glob("testdata/bad/*.json")
+	for _, name := range append(good, bad...) {
+		data, err := os.ReadFile(name)
 		if err != nil {
 			f.Fatal(err)
 		}
-		for _, name := range files {
-			data, err := os.ReadFile(name)
-			if err != nil {
-				f.Fatal(err)
-			}
-			f.Add(data)
-		}
+		f.Add(data) // the checkpoints in testdata, good and bad
 	}
 	for _, odd := range []bool{false, true} {
 		tricky := trickyRun(f, odd)
@@ -393,21 +397,7 @@ func TestRoundTripArbitraryStringsProperty(t *testing.T) {
 		}
 		r.SetSessionID(anyString.Draw(t, "session"))
 		r.Finish(anyString.Draw(t, "final"))
-		got, err := state.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := state.MarshalReference(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("Marshal differs from encoding/json:\n got %s\nwant %s", got, want)
-		}
-		if state.UnmarshalFastOnly(got, nil) == nil {
-			t.Fatalf("the fast path refused Marshal's output %s", got)
-		}
-		checkUnmarshal(t, got)
+		checkCodec(t, r)
 		for _, it := range r.Items().All() {
 			raw := it.Raw()
 			if _, ok := state.ParseItemFastOnly(it.Kind(), raw); !ok {
