@@ -71,7 +71,8 @@ func WithAgentToolRunner(r *Runner) AgentToolOption {
 // qualifies its call IDs once per level.
 //
 // The nested run's ID is the outer run ID, "/", and the call ID. Its usage
-// is its own; its events are not streamed to the outer run.
+// is added to the outer run's as it goes, each model call counted once
+// across pause and resume; its events are not streamed to the outer run.
 func AgentTool(agent *Agent, opts ...AgentToolOption) Tool {
 	if agent == nil {
 		panic("pipeline: AgentTool called with a nil agent")
@@ -118,7 +119,10 @@ func (a *agentTool) Call(ctx context.Context, c *ToolCall) (string, error) {
 			return "", fmt.Errorf("pipeline: agent tool %q call %s: nested state: %w", a.spec.Name, c.CallID, uerr)
 		}
 		carryDecisions(outer, nested, c.CallID)
-		if res, err = runner.Resume(ctx, a.agent, nested); err != nil {
+		before := nested.Usage()
+		res, err = runner.Resume(ctx, a.agent, nested)
+		outer.AddUsage(usageSince(before, nested.Usage()))
+		if err != nil {
 			return "", err
 		}
 		outer.ResolveOwned(c.CallID)
@@ -132,6 +136,7 @@ func (a *agentTool) Call(ctx context.Context, c *ToolCall) (string, error) {
 	}
 	nested := state.NewRun(outer.ID()+"/"+c.CallID, a.agent.Name, 0)
 	res, err = runner.Run(ctx, a.agent, UserInput(args.Input), WithState(nested))
+	outer.AddUsage(nested.Usage())
 	if err != nil {
 		return "", err
 	}
@@ -188,5 +193,17 @@ func carryDecisions(outer, nested *state.Run, owner string) {
 		if !have(d) {
 			nested.AddDecision(d)
 		}
+	}
+}
+
+// usageSince returns the usage recorded between two readings of a run's
+// totals.
+func usageSince(before, after state.Usage) state.Usage {
+	return state.Usage{
+		Requests:        after.Requests - before.Requests,
+		InputTokens:     after.InputTokens - before.InputTokens,
+		OutputTokens:    after.OutputTokens - before.OutputTokens,
+		ReasoningTokens: after.ReasoningTokens - before.ReasoningTokens,
+		CachedTokens:    after.CachedTokens - before.CachedTokens,
 	}
 }

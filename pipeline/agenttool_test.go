@@ -82,6 +82,35 @@ func TestAgentToolApprovalSurfacesAndResumes(t *testing.T) {
 	}
 }
 
+// TestAgentToolUsageCountsOnce adds the nested run's model calls to the
+// outer run's usage, each once, across the pause and a JSON round trip.
+func TestAgentToolUsageCountsOnce(t *testing.T) {
+	t.Parallel()
+	sc := newNested()
+	r := newRunner(false)
+	first := start(t, r, sc.outer, false)
+	// The outer model answered once; the nested model once, before the pause.
+	if got := first.Usage().Requests; got != 2 {
+		t.Fatalf("requests at the pause = %d, want 2 (outer 1 + nested 1)", got)
+	}
+	st := first.State()
+	if err := st.Approve(first.Interruptions[0].CallID); err != nil {
+		t.Fatal(err)
+	}
+	st = roundTrip(t, st)
+	res := resume(t, r, sc.outer, st, false)
+	// After the resume: the nested model's second answer and the outer
+	// model's final one.
+	if got := res.Usage().Requests; got != 4 {
+		t.Errorf("requests at the end = %d, want 4 (outer 2 + nested 2)", got)
+	}
+	// The scripted model counts one output token per part: the outer
+	// model's 2 calls and 1 reply, the nested model's call and reply.
+	if got, want := res.Usage().OutputTokens, int64(5); got != want {
+		t.Errorf("output tokens = %d, want %d", got, want)
+	}
+}
+
 // TestAgentToolRejectionReachesTheNestedModel rejects the nested call: the
 // inner model sees the message and the tool never runs.
 func TestAgentToolRejectionReachesTheNestedModel(t *testing.T) {
