@@ -35,6 +35,11 @@ type ItemCreated struct{ Item state.Item }
 // ApprovalRequested reports a call that waits for a decision.
 type ApprovalRequested struct{ Approval state.Approval }
 
+// GuardrailChecked reports a guardrail's verdict as it is recorded in the
+// run's state, before a tripwire ends the run: a streaming consumer sees
+// which guardrail passed, replaced, rejected or stopped what.
+type GuardrailChecked struct{ Result state.GuardrailResult }
+
 // AgentChanged reports a handoff.
 type AgentChanged struct{ From, To string }
 
@@ -47,4 +52,5 @@ func (TextDelta) isEvent()         {}
 func (ItemCreated) isEvent()       {}
 func (ApprovalRequested) isEvent() {}
 func (AgentChanged) isEvent()      {}
+func (GuardrailChecked) isEvent()  {}
 func (RunCompleted) isEvent()      {}

@@ -105,5 +105,7 @@
 // same results and return the same errors. Text deltas reach a streaming
 // consumer before the output guardrails ran (and, with [WithParallel],
 // before the input guardrails finished); the state, the session and the
-// result still obey the verdict.
+// result still obey the verdict. A streamed run also yields a
+// [pipeline.GuardrailChecked] event for each verdict as it is recorded,
+// the tripping one before the error that ends the run.
 package guardrails

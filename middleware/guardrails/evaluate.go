@@ -21,6 +21,7 @@ type scope struct {
 	stage  state.GuardrailStage
 	turn   int
 	callID string
+	t      *pipeline.Turn // for the stream's GuardrailChecked events
 }
 
 // outcome is what one check came to.
@@ -169,6 +170,9 @@ func settle[T Subject](checks []named[T], outs []outcome, sc scope) (Verdict, er
 			}
 		}
 		sc.run.AddGuardrailResult(r)
+		if sc.t != nil && sc.t.Streaming() {
+			sc.t.Emit(pipeline.GuardrailChecked{Result: r})
+		}
 		if i == trip {
 			tripped = r
 		}

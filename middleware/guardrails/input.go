@@ -52,7 +52,7 @@ func (h *inputModel) CallModel(ctx context.Context, c *pipeline.ModelCall) (*pip
 	if t == nil || t.Number != 1 || t.Resumed {
 		return h.next.CallModel(ctx, c)
 	}
-	sc := scope{run: t.Run, stage: state.StageInput, turn: t.Number}
+	sc := scope{run: t.Run, stage: state.StageInput, turn: t.Number, t: t}
 	in := slices.Clone(t.Input)
 	if !h.parallel {
 		if _, err := evaluate(ctx, h.checks, t.Agent, in, sc); err != nil {

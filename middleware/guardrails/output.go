@@ -48,6 +48,6 @@ func (h *output) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 	if t.Next.Kind != pipeline.NextFinalOutput {
 		return nil
 	}
-	_, err := evaluate(ctx, h.checks, t.Agent, t.Next.Output, scope{run: t.Run, stage: state.StageOutput, turn: t.Number})
+	_, err := evaluate(ctx, h.checks, t.Agent, t.Next.Output, scope{run: t.Run, stage: state.StageOutput, turn: t.Number, t: t})
 	return err
 }

@@ -107,5 +107,5 @@ func (h *toolOutput) CallTool(ctx context.Context, c *pipeline.ToolCall) (*pipel
 }
 
 func toolScope(c *pipeline.ToolCall, stage state.GuardrailStage) scope {
-	return scope{run: c.Turn.Run, stage: stage, turn: c.Turn.Number, callID: c.CallID}
+	return scope{run: c.Turn.Run, stage: stage, turn: c.Turn.Number, callID: c.CallID, t: c.Turn}
 }
