@@ -6,7 +6,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/turnkit/turnkit/session/internal/rowcodec"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -29,7 +28,7 @@ func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 	if err != nil {
 		return nil, s.gate.WrapRun(ctx, "load", runID, err)
 	}
-	return rowcodec.DecodeRun(runID, version, data)
+	return s.codec.DecodeRun(runID, version, data)
 }
 
 // Save writes run's checkpoint if the stored version equals run.Version()
@@ -39,7 +38,7 @@ func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 // [*state.StoreError] wrapping [state.ErrConflict] and changes nothing: of
 // two workers saving the same version, exactly one wins.
 func (s *Store) Save(ctx context.Context, run *state.Run) error {
-	data, err := rowcodec.Encode(run)
+	data, err := s.codec.Encode(run)
 	if err != nil {
 		return err
 	}

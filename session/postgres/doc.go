@@ -31,4 +31,20 @@
 // transaction under an advisory lock and recorded in its schema_version
 // table. Raw item JSON is kept as bytea, byte for byte. Session and run IDs
 // are text: they must be valid UTF-8 without NUL bytes.
+//
+// # Signed checkpoints
+//
+// [WithCodec] takes the options of [state.WithCodec], so every store is
+// configured the same way. Signed with [state.WithSigningKey] and verified
+// with [state.WithVerifyKeys], a checkpoint edited in the database (its
+// run, its signature, its key ID) fails to load with an error wrapping
+// [state.ErrTampered]; during a key rotation sign with the new key and
+// verify with the old and the new one:
+//
+//	store, err := postgres.Open(ctx, url, postgres.WithCodec(
+//		[]state.MarshalOption{state.WithSigningKey("k2", newKey)},
+//		[]state.UnmarshalOption{state.WithVerifyKeys(map[string][]byte{"k1": oldKey, "k2": newKey})},
+//	))
+//
+// Session items are not signed.
 package postgres

@@ -25,6 +25,7 @@ type Store struct {
 	pool  *pgxpool.Pool
 	owned bool // Close closes the pool
 	gate  rowcodec.Gate
+	codec rowcodec.Codec // signing and verification of checkpoints
 	q     queries
 }
 
@@ -128,7 +129,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	if err := migrate(ctx, pool, cfg.schema); err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool, q: newQueries(cfg.schema), gate: rowcodec.Gate{Pkg: pkg}}, nil
+	return &Store{pool: pool, q: newQueries(cfg.schema), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec}, nil
 }
 
 // Close makes the store unusable: later calls return [session.ErrClosed]

@@ -69,3 +69,27 @@ func TestCheckpointConformance(t *testing.T) {
 		return s
 	})
 }
+
+func TestSignedCheckpoints(t *testing.T) {
+	schema, pool := testSchema(t)
+	table := pgx.Identifier{schema, "run_checkpoints"}.Sanitize()
+	statetest.TestSignedStore(t,
+		func(t *testing.T, m []state.MarshalOption, u []state.UnmarshalOption) state.Store {
+			s, err := postgres.New(t.Context(), pool, postgres.WithSchema(schema), postgres.WithCodec(m, u))
+			if err != nil {
+				t.Fatalf("New = %v", err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		},
+		func(t *testing.T, runID string, edit func([]byte) []byte) {
+			ctx := t.Context()
+			var data []byte
+			if err := pool.QueryRow(ctx, `SELECT data FROM `+table+` WHERE run_id = $1`, runID).Scan(&data); err != nil {
+				t.Fatalf("read checkpoint %s: %v", runID, err)
+			}
+			if _, err := pool.Exec(ctx, `UPDATE `+table+` SET data = $2 WHERE run_id = $1`, runID, edit(data)); err != nil {
+				t.Fatalf("UPDATE checkpoint %s: %v", runID, err)
+			}
+		})
+}

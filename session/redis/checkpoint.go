@@ -7,7 +7,6 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/turnkit/turnkit/session"
-	"github.com/turnkit/turnkit/session/internal/rowcodec"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -54,7 +53,7 @@ func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 	if err := res.Scan(&v); err != nil {
 		return nil, s.storeErr(ctx, "load", runID, err)
 	}
-	return rowcodec.DecodeRun(runID, v.Version, []byte(v.Data))
+	return s.codec.DecodeRun(runID, v.Version, []byte(v.Data))
 }
 
 // Save writes run's checkpoint if the stored version equals run.Version()
@@ -63,7 +62,7 @@ func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 // wrapping [state.ErrConflict] and changes nothing: of two workers saving
 // the same version, exactly one wins.
 func (s *Store) Save(ctx context.Context, run *state.Run) error {
-	data, err := rowcodec.Encode(run)
+	data, err := s.codec.Encode(run)
 	if err != nil {
 		return err
 	}

@@ -27,4 +27,20 @@
 // a retry is a no-op. List is one ZRANGE, Pop one ZPOPMAX, Clear one DEL.
 // Durability is the server's: configure AOF (appendfsync everysec or
 // always) if sessions must survive a Redis restart.
+//
+// # Signed checkpoints
+//
+// [WithCodec] takes the options of [state.WithCodec], so every store is
+// configured the same way. Signed with [state.WithSigningKey] and verified
+// with [state.WithVerifyKeys], a checkpoint edited in the database (its
+// run, its signature, its key ID) fails to load with an error wrapping
+// [state.ErrTampered]; during a key rotation sign with the new key and
+// verify with the old and the new one:
+//
+//	store, err := redis.Open(ctx, url, redis.WithCodec(
+//		[]state.MarshalOption{state.WithSigningKey("k2", newKey)},
+//		[]state.UnmarshalOption{state.WithVerifyKeys(map[string][]byte{"k1": oldKey, "k2": newKey})},
+//	))
+//
+// Session items are not signed.
 package redis

@@ -1,5 +1,10 @@
 package redis
 
+import (
+	"github.com/turnkit/turnkit/session/internal/rowcodec"
+	"github.com/turnkit/turnkit/state"
+)
+
 // An Option configures a [Store] in [Open] or [New].
 type Option interface{ apply(*config) }
 
@@ -9,6 +14,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
 	prefix string
+	codec  rowcodec.Codec
 }
 
 func newConfig(opts []Option) config {
@@ -31,4 +37,17 @@ func WithPrefix(prefix string) Option {
 			c.prefix = prefix
 		}
 	})
+}
+
+// WithCodec sets the options the store encodes and decodes run checkpoints
+// with, as [state.WithCodec] does for the stores of package state: with
+// [state.WithSigningKey] among marshal, every checkpoint is saved signed;
+// with [state.WithVerifyKeys] among unmarshal, Load refuses a checkpoint
+// that is unsigned, names an unknown key or was edited in the database,
+// with a [*state.StoreError] wrapping a [*state.SignatureError] (errors.Is
+// [state.ErrTampered]). During a key rotation sign with the new key and
+// verify with both. Repeated calls accumulate, as for state.WithCodec.
+// Sessions (items) are not signed.
+func WithCodec(marshal []state.MarshalOption, unmarshal []state.UnmarshalOption) Option {
+	return optionFunc(func(c *config) { c.codec = c.codec.With(marshal, unmarshal) })
 }

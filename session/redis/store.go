@@ -27,6 +27,7 @@ type Store struct {
 	owned  bool // Close closes the client
 	prefix string
 	gate   rowcodec.Gate
+	codec  rowcodec.Codec // signing and verification of checkpoints
 }
 
 // Open connects to the Redis server at url (redis://[user:pass@]host:port/db,
@@ -55,7 +56,7 @@ func New(client goredis.UniversalClient, opts ...Option) *Store {
 		panic("redis: New called with a nil client")
 	}
 	cfg := newConfig(opts)
-	return &Store{client: client, prefix: cfg.prefix, gate: rowcodec.Gate{Pkg: pkg}}
+	return &Store{client: client, prefix: cfg.prefix, gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec}
 }
 
 // Close makes the store unusable: later calls return [session.ErrClosed]

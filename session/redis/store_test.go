@@ -72,3 +72,24 @@ func TestCheckpointConformance(t *testing.T) {
 		return s
 	})
 }
+
+func TestSignedCheckpoints(t *testing.T) {
+	client, prefix := testClient(t)
+	statetest.TestSignedStore(t,
+		func(t *testing.T, m []state.MarshalOption, u []state.UnmarshalOption) state.Store {
+			s := redis.New(client, redis.WithPrefix(prefix), redis.WithCodec(m, u))
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		},
+		func(t *testing.T, runID string, edit func([]byte) []byte) {
+			ctx := t.Context()
+			key := prefix + "checkpoint:{" + runID + "}" // the layout of session/redis's checkpoint hash
+			data, err := client.HGet(ctx, key, "d").Bytes()
+			if err != nil {
+				t.Fatalf("HGET %s d: %v", key, err)
+			}
+			if err := client.HSet(ctx, key, "d", edit(data)).Err(); err != nil {
+				t.Fatalf("HSET %s d: %v", key, err)
+			}
+		})
+}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 
-	"github.com/turnkit/turnkit/session/internal/rowcodec"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -28,7 +27,7 @@ func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 	if err != nil {
 		return nil, s.gate.WrapRun(ctx, "load", runID, err)
 	}
-	return rowcodec.DecodeRun(runID, version, data)
+	return s.codec.DecodeRun(runID, version, data)
 }
 
 // Save writes run's checkpoint if the stored version equals run.Version()
@@ -36,7 +35,7 @@ func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 // version to the new one. Otherwise it returns a [*state.StoreError]
 // wrapping [state.ErrConflict] and changes nothing.
 func (s *Store) Save(ctx context.Context, run *state.Run) error {
-	data, err := rowcodec.Encode(run)
+	data, err := s.codec.Encode(run)
 	if err != nil {
 		return err
 	}

@@ -28,4 +28,20 @@
 // Items are stored as (session, the run's place, Seq, kind name, tool name,
 // canonical JSON) and ordered by (place, Seq); a run's place is fixed when
 // it first appends. The same file also holds run checkpoints.
+//
+// # Signed checkpoints
+//
+// [WithCodec] takes the options of [state.WithCodec], so every store is
+// configured the same way. Signed with [state.WithSigningKey] and verified
+// with [state.WithVerifyKeys], a checkpoint edited in the database (its
+// run, its signature, its key ID) fails to load with an error wrapping
+// [state.ErrTampered]; during a key rotation sign with the new key and
+// verify with the old and the new one:
+//
+//	store, err := sqlite.Open("chat.db", sqlite.WithCodec(
+//		[]state.MarshalOption{state.WithSigningKey("k2", newKey)},
+//		[]state.UnmarshalOption{state.WithVerifyKeys(map[string][]byte{"k1": oldKey, "k2": newKey})},
+//	))
+//
+// Session items are not signed.
 package sqlite

@@ -1,6 +1,11 @@
 package sqlite
 
-import "time"
+import (
+	"time"
+
+	"github.com/turnkit/turnkit/session/internal/rowcodec"
+	"github.com/turnkit/turnkit/state"
+)
 
 // An Option configures a [Store] in [Open].
 type Option interface{ apply(*config) }
@@ -12,6 +17,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 type config struct {
 	busyTimeout time.Duration
 	maxConns    int
+	codec       rowcodec.Codec
 }
 
 func newConfig(opts []Option) config {
@@ -45,4 +51,17 @@ func WithMaxConns(n int) Option {
 			c.maxConns = n
 		}
 	})
+}
+
+// WithCodec sets the options the store encodes and decodes run checkpoints
+// with, as [state.WithCodec] does for the stores of package state: with
+// [state.WithSigningKey] among marshal, every checkpoint is saved signed;
+// with [state.WithVerifyKeys] among unmarshal, Load refuses a checkpoint
+// that is unsigned, names an unknown key or was edited in the database,
+// with a [*state.StoreError] wrapping a [*state.SignatureError] (errors.Is
+// [state.ErrTampered]). During a key rotation sign with the new key and
+// verify with both. Repeated calls accumulate, as for state.WithCodec.
+// Sessions (items) are not signed.
+func WithCodec(marshal []state.MarshalOption, unmarshal []state.UnmarshalOption) Option {
+	return optionFunc(func(c *config) { c.codec = c.codec.With(marshal, unmarshal) })
 }

@@ -29,6 +29,7 @@ type Store struct {
 	db    *sql.DB
 	write chan struct{} // one writer at a time in this process: no busy-polling
 	gate  rowcodec.Gate
+	codec rowcodec.Codec // signing and verification of checkpoints
 }
 
 // Open opens (creating it if needed) the SQLite database at path, switches
@@ -56,7 +57,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
-	return &Store{db: db, write: make(chan struct{}, 1), gate: rowcodec.Gate{Pkg: pkg}}, nil
+	return &Store{db: db, write: make(chan struct{}, 1), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec}, nil
 }
 
 // Close closes the database. Calls after Close return [session.ErrClosed]

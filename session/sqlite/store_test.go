@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"database/sql"
 	"path/filepath"
 	"testing"
 
@@ -34,4 +35,32 @@ func TestConformance(t *testing.T) {
 func TestCheckpointConformance(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "checkpoints.db")
 	statetest.TestStore(t, func(t *testing.T) state.Store { return open(t, path) })
+}
+
+func TestSignedCheckpoints(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "signed.db")
+	open(t, path) // creates the schema; the rewrite below goes around the store's API
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	statetest.TestSignedStore(t,
+		func(t *testing.T, m []state.MarshalOption, u []state.UnmarshalOption) state.Store {
+			s, err := sqlite.Open(path, sqlite.WithCodec(m, u))
+			if err != nil {
+				t.Fatalf("Open = %v", err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			return s
+		},
+		func(t *testing.T, runID string, edit func([]byte) []byte) {
+			var data []byte
+			if err := db.QueryRow(`SELECT data FROM run_checkpoints WHERE run_id = ?`, runID).Scan(&data); err != nil {
+				t.Fatalf("read checkpoint %s: %v", runID, err)
+			}
+			if _, err := db.Exec(`UPDATE run_checkpoints SET data = ? WHERE run_id = ?`, edit(data), runID); err != nil {
+				t.Fatalf("UPDATE checkpoint %s: %v", runID, err)
+			}
+		})
 }

@@ -3,6 +3,10 @@
 // [TestStore] with a constructor, and the suite checks the contract of
 // state.Store (compare-and-swap on the version, ErrConflict and
 // ErrNotFound, detached loads, idempotent deletes, context cancellation).
+// A store that can sign checkpoints also calls [TestSignedStore], with a
+// way to edit its stored checkpoints behind its back: edits, untrusted or
+// missing signatures must fail with state.ErrTampered, and key rotation
+// must work.
 //
 // [SampleRun] builds a run that uses every part of the state, for stores
 // and codecs to round-trip.

@@ -4,26 +4,51 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
 )
 
-// Encode returns the stored form of a checkpoint: [state.Marshal] of run.
-func Encode(run *state.Run) ([]byte, error) {
+// A Codec holds the options a store encodes and decodes checkpoints with,
+// as [state.WithCodec] does for the stores of package state: with
+// [state.WithSigningKey] among Marshal and [state.WithVerifyKeys] among
+// Unmarshal, checkpoints are signed on save and a checkpoint edited at rest
+// fails to load with [state.ErrTampered]. The zero Codec writes and reads
+// unsigned checkpoints.
+type Codec struct {
+	Marshal   []state.MarshalOption
+	Unmarshal []state.UnmarshalOption
+}
+
+// With returns c with marshal and unmarshal appended (copied, so that c's
+// slices are never shared with the caller's), as repeated
+// [state.WithCodec] options accumulate.
+func (c Codec) With(marshal []state.MarshalOption, unmarshal []state.UnmarshalOption) Codec {
+	return Codec{
+		Marshal:   append(slices.Clip(c.Marshal), marshal...),
+		Unmarshal: append(slices.Clip(c.Unmarshal), unmarshal...),
+	}
+}
+
+// Encode returns the stored form of a checkpoint: [state.Marshal] of run
+// with c.Marshal.
+func (c Codec) Encode(run *state.Run) ([]byte, error) {
 	if run == nil || run.ID() == "" {
 		return nil, &state.StoreError{Op: "save", Err: errors.New("nil run or empty run ID")}
 	}
-	data, err := state.Marshal(run)
+	data, err := state.Marshal(run, c.Marshal...)
 	if err != nil {
 		return nil, &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
 	}
 	return data, nil
 }
 
-// DecodeRun rebuilds a checkpoint stored at version.
-func DecodeRun(runID string, version int64, data []byte) (*state.Run, error) {
-	run, err := state.Unmarshal(data)
+// DecodeRun rebuilds a checkpoint stored at version with c.Unmarshal. A
+// checkpoint that fails verification is a [*state.StoreError] wrapping the
+// [*state.SignatureError] (and so [state.ErrTampered]).
+func (c Codec) DecodeRun(runID string, version int64, data []byte) (*state.Run, error) {
+	run, err := state.Unmarshal(data, c.Unmarshal...)
 	if err != nil {
 		return nil, &state.StoreError{Op: "load", RunID: runID, Err: err}
 	}
