@@ -141,7 +141,6 @@ func appendParameters(dst []byte, schema json.RawMessage) []byte {
 	return append(dst, schema...)
 }
 
-
 func growBytes(b []byte, n int) []byte {
 	if cap(b)-len(b) < n {
 		nb := make([]byte, len(b), len(b)+n)
