@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 
 	"github.com/turnkit/turnkit/state"
@@ -72,7 +73,9 @@ func WithAgentToolRunner(r *Runner) AgentToolOption {
 //
 // The nested run's ID is the outer run ID, "/", and the call ID. Its usage
 // is added to the outer run's as it goes, each model call counted once
-// across pause and resume; its events are not streamed to the outer run.
+// across pause and resume. When the outer run streams, the nested run
+// streams too, and its events reach the outer stream wrapped in
+// [NestedEvent].
 func AgentTool(agent *Agent, opts ...AgentToolOption) Tool {
 	if agent == nil {
 		panic("pipeline: AgentTool called with a nil agent")
@@ -120,7 +123,7 @@ func (a *agentTool) Call(ctx context.Context, c *ToolCall) (string, error) {
 		}
 		carryDecisions(outer, nested, c.CallID)
 		before := nested.Usage()
-		res, err = runner.Resume(ctx, a.agent, nested)
+		res, err = a.resume(ctx, runner, c, nested)
 		outer.AddUsage(usageSince(before, nested.Usage()))
 		if err != nil {
 			return "", err
@@ -135,12 +138,45 @@ func (a *agentTool) Call(ctx context.Context, c *ToolCall) (string, error) {
 		return "", &ArgumentError{Tool: c.Name, CallID: c.CallID, Err: err}
 	}
 	nested := state.NewRun(outer.ID()+"/"+c.CallID, a.agent.Name, 0)
-	res, err = runner.Run(ctx, a.agent, UserInput(args.Input), WithState(nested))
+	res, err = a.run(ctx, runner, c, args.Input, nested)
 	outer.AddUsage(nested.Usage())
 	if err != nil {
 		return "", err
 	}
 	return a.settle(outer, c, key, res, nested)
+}
+
+// run starts the nested run, streaming it into the outer stream when the
+// outer run streams.
+func (a *agentTool) run(ctx context.Context, runner *Runner, c *ToolCall, input string, nested *state.Run) (*Result, error) {
+	if !c.Turn.Streaming() {
+		return runner.Run(ctx, a.agent, UserInput(input), WithState(nested))
+	}
+	return forward(c, nested, runner.Stream(ctx, a.agent, UserInput(input), WithState(nested)))
+}
+
+// resume resumes the nested run, streaming like run.
+func (a *agentTool) resume(ctx context.Context, runner *Runner, c *ToolCall, nested *state.Run) (*Result, error) {
+	if !c.Turn.Streaming() {
+		return runner.Resume(ctx, a.agent, nested)
+	}
+	return forward(c, nested, runner.ResumeStream(ctx, a.agent, nested))
+}
+
+// forward relays a nested stream's events to the outer turn, wrapped, and
+// returns the nested run's result. Like Run, the result is non-nil on error
+// once the nested run started.
+func forward(c *ToolCall, nested *state.Run, events iter.Seq2[Event, error]) (*Result, error) {
+	for ev, err := range events {
+		if err != nil {
+			return &Result{run: nested}, err
+		}
+		if done, ok := ev.(RunCompleted); ok {
+			return done.Result, nil
+		}
+		c.Turn.Emit(NestedEvent{CallID: c.CallID, Agent: nested.Agent(), Event: ev})
+	}
+	return &Result{run: nested}, errors.New("pipeline: nested stream ended without a result")
 }
 
 // settle records a nested run's outcome in the outer run: on a pause, its

@@ -1,9 +1,12 @@
 package pipeline_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
@@ -108,6 +111,50 @@ func TestAgentToolUsageCountsOnce(t *testing.T) {
 	// model's 2 calls and 1 reply, the nested model's call and reply.
 	if got, want := res.Usage().OutputTokens, int64(5); got != want {
 		t.Errorf("output tokens = %d, want %d", got, want)
+	}
+}
+
+// TestAgentToolStreamsNestedEvents: when the outer run streams, the nested
+// run's events reach the outer stream wrapped in NestedEvent, in order and
+// between the outer call and its output.
+func TestAgentToolStreamsNestedEvents(t *testing.T) {
+	t.Parallel()
+	inner := &pipeline.Agent{Name: "researcher", Model: scripted.New(scripted.Reply("inner found it"))}
+	outer := &pipeline.Agent{
+		Name:  "boss",
+		Model: scripted.New(scripted.CallTool("researcher", `{"input":"look"}`), scripted.Reply("boss done")),
+		Tools: []pipeline.Tool{pipeline.AgentTool(inner)},
+	}
+	var log []string
+	for ev, err := range pipeline.NewRunner().Stream(context.Background(), outer, pipeline.UserInput("go")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev := ev.(type) {
+		case pipeline.NestedEvent:
+			switch in := ev.Event.(type) {
+			case pipeline.TextDelta:
+				log = append(log, ev.CallID+"/"+ev.Agent+" delta "+in.Delta)
+			case pipeline.ItemCreated:
+				log = append(log, ev.CallID+"/"+ev.Agent+" item "+in.Item.Kind().String())
+			}
+		case pipeline.ItemCreated:
+			log = append(log, "item "+ev.Item.Kind().String())
+		}
+	}
+	want := []string{
+		"item user_message",
+		"item tool_call",
+		"call_1_1/researcher item user_message",
+		"call_1_1/researcher delta inner ",
+		"call_1_1/researcher delta found ",
+		"call_1_1/researcher delta it",
+		"call_1_1/researcher item assistant_message",
+		"item tool_output",
+		"item assistant_message",
+	}
+	if diff := cmp.Diff(want, log); diff != "" {
+		t.Errorf("stream (-want +got):\n%s", diff)
 	}
 }
 

@@ -40,6 +40,16 @@ type ApprovalRequested struct{ Approval state.Approval }
 // which guardrail passed, replaced, rejected or stopped what.
 type GuardrailChecked struct{ Result state.GuardrailResult }
 
+// NestedEvent carries an event of a nested run, that of an agent used as a
+// tool ([AgentTool]), to the outer run's stream. CallID is the outer call
+// that runs the nested agent; nested runs of nested runs wrap once per
+// level.
+type NestedEvent struct {
+	CallID string
+	Agent  string
+	Event  Event
+}
+
 // AgentChanged reports a handoff.
 type AgentChanged struct{ From, To string }
 
@@ -53,4 +63,5 @@ func (ItemCreated) isEvent()       {}
 func (ApprovalRequested) isEvent() {}
 func (AgentChanged) isEvent()      {}
 func (GuardrailChecked) isEvent()  {}
+func (NestedEvent) isEvent()       {}
 func (RunCompleted) isEvent()      {}
