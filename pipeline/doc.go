@@ -4,9 +4,9 @@
 // A run is a loop of turns. Each turn calls the model, runs the tools it
 // asked for, and decides the next step ([NextStep]): a final output, another
 // turn, a handoff to another agent, or an interruption while calls wait for
-// approval. A turn has three stages a [Middleware] may wrap: the whole turn
-// ([Handler]), the model call ([ModelHandler]) and each tool call
-// ([ToolHandler]).
+// approval. A [Middleware] may wrap four stages: the whole run or its
+// resumption ([RunHandler]), each turn ([Handler]), the model call of a
+// turn ([ModelHandler]) and each tool call ([ToolHandler]).
 //
 //	runner := pipeline.NewRunner(pipeline.WithMiddleware(
 //		tracing.Middleware(),
