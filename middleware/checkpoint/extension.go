@@ -24,8 +24,11 @@ type commit struct {
 }
 
 type commitItem struct {
-	Seq  int64           `json:"seq"`
-	Kind state.Kind      `json:"kind"`
+	Seq  int64      `json:"seq"`
+	Kind state.Kind `json:"kind"`
+	// Name is an output's tool name, which its raw JSON does not carry
+	// (the session stores it, and compares it on a repeated append).
+	Name string          `json:"name,omitempty"`
 	Raw  json.RawMessage `json:"raw"`
 }
 
@@ -35,6 +38,9 @@ func setCommit(run *state.Run, sessionID string, items []state.Item) error {
 	cm := &commit{Session: sessionID, Items: make([]commitItem, len(items))}
 	for i, it := range items {
 		cm.Items[i] = commitItem{Seq: it.Seq(), Kind: it.Kind(), Raw: it.Raw()}
+		if it.Kind().IsOutput() {
+			cm.Items[i].Name = it.Name()
+		}
 	}
 	data, err := json.Marshal(extState{Commit: cm})
 	if err != nil {
@@ -68,6 +74,9 @@ func loadCommit(run *state.Run) (sessionID string, items []state.Item, ok bool, 
 		}
 		if ci.Seq <= 0 {
 			return "", nil, false, fmt.Errorf("checkpoint: run %s extension %q item %d: seq %d, want > 0", run.ID(), extensionKey, i, ci.Seq)
+		}
+		if ci.Name != "" {
+			it = it.WithName(ci.Name)
 		}
 		items[i] = it.WithSeq(ci.Seq)
 	}
