@@ -5,17 +5,26 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
+	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
 )
 
 // A CheckResult is what [Check] found.
 type CheckResult struct {
-	Runs     int `json:"runs"`
+	Runs int `json:"runs"`
+	// Finished counts the runs that ended: with their final output, or
+	// stopped by the output guardrail as planned (Tripped counts those).
 	Finished int `json:"finished"`
+	Tripped  int `json:"tripped"`
+	// Handoffs and Withheld count the handoff outputs and the withheld
+	// terminal outputs the sessions of the ended runs hold.
+	Handoffs int `json:"handoffs"`
+	Withheld int `json:"withheld"`
 	// Executions counts tool executions in the effect log for the plan's
 	// runs; Retries those that ran again under the same idempotency key
 	// because an earlier execution crashed before its commit.
@@ -37,8 +46,14 @@ type CheckResult struct {
 //     earlier execution was in a process that was killed before the call's
 //     commit (these retries are counted);
 //   - one logical call (run, step, index) ran under one idempotency key;
-//   - with final set: every run is finished with its final output, its
-//     session holds all its items, and every execution is committed.
+//   - a run whose output guardrail tripped was planned to trip, its
+//     session never holds the tripped final output (a finish call's output
+//     is stored as [persistence.WithheldOutput], the checkpoint keeping
+//     the real one), and it is never finished;
+//   - with final set: every run ended as planned (finished with its final
+//     output and served last by the agent its handoffs lead to, or stopped
+//     by the tripwire), its session holds all the items it keeps, and
+//     every execution is committed.
 //
 // killed holds the IDs of the processes the torture loop killed.
 func Check(ctx context.Context, sessions session.Store, states state.Store, plan Plan, execs []Execution, killed map[int]bool, final bool) (CheckResult, error) {
@@ -72,6 +87,9 @@ func Check(ctx context.Context, sessions session.Store, states state.Store, plan
 		}
 		if fin {
 			res.Finished++
+		}
+		if fin && spec.Trip {
+			res.Tripped++
 		}
 	}
 	return res, nil
@@ -108,7 +126,8 @@ func checkSession(sid string, items []state.Item, bad func(string, ...any)) {
 	}
 }
 
-// checkRun checks one run; it reports whether the run is finished.
+// checkRun checks one run; it reports whether the run ended: finished, or
+// stopped by the output guardrail as planned.
 func checkRun(ctx context.Context, sessions session.Store, states state.Store, spec RunSpec, execs []Execution, killed map[int]bool, final bool, res *CheckResult, bad func(string, ...any)) (bool, error) {
 	id := spec.ID
 	res.Executions += len(execs)
@@ -147,7 +166,16 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 		if it.Kind().IsOutput() {
 			outputs[it.CallID()] = it
 		}
+		if strings.Contains(it.Text(), TripMarker) {
+			bad("run %s seq %d: the session holds %s, a final output the output guardrail rejected", id, seq, it)
+		}
 		if x, ok := ck.ItemAt(seq); ok {
+			if it.Kind().IsOutput() && it.Text() == persistence.WithheldOutput {
+				if !spec.Trip || !spec.Finish || x.CallID() != it.CallID() || x.Name() != ToolFinish || !tripped(ck) {
+					bad("run %s seq %d: the session holds %s withheld, the checkpoint %s (trip planned %v, tripped %v)", id, seq, it, x, spec.Trip, tripped(ck))
+				}
+				continue
+			}
 			if !x.Equal(it) {
 				bad("run %s seq %d: the session holds %s, the checkpoint %s", id, seq, it, x)
 			}
@@ -188,6 +216,20 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 		}
 		out, committed := outputs[callID]
 		var from string
+		if committed && out.Text() == persistence.WithheldOutput {
+			// No execution is named: every one but the last was killed.
+			n := 0
+			for _, e := range es {
+				if !killed[e.PID] {
+					n++
+				}
+			}
+			if n > 1 {
+				bad("run %s call %s: withheld output, and %d executions by processes that were not killed", id, callID, n)
+			}
+			res.Retries += len(es) - 1
+			continue
+		}
 		if committed {
 			var o toolOutput
 			if out.Text() == RejectMessage || json.Unmarshal([]byte(out.Text()), &o) != nil {
@@ -199,7 +241,7 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 				bad("run %s call %s: the stored output names execution %s, which is not in the log", id, callID, from)
 			}
 			res.Retries += len(es) - 1
-		} else if finished || final {
+		} else if final || finished && es[0].Tool != ToolFinish { // a finished run's pending final commit holds the finish output
 			bad("run %s call %s: %d executions, none in the session", id, callID, len(es))
 		}
 		for _, e := range es {
@@ -209,7 +251,7 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 		}
 	}
 	for callID, out := range outputs {
-		if out.Text() == RejectMessage {
+		if out.Text() == RejectMessage || out.Kind() == state.KindHandoffOutput {
 			continue
 		}
 		if len(byKey[id+"/"+callID]) == 0 {
@@ -217,15 +259,43 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 		}
 	}
 
+	stopped := tripped(ck)
+	switch {
+	case stopped && !spec.Trip:
+		bad("run %s: the output guardrail tripped, but its final output was not to trip", id)
+	case stopped && finished:
+		bad("run %s: the output guardrail tripped, yet the run is finished", id)
+	}
+	ended := finished || stopped && spec.Trip
+	if ended {
+		for _, out := range outputs {
+			switch {
+			case out.Kind() == state.KindHandoffOutput:
+				res.Handoffs++
+			case out.Text() == persistence.WithheldOutput:
+				res.Withheld++
+			}
+		}
+	}
 	if !final {
-		return finished, nil
+		return ended, nil
 	}
 	got, _ := ck.FinalOutput()
 	switch {
+	case spec.Trip && !stopped:
+		bad("run %s: not stopped by the output guardrail (finished %v)", id, finished)
+	case spec.Trip:
 	case !finished:
 		bad("run %s: not finished", id)
+	case spec.Finish:
+		if out, ok := finishOutput(ck, outputs); !ok || got != out.Text() {
+			bad("run %s: final output %q, want the stored output of its finish call", id, got)
+		}
 	case got != spec.Final:
 		bad("run %s: final output %q, want %q", id, got, spec.Final)
+	}
+	if ck.Agent() != spec.FinalAgent() {
+		bad("run %s: ended with agent %q, want %q", id, ck.Agent(), spec.FinalAgent())
 	}
 	if len(stored) != spec.Items() {
 		bad("run %s: the session holds %d items, want %d", id, len(stored), spec.Items())
@@ -233,10 +303,25 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 	if len(outputs) != spec.Calls() {
 		bad("run %s: %d outputs stored, want %d", id, len(outputs), spec.Calls())
 	}
-	if n := ck.Items().Len(); n > 0 && ck.SessionWatermark() != ck.Items().At(n-1).Seq() {
+	if n := ck.Items().Len(); !spec.Trip && n > 0 && ck.SessionWatermark() != ck.Items().At(n-1).Seq() {
 		bad("run %s: session watermark %d, last item %d", id, ck.SessionWatermark(), ck.Items().At(n-1).Seq())
 	}
-	return finished, nil
+	if spec.Trip && len(stored) > 0 && ck.SessionWatermark() < slices.Max(slices.Collect(maps.Keys(stored))) {
+		last := slices.Max(slices.Collect(maps.Keys(stored)))
+		bad("run %s: session watermark %d below its last stored item %d", id, ck.SessionWatermark(), last)
+	}
+	return ended, nil
+}
+
+// finishOutput returns the stored output of the run's finish call.
+func finishOutput(run *state.Run, outputs map[string]state.Item) (state.Item, bool) {
+	for _, it := range run.Items().All() {
+		if it.Kind() == state.KindToolCall && it.Name() == ToolFinish {
+			out, ok := outputs[it.CallID()]
+			return out, ok
+		}
+	}
+	return state.Item{}, false
 }
 
 func hasCall(run *state.Run, callID string) bool {

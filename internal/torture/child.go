@@ -14,6 +14,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/postgres"
+	"github.com/turnkit/turnkit/session/redis"
 	"github.com/turnkit/turnkit/session/sqlite"
 	"github.com/turnkit/turnkit/state"
 )
@@ -56,18 +57,23 @@ func (c childConfig) plan() Plan {
 }
 
 // A Backend says where the stores and the effect log live: a SQLite file
-// in Dir, or PostgreSQL at PostgresURL in schema Schema (the effect log
-// stays in Dir).
+// in Dir, or PostgreSQL at PostgresURL in schema Schema, or Redis at
+// RedisURL under the key prefix Schema+":" (the effect log stays in Dir).
+// At most one of PostgresURL and RedisURL may be set.
 type Backend struct {
 	Dir         string `json:"dir"`
 	PostgresURL string `json:"postgres_url,omitempty"`
+	RedisURL    string `json:"redis_url,omitempty"`
 	Schema      string `json:"schema,omitempty"`
 }
 
-// Name returns "sqlite" or "postgres".
+// Name returns "sqlite", "postgres" or "redis".
 func (b Backend) Name() string {
-	if b.PostgresURL != "" {
+	switch {
+	case b.PostgresURL != "":
 		return "postgres"
+	case b.RedisURL != "":
+		return "redis"
 	}
 	return "sqlite"
 }
@@ -89,8 +95,16 @@ func (b Backend) Open(ctx context.Context) (sessionStateStore, error) {
 	if err := os.MkdirAll(b.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("torture: %w", err)
 	}
-	if b.PostgresURL != "" {
+	switch {
+	case b.PostgresURL != "" && b.RedisURL != "":
+		return nil, errors.New("torture: a backend with both a PostgreSQL and a Redis URL")
+	case b.PostgresURL != "":
 		return postgres.Open(ctx, b.PostgresURL, postgres.WithSchema(b.Schema))
+	case b.RedisURL != "":
+		if b.Schema == "" {
+			return nil, errors.New("torture: a Redis backend needs a Schema (its key prefix)")
+		}
+		return redis.Open(ctx, b.RedisURL, redis.WithPrefix(b.Schema+":"))
 	}
 	return sqlite.Open(filepath.Join(b.Dir, "torture.db"))
 }

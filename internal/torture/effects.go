@@ -100,6 +100,9 @@ func ReadEffectLog(path string) (execs []Execution, torn bool, err error) {
 type toolOutput struct {
 	Exec string `json:"exec"`
 	Key  string `json:"key"`
+	// Note is [TripMarker] in the finish tool's output of a run whose
+	// final output trips the output guardrail.
+	Note string `json:"note,omitempty"`
 }
 
 // A tortureTool records each execution in the effect log and returns the
@@ -111,10 +114,10 @@ type tortureTool struct {
 
 var _ pipeline.Tool = (*tortureTool)(nil)
 
-// NewTools returns the torture agent's tools, [ToolEffect] and
-// [ToolTransfer], both recording into log.
+// NewTools returns the torture agents' tools, [ToolEffect],
+// [ToolTransfer] and [ToolFinish], all recording into log.
 func NewTools(log *EffectLog) []pipeline.Tool {
-	return []pipeline.Tool{&tortureTool{name: ToolEffect, log: log}, &tortureTool{name: ToolTransfer, log: log}}
+	return []pipeline.Tool{&tortureTool{name: ToolEffect, log: log}, &tortureTool{name: ToolTransfer, log: log}, &tortureTool{name: ToolFinish, log: log}}
 }
 
 func (t *tortureTool) Spec() pipeline.ToolSpec {
@@ -122,7 +125,7 @@ func (t *tortureTool) Spec() pipeline.ToolSpec {
 		Name:        t.name,
 		Description: "Performs a side effect of the torture harness.",
 		Parameters: json.RawMessage(`{"type":"object","properties":{"run":{"type":"string"},"step":{"type":"integer"},` +
-			`"index":{"type":"integer"},"reject":{"type":"boolean"}},"required":["run","step","index"],"additionalProperties":false}`),
+			`"index":{"type":"integer"},"reject":{"type":"boolean"},"trip":{"type":"boolean"}},"required":["run","step","index"],"additionalProperties":false}`),
 	}
 }
 
@@ -138,6 +141,10 @@ func (t *tortureTool) Call(ctx context.Context, c *pipeline.ToolCall) (string, e
 	if err != nil {
 		return "", err
 	}
-	out, err := json.Marshal(toolOutput{Exec: e.Exec, Key: e.Key})
+	o := toolOutput{Exec: e.Exec, Key: e.Key}
+	if a.Trip {
+		o.Note = TripMarker
+	}
+	out, err := json.Marshal(o)
 	return string(out), err
 }

@@ -30,10 +30,13 @@ const (
 	// checkpoint save.
 	HookSaveBefore Hook = "save.before"
 	HookSaveAfter  Hook = "save.after"
+	// HookGuardrail is the middle of the output guardrail's check of a
+	// final output: the turn's items are recorded, the verdict is not.
+	HookGuardrail Hook = "guardrail.check"
 )
 
 // AllHooks lists every hook point.
-var AllHooks = []Hook{HookModel, HookToolReturned, HookAppendBefore, HookAppendAfter, HookSaveBefore, HookSaveAfter}
+var AllHooks = []Hook{HookModel, HookToolReturned, HookAppendBefore, HookAppendAfter, HookSaveBefore, HookSaveAfter, HookGuardrail}
 
 // Hooks is called at each hook point. It must be safe for concurrent use.
 type Hooks interface {

@@ -43,6 +43,21 @@ func postgresURL(t *testing.T) string {
 	return ""
 }
 
+// redisURL returns TURNKIT_REDIS_URL, or skips the test without it
+// (fails instead when CI=true or TURNKIT_REQUIRE_BACKENDS=1).
+func redisURL(t *testing.T) string {
+	t.Helper()
+	url := os.Getenv("TURNKIT_REDIS_URL")
+	if url != "" {
+		return url
+	}
+	if os.Getenv("CI") == "true" || os.Getenv("TURNKIT_REQUIRE_BACKENDS") == "1" {
+		t.Fatal("TURNKIT_REDIS_URL is not set; run eval \"$(.ci/services start)\"")
+	}
+	t.Skip("TURNKIT_REDIS_URL is not set; run eval \"$(.ci/services start)\" to run against Redis")
+	return ""
+}
+
 func pipelineInput(spec torture.RunSpec) []state.Item { return pipeline.UserInput(spec.Input) }
 
 func withState(run *state.Run) pipeline.RunOption { return pipeline.WithState(run) }

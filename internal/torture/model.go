@@ -16,7 +16,9 @@ import (
 // the arguments of its last tool call, plus one), so a model call retried
 // after a crash answers the same step; like a real model it gives every
 // item a fresh ID. Odd steps start with reasoning, even ones with a
-// message. It calls [HookModel] in the middle of each call.
+// message. It calls [HookModel] in the middle of each call. A call served
+// by another agent than the script says (see [RunSpec.AgentAt]) fails: a
+// resumed run must go on with the agent it was handed off to.
 type Model struct {
 	runs  map[string]RunSpec
 	hooks Hooks
@@ -39,6 +41,8 @@ type callArgs struct {
 	Step   int    `json:"step"`
 	Index  int    `json:"index"`
 	Reject bool   `json:"reject,omitempty"`
+	// Trip asks the finish tool to put [TripMarker] in its output.
+	Trip bool `json:"trip,omitempty"`
 }
 
 // Respond answers the run's next step.
@@ -53,11 +57,28 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 		return nil, err
 	}
 	step++
+	if step > len(spec.Steps)+1 {
+		return nil, fmt.Errorf("torture: model: run %s called for step %d after its last response (step %d)", spec.ID, step, len(spec.Steps)+1)
+	}
+	if want := spec.AgentAt(step); c.Turn.Agent == nil || c.Turn.Agent.Name != want {
+		return nil, fmt.Errorf("torture: model: run %s step %d served by agent %q, want %q", spec.ID, step, agentName(c.Turn.Agent), want)
+	}
 	m.hooks.At(ctx, HookModel)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	resp := &pipeline.ModelResponse{ID: "resp_" + newID(), Model: "torture", Usage: state.Usage{Requests: 1}}
+	if step > len(spec.Steps) && spec.Finish {
+		args, err := json.Marshal(callArgs{Run: spec.ID, Step: step, Trip: spec.Trip})
+		if err != nil {
+			return nil, err
+		}
+		resp.Items = []state.Item{
+			state.AssistantMessage("msg_"+newID(), "Finishing run "+spec.ID+"."),
+			state.ToolCall("fc_"+newID(), "call_"+newID(), ToolFinish, string(args)),
+		}
+		return resp, nil
+	}
 	if step > len(spec.Steps) {
 		resp.Items = []state.Item{state.AssistantMessage("msg_"+newID(), spec.Final)}
 		return resp, nil
@@ -68,6 +89,14 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 		resp.Items = append(resp.Items, state.AssistantMessage("msg_"+newID(), fmt.Sprintf("Working on step %d.", step)))
 	}
 	for i, cs := range spec.Steps[step-1] {
+		if cs.Handoff {
+			to := AgentB
+			if c.Turn.Agent.Name == AgentB {
+				to = AgentA
+			}
+			resp.Items = append(resp.Items, state.ToolCall("fc_"+newID(), "call_"+newID(), pipeline.HandoffToolName(to), "{}"))
+			continue
+		}
 		args, err := json.Marshal(callArgs{Run: spec.ID, Step: step, Index: i, Reject: cs.Reject})
 		if err != nil {
 			return nil, err
@@ -92,6 +121,13 @@ func lastStep(run *state.Run) (int, error) {
 		return a.Step, nil
 	}
 	return 0, nil
+}
+
+func agentName(a *pipeline.Agent) string {
+	if a == nil {
+		return ""
+	}
+	return a.Name
 }
 
 func newID() string {

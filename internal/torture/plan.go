@@ -3,16 +3,30 @@ package torture
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 )
 
-// Tool names of the torture agent. Calls of [ToolTransfer] need approval.
+// Tool names of the torture agents. Calls of [ToolTransfer] need approval;
+// [ToolFinish] is terminal: its output is the run's final output.
 const (
 	ToolEffect   = "effect"
 	ToolTransfer = "transfer"
+	ToolFinish   = "finish"
+)
+
+// The torture agents: a run starts with [AgentA], and each handoff call
+// hands the run to the other one.
+const (
+	AgentA = "torture"
+	AgentB = "torture-b"
 )
 
 // RejectMessage is the message the harness rejects calls with.
 const RejectMessage = "Rejected by the torture harness."
+
+// TripMarker in a final output (a final message, or the finish tool's
+// output) makes the torture stack's output guardrail trip.
+const TripMarker = "[tripwire]"
 
 // A Plan is the work of a torture round or a load run: the runs to drive
 // to their final output.
@@ -28,41 +42,88 @@ type RunSpec struct {
 	// Steps are the model's responses before the final one; each lists the
 	// calls of that response.
 	Steps [][]CallSpec
-	// Final is the final output the last response gives.
+	// Final is the final message the last response gives (without Finish).
 	Final string
+	// Finish makes the last response a message and a call of [ToolFinish]
+	// instead of a final message: the tool's output is the final output.
+	Finish bool
+	// Trip makes the run's final output carry [TripMarker], so the output
+	// guardrail trips: the run ends with a tripwire, its final message (or
+	// the finish tool's output) never reaches the session.
+	Trip bool
 }
 
-// A CallSpec is one tool call the model makes.
+// A CallSpec is one call the model makes: a call of Tool, or with
+// Handoff a handoff to the other agent.
 type CallSpec struct {
 	Tool string
 	// Reject makes the harness reject the call (transfer calls only).
 	Reject bool
+	// Handoff makes the call a handoff to the other agent (Tool unused).
+	Handoff bool
 }
 
-// Calls returns the number of tool calls in the run's script.
+// Calls returns the number of calls in the run's script whose output the
+// session holds when the run ends: tool calls, handoffs, the finish call.
 func (s RunSpec) Calls() int {
 	n := 0
 	for _, st := range s.Steps {
 		n += len(st)
 	}
-	return n
-}
-
-// Items returns the number of items the run stores in its session when it
-// finishes: its input, each response's items and outputs, the final
-// message.
-func (s RunSpec) Items() int {
-	n := 2
-	for _, st := range s.Steps {
-		n += 1 + len(st)*2 // reasoning or a message, then each call and its output
+	if s.Finish {
+		n++
 	}
 	return n
 }
 
+// Items returns the number of items the run stores in its session when it
+// ends: its input, each response's items and outputs, and the last
+// response's items (a final message; or a message, the finish call and its
+// output) less what a tripwire discards (the messages; a finish call stays,
+// with its output withheld).
+func (s RunSpec) Items() int {
+	n := 1
+	for _, st := range s.Steps {
+		n += 1 + len(st)*2 // reasoning or a message, then each call and its output
+	}
+	if s.Finish {
+		n += 2
+	}
+	if !s.Trip {
+		n++
+	}
+	return n
+}
+
+// AgentAt returns the agent that serves the run's model call for step
+// (1-based; len(Steps)+1 is the last response): [AgentA], or [AgentB]
+// after an odd number of handoffs in the earlier steps.
+func (s RunSpec) AgentAt(step int) string {
+	n := 0
+	for _, st := range s.Steps[:min(max(step-1, 0), len(s.Steps))] {
+		for _, c := range st {
+			if c.Handoff {
+				n++
+			}
+		}
+	}
+	if n%2 == 1 {
+		return AgentB
+	}
+	return AgentA
+}
+
+// FinalAgent returns the agent that serves the run's last response.
+func (s RunSpec) FinalAgent() string { return s.AgentAt(len(s.Steps) + 1) }
+
 // NewPlan returns a deterministic plan of n runs named prefix-rNNN over
 // sessions sessions named prefix-sNNN: each run takes one to three tool
 // steps of one or two calls, about a third of them transfers (which need
-// approval), a quarter of those rejected.
+// approval), a quarter of those rejected. About a third of the steps also
+// hand off to the other agent (at a random place among the calls), a
+// third of the runs end with the terminal finish tool instead of a final
+// message, and a quarter have their final output tripped by the output
+// guardrail.
 func NewPlan(seed uint64, prefix string, n, sessions int) Plan {
 	rng := rand.New(rand.NewPCG(seed, 0x746f7274757265))
 	if sessions < 1 {
@@ -85,7 +146,15 @@ func NewPlan(seed uint64, prefix string, n, sessions int) Plan {
 					calls[k] = CallSpec{Tool: ToolTransfer, Reject: rng.IntN(4) == 0}
 				}
 			}
+			if rng.IntN(3) == 0 {
+				calls = slices.Insert(calls, rng.IntN(len(calls)+1), CallSpec{Handoff: true})
+			}
 			spec.Steps = append(spec.Steps, calls)
+		}
+		spec.Finish = rng.IntN(3) == 0
+		spec.Trip = rng.IntN(4) == 0
+		if spec.Trip {
+			spec.Final = "Done with run " + id + " " + TripMarker
 		}
 		p.Runs[i] = spec
 	}

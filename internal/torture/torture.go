@@ -37,9 +37,12 @@ type Report struct {
 	KillsAt     map[string]int `json:"kills_at"` // by hook, and "delay"
 	Children    int            `json:"children"`
 	Generations int            `json:"generations"`
-	Runs        int            `json:"runs"`    // runs finished and checked
-	Approvals   int64          `json:"decided"` // approvals and rejections made
-	Resumes     int64          `json:"resumes"` // resumes reported by children that exited
+	Runs        int            `json:"runs"`    // runs ended and checked
+	Tripped     int            `json:"tripped"` // of which stopped by the output guardrail
+	Handoffs    int            `json:"handoffs"`
+	Withheld    int            `json:"withheld"` // terminal outputs withheld after a tripwire
+	Approvals   int64          `json:"decided"`  // approvals and rejections made
+	Resumes     int64          `json:"resumes"`  // resumes reported by children that exited
 	Executions  int            `json:"executions"`
 	Retries     int            `json:"retries"` // executions repeated under the same key after a crash
 	Completed   int64          `json:"completed"`
@@ -128,6 +131,9 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			rep.Generations++
 			rep.Runs += res.Finished
+			rep.Tripped += res.Tripped
+			rep.Handoffs += res.Handoffs
+			rep.Withheld += res.Withheld
 			rep.Executions += res.Executions
 			rep.Retries += res.Retries
 			if cfg.Progress != nil {

@@ -48,13 +48,16 @@ func runTorture(t *testing.T, b torture.Backend, n int) {
 	if err != nil {
 		t.Fatalf("torture: %v\n%s", err, progress.String())
 	}
-	t.Logf("%s: %d kills (%v) over %d children, %d generations, %d runs finished, %d decisions, %d executions, %d retries after a crash, %d commits completed on resume, %v",
-		rep.Backend, rep.Kills, rep.KillsAt, rep.Children, rep.Generations, rep.Runs, rep.Approvals, rep.Executions, rep.Retries, rep.Completed, rep.Elapsed.Round(time.Millisecond))
+	t.Logf("%s: %d kills (%v) over %d children, %d generations, %d runs ended (%d by a tripwire, %d terminal outputs withheld), %d handoffs, %d decisions, %d executions, %d retries after a crash, %d commits completed on resume, %v",
+		rep.Backend, rep.Kills, rep.KillsAt, rep.Children, rep.Generations, rep.Runs, rep.Tripped, rep.Withheld, rep.Handoffs, rep.Approvals, rep.Executions, rep.Retries, rep.Completed, rep.Elapsed.Round(time.Millisecond))
 	for _, v := range rep.Violations {
 		t.Error(v)
 	}
 	if rep.Kills < n || rep.Runs == 0 {
 		t.Errorf("torture made %d kills and finished %d runs, want %d kills and some runs", rep.Kills, rep.Runs, n)
+	}
+	if !testing.Short() && (rep.Tripped == 0 || rep.Handoffs == 0) {
+		t.Errorf("torture ended %d runs by a tripwire and made %d handoffs, want some of each", rep.Tripped, rep.Handoffs)
 	}
 }
 
@@ -70,4 +73,10 @@ func TestTortureSQLite(t *testing.T) {
 func TestTorturePostgres(t *testing.T) {
 	url := postgresURL(t)
 	runTorture(t, torture.Backend{Dir: t.TempDir(), PostgresURL: url, Schema: fmt.Sprintf("torture_%d", time.Now().UnixNano())}, kills(t, 30))
+}
+
+// TestTortureRedis is TestTortureSQLite on Redis.
+func TestTortureRedis(t *testing.T) {
+	url := redisURL(t)
+	runTorture(t, torture.Backend{Dir: t.TempDir(), RedisURL: url, Schema: fmt.Sprintf("torture_%d", time.Now().UnixNano())}, kills(t, 30))
 }

@@ -5,23 +5,28 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
+	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
 )
 
-// A Stack is the torture agent wired to its stores: persistence on the
+// A Stack is the torture agents wired to their stores: persistence on the
 // session store, a [checkpoint.Checkpointer] on the state store, approval
-// of transfers, and the hooks at every kill point.
+// of transfers, an output guardrail that trips on [TripMarker], and the
+// hooks at every kill point.
 type Stack struct {
-	Runner      *pipeline.Runner
+	Runner *pipeline.Runner
+	// Agent is [AgentA], where every run starts; it and [AgentB] hand off
+	// to each other, and both end a run at a call of [ToolFinish].
 	Agent       *pipeline.Agent
 	Checkpoints *checkpoint.Checkpointer
 	States      state.Store   // with the save hooks
@@ -39,10 +44,42 @@ func NewStack(plan Plan, sessions session.Store, states state.Store, log *Effect
 		persistence.Middleware(cp.Session(hsess), persistence.WithLimit(100)),
 		cp.Middleware(),
 		approval.Require(approval.ByTool(ToolTransfer)),
+		guardrails.Output(TripCheck(hooks), guardrails.WithName(GuardrailName)),
 		ToolHook(hooks),
 	))
-	agent := &pipeline.Agent{Name: "torture", Instructions: "Do the work.", Model: NewModel(plan, hooks), Tools: NewTools(log)}
-	return &Stack{Runner: runner, Agent: agent, Checkpoints: cp, States: hs, Sessions: hsess}
+	model, tools := NewModel(plan, hooks), NewTools(log)
+	a := &pipeline.Agent{Name: AgentA, Instructions: "Do the work.", Model: model, Tools: tools, ToolUse: pipeline.StopAtTools(ToolFinish)}
+	b := &pipeline.Agent{Name: AgentB, Instructions: "Do the rest of the work.", Model: model, Tools: tools, ToolUse: pipeline.StopAtTools(ToolFinish)}
+	a.Handoffs = []pipeline.Handoff{{Agent: b}}
+	b.Handoffs = []pipeline.Handoff{{Agent: a}}
+	return &Stack{Runner: runner, Agent: a, Checkpoints: cp, States: hs, Sessions: hsess}
+}
+
+// GuardrailName is the name of the torture stack's output guardrail.
+const GuardrailName = "torture_trip"
+
+// TripCheck returns the check of the torture stack's output guardrail: it
+// trips on a final output that contains [TripMarker], and calls
+// [HookGuardrail] (hooks may be nil) before its verdict.
+func TripCheck(hooks Hooks) guardrails.Check[string] {
+	hooks = orNop(hooks)
+	return func(ctx context.Context, _ *pipeline.Agent, out string) (guardrails.Verdict, error) {
+		hooks.At(ctx, HookGuardrail)
+		if strings.Contains(out, TripMarker) {
+			return guardrails.Trip("final output carries the trip marker"), nil
+		}
+		return guardrails.Pass(nil), nil
+	}
+}
+
+// tripped reports whether the run's output guardrail tripped.
+func tripped(run *state.Run) bool {
+	for _, r := range run.GuardrailResults() {
+		if r.Tripped && r.Stage == state.StageOutput && r.Name == GuardrailName {
+			return true
+		}
+	}
+	return false
 }
 
 // A Worker drives the runs of a plan to their final output, sharing the
@@ -146,6 +183,12 @@ func (w *Worker) step(ctx context.Context, spec RunSpec) (done, moved bool, err 
 	if err != nil {
 		return false, false, fmt.Errorf("torture: load run %s: %w", spec.ID, err)
 	}
+	if tripped(run) {
+		if !w.Recover {
+			return true, false, nil // stopped for good; its worker settles its session
+		}
+		return w.recover(ctx, spec) // completes its session if a crash cut it short
+	}
 	if _, finished := run.FinalOutput(); finished {
 		if committed(run) {
 			return true, false, nil
@@ -197,6 +240,9 @@ func (w *Worker) recover(ctx context.Context, spec RunSpec) (done, moved bool, e
 func (w *Worker) after(spec RunSpec, res *pipeline.Result, err error) (done, moved bool, _ error) {
 	if res != nil {
 		atomic.AddInt64(&w.stats.Items, int64(len(res.NewItems())))
+	}
+	if err != nil && spec.Trip && errors.Is(err, pipeline.ErrOutputRejected) && !errors.Is(err, state.ErrConflict) {
+		return true, true, nil // stopped by the output guardrail, as planned
 	}
 	if err != nil {
 		return false, true, w.conflict(fmt.Errorf("torture: run %s: %w", spec.ID, err))

@@ -1,10 +1,12 @@
 // Command torture runs the turnkit reliability harness at scale: the
 // kill-and-resume loop (-kills), the load driver (-load) or both, on a
-// SQLite file in -dir or on PostgreSQL (-postgres or TURNKIT_POSTGRES_URL),
-// and prints the report as JSON. It exits 1 if any invariant was broken.
+// SQLite file in -dir, on PostgreSQL (-postgres or TURNKIT_POSTGRES_URL) or
+// on Redis (-redis), and prints the report as JSON. It exits 1 if any
+// invariant was broken.
 //
 //	go run ./internal/torture/cmd/torture -kills 1000
 //	go run ./internal/torture/cmd/torture -load 200 -postgres "$TURNKIT_POSTGRES_URL"
+//	go run ./internal/torture/cmd/torture -kills 200 -redis "$TURNKIT_REDIS_URL"
 //
 // The program starts copies of itself as the worker processes.
 package main
@@ -42,6 +44,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (bool, er
 	var (
 		dir      = fs.String("dir", "", "directory for the SQLite file and the effect log (default: a new temporary directory)")
 		pg       = fs.String("postgres", os.Getenv("TURNKIT_POSTGRES_URL"), "PostgreSQL URL (default $TURNKIT_POSTGRES_URL; empty: SQLite)")
+		rd       = fs.String("redis", "", "Redis URL (takes precedence over -postgres)")
 		kills    = fs.Int("kills", 1000, "kills of the torture loop (0: skip it)")
 		load     = fs.Int("load", 0, "runs of the load driver (0: skip it)")
 		procs    = fs.Int("processes", 2, "worker processes of the load driver")
@@ -64,6 +67,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (bool, er
 		return false, err
 	}
 	b := torture.Backend{Dir: *dir, PostgresURL: *pg, Schema: fmt.Sprintf("torture_%d", time.Now().UnixNano())}
+	if *rd != "" {
+		b.PostgresURL, b.RedisURL = "", *rd
+	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	ok := true
