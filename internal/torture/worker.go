@@ -241,8 +241,9 @@ func (w *Worker) after(spec RunSpec, res *pipeline.Result, err error) (done, mov
 	if res != nil {
 		atomic.AddInt64(&w.stats.Items, int64(len(res.NewItems())))
 	}
-	if err != nil && spec.Trip && errors.Is(err, pipeline.ErrOutputRejected) && !errors.Is(err, state.ErrConflict) {
-		return true, true, nil // stopped by the output guardrail, as planned
+	if _, failed := errors.AsType[*persistence.AppendError](err); err != nil && spec.Trip && !failed &&
+		errors.Is(err, pipeline.ErrOutputRejected) && !errors.Is(err, state.ErrConflict) {
+		return true, true, nil // stopped by the output guardrail, as planned, its session settled
 	}
 	if err != nil {
 		return false, true, w.conflict(fmt.Errorf("torture: run %s: %w", spec.ID, err))
