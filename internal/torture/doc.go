@@ -7,10 +7,16 @@
 // from the run's own state (so a retried model call answers the same step,
 // with fresh call IDs as a real model would). Its tools record every
 // execution, with the call's idempotency key, in an fsync'd append-only
-// [EffectLog]. A [Worker] drives every run of a plan to its final output
-// through the real middleware (persistence, approval) on real stores
-// (session/sqlite, session/postgres), deciding pending approvals on
-// resume.
+// [EffectLog]. A [Worker] drives every run of a plan to its end through
+// the real middleware (persistence, approval, an output guardrail) on real
+// stores (session/sqlite, session/postgres, session/redis), deciding
+// pending approvals on resume. Runs hand off between two agents
+// ([AgentA], [AgentB]; a resumed run must go on with the agent it was
+// handed to), some end at the terminal [ToolFinish], and some have their
+// final output (a message, or the finish tool's output) tripped by the
+// guardrail: such a run ends with the tripwire, its final message never
+// stored, its tool items kept, a finish call's output stored as
+// persistence.WithheldOutput.
 //
 // # How a run checkpoints
 //

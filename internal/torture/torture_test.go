@@ -72,18 +72,24 @@ func runTorture(t *testing.T, b torture.Backend, n int) {
 // under -short; TURNKIT_TORTURE_KILLS sets the count) and checks after
 // every kill that nothing was lost or duplicated and no tool ran twice
 // but for counted retries of calls that crashed before their commit.
+//
+// The torture tests run in parallel with each other: their children spend
+// most of their time waiting on the stores and on fsync.
 func TestTortureSQLite(t *testing.T) {
+	t.Parallel()
 	runTorture(t, torture.Backend{Dir: t.TempDir()}, kills(t, 50))
 }
 
 // TestTorturePostgres is TestTortureSQLite on PostgreSQL.
 func TestTorturePostgres(t *testing.T) {
+	t.Parallel()
 	url := postgresURL(t)
 	runTorture(t, torture.Backend{Dir: t.TempDir(), PostgresURL: url, Schema: fmt.Sprintf("torture_%d", time.Now().UnixNano())}, kills(t, 30))
 }
 
 // TestTortureRedis is TestTortureSQLite on Redis.
 func TestTortureRedis(t *testing.T) {
+	t.Parallel()
 	url := redisURL(t)
 	runTorture(t, torture.Backend{Dir: t.TempDir(), RedisURL: url, Schema: fmt.Sprintf("torture_%d", time.Now().UnixNano())}, kills(t, 30))
 }
