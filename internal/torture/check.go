@@ -32,22 +32,7 @@ type CheckResult struct {
 	Retries    int `json:"retries"`
 	// Violations lists every broken invariant; it must be empty.
 	Violations []string `json:"violations,omitempty"`
-	// Known lists the occurrences of known defects, reported and not yet
-	// fixed, which are not counted as violations: see [KnownDefect].
-	Known []string `json:"known,omitempty"`
 }
-
-// KnownDefect describes the one defect Check reports under Known instead
-// of Violations. An output tripwire's settlement of a run (its finish call
-// stored with [persistence.WithheldOutput], the session watermark moved
-// past it) is appended after the checkpoint records the tripped verdict;
-// if the worker dies in between, no resume completes it, because
-// guardrails.Output refuses the resume at the run stage, before the
-// persistence turn stage that appends what the session is missing. So the
-// session lacks the finish call and its output although the tool ran, or
-// the checkpoint's watermark stays below items the session holds.
-// TestTrippedCommitCompletes reproduces both with TURNKIT_KNOWN_DEFECTS=1.
-const KnownDefect = "the settlement of a run stopped by an output tripwire is not completed on resume after a crash"
 
 // Check verifies the stores and the effect log against plan:
 //
@@ -76,9 +61,6 @@ func Check(ctx context.Context, sessions session.Store, states state.Store, plan
 	bad := func(format string, args ...any) {
 		res.Violations = append(res.Violations, fmt.Sprintf(format, args...))
 	}
-	known := func(format string, args ...any) {
-		res.Known = append(res.Known, fmt.Sprintf(format, args...)+" (known: "+KnownDefect+")")
-	}
 
 	var sids []string
 	for _, r := range plan.Runs {
@@ -99,7 +81,7 @@ func Check(ctx context.Context, sessions session.Store, states state.Store, plan
 		byRun[e.Run] = append(byRun[e.Run], e)
 	}
 	for _, spec := range plan.Runs {
-		fin, err := checkRun(ctx, sessions, states, spec, byRun[spec.ID], killed, final, &res, bad, known)
+		fin, err := checkRun(ctx, sessions, states, spec, byRun[spec.ID], killed, final, &res, bad)
 		if err != nil {
 			return res, err
 		}
@@ -146,7 +128,7 @@ func checkSession(sid string, items []state.Item, bad func(string, ...any)) {
 
 // checkRun checks one run; it reports whether the run ended: finished, or
 // stopped by the output guardrail as planned.
-func checkRun(ctx context.Context, sessions session.Store, states state.Store, spec RunSpec, execs []Execution, killed map[int]bool, final bool, res *CheckResult, bad, known func(string, ...any)) (bool, error) {
+func checkRun(ctx context.Context, sessions session.Store, states state.Store, spec RunSpec, execs []Execution, killed map[int]bool, final bool, res *CheckResult, bad func(string, ...any)) (bool, error) {
 	id := spec.ID
 	res.Executions += len(execs)
 	ck, err := states.Load(ctx, id)
@@ -208,8 +190,10 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 		}
 	}
 
-	// A run stopped by the tripwire whose finish call the session lacks: the
-	// known defect (in final checks; until then a resume may still store it).
+	// A run stopped by the tripwire whose finish call the session lacks (in
+	// final checks; until then a resume may still store it): persistence's
+	// run stage completes the settlement on resume. It is reported once,
+	// here; the checks below make allowance for it.
 	stopped := tripped(ck)
 	var lost string
 	if final && stopped && spec.Trip && spec.Finish {
@@ -218,7 +202,7 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 				continue
 			}
 			lost = it.CallID()
-			known("run %s: the session lacks its finish call %s and its withheld output", id, lost)
+			bad("run %s: the session lacks its finish call %s and its withheld output", id, lost)
 		}
 	}
 
@@ -346,7 +330,7 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 	}
 	if spec.Trip && len(stored) > 0 && ck.SessionWatermark() < slices.Max(slices.Collect(maps.Keys(stored))) {
 		last := slices.Max(slices.Collect(maps.Keys(stored)))
-		known("run %s: session watermark %d below its last stored item %d", id, ck.SessionWatermark(), last)
+		bad("run %s: session watermark %d below its last stored item %d", id, ck.SessionWatermark(), last)
 	}
 	return ended, nil
 }

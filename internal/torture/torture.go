@@ -47,9 +47,7 @@ type Report struct {
 	Retries     int            `json:"retries"` // executions repeated under the same key after a crash
 	Completed   int64          `json:"completed"`
 	Violations  []string       `json:"violations,omitempty"`
-	// Known lists occurrences of [KnownDefect], not counted as violations.
-	Known   []string      `json:"known,omitempty"`
-	Elapsed time.Duration `json:"elapsed"`
+	Elapsed     time.Duration  `json:"elapsed"`
 }
 
 // Torture runs the kill-and-resume loop: generation after generation of
@@ -127,9 +125,6 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			for _, v := range res.Violations {
 				rep.Violations = append(rep.Violations, fmt.Sprintf("generation %d after child %d: %s", gen, ch.pid(), v))
-			}
-			for _, v := range res.Known {
-				rep.Known = append(rep.Known, fmt.Sprintf("generation %d after child %d: %s", gen, ch.pid(), v))
 			}
 			if wasKilled {
 				continue

@@ -2,6 +2,8 @@ package guardrails_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -11,6 +13,8 @@ import (
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/faulty"
+	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -257,4 +261,60 @@ func TestCombinedToolVerdictsStored(t *testing.T) {
 	if diff := cmp.Diff(want, sessionItems(t, store)); diff != "" {
 		t.Errorf("session (-want +got):\n%s", diff)
 	}
+}
+
+// TestTrippedSettlementCompletesOnResume: a terminal tool's output trips
+// the output guardrail, and the append that stores the pair with its
+// output withheld fails (before or after the write). Resuming the run
+// returns the same tripwire (the guardrail refuses to go on), yet the
+// session ends up with the pair, withheld, once: persistence's run stage
+// completes the settlement before anything inside it runs.
+func TestTrippedSettlementCompletesOnResume(t *testing.T) {
+	t.Parallel()
+	for _, fault := range []faulty.Fault{faulty.FailBefore(2), faulty.FailAfter(2)} {
+		t.Run(fault.Mode.String(), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			store := faulty.New(memory.New(), fault)
+			r := pipeline.NewRunner(pipeline.WithMiddleware(
+				persistence.Middleware(store),
+				guardrails.Output(tripOn("the secret")),
+			))
+			finish := pipeline.NewTool(pipeline.ToolSpec{Name: "finish"}, func(context.Context, json.RawMessage) (string, error) {
+				return "the secret", nil
+			})
+			a := &pipeline.Agent{
+				Name: "a", Model: scripted.New(scripted.CallTool("finish", `{}`)),
+				Tools: []pipeline.Tool{finish}, ToolUse: pipeline.StopOnFirstTool(),
+			}
+			first := runSession(t, ctx, r, a, false, "finish it")
+			if !errors.Is(first.err, guardrails.ErrTripwire) || !errors.Is(first.err, faulty.ErrInjected) {
+				t.Fatalf("first run: %v, want the tripwire and the injected append failure", first.err)
+			}
+			st, err := state.Unmarshal(mustMarshal(t, first.state))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = r.Resume(ctx, a, st)
+			if !errors.Is(err, guardrails.ErrTripwire) {
+				t.Fatalf("resume: %v, want the tripwire again", err)
+			}
+			want := []string{"user_message:finish it", "tool_call:{}", "tool_output:" + persistence.WithheldOutput}
+			if diff := cmp.Diff(want, sessionItems(t, store)); diff != "" {
+				t.Errorf("session after resume (-want +got):\n%s", diff)
+			}
+			if got, last := st.SessionWatermark(), st.NextSeq()-1; got != last {
+				t.Errorf("session watermark %d, want %d: the settlement is recorded", got, last)
+			}
+		})
+	}
+}
+
+func mustMarshal(t *testing.T, r *state.Run) []byte {
+	t.Helper()
+	b, err := state.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -68,6 +68,7 @@ func Middleware(store session.Store, opts ...Option) pipeline.Middleware {
 	h := &handler{store: store, cfg: newConfig(opts)}
 	return pipeline.Middleware{
 		Name: "persistence",
+		Run:  func(next pipeline.RunHandler) pipeline.RunHandler { return &runHandler{handler: h, next: next} },
 		Turn: func(next pipeline.Handler) pipeline.Handler { return &turnHandler{handler: h, next: next} },
 		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler { return &toolHandler{handler: h, next: next} },
 	}
@@ -78,6 +79,11 @@ func Middleware(store session.Store, opts ...Option) pipeline.Middleware {
 type handler struct {
 	store session.Store
 	cfg   *config
+}
+
+type runHandler struct {
+	*handler
+	next pipeline.RunHandler
 }
 
 type turnHandler struct {
@@ -91,9 +97,48 @@ type toolHandler struct {
 }
 
 var (
+	_ pipeline.RunHandler  = (*runHandler)(nil)
 	_ pipeline.Handler     = (*turnHandler)(nil)
 	_ pipeline.ToolHandler = (*toolHandler)(nil)
 )
+
+// ServeRun completes, when a run resumes, what its settled turns left
+// unstored: the appends a crash or a failed write cut off after the turn's
+// outcome was decided and saved in the run's state (a tripwire's withheld
+// terminal pair, say). It runs before anything inside it, so a run that an
+// inner stage refuses to resume (a guardrail that tripped refuses again)
+// still gets its session completed. A paused response, whose calls wait
+// for their outcome, is left to its resumed turn.
+func (h *runHandler) ServeRun(ctx context.Context, c *pipeline.RunCall) (*pipeline.Result, error) {
+	run := c.Run
+	sid := run.SessionID()
+	if !c.Resumed || sid == "" || paused(run) {
+		return h.next.ServeRun(ctx, c)
+	}
+	ext, err := loadExt(run)
+	if err != nil {
+		return nil, err
+	}
+	l := &ledger{store: h.store, run: run, sid: sid, base: run.SessionWatermark() + 1, ext: ext}
+	if err := l.append(ctx, l.collect(run.NextSeq())); err != nil {
+		return nil, err
+	}
+	return h.next.ServeRun(ctx, c)
+}
+
+// paused reports whether the run's current response has a call without
+// an outcome: the resumed turn will run it, and owns the response's items.
+func paused(run *state.Run) bool {
+	b := run.Response()
+	for seq := b.Start; seq < b.End; seq++ {
+		if it, ok := run.ItemAt(seq); ok && it.Kind().IsCall() {
+			if _, done := run.Completed(it.CallID()); !done {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // ServeTurn persists the turn around next.
 func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
