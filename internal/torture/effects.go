@@ -71,9 +71,13 @@ func (l *EffectLog) record(e Execution) (Execution, error) {
 	return e, nil
 }
 
-// ReadEffectLog reads every execution in the log at path. A last line cut
-// short by a crash is skipped and reported as torn; any other bad line is
-// an error. A missing file has no executions.
+// ReadEffectLog reads every execution in the log at path. A record cut
+// short by a crash is skipped and reported as torn: the last line without
+// its newline, or the start of a line that a later process's record
+// follows (a SIGKILL can cut a write short, and the next writer appends
+// after the fragment). Its execution never returned, so nothing it did was
+// committed. Any other bad line is an error. A missing file has no
+// executions.
 func ReadEffectLog(path string) (execs []Execution, torn bool, err error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -87,7 +91,14 @@ func ReadEffectLog(path string) (execs []Execution, torn bool, err error) {
 	torn = len(lines[last]) > 0 // no newline after it: a write cut short
 	for i, line := range lines[:last] {
 		var e Execution
-		if err := json.Unmarshal(line, &e); err != nil {
+		err := json.Unmarshal(line, &e)
+		if err != nil {
+			// A fragment of a killed writer's record, then a whole record.
+			if at := bytes.LastIndex(line, []byte(`{"key":`)); at > 0 && json.Unmarshal(line[at:], &e) == nil {
+				err, torn = nil, true
+			}
+		}
+		if err != nil {
 			return nil, false, fmt.Errorf("torture: effect log %s line %d: %w", path, i+1, err)
 		}
 		execs = append(execs, e)
