@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -65,8 +64,7 @@ func (m *ChatModel) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeli
 		body []byte
 		res  *http.Response
 	)
-	opts := append(slices.Clip(m.cfg.reqOpts), option.WithResponseInto(&res), option.WithResponseBodyInto(&body))
-	_, err = m.client.Chat.Completions.New(ctx, params, opts...)
+	_, err = m.client.Chat.Completions.New(ctx, params, m.cfg.requestOptions(option.WithResponseInto(&res), option.WithResponseBodyInto(&body))...)
 	status, reqID := responseMeta(res)
 	if err != nil {
 		return nil, translate(ctx, apiChat, err, status, reqID)

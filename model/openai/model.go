@@ -51,7 +51,7 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 		body []byte
 		res  *http.Response
 	)
-	_, err = m.client.Responses.New(ctx, params, m.requestOptions(option.WithResponseInto(&res), option.WithResponseBodyInto(&body))...)
+	_, err = m.client.Responses.New(ctx, params, m.cfg.requestOptions(option.WithResponseInto(&res), option.WithResponseBodyInto(&body))...)
 	status, reqID := responseMeta(res)
 	if err != nil {
 		return nil, translate(ctx, apiResponses, err, status, reqID)
@@ -69,8 +69,8 @@ const (
 )
 
 // requestOptions returns the configured request options followed by extra.
-func (m *Model) requestOptions(extra ...option.RequestOption) []option.RequestOption {
-	return append(slices.Clip(m.cfg.reqOpts), extra...)
+func (cfg *config) requestOptions(extra ...option.RequestOption) []option.RequestOption {
+	return append(slices.Clip(cfg.reqOpts), extra...)
 }
 
 func responseMeta(res *http.Response) (status int, requestID string) {

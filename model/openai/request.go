@@ -3,6 +3,7 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
@@ -104,7 +105,7 @@ func appendInput(dst []byte, items state.Items) []byte {
 	for _, it := range items.All() {
 		n += it.RawLen() + 1
 	}
-	dst = growBytes(dst, n)
+	dst = slices.Grow(dst, n)
 	dst = append(dst, '[')
 	for i, it := range items.All() {
 		if i > 0 {
@@ -139,13 +140,4 @@ func appendParameters(dst []byte, schema json.RawMessage) []byte {
 		return append(dst, emptyParameters...)
 	}
 	return append(dst, schema...)
-}
-
-func growBytes(b []byte, n int) []byte {
-	if cap(b)-len(b) < n {
-		nb := make([]byte, len(b), len(b)+n)
-		copy(nb, b)
-		return nb
-	}
-	return b
 }
