@@ -512,7 +512,7 @@ func (r *Run) check() error {
 	}
 	pending := make(map[string]bool, len(r.pending))
 	for i, a := range r.pending {
-		path := "$.run.pending[" + strconv.Itoa(i) + "]"
+		path := elemPath("pending", i)
 		if a.CallID == "" || pending[a.CallID] {
 			return invalid(path, "call ID %q is empty or repeated", a.CallID)
 		}
@@ -532,7 +532,7 @@ func (r *Run) check() error {
 		}
 	}
 	for i, d := range r.decisions {
-		path := "$.run.decisions[" + strconv.Itoa(i) + "]"
+		path := elemPath("decisions", i)
 		switch {
 		case d.Verdict != Approved && d.Verdict != Rejected:
 			return invalid(path, "no verdict")
