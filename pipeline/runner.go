@@ -219,7 +219,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 		}
 		t := &Turn{
 			Run: run, Agent: current, Number: n, Resumed: resumed, Input: placed,
-			stream: emit != nil, emit: emit, runner: r, recorded: &res.newItems, tools: tools,
+			emit: emit, runner: r, recorded: &res.newItems, tools: tools,
 		}
 		placed, resumed = nil, false
 		if t.emit != nil {
@@ -373,7 +373,7 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 	}
 	call := &ModelCall{
 		Turn: t, Agent: a, Instructions: instructions, Input: t.Run.ModelInput(),
-		Tools: tools, Settings: a.Settings, Stream: t.stream, emit: t.emit,
+		Tools: tools, Settings: a.Settings, Stream: t.emit != nil, emit: t.emit,
 	}
 	resp, err := r.model.CallModel(ctx, call)
 	if err != nil {

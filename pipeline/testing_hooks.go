@@ -11,7 +11,7 @@ import "github.com/turnkit/turnkit/state"
 // It exists for tests of middleware (package pipelinetest builds on it);
 // the runner makes its own turns.
 func NewTestTurn(run *state.Run, agent *Agent, number int, emit func(Event), mayEndRun bool) *Turn {
-	return &Turn{Run: run, Agent: agent, Number: number, stream: emit != nil, emit: emit, ends: mayEndRun}
+	return &Turn{Run: run, Agent: agent, Number: number, emit: emit, ends: mayEndRun}
 }
 
 // NewTestModelCall returns the model call the runner would make for t: the
@@ -20,15 +20,8 @@ func NewTestTurn(run *state.Run, agent *Agent, number int, emit func(Event), may
 // middleware.
 func NewTestModelCall(t *Turn) *ModelCall {
 	a := t.Agent
-	tools := make([]ToolSpec, 0, len(a.Tools)+len(a.Handoffs))
-	for _, tl := range a.Tools {
-		tools = append(tools, tl.Spec())
-	}
-	for i := range a.Handoffs {
-		tools = append(tools, a.Handoffs[i].spec())
-	}
 	return &ModelCall{
 		Turn: t, Agent: a, Instructions: a.Instructions, Input: t.Run.ModelInput(),
-		Tools: tools, Settings: a.Settings, Stream: t.stream, emit: t.emit,
+		Tools: toolSpecs(a), Settings: a.Settings, Stream: t.emit != nil, emit: t.emit,
 	}
 }

@@ -37,8 +37,7 @@ type Turn struct {
 	// Next says what comes after this turn.
 	Next NextStep
 
-	stream   bool
-	emit     func(Event)
+	emit     func(Event) // the run's event sink; nil if the run does not stream
 	ends     bool
 	recorded *[]state.Item // the result's new items; the core appends what it records
 	tools    []ToolSpec    // the agent's tool specs, built once per agent per run
@@ -61,7 +60,7 @@ func (t *Turn) record(items ...state.Item) {
 }
 
 // Streaming reports whether the run streams events.
-func (t *Turn) Streaming() bool { return t.stream }
+func (t *Turn) Streaming() bool { return t.emit != nil }
 
 // MayEndRun reports whether the turn's response can end the run: it has no
 // tool or handoff calls (its messages are the final output), or one of its
