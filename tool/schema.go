@@ -499,19 +499,19 @@ func (n *node) validate(v any, path string) *pipeline.ArgumentError {
 }
 
 func (n *node) validateObject(x map[string]any, path string) *pipeline.ArgumentError {
-	if n.closed || n.keyMatch != nil {
-		keys := make([]string, 0, len(x))
+	var others []string // the properties the schema does not name, sorted
+	if n.closed || n.extra != nil {
+		others = make([]string, 0, len(x))
 		for k := range x {
 			if _, known := n.props[k]; !known {
-				keys = append(keys, k)
+				others = append(others, k)
 			}
 		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if n.keyMatch != nil && n.keyMatch.MatchString(k) {
-				continue
-			}
-			if n.closed {
+		slices.Sort(others)
+	}
+	if n.closed {
+		for _, k := range others {
+			if n.keyMatch == nil || !n.keyMatch.MatchString(k) {
 				return invalid(joinKey(path, k), "unknown property")
 			}
 		}
@@ -526,14 +526,7 @@ func (n *node) validateObject(x map[string]any, path string) *pipeline.ArgumentE
 		}
 	}
 	if n.extra != nil {
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			if _, known := n.props[k]; !known {
-				keys = append(keys, k)
-			}
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range others {
 			if err := n.extra.validate(x[k], joinKey(path, k)); err != nil {
 				return err
 			}
