@@ -136,17 +136,13 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		return s.gate.Wrap(ctx, "append to", sessionID, err)
 	}
 	defer s.unlockWrite()
-	return s.gate.Wrap(ctx, "append to", sessionID, s.append(ctx, sessionID, runID, items))
+	err := s.inTx(ctx, func(tx *sql.Tx) error { return s.append(ctx, tx, sessionID, runID, items) })
+	return s.gate.Wrap(ctx, "append to", sessionID, err)
 }
 
-func (s *Store) append(ctx context.Context, sessionID, runID string, items []state.Item) error {
-	tx, err := s.db.BeginTx(ctx, nil) // BEGIN IMMEDIATE (see Open)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
+func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string, items []state.Item) error {
 	var place int64
-	err = tx.QueryRowContext(ctx, `SELECT place FROM session_runs WHERE session_id = ? AND run_id = ?`,
+	err := tx.QueryRowContext(ctx, `SELECT place FROM session_runs WHERE session_id = ? AND run_id = ?`,
 		sessionID, runID).Scan(&place)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = tx.QueryRowContext(ctx, `INSERT INTO session_runs (session_id, run_id, place)
@@ -179,7 +175,7 @@ func (s *Store) append(ctx context.Context, sessionID, runID string, items []sta
 			}
 		}
 	}
-	return tx.Commit()
+	return nil
 }
 
 // maxRowsPerInsert keeps an insert's bound parameters (6 per row) under
