@@ -574,7 +574,10 @@ func (r *Runner) runTools(ctx context.Context, t *Turn, idx []int) error {
 	if len(idx) == 1 {
 		return r.callTool(ctx, t, idx[0])
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	// A context of its own, not ctx reassigned: the goroutines capture it,
+	// and a captured parameter would be moved to the heap on every call,
+	// the one-call path above included.
+	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make([]error, len(idx))
 	sem := make(chan struct{}, r.cfg.toolConcurrency)
@@ -582,13 +585,13 @@ func (r *Runner) runTools(ctx context.Context, t *Turn, idx []int) error {
 	for k, i := range idx {
 		select {
 		case sem <- struct{}{}:
-		case <-ctx.Done():
-			errs[k] = ctx.Err()
+		case <-cctx.Done():
+			errs[k] = cctx.Err()
 			continue
 		}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := r.callTool(ctx, t, i); err != nil {
+			if err := r.callTool(cctx, t, i); err != nil {
 				errs[k] = err
 				cancel()
 			}
