@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -30,15 +31,7 @@ func (r *Result) Interrupted() bool { return len(r.Interruptions) > 0 }
 // position order.
 func (r *Result) NewItems() []state.Item {
 	out := slices.Clone(r.newItems)
-	slices.SortStableFunc(out, func(a, b state.Item) int {
-		switch {
-		case a.Seq() < b.Seq():
-			return -1
-		case a.Seq() > b.Seq():
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(out, func(a, b state.Item) int { return cmp.Compare(a.Seq(), b.Seq()) })
 	return out
 }
 

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -115,7 +116,7 @@ func (r *Run) AddPending(a Approval) {
 		}
 	}
 	r.pending = append(r.pending, a)
-	slices.SortFunc(r.pending, func(x, y Approval) int { return cmpInt64(x.Seq, y.Seq) })
+	slices.SortFunc(r.pending, func(x, y Approval) int { return cmp.Compare(x.Seq, y.Seq) })
 }
 
 // ResolvePending removes the call from the pending approvals, once it ran or

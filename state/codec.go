@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -552,7 +553,7 @@ func (r *Run) check() error {
 }
 
 func (r *Run) itemAtLocked(seq int64) (Item, bool) {
-	i, found := slices.BinarySearchFunc(r.items, seq, func(x Item, s int64) int { return cmpInt64(x.seq, s) })
+	i, found := slices.BinarySearchFunc(r.items, seq, func(x Item, s int64) int { return cmp.Compare(x.seq, s) })
 	if !found {
 		return Item{}, false
 	}

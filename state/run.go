@@ -1,6 +1,7 @@
 package state
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -266,7 +267,7 @@ func (r *Run) recordLocked(it Item) error {
 	if n == 0 || r.items[n-1].seq < it.seq {
 		r.items = append(r.items, it)
 	} else {
-		i, found := slices.BinarySearchFunc(r.items, it.seq, func(x Item, s int64) int { return cmpInt64(x.seq, s) })
+		i, found := slices.BinarySearchFunc(r.items, it.seq, func(x Item, s int64) int { return cmp.Compare(x.seq, s) })
 		if found {
 			return fmt.Errorf("state: record %s: position %d is taken by %s", it, it.seq, r.items[i])
 		}
@@ -291,7 +292,7 @@ func (r *Run) recordLocked(it Item) error {
 func (r *Run) ItemAt(seq int64) (Item, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	i, found := slices.BinarySearchFunc(r.items, seq, func(x Item, s int64) int { return cmpInt64(x.seq, s) })
+	i, found := slices.BinarySearchFunc(r.items, seq, func(x Item, s int64) int { return cmp.Compare(x.seq, s) })
 	if !found {
 		return Item{}, false
 	}
@@ -448,14 +449,4 @@ func (r *Run) Clone() *Run {
 		}
 	}
 	return c
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
