@@ -66,31 +66,27 @@ func (h *handler) call(ctx context.Context, c *pipeline.ToolCall, next pipeline.
 	return nil, fmt.Errorf("approval: tool %q call %s: decision without a verdict", c.Name, c.CallID)
 }
 
-// needs reports whether the call needs approval; errors fail closed.
+// needs reports whether the call needs approval: the policy's answer,
+// else the tool's.
 func (h *handler) needs(ctx context.Context, c *pipeline.ToolCall) bool {
-	if h.policy != nil {
-		need, err := h.policy.NeedsApproval(ctx, c)
-		if err != nil {
-			h.report(ctx, c, &PolicyError{Tool: c.Name, CallID: c.CallID, Err: err})
-			return true
-		}
-		if need {
-			return true
-		}
+	if h.policy != nil && h.ask(ctx, c, h.policy) {
+		return true
 	}
 	if ar, ok := c.Tool.(pipeline.ApprovalRequirer); ok {
-		need, err := ar.NeedsApproval(ctx, c)
-		if err != nil {
-			h.report(ctx, c, &PolicyError{Tool: c.Name, CallID: c.CallID, Err: err})
-			return true
-		}
-		return need
+		return h.ask(ctx, c, ar)
 	}
 	return false
 }
 
-func (h *handler) report(ctx context.Context, c *pipeline.ToolCall, err error) {
-	if h.cfg.onErr != nil {
-		h.cfg.onErr(ctx, c, err)
+// ask asks p whether the call needs approval. An error is reported to the
+// error handler and fails closed.
+func (h *handler) ask(ctx context.Context, c *pipeline.ToolCall, p Policy) bool {
+	need, err := p.NeedsApproval(ctx, c)
+	if err != nil {
+		if h.cfg.onErr != nil {
+			h.cfg.onErr(ctx, c, &PolicyError{Tool: c.Name, CallID: c.CallID, Err: err})
+		}
+		return true
 	}
+	return need
 }
