@@ -299,13 +299,34 @@ func (r *Run) ItemAt(seq int64) (Item, bool) {
 	return r.items[i], true
 }
 
-// Completed reports whether the call has an output in the run, and where.
-// It is the run's ledger of completed calls.
+// Completed reports whether a call with this ID has an output in the run,
+// and where (the latest, if a model reused the call ID in a later
+// response). It is the run's ledger of completed calls; to ask about one
+// call item, use [Run.Answered].
 func (r *Run) Completed(callID string) (seq int64, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	seq, ok = r.completed[callID]
 	return seq, ok
+}
+
+// Answered returns the output of the call item call: the first output with
+// its call ID placed after it. Unlike [Run.Completed] it is exact when a
+// model reuses call IDs across responses: an earlier call's output does
+// not answer a later call. It scans only the items after the call.
+func (r *Run) Answered(call Item) (Item, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.completed[call.callID]; !ok {
+		return Item{}, false
+	}
+	i, _ := slices.BinarySearchFunc(r.items, call.seq, func(x Item, s int64) int { return cmp.Compare(x.seq, s) })
+	for _, it := range r.items[i:] {
+		if it.kind.IsOutput() && it.callID == call.callID && it.seq > call.seq {
+			return it, true
+		}
+	}
+	return Item{}, false
 }
 
 // Response returns the boundary of the current model response.

@@ -455,3 +455,53 @@ func TestInvariant9_HistoryIsValidModelInput(t *testing.T) {
 		})
 	}
 }
+
+// TestInvariant9_ReusedCallIDWaitsForItsOutcome: a model that reuses a
+// call ID in a later response (some OpenAI-compatible servers number calls
+// per response) must not make persistence take the earlier call's output
+// for the later call's outcome. The later call waits for approval, so at
+// the pause the session must not hold it.
+//
+// Checked to fail without it: with persistence asking Run.Completed by
+// call ID, the paused session held call:delete without its output.
+func TestInvariant9_ReusedCallIDWaitsForItsOutcome(t *testing.T) {
+	t.Parallel()
+	store := memory.New()
+	t.Cleanup(func() { _ = store.Close() })
+	var runs counter
+	step := 0
+	model := pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+		step++
+		var it state.Item
+		switch step {
+		case 1:
+			it = state.ToolCall("fc_1", "c1", "list", `{}`)
+		case 2:
+			it = state.ToolCall("fc_2", "c1", "delete", `{}`) // the same call ID
+		default:
+			it = state.AssistantMessage("msg_3", "tidied")
+		}
+		return &pipeline.ModelResponse{Items: []state.Item{it}}, nil
+	})
+	agent := &pipeline.Agent{Name: "a", Model: model, Tools: []pipeline.Tool{echoTool("list", &runs, nil), echoTool("delete", &runs, nil)}}
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store), requireApproval("delete")))
+	ctx := context.Background()
+	res, err := runner.Run(ctx, agent, pipeline.UserInput("tidy"), pipeline.WithSessionID(sid))
+	if err != nil || !res.Interrupted() {
+		t.Fatalf("Run = %v, interrupted %v", err, res.Interrupted())
+	}
+	if d := cmp.Diff([]string{"user:tidy", "call:list", "out:list done"}, show(list(t, store))); d != "" {
+		t.Errorf("session at the pause (-want +got):\n%s", d)
+	}
+	run := roundTrip(t, res.State())
+	decideAll(run, state.Approved)
+	if _, err := runner.Resume(ctx, agent, run); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"user:tidy", "call:list", "out:list done", "call:delete", "out:delete done", "msg:tidied"}
+	// Each call is followed by its own outcome (validInput would refuse the
+	// reused ID itself, which is the model's doing).
+	if d := cmp.Diff(want, show(list(t, store))); d != "" {
+		t.Errorf("session after the resume (-want +got):\n%s", d)
+	}
+}

@@ -132,7 +132,7 @@ func (l *ledger) collect(upTo int64) []state.Item {
 		case l.ext.withheld(seq):
 			it = withheld(it)
 		case it.Kind().IsCall():
-			if _, done := l.run.Completed(it.CallID()); !done {
+			if _, done := l.run.Answered(it); !done {
 				continue // a call is stored only with its outcome
 			}
 		}
@@ -199,7 +199,7 @@ func (l *ledger) settleHeld(t *pipeline.Turn) error {
 	}
 	changed := false
 	for _, c := range t.Calls {
-		if _, done := l.run.Completed(c.CallID); done && c.Terminal && l.status(c.OutputSeq) == unsettled && !l.ext.withheld(c.OutputSeq) {
+		if _, done := l.run.Answered(c.Item); done && c.Terminal && l.status(c.OutputSeq) == unsettled && !l.ext.withheld(c.OutputSeq) {
 			l.ext.Withheld = append(l.ext.Withheld, c.OutputSeq)
 			changed = true
 		}
@@ -231,7 +231,7 @@ func (l *ledger) settleHeld(t *pipeline.Turn) error {
 func (l *ledger) openCalls(t *pipeline.Turn) bool {
 	for _, it := range t.Response.Items {
 		if it.Kind().IsCall() {
-			if _, done := l.run.Completed(it.CallID()); !done {
+			if _, done := l.run.Answered(it); !done {
 				return true
 			}
 		}

@@ -132,7 +132,7 @@ func paused(run *state.Run) bool {
 	b := run.Response()
 	for seq := b.Start; seq < b.End; seq++ {
 		if it, ok := run.ItemAt(seq); ok && it.Kind().IsCall() {
-			if _, done := run.Completed(it.CallID()); !done {
+			if _, done := run.Answered(it); !done {
 				return true
 			}
 		}
