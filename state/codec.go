@@ -224,13 +224,22 @@ func indent(out []byte, id string, cfg *marshalConfig) ([]byte, error) {
 func (r *Run) wire() wireRun {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.wireLocked(true)
+}
+
+// wireLocked is wire under r's lock; without items it leaves the item and
+// context lists empty (a delta's head).
+func (r *Run) wireLocked(items bool) wireRun {
 	w := wireRun{
 		ID: r.id, Agent: r.agent, Turn: r.turn, MaxTurns: r.maxTurns, Version: r.version,
-		NextSeq: r.nextSeq, Input: wireItems(r.input), Items: wireItems(r.items), Response: r.resp,
-		Context: wireItems(r.context), ContextFrom: r.ctxFrom,
+		NextSeq: r.nextSeq, Input: wireItems(r.input), Items: []wireItem{}, Response: r.resp,
+		Context: []wireItem{}, ContextFrom: r.ctxFrom,
 		Pending: clonePending(r.pending), Decisions: slices.Clone(r.decisions), Guardrails: cloneGuards(r.guards),
 		Usage: r.usage, SessionID: r.sessionID, Watermark: r.watermark, Trace: maps.Clone(r.trace),
 		Final: r.final, Finished: r.finished, Extension: maps.Clone(r.extension),
+	}
+	if items {
+		w.Items, w.Context = wireItems(r.items), wireItems(r.context)
 	}
 	if w.Pending == nil {
 		w.Pending = []Approval{}

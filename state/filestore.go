@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -45,6 +46,25 @@ func (s *FileStore) Path(runID string) string {
 	return filepath.Join(s.dir, name+".json")
 }
 
+// saves returns the directory that holds the run's saves: one file per
+// save, named by its version, with the items (and context) it wrote.
+func (s *FileStore) saves(runID string) string {
+	return strings.TrimSuffix(s.Path(runID), ".json") + ".saves"
+}
+
+// A fileSave is one save's file: the items it wrote and, when it replaced
+// it, the run's context.
+type fileSave struct {
+	Version int64           `json:"version"`
+	Context json.RawMessage `json:"context,omitempty"`
+	Items   []filePiece     `json:"items"`
+}
+
+type filePiece struct {
+	Seq  int64           `json:"seq"`
+	Data json.RawMessage `json:"data"`
+}
+
 // Load reads the run's checkpoint, or returns [ErrNotFound].
 func (s *FileStore) Load(ctx context.Context, runID string) (*Run, error) {
 	if err := ctx.Err(); err != nil {
@@ -53,25 +73,60 @@ func (s *FileStore) Load(ctx context.Context, runID string) (*Run, error) {
 	if runID == "" {
 		return nil, &StoreError{Op: "load", RunID: runID, Err: ErrNotFound}
 	}
-	data, err := os.ReadFile(s.Path(runID))
+	head, err := os.ReadFile(s.Path(runID))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &StoreError{Op: "load", RunID: runID, Err: ErrNotFound}
 	}
 	if err != nil {
 		return nil, &StoreError{Op: "load", RunID: runID, Err: err}
 	}
-	return s.cfg.decode(data)
+	version, full, err := headVersions(head)
+	if err != nil || full == 0 {
+		return s.cfg.assemble(runID, head, nil, nil) // a whole checkpoint, or an error that says what is wrong
+	}
+	var (
+		context []byte
+		items   []Piece
+	)
+	for v := full; v <= version; v++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		data, err := os.ReadFile(filepath.Join(s.saves(runID), strconv.FormatInt(v, 10)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a save that wrote no items
+		}
+		if err != nil {
+			return nil, &StoreError{Op: "load", RunID: runID, Err: err}
+		}
+		var fsave fileSave
+		if err := json.Unmarshal(data, &fsave); err != nil || fsave.Version != v {
+			return nil, &StoreError{Op: "load", RunID: runID, Err: &DecodeError{Path: "$",
+				Err: fmt.Errorf("%w: save file %d of the checkpoint is corrupt", ErrMalformed, v)}}
+		}
+		if fsave.Context != nil {
+			context = fsave.Context
+		}
+		for _, p := range fsave.Items {
+			items = append(items, Piece{Seq: p.Seq, Version: v, Data: p.Data})
+		}
+	}
+	return s.cfg.assemble(runID, head, context, items)
 }
 
-// Save writes run if the stored version equals run.Version() and sets run's
-// version to the new one; otherwise it returns [ErrConflict] and changes
-// nothing.
+// Save writes what changed in run if the stored version equals
+// run.Version() and sets run's version to the new one; otherwise it
+// returns [ErrConflict] and changes nothing. The items and context a save
+// writes go to a file of their own, named by the new version, and the
+// head's atomic rename commits the save: a crash before it leaves a save
+// file that Load ignores and the next save of that version replaces.
 func (s *FileStore) Save(ctx context.Context, run *Run) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if run == nil || run.ID() == "" {
-		return errors.New("state: save: nil run or empty run ID")
+	d, err := s.cfg.delta(run)
+	if err != nil {
+		return err
 	}
 	unlock, err := s.lock()
 	if err != nil {
@@ -79,24 +134,48 @@ func (s *FileStore) Save(ctx context.Context, run *Run) error {
 	}
 	defer unlock()
 	path := s.Path(run.ID())
-	cur, err := storedVersion(path)
+	cur, full, err := storedVersions(path)
 	if err != nil {
 		return &StoreError{Op: "save", RunID: run.ID(), Err: err}
 	}
-	if have := run.Version(); have != cur {
-		return &StoreError{Op: "save", RunID: run.ID(), Err: ErrConflict, Have: have, Stored: cur}
+	if d.Base != cur {
+		return &StoreError{Op: "save", RunID: run.ID(), Err: ErrConflict, Have: d.Base, Stored: cur}
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	data, err := s.cfg.encode(run, cur+1)
-	if err != nil {
-		return err
+	dir := s.saves(run.ID())
+	if len(d.Items) > 0 || d.Context != nil {
+		fsave := fileSave{Version: d.Version, Context: d.Context, Items: make([]filePiece, len(d.Items))}
+		for i, p := range d.Items {
+			fsave.Items[i] = filePiece{Seq: p.Seq, Data: p.Data}
+		}
+		data, err := json.Marshal(&fsave)
+		if err != nil {
+			return &StoreError{Op: "save", RunID: run.ID(), Err: err}
+		}
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return &StoreError{Op: "save", RunID: run.ID(), Err: err}
+		}
+		if err := writeAtomic(filepath.Join(dir, strconv.FormatInt(d.Version, 10)), data); err != nil {
+			return &StoreError{Op: "save", RunID: run.ID(), Err: err}
+		}
+	} else {
+		// A file of this version left by a save that failed before its
+		// commit must not be read as this save's.
+		if err := os.Remove(filepath.Join(dir, strconv.FormatInt(d.Version, 10))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return &StoreError{Op: "save", RunID: run.ID(), Err: err}
+		}
 	}
-	if err := writeAtomic(path, data); err != nil {
+	if err := writeAtomic(path, d.Head); err != nil {
 		return &StoreError{Op: "save", RunID: run.ID(), Err: err}
 	}
-	run.SetVersion(cur + 1)
+	if d.Full && full > 0 {
+		for v := full; v <= cur; v++ { // the saves a full one replaced
+			_ = os.Remove(filepath.Join(dir, strconv.FormatInt(v, 10)))
+		}
+	}
+	run.Saved(d)
 	return nil
 }
 
@@ -111,6 +190,9 @@ func (s *FileStore) Delete(ctx context.Context, runID string) error {
 	}
 	defer unlock()
 	if err := os.Remove(s.Path(runID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &StoreError{Op: "delete", RunID: runID, Err: err}
+	}
+	if err := os.RemoveAll(s.saves(runID)); err != nil {
 		return &StoreError{Op: "delete", RunID: runID, Err: err}
 	}
 	return nil
@@ -129,24 +211,37 @@ func (s *FileStore) lock() (unlock func(), err error) {
 	}, nil
 }
 
-// storedVersion reads the version of the checkpoint at path, 0 if none.
-func storedVersion(path string) (int64, error) {
+// storedVersions reads the version of the checkpoint at path and the
+// version of its last full save; 0, 0 if there is none.
+func storedVersions(path string) (version, full int64, err error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
+		return 0, 0, nil
 	}
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	return headVersions(data)
+}
+
+// headVersions reads a head's version and the version of the last full
+// save its delta record names (0 for a whole checkpoint).
+func headVersions(head []byte) (version, full int64, err error) {
 	var v struct {
 		Run struct {
-			Version int64 `json:"version"`
+			Version   int64 `json:"version"`
+			Extension struct {
+				Delta *deltaRecord `json:"turnkit.delta"`
+			} `json:"extension"`
 		} `json:"run"`
 	}
-	if err := json.Unmarshal(data, &v); err != nil {
-		return 0, &DecodeError{Path: "$", Err: fmt.Errorf("%w: stored checkpoint %s: %w", ErrMalformed, path, err)}
+	if err := json.Unmarshal(head, &v); err != nil {
+		return 0, 0, &DecodeError{Path: "$", Err: fmt.Errorf("%w: stored checkpoint: %w", ErrMalformed, err)}
 	}
-	return v.Run.Version, nil
+	if v.Run.Extension.Delta != nil {
+		full = v.Run.Extension.Delta.Full
+	}
+	return v.Run.Version, full, nil
 }
 
 func writeAtomic(path string, data []byte) error {

@@ -43,36 +43,50 @@ func newStoreConfig(opts []StoreOption) storeConfig {
 	return c
 }
 
-// encode encodes run as stored version v.
-func (c *storeConfig) encode(run *Run, v int64) ([]byte, error) {
-	w := run.wire()
-	w.Version = v
-	return marshalWire(w, &c.marshal)
+// delta returns what saving run writes, encoded with the store's options.
+func (c *storeConfig) delta(run *Run) (*Delta, error) {
+	if run == nil || run.ID() == "" {
+		return nil, &StoreError{Op: "save", Err: errors.New("nil run or empty run ID")}
+	}
+	d, err := run.deltaWith(&c.marshal)
+	if err != nil {
+		return nil, &StoreError{Op: "save", RunID: run.ID(), Err: err}
+	}
+	return d, nil
 }
 
-// decode decodes a stored checkpoint; its version is the one it was saved as.
-func (c *storeConfig) decode(data []byte) (*Run, error) { return Unmarshal(data, c.unmarshal...) }
+// assemble decodes what a store keeps of a run.
+func (c *storeConfig) assemble(runID string, head, context []byte, items []Piece) (*Run, error) {
+	r, err := Assemble(head, context, items, c.unmarshal...)
+	if err != nil {
+		return nil, &StoreError{Op: "load", RunID: runID, Err: err}
+	}
+	return r, nil
+}
 
 // A MemoryStore is a [Store] in memory: for tests, examples and one-process
-// programs. It keeps encoded checkpoints, so what it returns shares nothing
-// with what it was given and goes through the same codec as a durable
-// store. It is safe for concurrent use.
+// programs. It keeps what a durable store keeps, encoded: a head and the
+// items of each save (see [Delta]), so a save costs O(its new items), what
+// it returns shares nothing with what it was given, and everything goes
+// through the same codec as a durable store. It is safe for concurrent use.
 type MemoryStore struct {
 	cfg  storeConfig
 	mu   sync.Mutex
-	runs map[string]memEntry
+	runs map[string]*memEntry
 }
 
 type memEntry struct {
 	version int64
-	data    []byte
+	head    []byte
+	context []byte
+	items   map[int64]Piece
 }
 
 var _ Store = (*MemoryStore)(nil)
 
 // NewMemoryStore returns an empty in-memory store.
 func NewMemoryStore(opts ...StoreOption) *MemoryStore {
-	return &MemoryStore{cfg: newStoreConfig(opts), runs: make(map[string]memEntry)}
+	return &MemoryStore{cfg: newStoreConfig(opts), runs: make(map[string]*memEntry)}
 }
 
 // Load returns a new copy of the run's checkpoint, or [ErrNotFound].
@@ -82,35 +96,57 @@ func (s *MemoryStore) Load(ctx context.Context, runID string) (*Run, error) {
 	}
 	s.mu.Lock()
 	e, ok := s.runs[runID]
+	var (
+		head, context []byte
+		items         []Piece
+	)
+	if ok {
+		head, context = e.head, e.context
+		items = make([]Piece, 0, len(e.items))
+		for _, p := range e.items {
+			items = append(items, p)
+		}
+	}
 	s.mu.Unlock()
 	if !ok {
 		return nil, &StoreError{Op: "load", RunID: runID, Err: ErrNotFound}
 	}
-	return s.cfg.decode(e.data)
+	return s.cfg.assemble(runID, head, context, items)
 }
 
-// Save stores run if the stored version equals run.Version() and sets
-// run's version to the new one; otherwise it returns [ErrConflict] and
-// changes nothing.
+// Save stores what changed in run if the stored version equals
+// run.Version() and sets run's version to the new one; otherwise it
+// returns [ErrConflict] and changes nothing.
 func (s *MemoryStore) Save(ctx context.Context, run *Run) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if run == nil || run.ID() == "" {
-		return errors.New("state: save: nil run or empty run ID")
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	cur := s.runs[run.ID()].version
-	if have := run.Version(); have != cur {
-		return &StoreError{Op: "save", RunID: run.ID(), Err: ErrConflict, Have: have, Stored: cur}
-	}
-	data, err := s.cfg.encode(run, cur+1)
+	d, err := s.cfg.delta(run)
 	if err != nil {
 		return err
 	}
-	s.runs[run.ID()] = memEntry{version: cur + 1, data: data}
-	run.SetVersion(cur + 1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.runs[run.ID()]
+	var cur int64
+	if e != nil {
+		cur = e.version
+	}
+	if d.Base != cur {
+		return &StoreError{Op: "save", RunID: run.ID(), Err: ErrConflict, Have: d.Base, Stored: cur}
+	}
+	if e == nil || d.Full {
+		e = &memEntry{items: make(map[int64]Piece, len(d.Items))}
+		s.runs[run.ID()] = e
+	}
+	e.version, e.head = d.Version, d.Head
+	if d.Context != nil {
+		e.context = d.Context
+	}
+	for _, p := range d.Items {
+		e.items[p.Seq] = p
+	}
+	run.Saved(d)
 	return nil
 }
 

@@ -83,6 +83,14 @@ type Run struct {
 	final     string
 	finished  bool
 	extension map[string]json.RawMessage
+
+	// What a store last saved of the run (delta.go): its baseline, the
+	// positions recorded since, in record order, and the generation of the
+	// context, bumped whenever it is replaced. The journal is kept only
+	// while the baseline is known: without one the next save is full.
+	base    baseline
+	journal []int64
+	ctxGen  int
 }
 
 // NewRun returns an empty run with the given ID, starting with the named
@@ -189,6 +197,7 @@ func (r *Run) SetHistory(items []Item) {
 	r.mu.Lock()
 	r.context = slices.Clone(items)
 	r.ctxFrom = 0
+	r.ctxGen++
 	r.mu.Unlock()
 }
 
@@ -199,6 +208,7 @@ func (r *Run) ReplaceContext(items []Item) {
 	r.mu.Lock()
 	r.context = slices.Clone(items)
 	r.ctxFrom = len(r.items)
+	r.ctxGen++
 	r.mu.Unlock()
 }
 
@@ -234,6 +244,7 @@ func (r *Run) AddInput(items ...Item) []Item {
 	for i, it := range items {
 		placed[i] = it.WithSeq(r.nextSeq)
 		r.nextSeq++
+		r.journalLocked(placed[i].seq)
 	}
 	r.input = append(r.input, placed...)
 	r.items = append(r.items, placed...)
@@ -279,6 +290,7 @@ func (r *Run) recordLocked(it Item) error {
 			r.ctxFrom++
 		}
 	}
+	r.journalLocked(it.seq)
 	if it.kind.IsOutput() {
 		if r.completed == nil {
 			r.completed = make(map[string]int64)
@@ -426,6 +438,7 @@ func (r *Run) Extension(key string) (json.RawMessage, bool) {
 }
 
 // SetExtension stores a copy of v under key; a nil v deletes the key.
+// Keys that begin with "turnkit." are reserved for turnkit's own records.
 func (r *Run) SetExtension(key string, v json.RawMessage) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -462,6 +475,9 @@ func (r *Run) Clone() *Run {
 		trace:     maps.Clone(r.trace),
 		final:     r.final,
 		finished:  r.finished,
+		base:      r.base,
+		journal:   slices.Clone(r.journal),
+		ctxGen:    r.ctxGen,
 	}
 	if r.extension != nil {
 		c.extension = make(map[string]json.RawMessage, len(r.extension))
@@ -470,4 +486,12 @@ func (r *Run) Clone() *Run {
 		}
 	}
 	return c
+}
+
+// journalLocked notes that position seq was recorded, for the next
+// [Run.Delta], when a store holds the run.
+func (r *Run) journalLocked(seq int64) {
+	if r.base.known {
+		r.journal = append(r.journal, seq)
+	}
 }

@@ -34,6 +34,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) state.Store) {
 		{"SaveDoesNotKeepCaller", testSaveDetached},
 		{"DeleteIsIdempotent", testDelete},
 		{"CancelledContext", testCancelled},
+		{"DeltaSaves", testDeltaSaves},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore(t)) })

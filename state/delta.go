@@ -1,0 +1,349 @@
+package state
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// A Delta is what a [Store] writes to save a run: what changed since the
+// version the run was last loaded or saved at, so that a save costs
+// O(its new items), whatever the run's history (invariant 14).
+//
+// A delta has three parts. Head is the run's small mutable part (turn,
+// agent, response boundary, input, pending approvals, decisions, guardrail
+// results, usage, extension records, finished flag, version) as a
+// checkpoint document of its own, signed when the store signs, with empty
+// item and context lists. Items are the run's items recorded since Base,
+// each as its own JSON, in Seq order. Context, when it is not nil, is the
+// context the run's items follow (the session history the run started
+// from, or a handoff filter's result), which changes about once a run.
+//
+// A store applies a delta as one atomic compare-and-swap: if the stored
+// version is Base, it replaces the stored head with Head, adds Items (keyed
+// by run and Seq, with their Version), replaces the stored context if
+// Context is not nil, and, when Full, first removes every item and context
+// stored for the run. Then it calls [Run.Saved]. [Assemble] rebuilds the
+// run from what is stored.
+type Delta struct {
+	RunID   string
+	Base    int64 // the stored version the delta applies to; 0: none stored
+	Version int64 // the version the delta stores: Base+1
+	Full    bool  // the store holds nothing of this run to build on
+	Head    []byte
+	Items   []Piece
+	Context []byte // a JSON array of items; nil: unchanged
+
+	mark int      // journal entries this delta covers
+	next baseline // what the run's baseline becomes once the delta is saved
+}
+
+// A Piece is one item of a run as a store keeps it: its position, the
+// version of the save that wrote it, and its JSON.
+type Piece struct {
+	Seq     int64
+	Version int64
+	Data    []byte
+}
+
+// baseline is what a store holds of a run after the save or load that set
+// it, so that the next save writes only what changed.
+type baseline struct {
+	known     bool     // a store holds exactly the run as it was at that save
+	version   int64    // the stored version
+	full      int64    // the version of the last full save (where the chain starts)
+	digest    [32]byte // the chain digest over the stored items, save by save
+	ctxGen    int      // the context generation stored
+	ctxDigest [32]byte // digest of the stored context
+}
+
+// deltaKey is the extension key under which a head records what binds it
+// to its items and context. Marshal never writes it; [Assemble] removes it.
+const deltaKey = "turnkit.delta"
+
+// deltaRecord is the head's record of its items and context: the chain
+// digest of every stored item, save by save since the last full save, and
+// the digest of the stored context. It lies inside the signed payload, so
+// with signing on an edit, deletion or addition of a stored item fails to
+// load like an edit of the head.
+type deltaRecord struct {
+	Full          int64  `json:"full"`
+	Digest        string `json:"digest"`
+	ContextDigest string `json:"context_digest"`
+}
+
+// Delta returns what a store must write to save r as version
+// r.Version()+1: everything, the first time or when r did not come from a
+// store at its current version (a new run, a run from [Unmarshal]), and
+// otherwise only what changed since then. Head is encoded with opts, such
+// as [WithSigningKey]. It takes a consistent snapshot under r's lock and
+// does not change r; [Run.Saved] does, after the write.
+func (r *Run) Delta(opts ...MarshalOption) (*Delta, error) {
+	var cfg marshalConfig
+	for _, o := range opts {
+		if o != nil {
+			o.applyMarshal(&cfg)
+		}
+	}
+	return r.deltaWith(&cfg)
+}
+
+func (r *Run) deltaWith(cfg *marshalConfig) (*Delta, error) {
+	r.mu.Lock()
+	d := &Delta{RunID: r.id, Base: r.version, Version: r.version + 1}
+	d.Full = !r.base.known || r.base.version != r.version
+	var items []Item
+	if d.Full {
+		items = slices.Clone(r.items)
+		d.next = baseline{full: d.Version}
+	} else {
+		items = make([]Item, 0, len(r.journal))
+		for _, seq := range r.journal {
+			if it, ok := r.itemAtLocked(seq); ok {
+				items = append(items, it)
+			}
+		}
+		slices.SortFunc(items, func(a, b Item) int { return cmp.Compare(a.seq, b.seq) })
+		d.next = r.base
+		d.mark = len(r.journal)
+	}
+	var ctx []Item
+	ctxChanged := d.Full || r.ctxGen != r.base.ctxGen
+	if ctxChanged {
+		ctx = slices.Clone(r.context)
+	}
+	w := r.wireLocked(false)
+	gen := r.ctxGen
+	r.mu.Unlock()
+
+	d.next.known, d.next.version, d.next.ctxGen = true, d.Version, gen
+	d.Items = make([]Piece, len(items))
+	for i, it := range items {
+		data, err := json.Marshal(wireItemOf(it))
+		if err != nil {
+			return nil, fmt.Errorf("state: delta of run %s: item %d: %w", r.id, it.seq, err)
+		}
+		d.Items[i] = Piece{Seq: it.seq, Version: d.Version, Data: data}
+	}
+	if len(d.Items) > 0 || d.Full {
+		d.next.digest = chain(d.next.digest, d.Version, d.Items) // from zero when full
+	}
+	if ctxChanged {
+		data, err := json.Marshal(wireItems(ctx))
+		if err != nil {
+			return nil, fmt.Errorf("state: delta of run %s: context: %w", r.id, err)
+		}
+		d.Context = data
+		d.next.ctxDigest = sha256.Sum256(data)
+	}
+	rec, err := json.Marshal(deltaRecord{
+		Full:          d.next.full,
+		Digest:        hex.EncodeToString(d.next.digest[:]),
+		ContextDigest: hex.EncodeToString(d.next.ctxDigest[:]),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("state: delta of run %s: %w", r.id, err)
+	}
+	if w.Extension == nil {
+		w.Extension = make(map[string]json.RawMessage, 1)
+	}
+	w.Extension[deltaKey] = rec
+	w.Version = d.Version
+	head, err := marshalWire(w, cfg)
+	if err != nil {
+		return nil, err
+	}
+	d.Head = head
+	return d, nil
+}
+
+// Saved records that a store saved d: r's version becomes d.Version and
+// its next [Run.Delta] starts from there. A store calls it after the write
+// succeeded, and only then.
+func (r *Run) Saved(d *Delta) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.version = d.Version
+	r.base = d.next
+	if d.Full {
+		// Every item recorded so far was in d, or is recorded after it:
+		// both are in the journal only from here.
+		r.journal = r.journal[:0]
+		return
+	}
+	r.journal = append(r.journal[:0], r.journal[d.mark:]...)
+}
+
+// Assemble rebuilds a run from what a [Store] keeps of it: its head (the
+// latest Delta's Head), its context (the latest non-nil Delta.Context) and
+// its items (every Piece stored since the last full save, in any order).
+// The result is the run as it was saved, [Marshal] of it equal to
+// [Marshal] of the run that was saved, and its next Delta builds on the
+// store's content. The head is decoded with opts; with [WithVerifyKeys]
+// its signature must verify, and items or a context that are not exactly
+// the ones saved fail with a [*SignatureError] wrapping [ErrTampered].
+// Without keys they fail with a [*DecodeError] wrapping [ErrInvalid].
+//
+// A head without a delta record is a whole checkpoint written by
+// [Marshal] (a store's earlier format): it is decoded as such, and the
+// run's next save is a full one.
+func Assemble(head, context []byte, items []Piece, opts ...UnmarshalOption) (*Run, error) {
+	cfg := newUnmarshalConfig(opts)
+	if int64(len(head)) > cfg.maxSize {
+		return nil, &DecodeError{Path: "$", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(head), cfg.maxSize)}
+	}
+	var env wireEnvelope
+	if err := decodeStrict(head, &env, "$"); err != nil {
+		return nil, err
+	}
+	if cfg.keys != nil && env.Schema == SchemaName {
+		if err := verify(cfg.keys, env.Signature, env.Schema, env.Version, env.Run); err != nil {
+			return nil, err
+		}
+	}
+	var payload map[string]json.RawMessage
+	if err := json.Unmarshal(env.Run, &payload); err != nil || payload == nil {
+		return Unmarshal(head, opts...) // reports what is wrong with it
+	}
+	var ext map[string]json.RawMessage
+	if raw, ok := payload["extension"]; ok {
+		if err := json.Unmarshal(raw, &ext); err != nil {
+			return Unmarshal(head, opts...)
+		}
+	}
+	recRaw, ok := ext[deltaKey]
+	if !ok {
+		if len(items) > 0 || context != nil {
+			return nil, invalid("$.run.extension", "stored items without a delta record in the head")
+		}
+		r, err := Unmarshal(head, opts...)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil // a whole checkpoint: the next save is full
+	}
+	var rec deltaRecord
+	if err := decodeStrict(recRaw, &rec, "$.run.extension."+deltaKey); err != nil {
+		return nil, err
+	}
+	tampered := func(what string) error {
+		if cfg.keys != nil {
+			keyID := ""
+			if env.Signature != nil {
+				keyID = env.Signature.KeyID
+			}
+			return &SignatureError{KeyID: keyID, Reason: what + " do not match the signed head"}
+		}
+		return invalid("$.run.extension."+deltaKey, "%s do not match the head", what)
+	}
+
+	// Verify the stored items against the head's chain, save by save.
+	sorted := slices.Clone(items)
+	slices.SortFunc(sorted, func(a, b Piece) int {
+		return cmp.Or(cmp.Compare(a.Version, b.Version), cmp.Compare(a.Seq, b.Seq))
+	})
+	if len(sorted) > 0 && sorted[0].Version < rec.Full {
+		return nil, tampered("stored items")
+	}
+	i := 0
+	for i < len(sorted) && sorted[i].Version == rec.Full {
+		i++
+	}
+	digest := chain([32]byte{}, rec.Full, sorted[:i])
+	for i < len(sorted) {
+		j := i
+		for j < len(sorted) && sorted[j].Version == sorted[i].Version {
+			j++
+		}
+		digest = chain(digest, sorted[i].Version, sorted[i:j])
+		i = j
+	}
+	if hex.EncodeToString(digest[:]) != rec.Digest {
+		return nil, tampered("stored items")
+	}
+	if context == nil {
+		context = []byte("[]")
+	}
+	ctxDigest := sha256.Sum256(context)
+	if hex.EncodeToString(ctxDigest[:]) != rec.ContextDigest {
+		return nil, tampered("stored context")
+	}
+
+	// Splice the items and the context into the head and decode the whole.
+	slices.SortFunc(sorted, func(a, b Piece) int { return cmp.Compare(a.Seq, b.Seq) })
+	var list bytes.Buffer
+	list.WriteByte('[')
+	for i, p := range sorted {
+		if i > 0 {
+			list.WriteByte(',')
+		}
+		list.Write(p.Data)
+	}
+	list.WriteByte(']')
+	payload["items"] = list.Bytes()
+	payload["context"] = context
+	delete(ext, deltaKey)
+	if len(ext) == 0 {
+		delete(payload, "extension")
+	} else {
+		raw, err := json.Marshal(ext)
+		if err != nil {
+			return nil, fmt.Errorf("state: assemble: %w", err)
+		}
+		payload["extension"] = raw
+	}
+	whole, err := json.Marshal(payload)
+	if err != nil {
+		return nil, fmt.Errorf("state: assemble: %w", err)
+	}
+	env.Run, env.Signature = whole, nil
+	doc, err := json.Marshal(env)
+	if err != nil {
+		return nil, fmt.Errorf("state: assemble: %w", err)
+	}
+	inner := cfg
+	inner.keys = nil // the head was verified; the items by its digest
+	inner.maxSize = max(cfg.maxSize, int64(len(doc)))
+	r, err := unmarshalJSON(doc, &inner, true)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.base = baseline{known: true, version: r.version, full: rec.Full, digest: digest, ctxGen: r.ctxGen, ctxDigest: ctxDigest}
+	r.mu.Unlock()
+	return r, nil
+}
+
+// chain extends digest with the items one save stored, in Seq order, as
+// version v.
+func chain(digest [32]byte, v int64, items []Piece) [32]byte {
+	h := sha256.New()
+	h.Write(digest[:])
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(v))
+	h.Write(n[:])
+	for _, p := range items {
+		binary.BigEndian.PutUint64(n[:], uint64(p.Seq))
+		h.Write(n[:])
+		binary.BigEndian.PutUint64(n[:], uint64(len(p.Data)))
+		h.Write(n[:])
+		h.Write(p.Data)
+	}
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// wireItemOf is one item in its wire shape.
+func wireItemOf(it Item) wireItem {
+	w := wireItem{Seq: it.seq, Kind: it.kind, Raw: it.raw}
+	if it.kind.IsOutput() {
+		w.Name = it.name
+	}
+	return w
+}
