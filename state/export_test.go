@@ -35,3 +35,10 @@ func ParseItemReference(kind Kind, raw []byte) (Item, error) {
 
 // ParseItemFastOnly is ParseItem's fast path alone.
 func ParseItemFastOnly(kind Kind, raw []byte) (Item, bool) { return parseItemFast(kind, raw) }
+
+// JournalLen returns the number of positions r keeps for its next delta.
+func JournalLen(r *Run) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.journal)
+}

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
@@ -47,7 +48,51 @@ type aheadSession struct {
 
 var _ session.Store = (*aheadSession)(nil)
 
-// Append saves the run, then appends.
+// An atomicStore saves a run's checkpoint and appends to a session in one
+// transaction: a store that keeps both in one database (session/sqlite,
+// session/postgres, session/redis on one server) offers it. On any error
+// it writes nothing and leaves run as it was.
+type atomicStore interface {
+	SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error
+}
+
+// atomic returns the session store as an atomicStore when the
+// checkpointer's state store is the same store, so one transaction covers
+// the checkpoint and the append.
+func (s *aheadSession) atomic() (atomicStore, bool) {
+	as, ok := s.Store.(atomicStore)
+	if !ok || any(s.c.store) != any(s.Store) {
+		return nil, false
+	}
+	return as, true
+}
+
+// saveAppendLocked saves the run and appends items in one transaction of
+// as. The checkpoint is then never behind the session by construction,
+// and a final commit needs no record in the checkpoint: it is stored with
+// the checkpoint or not at all.
+func (lr *live) saveAppendLocked(ctx context.Context, as atomicStore, sessionID string, items []state.Item) error {
+	if lr.lost != nil {
+		return lr.lost
+	}
+	err := as.SaveAppend(ctx, lr.run, sessionID, items)
+	switch {
+	case err == nil:
+		lr.saved = true
+		return nil
+	case errors.Is(err, state.ErrConflict):
+		lr.lost = &SaveError{RunID: lr.run.ID(), Stage: StageAppend, Err: err}
+		return lr.lost
+	}
+	if lr.sw.turn != 0 && lr.sw.turn == lr.run.Turn() {
+		lr.run.SetAgent(lr.sw.from) // the handoff turn's commit failed
+		lr.sw = handoff{}
+	}
+	return err
+}
+
+// Append saves the run, then appends; in one transaction where the store
+// offers it.
 func (s *aheadSession) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
 	lr, ok := ctx.Value(liveKey{}).(*live)
 	if !ok || lr.c != s.c || lr.run.ID() != runID {
@@ -55,6 +100,9 @@ func (s *aheadSession) Append(ctx context.Context, sessionID, runID string, item
 	}
 	lr.mu.Lock()
 	defer lr.mu.Unlock() // appends of one run are ordered with its saves
+	if as, ok := s.atomic(); ok {
+		return lr.saveAppendLocked(ctx, as, sessionID, items)
+	}
 	_, final := lr.run.FinalOutput()
 	if final {
 		if err := setCommit(lr.run, sessionID, items); err != nil {

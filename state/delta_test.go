@@ -1,0 +1,270 @@
+package state_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/statetest"
+)
+
+// grown returns a saved run of n items of history on a fresh memory store.
+func grown(t *testing.T, n int, opts ...state.StoreOption) (*state.Run, *state.MemoryStore) {
+	t.Helper()
+	r := state.NewRun("run_delta", "assistant", 0)
+	hist := make([]state.Item, n)
+	for i := range hist {
+		hist[i] = state.UserMessage(fmt.Sprintf("earlier %d", i)).WithSeq(int64(i + 1))
+	}
+	r.SetHistory(hist)
+	r.AddInput(state.UserMessage("go"))
+	for i := range n {
+		call := "call_" + strconv.Itoa(i)
+		seq := r.Reserve(2)
+		if err := r.Record(state.ToolCall("fc_"+call, call, "noop", `{}`).WithSeq(seq), state.ToolOutput(call, "noop", `"ok"`).WithSeq(seq+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := state.NewMemoryStore(opts...)
+	if err := s.Save(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	return r, s
+}
+
+// oneTurn records one call and its output in r.
+func oneTurn(t *testing.T, r *state.Run) {
+	t.Helper()
+	seq := r.Reserve(2)
+	if err := r.Record(state.ToolCall("fc_new", "call_new", "noop", `{}`).WithSeq(seq), state.ToolOutput("call_new", "noop", `"ok"`).WithSeq(seq+1)); err != nil {
+		t.Fatal(err)
+	}
+	r.SetTurn(r.Turn() + 1)
+}
+
+// TestDeltaDoesNotGrowWithHistory holds invariant 14 for checkpoints: after
+// a save, the next one writes the turn's items and a head whose size does
+// not depend on how long the run or its context is.
+func TestDeltaDoesNotGrowWithHistory(t *testing.T) {
+	heads := map[int]int{}
+	for _, n := range []int{10, 2000} {
+		r, _ := grown(t, n)
+		oneTurn(t, r)
+		d, err := r.Delta()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Full || d.Context != nil || len(d.Items) != 2 {
+			t.Fatalf("history %d: delta full=%v, context %d bytes, %d items; want only the turn's 2 items", n, d.Full, len(d.Context), len(d.Items))
+		}
+		heads[n] = len(d.Head)
+	}
+	if diff := heads[2000] - heads[10]; diff < 0 || diff > 16 {
+		t.Errorf("head is %d bytes at history 10 and %d at 2000: it grows with history", heads[10], heads[2000])
+	}
+}
+
+// TestDeltaFullWhenBaselineUnknown: a run that did not come from a store at
+// its version (new, unmarshalled, version changed by hand) saves in full.
+func TestDeltaFullWhenBaselineUnknown(t *testing.T) {
+	r, _ := grown(t, 5)
+	data, err := state.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := state.Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, run := range map[string]*state.Run{"new": state.NewRun("x", "a", 0), "unmarshalled": back} {
+		d, err := run.Delta()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Full || d.Context == nil || len(d.Items) != run.Len() {
+			t.Errorf("%s run: delta full=%v, %d of %d items, context set %v; want a full save", name, d.Full, len(d.Items), run.Len(), d.Context != nil)
+		}
+	}
+	r.SetVersion(r.Version() + 3)
+	if d, _ := r.Delta(); !d.Full {
+		t.Error("a run whose version moved away from its baseline saves a delta")
+	}
+}
+
+// TestNoJournalWithoutStore: a run never saved keeps no record of what
+// changed, so runs without checkpoints pay nothing for them.
+func TestNoJournalWithoutStore(t *testing.T) {
+	r := state.NewRun("x", "a", 0)
+	r.AddInput(state.UserMessage("hi"))
+	if n := state.JournalLen(r); n != 0 {
+		t.Errorf("journal holds %d positions for a run no store holds", n)
+	}
+	saved, _ := grown(t, 3)
+	oneTurn(t, saved)
+	if n := state.JournalLen(saved); n != 2 {
+		t.Errorf("journal holds %d positions after one turn of a saved run, want 2", n)
+	}
+}
+
+// TestAssembleRefusesEditedParts edits what a store keeps behind its back:
+// an item changed, dropped, added or moved to another save, and the
+// context changed. With signing each is ErrTampered; without it, ErrInvalid.
+func TestAssembleRefusesEditedParts(t *testing.T) {
+	key := []byte("delta test key 0123456789abcdef!")
+	for _, signed := range []bool{true, false} {
+		var mopts []state.MarshalOption
+		var uopts []state.UnmarshalOption
+		want := state.ErrInvalid
+		if signed {
+			mopts = []state.MarshalOption{state.WithSigningKey("k", key)}
+			uopts = []state.UnmarshalOption{state.WithVerifyKeys(map[string][]byte{"k": key})}
+			want = state.ErrTampered
+		}
+		r := statetest.SampleRun(t, "run_edit")
+		d1, err := r.Delta(mopts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Saved(d1)
+		oneTurn(t, r)
+		d2, err := r.Delta(mopts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Saved(d2)
+		items := append(append([]state.Piece{}, d1.Items...), d2.Items...)
+		got, err := state.Assemble(d2.Head, d1.Context, items, uopts...)
+		if err != nil {
+			t.Fatalf("signed=%v: Assemble of what was saved: %v", signed, err)
+		}
+		if d := statetest.Diff(t, got, r); d != "" {
+			t.Fatalf("signed=%v: Assemble (-want +got):\n%s", signed, d)
+		}
+		edits := map[string]func() ([]byte, []state.Piece){
+			"item edited": func() ([]byte, []state.Piece) {
+				c := clonePieces(items)
+				c[1].Data = bytes.Replace(c[1].Data, []byte("a"), []byte("b"), 1)
+				return d1.Context, c
+			},
+			"item dropped": func() ([]byte, []state.Piece) { return d1.Context, clonePieces(items)[1:] },
+			"item added": func() ([]byte, []state.Piece) {
+				c := clonePieces(items)
+				extra := c[len(c)-1]
+				extra.Seq += 100
+				return d1.Context, append(c, extra)
+			},
+			"item moved to another save": func() ([]byte, []state.Piece) {
+				c := clonePieces(items)
+				c[0].Version = d2.Version
+				return d1.Context, c
+			},
+			"context edited": func() ([]byte, []state.Piece) {
+				return bytes.Replace(d1.Context, []byte("earlier"), []byte("EARLIER"), 1), items
+			},
+			"context dropped": func() ([]byte, []state.Piece) { return nil, items },
+		}
+		for name, edit := range edits {
+			ctxData, pieces := edit()
+			_, err := state.Assemble(d2.Head, ctxData, pieces, uopts...)
+			if !errors.Is(err, want) {
+				t.Errorf("signed=%v, %s: Assemble = %v, want %v", signed, name, err, want)
+			}
+		}
+	}
+}
+
+func clonePieces(p []state.Piece) []state.Piece {
+	c := make([]state.Piece, len(p))
+	for i := range p {
+		c[i] = p[i]
+		c[i].Data = bytes.Clone(p[i].Data)
+	}
+	return c
+}
+
+// TestFileStoreLoadsWholeCheckpoint: a checkpoint file in the format the
+// file store wrote before deltas (one whole checkpoint per run) loads, and
+// the next save builds on it.
+func TestFileStoreLoadsWholeCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	golden, err := os.ReadFile(filepath.Join("testdata", "paused.golden.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := state.Unmarshal(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := state.NewFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.Path(want.ID()), golden, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx, want.ID())
+	if err != nil {
+		t.Fatalf("Load of a whole checkpoint: %v", err)
+	}
+	if d := statetest.Diff(t, got, want); d != "" {
+		t.Fatalf("Load of a whole checkpoint (-want +got):\n%s", d)
+	}
+	oneTurn(t, got)
+	if err := s.Save(ctx, got); err != nil {
+		t.Fatalf("Save over a whole checkpoint: %v", err)
+	}
+	oneTurn(t, got)
+	if err := s.Save(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.Load(ctx, want.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := statetest.Diff(t, again, got); d != "" {
+		t.Errorf("Load after delta saves over a whole checkpoint (-want +got):\n%s", d)
+	}
+}
+
+// TestFileStoreIgnoresUncommittedSave: a save file left by a save that died
+// before its head was renamed is not read, and the next save replaces it.
+func TestFileStoreIgnoresUncommittedSave(t *testing.T) {
+	ctx := context.Background()
+	s, err := state.NewFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := statetest.SampleRun(t, "run_torn")
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	want := r.Clone()
+	dir := filepath.Join(filepath.Dir(s.Path(r.ID())), "run_torn.saves")
+	next := filepath.Join(dir, strconv.FormatInt(r.Version()+1, 10))
+	if err := os.WriteFile(next, []byte(`{"version":2,"items":[{"seq":99,"data":{}}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Load(ctx, r.ID())
+	if err != nil {
+		t.Fatalf("Load with an uncommitted save file: %v", err)
+	}
+	if d := statetest.Diff(t, got, want); d != "" {
+		t.Fatalf("Load read an uncommitted save (-want +got):\n%s", d)
+	}
+	r.SetTurn(9) // a save with no new items
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = s.Load(ctx, r.ID()); err != nil {
+		t.Fatalf("Load after the next save: %v", err)
+	}
+	if d := statetest.Diff(t, got, r); d != "" {
+		t.Errorf("the next save did not replace the uncommitted one (-want +got):\n%s", d)
+	}
+}
