@@ -42,3 +42,7 @@ func BenchmarkCheckpoint(b *testing.B) { runGroup(b, "checkpoint") }
 // BenchmarkApproval is the approval cycle: interrupt → marshal → unmarshal
 // → approve → resume.
 func BenchmarkApproval(b *testing.B) { runGroup(b, "approval") }
+
+// BenchmarkCrashSafe times a turn of the crash-safe chain against
+// persistence alone on each backend.
+func BenchmarkCrashSafe(b *testing.B) { runGroup(b, "crashsafe") }

@@ -1,0 +1,204 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/turnkit/turnkit/middleware/checkpoint"
+	"github.com/turnkit/turnkit/middleware/persistence"
+	"github.com/turnkit/turnkit/model/scripted"
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/memory"
+	"github.com/turnkit/turnkit/session/postgres"
+	"github.com/turnkit/turnkit/session/redis"
+	"github.com/turnkit/turnkit/session/sqlite"
+	"github.com/turnkit/turnkit/state"
+)
+
+func init() { extraScenarios = append(extraScenarios, CrashSafeScenarios) }
+
+// A Backend is where a crash-safe scenario keeps sessions and checkpoints:
+// open returns both (one store where the backend holds both, so the
+// checkpointer saves and appends in one transaction) and a close func;
+// skip says why it cannot run here.
+type Backend struct {
+	Name string
+	Skip string
+	Open func(tb testing.TB) (session.Store, state.Store, func())
+}
+
+// Backends returns the crash-safe scenarios' backends: memory, SQLite in a
+// temporary file, and PostgreSQL and Redis when TURNKIT_POSTGRES_URL and
+// TURNKIT_REDIS_URL point at servers.
+func Backends() []Backend {
+	pgURL, redisURL := os.Getenv("TURNKIT_POSTGRES_URL"), os.Getenv("TURNKIT_REDIS_URL")
+	bs := []Backend{
+		{Name: "memory", Open: func(testing.TB) (session.Store, state.Store, func()) {
+			s := memory.New()
+			return s, state.NewMemoryStore(), func() { s.Close() }
+		}},
+		{Name: "sqlite", Open: func(tb testing.TB) (session.Store, state.Store, func()) {
+			dir, err := os.MkdirTemp("", "turnbench-sqlite-")
+			if err != nil {
+				tb.Fatal(err)
+			}
+			s, err := sqlite.Open(filepath.Join(dir, "bench.db"))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s, s, func() { s.Close(); os.RemoveAll(dir) }
+		}},
+		{Name: "postgres", Open: func(tb testing.TB) (session.Store, state.Store, func()) {
+			s, err := postgres.Open(context.Background(), pgURL, postgres.WithSchema("turnbench"))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s, s, func() { s.Close() }
+		}},
+		{Name: "redis", Open: func(tb testing.TB) (session.Store, state.Store, func()) {
+			s, err := redis.Open(context.Background(), redisURL, redis.WithPrefix("turnbench:"))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s, s, func() { s.Close() }
+		}},
+	}
+	if pgURL == "" {
+		bs[2].Skip = "TURNKIT_POSTGRES_URL is not set"
+	}
+	if redisURL == "" {
+		bs[3].Skip = "TURNKIT_REDIS_URL is not set"
+	}
+	return bs
+}
+
+// CrashSafeTurns times one turn per iteration of a Runner with the
+// crash-safe chain (persistence over the checkpointer's session, then the
+// checkpointer) on backend, or with persistence alone when checkpoints is
+// false, from a session that holds h items of history, read by
+// persistence as in production. It reports the bytes each checkpoint save
+// writes (B/save), measured on one more run after the timed ones.
+func CrashSafeTurns(b *testing.B, backend Backend, h int, checkpoints bool) {
+	sess, st, closeFn := backend.Open(b)
+	defer closeFn()
+	ctx := context.Background()
+	sessionID := fmt.Sprintf("crashsafe-%s-%d-%v", backend.Name, h, checkpoints)
+	if err := sess.Clear(ctx, sessionID); err != nil {
+		b.Fatal(err)
+	}
+	hist := History(h)
+	if err := sess.Append(ctx, sessionID, "history", hist); err != nil {
+		b.Fatal(err)
+	}
+	mws := []pipeline.Middleware{persistence.Middleware(sess)}
+	if checkpoints {
+		cp := checkpoint.New(st)
+		mws = []pipeline.Middleware{persistence.Middleware(cp.Session(sess)), cp.Middleware()}
+	}
+	var prev *state.Run
+	prepare := func(run *state.Run) {
+		// Back to the history alone: pop the previous run's items and drop
+		// its checkpoint (fresh runs reuse the run ID).
+		for i := 0; prev != nil && i < prev.Len(); i++ {
+			if _, ok, err := sess.Pop(ctx, sessionID); err != nil || !ok {
+				b.Fatalf("pop the previous run's items: %v, %v", ok, err)
+			}
+		}
+		if err := st.Delete(ctx, run.ID()); err != nil {
+			b.Fatal(err)
+		}
+		run.SetHistory(nil) // persistence reads the history from the session
+		run.SetSessionID(sessionID)
+		prev = run
+	}
+	RunnerTurnsWith(b, hist, prepare, pipeline.WithMiddleware(mws...))
+	if checkpoints {
+		b.ReportMetric(bytesPerSave(b, st, sess, sessionID, h), "B/save")
+	}
+}
+
+// bytesPerSave runs a few turns untimed with the crash-safe chain over a
+// store that measures each save's delta and returns the mean.
+func bytesPerSave(b *testing.B, st state.Store, sess session.Store, sessionID string, h int) float64 {
+	ctx := context.Background()
+	m := &measuringStore{Store: st}
+	cp := checkpoint.New(m)
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(cp.Session(sess)), cp.Middleware()))
+	agent := &pipeline.Agent{Name: "bench", Model: turnsModel(8), Tools: []pipeline.Tool{Tool()}}
+	run := state.NewRun(fmt.Sprintf("bytes-%d", h), "bench", 0)
+	run.SetSessionID(sessionID)
+	if err := st.Delete(ctx, run.ID()); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := runner.Run(ctx, agent, pipeline.UserInput("go"), pipeline.WithState(run)); err != nil {
+		b.Fatal(err)
+	}
+	if m.saves <= 1 {
+		return 0
+	}
+	// The first save of a run writes its context once; the figure is the
+	// steady state after it.
+	return float64(m.bytes-m.first) / float64(m.saves-1)
+}
+
+// measuringStore adds up the size of each save's delta.
+type measuringStore struct {
+	state.Store
+	saves, bytes, first int
+}
+
+func (m *measuringStore) Save(ctx context.Context, run *state.Run) error {
+	d, err := run.Delta()
+	if err != nil {
+		return err
+	}
+	n := len(d.Head) + len(d.Context)
+	for _, p := range d.Items {
+		n += len(p.Data)
+	}
+	if m.saves == 0 {
+		m.first = n
+	}
+	m.saves++
+	m.bytes += n
+	return m.Store.Save(ctx, run)
+}
+
+// CrashSafeScenarios returns, for each backend and history size, a turn
+// with persistence alone and a turn with the crash-safe chain, whose
+// baseline it is.
+func CrashSafeScenarios() []Scenario {
+	var out []Scenario
+	for _, be := range Backends() {
+		for _, h := range Histories {
+			alone := fmt.Sprintf("crashsafe/%s/persistence/history=%d", be.Name, h)
+			out = append(out,
+				Scenario{Name: alone, Group: "crashsafe", PerOp: 1, Unit: "turn", Skip: be.Skip,
+					Bench: func(b *testing.B) { CrashSafeTurns(b, be, h, false) }},
+				Scenario{Name: fmt.Sprintf("crashsafe/%s/checkpoint/history=%d", be.Name, h), Group: "crashsafe",
+					Baseline: alone, PerOp: 1, Unit: "turn", Skip: be.Skip,
+					Bench: func(b *testing.B) { CrashSafeTurns(b, be, h, true) }},
+			)
+		}
+	}
+	for i := range out {
+		if out[i].Skip != "" {
+			out[i].Bench = nil
+		}
+	}
+	return out
+}
+
+// turnsModel calls the trivial tool n times, then replies.
+func turnsModel(n int) pipeline.Model {
+	return scripted.Generate(func(k int) scripted.Step {
+		if k > n {
+			return replyStep
+		}
+		return callStep
+	})
+}
