@@ -32,5 +32,14 @@
 //
 // A [Store] keeps checkpoints with compare-and-swap on the version:
 // [MemoryStore] and [FileStore] here, SQL and Redis ones beside the session
-// stores; package statetest is the suite every Store passes.
+// stores; package statetest is the suite every Store passes. A store does
+// not rewrite the checkpoint on every save: [Run.Delta] gives it what
+// changed since the version the run was loaded or saved at (the new items,
+// the run's small mutable part as a head, and the context only when it
+// was replaced), and [Assemble] rebuilds the run from what it keeps, so
+// that [Marshal] of a loaded run equals [Marshal] of the live one. The
+// head binds the items and the context by a digest chain, so with signing
+// on an edited, dropped or added item is refused like an edited head.
+// Marshal and Unmarshal stay the complete, portable document, for files,
+// links and signing.
 package state

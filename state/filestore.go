@@ -14,13 +14,18 @@ import (
 	"sync"
 )
 
-// A FileStore is a [Store] that keeps one JSON file per run in a
-// directory, named after the run ID (escaped) with ".json". A save writes a
-// temporary file, syncs it and renames it over the old one, so a reader or
-// a crash sees the old checkpoint or the new one, never a mix. The
-// compare-and-swap runs under a lock held by this process and, on Unix, an
-// advisory file lock on the directory's ".lock" file, so several processes
-// may share the directory. It is safe for concurrent use.
+// A FileStore is a [Store] that keeps each run in a directory: a head
+// file named after the run ID (escaped) with ".json", and beside it a
+// ".saves" folder with one file per save that wrote items, named by its
+// version (see [Run.Delta]). A save writes its items to a temporary file,
+// syncs it and renames it into place, then does the same for the head: the
+// head's rename commits the save, so a reader or a crash sees the old
+// checkpoint or the new one, never a mix, and a save file of a version the
+// head has not reached is ignored. A head file that is a whole checkpoint
+// (the format of earlier versions) loads as such. The compare-and-swap
+// runs under a lock held by this process and, on Unix, an advisory file
+// lock on the directory's ".lock" file, so several processes may share the
+// directory. It is safe for concurrent use.
 type FileStore struct {
 	dir string
 	cfg storeConfig
@@ -37,7 +42,8 @@ func NewFileStore(dir string, opts ...StoreOption) (*FileStore, error) {
 	return &FileStore{dir: dir, cfg: newStoreConfig(opts)}, nil
 }
 
-// Path returns the file that holds the run's checkpoint.
+// Path returns the file that holds the run's checkpoint head: a whole
+// checkpoint for a run saved once, the head of its delta saves otherwise.
 func (s *FileStore) Path(runID string) string {
 	name := url.PathEscape(runID)
 	if strings.HasPrefix(name, ".") {

@@ -19,7 +19,9 @@ var (
 //
 // Save writes run if the stored version equals run.Version() (0 means "no
 // checkpoint yet"), and on success sets run's version to the new stored
-// version. Otherwise it returns ErrConflict and changes nothing. Load
+// version. It writes what changed since that version, not the whole run:
+// see [Run.Delta], [Run.Saved] and [Assemble], which implementations use
+// so that a save costs O(its new items). Otherwise it returns ErrConflict and changes nothing. Load
 // returns a new Run (sharing nothing with earlier loads) with its version
 // set, or ErrNotFound. Delete removes the checkpoint; deleting a missing
 // one is not an error.

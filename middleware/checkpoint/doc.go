@@ -63,9 +63,18 @@
 // before its commit in the same way (and back if the commit fails), so a
 // resumed run goes on with the agent it handed off to.
 //
+// Where the state store and the session store are one store that offers
+// it (session/sqlite, session/postgres, session/redis on one server), the
+// append save and the append are one transaction: the checkpoint is never
+// behind the session by construction, and a final commit needs no record,
+// since it is stored with the checkpoint or not at all.
+//
 // The cost is about one save per session append, plus one per response
-// with tool calls, one claim and one at the end; a save writes the whole
-// checkpoint.
+// with tool calls, one claim and one at the end. A save writes only what
+// changed since the last one ([state.Delta]): the items recorded since,
+// the run's small mutable part, and the context the run started from (the
+// session history) once per run, never again. So a save's size and cost do
+// not depend on the length of the run or its history.
 //
 // # Where it goes in the chain
 //
