@@ -42,8 +42,7 @@ func NewFileStore(dir string, opts ...StoreOption) (*FileStore, error) {
 	return &FileStore{dir: dir, cfg: newStoreConfig(opts)}, nil
 }
 
-// Path returns the file that holds the run's checkpoint head: a whole
-// checkpoint for a run saved once, the head of its delta saves otherwise.
+// Path returns the file that holds the head of the run's checkpoint.
 func (s *FileStore) Path(runID string) string {
 	name := url.PathEscape(runID)
 	if strings.HasPrefix(name, ".") {
