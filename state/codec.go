@@ -240,6 +240,8 @@ func (r *Run) wireLocked(items bool) wireRun {
 	}
 	if items {
 		w.Items, w.Context = wireItems(r.items), wireItems(r.context)
+	} else {
+		w.Guardrails = nil // a delta's head: guardrail results go as pieces
 	}
 	if w.Pending == nil {
 		w.Pending = []Approval{}

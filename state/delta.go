@@ -43,8 +43,10 @@ type Delta struct {
 	next baseline // what the run's baseline becomes once the delta is saved
 }
 
-// A Piece is one item of a run as a store keeps it: its position, the
-// version of the save that wrote it, and its JSON.
+// A Piece is one append-only record of a run as a store keeps it: an item
+// at its position (Seq > 0), or the nth guardrail result recorded (Seq =
+// -n), with the version of the save that wrote it and its JSON. A store
+// keeps pieces keyed by run and Seq, and need not tell the two apart.
 type Piece struct {
 	Seq     int64
 	Version int64
@@ -60,6 +62,7 @@ type baseline struct {
 	digest    [32]byte // the chain digest over the stored items, save by save
 	ctxGen    int      // the context generation stored
 	ctxDigest [32]byte // digest of the stored context
+	guards    int      // guardrail results stored
 }
 
 // deltaKey is the extension key under which a head records what binds it
@@ -112,6 +115,11 @@ func (r *Run) deltaWith(cfg *marshalConfig) (*Delta, error) {
 		d.next = r.base
 		d.mark = len(r.journal)
 	}
+	guardsFrom := r.base.guards
+	if d.Full {
+		guardsFrom = 0
+	}
+	guards := cloneGuards(r.guards[min(guardsFrom, len(r.guards)):])
 	var ctx []Item
 	ctxChanged := d.Full || r.ctxGen != r.base.ctxGen
 	if ctxChanged {
@@ -122,13 +130,22 @@ func (r *Run) deltaWith(cfg *marshalConfig) (*Delta, error) {
 	r.mu.Unlock()
 
 	d.next.known, d.next.version, d.next.ctxGen = true, d.Version, gen
-	d.Items = make([]Piece, len(items))
-	for i, it := range items {
+	d.next.guards = guardsFrom + len(guards)
+	d.Items = make([]Piece, 0, len(guards)+len(items))
+	for i, g := range guards { // negative positions first: Seq order
+		data, err := json.Marshal(g)
+		if err != nil {
+			return nil, fmt.Errorf("state: delta of run %s: guardrail result %d: %w", r.id, guardsFrom+i+1, err)
+		}
+		d.Items = append(d.Items, Piece{Seq: -int64(guardsFrom + i + 1), Version: d.Version, Data: data})
+	}
+	slices.Reverse(d.Items)
+	for _, it := range items {
 		data, err := json.Marshal(wireItemOf(it))
 		if err != nil {
 			return nil, fmt.Errorf("state: delta of run %s: item %d: %w", r.id, it.seq, err)
 		}
-		d.Items[i] = Piece{Seq: it.seq, Version: d.Version, Data: data}
+		d.Items = append(d.Items, Piece{Seq: it.seq, Version: d.Version, Data: data})
 	}
 	if len(d.Items) > 0 || d.Full {
 		d.next.digest = chain(d.next.digest, d.Version, d.Items) // from zero when full
@@ -274,18 +291,19 @@ func Assemble(head, context []byte, items []Piece, opts ...UnmarshalOption) (*Ru
 		return nil, tampered("stored context")
 	}
 
-	// Splice the items and the context into the head and decode the whole.
+	// Splice the guardrail results, the items and the context into the
+	// head and decode the whole.
 	slices.SortFunc(sorted, func(a, b Piece) int { return cmp.Compare(a.Seq, b.Seq) })
-	var list bytes.Buffer
-	list.WriteByte('[')
-	for i, p := range sorted {
-		if i > 0 {
-			list.WriteByte(',')
+	firstItem, _ := slices.BinarySearchFunc(sorted, 1, func(p Piece, seq int64) int { return cmp.Compare(p.Seq, seq) })
+	guards := sorted[:firstItem]
+	slices.Reverse(guards) // -1, -2, …: the order they were recorded in
+	for i, p := range guards {
+		if p.Seq != -int64(i+1) {
+			return nil, tampered("stored guardrail results")
 		}
-		list.Write(p.Data)
 	}
-	list.WriteByte(']')
-	payload["items"] = list.Bytes()
+	payload["guardrails"] = jsonList(guards)
+	payload["items"] = jsonList(sorted[firstItem:])
 	payload["context"] = context
 	delete(ext, deltaKey)
 	if len(ext) == 0 {
@@ -314,7 +332,7 @@ func Assemble(head, context []byte, items []Piece, opts ...UnmarshalOption) (*Ru
 		return nil, err
 	}
 	r.mu.Lock()
-	r.base = baseline{known: true, version: r.version, full: rec.Full, digest: digest, ctxGen: r.ctxGen, ctxDigest: ctxDigest}
+	r.base = baseline{known: true, version: r.version, full: rec.Full, digest: digest, ctxGen: r.ctxGen, ctxDigest: ctxDigest, guards: len(r.guards)}
 	r.mu.Unlock()
 	return r, nil
 }
@@ -346,4 +364,18 @@ func wireItemOf(it Item) wireItem {
 		w.Name = it.name
 	}
 	return w
+}
+
+// jsonList joins the pieces' JSON into an array.
+func jsonList(pieces []Piece) []byte {
+	var list bytes.Buffer
+	list.WriteByte('[')
+	for i, p := range pieces {
+		if i > 0 {
+			list.WriteByte(',')
+		}
+		list.Write(p.Data)
+	}
+	list.WriteByte(']')
+	return list.Bytes()
 }

@@ -30,6 +30,7 @@ func grown(t *testing.T, n int, opts ...state.StoreOption) (*state.Run, *state.M
 		if err := r.Record(state.ToolCall("fc_"+call, call, "noop", `{}`).WithSeq(seq), state.ToolOutput(call, "noop", `"ok"`).WithSeq(seq+1)); err != nil {
 			t.Fatal(err)
 		}
+		r.AddGuardrailResult(state.GuardrailResult{Name: "args", Stage: state.StageToolInput, Turn: i + 1, CallID: call})
 	}
 	s := state.NewMemoryStore(opts...)
 	if err := s.Save(context.Background(), r); err != nil {
@@ -46,6 +47,7 @@ func oneTurn(t *testing.T, r *state.Run) {
 		t.Fatal(err)
 	}
 	r.SetTurn(r.Turn() + 1)
+	r.AddGuardrailResult(state.GuardrailResult{Name: "args", Stage: state.StageToolInput, Turn: r.Turn(), CallID: "call_new"})
 }
 
 // TestDeltaDoesNotGrowWithHistory holds invariant 14 for checkpoints: after
@@ -60,8 +62,8 @@ func TestDeltaDoesNotGrowWithHistory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.Full || d.Context != nil || len(d.Items) != 2 {
-			t.Fatalf("history %d: delta full=%v, context %d bytes, %d items; want only the turn's 2 items", n, d.Full, len(d.Context), len(d.Items))
+		if d.Full || d.Context != nil || len(d.Items) != 3 {
+			t.Fatalf("history %d: delta full=%v, context %d bytes, %d pieces; want only the turn's 2 items and 1 guardrail result", n, d.Full, len(d.Context), len(d.Items))
 		}
 		heads[n] = len(d.Head)
 	}
@@ -87,8 +89,8 @@ func TestDeltaFullWhenBaselineUnknown(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !d.Full || d.Context == nil || len(d.Items) != run.Len() {
-			t.Errorf("%s run: delta full=%v, %d of %d items, context set %v; want a full save", name, d.Full, len(d.Items), run.Len(), d.Context != nil)
+		if want := run.Len() + len(run.GuardrailResults()); !d.Full || d.Context == nil || len(d.Items) != want {
+			t.Errorf("%s run: delta full=%v, %d of %d pieces, context set %v; want a full save", name, d.Full, len(d.Items), want, d.Context != nil)
 		}
 	}
 	r.SetVersion(r.Version() + 3)
@@ -168,6 +170,15 @@ func TestAssembleRefusesEditedParts(t *testing.T) {
 				return bytes.Replace(d1.Context, []byte("earlier"), []byte("EARLIER"), 1), items
 			},
 			"context dropped": func() ([]byte, []state.Piece) { return nil, items },
+			"guardrail result dropped": func() ([]byte, []state.Piece) {
+				var c []state.Piece
+				for _, p := range items {
+					if p.Seq != -1 {
+						c = append(c, p)
+					}
+				}
+				return d1.Context, c
+			},
 		}
 		for name, edit := range edits {
 			ctxData, pieces := edit()

@@ -35,6 +35,7 @@ func testDeltaSaves(t *testing.T, s state.Store) {
 		check(fmt.Sprintf("turn %d, call saved", turn))
 		must(t, r.Record(state.ToolOutput(call, "list_files", `["a"]`).WithSeq(first+1)))
 		r.AddUsage(state.Usage{Requests: 1, InputTokens: 10})
+		r.AddGuardrailResult(state.GuardrailResult{Name: "args", Stage: state.StageToolInput, Turn: 3 + turn, CallID: call})
 		if turn == 5 {
 			r.ReplaceContext([]state.Item{state.UserMessage("filtered").WithSeq(1)})
 		}
