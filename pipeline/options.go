@@ -134,7 +134,8 @@ type runConfig struct {
 	run       *state.Run
 }
 
-// WithRunID sets the run's ID instead of a generated one.
+// WithRunID sets the run's ID instead of a generated one. With [WithState]
+// the state's ID is the run's: a different WithRunID is an error.
 func WithRunID(id string) RunOption { return runOptionFunc(func(c *runConfig) { c.runID = id }) }
 
 // WithSessionID names the session the run's items persist to; the

@@ -126,6 +126,9 @@ func (r *Runner) start(agent *Agent, input []state.Item, opts []RunOption) (*sta
 		if run.Len() > 0 || run.Turn() > 0 {
 			return nil, fmt.Errorf("pipeline: run: state %s already has items; use Resume", run.ID())
 		}
+		if rc.runID != "" && rc.runID != run.ID() {
+			return nil, fmt.Errorf("pipeline: run: WithRunID(%q) conflicts with WithState of run %q: give one of them", rc.runID, run.ID())
+		}
 		run.SetAgent(agent.Name)
 		if rc.maxTurns > 0 {
 			run.SetMaxTurns(rc.maxTurns)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -504,5 +505,24 @@ func TestHandoffFilterError(t *testing.T) {
 		}}}}
 	if _, err := pipeline.NewRunner().Run(context.Background(), triage, pipeline.UserInput("hi")); !errors.Is(err, boom) {
 		t.Errorf("err = %v, want the filter's error", err)
+	}
+}
+
+// TestRunIDConflictsWithState: WithRunID used to be dropped silently when
+// WithState was given; a different ID is now refused before anything runs.
+func TestRunIDConflictsWithState(t *testing.T) {
+	model := scripted.New(scripted.Reply("hi"))
+	a := &pipeline.Agent{Name: "a", Model: model}
+	run := state.NewRun("run-a", "a", 0)
+	_, err := pipeline.NewRunner().Run(context.Background(), a, pipeline.UserInput("hi"), pipeline.WithState(run), pipeline.WithRunID("run-b"))
+	if err == nil || !strings.Contains(err.Error(), "run-b") || !strings.Contains(err.Error(), "run-a") {
+		t.Fatalf("Run(WithState(run-a), WithRunID(run-b)) = %v, want an error naming both IDs", err)
+	}
+	if run.Len() != 0 {
+		t.Errorf("the refused run recorded %d items", run.Len())
+	}
+	res, err := pipeline.NewRunner().Run(context.Background(), a, pipeline.UserInput("hi"), pipeline.WithState(run), pipeline.WithRunID("run-a"))
+	if err != nil || res.RunID() != "run-a" {
+		t.Fatalf("Run with the state's own ID = %v, %v", res, err)
 	}
 }
