@@ -24,8 +24,8 @@ type Toolset struct {
 	cfg   config
 	conns []*conn
 
-	mu    sync.Mutex       // serialises refreshes; guards lists and tools
-	lists [][]*sdk.Tool    // each server's last good list
+	mu    sync.Mutex        // serialises refreshes; guards lists and tools
+	lists [][]*sdk.Tool     // each server's last good list
 	tools map[toolKey]*Tool // every tool ever handed out, by server and MCP name
 	snap  atomic.Pointer[[]*Tool]
 
