@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -279,6 +281,8 @@ func classify(ctx, parent context.Context, server, op, tool string, err error) e
 		e.Kind = ErrTimeout
 	case errors.As(err, &wire):
 		e.Kind = ErrProtocol
+	case isTransportError(err):
+		e.Kind = ErrTransport
 	case isDecodeError(err):
 		e.Kind = ErrProtocol
 	default:
@@ -287,10 +291,19 @@ func classify(ctx, parent context.Context, server, op, tool string, err error) e
 	return e
 }
 
+// isTransportError reports whether err says the connection failed.
+func isTransportError(err error) bool {
+	var ne net.Error
+	var ue *url.Error
+	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) ||
+		errors.Is(err, os.ErrClosed) || errors.As(err, &ne) || errors.As(err, &ue)
+}
+
 // isDecodeError reports whether err says the server's answer could not be
 // decoded.
 func isDecodeError(err error) bool {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
-	return errors.As(err, &syn) || errors.As(err, &typ) || strings.Contains(err.Error(), "unmarshal")
+	return errors.As(err, &syn) || errors.As(err, &typ) ||
+		strings.Contains(err.Error(), "unmarshal") || strings.Contains(err.Error(), "unrecognized content type")
 }

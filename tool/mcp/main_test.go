@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,7 +47,7 @@ func runHelperServer(mode string) {
 		return text(mode + " " + string(rune('0'+n))), nil
 	})
 	s.AddTool(&sdk.Tool{Name: "exit_after", InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		go func() { time.Sleep(50 * time.Millisecond); os.Exit(0) }()
+		time.AfterFunc(50*time.Millisecond, func() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL) })
 		return text("bye"), nil
 	})
 	_ = s.Run(context.Background(), &sdk.StdioTransport{})
