@@ -24,8 +24,9 @@ const defaultConnectTimeout = 30 * time.Second
 // A conn is the toolset's link to one server: the live session, and how to
 // start another one after a crash.
 type conn struct {
-	srv    *Server
-	client *sdk.Client // nil for a caller-owned session
+	srv     *Server
+	client  *sdk.Client // nil for a caller-owned session
+	changed func()      // marks the server's tool list stale
 
 	mu     sync.Mutex
 	live   *session // nil before the first connect and after Close
@@ -47,11 +48,11 @@ func (s *session) ended() bool {
 	}
 }
 
-func newConn(srv *Server, impl *sdk.Implementation, changed func(context.Context, *sdk.ToolListChangedRequest)) *conn {
-	c := &conn{srv: srv}
+func newConn(srv *Server, impl *sdk.Implementation, changed func()) *conn {
+	c := &conn{srv: srv, changed: changed}
 	if srv.Session == nil {
 		c.client = sdk.NewClient(impl, &sdk.ClientOptions{
-			ToolListChangedHandler: changed,
+			ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed() },
 			// No roots, sampling or elicitation: the toolset only calls tools.
 			Capabilities: &sdk.ClientCapabilities{},
 		})
@@ -92,7 +93,11 @@ func (c *conn) restart(ctx context.Context, old *session) (*session, error) {
 		return c.live, nil
 	}
 	_ = old.cs.Close() // reaps the exited process
-	return c.dialLocked(ctx)
+	s, err := c.dialLocked(ctx)
+	if err == nil {
+		c.changed() // the new process may offer other tools
+	}
+	return s, err
 }
 
 // dialLocked connects a new session and makes it the live one.

@@ -27,7 +27,8 @@
 //
 // Each server's tools are listed once, at Connect, and cached. When a
 // server sends notifications/tools/list_changed, its list is fetched again
-// in the background; [Toolset.Refresh] does the same on demand (for a
+// in the background, as it is after a stdio server was restarted;
+// [Toolset.Refresh] does the same on demand (for a
 // caller-owned session, whose notifications the toolset does not see).
 // Tools already handed out keep their identity and see a new description
 // or schema at once; a tool the server added appears in the next call of
