@@ -33,6 +33,7 @@ var allowed = []struct {
 	{"middleware/...", []string{"pipeline", "state"}},
 	{"model/...", []string{"pipeline", "state"}},
 	{"tracing/...", []string{"pipeline", "state", "tracing/internal/..."}},
+	{"tool/mcp", []string{"pipeline", "state"}}, // MCP servers' tools; the go-sdk stays here
 	{"tool/...", []string{"pipeline", "state"}},
 	{"examples/...", []string{"..."}},
 	{"bench/...", []string{"..."}},
@@ -42,15 +43,17 @@ var allowed = []struct {
 // heavy lists third-party modules that only the named packages (and
 // examples, benchmarks) may pull in, directly or transitively.
 var heavy = map[string][]string{
-	"github.com/jackc/pgx":               {"session/postgres"},
-	"github.com/redis/go-redis":          {"session/redis"},
-	"modernc.org/sqlite":                 {"session/sqlite"},
-	"github.com/openai/openai-go":        {"model/openai"},
-	"go.uber.org/zap":                    {"middleware/logging"},
-	"go.opentelemetry.io/otel/sdk":       {},
-	"go.opentelemetry.io/otel/exporters": {},
-	"github.com/invopop/jsonschema":      {"tool"},
-	"gonum.org/v1/plot":                  {},
+	"github.com/jackc/pgx":                   {"session/postgres"},
+	"github.com/redis/go-redis":              {"session/redis"},
+	"modernc.org/sqlite":                     {"session/sqlite"},
+	"github.com/openai/openai-go":            {"model/openai"},
+	"go.uber.org/zap":                        {"middleware/logging"},
+	"go.opentelemetry.io/otel/sdk":           {},
+	"go.opentelemetry.io/otel/exporters":     {},
+	"github.com/invopop/jsonschema":          {"tool"},
+	"github.com/modelcontextprotocol/go-sdk": {"tool/mcp"},
+	"github.com/google/jsonschema-go":        {"tool/mcp"},
+	"gonum.org/v1/plot":                      {},
 }
 
 type listedPackage struct {

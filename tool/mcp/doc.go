@@ -1,0 +1,97 @@
+// Package mcp turns the tools of MCP (Model Context Protocol) servers into
+// [pipeline.Tool] values, through the official Go MCP SDK
+// (github.com/modelcontextprotocol/go-sdk, imported here as sdk).
+//
+// [Connect] connects to the [Server]s it is given, lists their tools once
+// and returns a [Toolset]; [Toolset.Tools] hands them out as ordinary
+// pipeline tools, so approval, guardrails, persistence, checkpoints,
+// tracing and logging treat them like any other tool:
+//
+//	ts, err := mcp.Connect(ctx, []mcp.Server{
+//		{Name: "files", Command: &mcp.Command{Path: "mcp-server-filesystem", Args: []string{"/srv"}}},
+//		{Name: "search", HTTP: &mcp.HTTP{URL: "http://127.0.0.1:8080/mcp"}},
+//	})
+//	if err != nil { ... }
+//	defer ts.Close()
+//	agent := &pipeline.Agent{Name: "assistant", Model: m, Tools: ts.Tools()}
+//
+// # Transports
+//
+// A server is reached in exactly one of four ways: a stdio [Command] the
+// toolset starts and stops (Close ends it), a streamable [HTTP] endpoint
+// (headers and auth through the caller's http.Client), any other go-sdk
+// Transport (such as an in-memory one), or a session the caller connected
+// and owns (the toolset never closes it).
+//
+// # Tool lists
+//
+// Each server's tools are listed once, at Connect, and cached. When a
+// server sends notifications/tools/list_changed, its list is fetched again
+// in the background, as it is after a stdio server was restarted;
+// [Toolset.Refresh] does the same on demand (for a
+// caller-owned session, whose notifications the toolset does not see).
+// Tools already handed out keep their identity and see a new description
+// or schema at once; a tool the server added appears in the next call of
+// [Toolset.Tools] (agents are plain values: build the agent again to offer
+// it). A refresh that fails, or that would make two tools share a name,
+// keeps the previous list and reports the error to [WithErrorHandler].
+//
+// # Names and filters
+//
+// Server.Allow and Server.Deny filter a server's tools by their MCP names
+// ([path.Match] patterns); the filters given to [Toolset.Tools] filter by
+// the names the model sees, so each agent may take its own subset. A name
+// the model API would refuse has its other characters replaced by '_'.
+// When two servers offer the same name, Connect fails with a
+// [*DuplicateToolError] unless [WithServerPrefix] is given, which names
+// every tool "<server>_<tool>".
+//
+// # Schemas
+//
+// The input schema goes to the model as the server gave it (the same JSON
+// value). The tool's spec is Strict only when the schema qualifies for
+// strict mode: every object closes its properties (additionalProperties
+// false) and requires all of them, and only keywords strict mode accepts
+// are used.
+//
+// # Calls
+//
+// Arguments are sent as the JSON object the model wrote; anything else is a
+// [*pipeline.ArgumentError]. The call's idempotency key
+// ([pipeline.ToolCall.IdempotencyKey]: run ID and call ID) travels in the
+// request's _meta under [MetaIdempotencyKey], so a server can recognise a
+// call retried after a crash or a resume.
+//
+// The result becomes the tool's output text: text content as it is, the
+// parts joined by newlines. Other content (images, audio, resource links,
+// embedded resources) is described as one line of JSON per part, without
+// its binary data, until turnkit has content parts for tool outputs;
+// structuredContent is added as JSON unless a text part already holds the
+// same value. An isError result is returned as a [*ToolError], which the
+// runner reports to the model as the tool's error output by default.
+//
+// A transport failure, a JSON-RPC error, a malformed result, a timeout
+// (Server.Timeout) or a crashed stdio server is an [*Error] wrapping one of
+// [ErrTransport], [ErrProtocol], [ErrTimeout] or [ErrServerExited].
+// Cancelling the call's context cancels the MCP request
+// (notifications/cancelled) and the call returns the context's error.
+//
+// # Restarts
+//
+// A stdio server that the toolset started and that has exited is started
+// again at most once per call. A call that finds the server gone restarts
+// it and is sent to the new process. A call during which the server dies
+// restarts it too, but is sent again only when the tool is annotated
+// read-only or idempotent (readOnlyHint, idempotentHint), with the same
+// idempotency key; otherwise it returns an [*Error] wrapping
+// [ErrServerExited] and the next call uses the new process. A second crash
+// in the same call is returned as it is. Servers reached over HTTP, another
+// transport or a caller-owned session are never restarted.
+//
+// # Approval
+//
+// MCP tools work with approval.ByTool like any tool. [FromServers] is a
+// policy (it satisfies approval.Policy) that holds every call to the tools
+// of the named servers, and Server.NeedsApproval makes a server's tools ask
+// for approval themselves ([pipeline.ApprovalRequirer]).
+package mcp

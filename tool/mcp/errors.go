@@ -1,0 +1,140 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Errors that an [*Error] wraps, and the ones build-time errors wrap; match
+// them with errors.Is.
+var (
+	// ErrTransport means the server could not be reached or the connection
+	// to it failed or closed.
+	ErrTransport = errors.New("mcp: transport failure")
+	// ErrServerExited means a stdio server's process exited.
+	ErrServerExited = errors.New("mcp: server process exited")
+	// ErrTimeout means the server did not answer within Server.Timeout (a
+	// call) or Server.ConnectTimeout (connect and initialize).
+	ErrTimeout = errors.New("mcp: timeout")
+	// ErrProtocol means the server answered with a JSON-RPC error or with
+	// a result that is not what the protocol says.
+	ErrProtocol = errors.New("mcp: protocol error")
+	// ErrToolFailed means the tool ran and reported an error (isError). It
+	// is wrapped by [*ToolError].
+	ErrToolFailed = errors.New("mcp: tool reported an error")
+	// ErrDuplicateTool means two tools would have the same name. It is
+	// wrapped by [*DuplicateToolError].
+	ErrDuplicateTool = errors.New("mcp: duplicate tool name")
+	// ErrInvalidServer means a [Server] is configured wrongly. It is wrapped
+	// by [*ConfigError].
+	ErrInvalidServer = errors.New("mcp: invalid server")
+)
+
+// An Error reports a failure to talk to a server: Op is what was being
+// done ("connect", "list tools", "call"), Tool the MCP name of the tool
+// called, if any. Kind is one of [ErrTransport], [ErrServerExited],
+// [ErrTimeout] or [ErrProtocol], or the context's error when the caller's
+// context ended; errors.Is matches it and the cause.
+type Error struct {
+	Server string
+	Op     string
+	Tool   string
+	Kind   error
+	Err    error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mcp: server %q: %s", e.Server, e.Op)
+	if e.Tool != "" {
+		fmt.Fprintf(&b, " %q", e.Tool)
+	}
+	b.WriteString(": ")
+	b.WriteString(strings.TrimPrefix(e.Kind.Error(), "mcp: "))
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns Kind and the cause.
+func (e *Error) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Err}
+}
+
+// ErrorType names the failure for tracing's error.type: "mcp_transport",
+// "mcp_server_exited", "mcp_timeout" or "mcp_protocol"; "" when the call's
+// context ended (Kind is then the context's error).
+func (e *Error) ErrorType() string {
+	switch e.Kind {
+	case context.Canceled, context.DeadlineExceeded:
+		return ""
+	case ErrServerExited:
+		return "mcp_server_exited"
+	case ErrTimeout:
+		return "mcp_timeout"
+	case ErrProtocol:
+		return "mcp_protocol"
+	}
+	return "mcp_transport"
+}
+
+// A ToolError reports a call whose result had isError set: the tool ran
+// and failed. Output is the result rendered as the tool's output would
+// be; the runner reports the error to the model by default. It wraps
+// [ErrToolFailed].
+type ToolError struct {
+	Server string
+	Tool   string
+	Output string
+}
+
+func (e *ToolError) Error() string {
+	return fmt.Sprintf("mcp: server %q tool %q: %s", e.Server, e.Tool, e.Output)
+}
+
+// Unwrap returns [ErrToolFailed].
+func (e *ToolError) Unwrap() error { return ErrToolFailed }
+
+// ErrorType returns "mcp_tool_error", for tracing's error.type.
+func (e *ToolError) ErrorType() string { return "mcp_tool_error" }
+
+// A DuplicateToolError reports two tools that would reach the model under
+// one name. It wraps [ErrDuplicateTool].
+type DuplicateToolError struct {
+	// Name is the name the model would see.
+	Name string
+	// Servers and Tools are the two servers and their tools' MCP names.
+	Servers [2]string
+	Tools   [2]string
+}
+
+func (e *DuplicateToolError) Error() string {
+	return fmt.Sprintf("mcp: tool name %q is offered by server %q (tool %q) and server %q (tool %q); use WithServerPrefix or filter one out",
+		e.Name, e.Servers[0], e.Tools[0], e.Servers[1], e.Tools[1])
+}
+
+// Unwrap returns [ErrDuplicateTool].
+func (e *DuplicateToolError) Unwrap() error { return ErrDuplicateTool }
+
+// A ConfigError reports a [Server] that cannot be used as configured, or a
+// tool whose name cannot be offered to the model. Index is the server's
+// place in the list given to [Connect]. It wraps [ErrInvalidServer].
+type ConfigError struct {
+	Server string
+	Index  int
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("mcp: server %q (#%d): %s", e.Server, e.Index, e.Reason)
+}
+
+// Unwrap returns [ErrInvalidServer].
+func (e *ConfigError) Unwrap() error { return ErrInvalidServer }

@@ -1,0 +1,200 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"sync/atomic"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/turnkit/turnkit/pipeline"
+)
+
+// MetaIdempotencyKey is the _meta key of a call's idempotency key
+// ([pipeline.ToolCall.IdempotencyKey]) in every tools/call request.
+const MetaIdempotencyKey = "com.github.turnkit/idempotency-key"
+
+// A Tool is one tool of an MCP server, as a [pipeline.Tool]. [Toolset.Tools]
+// hands them out; a Tool is safe for concurrent use.
+type Tool struct {
+	conn     *conn
+	server   string
+	name     string
+	approval bool
+	spec     atomic.Pointer[pipeline.ToolSpec]
+	resend   atomic.Bool // read-only or idempotent: may be sent again after a crash
+}
+
+var (
+	_ pipeline.Tool             = (*Tool)(nil)
+	_ pipeline.ApprovalRequirer = (*Tool)(nil)
+)
+
+// Spec returns the tool's spec as last listed. Parameters is shared and
+// must not be modified.
+func (t *Tool) Spec() pipeline.ToolSpec { return *t.spec.Load() }
+
+// Server returns the name of the tool's server.
+func (t *Tool) Server() string { return t.server }
+
+// MCPName returns the tool's name on its server (the model may see
+// another one, see [WithServerPrefix]).
+func (t *Tool) MCPName() string { return t.name }
+
+// NeedsApproval reports whether the tool's server was configured with
+// Server.NeedsApproval.
+func (t *Tool) NeedsApproval(context.Context, *pipeline.ToolCall) (bool, error) {
+	return t.approval, nil
+}
+
+// Call sends the call to the server and returns its result as text (see
+// the package documentation). Arguments that are not a JSON object are a
+// [*pipeline.ArgumentError]; an isError result is a [*ToolError]; a failure
+// to get a result is an [*Error].
+func (t *Tool) Call(ctx context.Context, c *pipeline.ToolCall) (string, error) {
+	args, err := arguments(c.Arguments)
+	if err != nil {
+		return "", &pipeline.ArgumentError{Tool: c.Name, CallID: c.CallID, Err: err}
+	}
+	p := &sdk.CallToolParams{Name: t.name, Arguments: args}
+	if c.Turn != nil && c.Turn.Run != nil {
+		p.Meta = sdk.Meta{MetaIdempotencyKey: c.IdempotencyKey()}
+	}
+	res, err := t.conn.call(ctx, p, t.resend.Load())
+	if err != nil {
+		return "", err
+	}
+	out, err := render(res)
+	if err != nil {
+		return "", &Error{Server: t.server, Op: "call", Tool: t.name, Kind: ErrProtocol, Err: err}
+	}
+	if res.IsError {
+		return "", &ToolError{Server: t.server, Tool: t.name, Output: out}
+	}
+	return out, nil
+}
+
+// keptBy reports whether every filter keeps the tool.
+func (t *Tool) keptBy(filters []Filter) bool {
+	name := t.Spec().Name
+	for _, f := range filters {
+		if f != nil && !f(t.server, name) {
+			return false
+		}
+	}
+	return true
+}
+
+var emptyObject = json.RawMessage(`{}`)
+
+// arguments checks that the model's arguments are one JSON object.
+func arguments(s string) (json.RawMessage, error) {
+	b := bytes.TrimSpace([]byte(s))
+	if len(b) == 0 {
+		return emptyObject, nil
+	}
+	if b[0] != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	if !json.Valid(b) {
+		return nil, errors.New("malformed JSON")
+	}
+	return b, nil
+}
+
+// render turns a result into the tool's output text.
+func render(res *sdk.CallToolResult) (string, error) {
+	if len(res.Content) == 1 && res.StructuredContent == nil {
+		if tc, ok := res.Content[0].(*sdk.TextContent); ok {
+			return tc.Text, nil // the common case, without a copy
+		}
+	}
+	var b strings.Builder
+	line := func(s string) {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(s)
+	}
+	structuredShown := false
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			line(c.Text)
+			if res.StructuredContent != nil && !structuredShown && sameJSON(c.Text, res.StructuredContent) {
+				structuredShown = true
+			}
+		case nil:
+			return "", errors.New("result has a null content part")
+		default:
+			d, err := describe(c)
+			if err != nil {
+				return "", err
+			}
+			line(d)
+		}
+	}
+	if res.StructuredContent != nil && !structuredShown {
+		s, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			return "", err
+		}
+		line(string(s))
+	}
+	return b.String(), nil
+}
+
+// sameJSON reports whether text is JSON for the value v.
+func sameJSON(text string, v any) bool {
+	var got any
+	if json.Unmarshal([]byte(text), &got) != nil {
+		return false
+	}
+	return reflect.DeepEqual(got, v)
+}
+
+// part describes a non-text content part, without its binary data.
+type part struct {
+	Type        string `json:"type"`
+	MIMEType    string `json:"mimeType,omitempty"`
+	Bytes       *int   `json:"bytes,omitempty"`
+	URI         string `json:"uri,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Text        string `json:"text,omitempty"`
+}
+
+// describe renders a non-text content part as one line of JSON. Binary
+// data is left out (its size is given) until tool outputs have content
+// parts.
+func describe(c sdk.Content) (string, error) {
+	size := func(b []byte) *int { n := len(b); return &n }
+	var p part
+	switch c := c.(type) {
+	case *sdk.ImageContent:
+		p = part{Type: "image", MIMEType: c.MIMEType, Bytes: size(c.Data)}
+	case *sdk.AudioContent:
+		p = part{Type: "audio", MIMEType: c.MIMEType, Bytes: size(c.Data)}
+	case *sdk.ResourceLink:
+		p = part{Type: "resource_link", URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MIMEType: c.MIMEType}
+	case *sdk.EmbeddedResource:
+		if c.Resource == nil {
+			return "", errors.New("embedded resource without contents")
+		}
+		r := c.Resource
+		p = part{Type: "resource", URI: r.URI, MIMEType: r.MIMEType, Text: r.Text}
+		if r.Blob != nil {
+			p.Bytes = size(r.Blob)
+		}
+	default:
+		b, err := json.Marshal(c)
+		return string(b), err
+	}
+	b, err := json.Marshal(p)
+	return string(b), err
+}
