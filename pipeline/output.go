@@ -329,7 +329,8 @@ func (a *Agent) Validate() error {
 	if len(a.Handoffs) == 0 {
 		return a.validateOutput()
 	}
-	return a.validateFrom(nil)
+	var path [8]*Agent // the agents on the way, on the stack for most graphs
+	return a.validateFrom(path[:0])
 }
 
 // validateFrom validates a and the agents it hands off to, skipping those

@@ -350,7 +350,11 @@ func (c *compiler) compileObject(n *node, t reflect.Type, s *jsonschema.Schema, 
 	case isFalseSchema(s.AdditionalProperties):
 		n.closed = true
 	default:
-		c.loose(path, "an object with additional properties has no fixed properties")
+		if t != nil && t.Kind() == reflect.Map {
+			c.loose(path, "a map has no fixed properties")
+		} else {
+			c.loose(path, "an object with additional properties has no fixed properties")
+		}
 		var et reflect.Type
 		if t != nil && t.Kind() == reflect.Map {
 			et = t.Elem()
