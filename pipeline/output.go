@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -286,10 +287,14 @@ func responseRefusal(resp *ModelResponse) (string, bool) {
 
 // refusalOf reads a message's refusal content parts.
 func refusalOf(it state.Item) (string, bool) {
+	raw := it.Raw()
+	if !bytes.Contains(raw, []byte(`"refusal"`)) {
+		return "", false // the common case, without parsing
+	}
 	var m struct {
 		Content json.RawMessage `json:"content"`
 	}
-	if err := json.Unmarshal(it.Raw(), &m); err != nil || len(m.Content) == 0 || m.Content[0] != '[' {
+	if err := json.Unmarshal(raw, &m); err != nil || len(m.Content) == 0 || m.Content[0] != '[' {
 		return "", false
 	}
 	var parts []struct {
