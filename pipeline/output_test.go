@@ -224,20 +224,31 @@ func TestOutputTerminalTool(t *testing.T) {
 	}) (invoice, error) {
 		return invoice{Customer: in.Customer}, nil // a nil Lines marshals as null
 	})
-	modes(t, func(t *testing.T, stream bool) {
-		agent := &pipeline.Agent{
-			Name: "billing", Output: invoiceOutput, Tools: []pipeline.Tool{lookup}, ToolUse: pipeline.StopOnFirstTool(),
-			Model: scripted.New(scripted.CallTool("lookup_invoice", `{"customer":"ACME"}`)),
-		}
-		res, err := runOut(t, pipeline.NewRunner(), agent, stream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := pipeline.OutputAs[invoice](res)
-		if err != nil || got.Customer != "ACME" {
-			t.Errorf("OutputAs = %+v, %v", got, err)
-		}
+	decider := pipeline.DecideToolUse(func(ctx context.Context, t *pipeline.Turn, outs []pipeline.ToolOutcome) (string, bool, error) {
+		return outs[0].Result.Output, true, nil
 	})
+	behaviours := map[string]pipeline.ToolUseBehavior{
+		"first": pipeline.StopOnFirstTool(), "at": pipeline.StopAtTools("lookup_invoice"), "decider": decider,
+	}
+	for name, use := range behaviours {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			modes(t, func(t *testing.T, stream bool) {
+				agent := &pipeline.Agent{
+					Name: "billing", Output: invoiceOutput, Tools: []pipeline.Tool{lookup}, ToolUse: use,
+					Model: scripted.New(scripted.CallTool("lookup_invoice", `{"customer":"ACME"}`)),
+				}
+				res, err := runOut(t, pipeline.NewRunner(), agent, stream)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := pipeline.OutputAs[invoice](res)
+				if err != nil || got.Customer != "ACME" {
+					t.Errorf("OutputAs = %+v, %v", got, err)
+				}
+			})
+		})
+	}
 }
 
 func TestOutputTerminalToolTypeCheckedBeforeRun(t *testing.T) {
