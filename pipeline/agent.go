@@ -25,6 +25,11 @@ type Agent struct {
 	// ToolUse decides what happens after the tools of a response ran. The
 	// zero value runs the model again.
 	ToolUse ToolUseBehavior
+	// Output, if set, is the Go type of the agent's final output: the model
+	// is asked for JSON that follows its schema, and the final output (a
+	// final message, a terminal tool's output) is decoded into it; read it
+	// with [OutputAs]. Nil means plain text.
+	Output OutputType
 }
 
 // tool returns the agent's tool with the given name.

@@ -47,6 +47,19 @@
 // before the output guardrails run; the session and the result still obey
 // their verdict.
 //
+// # Structured output
+//
+// An agent may declare the Go type of its final output ([Agent.Output], an
+// [OutputType]; package tool builds one from a type with the schema
+// generation of its typed tools). The model stage gets its schema
+// ([ModelCall].Output), and the core decodes the final output (a final
+// message, or a terminal tool's output) when the turn decides, so the turn's
+// [NextStep].Value holds it before the output guardrails run. [OutputAs]
+// reads it from a [Result], [DecodeOutput] from a finished state. Text that
+// does not decode is an [*OutputError], a refusal a [*RefusalError]; both
+// end the run unfinished. The state keeps only the raw text, so a checkpoint
+// gives the same value in any process.
+//
 // # Cost
 //
 // The chain is built once, in [NewRunner]. A turn's work is O(its new

@@ -43,6 +43,9 @@ type ModelCall struct {
 	Tools []ToolSpec
 	// Settings are the agent's model settings.
 	Settings ModelSettings
+	// Output describes the structured output the agent asks for; the zero
+	// spec means plain text.
+	Output OutputSpec
 	// Stream asks the model to stream its text through Emit.
 	Stream bool
 

@@ -22,6 +22,12 @@ type Result struct {
 
 	run      *state.Run
 	newItems []state.Item
+
+	// The final output decoded into its agent's output type (nil for
+	// text), that agent's name, and the error that stopped the decoding.
+	output      any
+	outputAgent string
+	outputErr   error
 }
 
 // Interrupted reports whether the run paused for decisions.

@@ -104,6 +104,9 @@ func (r *Runner) start(agent *Agent, input []state.Item, opts []RunOption) (*sta
 	if agent == nil {
 		return nil, errors.New("pipeline: run: nil agent")
 	}
+	if err := agent.Validate(); err != nil {
+		return nil, err
+	}
 	var rc runConfig
 	for _, o := range opts {
 		if o != nil {
@@ -150,6 +153,9 @@ func (r *Runner) prepareResume(agent *Agent, run *state.Run) (*Agent, error) {
 	current := agent.find(run.Agent())
 	if current == nil {
 		return nil, &UnknownAgentError{Agent: run.Agent()}
+	}
+	if err := agent.Validate(); err != nil {
+		return nil, err
 	}
 	return current, nil
 }
@@ -230,6 +236,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 		}
 		err := r.turn.ServeTurn(ctx, t)
 		if err != nil {
+			res.noteOutputErr(err)
 			return res, err
 		}
 		if t.emit != nil {
@@ -237,8 +244,11 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 		}
 		switch t.Next.Kind {
 		case NextFinalOutput:
+			if err := res.setOutput(current, t.Next.Output, t.Next.Value); err != nil {
+				res.outputErr = err
+				return res, err
+			}
 			run.Finish(t.Next.Output)
-			res.FinalOutput = t.Next.Output
 			return res, nil
 		case NextRunAgain:
 		case NextHandoff:
@@ -274,8 +284,11 @@ func (r *Runner) maxTurnsReached(ctx context.Context, run *state.Run, res *Resul
 	if !ok {
 		return res, err
 	}
+	if err := res.setOutput(res.LastAgent, final, nil); err != nil {
+		res.outputErr = err
+		return res, err
+	}
 	run.Finish(final)
-	res.FinalOutput = final
 	return res, nil
 }
 
@@ -376,7 +389,7 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 	}
 	call := &ModelCall{
 		Turn: t, Agent: a, Instructions: instructions, Input: t.Run.ModelInput(),
-		Tools: tools, Settings: a.Settings, Stream: t.emit != nil, emit: t.emit,
+		Tools: tools, Settings: a.Settings, Output: outputSpec(a), Stream: t.emit != nil, emit: t.emit,
 	}
 	resp, err := r.model.CallModel(ctx, call)
 	if err != nil {
@@ -686,10 +699,9 @@ func (r *Runner) decide(ctx context.Context, t *Turn, hasMessage bool, final str
 	}
 	if len(t.Calls) == 0 {
 		if hasMessage {
-			t.Next = NextStep{Kind: NextFinalOutput, Output: final}
-		} else {
-			t.Next = NextStep{Kind: NextRunAgain}
+			return setFinal(t, final, true)
 		}
+		t.Next = NextStep{Kind: NextRunAgain}
 		return nil
 	}
 	out, done, err := t.Agent.ToolUse.decideFinal(ctx, t)
@@ -697,10 +709,9 @@ func (r *Runner) decide(ctx context.Context, t *Turn, hasMessage bool, final str
 		return fmt.Errorf("pipeline: agent %q tool use decision: %w", t.Agent.Name, err)
 	}
 	if done {
-		t.Next = NextStep{Kind: NextFinalOutput, Output: out}
-	} else {
-		t.Next = NextStep{Kind: NextRunAgain}
+		return setFinal(t, out, false)
 	}
+	t.Next = NextStep{Kind: NextRunAgain}
 	return nil
 }
 

@@ -105,6 +105,10 @@ type NextStep struct {
 	Kind NextStepKind
 	// Output is the final output, for NextFinalOutput.
 	Output string
+	// Value is Output decoded into the agent's output type, for
+	// NextFinalOutput when the agent has one ([Agent.Output]); nil
+	// otherwise.
+	Value any
 	// Agent is the handoff target, for NextHandoff.
 	Agent *Agent
 }

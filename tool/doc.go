@@ -46,6 +46,26 @@
 // A func returning string gives the model that string. Any other output
 // type is marshalled to JSON.
 //
+// # Output types
+//
+// [Output] makes a Go type an agent's output type ([pipeline.Agent.Output]),
+// with the same schema generation and tags as [Func]'s input, always
+// strict: a type strict mode cannot describe is refused with a
+// [*StrictError] naming the field, unless [AllowNonStrict] is given. The
+// final output is validated and decoded as arguments are, and read with
+// [pipeline.OutputAs]:
+//
+//	type Verdict struct {
+//		Label string `json:"label" jsonschema:"enum=spam,enum=ham"`
+//	}
+//	agent := &pipeline.Agent{Name: "classifier", Model: m, Output: tool.MustOutput[Verdict]()}
+//	res, err := runner.Run(ctx, agent, pipeline.UserInput(mail))
+//	v, err := pipeline.OutputAs[Verdict](res)
+//
+// A Func tool reports its result type ([pipeline.ResultTyper]), so a
+// terminal tool whose result cannot be its agent's output type is refused
+// before a run starts.
+//
 // # Approval
 //
 // [NeedsApproval] and [NeedsApprovalFunc] make the tool a

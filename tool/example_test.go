@@ -102,3 +102,34 @@ func Example_runner() {
 	// assistant_message Sunny in Oslo.
 	// Sunny in Oslo.
 }
+
+func ExampleOutput() {
+	type Verdict struct {
+		Label      string  `json:"label" jsonschema:"enum=spam,enum=ham"`
+		Confidence float64 `json:"confidence" jsonschema:"minimum=0,maximum=1"`
+	}
+	verdict, err := tool.Output[Verdict]()
+	if err != nil {
+		panic(err)
+	}
+	agent := &pipeline.Agent{
+		Name:   "classifier",
+		Model:  scripted.New(scripted.Reply(`{"label":"spam","confidence":0.97}`)),
+		Output: verdict,
+	}
+	res, err := pipeline.NewRunner().Run(context.Background(), agent, pipeline.UserInput("WIN A PRIZE"))
+	if err != nil {
+		panic(err)
+	}
+	v, err := pipeline.OutputAs[Verdict](res)
+	fmt.Printf("%+v %v\n", v, err)
+
+	type Scores struct {
+		ByLabel map[string]float64 `json:"by_label"`
+	}
+	_, err = tool.Output[Scores]()
+	fmt.Println(err)
+	// Output:
+	// {Label:spam Confidence:0.97} <nil>
+	// tool: output type tool_test.Scores: field by_label: a map has no fixed properties in strict mode (or use tool.AllowNonStrict)
+}

@@ -23,6 +23,9 @@ type schema struct {
 	json   json.RawMessage
 	root   *node
 	strict bool // the schema can be used in strict mode
+	// notStrict is the JSON path of the first value strict mode cannot
+	// describe, and notStrictWhy says why, when strict is false.
+	notStrict, notStrictWhy string
 }
 
 // jsonType is a JSON value type, as a bit so that a node can allow several.
@@ -96,34 +99,41 @@ type node struct {
 // newSchema reflects t (a struct or a pointer to one) into a strict-mode
 // schema and compiles its validator.
 func newSchema(t reflect.Type) (s *schema, err error) {
+	return reflectSchema(t, "input", false)
+}
+
+// reflectSchema reflects t, the input or output type (what says which),
+// into a strict-mode schema and compiles its validator; nilOK accepts null
+// for slices and maps.
+func reflectSchema(t reflect.Type, what string, nilOK bool) (s *schema, err error) {
 	base := t
 	if base.Kind() == reflect.Pointer {
 		base = base.Elem()
 	}
 	if base.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("input type %s is not a struct", t)
+		return nil, fmt.Errorf("%s type %s is not a struct", what, t)
 	}
 	if cycle := findCycle(base, nil); cycle != "" {
-		return nil, fmt.Errorf("input type %s is recursive (%s)", t, cycle)
+		return nil, fmt.Errorf("%s type %s is recursive (%s)", what, t, cycle)
 	}
 	defer func() {
 		if v := recover(); v != nil { // invopop panics on chan, func and complex types
-			s, err = nil, fmt.Errorf("input type %s: %v", t, v)
+			s, err = nil, fmt.Errorf("%s type %s: %v", what, t, v)
 		}
 	}()
 	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
 	js := r.ReflectFromType(base)
 	js.Version, js.ID, js.Definitions = "", "", nil
-	c := compiler{strict: true}
+	c := compiler{strict: true, nilOK: nilOK}
 	root, err := c.compile(base, js, "")
 	if err != nil {
 		return nil, err
 	}
 	b, err := json.Marshal(js)
 	if err != nil {
-		return nil, fmt.Errorf("input type %s: marshal schema: %w", t, err)
+		return nil, fmt.Errorf("%s type %s: marshal schema: %w", what, t, err)
 	}
-	return &schema{json: b, root: root, strict: c.strict}, nil
+	return &schema{json: b, root: root, strict: c.strict, notStrict: c.notStrict, notStrictWhy: c.notStrictWhy}, nil
 }
 
 // findCycle returns a description of a path through which t contains
@@ -156,6 +166,19 @@ func findCycle(t reflect.Type, stack []reflect.Type) string {
 
 type compiler struct {
 	strict bool
+	// notStrict says where and why the schema cannot be strict: the first
+	// place found.
+	notStrict, notStrictWhy string
+	// nilOK accepts null for slices and maps, as encoding/json writes nil
+	// ones: for outputs, which a terminal tool may have marshalled.
+	nilOK bool
+}
+
+// loose records that the schema at path cannot be used in strict mode.
+func (c *compiler) loose(path, why string) {
+	if c.strict {
+		c.strict, c.notStrict, c.notStrictWhy = false, path, why
+	}
 }
 
 func isFalseSchema(s *jsonschema.Schema) bool {
@@ -189,7 +212,7 @@ func (c *compiler) compile(t reflect.Type, s *jsonschema.Schema, path string) (*
 		return n, nil
 	}
 	if s.Type == "" {
-		c.strict = false // any value: json.RawMessage, interface types
+		c.loose(path, "any value (an interface or json.RawMessage) cannot be described") // any value: json.RawMessage, interface types
 		return n, nil
 	}
 	typ, ok := typeNames[s.Type]
@@ -198,6 +221,9 @@ func (c *compiler) compile(t reflect.Type, s *jsonschema.Schema, path string) (*
 	}
 	n.typ = typ
 	n.enum = s.Enum
+	if c.nilOK && t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Map) {
+		n.nullable = true
+	}
 	switch typ {
 	case typeObject:
 		if err := c.compileObject(n, t, s, path); err != nil {
@@ -294,7 +320,7 @@ func (c *compiler) compileObject(n *node, t reflect.Type, s *jsonschema.Schema, 
 	}
 	switch {
 	case len(s.PatternProperties) > 0:
-		c.strict = false
+		c.loose(path, "a map has no fixed properties")
 		if len(s.PatternProperties) != 1 {
 			return fmt.Errorf("%s: more than one pattern property", orRoot(path))
 		}
@@ -315,7 +341,7 @@ func (c *compiler) compileObject(n *node, t reflect.Type, s *jsonschema.Schema, 
 		}
 	case s.AdditionalProperties == nil:
 		if t != nil && t.Kind() == reflect.Map {
-			c.strict = false // a map of any values
+			c.loose(path, "a map has no fixed properties") // a map of any values
 		} else {
 			// A struct: closed, for strict mode and for DisallowUnknownFields.
 			s.AdditionalProperties = jsonschema.FalseSchema
@@ -324,7 +350,11 @@ func (c *compiler) compileObject(n *node, t reflect.Type, s *jsonschema.Schema, 
 	case isFalseSchema(s.AdditionalProperties):
 		n.closed = true
 	default:
-		c.strict = false
+		if t != nil && t.Kind() == reflect.Map {
+			c.loose(path, "a map has no fixed properties")
+		} else {
+			c.loose(path, "an object with additional properties has no fixed properties")
+		}
 		var et reflect.Type
 		if t != nil && t.Kind() == reflect.Map {
 			et = t.Elem()
@@ -394,7 +424,7 @@ func (s *schema) decode(args string, dst any) *pipeline.ArgumentError {
 	err := dec.Decode(&v)
 	if err == nil {
 		if _, terr := dec.Token(); terr != io.EOF {
-			err = errors.New("unexpected data after the arguments object")
+			err = errors.New("unexpected data after the JSON object")
 		}
 	}
 	if err != nil {

@@ -75,6 +75,12 @@ type funcTool[In, Out any] struct {
 // modified.
 func (t *funcTool[In, Out]) Spec() pipeline.ToolSpec { return t.spec }
 
+// ResultType returns Out, the type of the func's result, so that a
+// terminal tool can be checked against its agent's output type.
+func (t *funcTool[In, Out]) ResultType() reflect.Type { return reflect.TypeFor[Out]() }
+
+var _ pipeline.ResultTyper = (*funcTool[struct{}, string])(nil)
+
 // Call decodes c.Arguments and calls the tool's func.
 func (t *funcTool[In, Out]) Call(ctx context.Context, c *pipeline.ToolCall) (string, error) {
 	var in In

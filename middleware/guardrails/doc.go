@@ -26,7 +26,9 @@
 //     blocking before the model call or, with [WithParallel], beside it.
 //   - [Output] checks the final output (a Check[string]) of the turn that
 //     ends the run, whichever agent serves it: a final message or a
-//     terminal tool's output. Non-final turns are not checked.
+//     terminal tool's output. Non-final turns are not checked. [Typed]
+//     adapts a check of a structured output: it gets the value decoded
+//     into the agent's output type as well as the text.
 //   - [ToolInput] checks a call (a Check[*pipeline.ToolCall]) before the
 //     tool runs: allow, reject with a message, or trip.
 //   - [ToolOutput] checks a completed call and its result (a

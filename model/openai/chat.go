@@ -99,6 +99,12 @@ func (m *ChatModel) params(c *pipeline.ModelCall) (sdk.ChatCompletionNewParams, 
 			p.Tools[i] = param.Override[sdk.ChatCompletionToolUnionParam](json.RawMessage(appendChatTool(nil, t)))
 		}
 	}
+	if o := &c.Output; o.Schema != nil {
+		if err := checkOutput(o); err != nil {
+			return p, err
+		}
+		p.ResponseFormat = param.Override[sdk.ChatCompletionNewParamsResponseFormatUnion](json.RawMessage(appendResponseFormat(nil, o)))
+	}
 	s := &c.Settings
 	if s.Temperature != nil {
 		p.Temperature = param.NewOpt(*s.Temperature)

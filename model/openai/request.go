@@ -54,6 +54,12 @@ func (m *Model) params(c *pipeline.ModelCall) (responses.ResponseNewParams, erro
 			p.Tools[i] = param.Override[responses.ToolUnionParam](json.RawMessage(appendTool(nil, t)))
 		}
 	}
+	if o := &c.Output; o.Schema != nil {
+		if err := checkOutput(o); err != nil {
+			return p, err
+		}
+		p.Text = param.Override[responses.ResponseTextConfigParam](json.RawMessage(appendTextFormat(nil, o)))
+	}
 	for _, inc := range m.cfg.include {
 		p.Include = append(p.Include, responses.ResponseIncludable(inc))
 	}

@@ -31,13 +31,21 @@ func (e *ExhaustedError) Unwrap() error { return ErrScriptExhausted }
 
 // A Part is one output item of a step.
 type Part struct {
-	kind state.Kind
-	name string
-	text string
+	kind    state.Kind
+	name    string
+	text    string
+	refusal bool
 }
 
 // Text is an assistant message part.
 func Text(text string) Part { return Part{kind: state.KindAssistantMessage, text: text} }
+
+// Refuse is an assistant message part that refuses, with the refusal text
+// as its only content: what a model sends instead of a structured output
+// it will not produce.
+func Refuse(text string) Part {
+	return Part{kind: state.KindAssistantMessage, text: text, refusal: true}
+}
 
 // Call is a function call part.
 func Call(name, arguments string) Part {
@@ -192,6 +200,10 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 			if c.Stream {
 				streamText(c, "msg"+id, p.text)
 			}
+			if p.refusal {
+				resp.Items[k] = refusal("msg"+id, p.text)
+				break
+			}
 			resp.Items[k] = state.AssistantMessage("msg"+id, p.text)
 		case state.KindReasoning:
 			resp.Items[k] = state.Reasoning("rs"+id, p.text)
@@ -217,4 +229,17 @@ func streamText(c *pipeline.ModelCall, id, text string) {
 		c.Emit(pipeline.TextDelta{ItemID: id, Delta: text[:i+1]})
 		text = text[i+1:]
 	}
+}
+
+// refusal returns an assistant message whose content is a refusal.
+func refusal(id, text string) state.Item {
+	raw := append([]byte(`{"type":"message","id":`), state.AppendJSONString(nil, id)...)
+	raw = append(raw, `,"role":"assistant","status":"completed","content":[{"type":"refusal","refusal":`...)
+	raw = state.AppendJSONString(raw, text)
+	raw = append(raw, `}]}`...)
+	it, err := state.ParseItem(state.KindAssistantMessage, raw)
+	if err != nil {
+		panic("scripted: refusal item: " + err.Error()) // the JSON is built above
+	}
+	return it
 }
