@@ -143,7 +143,8 @@ func BenchmarkCodecReference(b *testing.B) {
 // beside the same checkpoint corrupted near its end, so that the error
 // path's cost can be compared with the good path's: a syntax error (a
 // byte replaced by garbage), a type error (a tool name written as a
-// number), and a well-formed but inconsistent run (a negative index).
+// number), an unknown field (a misspelt one), and a well-formed but
+// inconsistent run (a negative index).
 func BenchmarkUnmarshalBad(b *testing.B) {
 	data, err := state.Marshal(benchRun(b, 1000))
 	if err != nil {
@@ -162,6 +163,7 @@ func BenchmarkUnmarshalBad(b *testing.B) {
 		{"good", data, false},
 		{"syntax", corrupt(`"kind"`, `#kind"`, last), true},
 		{"type", corrupt(`"name":"lookup"`, `"name":12`, last), true},
+		{"unknown-field", corrupt(`"name":"lookup"`, `"nmae":"lookup"`, last), true},
 		{"invalid", corrupt(`"context_from":0`, `"context_from":-1`, 0), true},
 	} {
 		b.Run(c.name, func(b *testing.B) {
