@@ -17,13 +17,23 @@ var (
 	// ErrInvalid means the arguments cannot be stored: an empty session or
 	// run ID, or an item without a position.
 	ErrInvalid = errors.New("session: invalid append")
+	// ErrDuplicateOutput means an append carried a second output for a
+	// call that already has one stored at another position. The Responses
+	// API refuses history in which a call has two outputs.
+	ErrDuplicateOutput = errors.New("session: second output for one call")
 )
 
 // A Store persists the items of sessions.
 //
 // Append stores the items of one run atomically: all or none. It is
 // idempotent on (runID, Seq): an item already stored at that position is
-// skipped, so a retried or resumed append never duplicates. List returns a
+// skipped, so a retried or resumed append never duplicates. Each call has
+// at most one output: an output (of any output kind) answers the latest
+// call of the run with its call ID placed before it, so a call ID a model
+// reuses in a later response is another call, and an append that gives a
+// call a second output, at another position, fails whole with
+// ErrDuplicateOutput. A call is stored with or before its outputs, never
+// after them; the check costs O(the appended items). List returns a
 // session's items ordered by (the run's place in the session, Seq), where a
 // run's place is fixed at its first append. Items returned are new values;
 // they alias nothing in the store.

@@ -134,25 +134,32 @@ func (r *Run) Decisions() []Decision {
 	return slices.Clone(r.decisions)
 }
 
-// AddDecision records a decision as given. The approval package's methods
-// check a decision before recording it; this is the raw write they use.
+// AddDecision records a decision as given, under the rules the deciding
+// methods keep: the first exact decision on a call stands, so a later one
+// for the same tool and call ID is dropped; an "always" decision replaces
+// the tool's earlier one. The approval package's methods check a decision
+// before recording it; this is the raw write they use.
 func (r *Run) AddDecision(d Decision) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if d.Always {
+		r.decisions = slices.DeleteFunc(r.decisions, func(x Decision) bool { return x.Always && x.Tool == d.Tool })
+	} else if r.exactLocked(d.Tool, d.CallID) >= 0 {
+		return
+	}
 	r.decisions = append(r.decisions, d)
 }
 
-// DecisionFor returns the decision that governs a call: the latest exact
-// decision for its tool and call ID, or else the latest "always" decision
-// for its tool. exact reports which one it is; the caller checks the
-// fingerprint (see [Decision.Check]).
+// DecisionFor returns the decision that governs a call: the first exact
+// decision for its tool and call ID (a decision once made on a call binds;
+// see [Run.Approve]), or else the tool's "always" decision (the latest, if
+// a raw [Run.AddDecision] history holds several). exact reports which one
+// it is; the caller checks the fingerprint (see [Decision.Check]).
 func (r *Run) DecisionFor(tool, callID string) (d Decision, exact, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i := len(r.decisions) - 1; i >= 0; i-- {
-		if x := r.decisions[i]; x.CallID == callID && x.CallID != "" && x.Tool == tool {
-			return x, true, true
-		}
+	if i := r.exactLocked(tool, callID); i >= 0 {
+		return r.decisions[i], true, true
 	}
 	for i := len(r.decisions) - 1; i >= 0; i-- {
 		if x := r.decisions[i]; x.Always && x.Tool == tool {
@@ -160,6 +167,15 @@ func (r *Run) DecisionFor(tool, callID string) (d Decision, exact, ok bool) {
 		}
 	}
 	return Decision{}, false, false
+}
+
+// exactLocked returns the index of the first exact decision on the call,
+// or -1.
+func (r *Run) exactLocked(tool, callID string) int {
+	if callID == "" {
+		return -1
+	}
+	return slices.IndexFunc(r.decisions, func(x Decision) bool { return !x.Always && x.CallID == callID && x.Tool == tool })
 }
 
 func clonePending(p []Approval) []Approval { return slices.Clone(p) }
@@ -180,7 +196,10 @@ func (r *Run) IsPending(callID string) bool {
 // decision binds to the call's tool and the fingerprint of the arguments it
 // has now. A call ID with no pending approval fails with a
 // [*DecisionError] wrapping [ErrUnknownCall], and a call already decided
-// with one wrapping [ErrAlreadyDecided]; a failed call changes nothing.
+// with one wrapping [ErrAlreadyDecided]: the first decision on a call
+// stands, here, in [Run.DecisionFor] and [Run.AddDecision], and a
+// checkpoint holding a contradicting second one is refused by
+// [Unmarshal]. A failed call changes nothing.
 func (r *Run) Approve(callID string) error { return r.decide(callID, Approved, "") }
 
 // Reject rejects the pending call callID: the next resume does not run it
@@ -208,10 +227,8 @@ func (r *Run) decide(callID string, v Verdict, message string) error {
 		return &DecisionError{RunID: r.id, CallID: callID, Err: ErrUnknownCall}
 	}
 	a := r.pending[i]
-	for _, d := range r.decisions {
-		if d.CallID == callID && d.Tool == a.Tool {
-			return &DecisionError{RunID: r.id, CallID: callID, Tool: a.Tool, Err: ErrAlreadyDecided}
-		}
+	if r.exactLocked(a.Tool, callID) >= 0 {
+		return &DecisionError{RunID: r.id, CallID: callID, Tool: a.Tool, Err: ErrAlreadyDecided}
 	}
 	r.decisions = append(r.decisions, Decision{
 		Tool: a.Tool, CallID: callID, Fingerprint: a.Fingerprint(), Verdict: v, Message: message, Owner: a.Owner,

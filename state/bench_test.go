@@ -1,7 +1,9 @@
 package state_test
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/turnkit/turnkit/state"
@@ -133,6 +135,46 @@ func BenchmarkCodecReference(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkUnmarshalBad measures Unmarshal on a checkpoint of 1000 items
+// beside the same checkpoint corrupted near its end, so that the error
+// path's cost can be compared with the good path's: a syntax error (a
+// byte replaced by garbage), a type error (a tool name written as a
+// number), an unknown field (a misspelt one), and a well-formed but
+// inconsistent run (a negative index).
+func BenchmarkUnmarshalBad(b *testing.B) {
+	data, err := state.Marshal(benchRun(b, 1000))
+	if err != nil {
+		b.Fatal(err)
+	}
+	last := bytes.LastIndex(data, []byte(`"seq":`))
+	corrupt := func(from, to string, at int) []byte {
+		i := at + bytes.Index(data[at:], []byte(from))
+		return slices.Concat(data[:i], []byte(to), data[i+len(from):])
+	}
+	for _, c := range []struct {
+		name    string
+		data    []byte
+		wantErr bool
+	}{
+		{"good", data, false},
+		{"syntax", corrupt(`"kind"`, `#kind"`, last), true},
+		{"type", corrupt(`"name":"lookup"`, `"name":12`, last), true},
+		{"unknown-field", corrupt(`"name":"lookup"`, `"nmae":"lookup"`, last), true},
+		{"invalid", corrupt(`"context_from":0`, `"context_from":-1`, 0), true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				sinkRun, err = state.Unmarshal(c.data)
+				if (err != nil) != c.wantErr {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(c.data)), "checkpoint-bytes")
 		})
 	}
 }

@@ -271,24 +271,33 @@ func wireItems(items []Item) []wireItem {
 // It is strict and never panics: input over the size limit fails with
 // [ErrTooLarge]; truncated, corrupted or mistyped input, unknown fields and
 // missing required fields fail with a [*DecodeError] wrapping
-// [ErrMalformed] with the JSON path of the offending value; a run whose
-// parts do not fit together (positions not strictly increasing or not
-// reserved, a response boundary out of range, a pending approval that does
-// not name an unanswered tool call at its position, a decision for a call
-// the run does not have, an output without its call) fails with a
-// [*DecodeError] wrapping [ErrInvalid]; another schema or a newer version
+// [ErrMalformed] with the JSON path of the offending value (for a syntax
+// error, such as NaN, garbage or nesting too deep, the value it occurs
+// in); a run whose parts do not fit together (positions not strictly
+// increasing or not reserved, a response boundary out of range, a pending
+// approval that does not name an unanswered tool call at its position, a
+// decision for a call the run does not have, an output without its call, a
+// negative usage counter) fails with a [*DecodeError] wrapping
+// [ErrInvalid], and also [ErrDuplicateOutput] for a second output of one
+// call (an output answers the latest call with its ID before it) or
+// [ErrAlreadyDecided] for a second exact decision on a call that
+// contradicts the first; another schema or a newer version
 // fails with a [*VersionError]; with verification keys (see
 // [WithVerifyKeys]) an edited, unsigned or unknown-key checkpoint fails
 // with a [*SignatureError]. The returned run shares nothing with data.
+//
+// Bad input costs at most a bounded number of linear passes over data,
+// and a syntax error no decoding at all beyond the fast path's.
 func Unmarshal(data []byte, opts ...UnmarshalOption) (*Run, error) {
 	cfg := newUnmarshalConfig(opts)
 	if int64(len(data)) > cfg.maxSize {
 		return nil, &DecodeError{Path: "$", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(data), cfg.maxSize)}
 	}
-	if r := unmarshalFast(data, cfg.keys); r != nil {
-		return r, nil
+	r, done, gaveUp, err := unmarshalFast(data, cfg.keys)
+	if done {
+		return r, err
 	}
-	return unmarshalJSON(data, &cfg, true)
+	return unmarshalJSON(data, &cfg, !gaveUp)
 }
 
 func newUnmarshalConfig(opts []UnmarshalOption) unmarshalConfig {
@@ -336,15 +345,15 @@ func unmarshalJSON(data []byte, cfg *unmarshalConfig, fastRun bool) (*Run, error
 		var fd fastDec
 		s := jscan{b: payload}
 		s.skipWS()
-		if r, ok := fd.run(&s); ok && s.end() {
-			return r, nil
+		if r, ok, err := fd.run(&s); ok && s.end() {
+			return r, err
 		}
 	}
 	return decodeRunPayload(payload)
 }
 
-// fastRun is the run object decoded in one pass. When that pass fails,
-// locate decodes the lists element by element to name the failing one.
+// fastRun is the run object decoded: what the fast path reads in one pass,
+// and decodeRunPayload builds element by element.
 type fastRun struct {
 	ID          *string                    `json:"id"`
 	Agent       string                     `json:"agent"`
@@ -369,33 +378,88 @@ type fastRun struct {
 	Extension   map[string]json.RawMessage `json:"extension"`
 }
 
+// decodeRunPayload decodes a run object with encoding/json in one pass.
+// An error that encoding/json places (a syntax or type error) has its
+// path; one it does not (an unknown field, a bad verdict) is looked for
+// element by element, with one more pass.
 func decodeRunPayload(payload []byte) (*Run, error) {
-	var d fastRun
-	if err := decodeStrict(payload, &d, "$.run"); err != nil {
+	var f fastRun
+	if err := decodeStrict(payload, &f, "$.run"); err != nil {
+		if de := (*DecodeError)(nil); errors.As(err, &de) && de.Offset > 0 {
+			return nil, err
+		}
 		if lerr := locate(payload); lerr != nil {
 			return nil, lerr
 		}
 		return nil, err
 	}
-	if d.ID == nil {
+	if f.ID == nil {
 		return nil, malformed("$.run.id", "missing")
 	}
-	if d.NextSeq == nil {
+	if f.NextSeq == nil {
 		return nil, malformed("$.run.next_seq", "missing")
 	}
-	input, err := decodeItems(d.Input, "$.run.input")
-	if err != nil {
-		return nil, err
+	var lists [3][]Item
+	for i, l := range []struct {
+		ws   []wireItem
+		path string
+	}{{f.Input, "$.run.input"}, {f.Items, "$.run.items"}, {f.Context, "$.run.context"}} {
+		var err error
+		if lists[i], err = decodeItems(l.ws, l.path); err != nil {
+			return nil, err
+		}
 	}
-	items, err := decodeItems(d.Items, "$.run.items")
-	if err != nil {
-		return nil, err
+	return newDecodedRun(&f, lists[0], lists[1], lists[2])
+}
+
+// locate decodes a run object whose one-pass decoding failed, list
+// element by list element, and returns the error with the element's path.
+func locate(payload []byte) error {
+	var d decodeRun
+	if err := decodeStrict(payload, &d, "$.run"); err != nil {
+		return err
 	}
-	context, err := decodeItems(d.Context, "$.run.context")
-	if err != nil {
-		return nil, err
+	for _, l := range []struct {
+		raws []json.RawMessage
+		path string
+		fn   func([]json.RawMessage, string) error
+	}{
+		{d.Input, "$.run.input", checkList[wireItem]},
+		{d.Items, "$.run.items", checkList[wireItem]},
+		{d.Context, "$.run.context", checkList[wireItem]},
+		{d.Pending, "$.run.pending", checkList[Approval]},
+		{d.Decisions, "$.run.decisions", checkList[Decision]},
+		{d.Guardrails, "$.run.guardrails", checkList[GuardrailResult]},
+	} {
+		if err := l.fn(l.raws, l.path); err != nil {
+			return err
+		}
 	}
-	return newDecodedRun(&d, input, items, context)
+	if err := decodeOne(d.Response, new(Boundary), "$.run.response"); err != nil {
+		return err
+	}
+	return decodeOne(d.Usage, new(Usage), "$.run.usage")
+}
+
+// checkList decodes each element of a list as a T, one at a time, and
+// returns the first error, with the element's path.
+func checkList[T any](raws []json.RawMessage, path string) error {
+	for i, raw := range raws {
+		var v T
+		if err := decodeOne(raw, &v, path+"["+strconv.Itoa(i)+"]"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeOne decodes raw into *v strictly; a missing or null raw leaves *v
+// as it is.
+func decodeOne[T any](raw json.RawMessage, v *T, path string) error {
+	if raw == nil || string(raw) == "null" {
+		return nil
+	}
+	return decodeStrict(raw, v, path)
 }
 
 // newDecodedRun builds a run from a decoded run object (whose ID and
@@ -428,50 +492,6 @@ func newDecodedRun(d *fastRun, input, items, context []Item) (*Run, error) {
 	return r, nil
 }
 
-// locate decodes a run object whose one-pass decoding failed, list
-// element by list element, and returns the error with the element's path.
-func locate(payload []byte) error {
-	var d decodeRun
-	if err := decodeStrict(payload, &d, "$.run"); err != nil {
-		return err
-	}
-	for _, l := range []struct {
-		raws []json.RawMessage
-		path string
-		fn   func(json.RawMessage, string) error
-	}{
-		{d.Input, "$.run.input", into[wireItem]},
-		{d.Items, "$.run.items", into[wireItem]},
-		{d.Context, "$.run.context", into[wireItem]},
-		{d.Pending, "$.run.pending", into[Approval]},
-		{d.Decisions, "$.run.decisions", into[Decision]},
-		{d.Guardrails, "$.run.guardrails", into[GuardrailResult]},
-	} {
-		for i, raw := range l.raws {
-			if err := l.fn(raw, l.path+"["+strconv.Itoa(i)+"]"); err != nil {
-				return err
-			}
-		}
-	}
-	for _, o := range []struct {
-		raw  json.RawMessage
-		path string
-		fn   func(json.RawMessage, string) error
-	}{{d.Response, "$.run.response", into[Boundary]}, {d.Usage, "$.run.usage", into[Usage]}} {
-		if o.raw != nil && string(o.raw) != "null" {
-			if err := o.fn(o.raw, o.path); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func into[T any](raw json.RawMessage, path string) error {
-	var v T
-	return decodeStrict(raw, &v, path)
-}
-
 func nilIfEmpty[T any](s []T) []T {
 	if len(s) == 0 {
 		return nil
@@ -485,7 +505,16 @@ func (r *Run) check() error {
 	if r.nextSeq < 1 {
 		return invalid("$.run.next_seq", "%d, want at least 1", r.nextSeq)
 	}
-	calls := make(map[string]int, len(r.items)/2) // call ID → index in items
+	if err := r.usage.check(); err != nil {
+		return err
+	}
+	// Each call has at most one output: an output answers the latest call
+	// with its ID placed before it (so a model may reuse a call ID in a
+	// later response), and a second output for that call is refused, as
+	// the Responses API refuses it.
+	// calls maps a call ID to the index in items of the latest call with
+	// it, complemented (^i) once that call has its output.
+	calls := make(map[string]int, len(r.items)/2)
 	var prev int64
 	for i, it := range r.items {
 		if it.seq <= prev {
@@ -499,9 +528,15 @@ func (r *Run) check() error {
 		case it.kind.IsCall():
 			calls[it.callID] = i
 		case it.kind.IsOutput():
-			if _, ok := calls[it.callID]; !ok {
+			c, ok := calls[it.callID]
+			if !ok {
 				return invalid(elemPath("items", i), "output of call %q has no call before it", it.callID)
 			}
+			if c < 0 {
+				return &DecodeError{Path: elemPath("items", i), Err: fmt.Errorf("%w: %w: call %q at position %d already has an output at position %d",
+					ErrInvalid, ErrDuplicateOutput, it.callID, r.items[^c].seq, r.completed[it.callID])}
+			}
+			calls[it.callID] = ^c
 			if r.completed == nil {
 				r.completed = make(map[string]int64)
 			}
@@ -542,9 +577,28 @@ func (r *Run) check() error {
 		if _, taken := r.itemAtLocked(a.OutputSeq); taken {
 			return invalid(path, "call %q already has an output at position %d", a.CallID, a.OutputSeq)
 		}
+		if c, ok := calls[a.CallID]; ok && c < 0 && r.items[^c].seq == a.Seq {
+			return &DecodeError{Path: path, Err: fmt.Errorf("%w: %w: pending call %q already has an output at position %d",
+				ErrInvalid, ErrDuplicateOutput, a.CallID, r.completed[a.CallID])}
+		}
+	}
+	// The first exact decision on a call stands (see [Run.Approve]): a
+	// later one that says something else contradicts it.
+	var exact map[decisionKey]int
+	if len(r.decisions) > 1 {
+		exact = make(map[decisionKey]int, len(r.decisions))
 	}
 	for i, d := range r.decisions {
 		path := elemPath("decisions", i)
+		if exact != nil && !d.Always && d.CallID != "" {
+			k := decisionKey{d.Tool, d.CallID}
+			if j, ok := exact[k]; ok && r.decisions[j] != d {
+				return &DecodeError{Path: path, Err: fmt.Errorf("%w: %w: call %q was %s by decision %d, which stands",
+					ErrInvalid, ErrAlreadyDecided, d.CallID, r.decisions[j].Verdict, j)}
+			} else if !ok {
+				exact[k] = i
+			}
+		}
 		switch {
 		case d.Verdict != Approved && d.Verdict != Rejected:
 			return invalid(path, "no verdict")
@@ -558,6 +612,25 @@ func (r *Run) check() error {
 			if _, ok := calls[d.CallID]; !ok && !pending[d.CallID] && d.Owner == "" {
 				return invalid(path, "call %q is not among the items", d.CallID)
 			}
+		}
+	}
+	return nil
+}
+
+// decisionKey names the call an exact decision is on.
+type decisionKey struct{ tool, callID string }
+
+// check refuses negative counters: Marshal never writes them.
+func (u Usage) check() error {
+	for _, f := range [...]struct {
+		name string
+		v    int64
+	}{
+		{"requests", u.Requests}, {"input_tokens", u.InputTokens}, {"output_tokens", u.OutputTokens},
+		{"reasoning_tokens", u.ReasoningTokens}, {"cached_tokens", u.CachedTokens},
+	} {
+		if f.v < 0 {
+			return invalid("$.run.usage."+f.name, "negative count %d", f.v)
 		}
 	}
 	return nil
@@ -581,10 +654,19 @@ func decodeStrict(data []byte, v any, path string) error {
 	if trimmed[0] != '{' {
 		return &DecodeError{Path: path, Err: fmt.Errorf("%w: want an object", ErrMalformed)}
 	}
+	if !json.Valid(data) {
+		// Find the syntax error without decoding (and copying) anything:
+		// hostile input costs a scan, not a decoding.
+		err := json.Unmarshal(data, &struct{}{})
+		if syn := (*json.SyntaxError)(nil); errors.As(err, &syn) && syn.Offset >= int64(len(data)) {
+			err = io.ErrUnexpectedEOF
+		}
+		return decodeErr(data, path, err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return decodeErr(path, err)
+		return decodeErr(data, path, err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return &DecodeError{Path: path, Offset: dec.InputOffset(), Err: fmt.Errorf("%w: trailing data after the object", ErrMalformed)}
@@ -592,21 +674,28 @@ func decodeStrict(data []byte, v any, path string) error {
 	return nil
 }
 
-func decodeErr(path string, err error) error {
+// decodeErr turns an error of encoding/json decoding data (at path) into a
+// [*DecodeError] with the JSON path of the value it occurred in, where the
+// error says where that is.
+func decodeErr(data []byte, path string, err error) error {
 	var (
 		syn *json.SyntaxError
 		typ *json.UnmarshalTypeError
 	)
 	switch {
 	case errors.As(err, &syn):
-		return &DecodeError{Path: path, Offset: syn.Offset, Err: fmt.Errorf("%w: %w", ErrMalformed, err)}
+		// Offset counts the offending byte: the input is well-formed before it.
+		return &DecodeError{Path: pathAt(data, syn.Offset-1, path), Offset: syn.Offset, Err: fmt.Errorf("%w: %w", ErrMalformed, err)}
 	case errors.As(err, &typ):
-		if typ.Field != "" {
+		// Offset is the end of the mistyped value.
+		if typ.Offset > 0 {
+			path = pathAt(data, typ.Offset, path)
+		} else if typ.Field != "" {
 			path += "." + typ.Field
 		}
 		return &DecodeError{Path: path, Offset: typ.Offset, Err: fmt.Errorf("%w: %s is a JSON %s, want %s", ErrMalformed, path, typ.Value, typ.Type)}
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return &DecodeError{Path: path, Err: fmt.Errorf("%w: truncated", ErrMalformed)}
+		return &DecodeError{Path: pathAt(data, int64(len(data)), path), Err: fmt.Errorf("%w: truncated", ErrMalformed)}
 	}
 	return &DecodeError{Path: path, Err: fmt.Errorf("%w: %w", ErrMalformed, err)}
 }

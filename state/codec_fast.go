@@ -472,7 +472,9 @@ func delegate(s *jscan, v any, list bool) bool {
 }
 
 // run reads a run object as decodeRunPayload does, including its checks.
-func (d *fastDec) run(s *jscan) (*Run, bool) {
+// read reports that it read the object; then the run or the error of its
+// checks (see [Run.check]) is the one decodeRunPayload returns.
+func (d *fastDec) run(s *jscan) (r *Run, read bool, err error) {
 	var (
 		f                     fastRun
 		id                    string
@@ -481,7 +483,7 @@ func (d *fastDec) run(s *jscan) (*Run, bool) {
 		input, items, context []Item
 	)
 	d.names = make(map[string]string)
-	ok := s.members(func(key []byte) bool {
+	read = s.members(func(key []byte) bool {
 		switch string(key) {
 		case "id":
 			f.ID = &id
@@ -545,22 +547,26 @@ func (d *fastDec) run(s *jscan) (*Run, bool) {
 		}
 		return false
 	})
-	if !ok || f.ID == nil || f.NextSeq == nil {
-		return nil, false
+	if !read || f.ID == nil || f.NextSeq == nil {
+		return nil, false, nil
 	}
-	r, err := newDecodedRun(&f, input, items, context)
-	return r, err == nil
+	r, err = newDecodedRun(&f, input, items, context)
+	return r, true, err
 }
 
 // unmarshalFast is Unmarshal's fast path for a checkpoint of the current
-// version: the run, or nil. With verification keys it finds the run's
+// version. done reports that it read the checkpoint: then the run or the
+// error is Unmarshal's answer (the error is one of the checks of a run
+// that decoded; see [Run.check]). Otherwise gaveUp reports that it gave
+// up on the run object itself, which the encoding/json path then need not
+// try on the fast path again. With verification keys it finds the run's
 // JSON and checks the signature before decoding it.
-func unmarshalFast(data []byte, keys map[string][]byte) *Run {
+func unmarshalFast(data []byte, keys map[string][]byte) (r *Run, done, gaveUp bool, err error) {
 	var (
 		d       fastDec
 		s       = jscan{b: data}
 		seen    fieldSet
-		run     *Run
+		runErr  error
 		payload []byte
 		sig     *wireSignature
 	)
@@ -580,7 +586,8 @@ func unmarshalFast(data []byte, keys map[string][]byte) *Run {
 			start := s.i
 			ok := true
 			if keys == nil {
-				run, ok = d.run(&s)
+				r, ok, runErr = d.run(&s)
+				gaveUp = !ok
 			} else {
 				ok = s.value(0)
 			}
@@ -596,18 +603,21 @@ func unmarshalFast(data []byte, keys map[string][]byte) *Run {
 		return false
 	})
 	if !ok || !s.end() || seen&7 != 7 {
-		return nil
+		return nil, false, gaveUp, nil
 	}
 	if keys != nil {
 		if verify(keys, sig, SchemaName, SchemaVersion, payload) != nil {
-			return nil
+			return nil, false, false, nil
 		}
 		sub := jscan{b: payload}
-		if run, ok = d.run(&sub); !ok || !sub.end() {
-			return nil
+		if r, ok, runErr = d.run(&sub); !ok || !sub.end() {
+			return nil, false, true, nil
 		}
 	}
-	return run
+	if runErr != nil {
+		return nil, true, false, runErr
+	}
+	return r, true, false, nil
 }
 
 // signature reads a {"key_id", "mac"} object.

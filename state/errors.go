@@ -31,17 +31,26 @@ var (
 	// pending approval for. It is wrapped by [*DecisionError].
 	ErrUnknownCall = errors.New("state: unknown call ID")
 	// ErrAlreadyDecided means a call already has an exact decision; the
-	// first decision stands. It is wrapped by [*DecisionError].
+	// first decision stands. It is wrapped by [*DecisionError], and by a
+	// [*DecodeError] (beside [ErrInvalid]) for a checkpoint holding a
+	// second exact decision on a call that contradicts the first.
 	ErrAlreadyDecided = errors.New("state: call already decided")
+	// ErrDuplicateOutput means a checkpoint holds a second output for a
+	// call that already has one; the Responses API refuses such history.
+	// A [*DecodeError] wraps it beside [ErrInvalid].
+	ErrDuplicateOutput = errors.New("state: second output for one call")
 	// ErrArgumentsChanged means a call's arguments differ from those its
 	// decision was made on. It is wrapped by [*FingerprintError].
 	ErrArgumentsChanged = errors.New("state: call arguments changed after the decision")
 )
 
 // A DecodeError reports a checkpoint that could not be decoded. Path is
-// the JSON path of the offending value, such as "$.run.items[3].seq";
-// Offset is the byte offset of a syntax error, or 0. Err wraps
-// [ErrMalformed], [ErrInvalid] or [ErrTooLarge].
+// the JSON path of the offending value, such as "$.run.items[3].seq", or
+// for a syntax error or truncation of the value it occurs in (a path
+// deeper than 32 levels ends in "…"); Offset is the byte offset of a
+// syntax or type error, or 0. Err wraps [ErrMalformed], [ErrInvalid] or
+// [ErrTooLarge], and may wrap a sentinel that says more, such as
+// [ErrDuplicateOutput].
 type DecodeError struct {
 	Path   string
 	Offset int64

@@ -14,7 +14,10 @@ func UnmarshalReference(data []byte, opts ...UnmarshalOption) (*Run, error) {
 
 // UnmarshalFastOnly is Unmarshal's fast path alone: nil where it does not
 // apply.
-func UnmarshalFastOnly(data []byte, keys map[string][]byte) *Run { return unmarshalFast(data, keys) }
+func UnmarshalFastOnly(data []byte, keys map[string][]byte) *Run {
+	r, _, _, _ := unmarshalFast(data, keys)
+	return r
+}
 
 // MarshalReference is Marshal with encoding/json.
 func MarshalReference(r *Run, opts ...MarshalOption) ([]byte, error) {

@@ -40,6 +40,36 @@ type sessionData struct {
 	places  map[string]int // run ID → its place, fixed at its first append
 	entries []entry        // sorted by (place, seq)
 	index   map[key]state.Item
+	calls   map[callKey][]int64 // the positions of a run's calls with one ID, sorted
+	answers map[answerKey]int64 // a call → the position of its output
+}
+
+// callKey names the calls of a run with one call ID.
+type callKey struct{ run, callID string }
+
+// answerKey names one call: its run, ID and position (0 for an output
+// with no call before it).
+type answerKey struct {
+	callKey
+	seq int64
+}
+
+// answered returns the call that an output at seq with key k answers: the
+// latest call with its ID placed before it, stored or in batch (sorted
+// positions of the batch's calls).
+func (sd *sessionData) answered(k callKey, seq int64, batch []int64) answerKey {
+	latest := func(seqs []int64) int64 {
+		i, _ := slices.BinarySearch(seqs, seq)
+		if i == 0 {
+			return 0
+		}
+		return seqs[i-1]
+	}
+	var stored []int64
+	if sd != nil {
+		stored = sd.calls[k]
+	}
+	return answerKey{k, max(latest(stored), latest(batch))}
 }
 
 func compareEntry(a entry, place int, seq int64) int {
@@ -77,7 +107,9 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 
 // Append stores items of run runID, each at its Seq, all or none. An item
 // already stored at its (runID, Seq) is skipped; one that differs from the
-// stored item fails the whole call with [session.ErrConflict]. Empty IDs, a
+// stored item fails the whole call with [session.ErrConflict], and an
+// output for a call that has one stored at another position (see
+// [session.Store]) with [session.ErrDuplicateOutput]. Empty IDs, a
 // zero item or a Seq below 1 fail with [session.ErrInvalid]. Appending no
 // items stores nothing and does not fix the run's place.
 func (s *Store) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
@@ -120,18 +152,31 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	if len(fresh) == 0 {
 		return nil
 	}
+	slices.SortFunc(fresh, func(a, b state.Item) int { return cmp.Compare(a.Seq(), b.Seq()) })
+	answers, err := checkOutputs(sd, runID, fresh)
+	if err != nil {
+		return fmt.Errorf("memory: append to session %q run %q: %w", sessionID, runID, err)
+	}
 	if sd == nil {
-		sd = &sessionData{places: make(map[string]int), index: make(map[key]state.Item)}
+		sd = &sessionData{places: make(map[string]int), index: make(map[key]state.Item),
+			calls: make(map[callKey][]int64), answers: make(map[answerKey]int64)}
 		s.sessions[sessionID] = sd
+	}
+	for k, seq := range answers {
+		sd.answers[k] = seq
 	}
 	place, ok := sd.places[runID]
 	if !ok {
 		place = len(sd.places)
 		sd.places[runID] = place
 	}
-	slices.SortFunc(fresh, func(a, b state.Item) int { return cmp.Compare(a.Seq(), b.Seq()) })
 	for _, it := range fresh {
 		sd.index[key{runID, it.Seq()}] = it
+		if it.Kind().IsCall() {
+			k := callKey{runID, it.CallID()}
+			i, _ := slices.BinarySearch(sd.calls[k], it.Seq())
+			sd.calls[k] = slices.Insert(sd.calls[k], i, it.Seq())
+		}
 		n := len(sd.entries)
 		if n == 0 || compareEntry(sd.entries[n-1], place, it.Seq()) < 0 {
 			sd.entries = append(sd.entries, entry{place: place, item: it})
@@ -141,6 +186,42 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		sd.entries = slices.Insert(sd.entries, i, entry{place: place, item: it})
 	}
 	return nil
+}
+
+// checkOutputs returns the calls that the outputs among fresh (new items of
+// run, sorted by position) answer, or an error wrapping
+// [session.ErrDuplicateOutput] if one of those calls has an output at
+// another position already. It costs O(len(fresh) log n).
+func checkOutputs(sd *sessionData, run string, fresh []state.Item) (map[answerKey]int64, error) {
+	var (
+		batch   map[callKey][]int64 // the batch's calls, sorted
+		answers map[answerKey]int64
+	)
+	for _, it := range fresh {
+		switch {
+		case it.Kind().IsCall():
+			if batch == nil {
+				batch = make(map[callKey][]int64)
+			}
+			k := callKey{run, it.CallID()}
+			batch[k] = append(batch[k], it.Seq())
+		case it.Kind().IsOutput():
+			a := sd.answered(callKey{run, it.CallID()}, it.Seq(), batch[callKey{run, it.CallID()}])
+			prev, ok := answers[a]
+			if !ok && sd != nil {
+				prev, ok = sd.answers[a]
+			}
+			if ok && prev != it.Seq() {
+				return nil, fmt.Errorf("%s: the call at position %d already has its output at position %d: %w",
+					it, a.seq, prev, session.ErrDuplicateOutput)
+			}
+			if answers == nil {
+				answers = make(map[answerKey]int64)
+			}
+			answers[a] = it.Seq()
+		}
+	}
+	return answers, nil
 }
 
 // Lookup returns the item stored at (runID, seq), if any.
@@ -181,10 +262,27 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 	for run, place := range sd.places {
 		if place == last.place {
 			delete(sd.index, key{run, last.item.Seq()})
+			sd.forget(run, last.item)
 			break
 		}
 	}
 	return last.item, true, nil
+}
+
+// forget removes a popped call or output of run from the ledger of calls.
+func (sd *sessionData) forget(run string, it state.Item) {
+	k := callKey{run, it.CallID()}
+	switch {
+	case it.Kind().IsCall():
+		sd.calls[k] = slices.DeleteFunc(sd.calls[k], func(s int64) bool { return s == it.Seq() })
+		if len(sd.calls[k]) == 0 {
+			delete(sd.calls, k)
+		}
+	case it.Kind().IsOutput():
+		if a := sd.answered(k, it.Seq(), nil); sd.answers[a] == it.Seq() {
+			delete(sd.answers, a)
+		}
+	}
 }
 
 // Clear removes every item of the session, and the places of its runs.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/turnkit/turnkit/session"
@@ -46,10 +47,11 @@ func newQueries(schemaName string) queries {
 		appendExisting: r.Replace(`WITH lk AS MATERIALIZED (
 				SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($1))),
 			r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs, lk WHERE session_id = $1 AND run_id = $2),
-			ins AS (INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw)
-				SELECT $1, r.place, t.seq, t.kind, t.name, t.raw
-				FROM r, unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[]) AS t(seq, kind, name, raw)
-				ON CONFLICT DO NOTHING RETURNING 1)
+			ins AS (INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers)
+				SELECT $1, r.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("r.place") + `
+				FROM r, unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
+					AS t(seq, kind, name, raw, call_id, batch_call)
+				ON CONFLICT (session_id, place, seq) DO NOTHING RETURNING 1)
 			SELECT (SELECT place FROM r), (SELECT count(*) FROM ins)`),
 		runPlace: r.Replace(`SELECT place FROM {{schema}}.session_runs
 			WHERE session_id = $1 AND run_id = $2`),
@@ -62,10 +64,11 @@ func newQueries(schemaName string) queries {
 			SELECT $1, $2, last_place FROM head
 			ON CONFLICT (session_id, run_id) DO NOTHING
 			RETURNING place`),
-		insertItems: r.Replace(`INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw)
-			SELECT $1, $2, t.seq, t.kind, t.name, t.raw
-			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[]) AS t(seq, kind, name, raw)
-			ON CONFLICT DO NOTHING`),
+		insertItems: r.Replace(`INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers)
+			SELECT $1, $2, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("$2") + `
+			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
+				AS t(seq, kind, name, raw, call_id, batch_call)
+			ON CONFLICT (session_id, place, seq) DO NOTHING`),
 		storedItems: r.Replace(`SELECT seq, kind, name, raw FROM {{schema}}.session_items
 			WHERE session_id = $1 AND place = $2 AND seq = ANY($3::bigint[])`),
 		list: r.Replace(`SELECT seq, kind, name, raw FROM (
@@ -91,6 +94,19 @@ func newQueries(schemaName string) queries {
 		updateCheckpoint: r.Replace(`UPDATE {{schema}}.run_checkpoints SET version = version + 1, data = $3 WHERE run_id = $1 AND version = $2`),
 		deleteCkpt:       r.Replace(`DELETE FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
 	}
+}
+
+// answersExpr is the answers column of an inserted row: for an output
+// (batch_call not NULL), the latest call of the run with its ID before it,
+// in the batch (batch_call) or stored (one lookup in session_items_calls);
+// NULL for other items. The unique index session_items_answers refuses a
+// second output for one call; the conflict target of the inserts stays the
+// position, so that an idempotent retry is still skipped.
+func answersExpr(place string) string {
+	return `CASE WHEN t.batch_call IS NOT NULL THEN GREATEST(t.batch_call, COALESCE((
+		SELECT max(c.seq) FROM {{schema}}.session_items c
+		WHERE c.session_id = $1 AND c.place = ` + place + ` AND c.call_id = t.call_id
+			AND c.answers IS NULL AND c.seq < t.seq), 0)) END`
 }
 
 // lockClass is the first key of the advisory locks on sessions ("tkit"):
@@ -185,9 +201,12 @@ func collectItems(rows pgx.Rows) ([]state.Item, error) {
 // Append stores items of run runID in one transaction: all or none. An
 // item already stored at its (runID, Seq) is skipped; one that differs from
 // the stored item (kind, tool name or JSON) rejects the whole call with
-// [session.ErrConflict]. Empty IDs, a zero item or a Seq below 1 fail with
-// [session.ErrInvalid]. The first append of a run fixes its place after
-// every run already committed to the session, even when workers race; its
+// [session.ErrConflict], and an output for a call that has one at another
+// position (see [session.Store]; a unique index decides it, even between
+// workers racing) with [session.ErrDuplicateOutput]. Empty IDs, a zero item
+// or a Seq below 1 fail with [session.ErrInvalid]. The first append of a
+// run fixes its place after every run already committed to the session,
+// even when workers race; its
 // later appends keep it. Appending no items stores nothing and fixes
 // nothing. On a cancelled ctx nothing is written.
 func (s *Store) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
@@ -213,7 +232,17 @@ func (s *Store) append(ctx context.Context, tx pgx.Tx, sessionID, runID string, 
 		place    *int64
 		inserted int64
 	)
-	err := tx.QueryRow(ctx, s.q.appendExisting, sessionID, runID, seqs, kinds, names, raws).Scan(&place, &inserted)
+	ids, batchCalls := rowcodec.Calls(items)
+	callIDs := make([][]byte, len(ids))
+	for i, id := range ids {
+		if id != nil {
+			callIDs[i] = []byte(*id)
+		}
+	}
+	err := tx.QueryRow(ctx, s.q.appendExisting, sessionID, runID, seqs, kinds, names, raws, callIDs, batchCalls).Scan(&place, &inserted)
+	if isDuplicateOutput(err) {
+		return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
+	}
 	if err != nil {
 		return fmt.Errorf("insert items of run %q: %w", runID, err)
 	}
@@ -222,7 +251,10 @@ func (s *Store) append(ctx context.Context, tx pgx.Tx, sessionID, runID string, 
 		if err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, s.q.insertItems, sessionID, p, seqs, kinds, names, raws)
+		tag, err := tx.Exec(ctx, s.q.insertItems, sessionID, p, seqs, kinds, names, raws, callIDs, batchCalls)
+		if isDuplicateOutput(err) {
+			return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
+		}
 		if err != nil {
 			return fmt.Errorf("insert items of run %q: %w", runID, err)
 		}
@@ -257,6 +289,13 @@ func (s *Store) append(ctx context.Context, tx pgx.Tx, sessionID, runID string, 
 		}
 	}
 	return nil
+}
+
+// isDuplicateOutput reports whether err is a violation of the index that
+// keeps one output per call.
+func isDuplicateOutput(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "session_items_answers"
 }
 
 // newPlace gives the run the session's next place, or returns the place a

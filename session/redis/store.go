@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -76,11 +77,25 @@ func (s *Store) Close() error {
 }
 
 // keys returns the session's keys: the sorted set of items, the hash of run
-// places, and the counter of places. They share a hash tag.
+// places, the counter of places, the sorted set of calls and the hash of
+// the outputs of calls. They share a hash tag.
+//
+// A member of the calls set is a call's run place, its ID key (see idKey)
+// and its Seq, so that the latest call of a run with an ID before a
+// position is one ZREVRANGEBYLEX. The outputs hash maps a call (place, ID
+// key, the call's Seq, or 16 zeros for an output with no call before it)
+// to the Seq of its output, and "r" and an item's position to what Pop
+// must remove with the item: "c" and its calls member, or "a" and its
+// outputs field.
 func (s *Store) keys(sessionID string) []string {
 	tag := s.prefix + "session:{" + sessionID + "}"
-	return []string{tag + ":items", tag + ":runs", tag + ":places"}
+	return []string{tag + ":items", tag + ":runs", tag + ":places", tag + ":calls", tag + ":outputs"}
 }
+
+// idKey returns a call ID as the calls set and the outputs hash key it:
+// its length in 8 hex digits, then the ID, so that no ID is a prefix of
+// another's key.
+func idKey(id string) string { return fmt.Sprintf("%08x", len(id)) + id }
 
 func (s *Store) wrap(ctx context.Context, op, sessionID string, err error) error {
 	if errors.Is(err, goredis.ErrClosed) {
@@ -142,13 +157,17 @@ func decodeMember(m string) (state.Item, error) {
 func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 
 // appendScript stores a batch of one run atomically. KEYS: items, runs,
-// places. ARGV: run ID, then (seq as 16 hex digits, encoded item) pairs.
-// It checks every item first and writes only if none conflicts: it returns
-// 0 on success, or the hex Seq of the first conflicting item.
+// places, calls, outputs. ARGV: run ID, then for each item its seq as 16
+// hex digits, its encoded form, its role ("c" a call, "o" an output, ""
+// another item) and its ID key. It checks every item first and writes
+// only if none conflicts: it returns 0 on success, the hex Seq of the
+// first conflicting item, or "dup:" and the hex Seq of an output whose
+// call has an output at another position. An output answers the latest
+// call with its ID before it, in the batch or stored: O(log n) an output.
 var appendScript = goredis.NewScript(`
 local place = redis.call('HGET', KEYS[2], ARGV[1])
-local seen, fresh = {}, {}
-for i = 2, #ARGV, 2 do
+local seen, fresh, role, idkey = {}, {}, {}, {}
+for i = 2, #ARGV, 4 do
 	local seq, val = ARGV[i], ARGV[i + 1]
 	local prev = seen[seq]
 	if prev == nil and place then
@@ -158,20 +177,77 @@ for i = 2, #ARGV, 2 do
 	end
 	if prev == nil then
 		fresh[#fresh + 1] = seq
-		seen[seq] = val
+		seen[seq], role[seq], idkey[seq] = val, ARGV[i + 2], ARGV[i + 3]
 	elseif prev ~= val then
 		return seq
 	end
 end
 if #fresh == 0 then return 0 end
+local batchCalls, answers = {}, {}
+for _, seq in ipairs(fresh) do
+	if role[seq] == 'c' then
+		local l = batchCalls[idkey[seq]] or {}
+		l[#l + 1] = seq
+		batchCalls[idkey[seq]] = l
+	end
+end
+for _, seq in ipairs(fresh) do
+	if role[seq] == 'o' then
+		local k = idkey[seq]
+		local call = string.rep('0', 16)
+		for _, c in ipairs(batchCalls[k] or {}) do
+			if c < seq and c > call then call = c end
+		end
+		local prev
+		if place then
+			local m = redis.call('ZREVRANGEBYLEX', KEYS[4], '(' .. place .. k .. seq, '[' .. place .. k, 'LIMIT', 0, 1)[1]
+			if m then
+				local c = string.sub(m, -16)
+				if c > call then call = c end
+			end
+			prev = redis.call('HGET', KEYS[5], place .. k .. call)
+		end
+		prev = answers[k .. call] or prev
+		if prev and prev ~= seq then return 'dup:' .. seq end
+		answers[k .. call] = seq
+	end
+end
 if not place then
 	place = string.format('%016x', redis.call('INCR', KEYS[3]))
 	redis.call('HSET', KEYS[2], ARGV[1], place)
 end
 for _, seq in ipairs(fresh) do
 	redis.call('ZADD', KEYS[1], 0, place .. seq .. seen[seq])
+	if role[seq] == 'c' then
+		local m = place .. idkey[seq] .. seq
+		redis.call('ZADD', KEYS[4], 0, m)
+		redis.call('HSET', KEYS[5], 'r' .. place .. seq, 'c' .. m)
+	end
+end
+for field, seq in pairs(answers) do
+	redis.call('HSET', KEYS[5], place .. field, seq, 'r' .. place .. seq, 'a' .. place .. field)
 end
 return 0
+`)
+
+// popScript removes and returns the session's last item (nil if none),
+// and what the calls set and the outputs hash hold of it. KEYS: those of
+// appendScript.
+var popScript = goredis.NewScript(`
+local z = redis.call('ZPOPMAX', KEYS[1])
+if #z == 0 then return false end
+local m = z[1]
+local ref = 'r' .. string.sub(m, 1, 32)
+local r = redis.call('HGET', KEYS[5], ref)
+if r then
+	if string.sub(r, 1, 1) == 'c' then
+		redis.call('ZREM', KEYS[4], string.sub(r, 2))
+	else
+		redis.call('HDEL', KEYS[5], string.sub(r, 2))
+	end
+	redis.call('HDEL', KEYS[5], ref)
+end
+return m
 `)
 
 // lookupScript returns the member at (run, seq), or nil. KEYS: items,
@@ -214,7 +290,9 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 // Append stores items of run runID in one Lua script, which Redis runs
 // atomically: all or none. An item already stored at its (runID, Seq) is
 // skipped; one that differs from the stored item (kind, tool name or JSON)
-// rejects the whole call with [session.ErrConflict]. Empty IDs, a zero item
+// rejects the whole call with [session.ErrConflict], and an output for a
+// call that has one at another position (see [session.Store]) with
+// [session.ErrDuplicateOutput]. Empty IDs, a zero item
 // or a Seq below 1 fail with [session.ErrInvalid]. The first append of a
 // run fixes its place after every run already in the session. Appending no
 // items stores nothing and fixes nothing. On a cancelled ctx nothing is
@@ -227,14 +305,30 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	if err := rowcodec.Validate(pkg, sessionID, runID, items); err != nil || len(items) == 0 {
 		return err
 	}
-	args := make([]any, 1, 1+2*len(items))
+	args := make([]any, 1, 1+4*len(items))
 	args[0] = runID
 	for _, it := range items {
-		args = append(args, seqHex(it.Seq()), encode(it))
+		role, key := "", ""
+		switch {
+		case it.Kind().IsCall():
+			role, key = "c", idKey(it.CallID())
+		case it.Kind().IsOutput():
+			role, key = "o", idKey(it.CallID())
+		}
+		args = append(args, seqHex(it.Seq()), encode(it), role, key)
 	}
 	res, err := appendScript.Run(ctx, s.client, s.keys(sessionID), args...).Result()
 	if err != nil {
 		return s.wrap(ctx, "append to", sessionID, err)
+	}
+	if seq, ok := res.(string); ok && strings.HasPrefix(seq, "dup:") {
+		for _, it := range items {
+			if seqHex(it.Seq()) == seq[len("dup:"):] {
+				return fmt.Errorf("redis: append %s to session %q run %q: its call has an output at another position: %w",
+					it, sessionID, runID, session.ErrDuplicateOutput)
+			}
+		}
+		return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
 	}
 	if seq, ok := res.(string); ok {
 		for _, it := range items {
@@ -267,20 +361,20 @@ func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) 
 	return it, true, nil
 }
 
-// Pop removes and returns the session's last item, if any, with one
-// ZPOPMAX. The item's run keeps its place.
+// Pop removes and returns the session's last item, if any, with one Lua
+// script (a ZPOPMAX, and the item's entry among the calls and outputs).
+// The item's run keeps its place.
 func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, error) {
 	if err := s.gate.Begin(ctx, "pop from", sessionID); err != nil {
 		return state.Item{}, false, err
 	}
-	zs, err := s.client.ZPopMax(ctx, s.keys(sessionID)[0], 1).Result()
+	m, err := popScript.Run(ctx, s.client, s.keys(sessionID)).Text()
+	if errors.Is(err, goredis.Nil) {
+		return state.Item{}, false, nil
+	}
 	if err != nil {
 		return state.Item{}, false, s.wrap(ctx, "pop from", sessionID, err)
 	}
-	if len(zs) == 0 {
-		return state.Item{}, false, nil
-	}
-	m, _ := zs[0].Member.(string)
 	it, err := decodeMember(m)
 	if err != nil {
 		return state.Item{}, false, s.wrap(ctx, "pop from", sessionID, err)

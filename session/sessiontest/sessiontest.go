@@ -38,6 +38,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"OverlappingBatches", testOverlappingBatches},
 		{"ConflictRejectsWholeBatch", testConflict},
 		{"ConflictWithinBatch", testConflictWithinBatch},
+		{"SecondOutputRefused", testSecondOutput},
 		{"InvalidAppend", testInvalid},
 		{"Limit", testLimit},
 		{"Pop", testPop},
@@ -283,6 +284,60 @@ func testConflictWithinBatch(t *testing.T, s session.Store) {
 	mustAppend(t, s, sid, "b", items("b", 1))
 	mustAppend(t, s, sid, "a", items("a", 1))
 	wantList(t, s, sid, 0, concat(items("b", 1), items("a", 1)))
+}
+
+// testSecondOutput checks that a call gets at most one output, in one
+// batch or across batches, of either output kind, while a call ID reused
+// by a later call is that call's own, and a retried append of the output
+// at its own position is still a no-op (issue 13).
+func testSecondOutput(t *testing.T, s session.Store) {
+	sid := newSessionID(t)
+	call := func(seq int64) state.Item {
+		return state.ToolCall(fmt.Sprintf("fc_%d", seq), "call_1", "lookup", fmt.Sprintf(`{"n":%d}`, seq)).WithSeq(seq)
+	}
+	output := func(seq int64) state.Item {
+		return state.ToolOutput("call_1", "lookup", fmt.Sprint("out ", seq)).WithSeq(seq)
+	}
+	first := []state.Item{item("a", 1), call(2), output(3)}
+	mustAppend(t, s, sid, "a", first)
+	mustAppend(t, s, sid, "a", first) // a retry
+	mustAppend(t, s, sid, "a", []state.Item{output(3)})
+
+	refused := func(name string, batch []state.Item) {
+		t.Helper()
+		before := list(t, s, sid, 0)
+		if err := s.Append(ctx(t), sid, "a", batch); !errors.Is(err, session.ErrDuplicateOutput) {
+			t.Fatalf("%s: Append(%v) = %v, want ErrDuplicateOutput", name, batch, err)
+		}
+		wantList(t, s, sid, 0, before) // nothing of the batch was written
+	}
+	refused("second output", []state.Item{item("a", 4), output(5)})
+	refused("second handoff output", []state.Item{state.HandoffOutput("call_1", "lookup", "again").WithSeq(5)})
+	refused("two outputs in one batch", []state.Item{call(6), output(7), output(8)})
+
+	// The model reuses the call ID in a later response: a call of its own,
+	// answered once, in one batch or the next.
+	mustAppend(t, s, sid, "a", []state.Item{call(6), output(7)})
+	mustAppend(t, s, sid, "a", []state.Item{call(8)})
+	mustAppend(t, s, sid, "a", []state.Item{output(9)})
+	refused("second output of the reused ID", []state.Item{output(10)})
+	// Another run of the session may use the same call ID.
+	mustAppend(t, s, sid, "b", []state.Item{call(2), output(3)})
+	// A late commit of an earlier position does not change the pairing.
+	mustAppend(t, s, sid, "a", []state.Item{item("a", 4)})
+	wantList(t, s, sid, 0, concat(
+		[]state.Item{item("a", 1), call(2), output(3), item("a", 4), call(6), output(7), call(8), output(9)},
+		[]state.Item{call(2), output(3)},
+	))
+
+	// A popped output no longer answers its call.
+	sid = newSessionID(t)
+	mustAppend(t, s, sid, "a", []state.Item{call(1), output(2)})
+	if it, ok, err := s.Pop(ctx(t), sid); err != nil || !ok || it.Seq() != 2 {
+		t.Fatalf("Pop = %v, %v, %v; want the output", it, ok, err)
+	}
+	mustAppend(t, s, sid, "a", []state.Item{output(3)})
+	wantList(t, s, sid, 0, []state.Item{call(1), output(3)})
 }
 
 func testInvalid(t *testing.T, s session.Store) {

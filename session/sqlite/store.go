@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -121,7 +120,9 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 // Append stores items of run runID in one immediate transaction: all or
 // none. An item already stored at its (runID, Seq) is skipped; one that
 // differs from the stored item (kind, tool name or JSON) rejects the whole
-// call with [session.ErrConflict]. Empty IDs, a zero item or a Seq below 1
+// call with [session.ErrConflict], and an output for a call that has one
+// at another position (see [session.Store]) with
+// [session.ErrDuplicateOutput]. Empty IDs, a zero item or a Seq below 1
 // fail with [session.ErrInvalid]. The first append of a run fixes its place
 // after every run already in the session; appending no items stores
 // nothing and fixes nothing. On a cancelled ctx nothing is written.
@@ -153,8 +154,13 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 		return fmt.Errorf("place run %q: %w", runID, err)
 	}
 	inserted := 0
-	for chunk := range slices.Chunk(items, maxRowsPerInsert) {
-		n, err := insertItems(ctx, tx, sessionID, place, chunk)
+	callIDs, batchCalls := rowcodec.Calls(items)
+	for i := 0; i < len(items); i += maxRowsPerInsert {
+		j := min(i+maxRowsPerInsert, len(items))
+		n, err := insertItems(ctx, tx, sessionID, place, items[i:j], callIDs[i:j], batchCalls[i:j])
+		if isDuplicateOutput(err) {
+			return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
+		}
 		if err != nil {
 			return err
 		}
@@ -178,24 +184,31 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 	return nil
 }
 
-// maxRowsPerInsert keeps an insert's bound parameters (6 per row) under
+// maxRowsPerInsert keeps an insert's bound parameters (12 per row) under
 // SQLite's limit of 32766.
 const maxRowsPerInsert = 1000
 
 // insertItems inserts items at the run's place in one statement, skipping
-// positions already taken, and returns how many rows it inserted.
-func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place int64, items []state.Item) (int, error) {
+// positions already taken, and returns how many rows it inserted. callIDs
+// and batchCalls are [rowcodec.Calls] of the items: an output's answers
+// column is the latest call with its ID before it, in the batch or stored
+// (an index lookup); the unique index session_items_answers refuses a
+// second output for one call.
+func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place int64, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
 	var q strings.Builder
-	q.WriteString(`INSERT INTO session_items (session_id, place, seq, kind, name, raw) VALUES `)
-	args := make([]any, 0, 6*len(items))
+	q.WriteString(`INSERT INTO session_items (session_id, place, seq, kind, name, raw, call_id, answers) VALUES `)
+	args := make([]any, 0, 12*len(items))
 	for i, it := range items {
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		q.WriteString("(?, ?, ?, ?, ?, ?)")
-		args = append(args, sessionID, place, it.Seq(), it.Kind().String(), it.Name(), it.AppendRaw(nil))
+		// max(NULL, …) is NULL: only outputs have a batchCalls entry.
+		q.WriteString(`(?, ?, ?, ?, ?, ?, ?, (SELECT max(?, COALESCE(MAX(c.seq), 0)) FROM session_items c
+			WHERE c.session_id = ? AND c.place = ? AND c.call_id = ? AND c.answers IS NULL AND c.seq < ?))`)
+		args = append(args, sessionID, place, it.Seq(), it.Kind().String(), it.Name(), it.AppendRaw(nil), callIDs[i],
+			batchCalls[i], sessionID, place, callIDs[i], it.Seq())
 	}
-	q.WriteString(" ON CONFLICT DO NOTHING")
+	q.WriteString(" ON CONFLICT (session_id, place, seq) DO NOTHING")
 	res, err := tx.ExecContext(ctx, q.String(), args...)
 	if err != nil {
 		return 0, fmt.Errorf("insert items: %w", err)
@@ -205,6 +218,12 @@ func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place int64,
 		return 0, fmt.Errorf("insert items: %w", err)
 	}
 	return int(n), nil
+}
+
+// isDuplicateOutput reports whether err is a violation of the index that
+// keeps one output per call.
+func isDuplicateOutput(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "session_items.answers")
 }
 
 // Lookup returns the item stored at (runID, seq) in the session, if any.

@@ -59,7 +59,7 @@ func Wrap(ctx context.Context, pkg, op, sessionID string, closed bool, err error
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, session.ErrConflict), errors.Is(err, session.ErrInvalid):
+	case errors.Is(err, session.ErrConflict), errors.Is(err, session.ErrInvalid), errors.Is(err, session.ErrDuplicateOutput):
 		return err // already said what and where
 	case closed:
 		return fmt.Errorf("%s: %s session %q: %w", pkg, op, sessionID, session.ErrClosed)
