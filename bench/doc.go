@@ -1,7 +1,8 @@
 // Package bench holds turnkit's benchmark scenarios: the per-turn cost of
 // the bare loop, the [pipeline.Runner] alone and with middleware, at
-// growing history sizes, and runs of N turns that the peers (eino, the JS
-// Agents SDK) repeat in the nested module bench/peers.
+// growing history sizes, and runs of N turns that the peers (eino's ReAct
+// and ADK agents, Genkit, langchaingo, the JS Agents SDK) repeat in the
+// nested modules under bench/peers.
 //
 // The scenarios are plain funcs of a *testing.B so that `go test -bench`
 // (turn_test.go) and the turnbench command (bench/cmd/turnbench, through

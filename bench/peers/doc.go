@@ -5,10 +5,17 @@
 // model call answered by one call to a trivial tool, then a final message,
 // on a fake model of the peer's own model interface.
 //
-//   - eino/: github.com/cloudwego/eino's ReAct agent (cmd/einobench prints
-//     its figures as JSON lines).
+//   - eino/: github.com/cloudwego/eino's ReAct agent and its ADK
+//     ChatModelAgent run by adk.Runner (cmd/einobench prints their figures
+//     as JSON lines, -agent adk for the ADK agent).
+//   - genkit/: Firebase Genkit for Go, a module of its own
+//     (genkit/cmd/genkitbench).
+//   - langchaingo/: langchaingo's agent executor, a module of its own
+//     (langchaingo/cmd/langchaingobench).
 //   - js/: the JS Agents SDK, @openai/agents, run by node (js/bench.mjs).
 //
-// bench/cmd/turnbench in the main module drives both and puts them in one
-// table with turnkit.
+// genkit and langchaingo have modules of their own so that their large
+// dependency graphs move neither eino's versions nor each other's.
+// bench/cmd/turnbench in the main module drives them all and puts them in
+// one table with turnkit.
 package peers

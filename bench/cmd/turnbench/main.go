@@ -6,9 +6,11 @@
 // It runs every scenario of package bench through testing.Benchmark
 // (progress on stderr), the session backends' own BenchmarkAppend (each
 // store against its raw driver) through go test, then the peers of the
-// nested module bench/peers:
-// eino through `go run ./cmd/einobench` and @openai/agents through node
-// (after `npm ci` when its node_modules are missing). A peer that cannot be
+// nested modules under bench/peers:
+// eino's ReAct and ADK agents through `go run ./cmd/einobench`, Genkit
+// through `go run ./cmd/genkitbench` in peers/genkit, langchaingo through
+// `go run ./cmd/langchaingobench` in peers/langchaingo, and @openai/agents
+// through node (after `npm ci` when its node_modules are missing). A peer that cannot be
 // built or installed is reported as missing and the rest goes on. It writes
 // the table (Markdown) to stdout and to OUT/table.md, every figure to
 // OUT/turnbench.csv, and the per-turn cost against the run length of
@@ -21,7 +23,7 @@
 //	               interleaved, and the fastest round of each counts, which keeps a
 //	               shared, noisy machine's bursts out of the figures
 //	-run regexp    run only the scenarios whose name matches
-//	-peers list    peers to run: eino,js (default both; "" for none)
+//	-peers list    peers to run: eino,eino-adk,genkit,langchaingo,js (default all; "" for none)
 //	-out dir       output folder (default bench/results under the module root,
 //	               the files bench/README.md shows)
 package main
@@ -49,7 +51,7 @@ func main() {
 	flag.StringVar(&cfg.benchtime, "benchtime", "500ms", "time or NNNx iterations per scenario and round, as go test -benchtime")
 	flag.IntVar(&cfg.count, "count", 3, "rounds: every scenario and peer runs this many times, interleaved, and the fastest round counts")
 	flag.StringVar(&cfg.run, "run", "", "run only the scenarios whose name matches this regexp")
-	flag.StringVar(&cfg.peers, "peers", "eino,js", "comma-separated peers to run (eino, js); empty for none")
+	flag.StringVar(&cfg.peers, "peers", knownPeers, "comma-separated peers to run ("+knownPeers+"); empty for none")
 	flag.StringVar(&cfg.out, "out", "", "output folder (default bench/results under the module root)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -20,6 +20,7 @@ import (
 )
 
 // peerFigure is one JSON line a peer prints (bench/peers/cmd/einobench,
+// bench/peers/genkit/cmd/genkitbench, bench/peers/langchaingo/cmd/langchaingobench,
 // bench/peers/js/bench.mjs).
 type peerFigure struct {
 	Peer          string   `json:"peer"`
@@ -34,12 +35,37 @@ type peerFigure struct {
 func peerLabel(p string) string {
 	switch p {
 	case "eino":
-		return "eino (github.com/cloudwego/eino)"
+		return "eino (github.com/cloudwego/eino) ReAct agent"
+	case "eino-adk":
+		return "eino (github.com/cloudwego/eino) ADK agent"
+	case "genkit":
+		return "Genkit for Go (github.com/firebase/genkit/go)"
+	case "langchaingo":
+		return "langchaingo (github.com/tmc/langchaingo)"
 	case "js":
 		return "@openai/agents (JS)"
 	}
 	return p
 }
+
+// A goPeer is a Go peer: the folder of its module under bench/peers (each
+// heavy peer has a module of its own, so that no peer's dependencies move
+// another's versions) and the command, run there with go run, that prints
+// its figures.
+type goPeer struct {
+	dir  string
+	args []string
+}
+
+var goPeers = map[string]goPeer{
+	"eino":        {"", []string{"./cmd/einobench"}},
+	"eino-adk":    {"", []string{"./cmd/einobench", "-agent", "adk"}},
+	"genkit":      {"genkit", []string{"./cmd/genkitbench"}},
+	"langchaingo": {"langchaingo", []string{"./cmd/langchaingobench"}},
+}
+
+// knownPeers lists the peers in the order of -peers' default.
+const knownPeers = "eino,eino-adk,genkit,langchaingo,js"
 
 // runPeer runs one peer's scenario at the given run lengths, as a child
 // process in the nested module bench/peers.
@@ -50,14 +76,15 @@ func runPeer(ctx context.Context, peer, root, benchtime string, turns []int, pro
 		list[i] = strconv.Itoa(n)
 	}
 	var cmd *exec.Cmd
-	switch peer {
-	case "eino":
+	switch gp, isGo := goPeers[peer]; {
+	case isGo:
 		if _, err := exec.LookPath("go"); err != nil {
 			return nil, "", errors.New("the go command is not on PATH")
 		}
-		cmd = exec.CommandContext(ctx, "go", "run", "./cmd/einobench", "-turns", strings.Join(list, ","), "-benchtime", benchtime)
-		cmd.Dir = dir
-	case "js":
+		args := append([]string{"run"}, gp.args...)
+		cmd = exec.CommandContext(ctx, "go", append(args, "-turns", strings.Join(list, ","), "-benchtime", benchtime)...)
+		cmd.Dir = filepath.Join(dir, gp.dir)
+	case peer == "js":
 		if _, err := exec.LookPath("node"); err != nil {
 			return nil, "", errors.New("node is not on PATH (install Node.js 20 or later)")
 		}
@@ -76,7 +103,7 @@ func runPeer(ctx context.Context, peer, root, benchtime string, turns []int, pro
 		cmd = exec.CommandContext(ctx, "node", "bench.mjs", "--turns", strings.Join(list, ","), "--ms", strconv.FormatInt(millis(benchtime), 10))
 		cmd.Dir = js
 	default:
-		return nil, "", fmt.Errorf("unknown peer %q (want eino or js)", peer)
+		return nil, "", fmt.Errorf("unknown peer %q (want some of %s)", peer, knownPeers)
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

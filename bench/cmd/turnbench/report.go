@@ -183,13 +183,17 @@ func (r *report) flatness() string {
 }
 
 // peerSeries are the run-scenario series of the plot and the peer table,
-// in order: turnkit's first.
-var peerSeries = []struct{ key, label string }{
-	{"bare", "bare loop"},
-	{"runner", "turnkit Runner"},
-	{"runner+chain", "turnkit + default chain"},
-	{"eino", "eino ReAct agent"},
-	{"openai-agents-js", "@openai/agents (JS)"},
+// in order: turnkit's first, then the peers (those with a short name, used
+// in the "turnkit against its peers" table).
+var peerSeries = []struct{ key, label, short string }{
+	{"bare", "bare loop", ""},
+	{"runner", "turnkit Runner", ""},
+	{"runner+chain", "turnkit + default chain", ""},
+	{"eino", "eino ReAct agent", "eino ReAct"},
+	{"eino-adk", "eino ADK agent", "eino ADK"},
+	{"genkit", "Genkit (Go)", "Genkit"},
+	{"langchaingo", "langchaingo executor", "langchaingo"},
+	{"openai-agents-js", "@openai/agents (JS)", "@openai/agents (JS)"},
 }
 
 // peers renders turnkit against each peer at each run length.
@@ -201,16 +205,16 @@ func (r *report) peers() string {
 		if !ok {
 			continue
 		}
-		for _, p := range []struct{ key, label string }{{"eino", "eino"}, {"openai-agents-js", "@openai/agents (JS)"}} {
+		for _, p := range peerSeries {
 			x, ok := r.get(fmt.Sprintf("run/%s/turns=%d", p.key, n))
-			if !ok {
+			if p.short == "" || !ok {
 				continue
 			}
 			if !head {
 				b.WriteString("\n#### turnkit against its peers (same scenario, per turn; ratio: the peer's time ÷ turnkit's)\n\n| turns | turnkit | peer | peer's time | ratio |\n|--:|--:|---|--:|--:|\n")
 				head = true
 			}
-			fmt.Fprintf(&b, "| %d | %s | %s | %s | %.1f× |\n", n, formatNs(tk.ns), p.label, formatNs(x.ns), x.ns/tk.ns)
+			fmt.Fprintf(&b, "| %d | %s | %s | %s | %.1f× |\n", n, formatNs(tk.ns), p.short, formatNs(x.ns), x.ns/tk.ns)
 		}
 	}
 	return b.String()

@@ -26,6 +26,9 @@ func sampleReport() *report {
 		r.add(row{scenario: scenario(runName("bare", n), "run", "", n), n: 5, ns: 1000, allocs: 10, hasAllocs: true})
 		r.add(row{scenario: scenario(runName("runner", n), "run", runName("bare", n), n), n: 5, ns: 2000, allocs: 20, hasAllocs: true})
 		r.add(row{scenario: scenario(runName("eino", n), "run", runName("bare", n), n), n: 5, ns: 8000, allocs: 100, hasAllocs: true})
+		r.add(row{scenario: scenario(runName("eino-adk", n), "run", runName("bare", n), n), n: 5, ns: 30000, allocs: 200, hasAllocs: true})
+		r.add(row{scenario: scenario(runName("genkit", n), "run", runName("bare", n), n), n: 1, ns: float64(n) * 1e5, allocs: 5000, hasAllocs: true})
+		r.add(row{scenario: scenario(runName("langchaingo", n), "run", runName("bare", n), n), n: 5, ns: 2e5, allocs: 240, hasAllocs: true})
 		r.add(row{scenario: scenario(runName("openai-agents-js", n), "run", runName("bare", n), n), n: 5, ns: 2e6})
 	}
 	return r
@@ -40,7 +43,10 @@ func TestMarkdownRatios(t *testing.T) {
 		"| bare/history=10 | 1.00 µs/turn | 10 | 1000 | base |",
 		"| logging | skipped: middleware/logging has not landed | | | |",
 		"| turn/runner | 1.10× | 1.00× |", // flat with history
-		"| 100 | 2.00 µs | eino | 8.00 µs | 4.0× |",
+		"| 100 | 2.00 µs | eino ReAct | 8.00 µs | 4.0× |",
+		"| 100 | 2.00 µs | eino ADK | 30.0 µs | 15.0× |",
+		"| 1000 | 2.00 µs | Genkit | 100.00 ms | 50000.0× |",
+		"| 10 | 2.00 µs | langchaingo | 200.0 µs | 100.0× |",
 		"| 1000 | 2.00 µs | @openai/agents (JS) | 2.00 ms | 1000.0× |",
 		"| openai-agents-js/turns=10 | 2.00 ms/turn | n/a | n/a | 2000.00× |",
 		"Run of 2026-01-02 03:04 UTC on test cpu (2 cores), go1.26, Node.js v20.",
@@ -124,5 +130,42 @@ PASS
 	rows = parseGoBench(strings.NewReader("--- SKIP: BenchmarkAppend\nPASS\n"), "no server", store, raw)
 	if rows[0].skip != "no server" || rows[1].skip != "no server" {
 		t.Errorf("rows of a skipped benchmark = %+v, want both skipped with the reason", rows)
+	}
+}
+
+// TestKnownPeers checks that every peer -peers runs by default has a label,
+// a series in the plot and the summary, and a command in the repository.
+func TestKnownPeers(t *testing.T) {
+	series := map[string]bool{}
+	for _, s := range peerSeries {
+		if s.short != "" {
+			series[s.key] = true
+		}
+	}
+	for _, p := range splitList(knownPeers) {
+		if peerLabel(p) == p {
+			t.Errorf("peer %s has no label", p)
+		}
+		key := p
+		if p == "js" {
+			key = "openai-agents-js"
+		}
+		if !series[key] {
+			t.Errorf("peer %s has no series in the plot and the summary", p)
+		}
+		gp, ok := goPeers[p]
+		if !ok {
+			if p != "js" {
+				t.Errorf("peer %s is neither a Go peer nor js", p)
+			}
+			continue
+		}
+		dir := filepath.Join("..", "..", "peers", gp.dir)
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+			t.Errorf("peer %s: no module at %s: %v", p, dir, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, gp.args[0], "main.go")); err != nil {
+			t.Errorf("peer %s: no command %s in %s: %v", p, gp.args[0], dir, err)
+		}
 	}
 }

@@ -47,3 +47,32 @@ func BenchmarkRun(b *testing.B) {
 		b.Run("turns="+strconv.Itoa(turns), func(b *testing.B) { eino.Bench(b, turns) })
 	}
 }
+
+// TestADKRunMakesOneToolCallPerTurn checks that the ADK agent runs the same
+// scenario: turns tool results, then the final message.
+func TestADKRunMakesOneToolCallPerTurn(t *testing.T) {
+	for _, turns := range []int{1, 3, 10} {
+		t.Run(strconv.Itoa(turns), func(t *testing.T) {
+			ctx := context.Background()
+			r, err := eino.NewADKRunner(ctx, turns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 { // the runner is reused across runs, as in the benchmark
+				run, err := eino.RunADK(ctx, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if run.ToolOutputs != turns {
+					t.Fatalf("the run produced %d tool results, want %d", run.ToolOutputs, turns)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkADKRun(b *testing.B) {
+	for _, turns := range []int{10, 100, 1000} {
+		b.Run("turns="+strconv.Itoa(turns), func(b *testing.B) { eino.BenchADK(b, turns) })
+	}
+}

@@ -1,7 +1,11 @@
-// Command einobench times eino's ReAct agent on turnkit's run scenario and
-// prints one JSON object per run length on stdout, for bench/cmd/turnbench:
+// Command einobench times eino's ReAct agent (-agent react, the default) or
+// its ADK ChatModelAgent run by adk.Runner (-agent adk) on turnkit's run
+// scenario and prints one JSON object per run length on stdout, for
+// bench/cmd/turnbench:
 //
 //	{"peer":"eino","version":"v0.7.36","turns":100,"n":120,"ns_per_turn":...,"allocs_per_turn":...,"bytes_per_turn":...}
+//
+// The peer is "eino" for the ReAct agent and "eino-adk" for the ADK agent.
 package main
 
 import (
@@ -31,14 +35,23 @@ func main() {
 	testing.Init()
 	turns := flag.String("turns", "10,100,1000", "comma-separated run lengths, in tool turns")
 	benchtime := flag.String("benchtime", "1s", "time or NNNx per run length, as go test -benchtime")
+	agent := flag.String("agent", "react", "the agent to time: react (flow/agent/react) or adk (adk.ChatModelAgent with adk.Runner)")
 	flag.Parse()
-	if err := run(*turns, *benchtime); err != nil {
+	if err := run(*agent, *turns, *benchtime); err != nil {
 		fmt.Fprintln(os.Stderr, "einobench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(turnsList, benchtime string) error {
+func run(agent, turnsList, benchtime string) error {
+	peer, bench := "eino", eino.Bench
+	switch agent {
+	case "react":
+	case "adk":
+		peer, bench = "eino-adk", eino.BenchADK
+	default:
+		return fmt.Errorf("-agent %q: want react or adk", agent)
+	}
 	if err := flag.Set("test.benchtime", benchtime); err != nil {
 		return fmt.Errorf("-benchtime %q: %w", benchtime, err)
 	}
@@ -52,13 +65,13 @@ func run(turnsList, benchtime string) error {
 		if err != nil || turns < 1 {
 			return fmt.Errorf("-turns: %q is not a positive number", s)
 		}
-		res := testing.Benchmark(func(b *testing.B) { eino.Bench(b, turns) })
+		res := testing.Benchmark(func(b *testing.B) { bench(b, turns) })
 		if res.N == 0 {
 			return fmt.Errorf("the run of %d turns failed", turns)
 		}
 		per := float64(res.N) * float64(turns)
 		if err := enc.Encode(Figure{
-			Peer: "eino", Version: version, Turns: turns, N: res.N,
+			Peer: peer, Version: version, Turns: turns, N: res.N,
 			NsPerTurn:     float64(res.T.Nanoseconds()) / per,
 			AllocsPerTurn: float64(res.MemAllocs) / per,
 			BytesPerTurn:  float64(res.MemBytes) / per,
