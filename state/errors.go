@@ -163,3 +163,71 @@ func (e *StoreError) Error() string {
 
 // Unwrap returns the cause.
 func (e *StoreError) Unwrap() error { return e.Err }
+
+// ErrStale means a state is behind what its run already did in another
+// state: a sibling taken from the same result went on, or a newer
+// checkpoint of the run was saved after this one. Resuming it would adopt
+// what the other state's decisions produced, so resume refuses it before
+// any model call or tool runs. It is wrapped by [*StaleError].
+var ErrStale = errors.New("state: stale state")
+
+// A StaleError reports a state that resume refused because its run went on
+// in another state. Either a session holds an item of the run the state
+// cannot account for (SessionID, Seq and NextSeq are set, and CallID when
+// the item is a call's outcome the state did not decide), or a [Store]
+// holds a newer version (Have and Stored are set, and Err wraps the
+// store's [ErrConflict]). Nothing ran and the state is unchanged. Match it
+// with errors.Is(err, ErrStale); it also matches [ErrConflict]. Resume the
+// newest state of the run instead: [Store.Load] it, or let the checkpoint
+// middleware's Checkpointer.Resume load it.
+type StaleError struct {
+	RunID string
+	// SessionID is the session that holds more than the state, or "".
+	SessionID string
+	// Seq is the position of the run the session holds that the state has
+	// not recorded; NextSeq is the state's next free position.
+	Seq, NextSeq int64
+	// CallID names the call whose outcome the session holds at Seq when
+	// the state has not decided it (or decided it otherwise), or "".
+	CallID string
+	// Have is the state's version and Stored the newer one a Store holds.
+	Have, Stored int64
+	// Err is the cause: the store's conflict, or nil.
+	Err error
+}
+
+func (e *StaleError) Error() string {
+	s := "state: run " + strconv.Quote(e.RunID) + " went on in another state: "
+	switch {
+	case e.SessionID != "" && e.CallID != "":
+		s += fmt.Sprintf("session %q holds an outcome of call %s at position %d that this state did not decide", e.SessionID, e.CallID, e.Seq)
+	case e.SessionID != "":
+		s += fmt.Sprintf("session %q holds position %d, which this state has not recorded (its next position is %d)", e.SessionID, e.Seq, e.NextSeq)
+	default:
+		s += fmt.Sprintf("the store holds version %d, this state is version %d", e.Stored, e.Have)
+	}
+	return s + "; this state is stale and was not resumed: load the newest state of the run " +
+		"(state.Store Load, or checkpoint.Checkpointer.Resume by run ID) and resume that"
+}
+
+// Is reports whether target is [ErrStale] or [ErrConflict]: a stale state
+// is a copy that another state of the run went past, so code that stops
+// on a conflict and reloads the newest state does the right thing with
+// it, whichever stage found it.
+func (e *StaleError) Is(target error) bool { return target == ErrStale || target == ErrConflict }
+
+// Unwrap returns the cause: a [*StoreError] wrapping [ErrConflict], or nil.
+func (e *StaleError) Unwrap() error { return e.Err }
+
+// StaleConflict returns err as a [*StaleError] wrapping it when err is a
+// [*StoreError] conflict of a save that claims a loaded state: the store
+// holds another version, so the run went on from there. A conflict whose
+// stored version is below the state's (the checkpoint was deleted or
+// replaced) and any other error are returned unchanged.
+func StaleConflict(err error) error {
+	se, ok := errors.AsType[*StoreError](err)
+	if !ok || !errors.Is(se.Err, ErrConflict) || se.Stored < se.Have {
+		return err
+	}
+	return &StaleError{RunID: se.RunID, Have: se.Have, Stored: se.Stored, Err: err}
+}

@@ -153,7 +153,7 @@ func (h *runHandler) ServeRun(ctx context.Context, rc *pipeline.RunCall) (*pipel
 	lr := &live{c: h.c, run: rc.Run}
 	if rc.Resumed {
 		if err := lr.save(ctx, StageClaim); err != nil {
-			return nil, err
+			return nil, staleClaim(err)
 		}
 	}
 	res, err := h.next.ServeRun(context.WithValue(ctx, liveKey{}, lr), rc)
@@ -163,6 +163,18 @@ func (h *runHandler) ServeRun(ctx context.Context, rc *pipeline.RunCall) (*pipel
 		err = errors.Join(err, serr)
 	}
 	return res, err
+}
+
+// staleClaim marks the conflict of a resumed run's claim as stale: the
+// store holds a newer version, so the state the caller resumes is behind
+// what the run already did ([state.ErrStale]); it still wraps
+// [state.ErrConflict].
+func staleClaim(err error) error {
+	se, ok := errors.AsType[*SaveError](err)
+	if !ok {
+		return err
+	}
+	return &SaveError{RunID: se.RunID, Stage: se.Stage, Err: state.StaleConflict(se.Err)}
 }
 
 // turnSave makes the save before a response's tools run once per turn.

@@ -102,6 +102,14 @@
 // do not retry with the state you hold. To take it back, load the
 // checkpoint again ([Checkpointer.Resume] does).
 //
+// A resumed run whose claim finds a newer version is stale: the state
+// given to Resume is behind what the run already did (a sibling taken
+// from the same result went on, or it was loaded before a newer save).
+// Its error matches [state.ErrStale] as well as [state.ErrConflict], and
+// nothing ran. The persistence middleware refuses such a state the same
+// way, before the claim, when the session already holds what the newer
+// state committed.
+//
 // # Workers
 //
 // Many stateless workers share the stores. A worker starts a run with

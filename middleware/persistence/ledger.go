@@ -169,24 +169,6 @@ func (l *ledger) commitCall(ctx context.Context, c *pipeline.ToolCall, res *pipe
 	_ = l.append(ctx, batch) // a failure is kept in l.err and reported when the turn ends
 }
 
-// lookup asks the session whether a resumed call's output is already
-// committed: the call ran before a crash or in a later resume of the same
-// checkpoint. If so the stored output is the call's result.
-func (l *ledger) lookup(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, bool, error) {
-	it, ok, err := l.store.Lookup(ctx, l.sid, l.run.ID(), c.OutputSeq)
-	if err != nil {
-		return nil, false, &LoadError{SessionID: l.sid, RunID: l.run.ID(), Seq: c.OutputSeq, Err: err}
-	}
-	if !ok || !it.Kind().IsOutput() || it.CallID() != c.CallID {
-		return nil, false, nil
-	}
-	l.mu.Lock()
-	l.mark(c.Item.Seq(), stored) // a call is stored in the same append as its output
-	l.mark(c.OutputSeq, stored)
-	l.mu.Unlock()
-	return &pipeline.ToolResult{Status: pipeline.ToolCompleted, Output: it.Text()}, true, nil
-}
-
 // settleHeld settles the held model output of a turn that will never get
 // a passing verdict: its messages are dropped, a terminal call's output is
 // withheld (the pair is stored with [WithheldOutput], so the session shows

@@ -49,6 +49,18 @@ const WithheldOutput = "Output withheld by an output guardrail."
 // is already committed; if so that output is the call's result and the tool
 // does not run again.
 //
+// A stale state is refused, not merged: before anything of a resumption
+// runs, the session is asked for the positions the state has not settled.
+// If it holds an item of the run at or beyond the state's next free
+// position, a different item where the state recorded one, or the outcome
+// of a call the state holds for a decision it has not made, another state
+// of the run (a sibling taken from the same result, a newer checkpoint)
+// went on: resume fails with a [*state.StaleError] ([state.ErrStale]),
+// before any model call or tool, and the state is unchanged. A committed
+// output is reused only where the state itself reserved it for that call
+// and under the state's own decision, so an output another state's
+// decision produced never passes this state's approval gate.
+//
 // A failed append returns an [*AppendError] (joined with the turn's own
 // error, if any) and leaves the run's state resumable: the turn's results
 // are in it, and resuming appends what the session is missing, once.
@@ -108,11 +120,12 @@ var (
 // terminal pair, say). It runs before anything inside it, so a run that an
 // inner stage refuses to resume (a guardrail that tripped refuses again)
 // still gets its session completed. A paused response, whose calls wait
-// for their outcome, is left to its resumed turn.
+// for their outcome, is left to its resumed turn. Before all of it, a
+// state that is behind the session is refused (see [ledger.fresh]).
 func (h *runHandler) ServeRun(ctx context.Context, c *pipeline.RunCall) (*pipeline.Result, error) {
 	run := c.Run
 	sid := run.SessionID()
-	if !c.Resumed || sid == "" || paused(run) {
+	if !c.Resumed || sid == "" {
 		return h.next.ServeRun(ctx, c)
 	}
 	ext, err := loadExt(run)
@@ -120,8 +133,13 @@ func (h *runHandler) ServeRun(ctx context.Context, c *pipeline.RunCall) (*pipeli
 		return nil, err
 	}
 	l := &ledger{store: h.store, run: run, sid: sid, base: run.SessionWatermark() + 1, ext: ext}
-	if err := l.append(ctx, l.collect(run.NextSeq())); err != nil {
+	if err := l.fresh(ctx); err != nil {
 		return nil, err
+	}
+	if !paused(run) {
+		if err := l.append(ctx, l.collect(run.NextSeq())); err != nil {
+			return nil, err
+		}
 	}
 	return h.next.ServeRun(ctx, c)
 }
@@ -181,7 +199,7 @@ func (h *toolHandler) CallTool(ctx context.Context, c *pipeline.ToolCall) (*pipe
 		return h.next.CallTool(ctx, c)
 	}
 	if c.Resumed {
-		if res, done, err := l.lookup(ctx, c); err != nil || done {
+		if res, done, err := l.lookup(ctx, c, h.next); err != nil || done {
 			return res, err
 		}
 	}
