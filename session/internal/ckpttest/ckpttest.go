@@ -161,7 +161,7 @@ func testTampered(t *testing.T, b Backend) {
 					return
 				}
 			}
-			t.Fatalf("no stored tool output to edit in %q", items)
+			t.Fatalf("no stored tool output to edit among %d items", len(items))
 		}},
 		{"ItemVersionEdited", func(t *testing.T, id string, items []state.Piece) {
 			p := items[len(items)-1]
