@@ -173,7 +173,7 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 		return s.append(ctx, tx, sessionID, run.ID(), items)
 	})
 	switch {
-	case err == errConflict:
+	case errors.Is(err, errConflict):
 		return s.conflict(ctx, d)
 	case errors.Is(err, session.ErrConflict), errors.Is(err, session.ErrInvalid):
 		return err // says what and where
