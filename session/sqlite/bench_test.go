@@ -98,6 +98,12 @@ func BenchmarkCheckpointSave(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			// The full first save's pages leave the log before the clock
+			// starts: copying them into the file is a cost of that save.
+			db := rawDB(b, path)
+			if _, err := db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+				b.Fatal(err)
+			}
 			turn := history
 			b.ReportAllocs()
 			for b.Loop() {
@@ -108,7 +114,6 @@ func BenchmarkCheckpointSave(b *testing.B) {
 			if sinkErr != nil {
 				b.Fatal(sinkErr)
 			}
-			db := rawDB(b, path)
 			sizes := make([]int64, 9)
 			for i := range sizes {
 				turn++
