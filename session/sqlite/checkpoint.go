@@ -135,10 +135,12 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 // neither. A checkpoint conflict appends nothing; an append that fails
 // (a different item stored at a position, [session.ErrConflict], or any
 // error) leaves the checkpoint as it was. run's version moves on only after
-// the commit, so a caller may retry the same call after an ambiguous
-// failure: the append is idempotent, as Append's is. With no items it is
-// Save, and sessionID is not used; otherwise the arguments are checked as
-// Append checks them ([session.ErrInvalid]), before anything is written.
+// the commit. The append is idempotent, as Append's is; a retry of a call
+// that committed although its caller saw an error fails with
+// [state.ErrConflict], as any save of an outdated version does. With no
+// items it is Save, and sessionID is not used; otherwise the arguments are
+// checked as Append checks them ([session.ErrInvalid]), before anything is
+// written.
 func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error {
 	d, err := s.codec.Delta(run)
 	if err != nil {
