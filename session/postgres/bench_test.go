@@ -2,14 +2,17 @@ package postgres_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/turnkit/turnkit/session/internal/ckpttest"
 	"github.com/turnkit/turnkit/session/postgres"
 	"github.com/turnkit/turnkit/session/sessiontest"
+	"github.com/turnkit/turnkit/state"
 )
 
 var (
@@ -67,4 +70,54 @@ func BenchmarkAppend(b *testing.B) {
 			b.Fatal(sinkErr)
 		}
 	})
+}
+
+// BenchmarkCheckpointSave saves a run once per turn (a tool call and its
+// output) after history items of session history and as many items of its
+// own: the cost of a save, and the bytes it writes (the rows its
+// transaction wrote, TOAST chunks included, the median of nine saves), must
+// not grow with the history.
+func BenchmarkCheckpointSave(b *testing.B) {
+	ctx := context.Background()
+	schema, pool := testSchema(b)
+	s, err := postgres.New(ctx, pool, postgres.WithSchema(schema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, history := range []int{10, 1000, 10000} {
+		b.Run("history="+strconv.Itoa(history), func(b *testing.B) {
+			r := ckpttest.LongRun(b, benchSession(), history)
+			if err := s.Save(ctx, r); err != nil {
+				b.Fatal(err)
+			}
+			// What a save of the whole checkpoint (the earlier format) wrote
+			// at this history.
+			whole, err := state.Marshal(r)
+			if err != nil {
+				b.Fatal(err)
+			}
+			turn := history
+			b.ReportAllocs()
+			for b.Loop() {
+				turn++
+				ckpttest.Turn(b, r, turn)
+				sinkErr = s.Save(ctx, r)
+			}
+			if sinkErr != nil {
+				b.Fatal(sinkErr)
+			}
+			sizes := make([]int64, 9)
+			for i := range sizes {
+				turn++
+				ckpttest.Turn(b, r, turn)
+				if err := s.Save(ctx, r); err != nil {
+					b.Fatal(err)
+				}
+				_, sizes[i] = written(b, pool, schema, r.ID())
+			}
+			slices.Sort(sizes)
+			b.ReportMetric(float64(sizes[len(sizes)/2]), "B-written/save")
+			b.ReportMetric(float64(len(whole)), "B-whole/save")
+		})
+	}
 }

@@ -3,72 +3,219 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/internal/rowcodec"
 	"github.com/turnkit/turnkit/state"
 )
 
 var _ state.Store = (*Store)(nil)
 
+// A checkpoint is stored as deltas (see [state.Delta]): its head in
+// run_checkpoints.data, its context in run_checkpoints.context (replaced
+// only when it changes), and its items in run_checkpoint_items, one row per
+// position. A save writes the head and what changed since the last save, so
+// its cost does not grow with the run's history. A whole checkpoint of the
+// earlier format is a head row alone, with a NULL context.
+
+// ckptQueries are the checkpoint statements with the schema name resolved.
+type ckptQueries struct {
+	load, save, version, delete string
+}
+
+func newCkptQueries(schemaName string) ckptQueries {
+	r := strings.NewReplacer("{{schema}}", pgx.Identifier{schemaName}.Sanitize())
+	return ckptQueries{
+		// One statement, one snapshot: the head row (part 0), then the
+		// item rows (part 1).
+		load: r.Replace(`SELECT 0, version, 0::bigint, data, context FROM {{schema}}.run_checkpoints WHERE run_id = $1
+			UNION ALL
+			SELECT 1, version, seq, data, NULL FROM {{schema}}.run_checkpoint_items WHERE run_id = $1`),
+		// The whole save in one statement: the compare-and-swap on the
+		// head (an insert when the base is 0, an update of the row at the
+		// base version otherwise), and, only if it took, the removal of
+		// the items a full save replaces and the upsert of the delta's
+		// items. It returns 1 if the save took, 0 on a conflict.
+		// $1 run, $2 base, $3 version, $4 head, $5 context, $6 replace the
+		// context, $7 full, $8 item positions, $9 item JSON.
+		save: r.Replace(`WITH ins AS (
+				INSERT INTO {{schema}}.run_checkpoints (run_id, version, data, context)
+				SELECT $1, $3, $4, $5 WHERE $2::bigint = 0
+				ON CONFLICT (run_id) DO NOTHING
+				RETURNING 1),
+			upd AS (
+				UPDATE {{schema}}.run_checkpoints
+				SET version = $3, data = $4, context = CASE WHEN $6::boolean THEN $5 ELSE context END
+				WHERE run_id = $1 AND version = $2 AND $2::bigint > 0
+				RETURNING 1),
+			ok AS (SELECT 1 FROM ins UNION ALL SELECT 1 FROM upd),
+			del AS (
+				DELETE FROM {{schema}}.run_checkpoint_items
+				WHERE $7::boolean AND run_id = $1 AND seq <> ALL($8::bigint[]) AND EXISTS (SELECT 1 FROM ok)),
+			items AS (
+				INSERT INTO {{schema}}.run_checkpoint_items (run_id, seq, version, data)
+				SELECT $1, t.seq, $3, t.data FROM unnest($8::bigint[], $9::bytea[]) AS t(seq, data)
+				WHERE EXISTS (SELECT 1 FROM ok)
+				ON CONFLICT (run_id, seq) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data)
+			SELECT count(*) FROM ok`),
+		version: r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
+		delete: r.Replace(`WITH items AS (DELETE FROM {{schema}}.run_checkpoint_items WHERE run_id = $1)
+			DELETE FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
+	}
+}
+
 // Load returns the run's checkpoint, a new [state.Run] with its stored
-// version set, or a [*state.StoreError] wrapping [state.ErrNotFound].
+// version set, or a [*state.StoreError] wrapping [state.ErrNotFound]. It
+// reads the head, the context and the items in one statement, one
+// snapshot, and reassembles them with [state.Assemble]; a checkpoint whose
+// rows were edited, removed or added behind the store's back fails with
+// [state.ErrTampered] when the store verifies signatures (see
+// [WithCodec]), with [state.ErrInvalid] otherwise.
 func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 	if err := s.gate.BeginRun(ctx, "load", runID); err != nil {
 		return nil, err
 	}
-	var (
-		version int64
-		data    []byte
-	)
-	err := s.pool.QueryRow(ctx, s.q.loadCheckpoint, runID).Scan(&version, &data)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, &state.StoreError{Op: "load", RunID: runID, Err: state.ErrNotFound}
-	}
+	rows, err := s.pool.Query(ctx, s.ck.load, runID)
 	if err != nil {
 		return nil, s.gate.WrapRun(ctx, "load", runID, err)
 	}
-	return s.codec.DecodeRun(runID, version, data)
+	var (
+		found         bool
+		version       int64
+		head, context []byte
+		items         []state.Piece
+		part          int
+		v, seq        int64
+		data, cx      []byte
+	)
+	_, err = pgx.ForEachRow(rows, []any{&part, &v, &seq, &data, &cx}, func() error {
+		if part == 0 {
+			found, version, head, context = true, v, data, cx
+		} else {
+			items = append(items, state.Piece{Seq: seq, Version: v, Data: data})
+		}
+		data, cx = nil, nil // the next row scans into new buffers
+		return nil
+	})
+	if err != nil {
+		return nil, s.gate.WrapRun(ctx, "load", runID, err)
+	}
+	if !found {
+		return nil, &state.StoreError{Op: "load", RunID: runID, Err: state.ErrNotFound}
+	}
+	return s.codec.Assemble(runID, version, head, context, items)
 }
 
-// Save writes run's checkpoint if the stored version equals run.Version()
-// (0: none stored), with one conditional statement (an INSERT that does
-// nothing on conflict, or an UPDATE ... WHERE version = $have), and then
-// sets run's version to the new one. Otherwise it returns a
-// [*state.StoreError] wrapping [state.ErrConflict] and changes nothing: of
-// two workers saving the same version, exactly one wins.
+// Save writes what changed in run since it was last loaded or saved (see
+// [state.Run.Delta]) if the stored version equals run.Version() (0: none
+// stored), with one statement (one round trip), and then sets run's
+// version to the new one. Otherwise it returns a [*state.StoreError]
+// wrapping [state.ErrConflict] and changes nothing: of two workers saving
+// the same version, exactly one wins. A save writes the run's head and one
+// row per item recorded since the last save, whatever the history.
 func (s *Store) Save(ctx context.Context, run *state.Run) error {
-	data, err := s.codec.Encode(run)
+	d, err := s.codec.Delta(run)
 	if err != nil {
 		return err
 	}
 	if err := s.gate.BeginRun(ctx, "save", run.ID()); err != nil {
 		return err
 	}
-	have := run.Version()
-	q, args := s.q.updateCheckpoint, []any{run.ID(), have, data}
-	if have == 0 {
-		q, args = s.q.insertCheckpoint, []any{run.ID(), data}
-	}
-	tag, err := s.pool.Exec(ctx, q, args...)
+	ok, err := s.saveDelta(ctx, s.pool, d)
 	if err != nil {
 		return s.gate.WrapRun(ctx, "save", run.ID(), err)
 	}
-	if tag.RowsAffected() == 0 {
-		var stored int64 // for the message only: it may have moved on since
-		_ = s.pool.QueryRow(ctx, s.q.loadVersion, run.ID()).Scan(&stored)
-		return &state.StoreError{Op: "save", RunID: run.ID(), Have: have, Stored: stored, Err: state.ErrConflict}
+	if !ok {
+		return s.conflict(ctx, d)
 	}
-	run.SetVersion(have + 1)
+	run.Saved(d)
 	return nil
 }
 
-// Delete removes the run's checkpoint; deleting a missing one is not an
-// error.
+// SaveAppend saves run as [Store.Save] does and appends items of run to the
+// session as [Store.Append] does, in one transaction: both or neither. A
+// checkpoint conflict appends nothing; an append that fails (a different
+// item stored at a position, [session.ErrConflict], or any error) leaves
+// the checkpoint as it was. run's version moves on only after the commit.
+// The append is idempotent, as Append's is; a retry of a call that
+// committed although its caller saw an error fails with
+// [state.ErrConflict], as any save of an outdated version does. With no
+// items it is Save, and sessionID is not used; otherwise the arguments are
+// checked as Append checks them ([session.ErrInvalid]), before anything is
+// written.
+func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error {
+	if len(items) == 0 {
+		return s.Save(ctx, run)
+	}
+	d, err := s.codec.Delta(run)
+	if err != nil {
+		return err
+	}
+	if err := s.gate.BeginRun(ctx, "save", run.ID()); err != nil {
+		return err
+	}
+	if err := rowcodec.Validate(pkg, sessionID, run.ID(), items); err != nil {
+		return err
+	}
+	errConflict := errors.New("conflict")
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		ok, err := s.saveDelta(ctx, tx, d)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errConflict
+		}
+		return s.append(ctx, tx, sessionID, run.ID(), items)
+	})
+	switch {
+	case errors.Is(err, errConflict):
+		return s.conflict(ctx, d)
+	case errors.Is(err, session.ErrConflict), errors.Is(err, session.ErrInvalid):
+		return err // says what and where
+	case err != nil:
+		return s.gate.WrapRun(ctx, "save", run.ID(), err)
+	}
+	run.Saved(d)
+	return nil
+}
+
+// querier is what saveDelta needs of a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// saveDelta applies d with one statement and reports whether the
+// compare-and-swap took.
+func (s *Store) saveDelta(ctx context.Context, q querier, d *state.Delta) (bool, error) {
+	seqs, data := rowcodec.Columns(d)
+	var n int64
+	err := q.QueryRow(ctx, s.ck.save, d.RunID, d.Base, d.Version, d.Head, d.Context,
+		d.Full || d.Context != nil, d.Full, seqs, data).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("save checkpoint: %w", err)
+	}
+	return n == 1, nil
+}
+
+// conflict returns the conflict error of a save of d that did not take,
+// with the version stored now (it may have moved on since).
+func (s *Store) conflict(ctx context.Context, d *state.Delta) error {
+	var stored int64
+	_ = s.pool.QueryRow(ctx, s.ck.version, d.RunID).Scan(&stored) // for the message only
+	return rowcodec.VersionConflict(d.RunID, d.Base, stored)
+}
+
+// Delete removes the run's checkpoint, its head, context and items, in one
+// statement; deleting a missing one is not an error.
 func (s *Store) Delete(ctx context.Context, runID string) error {
 	if err := s.gate.BeginRun(ctx, "delete", runID); err != nil {
 		return err
 	}
-	_, err := s.pool.Exec(ctx, s.q.deleteCkpt, runID)
+	_, err := s.pool.Exec(ctx, s.ck.delete, runID)
 	return s.gate.WrapRun(ctx, "delete", runID, err)
 }

@@ -32,12 +32,20 @@
 // table. Raw item JSON is kept as bytea, byte for byte. Session and run IDs
 // are text: they must be valid UTF-8 without NUL bytes.
 //
+// Run checkpoints ([state.Store]) are saved as deltas ([state.Delta]): a
+// save writes the run's head and the items recorded since the last save,
+// in one statement (one round trip), so its cost does not grow with the
+// run's history; checkpoints of the earlier whole-document format still
+// load. [Store.SaveAppend] saves a checkpoint and appends to a session in
+// one transaction.
+//
 // # Signed checkpoints
 //
 // [WithCodec] takes the options of [state.WithCodec], so every store is
 // configured the same way. Signed with [state.WithSigningKey] and verified
 // with [state.WithVerifyKeys], a checkpoint edited in the database (its
-// run, its signature, its key ID) fails to load with an error wrapping
+// run, its signature, its key ID, its items or context, an item row
+// removed or added) fails to load with an error wrapping
 // [state.ErrTampered]; during a key rotation sign with the new key and
 // verify with the old and the new one:
 //

@@ -28,14 +28,14 @@ type Store struct {
 	gate  rowcodec.Gate
 	codec rowcodec.Codec // signing and verification of checkpoints
 	q     queries
+	ck    ckptQueries // checkpoint statements (checkpoint.go)
 }
 
 // queries are the statements with the schema name resolved once.
 type queries struct {
-	appendExisting, runPlace, newRun, insertItems, storedItems, lockSession     string
-	list, lookup, pop                                                           string
-	count, clearHead, clearRuns, clearItems                                     string
-	loadCheckpoint, loadVersion, insertCheckpoint, updateCheckpoint, deleteCkpt string
+	appendExisting, runPlace, newRun, insertItems, storedItems, lockSession string
+	list, lookup, pop                                                       string
+	count, clearHead, clearRuns, clearItems                                 string
 }
 
 func newQueries(schemaName string) queries {
@@ -84,15 +84,10 @@ func newQueries(schemaName string) queries {
 				SELECT session_id, place, seq FROM {{schema}}.session_items WHERE session_id = $1
 				ORDER BY place DESC, seq DESC LIMIT 1 FOR UPDATE)
 			RETURNING seq, kind, name, raw`),
-		count:            r.Replace(`SELECT count(*) FROM {{schema}}.session_items WHERE session_id = $1`),
-		clearHead:        r.Replace(`DELETE FROM {{schema}}.session_heads WHERE session_id = $1`),
-		clearRuns:        r.Replace(`DELETE FROM {{schema}}.session_runs WHERE session_id = $1`),
-		clearItems:       r.Replace(`DELETE FROM {{schema}}.session_items WHERE session_id = $1`),
-		loadCheckpoint:   r.Replace(`SELECT version, data FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
-		loadVersion:      r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
-		insertCheckpoint: r.Replace(`INSERT INTO {{schema}}.run_checkpoints (run_id, version, data) VALUES ($1, 1, $2) ON CONFLICT DO NOTHING`),
-		updateCheckpoint: r.Replace(`UPDATE {{schema}}.run_checkpoints SET version = version + 1, data = $3 WHERE run_id = $1 AND version = $2`),
-		deleteCkpt:       r.Replace(`DELETE FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
+		count:      r.Replace(`SELECT count(*) FROM {{schema}}.session_items WHERE session_id = $1`),
+		clearHead:  r.Replace(`DELETE FROM {{schema}}.session_heads WHERE session_id = $1`),
+		clearRuns:  r.Replace(`DELETE FROM {{schema}}.session_runs WHERE session_id = $1`),
+		clearItems: r.Replace(`DELETE FROM {{schema}}.session_items WHERE session_id = $1`),
 	}
 }
 
@@ -145,7 +140,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	if err := migrate(ctx, pool, cfg.schema); err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool, q: newQueries(cfg.schema), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec}, nil
+	return &Store{pool: pool, q: newQueries(cfg.schema), ck: newCkptQueries(cfg.schema), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec}, nil
 }
 
 // Close makes the store unusable: later calls return [session.ErrClosed]

@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
 
+	"github.com/turnkit/turnkit/session/internal/ckpttest"
 	"github.com/turnkit/turnkit/session/sessiontest"
 	"github.com/turnkit/turnkit/state"
 )
@@ -73,4 +75,54 @@ func rawAppend(ctx context.Context, db *sql.DB, sessionID string, items []state.
 		}
 	}
 	return tx.Commit()
+}
+
+// BenchmarkCheckpointSave saves a run once per turn (a tool call and its
+// output) after history items of session history and as many items of its
+// own: the cost of a save, and the bytes it writes to the file (the pages
+// it appends to the write-ahead log, the median of nine saves), must not
+// grow with the history.
+func BenchmarkCheckpointSave(b *testing.B) {
+	ctx := context.Background()
+	for _, history := range []int{10, 1000, 10000} {
+		b.Run("history="+strconv.Itoa(history), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "bench.db")
+			s := open(b, path)
+			r := ckpttest.LongRun(b, "bench-run", history)
+			if err := s.Save(ctx, r); err != nil {
+				b.Fatal(err)
+			}
+			// What a save of the whole checkpoint (the earlier format) wrote
+			// at this history.
+			whole, err := state.Marshal(r)
+			if err != nil {
+				b.Fatal(err)
+			}
+			// The full first save's pages leave the log before the clock
+			// starts: copying them into the file is a cost of that save.
+			db := rawDB(b, path)
+			if _, err := db.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+				b.Fatal(err)
+			}
+			turn := history
+			b.ReportAllocs()
+			for b.Loop() {
+				turn++
+				ckpttest.Turn(b, r, turn)
+				sinkErr = s.Save(ctx, r)
+			}
+			if sinkErr != nil {
+				b.Fatal(sinkErr)
+			}
+			sizes := make([]int64, 9)
+			for i := range sizes {
+				turn++
+				ckpttest.Turn(b, r, turn)
+				_, sizes[i] = walWritten(b, db, path, r.ID(), func() { sinkErr = s.Save(ctx, r) })
+			}
+			slices.Sort(sizes)
+			b.ReportMetric(float64(sizes[len(sizes)/2]), "B-written/save")
+			b.ReportMetric(float64(len(whole)), "B-whole/save")
+		})
+	}
 }

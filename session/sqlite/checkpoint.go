@@ -4,71 +4,219 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/internal/rowcodec"
 	"github.com/turnkit/turnkit/state"
 )
 
 var _ state.Store = (*Store)(nil)
 
+// A checkpoint is stored as deltas (see [state.Delta]): its head in
+// run_checkpoints.data, its context in run_checkpoint_contexts (written
+// only when it changes), and its items in run_checkpoint_items, one row per
+// position. A save writes the head and what changed since the last save,
+// so its cost does not grow with the run's history.
+// A whole checkpoint of the earlier format is a head row alone.
+
+// ckptStmts are the checkpoint statements, prepared once per store and
+// reused by every save and load.
+type ckptStmts struct {
+	load, version, upsertHead, upsertItem, upsertContext, clearItems, clearContext, deleteHead *sql.Stmt
+}
+
+// ckptSQL are the texts of ckptStmts, in field order.
+var ckptSQL = [...]string{
+	// One statement, so one consistent snapshot: the head row (part 0),
+	// the context (part 1) and the items (part 2).
+	`SELECT 0, version, 0, data FROM run_checkpoints WHERE run_id = ?1
+	UNION ALL
+	SELECT 1, 0, 0, data FROM run_checkpoint_contexts WHERE run_id = ?1
+	UNION ALL
+	SELECT 2, version, seq, data FROM run_checkpoint_items WHERE run_id = ?1`,
+	`SELECT version FROM run_checkpoints WHERE run_id = ?`,
+	`INSERT INTO run_checkpoints (run_id, version, data) VALUES (?, ?, ?)
+	ON CONFLICT (run_id) DO UPDATE SET version = excluded.version, data = excluded.data`,
+	`INSERT INTO run_checkpoint_items (run_id, seq, version, data) VALUES (?, ?, ?, ?)
+	ON CONFLICT (run_id, seq) DO UPDATE SET version = excluded.version, data = excluded.data`,
+	`INSERT INTO run_checkpoint_contexts (run_id, data) VALUES (?, ?)
+	ON CONFLICT (run_id) DO UPDATE SET data = excluded.data`,
+	`DELETE FROM run_checkpoint_items WHERE run_id = ?`,
+	`DELETE FROM run_checkpoint_contexts WHERE run_id = ?`,
+	`DELETE FROM run_checkpoints WHERE run_id = ?`,
+}
+
+// prepareCheckpoints prepares the checkpoint statements on db.
+func prepareCheckpoints(ctx context.Context, db *sql.DB) (*ckptStmts, error) {
+	c := &ckptStmts{}
+	dst := [...]**sql.Stmt{&c.load, &c.version, &c.upsertHead, &c.upsertItem, &c.upsertContext, &c.clearItems, &c.clearContext, &c.deleteHead}
+	for i, q := range ckptSQL {
+		st, err := db.PrepareContext(ctx, q)
+		if err != nil {
+			c.close()
+			return nil, fmt.Errorf("prepare checkpoint statement %d: %w", i, err)
+		}
+		*dst[i] = st
+	}
+	return c, nil
+}
+
+// close closes the statements prepared so far.
+func (c *ckptStmts) close() {
+	for _, st := range [...]*sql.Stmt{c.load, c.version, c.upsertHead, c.upsertItem, c.upsertContext, c.clearItems, c.clearContext, c.deleteHead} {
+		if st != nil {
+			_ = st.Close()
+		}
+	}
+}
+
 // Load returns the run's checkpoint, a new [state.Run] with its stored
-// version set, or a [*state.StoreError] wrapping [state.ErrNotFound].
+// version set, or a [*state.StoreError] wrapping [state.ErrNotFound]. It
+// reads the head, the context and the items in one statement, one
+// consistent snapshot, and reassembles them with [state.Assemble]; a
+// checkpoint whose rows were edited, removed or added behind the store's
+// back fails with [state.ErrTampered] when the store verifies signatures
+// (see [WithCodec]), with [state.ErrInvalid] otherwise.
 func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 	if err := s.gate.BeginRun(ctx, "load", runID); err != nil {
 		return nil, err
 	}
-	var (
-		version int64
-		data    []byte
-	)
-	err := s.db.QueryRowContext(ctx, `SELECT version, data FROM run_checkpoints WHERE run_id = ?`, runID).Scan(&version, &data)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, &state.StoreError{Op: "load", RunID: runID, Err: state.ErrNotFound}
-	}
+	rows, err := s.ck.load.QueryContext(ctx, runID)
 	if err != nil {
 		return nil, s.gate.WrapRun(ctx, "load", runID, err)
 	}
-	return s.codec.DecodeRun(runID, version, data)
+	defer rows.Close()
+	var (
+		found         bool
+		version       int64
+		head, context []byte
+		items         []state.Piece
+	)
+	for rows.Next() {
+		var (
+			part   int
+			v, seq int64
+			data   []byte
+		)
+		if err := rows.Scan(&part, &v, &seq, &data); err != nil {
+			return nil, s.gate.WrapRun(ctx, "load", runID, err)
+		}
+		switch part {
+		case 0:
+			found, version, head = true, v, data
+		case 1:
+			context = data
+		default:
+			items = append(items, state.Piece{Seq: seq, Version: v, Data: data})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.gate.WrapRun(ctx, "load", runID, err)
+	}
+	if !found {
+		return nil, &state.StoreError{Op: "load", RunID: runID, Err: state.ErrNotFound}
+	}
+	return s.codec.Assemble(runID, version, head, context, items)
 }
 
-// Save writes run's checkpoint if the stored version equals run.Version()
-// (0: none stored), in one immediate transaction, and then sets run's
-// version to the new one. Otherwise it returns a [*state.StoreError]
-// wrapping [state.ErrConflict] and changes nothing.
+// Save writes what changed in run since it was last loaded or saved (see
+// [state.Run.Delta]) if the stored version equals run.Version() (0: none
+// stored), in one immediate transaction, and then sets run's version to the
+// new one. Otherwise it returns a [*state.StoreError] wrapping
+// [state.ErrConflict] and changes nothing. A save writes the run's head and
+// one row per item recorded since the last save, whatever the history.
 func (s *Store) Save(ctx context.Context, run *state.Run) error {
-	data, err := s.codec.Encode(run)
+	return s.SaveAppend(ctx, run, "", nil)
+}
+
+// SaveAppend saves run as [Store.Save] does and appends items of run to the
+// session as [Store.Append] does, in one immediate transaction: both or
+// neither. A checkpoint conflict appends nothing; an append that fails
+// (a different item stored at a position, [session.ErrConflict], or any
+// error) leaves the checkpoint as it was. run's version moves on only after
+// the commit. The append is idempotent, as Append's is; a retry of a call
+// that committed although its caller saw an error fails with
+// [state.ErrConflict], as any save of an outdated version does. With no
+// items it is Save, and sessionID is not used; otherwise the arguments are
+// checked as Append checks them ([session.ErrInvalid]), before anything is
+// written.
+func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error {
+	d, err := s.codec.Delta(run)
 	if err != nil {
 		return err
 	}
 	if err := s.gate.BeginRun(ctx, "save", run.ID()); err != nil {
 		return err
 	}
+	if len(items) > 0 {
+		if err := rowcodec.Validate(pkg, sessionID, run.ID(), items); err != nil {
+			return err
+		}
+	}
 	if err := s.lockWrite(ctx); err != nil {
 		return s.gate.WrapRun(ctx, "save", run.ID(), err)
 	}
 	defer s.unlockWrite()
-	have := run.Version()
-	var stored int64
 	err = s.inTx(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT version FROM run_checkpoints WHERE run_id = ?`, run.ID()).Scan(&stored)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if err := s.saveDelta(ctx, tx, d); err != nil {
 			return err
 		}
-		if stored != have {
-			return &state.StoreError{Op: "save", RunID: run.ID(), Have: have, Stored: stored, Err: state.ErrConflict}
+		if len(items) == 0 {
+			return nil
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO run_checkpoints (run_id, version, data) VALUES (?, ?, ?)
-			ON CONFLICT (run_id) DO UPDATE SET version = excluded.version, data = excluded.data`, run.ID(), have+1, data)
-		return err
+		return s.append(ctx, tx, sessionID, run.ID(), items)
 	})
 	if err != nil {
+		if errors.Is(err, session.ErrConflict) || errors.Is(err, session.ErrInvalid) {
+			return err // says what and where
+		}
 		return s.gate.WrapRun(ctx, "save", run.ID(), err)
 	}
-	run.SetVersion(have + 1)
+	run.Saved(d)
 	return nil
 }
 
-// Delete removes the run's checkpoint; deleting a missing one is not an
-// error.
+// saveDelta applies d in tx: the compare-and-swap on the stored version,
+// then the head, the context and the items d carries.
+func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error {
+	var stored int64
+	err := tx.StmtContext(ctx, s.ck.version).QueryRowContext(ctx, d.RunID).Scan(&stored)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if stored != d.Base {
+		return rowcodec.VersionConflict(d.RunID, d.Base, stored)
+	}
+	if d.Full {
+		if _, err := tx.StmtContext(ctx, s.ck.clearItems).ExecContext(ctx, d.RunID); err != nil {
+			return fmt.Errorf("clear items: %w", err)
+		}
+		if _, err := tx.StmtContext(ctx, s.ck.clearContext).ExecContext(ctx, d.RunID); err != nil {
+			return fmt.Errorf("clear context: %w", err)
+		}
+	}
+	if _, err := tx.StmtContext(ctx, s.ck.upsertHead).ExecContext(ctx, d.RunID, d.Version, d.Head); err != nil {
+		return fmt.Errorf("write head: %w", err)
+	}
+	if d.Context != nil {
+		if _, err := tx.StmtContext(ctx, s.ck.upsertContext).ExecContext(ctx, d.RunID, d.Context); err != nil {
+			return fmt.Errorf("write context: %w", err)
+		}
+	}
+	if len(d.Items) > 0 {
+		st := tx.StmtContext(ctx, s.ck.upsertItem)
+		for _, p := range d.Items {
+			if _, err := st.ExecContext(ctx, d.RunID, p.Seq, p.Version, p.Data); err != nil {
+				return fmt.Errorf("write item %d: %w", p.Seq, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Delete removes the run's checkpoint, its head, context and items, in one
+// transaction; deleting a missing one is not an error.
 func (s *Store) Delete(ctx context.Context, runID string) error {
 	if err := s.gate.BeginRun(ctx, "delete", runID); err != nil {
 		return err
@@ -77,6 +225,12 @@ func (s *Store) Delete(ctx context.Context, runID string) error {
 		return s.gate.WrapRun(ctx, "delete", runID, err)
 	}
 	defer s.unlockWrite()
-	_, err := s.db.ExecContext(ctx, `DELETE FROM run_checkpoints WHERE run_id = ?`, runID)
-	return s.gate.WrapRun(ctx, "delete", runID, err)
+	return s.gate.WrapRun(ctx, "delete", runID, s.inTx(ctx, func(tx *sql.Tx) error {
+		for _, st := range [...]*sql.Stmt{s.ck.clearItems, s.ck.clearContext, s.ck.deleteHead} {
+			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, runID); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
 }

@@ -27,14 +27,20 @@
 //
 // Items are stored as (session, the run's place, Seq, kind name, tool name,
 // canonical JSON) and ordered by (place, Seq); a run's place is fixed when
-// it first appends. The same file also holds run checkpoints.
+// it first appends. The same file also holds run checkpoints
+// ([state.Store]), saved as deltas ([state.Delta]): a save writes the run's
+// head and the items recorded since the last save, in one immediate
+// transaction, so its cost does not grow with the run's history; checkpoints
+// of the earlier whole-document format still load. [Store.SaveAppend] saves
+// a checkpoint and appends to a session in one transaction.
 //
 // # Signed checkpoints
 //
 // [WithCodec] takes the options of [state.WithCodec], so every store is
 // configured the same way. Signed with [state.WithSigningKey] and verified
 // with [state.WithVerifyKeys], a checkpoint edited in the database (its
-// run, its signature, its key ID) fails to load with an error wrapping
+// run, its signature, its key ID, its items or context rows, one of them
+// removed or added) fails to load with an error wrapping
 // [state.ErrTampered]; during a key rotation sign with the new key and
 // verify with the old and the new one:
 //

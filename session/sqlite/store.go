@@ -29,6 +29,7 @@ type Store struct {
 	write chan struct{} // one writer at a time in this process: no busy-polling
 	gate  rowcodec.Gate
 	codec rowcodec.Codec // signing and verification of checkpoints
+	ck    *ckptStmts     // checkpoint statements (checkpoint.go)
 }
 
 // Open opens (creating it if needed) the SQLite database at path, switches
@@ -56,7 +57,12 @@ func Open(path string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
-	return &Store{db: db, write: make(chan struct{}, 1), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec}, nil
+	ck, err := prepareCheckpoints(context.Background(), db)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	return &Store{db: db, write: make(chan struct{}, 1), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec, ck: ck}, nil
 }
 
 // Close closes the database. Calls after Close return [session.ErrClosed]
@@ -67,6 +73,7 @@ func (s *Store) Close() error {
 	if !s.gate.Close() {
 		return nil
 	}
+	s.ck.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)
 	}

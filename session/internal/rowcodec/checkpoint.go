@@ -74,3 +74,53 @@ func StoreErr(ctx context.Context, pkg, op, runID string, closed bool, err error
 	}
 	return &state.StoreError{Op: op, RunID: runID, Err: fmt.Errorf("%s: %w", pkg, err)}
 }
+
+// Delta returns what saving run writes (see [state.Run.Delta]), its head
+// encoded with c.Marshal. The store applies it as one compare-and-swap and
+// then calls run.Saved.
+func (c Codec) Delta(run *state.Run) (*state.Delta, error) {
+	if run == nil || run.ID() == "" {
+		return nil, &state.StoreError{Op: "save", Err: errors.New("nil run or empty run ID")}
+	}
+	d, err := run.Delta(c.Marshal...)
+	if err != nil {
+		return nil, &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
+	}
+	return d, nil
+}
+
+// Assemble rebuilds a run stored at version from its head, its context
+// (nil: none stored) and its item pieces, in any order, with c.Unmarshal
+// (see [state.Assemble]). A head without a delta record is a whole
+// checkpoint of the stores' earlier format and loads as such; its version
+// is the stored one. Pieces or a context that are not the ones saved fail
+// with a [*state.StoreError] wrapping [state.ErrTampered] when c verifies
+// signatures, and [state.ErrInvalid] otherwise.
+func (c Codec) Assemble(runID string, version int64, head, context []byte, items []state.Piece) (*state.Run, error) {
+	run, err := state.Assemble(head, context, items, c.Unmarshal...)
+	if err != nil {
+		return nil, &state.StoreError{Op: "load", RunID: runID, Err: err}
+	}
+	// A delta's head carries the stored version; a whole checkpoint of the
+	// earlier format carries the version before its save.
+	run.SetVersion(version)
+	return run, nil
+}
+
+// VersionConflict returns the error of a save whose base version have is not the
+// stored version stored (0: none stored): a [*state.StoreError] wrapping
+// [state.ErrConflict].
+func VersionConflict(runID string, have, stored int64) error {
+	return &state.StoreError{Op: "save", RunID: runID, Have: have, Stored: stored, Err: state.ErrConflict}
+}
+
+// Columns returns the columns of d's items, for an insert that unnests
+// arrays: their positions and their JSON.
+func Columns(d *state.Delta) (seqs []int64, data [][]byte) {
+	seqs = make([]int64, len(d.Items))
+	data = make([][]byte, len(d.Items))
+	for i, p := range d.Items {
+		seqs[i], data[i] = p.Seq, p.Data
+	}
+	return seqs, data
+}
