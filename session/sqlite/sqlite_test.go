@@ -46,8 +46,8 @@ func TestSchemaVersion(t *testing.T) {
 	defer db.Close()
 	var version int
 	var mode string
-	if err := db.QueryRow(`SELECT MAX(version) FROM schema_version`).Scan(&version); err != nil || version != 2 {
-		t.Fatalf("schema_version = %d, %v; want 2", version, err)
+	if err := db.QueryRow(`SELECT MAX(version) FROM schema_version`).Scan(&version); err != nil || version != 3 {
+		t.Fatalf("schema_version = %d, %v; want 3", version, err)
 	}
 	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
 		t.Fatalf("journal_mode = %q, %v; want wal", mode, err)
@@ -55,8 +55,8 @@ func TestSchemaVersion(t *testing.T) {
 	// A second Open applies nothing again.
 	open(t, path)
 	var n int
-	if err := db.QueryRow(`SELECT count(*) FROM schema_version`).Scan(&n); err != nil || n != 2 {
-		t.Fatalf("schema_version rows = %d, %v; want 2", n, err)
+	if err := db.QueryRow(`SELECT count(*) FROM schema_version`).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("schema_version rows = %d, %v; want 3", n, err)
 	}
 	// A file from a newer package is refused, not touched.
 	if _, err := db.Exec(`INSERT INTO schema_version (version, name) VALUES (99, '0099_future.sql')`); err != nil {
