@@ -75,13 +75,6 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// keys returns the session's keys: the sorted set of items, the hash of run
-// places, and the counter of places. They share a hash tag.
-func (s *Store) keys(sessionID string) []string {
-	tag := s.prefix + "session:{" + sessionID + "}"
-	return []string{tag + ":items", tag + ":runs", tag + ":places"}
-}
-
 func (s *Store) wrap(ctx context.Context, op, sessionID string, err error) error {
 	if errors.Is(err, goredis.ErrClosed) {
 		err = session.ErrClosed
@@ -145,7 +138,11 @@ func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 // places. ARGV: run ID, then (seq as 16 hex digits, encoded item) pairs.
 // It checks every item first and writes only if none conflicts: it returns
 // 0 on success, or the hex Seq of the first conflicting item.
-var appendScript = goredis.NewScript(`
+var appendScript = goredis.NewScript(appendLua)
+
+// appendLua is the source of appendScript; [Store.SaveAppend] runs it as a
+// function, with its own KEYS and ARGV.
+const appendLua = `
 local place = redis.call('HGET', KEYS[2], ARGV[1])
 local seen, fresh = {}, {}
 for i = 2, #ARGV, 2 do
@@ -172,7 +169,7 @@ for _, seq in ipairs(fresh) do
 	redis.call('ZADD', KEYS[1], 0, place .. seq .. seen[seq])
 end
 return 0
-`)
+`
 
 // lookupScript returns the member at (run, seq), or nil. KEYS: items,
 // runs. ARGV: run ID, seq as 16 hex digits.
