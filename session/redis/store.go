@@ -21,7 +21,8 @@ var _ session.Store = (*Store)(nil)
 // A Store keeps sessions (and run checkpoints, see [Store.Save]) in Redis.
 // It is safe for concurrent use by multiple goroutines and by many workers
 // sharing the server: every write is one Lua script or one command, which
-// Redis runs atomically.
+// Redis runs atomically ([Store.SaveAppend] in a Redis Cluster: two, see
+// there).
 type Store struct {
 	client goredis.UniversalClient
 	owned  bool // Close closes the client
@@ -50,7 +51,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 
 // New returns a store over a client the caller owns (and closes, after the
 // store's last use). A cluster client works: a session's keys share one
-// hash tag.
+// hash slot, and so do a run's.
 func New(client goredis.UniversalClient, opts ...Option) *Store {
 	if client == nil {
 		panic("redis: New called with a nil client")
