@@ -8,7 +8,9 @@
 //	defer store.Close()
 //	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store)))
 //
-// [New] takes a client the caller owns instead (a cluster client works).
+// [New] takes a client the caller owns instead: goredis.NewClient,
+// NewFailoverClient, or NewClusterClient for a Redis Cluster (tested on a
+// 3-node cluster in CI).
 //
 // # Layout
 //
@@ -19,12 +21,36 @@
 // exactly, with no float64 score to overflow; ":runs", a hash from run ID to
 // place; and ":places", the counter that hands out places.
 //
+// A run's checkpoint is three keys under prefix+"checkpoint:{"+ID+"}" (a
+// [state.Delta] each save): that key, a hash with fields "v" (the
+// version) and "d" (the head: the run's small mutable part, signed when
+// the store signs); ":items", a hash from each item's Seq (decimal) to
+// "<version of the save that wrote it>:<item JSON>"; and ":context", the
+// context the run's items follow (the session history it started from),
+// written about once a run. A save writes the head and only the items
+// recorded since the last save: O(its new items), whatever the history.
+// Load reads the three keys in one MULTI/EXEC and rebuilds the run with
+// [state.Assemble]. A checkpoint written by an earlier version of this
+// package (the whole checkpoint in "d") loads as it is; its next save
+// rewrites it in this layout.
+//
+// In a Redis Cluster a session's keys, and a run's, share one hash slot.
+// An ID with a "{" or "}" would cut short or empty the hash tag, so it is
+// escaped in its keys ("%" as "%25", "{" as "%7B", "}" as "%7D", under
+// "session%:" or "checkpoint%:" instead of "session:" or "checkpoint:");
+// IDs without braces keep the keys above. A [WithPrefix] prefix should hold
+// no braces.
+//
 // # Atomicity
 //
 // Append is one Lua script (EVALSHA): it compares every item of the batch
 // with what is stored at its position, and writes only if none differs, so
 // a batch is stored whole or rejected whole with [session.ErrConflict], and
 // a retry is a no-op. List is one ZRANGE, Pop one ZPOPMAX, Clear one DEL.
+// A checkpoint save is one Lua script (compare the version, then write),
+// and [Store.SaveAppend] saves a checkpoint and appends to a session in one
+// script on a standalone server (in a Redis Cluster, where the two are in
+// different slots, it saves, then appends).
 // Durability is the server's: configure AOF (appendfsync everysec or
 // always) if sessions must survive a Redis restart.
 //

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,7 +23,8 @@ var _ session.Store = (*Store)(nil)
 // A Store keeps sessions (and run checkpoints, see [Store.Save]) in Redis.
 // It is safe for concurrent use by multiple goroutines and by many workers
 // sharing the server: every write is one Lua script or one command, which
-// Redis runs atomically.
+// Redis runs atomically ([Store.SaveAppend] in a Redis Cluster: two, see
+// there).
 type Store struct {
 	client goredis.UniversalClient
 	owned  bool // Close closes the client
@@ -51,7 +53,7 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 
 // New returns a store over a client the caller owns (and closes, after the
 // store's last use). A cluster client works: a session's keys share one
-// hash tag.
+// hash slot, and so do a run's.
 func New(client goredis.UniversalClient, opts ...Option) *Store {
 	if client == nil {
 		panic("redis: New called with a nil client")
@@ -74,22 +76,6 @@ func (s *Store) Close() error {
 		}
 	}
 	return nil
-}
-
-// keys returns the session's keys: the sorted set of items, the hash of run
-// places, the counter of places, the sorted set of calls and the hash of
-// the outputs of calls. They share a hash tag.
-//
-// A member of the calls set is a call's run place, its ID key (see idKey)
-// and its Seq, so that the latest call of a run with an ID before a
-// position is one ZREVRANGEBYLEX. The outputs hash maps a call (place, ID
-// key, the call's Seq, or 16 zeros for an output with no call before it)
-// to the Seq of its output, and "r" and an item's position to what Pop
-// must remove with the item: "c" and its calls member, or "a" and its
-// outputs field.
-func (s *Store) keys(sessionID string) []string {
-	tag := s.prefix + "session:{" + sessionID + "}"
-	return []string{tag + ":items", tag + ":runs", tag + ":places", tag + ":calls", tag + ":outputs"}
 }
 
 // idKey returns a call ID as the calls set and the outputs hash key it:
@@ -164,7 +150,11 @@ func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 // first conflicting item, or "dup:" and the hex Seq of an output whose
 // call has an output at another position. An output answers the latest
 // call with its ID before it, in the batch or stored: O(log n) an output.
-var appendScript = goredis.NewScript(`
+var appendScript = goredis.NewScript(appendLua)
+
+// appendLua is the source of appendScript; [Store.SaveAppend] runs it as a
+// function, with its own KEYS and ARGV.
+const appendLua = `
 local place = redis.call('HGET', KEYS[2], ARGV[1])
 local seen, fresh, role, idkey = {}, {}, {}, {}
 for i = 2, #ARGV, 4 do
@@ -228,7 +218,7 @@ for field, seq in pairs(answers) do
 	redis.call('HSET', KEYS[5], place .. field, seq, 'r' .. place .. seq, 'a' .. place .. field)
 end
 return 0
-`)
+`
 
 // popScript removes and returns the session's last item (nil if none),
 // and what the calls set and the outputs hash hold of it. KEYS: those of
@@ -305,8 +295,19 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	if err := rowcodec.Validate(pkg, sessionID, runID, items); err != nil || len(items) == 0 {
 		return err
 	}
-	args := make([]any, 1, 1+4*len(items))
-	args[0] = runID
+	res, err := appendScript.Run(ctx, s.client, s.keys(sessionID), appendArgs(nil, runID, items)...).Result()
+	if err != nil {
+		return s.wrap(ctx, "append to", sessionID, err)
+	}
+	return appendRefused(res, sessionID, runID, items)
+}
+
+// appendArgs appends appendLua's ARGV for items of run runID to args: the
+// run ID, then for each item its Seq as 16 hex digits, its encoded form,
+// its role and its ID key.
+func appendArgs(args []any, runID string, items []state.Item) []any {
+	args = slices.Grow(args, 1+4*len(items))
+	args = append(args, runID)
 	for _, it := range items {
 		role, key := "", ""
 		switch {
@@ -317,28 +318,31 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		}
 		args = append(args, seqHex(it.Seq()), encode(it), role, key)
 	}
-	res, err := appendScript.Run(ctx, s.client, s.keys(sessionID), args...).Result()
-	if err != nil {
-		return s.wrap(ctx, "append to", sessionID, err)
+	return args
+}
+
+// appendRefused translates appendLua's reply: nil for 0, else the error
+// for the item it names.
+func appendRefused(res any, sessionID, runID string, items []state.Item) error {
+	seq, ok := res.(string)
+	if !ok {
+		return nil
 	}
-	if seq, ok := res.(string); ok && strings.HasPrefix(seq, "dup:") {
+	if dup, ok := strings.CutPrefix(seq, "dup:"); ok {
 		for _, it := range items {
-			if seqHex(it.Seq()) == seq[len("dup:"):] {
+			if seqHex(it.Seq()) == dup {
 				return fmt.Errorf("redis: append %s to session %q run %q: its call has an output at another position: %w",
 					it, sessionID, runID, session.ErrDuplicateOutput)
 			}
 		}
 		return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
 	}
-	if seq, ok := res.(string); ok {
-		for _, it := range items {
-			if seqHex(it.Seq()) == seq {
-				return rowcodec.Conflict(pkg, sessionID, runID, it, "item")
-			}
+	for _, it := range items {
+		if seqHex(it.Seq()) == seq {
+			return rowcodec.Conflict(pkg, sessionID, runID, it, "item")
 		}
-		return fmt.Errorf("redis: append to session %q run %q: conflict at seq 0x%s: %w", sessionID, runID, seq, session.ErrConflict)
 	}
-	return nil
+	return fmt.Errorf("redis: append to session %q run %q: conflict at seq 0x%s: %w", sessionID, runID, seq, session.ErrConflict)
 }
 
 // Lookup returns the item stored at (runID, seq) in the session, if any.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"strings"
 	"testing"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -32,9 +33,7 @@ func testClient(t testing.TB) (*goredis.Client, string) {
 		t.Fatalf("ParseURL = %v", err)
 	}
 	client := goredis.NewClient(o)
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	prefix := "turnkit_test_" + hex.EncodeToString(b) + ":"
+	prefix := newPrefix()
 	t.Cleanup(func() {
 		ctx := context.Background()
 		iter := client.Scan(ctx, 0, prefix+"*", 1000).Iterator()
@@ -55,41 +54,99 @@ func testClient(t testing.TB) (*goredis.Client, string) {
 	return client, prefix
 }
 
+// testCluster returns a client of the Redis Cluster whose nodes
+// TURNKIT_REDIS_CLUSTER_ADDRS lists (comma-separated host:port) and a
+// fresh key prefix, deleting the prefix's keys on every master and closing
+// the client when the test ends. Without the variable the test is skipped,
+// or fails with CI=true or TURNKIT_REQUIRE_BACKENDS=1.
+func testCluster(t testing.TB) (*goredis.ClusterClient, string) {
+	t.Helper()
+	addrs := strings.Split(sessiontest.ServerURL(t, "TURNKIT_REDIS_CLUSTER_ADDRS"), ",")
+	client := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs})
+	if err := client.Ping(t.Context()).Err(); err != nil {
+		client.Close()
+		t.Fatalf("the Redis Cluster at %v does not answer: %v", addrs, err)
+	}
+	prefix := newPrefix()
+	t.Cleanup(func() {
+		ctx := context.Background()
+		err := client.ForEachMaster(ctx, func(ctx context.Context, node *goredis.Client) error {
+			iter := node.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+			for iter.Next(ctx) {
+				if err := node.Del(ctx, iter.Val()).Err(); err != nil {
+					return err
+				}
+			}
+			return iter.Err()
+		})
+		if err != nil {
+			t.Errorf("delete %s*: %v", prefix, err)
+		}
+		client.Close()
+	})
+	return client, prefix
+}
+
+func newPrefix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return "turnkit_test_" + hex.EncodeToString(b) + ":"
+}
+
+// forEachServer runs fn as a subtest against the standalone server
+// ("standalone") and against the cluster ("cluster"), each with a client
+// and a fresh prefix; a missing server skips (or, in CI, fails) its
+// subtest only.
+func forEachServer(t *testing.T, fn func(t *testing.T, client goredis.UniversalClient, prefix string)) {
+	t.Run("standalone", func(t *testing.T) {
+		client, prefix := testClient(t)
+		fn(t, client, prefix)
+	})
+	t.Run("cluster", func(t *testing.T) {
+		client, prefix := testCluster(t)
+		fn(t, client, prefix)
+	})
+}
+
+// newStore returns a store over client, closed when the test ends.
+func newStore(t *testing.T, client goredis.UniversalClient, opts ...redis.Option) *redis.Store {
+	s := redis.New(client, opts...)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
 func TestConformance(t *testing.T) {
-	client, prefix := testClient(t)
-	sessiontest.TestStore(t, func(t *testing.T) session.Store {
-		s := redis.New(client, redis.WithPrefix(prefix))
-		t.Cleanup(func() { _ = s.Close() })
-		return s
+	forEachServer(t, func(t *testing.T, client goredis.UniversalClient, prefix string) {
+		sessiontest.TestStore(t, func(t *testing.T) session.Store {
+			return newStore(t, client, redis.WithPrefix(prefix))
+		})
 	})
 }
 
 func TestCheckpointConformance(t *testing.T) {
-	client, prefix := testClient(t)
-	statetest.TestStore(t, func(t *testing.T) state.Store {
-		s := redis.New(client, redis.WithPrefix(prefix))
-		t.Cleanup(func() { _ = s.Close() })
-		return s
+	forEachServer(t, func(t *testing.T, client goredis.UniversalClient, prefix string) {
+		statetest.TestStore(t, func(t *testing.T) state.Store {
+			return newStore(t, client, redis.WithPrefix(prefix))
+		})
 	})
 }
 
 func TestSignedCheckpoints(t *testing.T) {
-	client, prefix := testClient(t)
-	statetest.TestSignedStore(t,
-		func(t *testing.T, m []state.MarshalOption, u []state.UnmarshalOption) state.Store {
-			s := redis.New(client, redis.WithPrefix(prefix), redis.WithCodec(m, u))
-			t.Cleanup(func() { _ = s.Close() })
-			return s
-		},
-		func(t *testing.T, runID string, edit func([]byte) []byte) {
-			ctx := t.Context()
-			key := prefix + "checkpoint:{" + runID + "}" // the layout of session/redis's checkpoint hash
-			data, err := client.HGet(ctx, key, "d").Bytes()
-			if err != nil {
-				t.Fatalf("HGET %s d: %v", key, err)
-			}
-			if err := client.HSet(ctx, key, "d", edit(data)).Err(); err != nil {
-				t.Fatalf("HSET %s d: %v", key, err)
-			}
-		})
+	forEachServer(t, func(t *testing.T, client goredis.UniversalClient, prefix string) {
+		statetest.TestSignedStore(t,
+			func(t *testing.T, m []state.MarshalOption, u []state.UnmarshalOption) state.Store {
+				return newStore(t, client, redis.WithPrefix(prefix), redis.WithCodec(m, u))
+			},
+			func(t *testing.T, runID string, edit func([]byte) []byte) {
+				ctx := t.Context()
+				key := prefix + "checkpoint:{" + runID + "}" // the head hash of session/redis's checkpoints
+				data, err := client.HGet(ctx, key, "d").Bytes()
+				if err != nil {
+					t.Fatalf("HGET %s d: %v", key, err)
+				}
+				if err := client.HSet(ctx, key, "d", edit(data)).Err(); err != nil {
+					t.Fatalf("HSET %s d: %v", key, err)
+				}
+			})
+	})
 }

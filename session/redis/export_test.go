@@ -1,0 +1,7 @@
+package redis
+
+// SessionKeys returns the keys of a session, for tests.
+func (s *Store) SessionKeys(sessionID string) []string { return s.keys(sessionID) }
+
+// RunKeys returns the keys of a run's checkpoint, for tests.
+func (s *Store) RunKeys(runID string) []string { return s.runKeys(runID) }

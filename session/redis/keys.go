@@ -1,0 +1,66 @@
+package redis
+
+import "strings"
+
+// tagged returns the hash-tagged name of the object of the given kind
+// ("session", "checkpoint") with the ID id: prefix+kind+":{"+id+"}". Every
+// key of one session, and every key of one run, starts with it, so in a
+// Redis Cluster they share one hash slot.
+//
+// Redis hashes the part between the first "{" and the first "}" after it.
+// An ID with a "}" would cut that tag short (two sessions would share a
+// slot) or empty it (the keys of one session would be hashed whole, each
+// to its own slot). Such an ID, and one with a "{", is escaped instead:
+// "%" becomes "%25", "{" "%7B" and "}" "%7D", under kind+"%" (so
+// prefix+kind+"%:{"+escaped+"}"). No ID without braces maps there, and IDs
+// without braces keep the names they always had.
+func (s *Store) tagged(kind, id string) string {
+	if !strings.ContainsAny(id, "{}") {
+		return s.prefix + kind + ":{" + id + "}"
+	}
+	var b strings.Builder
+	b.Grow(len(s.prefix) + len(kind) + len(id) + 16)
+	b.WriteString(s.prefix)
+	b.WriteString(kind)
+	b.WriteString("%:{")
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; c {
+		case '%':
+			b.WriteString("%25")
+		case '{':
+			b.WriteString("%7B")
+		case '}':
+			b.WriteString("%7D")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// keys returns the session's keys: the sorted set of items, the hash of run
+// places, the counter of places, the sorted set of calls and the hash of
+// the outputs of calls. They share a hash tag.
+//
+// A member of the calls set is a call's run place, its ID key (see idKey)
+// and its Seq, so that the latest call of a run with an ID before a
+// position is one ZREVRANGEBYLEX. The outputs hash maps a call (place, ID
+// key, the call's Seq, or 16 zeros for an output with no call before it)
+// to the Seq of its output, and "r" and an item's position to what Pop
+// must remove with the item: "c" and its calls member, or "a" and its
+// outputs field.
+func (s *Store) keys(sessionID string) []string {
+	tag := s.tagged("session", sessionID)
+	return []string{tag + ":items", tag + ":runs", tag + ":places", tag + ":calls", tag + ":outputs"}
+}
+
+// runKeys returns the keys of a run's checkpoint: the head hash (fields v,
+// the version, and d, the head or a whole checkpoint of an earlier
+// format), the hash of its items (field Seq in decimal, value
+// "<version>:<item JSON>") and its context (a string). They share a hash
+// tag.
+func (s *Store) runKeys(runID string) []string {
+	head := s.tagged("checkpoint", runID)
+	return []string{head, head + ":items", head + ":context"}
+}
