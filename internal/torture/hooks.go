@@ -143,3 +143,74 @@ func (s *hookedState) Save(ctx context.Context, run *state.Run) error {
 	}
 	return err
 }
+
+// A saveAppender saves a checkpoint and appends to a session in one
+// transaction, as session/sqlite, postgres and redis do; the checkpointer
+// uses it when its state store is its session store.
+type saveAppender interface {
+	SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error
+}
+
+// hookedBoth is one store that keeps sessions and checkpoints, with the
+// hooks around each of its writes: the save hooks around Save, the append
+// hooks around Append, and both around SaveAppend (save, then append
+// before; append, then save after), so that a trap at any of them kills
+// the worker before or after the one transaction.
+type hookedBoth struct {
+	session.Store
+	states state.Store
+	both   saveAppender
+	hooks  Hooks
+}
+
+// HookBoth returns store, which keeps both sessions and checkpoints and
+// saves and appends in one transaction, with the hooks of [HookSession]
+// and [HookState] around its writes. The checkpointer sees one store, and
+// so uses the one transaction as it would in production.
+func HookBoth[S interface {
+	session.Store
+	state.Store
+	saveAppender
+}](store S, hooks Hooks) interface {
+	session.Store
+	state.Store
+} {
+	return &hookedBoth{Store: store, states: store, both: store, hooks: orNop(hooks)}
+}
+
+func (s *hookedBoth) Load(ctx context.Context, runID string) (*state.Run, error) {
+	return s.states.Load(ctx, runID)
+}
+
+func (s *hookedBoth) Delete(ctx context.Context, runID string) error {
+	return s.states.Delete(ctx, runID)
+}
+
+func (s *hookedBoth) Save(ctx context.Context, run *state.Run) error {
+	s.hooks.At(ctx, HookSaveBefore)
+	err := s.states.Save(ctx, run)
+	if err == nil {
+		s.hooks.At(ctx, HookSaveAfter)
+	}
+	return err
+}
+
+func (s *hookedBoth) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
+	s.hooks.At(ctx, HookAppendBefore)
+	err := s.Store.Append(ctx, sessionID, runID, items)
+	if err == nil {
+		s.hooks.At(ctx, HookAppendAfter)
+	}
+	return err
+}
+
+func (s *hookedBoth) SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error {
+	s.hooks.At(ctx, HookSaveBefore)
+	s.hooks.At(ctx, HookAppendBefore)
+	err := s.both.SaveAppend(ctx, run, sessionID, items)
+	if err == nil {
+		s.hooks.At(ctx, HookAppendAfter)
+		s.hooks.At(ctx, HookSaveAfter)
+	}
+	return err
+}

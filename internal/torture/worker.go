@@ -37,8 +37,22 @@ type Stack struct {
 // the tools' executions and hooks (may be nil) is called at each hook
 // point.
 func NewStack(plan Plan, sessions session.Store, states state.Store, log *EffectLog, hooks Hooks) *Stack {
-	hs := HookState(states, hooks)
-	hsess := HookSession(sessions, hooks)
+	var (
+		hs    state.Store
+		hsess session.Store
+	)
+	if both, ok := sessions.(interface {
+		session.Store
+		state.Store
+		saveAppender
+	}); ok && any(sessions) == any(states) {
+		// One store for both, as in production: checkpoint saves and
+		// session appends go in one transaction.
+		hb := HookBoth(both, hooks)
+		hs, hsess = hb, hb
+	} else {
+		hs, hsess = HookState(states, hooks), HookSession(sessions, hooks)
+	}
 	cp := checkpoint.New(hs)
 	runner := pipeline.NewRunner(pipeline.WithMaxTurns(40), pipeline.WithMiddleware(
 		persistence.Middleware(cp.Session(hsess), persistence.WithLimit(100)),

@@ -66,8 +66,7 @@
 // Where the state store and the session store are one store that offers
 // it (session/sqlite, session/postgres, session/redis on one server), the
 // append save and the append are one transaction: the checkpoint is never
-// behind the session by construction, and a final commit needs no record,
-// since it is stored with the checkpoint or not at all.
+// behind the session by construction.
 //
 // The cost is about one save per session append, plus one per response
 // with tool calls, one claim and one at the end. A save writes only what

@@ -68,17 +68,27 @@ func (s *aheadSession) atomic() (atomicStore, bool) {
 }
 
 // saveAppendLocked saves the run and appends items in one transaction of
-// as. The checkpoint is then never behind the session by construction,
-// and a final commit needs no record in the checkpoint: it is stored with
-// the checkpoint or not at all.
+// as, so the checkpoint is never behind the session by construction. A
+// final commit is still recorded in the run first: if the transaction
+// fails, the run's end save keeps the record, and Resume completes the
+// commit from it.
 func (lr *live) saveAppendLocked(ctx context.Context, as atomicStore, sessionID string, items []state.Item) error {
 	if lr.lost != nil {
 		return lr.lost
+	}
+	_, final := lr.run.FinalOutput()
+	if final {
+		if err := setCommit(lr.run, sessionID, items); err != nil {
+			return err
+		}
 	}
 	err := as.SaveAppend(ctx, lr.run, sessionID, items)
 	switch {
 	case err == nil:
 		lr.saved = true
+		if final {
+			clearCommit(lr.run) // done; the run's next save records it
+		}
 		return nil
 	case errors.Is(err, state.ErrConflict):
 		lr.lost = &SaveError{RunID: lr.run.ID(), Stage: StageAppend, Err: err}
