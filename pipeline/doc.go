@@ -47,6 +47,27 @@
 // before the output guardrails run; the session and the result still obey
 // their verdict.
 //
+// # Errors and the resumable state
+//
+// A run that fails keeps what it did: its state is resumable. Every error
+// a run returns once it started, in either mode, is a [*RunError] that
+// carries a detached copy of the state as it was when the run failed,
+// whatever the cause inside (a *persistence.AppendError, a tripwire, a
+// model error, the context's error). errors.Is and errors.As see through
+// it to the cause, and its message is the cause's. So a plain
+// "return err" up the stack loses nothing: where the error is handled,
+// [StateOf] finds the state, ready for [Runner.Resume] or a checkpoint:
+//
+//	if st, ok := pipeline.StateOf(err); ok {
+//		res, err = runner.Resume(ctx, agent, st) // after the cause is fixed
+//	}
+//
+// Any error that implements [StateCarrier] is found the same way. A
+// streamed run's last value is that error; its [RunError.Result] is what
+// [Runner.Run] returns beside it. Errors returned before a run started (a
+// nil agent, an invalid input, a run with nothing to resume) carry no
+// state: the caller's state, if any, is unchanged.
+//
 // # Cost
 //
 // The chain is built once, in [NewRunner]. A turn's work is O(its new

@@ -41,8 +41,10 @@ func UserInput(text string) []state.Item { return []state.Item{state.UserMessage
 // waits for approval) or an error.
 //
 // The result is non-nil whenever the run started, error or not: on error
-// its State is the resumable state as far as it got. The input items are
-// placed at the run's first positions; the caller's slice is not kept.
+// its State is the resumable state as far as it got. The error of a run
+// that started is a [*RunError], which carries a detached copy of that
+// state too (see [StateOf]). The input items are placed at the run's first
+// positions; the caller's slice is not kept.
 func (r *Runner) Run(ctx context.Context, agent *Agent, input []state.Item, opts ...RunOption) (*Result, error) {
 	run, err := r.start(agent, input, opts)
 	if err != nil {
@@ -54,9 +56,11 @@ func (r *Runner) Run(ctx context.Context, agent *Agent, input []state.Item, opts
 // Stream runs agent on input like [Runner.Run] and yields the run's events
 // as they happen: the same loop with an event sink, so both modes record the
 // same items and make the same decisions. The last value is a
-// [RunCompleted] event, or an error. Breaking out of the loop cancels the
-// run and waits for it to stop; no goroutine outlives the loop. Use
-// [WithState] to keep a handle on the resumable state.
+// [RunCompleted] event, or an error. The error of a run that started is a
+// [*RunError]: its Result method returns what [Runner.Run] would have
+// returned beside the error, and [StateOf] the resumable state, so a failed
+// stream loses nothing. Breaking out of the loop cancels the run and waits
+// for it to stop; no goroutine outlives the loop.
 func (r *Runner) Stream(ctx context.Context, agent *Agent, input []state.Item, opts ...RunOption) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		run, err := r.start(agent, input, opts)
@@ -77,7 +81,10 @@ func (r *Runner) Stream(ctx context.Context, agent *Agent, input []state.Item, o
 // agents reachable from it through handoffs.
 //
 // Resume records into run. Like Run, the result is non-nil whenever the
-// run went on.
+// run went on, and the error is then a [*RunError] carrying a detached copy
+// of the state. A run that finished, or never started, has nothing to
+// resume: Resume returns an error wrapping [ErrNothingToResume] and leaves
+// run as it was.
 func (r *Runner) Resume(ctx context.Context, agent *Agent, run *state.Run) (*Result, error) {
 	current, err := r.prepareResume(agent, run)
 	if err != nil {
@@ -86,7 +93,8 @@ func (r *Runner) Resume(ctx context.Context, agent *Agent, run *state.Run) (*Res
 	return r.execute(ctx, current, run, nil, true, nil)
 }
 
-// ResumeStream is [Runner.Resume] yielding events, like [Runner.Stream].
+// ResumeStream is [Runner.Resume] yielding events, like [Runner.Stream];
+// its error is a [*RunError] as well once the run went on.
 func (r *Runner) ResumeStream(ctx context.Context, agent *Agent, run *state.Run) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		current, err := r.prepareResume(agent, run)
@@ -144,6 +152,9 @@ func (r *Runner) prepareResume(agent *Agent, run *state.Run) (*Agent, error) {
 	if _, done := run.FinalOutput(); done {
 		return nil, fmt.Errorf("pipeline: resume run %s: %w: it finished", run.ID(), ErrNothingToResume)
 	}
+	if run.Len() == 0 && run.Turn() == 0 {
+		return nil, fmt.Errorf("pipeline: resume run %s: %w: it never started; start it with Run and WithState", run.ID(), ErrNothingToResume)
+	}
 	current := agent.find(run.Agent())
 	if current == nil {
 		return nil, &UnknownAgentError{Agent: run.Agent()}
@@ -180,6 +191,9 @@ func (r *Runner) execute(ctx context.Context, agent *Agent, run *state.Run, inpu
 	res, err := r.run.ServeRun(ctx, &RunCall{Run: run, Agent: agent, Input: input, Resumed: resume, emit: emit})
 	if res == nil {
 		res = &Result{run: run, LastAgent: agent}
+	}
+	if err != nil {
+		err = newRunError(res, err)
 	}
 	return res, err
 }
