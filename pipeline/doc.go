@@ -45,7 +45,11 @@
 // the whole response, so every middleware sees the same thing in both modes
 // and both record the same items. Text deltas reach a streaming consumer
 // before the output guardrails run; the session and the result still obey
-// their verdict.
+// their verdict. Each tool call reports [ToolCallStarted] and
+// [ToolCallEnded] (status, output, duration) as it happens, so a fast
+// call's output does not wait for a slow sibling; the outputs are still
+// recorded, and announced with [ItemCreated], in call order. Events are
+// delivered synchronously: the run waits while the consumer handles one.
 //
 // # Errors and the resumable state
 //

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"sync"
+	"time"
 
 	"github.com/turnkit/turnkit/state"
 )
@@ -626,17 +627,41 @@ func (r *Runner) runTools(ctx context.Context, t *Turn, idx []int) error {
 
 // callTool runs call i of the turn through the tool stage and keeps its
 // result in the call's own slot.
+//
+// A streaming run hears of the call as it starts and as it returns, from
+// the goroutine that runs it.
 func (r *Runner) callTool(ctx context.Context, t *Turn, i int) error {
 	c := t.Calls[i]
+	var start time.Time
+	if t.emit != nil {
+		start = time.Now()
+		t.Emit(ToolCallStarted{Turn: t.Number, Tool: c.Name, CallID: c.CallID, Arguments: c.Arguments})
+	}
 	res, err := r.tool.CallTool(ctx, c)
 	if err == nil && (res == nil || res.Status == 0) {
 		err = fmt.Errorf("pipeline: tool %q call %s: tool stage returned no result and no error", c.Name, c.CallID)
+	}
+	if t.emit != nil {
+		t.Emit(toolCallEnded(t, c, res, err, time.Since(start)))
 	}
 	if err != nil {
 		return err
 	}
 	t.Results[i] = res
 	return nil
+}
+
+// toolCallEnded returns the ToolCallEnded event of call c.
+func toolCallEnded(t *Turn, c *ToolCall, res *ToolResult, err error, d time.Duration) ToolCallEnded {
+	ev := ToolCallEnded{Turn: t.Number, Tool: c.Name, CallID: c.CallID, Err: err, Duration: d}
+	if err != nil {
+		return ev
+	}
+	ev.Status, ev.Err = res.Status, res.Err
+	if res.Status == ToolCompleted || res.Status == ToolRejected {
+		ev.Output = c.OutputItem(res.Output)
+	}
+	return ev
 }
 
 // recordResults records the outputs of the calls that have one, in call
