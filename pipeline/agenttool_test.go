@@ -48,14 +48,14 @@ func TestAgentToolApprovalSurfacesAndResumes(t *testing.T) {
 				t.Fatalf("interruptions %+v, want the nested one only", first.Interruptions)
 			}
 			ap := first.Interruptions[0]
-			if ap.Tool != "danger" || ap.Owner != "call_1_2" || ap.CallID != "call_1_2/call_1_1" || ap.Agent != "researcher" {
+			if ap.Tool != "danger" || ap.Owner != "call_run_1_1_2" || ap.CallID != "call_run_1_1_2/call_run_1-call_run_1_1_2_1_1" || ap.Agent != "researcher" {
 				t.Fatalf("nested interruption %+v", ap)
 			}
 			if sc.calls.count("safe") != 1 || sc.calls.count("danger") != 0 {
 				t.Fatalf("before the decision tools ran %v", sc.calls.n)
 			}
 			st := first.State()
-			if _, ok := st.Extension(pipeline.AgentToolExtension + "call_1_2"); !ok {
+			if _, ok := st.Extension(pipeline.AgentToolExtension + "call_run_1_1_2"); !ok {
 				t.Fatal("the nested run's state is not in the outer state")
 			}
 			if err := st.Approve(ap.CallID); err != nil {
@@ -71,7 +71,7 @@ func TestAgentToolApprovalSurfacesAndResumes(t *testing.T) {
 			if sc.calls.count("danger") != 1 || sc.calls.count("safe") != 1 {
 				t.Errorf("serialized=%v stream=%v: tools ran %v, want each once", serialized, stream, sc.calls.n)
 			}
-			if _, ok := st.Extension(pipeline.AgentToolExtension + "call_1_2"); ok {
+			if _, ok := st.Extension(pipeline.AgentToolExtension + "call_run_1_1_2"); ok {
 				t.Error("the finished nested run's state is still in the outer state")
 			}
 			if p := st.Pending(); len(p) != 0 {
@@ -126,7 +126,7 @@ func TestAgentToolStreamsNestedEvents(t *testing.T) {
 		Tools: []pipeline.Tool{pipeline.AgentTool(inner)},
 	}
 	var log []string
-	for ev, err := range pipeline.NewRunner().Stream(context.Background(), outer, pipeline.UserInput("go")) {
+	for ev, err := range pipeline.NewRunner().Stream(context.Background(), outer, pipeline.UserInput("go"), pipeline.WithRunID("r")) {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,11 +145,11 @@ func TestAgentToolStreamsNestedEvents(t *testing.T) {
 	want := []string{
 		"item user_message",
 		"item tool_call",
-		"call_1_1/researcher item user_message",
-		"call_1_1/researcher delta inner ",
-		"call_1_1/researcher delta found ",
-		"call_1_1/researcher delta it",
-		"call_1_1/researcher item assistant_message",
+		"call_r_1_1/researcher item user_message",
+		"call_r_1_1/researcher delta inner ",
+		"call_r_1_1/researcher delta found ",
+		"call_r_1_1/researcher delta it",
+		"call_r_1_1/researcher item assistant_message",
 		"item tool_output",
 		"item assistant_message",
 	}
@@ -192,7 +192,7 @@ func TestAgentToolUndecidedStaysPending(t *testing.T) {
 	first := start(t, r, sc.outer, false)
 	st := first.State()
 	before, _ := state.Marshal(st)
-	if err := st.Approve("call_1_2/call_9_9"); !errors.Is(err, state.ErrUnknownCall) {
+	if err := st.Approve("call_run_1_1_2/call_9_9"); !errors.Is(err, state.ErrUnknownCall) {
 		t.Fatalf("Approve(unknown nested) = %v, want ErrUnknownCall", err)
 	}
 	if after, _ := state.Marshal(st); string(after) != string(before) {

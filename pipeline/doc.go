@@ -45,7 +45,32 @@
 // the whole response, so every middleware sees the same thing in both modes
 // and both record the same items. Text deltas reach a streaming consumer
 // before the output guardrails run; the session and the result still obey
-// their verdict.
+// their verdict. Each tool call reports [ToolCallStarted] and
+// [ToolCallEnded] (status, output, duration) as it happens, so a fast
+// call's output does not wait for a slow sibling; the outputs are still
+// recorded, and announced with [ItemCreated], in call order. Events are
+// delivered synchronously: the run waits while the consumer handles one.
+//
+// # Errors and the resumable state
+//
+// A run that fails keeps what it did: its state is resumable. Every error
+// a run returns once it started, in either mode, is a [*RunError] that
+// carries a detached copy of the state as it was when the run failed,
+// whatever the cause inside (a *persistence.AppendError, a tripwire, a
+// model error, the context's error). errors.Is and errors.As see through
+// it to the cause, and its message is the cause's. So a plain
+// "return err" up the stack loses nothing: where the error is handled,
+// [StateOf] finds the state, ready for [Runner.Resume] or a checkpoint:
+//
+//	if st, ok := pipeline.StateOf(err); ok {
+//		res, err = runner.Resume(ctx, agent, st) // after the cause is fixed
+//	}
+//
+// Any error that implements [StateCarrier] is found the same way. A
+// streamed run's last value is that error; its [RunError.Result] is what
+// [Runner.Run] returns beside it. Errors returned before a run started (a
+// nil agent, an invalid input, a run with nothing to resume) carry no
+// state: the caller's state, if any, is unchanged.
 //
 // # Structured output
 //

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/turnkit/turnkit/state"
 )
 
 // Errors the runner returns; match them with errors.Is.
@@ -20,8 +22,10 @@ var (
 	// ErrUnknownAgent means a checkpoint names an agent that cannot be
 	// reached from the agent given to Resume.
 	ErrUnknownAgent = errors.New("pipeline: unknown agent")
-	// ErrNothingToResume means Resume got a run that is finished or never
-	// paused.
+	// ErrNothingToResume means Resume got a run with nothing left to do: it
+	// finished, or it never started (no items and no turn; start it with
+	// [Runner.Run] and [WithState]). A run that paused, failed or was
+	// cancelled part way resumes.
 	ErrNothingToResume = errors.New("pipeline: nothing to resume")
 )
 
@@ -148,3 +152,67 @@ func (e *UnknownAgentError) Error() string {
 
 // Unwrap returns [ErrUnknownAgent].
 func (e *UnknownAgentError) Unwrap() error { return ErrUnknownAgent }
+
+// A StateCarrier is an error that carries the resumable state of the run
+// that returned it. Every error a run returns once it started implements
+// it (see [RunError]), whatever the error wrapped inside is, so a plain
+// "return err" up the stack keeps what is needed to resume. Find it with
+// errors.As, or call [StateOf].
+type StateCarrier interface {
+	error
+	// State returns a detached copy of the run's state when the run
+	// failed; each call returns a new copy.
+	State() *state.Run
+}
+
+// StateOf returns the resumable state carried by err or by an error it
+// wraps: a detached copy, ready for [Runner.Resume] or a checkpoint. It
+// reports false for errors that carry none, such as those returned before a
+// run started (a nil agent, an invalid input, nothing to resume).
+func StateOf(err error) (*state.Run, bool) {
+	if sc, ok := errors.AsType[StateCarrier](err); ok {
+		return sc.State(), true
+	}
+	return nil, false
+}
+
+// A RunError is the error of a run that started: [Runner.Run],
+// [Runner.Resume] and, as their last value, [Runner.Stream] and
+// [Runner.ResumeStream] return every error that way, so the state travels
+// with the error. Err is the cause as the chain returned it (a
+// *persistence.AppendError, a tripwire, a model error, the context's
+// error ...); errors.Is and errors.As see through a RunError to it, and its
+// message is the cause's.
+//
+// The RunError holds a snapshot of the run taken when it failed: later
+// changes to a state the caller holds (see [WithState]) do not reach it,
+// and what it hands out is detached.
+type RunError struct {
+	// RunID is the ID of the run that failed.
+	RunID string
+	// Err is the cause.
+	Err error
+
+	result *Result // a snapshot; its run is shared by nothing else
+}
+
+func newRunError(res *Result, err error) *RunError {
+	return &RunError{RunID: res.run.ID(), Err: err, result: res.snapshot()}
+}
+
+// Error returns the cause's message.
+func (e *RunError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *RunError) Unwrap() error { return e.Err }
+
+// State returns a detached copy of the run's state when it failed: what
+// [Result.State] of the same run returned at that moment. Each call
+// returns a new copy.
+func (e *RunError) State() *state.Run { return e.result.State() }
+
+// Result returns the run's result when it failed, as [Runner.Run] returns
+// it beside its error: the items recorded so far, the last agent, the
+// state. A streamed run gets it here. Each call returns a new, detached
+// copy.
+func (e *RunError) Result() *Result { return e.result.copy() }

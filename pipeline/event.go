@@ -1,6 +1,10 @@
 package pipeline
 
-import "github.com/turnkit/turnkit/state"
+import (
+	"time"
+
+	"github.com/turnkit/turnkit/state"
+)
 
 // An Event is something [Runner.Stream] reports while a run goes on. The
 // concrete types are listed below; a type switch tells them apart. Items
@@ -50,6 +54,50 @@ type NestedEvent struct {
 	Event  Event
 }
 
+// ToolCallStarted reports that a tool call entered the tool stage. The
+// calls of one response run concurrently, so their ToolCallStarted and
+// [ToolCallEnded] events interleave as the calls start and finish. Calls
+// that do not reach the tool stage (an unknown tool or malformed arguments
+// reported to the model, a call answered before a resume, a handoff) have
+// no tool events. A run that does not stream makes no events and pays
+// nothing for them.
+type ToolCallStarted struct {
+	// Turn is the turn's number.
+	Turn int
+	// Tool, CallID and Arguments are the call's.
+	Tool      string
+	CallID    string
+	Arguments string
+}
+
+// ToolCallEnded reports what the tool stage made of a call, as soon as it
+// returned: a fast call's event does not wait for its slower siblings. It
+// follows the call's [ToolCallStarted]. The call's output is recorded later,
+// with the response's other outputs, in call order: its [ItemCreated]
+// comes then, and the order of the items in the session and the result
+// does not depend on which call finished first. Like text deltas, the
+// event reaches a streaming consumer before the output guardrails judged
+// a terminal call's output.
+type ToolCallEnded struct {
+	// Turn is the turn's number.
+	Turn int
+	// Tool and CallID are the call's.
+	Tool   string
+	CallID string
+	// Status is what became of the call; zero when the tool stage failed,
+	// and Err then is the error that ends the run.
+	Status ToolStatus
+	// Output is the output item at the call's reserved position, for a
+	// completed or rejected call; the zero Item when it waits for a
+	// decision or failed.
+	Output state.Item
+	// Err is the tool's own error, reported to the model as the output, or
+	// the tool stage's error.
+	Err error
+	// Duration is the time the tool stage took.
+	Duration time.Duration
+}
+
 // AgentChanged reports a handoff.
 type AgentChanged struct{ From, To string }
 
@@ -62,6 +110,8 @@ func (TextDelta) isEvent()         {}
 func (ItemCreated) isEvent()       {}
 func (ApprovalRequested) isEvent() {}
 func (AgentChanged) isEvent()      {}
+func (ToolCallStarted) isEvent()   {}
+func (ToolCallEnded) isEvent()     {}
 func (GuardrailChecked) isEvent()  {}
 func (NestedEvent) isEvent()       {}
 func (RunCompleted) isEvent()      {}

@@ -51,6 +51,22 @@ func (r *Result) State() *state.Run { return r.run.Clone() }
 // RunID returns the run's ID.
 func (r *Result) RunID() string { return r.run.ID() }
 
+// snapshot returns a copy of r that shares nothing mutable with it or with
+// the live run: its run is a deep copy taken now.
+func (r *Result) snapshot() *Result {
+	c := r.copy()
+	c.run = r.run.Clone()
+	return c
+}
+
+// copy returns a copy of r with its own slices; the run is shared.
+func (r *Result) copy() *Result {
+	c := *r
+	c.Interruptions = slices.Clone(r.Interruptions)
+	c.newItems = slices.Clone(r.newItems)
+	return &c
+}
+
 // streamLoop runs run in its own goroutine and yields its events in order.
 // If the consumer stops early, the run's context is cancelled and
 // streamLoop waits for it to return, so no goroutine outlives the loop.

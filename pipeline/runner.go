@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"sync"
+	"time"
 
 	"github.com/turnkit/turnkit/state"
 )
@@ -41,8 +42,10 @@ func UserInput(text string) []state.Item { return []state.Item{state.UserMessage
 // waits for approval) or an error.
 //
 // The result is non-nil whenever the run started, error or not: on error
-// its State is the resumable state as far as it got. The input items are
-// placed at the run's first positions; the caller's slice is not kept.
+// its State is the resumable state as far as it got. The error of a run
+// that started is a [*RunError], which carries a detached copy of that
+// state too (see [StateOf]). The input items are placed at the run's first
+// positions; the caller's slice is not kept.
 func (r *Runner) Run(ctx context.Context, agent *Agent, input []state.Item, opts ...RunOption) (*Result, error) {
 	run, err := r.start(agent, input, opts)
 	if err != nil {
@@ -54,9 +57,11 @@ func (r *Runner) Run(ctx context.Context, agent *Agent, input []state.Item, opts
 // Stream runs agent on input like [Runner.Run] and yields the run's events
 // as they happen: the same loop with an event sink, so both modes record the
 // same items and make the same decisions. The last value is a
-// [RunCompleted] event, or an error. Breaking out of the loop cancels the
-// run and waits for it to stop; no goroutine outlives the loop. Use
-// [WithState] to keep a handle on the resumable state.
+// [RunCompleted] event, or an error. The error of a run that started is a
+// [*RunError]: its Result method returns what [Runner.Run] would have
+// returned beside the error, and [StateOf] the resumable state, so a failed
+// stream loses nothing. Breaking out of the loop cancels the run and waits
+// for it to stop; no goroutine outlives the loop.
 func (r *Runner) Stream(ctx context.Context, agent *Agent, input []state.Item, opts ...RunOption) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		run, err := r.start(agent, input, opts)
@@ -77,7 +82,10 @@ func (r *Runner) Stream(ctx context.Context, agent *Agent, input []state.Item, o
 // agents reachable from it through handoffs.
 //
 // Resume records into run. Like Run, the result is non-nil whenever the
-// run went on.
+// run went on, and the error is then a [*RunError] carrying a detached copy
+// of the state. A run that finished, or never started, has nothing to
+// resume: Resume returns an error wrapping [ErrNothingToResume] and leaves
+// run as it was.
 func (r *Runner) Resume(ctx context.Context, agent *Agent, run *state.Run) (*Result, error) {
 	current, err := r.prepareResume(agent, run)
 	if err != nil {
@@ -86,7 +94,8 @@ func (r *Runner) Resume(ctx context.Context, agent *Agent, run *state.Run) (*Res
 	return r.execute(ctx, current, run, nil, true, nil)
 }
 
-// ResumeStream is [Runner.Resume] yielding events, like [Runner.Stream].
+// ResumeStream is [Runner.Resume] yielding events, like [Runner.Stream];
+// its error is a [*RunError] as well once the run went on.
 func (r *Runner) ResumeStream(ctx context.Context, agent *Agent, run *state.Run) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		current, err := r.prepareResume(agent, run)
@@ -150,6 +159,9 @@ func (r *Runner) prepareResume(agent *Agent, run *state.Run) (*Agent, error) {
 	if _, done := run.FinalOutput(); done {
 		return nil, fmt.Errorf("pipeline: resume run %s: %w: it finished", run.ID(), ErrNothingToResume)
 	}
+	if run.Len() == 0 && run.Turn() == 0 {
+		return nil, fmt.Errorf("pipeline: resume run %s: %w: it never started; start it with Run and WithState", run.ID(), ErrNothingToResume)
+	}
 	current := agent.find(run.Agent())
 	if current == nil {
 		return nil, &UnknownAgentError{Agent: run.Agent()}
@@ -189,6 +201,9 @@ func (r *Runner) execute(ctx context.Context, agent *Agent, run *state.Run, inpu
 	res, err := r.run.ServeRun(ctx, &RunCall{Run: run, Agent: agent, Input: input, Resumed: resume, emit: emit})
 	if res == nil {
 		res = &Result{run: run, LastAgent: agent}
+	}
+	if err != nil {
+		err = newRunError(res, err)
 	}
 	return res, err
 }
@@ -628,17 +643,41 @@ func (r *Runner) runTools(ctx context.Context, t *Turn, idx []int) error {
 
 // callTool runs call i of the turn through the tool stage and keeps its
 // result in the call's own slot.
+//
+// A streaming run hears of the call as it starts and as it returns, from
+// the goroutine that runs it.
 func (r *Runner) callTool(ctx context.Context, t *Turn, i int) error {
 	c := t.Calls[i]
+	var start time.Time
+	if t.emit != nil {
+		start = time.Now()
+		t.Emit(ToolCallStarted{Turn: t.Number, Tool: c.Name, CallID: c.CallID, Arguments: c.Arguments})
+	}
 	res, err := r.tool.CallTool(ctx, c)
 	if err == nil && (res == nil || res.Status == 0) {
 		err = fmt.Errorf("pipeline: tool %q call %s: tool stage returned no result and no error", c.Name, c.CallID)
+	}
+	if t.emit != nil {
+		t.Emit(toolCallEnded(t, c, res, err, time.Since(start)))
 	}
 	if err != nil {
 		return err
 	}
 	t.Results[i] = res
 	return nil
+}
+
+// toolCallEnded returns the ToolCallEnded event of call c.
+func toolCallEnded(t *Turn, c *ToolCall, res *ToolResult, err error, d time.Duration) ToolCallEnded {
+	ev := ToolCallEnded{Turn: t.Number, Tool: c.Name, CallID: c.CallID, Err: err, Duration: d}
+	if err != nil {
+		return ev
+	}
+	ev.Status, ev.Err = res.Status, res.Err
+	if res.Status == ToolCompleted || res.Status == ToolRejected {
+		ev.Output = c.OutputItem(res.Output)
+	}
+	return ev
 }
 
 // recordResults records the outputs of the calls that have one, in call

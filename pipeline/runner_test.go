@@ -233,13 +233,13 @@ func TestCancelDuringTools(t *testing.T) {
 
 func TestUnknownTool(t *testing.T) {
 	m := func() *scripted.Model { return scripted.New(scripted.CallTool("nope", `{}`), scripted.Reply("sorry")) }
-	res, err := pipeline.NewRunner().Run(context.Background(), &pipeline.Agent{Name: "a", Model: m()}, pipeline.UserInput("hi"))
+	res, err := pipeline.NewRunner().Run(context.Background(), &pipeline.Agent{Name: "a", Model: m()}, pipeline.UserInput("hi"), pipeline.WithRunID("r"))
 	var ut *pipeline.UnknownToolError
 	if !errors.As(err, &ut) || !errors.Is(err, pipeline.ErrUnknownTool) {
 		t.Fatalf("err = %v, want *UnknownToolError", err)
 	}
-	if ut.Agent != "a" || ut.Tool != "nope" || ut.CallID != "call_1_1" {
-		t.Errorf("err = %+v, want agent a, tool nope, call call_1_1", ut)
+	if ut.Agent != "a" || ut.Tool != "nope" || ut.CallID != "call_r_1_1" {
+		t.Errorf("err = %+v, want agent a, tool nope, call call_r_1_1", ut)
 	}
 	if res == nil || res.State().Len() != 2 {
 		t.Errorf("state after the error should hold the input and the call")
@@ -264,13 +264,13 @@ func TestMalformedArguments(t *testing.T) {
 	agent := func() *pipeline.Agent {
 		return &pipeline.Agent{Name: "a", Tools: []pipeline.Tool{echo("t")}, Model: m()}
 	}
-	_, err := pipeline.NewRunner().Run(context.Background(), agent(), pipeline.UserInput("hi"))
+	_, err := pipeline.NewRunner().Run(context.Background(), agent(), pipeline.UserInput("hi"), pipeline.WithRunID("r"))
 	var ae *pipeline.ArgumentError
 	if !errors.As(err, &ae) || !errors.Is(err, pipeline.ErrInvalidArguments) {
 		t.Fatalf("err = %v, want *ArgumentError", err)
 	}
-	if ae.Tool != "t" || ae.CallID != "call_1_1" || ae.Offset != 7 {
-		t.Errorf("err = %+v, want tool t, call call_1_1, offset 7", ae)
+	if ae.Tool != "t" || ae.CallID != "call_r_1_1" || ae.Offset != 7 {
+		t.Errorf("err = %+v, want tool t, call call_r_1_1, offset 7", ae)
 	}
 
 	res, err := pipeline.NewRunner(pipeline.WithInvalidCallsToModel()).Run(context.Background(), agent(), pipeline.UserInput("hi"))
@@ -307,10 +307,10 @@ func TestToolErrors(t *testing.T) {
 		t.Errorf("custom error text (-want +got):\n%s", diff)
 	}
 
-	res, err = pipeline.NewRunner(pipeline.WithToolErrorsAbort()).Run(context.Background(), agent(), pipeline.UserInput("save it"))
+	res, err = pipeline.NewRunner(pipeline.WithToolErrorsAbort()).Run(context.Background(), agent(), pipeline.UserInput("save it"), pipeline.WithRunID("r"))
 	var te *pipeline.ToolError
-	if !errors.As(err, &te) || !errors.Is(err, diskFull) || te.Tool != "save" || te.CallID != "call_1_1" {
-		t.Fatalf("err = %v, want *ToolError for save call_1_1 wrapping disk full", err)
+	if !errors.As(err, &te) || !errors.Is(err, diskFull) || te.Tool != "save" || te.CallID != "call_r_1_1" {
+		t.Fatalf("err = %v, want *ToolError for save call_r_1_1 wrapping disk full", err)
 	}
 	if got := outputs(res.State().Items().Slice()); len(got) != 0 {
 		t.Errorf("an aborted call recorded an output: %q", got)

@@ -208,10 +208,10 @@ func TestStreamEarlyBreak(t *testing.T) {
 		}
 		if ic, ok := ev.(pipeline.ItemCreated); ok {
 			seen = append(seen, ic.Item.Kind().String())
-			if ic.Item.Kind() == state.KindToolCall {
-				<-started // the tool is running
-				break
-			}
+		}
+		if _, ok := ev.(pipeline.ToolCallStarted); ok {
+			<-started // the tool is running
+			break
 		}
 	}
 	goleak.VerifyNone(t)

@@ -83,7 +83,7 @@ func TestParallelToolsKeepCallOrder(t *testing.T) {
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := pipeline.NewRunner(pipeline.WithToolConcurrency(bound), pipeline.WithMiddleware(spy)).Run(context.Background(), a, pipeline.UserInput("go"))
+		res, err := pipeline.NewRunner(pipeline.WithToolConcurrency(bound), pipeline.WithMiddleware(spy)).Run(context.Background(), a, pipeline.UserInput("go"), pipeline.WithRunID("r"))
 		done <- outcome{res, err}
 	}()
 
@@ -115,7 +115,7 @@ func TestParallelToolsKeepCallOrder(t *testing.T) {
 		t.Fatalf("calls finished in call order %v; the test wants them out of order", finished)
 	}
 
-	wantResults := []string{"call_1_1=out0", "call_1_2=out1", "call_1_3=out2", "call_1_4=out3", "call_1_5=out4", "call_1_6=out5"}
+	wantResults := []string{"call_r_1_1=out0", "call_r_1_2=out1", "call_r_1_3=out2", "call_r_1_4=out3", "call_r_1_5=out4", "call_r_1_6=out5"}
 	if diff := cmp.Diff(wantResults, results); diff != "" {
 		t.Errorf("Turn.Results (-want +got):\n%s", diff)
 	}
@@ -126,10 +126,10 @@ func TestParallelToolsKeepCallOrder(t *testing.T) {
 	}
 	want := []string{"1:user_message:"}
 	for i := range n {
-		want = append(want, strconv.Itoa(2+i)+":tool_call:call_1_"+strconv.Itoa(i+1))
+		want = append(want, strconv.Itoa(2+i)+":tool_call:call_r_1_"+strconv.Itoa(i+1))
 	}
 	for i := range n {
-		want = append(want, strconv.Itoa(2+n+i)+":tool_output:call_1_"+strconv.Itoa(i+1))
+		want = append(want, strconv.Itoa(2+n+i)+":tool_output:call_r_1_"+strconv.Itoa(i+1))
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("items by position (-want +got):\n%s", diff)

@@ -84,7 +84,7 @@ func Example_runner() {
 			scripted.Reply("Sunny in Oslo."),
 		),
 	}
-	res, err := pipeline.NewRunner(pipeline.WithInvalidCallsToModel()).Run(context.Background(), agent, pipeline.UserInput("Weather in Oslo?"))
+	res, err := pipeline.NewRunner(pipeline.WithInvalidCallsToModel()).Run(context.Background(), agent, pipeline.UserInput("Weather in Oslo?"), pipeline.WithRunID("run_1"))
 	if err != nil {
 		fmt.Println(errors.Unwrap(err))
 		return
@@ -96,7 +96,7 @@ func Example_runner() {
 	// Output:
 	// user_message Weather in Oslo?
 	// tool_call {"city":"Oslo","days":"three"}
-	// tool_output pipeline: tool "get_weather" call call_1_1: days: want integer, got string
+	// tool_output pipeline: tool "get_weather" call call_run_1_1_1: days: want integer, got string
 	// tool_call {"city":"Oslo","days":3}
 	// tool_output Oslo: sunny for 3 days
 	// assistant_message Sunny in Oslo.

@@ -27,7 +27,7 @@ func pauseAndResume(t *testing.T, v state.Verdict, transfer func(t *testing.T, r
 	}
 	h1 := newHarness(t)
 	r1 := pipeline.NewRunner(pipeline.WithMiddleware(h1.middleware(opts...), requireApproval("danger")))
-	res, err := r1.Run(context.Background(), newAgent(), pipeline.UserInput("clean up"))
+	res, err := r1.Run(context.Background(), newAgent(), pipeline.UserInput("clean up"), pipeline.WithRunID("r"))
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -192,7 +192,7 @@ func TestApprovalEvents(t *testing.T) {
 			}
 			wantEvent := map[string]string{
 				"turnkit.approval.outcome": tt.give.String(), "gen_ai.tool.name": "danger",
-				"gen_ai.tool.call.id": "call_1_2", "turnkit.approval.always": "false",
+				"gen_ai.tool.call.id": "call_r_1_2", "turnkit.approval.always": "false",
 			}
 			if diff := cmp.Diff(wantEvent, attrs(decided.Events()[0].Attributes)); diff != "" {
 				t.Errorf("decision event mismatch (-want +got):\n%s", diff)

@@ -95,7 +95,7 @@ func TestSpanAttributes(t *testing.T) {
 			name: "first chat", span: chats[0], wantKind: trace.SpanKindClient,
 			want: map[string]string{
 				"gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-test",
-				"gen_ai.response.id": "resp_1", "gen_ai.response.model": "scripted", "gen_ai.usage.input_tokens": "1",
+				"gen_ai.response.id": "resp_run-1_1", "gen_ai.response.model": "scripted", "gen_ai.usage.input_tokens": "1",
 				"gen_ai.usage.output_tokens": "1", "gen_ai.conversation.id": "sess-1", "gen_ai.output.type": "text",
 				"gen_ai.request.stream": "false",
 			},
@@ -103,7 +103,7 @@ func TestSpanAttributes(t *testing.T) {
 		{
 			name: "tool", span: one(t, spans, "execute_tool echo"), wantKind: trace.SpanKindInternal,
 			want: map[string]string{
-				"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "echo", "gen_ai.tool.call.id": "call_1_1",
+				"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "echo", "gen_ai.tool.call.id": "call_run-1_1_1",
 				"gen_ai.tool.type": "function", "gen_ai.tool.description": "echoes its arguments",
 				"turnkit.tool.status": "completed", "gen_ai.agent.name": "helper",
 			},
@@ -137,7 +137,7 @@ func TestContentCapture(t *testing.T) {
 	r := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware(tracing.WithContentCapture())))
 	a := toolAgent(scripted.CallTool("echo", `{"x":1}`), scripted.Reply("done"))
 	a.Instructions = "be brief"
-	if _, err := r.Run(context.Background(), a, pipeline.UserInput("hi")); err != nil {
+	if _, err := r.Run(context.Background(), a, pipeline.UserInput("hi"), pipeline.WithRunID("r")); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	spans := h.ended()
@@ -150,8 +150,8 @@ func TestContentCapture(t *testing.T) {
 	wantChat := map[string]string{
 		"gen_ai.system_instructions": `[{"type":"text","content":"be brief"}]`,
 		"gen_ai.input.messages": `[{"role":"user","parts":[{"type":"text","content":"hi"}]},` +
-			`{"role":"assistant","parts":[{"type":"tool_call","id":"call_1_1","name":"echo","arguments":{"x":1}}]},` +
-			`{"role":"tool","parts":[{"type":"tool_call_response","id":"call_1_1","response":"echo:{\"x\":1}"}]}]`,
+			`{"role":"assistant","parts":[{"type":"tool_call","id":"call_r_1_1","name":"echo","arguments":{"x":1}}]},` +
+			`{"role":"tool","parts":[{"type":"tool_call_response","id":"call_r_1_1","response":"echo:{\"x\":1}"}]}]`,
 		"gen_ai.output.messages": `[{"role":"assistant","parts":[{"type":"text","content":"done"}]}]`,
 	}
 	if diff := cmp.Diff(wantChat, subset(second, wantChat)); diff != "" {
@@ -224,7 +224,7 @@ func TestHandoffSpan(t *testing.T) {
 		Model:    scripted.New(scripted.CallTool(pipeline.HandoffToolName("billing"), `{}`)),
 		Handoffs: []pipeline.Handoff{{Agent: billing}},
 	}
-	if _, err := r.Run(context.Background(), triage, pipeline.UserInput("refund")); err != nil {
+	if _, err := r.Run(context.Background(), triage, pipeline.UserInput("refund"), pipeline.WithRunID("r")); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	spans := h.ended()
@@ -237,7 +237,7 @@ func TestHandoffSpan(t *testing.T) {
 	}
 	wantAttrs := map[string]string{
 		"turnkit.handoff.from": "triage", "turnkit.handoff.to": "billing",
-		"gen_ai.tool.name": "transfer_to_billing", "gen_ai.tool.call.id": "call_1_1",
+		"gen_ai.tool.name": "transfer_to_billing", "gen_ai.tool.call.id": "call_r_1_1",
 	}
 	got := attrs(one(t, spans, "handoff billing").Attributes())
 	if diff := cmp.Diff(wantAttrs, subset(got, wantAttrs)); diff != "" {
@@ -255,7 +255,7 @@ func TestGuardrailEvents(t *testing.T) {
 	h := newHarness(t)
 	r := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware(), guard(false)))
 	a := toolAgent(scripted.CallTool("echo", `{}`), scripted.Reply("done"))
-	if _, err := r.Run(context.Background(), a, pipeline.UserInput("hi")); err != nil {
+	if _, err := r.Run(context.Background(), a, pipeline.UserInput("hi"), pipeline.WithRunID("r")); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	spans := h.ended()
@@ -278,7 +278,7 @@ func TestGuardrailEvents(t *testing.T) {
 	}
 	wantTool := map[string]string{
 		"turnkit.guardrail.name": "args_ok", "turnkit.guardrail.stage": "tool_input", "turnkit.guardrail.tripped": "false",
-		"turnkit.guardrail.behavior": "allow", "gen_ai.tool.call.id": "call_1_1",
+		"turnkit.guardrail.behavior": "allow", "gen_ai.tool.call.id": "call_r_1_1",
 	}
 	if diff := cmp.Diff(wantTool, attrs(tool.Events()[0].Attributes)); diff != "" {
 		t.Errorf("tool guardrail event mismatch (-want +got):\n%s", diff)

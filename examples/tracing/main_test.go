@@ -129,13 +129,20 @@ func TestRunExportsOTLP(t *testing.T) {
 	// The tree survives the wire: every span but the root has its parent
 	// among the exported spans, and the tool call's parent is a turn whose
 	// parent is the run.
+	// The scripted model names calls by run: call_<run ID>_<turn>_<part>.
+	var runID string
+	for _, s := range rc.spans {
+		if s.Name == "invoke_agent weather" {
+			runID = stringAttrs(s.Attributes, map[string]string{"turnkit.run.id": ""})["turnkit.run.id"]
+		}
+	}
 	for _, s := range rc.spans {
 		if s.Name == "execute_tool get_weather" {
 			turn := byID[string(s.ParentSpanId)]
 			if turn == nil || turn.Name != "turn" || byID[string(turn.ParentSpanId)].GetName() != "invoke_agent weather" {
 				t.Errorf("execute_tool's ancestry is not turn → invoke_agent")
 			}
-			wantAttrs := map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather", "gen_ai.tool.call.id": "call_1_1"}
+			wantAttrs := map[string]string{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather", "gen_ai.tool.call.id": "call_" + runID + "_1_1"}
 			if diff := cmp.Diff(wantAttrs, stringAttrs(s.Attributes, wantAttrs)); diff != "" {
 				t.Errorf("exported tool attributes mismatch (-want +got):\n%s", diff)
 			}

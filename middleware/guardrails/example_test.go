@@ -101,13 +101,13 @@ func ExampleToolOutput() {
 		Tools: []pipeline.Tool{readEnv},
 	}
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(guardrails.ToolOutput(redact)))
-	res, _ := runner.Run(context.Background(), agent, pipeline.UserInput("Show the environment"))
+	res, _ := runner.Run(context.Background(), agent, pipeline.UserInput("Show the environment"), pipeline.WithRunID("run_1"))
 	for _, r := range res.State().GuardrailResults() {
 		fmt.Println(r.Stage, r.CallID, r.Behavior, r.Message)
 	}
 	fmt.Println(res.NewItems()[2].Text())
 	// Output:
-	// tool_output call_1_1 replace [redacted]
+	// tool_output call_run_1_1_1 replace [redacted]
 	// [redacted]
 }
 

@@ -76,7 +76,7 @@ var kindsOfGuardrail = []struct {
 		stopTools: 1, stopKinds: []string{"user_message", "tool_call", "tool_output", "assistant_message"},
 	},
 	{
-		name: "tool_input", stage: state.StageToolInput, turn: 1, callID: "call_1_1", behavior: "allow",
+		name: "tool_input", stage: state.StageToolInput, turn: 1, callID: "call_run_test_1_1", behavior: "allow",
 		wantSeen: []string{`echo{"x":1}`},
 		build: func(a answer, p *probe) pipeline.Middleware {
 			return guardrails.ToolInput(func(ctx context.Context, _ *pipeline.Agent, c *pipeline.ToolCall) (guardrails.Verdict, error) {
@@ -87,8 +87,8 @@ var kindsOfGuardrail = []struct {
 		stopTools: 0, stopKinds: []string{"user_message", "tool_call"},
 	},
 	{
-		name: "tool_output", stage: state.StageToolOutput, turn: 1, callID: "call_1_1", behavior: "allow",
-		wantSeen: []string{`call_1_1:ran echo {"x":1}`},
+		name: "tool_output", stage: state.StageToolOutput, turn: 1, callID: "call_run_test_1_1", behavior: "allow",
+		wantSeen: []string{`call_run_test_1_1:ran echo {"x":1}`},
 		build: func(a answer, p *probe) pipeline.Middleware {
 			return guardrails.ToolOutput(func(ctx context.Context, _ *pipeline.Agent, o pipeline.ToolOutcome) (guardrails.Verdict, error) {
 				p.see(o.Call.CallID + ":" + o.Result.Output)
@@ -279,7 +279,7 @@ func TestCheckErrorSaysWhere(t *testing.T) {
 	agent := &pipeline.Agent{Name: "agent", Model: scripted.New(scripted.CallTool("echo", "{}")), Tools: []pipeline.Tool{tools.tool("echo")}}
 	r := pipeline.NewRunner(pipeline.WithMiddleware(guardrails.ToolInput(fail, guardrails.WithName("pii"))))
 	got := runOnce(t, r, agent, false, "hi")
-	want := `guardrails: tool_input guardrail "pii" on turn 1 (call call_1_1): classifier unavailable`
+	want := `guardrails: tool_input guardrail "pii" on turn 1 (call call_run_test_1_1): classifier unavailable`
 	if got.err == nil || got.err.Error() != want {
 		t.Fatalf("err = %v, want %s", got.err, want)
 	}

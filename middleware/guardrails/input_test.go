@@ -170,7 +170,7 @@ func TestInputRunsOnce(t *testing.T) {
 				if got.err != nil || got.state.Pending() == nil {
 					t.Fatalf("run = %v, pending %v; want a pause", got.err, got.state.Pending())
 				}
-				if err := got.state.Approve("call_2_1"); err != nil {
+				if err := got.state.Approve("call_run_test_2_1"); err != nil {
 					t.Fatal(err)
 				}
 				if res := resumeOnce(t, r, agent, m.stream, got.state); res.err != nil || res.final != "done" {

@@ -53,8 +53,8 @@ func allowOutcome(ctx context.Context, _ *pipeline.Agent, _ pipeline.ToolOutcome
 func TestResumedResultsSurviveALaterFailure(t *testing.T) {
 	t.Parallel()
 	want := []state.GuardrailResult{
-		{Name: "tool_input", Stage: state.StageToolInput, Turn: 1, CallID: "call_1_1", Behavior: "allow"},
-		{Name: "tool_output", Stage: state.StageToolOutput, Turn: 1, CallID: "call_1_1", Behavior: "allow"},
+		{Name: "tool_input", Stage: state.StageToolInput, Turn: 1, CallID: "call_run_test_1_1", Behavior: "allow"},
+		{Name: "tool_output", Stage: state.StageToolOutput, Turn: 1, CallID: "call_run_test_1_1", Behavior: "allow"},
 	}
 	for _, rt := range keeps {
 		for _, m := range modes {
@@ -74,7 +74,7 @@ func TestResumedResultsSurviveALaterFailure(t *testing.T) {
 				if got.err != nil || len(got.state.Pending()) != 2 {
 					t.Fatalf("run = %v with %d pending; want two pending", got.err, len(got.state.Pending()))
 				}
-				mustDecide(t, got.state.Approve("call_1_1"))
+				mustDecide(t, got.state.Approve("call_run_test_1_1"))
 				res := resumeOnce(t, r, agent, m.stream, got.state)
 				checkErr(t, res.err, errAppend)
 				if diff := gocmp.Diff(want, got.state.GuardrailResults()); diff != "" {
@@ -84,7 +84,7 @@ func TestResumedResultsSurviveALaterFailure(t *testing.T) {
 				if diff := gocmp.Diff(want, st.GuardrailResults()); diff != "" {
 					t.Fatalf("kept results (-want +got):\n%s", diff)
 				}
-				mustDecide(t, st.Reject("call_1_2", ""))
+				mustDecide(t, st.Reject("call_run_test_1_2", ""))
 				res = resumeOnce(t, r, agent, m.stream, st)
 				if res.err != nil || res.final != "done" {
 					t.Fatalf("recovery resume = %q, %v", res.final, res.err)
@@ -133,26 +133,26 @@ func TestBeforeApproval(t *testing.T) {
 			if got.err != nil {
 				t.Fatal(got.err)
 			}
-			if diff := gocmp.Diff([]string{"call_1_2"}, callIDs(got.state.Pending())); diff != "" {
+			if diff := gocmp.Diff([]string{"call_run_test_1_2"}, callIDs(got.state.Pending())); diff != "" {
 				t.Fatalf("pending (-want +got):\n%s", diff)
 			}
-			mustDecide(t, got.state.Approve("call_1_2"))
+			mustDecide(t, got.state.Approve("call_run_test_1_2"))
 			if res := resumeOnce(t, r, agent, m.stream, got.state); res.err != nil || res.final != "done" {
 				t.Fatalf("resume = %q, %v", res.final, res.err)
 			}
 			before, at := "tool_input_before_approval", "tool_input"
 			want := []state.GuardrailResult{
-				{Name: before, Stage: state.StageToolInput, Turn: 1, CallID: "call_1_1", Behavior: "allow"},
-				{Name: at, Stage: state.StageToolInput, Turn: 1, CallID: "call_1_1", Behavior: "allow"},
-				{Name: before, Stage: state.StageToolInput, Turn: 1, CallID: "call_1_2", Behavior: "allow"},
-				{Name: before, Stage: state.StageToolInput, Turn: 1, CallID: "call_1_3", Behavior: "reject", Message: "Refused before approval."},
-				{Name: at, Stage: state.StageToolInput, Turn: 1, CallID: "call_1_2", Behavior: "allow"},
+				{Name: before, Stage: state.StageToolInput, Turn: 1, CallID: "call_run_test_1_1", Behavior: "allow"},
+				{Name: at, Stage: state.StageToolInput, Turn: 1, CallID: "call_run_test_1_1", Behavior: "allow"},
+				{Name: before, Stage: state.StageToolInput, Turn: 1, CallID: "call_run_test_1_2", Behavior: "allow"},
+				{Name: before, Stage: state.StageToolInput, Turn: 1, CallID: "call_run_test_1_3", Behavior: "reject", Message: "Refused before approval."},
+				{Name: at, Stage: state.StageToolInput, Turn: 1, CallID: "call_run_test_1_2", Behavior: "allow"},
 			}
 			// Concurrent calls record in any order; compare by call and name.
 			if diff := gocmp.Diff(sortResults(want), sortResults(got.state.GuardrailResults())); diff != "" {
 				t.Errorf("results (-want +got):\n%s", diff)
 			}
-			if out := outputText(t, got.state, "call_1_3"); out != "Refused before approval." {
+			if out := outputText(t, got.state, "call_run_test_1_3"); out != "Refused before approval." {
 				t.Errorf("rejected call output = %q", out)
 			}
 			if n := tools.n.Load(); n != 2 {

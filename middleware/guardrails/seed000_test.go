@@ -61,8 +61,8 @@ func appendsToPause(t *testing.T, stream bool) int {
 func TestSeed000(t *testing.T) {
 	t.Parallel()
 	want := []state.GuardrailResult{
-		{Name: "tool_input", Stage: state.StageToolInput, Turn: 1, CallID: "call_1_1", Behavior: "allow"},
-		{Name: "tool_output", Stage: state.StageToolOutput, Turn: 1, CallID: "call_1_1", Behavior: "allow"},
+		{Name: "tool_input", Stage: state.StageToolInput, Turn: 1, CallID: "call_run_test_1_1", Behavior: "allow"},
+		{Name: "tool_output", Stage: state.StageToolOutput, Turn: 1, CallID: "call_run_test_1_1", Behavior: "allow"},
 	}
 	wantSession := []string{
 		"user_message:hi", `tool_call:{"n":1}`, `tool_call:{"n":2}`,
@@ -89,7 +89,7 @@ func TestSeed000(t *testing.T) {
 					if got.err != nil || len(got.state.Pending()) != 2 {
 						t.Fatalf("run = %v with %d pending, want two pending", got.err, len(got.state.Pending()))
 					}
-					if err := got.state.Approve("call_1_1"); err != nil {
+					if err := got.state.Approve("call_run_test_1_1"); err != nil {
 						t.Fatal(err)
 					}
 					res := resumeOnce(t, r, agent, m.stream, got.state)
@@ -104,7 +104,7 @@ func TestSeed000(t *testing.T) {
 						t.Fatalf("kept results (-want +got):\n%s", diff)
 					}
 
-					if err := st.Reject("call_1_2", ""); err != nil {
+					if err := st.Reject("call_run_test_1_2", ""); err != nil {
 						t.Fatal(err)
 					}
 					res = resumeOnce(t, r, agent, m.stream, st)

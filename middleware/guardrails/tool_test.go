@@ -45,14 +45,14 @@ func TestToolBehaviors(t *testing.T) {
 		{
 			name: "tool input rejects", mw: reject, wantOutput: "Blocked by policy.", wantTools: 0,
 			wantResults: []state.GuardrailResult{{
-				Name: "policy", Stage: state.StageToolInput, Turn: 1, CallID: "call_1_1",
+				Name: "policy", Stage: state.StageToolInput, Turn: 1, CallID: "call_run_test_1_1",
 				Behavior: "reject", Message: "Blocked by policy.", Info: raw(`{"rule":"no-echo"}`),
 			}},
 		},
 		{
 			name: "tool output replaces", mw: replace, wantOutput: "[redacted]", wantTools: 1,
 			wantResults: []state.GuardrailResult{{
-				Name: "redact", Stage: state.StageToolOutput, Turn: 1, CallID: "call_1_1",
+				Name: "redact", Stage: state.StageToolOutput, Turn: 1, CallID: "call_run_test_1_1",
 				Behavior: "replace", Message: "[redacted]",
 			}},
 		},
@@ -68,7 +68,7 @@ func TestToolBehaviors(t *testing.T) {
 				if got.err != nil || got.final != "done" {
 					t.Fatalf("run = %q, %v; want done", got.final, got.err)
 				}
-				if out := outputText(t, got.state, "call_1_1"); out != tt.wantOutput {
+				if out := outputText(t, got.state, "call_run_test_1_1"); out != tt.wantOutput {
 					t.Errorf("output = %q, want %q", out, tt.wantOutput)
 				}
 				if seen := model.Calls()[1].Input.At(2).Text(); seen != tt.wantOutput {
@@ -109,13 +109,13 @@ func TestToolChecksCombine(t *testing.T) {
 	if got.err != nil {
 		t.Fatal(got.err)
 	}
-	if out := outputText(t, got.state, "call_1_1"); out != "first" {
+	if out := outputText(t, got.state, "call_run_test_1_1"); out != "first" {
 		t.Errorf("output = %q, want the first rejection's message", out)
 	}
 	want := []state.GuardrailResult{
-		{Name: "a", Stage: state.StageToolInput, Turn: 1, CallID: "call_1_1", Behavior: "allow"},
-		{Name: "b", Stage: state.StageToolInput, Turn: 1, CallID: "call_1_1", Behavior: "reject", Message: "first"},
-		{Name: "c", Stage: state.StageToolInput, Turn: 1, CallID: "call_1_1", Behavior: "reject", Message: "second"},
+		{Name: "a", Stage: state.StageToolInput, Turn: 1, CallID: "call_run_test_1_1", Behavior: "allow"},
+		{Name: "b", Stage: state.StageToolInput, Turn: 1, CallID: "call_run_test_1_1", Behavior: "reject", Message: "first"},
+		{Name: "c", Stage: state.StageToolInput, Turn: 1, CallID: "call_run_test_1_1", Behavior: "reject", Message: "second"},
 	}
 	if diff := cmp.Diff(want, got.state.GuardrailResults()); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
@@ -148,14 +148,14 @@ func TestToolGuardrailsPerCall(t *testing.T) {
 			}
 			got := runOnce(t, pipeline.NewRunner(pipeline.WithMiddleware(guardrails.ToolOutput(check))), agent, m.stream, "hi")
 			te, ok := errors.AsType[*guardrails.TripwireError](got.err)
-			if !ok || te.CallID != "call_1_2" || te.Info != `ran leak {"n":2}` {
-				t.Fatalf("err = %v, want a tool_output tripwire on call_1_2", got.err)
+			if !ok || te.CallID != "call_run_test_1_2" || te.Info != `ran leak {"n":2}` {
+				t.Fatalf("err = %v, want a tool_output tripwire on call_run_test_1_2", got.err)
 			}
 			byCall := map[string]bool{}
 			for _, r := range got.state.GuardrailResults() {
 				byCall[r.CallID] = r.Tripped
 			}
-			if diff := cmp.Diff(map[string]bool{"call_1_1": false, "call_1_2": true}, byCall); diff != "" {
+			if diff := cmp.Diff(map[string]bool{"call_run_test_1_1": false, "call_run_test_1_2": true}, byCall); diff != "" {
 				t.Errorf("results by call (-want +got):\n%s", diff)
 			}
 		})

@@ -52,8 +52,8 @@ func ExampleWithPayloads() {
 	}
 	// Output:
 	// {"level":"debug","msg":"run started","run_id":"run_1","agent":"assistant","resumed":false,"streaming":false}
-	// {"level":"debug","msg":"model call","run_id":"run_1","turn":1,"agent":"assistant","model":"","input_items":1,"duration":"0s","response_id":"resp_1","response_model":"scripted","input_tokens":1,"output_tokens":1,"output":[{"kind":"tool_call","name":"echo","text":"{\"text\":\"hi\"}"}]}
-	// {"level":"debug","msg":"tool call","run_id":"run_1","turn":1,"tool":"echo","call_id":"call_1_1","duration":"0s","status":"completed","arguments":"{\"text\":\"hi\"}","output":"echo:{\"text\":\"hi\"}"}
+	// {"level":"debug","msg":"model call","run_id":"run_1","turn":1,"agent":"assistant","model":"","input_items":1,"duration":"0s","response_id":"resp_run_1_1","response_model":"scripted","input_tokens":1,"output_tokens":1,"output":[{"kind":"tool_call","name":"echo","text":"{\"text\":\"hi\"}"}]}
+	// {"level":"debug","msg":"tool call","run_id":"run_1","turn":1,"tool":"echo","call_id":"call_run_1_1_1","duration":"0s","status":"completed","arguments":"{\"text\":\"hi\"}","output":"echo:{\"text\":\"hi\"}"}
 	// {"level":"debug","msg":"turn finished","run_id":"run_1","turn":1,"agent":"assistant","resumed":false,"next":"final_output","calls":1,"duration":"0s"}
 	// {"level":"info","msg":"run finished","run_id":"run_1","agent":"assistant","outcome":"final_output","turns":1,"duration":"0s","input_tokens":1,"output_tokens":1}
 }

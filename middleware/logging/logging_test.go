@@ -83,11 +83,11 @@ func TestRunEvents(t *testing.T) {
 	want := []entry{
 		{zap.DebugLevel, "run started", map[string]any{"run_id": "run-1", "agent": "helper", "resumed": false, "streaming": false, "session_id": "s-1"}},
 		{zap.DebugLevel, "model call", map[string]any{"run_id": "run-1", "turn": int64(1), "agent": "helper", "model": "gpt-test", "input_items": int64(1),
-			"response_id": "resp_1", "response_model": "scripted", "input_tokens": int64(1), "output_tokens": int64(1)}},
-		{zap.DebugLevel, "tool call", map[string]any{"run_id": "run-1", "turn": int64(1), "tool": "echo", "call_id": "call_1_1", "status": "completed"}},
+			"response_id": "resp_run-1_1", "response_model": "scripted", "input_tokens": int64(1), "output_tokens": int64(1)}},
+		{zap.DebugLevel, "tool call", map[string]any{"run_id": "run-1", "turn": int64(1), "tool": "echo", "call_id": "call_run-1_1_1", "status": "completed"}},
 		{zap.DebugLevel, "turn finished", map[string]any{"run_id": "run-1", "turn": int64(1), "agent": "helper", "resumed": false, "next": "run_again", "calls": int64(1)}},
 		{zap.DebugLevel, "model call", map[string]any{"run_id": "run-1", "turn": int64(2), "agent": "helper", "model": "gpt-test", "input_items": int64(3),
-			"response_id": "resp_2", "response_model": "scripted", "input_tokens": int64(3), "output_tokens": int64(1)}},
+			"response_id": "resp_run-1_2", "response_model": "scripted", "input_tokens": int64(3), "output_tokens": int64(1)}},
 		{zap.DebugLevel, "turn finished", map[string]any{"run_id": "run-1", "turn": int64(2), "agent": "helper", "resumed": false, "next": "final_output", "calls": int64(0)}},
 		{zap.InfoLevel, "run finished", map[string]any{"run_id": "run-1", "agent": "helper", "outcome": "final_output", "turns": int64(2), "input_tokens": int64(4), "output_tokens": int64(2)}},
 	}
@@ -103,9 +103,9 @@ func TestPayloads(t *testing.T) {
 		opts []logging.Option
 		want map[string]any
 	}{
-		{name: "off by default", want: map[string]any{"run_id": "r", "turn": int64(1), "tool": "echo", "call_id": "call_1_1", "status": "completed"}},
+		{name: "off by default", want: map[string]any{"run_id": "r", "turn": int64(1), "tool": "echo", "call_id": "call_r_1_1", "status": "completed"}},
 		{name: "with payloads", opts: []logging.Option{logging.WithPayloads()}, want: map[string]any{
-			"run_id": "r", "turn": int64(1), "tool": "echo", "call_id": "call_1_1", "status": "completed",
+			"run_id": "r", "turn": int64(1), "tool": "echo", "call_id": "call_r_1_1", "status": "completed",
 			"arguments": `{"secret":1}`, "output": `echo:{"secret":1}`,
 		}},
 	}
@@ -157,8 +157,8 @@ func TestTurnErrorLoggedOnce(t *testing.T) {
 	r := pipeline.NewRunner(pipeline.WithMiddleware(logging.Middleware(logger)))
 	boom := errors.New("upstream down")
 	_, err := r.Run(context.Background(), agent(scripted.Fail(boom)), pipeline.UserInput("hi"), pipeline.WithRunID("r"))
-	if err != boom {
-		t.Fatalf("Run error = %v, want %v unchanged", err, boom)
+	if re, ok := errors.AsType[*pipeline.RunError](err); !ok || re.Err != boom {
+		t.Fatalf("Run error = %v, want %v unchanged inside the runner's *RunError", err, boom)
 	}
 	var withError []string
 	for _, e := range logs.AllUntimed() {
@@ -230,7 +230,7 @@ func TestToolGuardrailOnItsCall(t *testing.T) {
 	}
 	want := []entry{{zap.DebugLevel, "guardrail passed", map[string]any{
 		"run_id": "r", "turn": int64(1), "guardrail": "args_ok", "stage": "tool_input",
-		"call_id": "call_1_1", "behavior": "reject", "message": "not now",
+		"call_id": "call_r_1_1", "behavior": "reject", "message": "not now",
 	}}}
 	if diff := cmp.Diff(want, entries(logs.FilterMessage("guardrail passed"))); diff != "" {
 		t.Fatalf("guardrail entries mismatch (-want +got):\n%s", diff)
@@ -250,16 +250,16 @@ func TestApprovalEvents(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 	run := res.State()
-	if err := run.Reject("call_1_1", "too risky"); err != nil {
+	if err := run.Reject("call_r_1_1", "too risky"); err != nil {
 		t.Fatalf("Reject: %v", err)
 	}
 	if _, err := r.Resume(context.Background(), a, run); err != nil {
 		t.Fatalf("Resume: %v", err)
 	}
 	want := []entry{
-		{zap.InfoLevel, "approval requested", map[string]any{"run_id": "r", "turn": int64(1), "tool": "danger", "call_id": "call_1_1"}},
+		{zap.InfoLevel, "approval requested", map[string]any{"run_id": "r", "turn": int64(1), "tool": "danger", "call_id": "call_r_1_1"}},
 		{zap.InfoLevel, "run finished", map[string]any{"run_id": "r", "agent": "helper", "outcome": "interrupted", "turns": int64(1), "input_tokens": int64(1), "output_tokens": int64(1), "pending": int64(1)}},
-		{zap.InfoLevel, "approval decision", map[string]any{"run_id": "r", "turn": int64(1), "tool": "danger", "call_id": "call_1_1", "verdict": "rejected", "always": false}},
+		{zap.InfoLevel, "approval decision", map[string]any{"run_id": "r", "turn": int64(1), "tool": "danger", "call_id": "call_r_1_1", "verdict": "rejected", "always": false}},
 		{zap.InfoLevel, "run finished", map[string]any{"run_id": "r", "agent": "helper", "outcome": "final_output", "turns": int64(2), "input_tokens": int64(3), "output_tokens": int64(1)}},
 	}
 	if diff := cmp.Diff(want, entries(logs, "duration")); diff != "" {
@@ -278,7 +278,7 @@ func TestToolFailureIsAWarning(t *testing.T) {
 	if _, err := r.Run(context.Background(), a, pipeline.UserInput("hi"), pipeline.WithRunID("r")); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	want := []entry{{zap.WarnLevel, "tool failed", map[string]any{"run_id": "r", "turn": int64(1), "tool": "flaky", "call_id": "call_1_1", "status": "completed", "error": "disk full"}}}
+	want := []entry{{zap.WarnLevel, "tool failed", map[string]any{"run_id": "r", "turn": int64(1), "tool": "flaky", "call_id": "call_r_1_1", "status": "completed", "error": "disk full"}}}
 	if diff := cmp.Diff(want, entries(logs, "duration")); diff != "" {
 		t.Fatalf("log mismatch (-want +got):\n%s", diff)
 	}

@@ -11,6 +11,10 @@ import (
 // failed run returns is resumable, and resuming it appends what the
 // session is missing, once (appends are idempotent on run ID and Seq).
 //
+// The runner returns it inside a [*pipeline.RunError], so the state travels
+// with it: [pipeline.StateOf] finds a detached copy of the state from the
+// error alone, wherever it was passed up to.
+//
 // When the failed append was the last commit of a turn that ended the run
 // (a final output or a handoff), resume completes the commit and replays
 // the turn's decision without calling the model again.

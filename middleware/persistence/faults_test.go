@@ -172,7 +172,15 @@ func runFaultScenario(t *testing.T, sc faultScenario, store session.Store, cance
 		if resumes == maxResumes {
 			t.Fatalf("not finished after %d resumes (last error %v)", resumes, err)
 		}
-		run := roundTrip(t, res.State())
+		st := res.State()
+		if err != nil {
+			// The error alone is enough to resume: it carries the state.
+			var ok bool
+			if st, ok = pipeline.StateOf(err); !ok {
+				t.Fatalf("attempt %d: error %v carries no resumable state", resumes+1, err)
+			}
+		}
+		run := roundTrip(t, st)
 		decideAll(run, state.Approved)
 		res, err = attempt(func(ctx context.Context) (*pipeline.Result, error) { return runner.Resume(ctx, agent, run) })
 	}

@@ -8,8 +8,17 @@
 //	)
 //	agent := &pipeline.Agent{Name: "assistant", Model: m, Tools: tools}
 //
-// IDs are deterministic: the n-th step (from 1) produces message "msg_n_k",
-// reasoning "rs_n_k" and call "call_n_k" for its k-th part. The model
-// records the calls it received; [Model.Calls] returns copies. It is safe
-// for concurrent use; steps are handed out in the order calls arrive.
+// IDs are deterministic and unique per run: on turn t of run r, the k-th
+// part of a response is message "msg_r_t_k", reasoning "rs_r_t_k" or call
+// "call_r_t_k" (with fc_r_t_k as the call's item ID), in response
+// "resp_r_t". So runs that share a session, and the models of one run (a
+// handoff), never repeat a call ID, which the Responses API would refuse
+// in the history; give runs fixed IDs ([pipeline.WithRunID]) to know
+// them in advance. Characters of the run ID other than ASCII letters,
+// digits, '-' and '_' become '-'. A model called outside a run (no
+// [pipeline.ModelCall.Turn]) numbers its n-th call instead: "call_n_k".
+//
+// The model records the calls it received; [Model.Calls] returns copies.
+// It is safe for concurrent use; steps are handed out in the order calls
+// arrive.
 package scripted

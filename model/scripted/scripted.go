@@ -191,7 +191,7 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	if step.err != nil {
 		return nil, step.err
 	}
-	prefix := "_" + strconv.Itoa(n) + "_"
+	prefix := idPrefix(c, n)
 	resp := &pipeline.ModelResponse{ID: "resp" + prefix[:len(prefix)-1], Model: m.name, Items: make([]state.Item, len(step.parts))}
 	for k, p := range step.parts {
 		id := prefix + strconv.Itoa(k+1)
@@ -217,6 +217,25 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 		resp.Usage = state.Usage{Requests: 1, InputTokens: int64(c.Input.Len()), OutputTokens: int64(len(step.parts))}
 	}
 	return resp, nil
+}
+
+// idPrefix returns the part the IDs of a response share: "_<run>_<turn>_"
+// for a call made by a run, so that IDs are unique across the runs of a
+// session and across the models of one run (a handoff), and deterministic
+// for a given run ID; "_<n>_" for the n-th call of a model used outside a
+// run. Characters of the run ID other than ASCII letters, digits, '-' and
+// '_' (the '/' of a nested run's ID) become '-'.
+func idPrefix(c *pipeline.ModelCall, n int) string {
+	if c.Turn == nil || c.Turn.Run == nil {
+		return "_" + strconv.Itoa(n) + "_"
+	}
+	id := []byte(c.Turn.Run.ID())
+	for i, b := range id {
+		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '-' || b == '_') {
+			id[i] = '-'
+		}
+	}
+	return "_" + string(id) + "_" + strconv.Itoa(c.Turn.Number) + "_"
 }
 
 // streamText emits the text word by word, as a streaming model would.

@@ -191,7 +191,8 @@ func TestStreamsTextDeltas(t *testing.T) {
 		d := ev.(pipeline.TextDelta)
 		got = append(got, d.ItemID+":"+d.Delta)
 	}
-	want := []string{"msg_1_1:one ", "msg_1_1:two ", "msg_1_1:three", "msg_1_3:four"}
+	id := "msg_" + turn.Run.ID() + "_1_"
+	want := []string{id + "1:one ", id + "1:two ", id + "1:three", id + "3:four"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("deltas (-want +got):\n%s", diff)
 	}
@@ -207,4 +208,69 @@ func TestGenerateNilPanics(t *testing.T) {
 		}
 	}()
 	scripted.Generate(nil)
+}
+
+// callIDs returns the call IDs of a run's items, in order.
+func callIDs(items []state.Item) []string {
+	var out []string
+	for _, it := range items {
+		if it.Kind().IsCall() {
+			out = append(out, it.CallID())
+		}
+	}
+	return out
+}
+
+// TestIDsUniquePerRun: two runs of the same script, each on a model of its
+// own, as two requests sharing a session would be, get different call IDs,
+// and the same ones again for the same run ID; the two models of a handoff
+// do not repeat each other's IDs within one run (issue 13, item 11).
+func TestIDsUniquePerRun(t *testing.T) {
+	echo := pipeline.NewTool(pipeline.ToolSpec{Name: "echo"}, func(context.Context, json.RawMessage) (string, error) { return "ok", nil })
+	run := func(runID string) []string {
+		t.Helper()
+		b := &pipeline.Agent{Name: "b", Tools: []pipeline.Tool{echo}, Model: scripted.New(scripted.CallTool("echo", `{}`), scripted.Reply("done"))}
+		a := &pipeline.Agent{Name: "a", Tools: []pipeline.Tool{echo}, Handoffs: []pipeline.Handoff{{Agent: b}}, Model: scripted.New(
+			scripted.CallTool("echo", `{}`),
+			scripted.CallTool("transfer_to_b", `{}`),
+		)}
+		res, err := pipeline.NewRunner().Run(context.Background(), a, pipeline.UserInput("go"), pipeline.WithRunID(runID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return callIDs(res.NewItems())
+	}
+	first, second, again := run("run_1"), run("run_2"), run("run_1")
+	if want := []string{"call_run_1_1_1", "call_run_1_2_1", "call_run_1_3_1"}; !cmp.Equal(want, first) {
+		t.Errorf("call IDs of run_1 = %q, want %q", first, want)
+	}
+	if !cmp.Equal(first, again) {
+		t.Errorf("the same run ID gave %q, then %q", first, again)
+	}
+	seen := map[string]bool{}
+	for _, id := range append(first, second...) {
+		if seen[id] {
+			t.Errorf("call ID %s repeats across runs or models: run_1 %q, run_2 %q", id, first, second)
+		}
+		seen[id] = true
+	}
+}
+
+// TestIDsOfNestedRuns: a nested run's ID holds a '/', which does not reach
+// the IDs.
+func TestIDsOfNestedRuns(t *testing.T) {
+	turn := pipelinetest.NewTurn(t)
+	turn.Run = state.NewRun("run_1/call_run_1_1_1", "a", 0)
+	turn.Number = 2
+	c := pipelinetest.NewModelCall(t, turn)
+	resp, err := scripted.New(scripted.CallTool("t", `{}`)).Respond(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := resp.Items[0].CallID(), "call_run_1-call_run_1_1_1_2_1"; got != want {
+		t.Errorf("call ID = %q, want %q", got, want)
+	}
+	if resp.ID != "resp_run_1-call_run_1_1_1_2" {
+		t.Errorf("response ID = %q", resp.ID)
+	}
 }

@@ -74,16 +74,17 @@ func TestNewTurnPlacesLikeTheRunner(t *testing.T) {
 		},
 	}
 	m := scripted.New(scripted.Respond(scripted.Think("hm"), scripted.Text("calling"), scripted.Call("x", `{}`), scripted.Call("transfer_to_other", `{}`), scripted.Call("y", `{"a":1}`)))
-	if _, err := pipeline.NewRunner(pipeline.WithMiddleware(spy)).Run(context.Background(), agent(m), pipeline.UserInput("hi")); err != nil {
+	if _, err := pipeline.NewRunner(pipeline.WithMiddleware(spy)).Run(context.Background(), agent(m), pipeline.UserInput("hi"), pipeline.WithRunID("run_test")); err != nil {
 		t.Fatal(err)
 	}
 	slices.SortFunc(live, func(a, b callView) int { return a.Index - b.Index })
 
 	turn := pipelinetest.NewTurn(t, pipelinetest.WithAgent(agent(nil)), pipelinetest.WithInput(state.UserMessage("hi")),
 		pipelinetest.WithResponse(
-			state.Reasoning("rs_1_1", "hm"), state.AssistantMessage("msg_1_2", "calling"),
-			state.ToolCall("fc_1_3", "call_1_3", "x", `{}`), state.ToolCall("fc_1_4", "call_1_4", "transfer_to_other", `{}`),
-			state.ToolCall("fc_1_5", "call_1_5", "y", `{"a":1}`),
+			state.Reasoning("rs_run_test_1_1", "hm"), state.AssistantMessage("msg_run_test_1_2", "calling"),
+			state.ToolCall("fc_run_test_1_3", "call_run_test_1_3", "x", `{}`),
+			state.ToolCall("fc_run_test_1_4", "call_run_test_1_4", "transfer_to_other", `{}`),
+			state.ToolCall("fc_run_test_1_5", "call_run_test_1_5", "y", `{"a":1}`),
 		))
 	var built []callView
 	for _, c := range turn.Calls {

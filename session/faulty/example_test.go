@@ -33,3 +33,19 @@ func ExampleFailAfter() {
 	// retry: <nil>
 	// stored: 2
 }
+
+// OfKind aims a fault at the first append that holds an assistant
+// message, whichever append that turns out to be: no calibration run.
+func ExampleFault_OfKind() {
+	ctx := context.Background()
+	store := faulty.New(memory.New(), faulty.FailBefore(1).OfKind(state.KindAssistantMessage).InRun("run_1"))
+	defer store.Close()
+
+	fmt.Println(store.Append(ctx, "s", "run_1", []state.Item{state.UserMessage("hi").WithSeq(1)}))
+	fmt.Println(store.Append(ctx, "s", "run_1", []state.Item{state.AssistantMessage("msg_1", "hello").WithSeq(2)}))
+	fmt.Println(store.Append(ctx, "s", "run_1", []state.Item{state.AssistantMessage("msg_1", "hello").WithSeq(2)}))
+	// Output:
+	// <nil>
+	// faulty: append 2 (session "s" run run_1 seq 2): injected before_write failure
+	// <nil>
+}

@@ -46,10 +46,29 @@ func (m Mode) String() string {
 }
 
 // A Fault fails an append of the wrapped store.
+//
+// By default a fault considers every append. Its filters narrow that down
+// to the appends that target something: a run (RunID), an item position
+// (Seq), an item kind (Kind); an append matches when it matches every
+// filter that is set. Nth then counts among the matching appends only, so
+// a test aims at "the first append of the final message" without a
+// calibration run:
+//
+//	faulty.FailBefore(1).OfKind(state.KindAssistantMessage).InRun("run_1")
 type Fault struct {
-	// Nth is the append it fires on, counted from 1; 0 fires on every
-	// append.
-	Nth  int
+	// Nth is the matching append it fires on, counted from 1; 0 fires on
+	// every matching append. Without filters every append matches, so Nth
+	// counts all appends.
+	Nth int
+	// RunID, if set, matches the appends of that run only.
+	RunID string
+	// Seq, if non-zero, matches the appends that hold the item at that
+	// position.
+	Seq int64
+	// Kind, if non-zero, matches the appends that hold an item of that
+	// kind.
+	Kind state.Kind
+
 	Mode Mode
 	// Delay is how long a Slow append waits.
 	Delay time.Duration
@@ -73,16 +92,59 @@ func SlowAppend(n int, d time.Duration, onFire func()) Fault {
 	return Fault{Nth: n, Mode: Slow, Delay: d, OnFire: onFire}
 }
 
-// An InjectedError reports an injected failure: which append it was and
-// how it failed. Written reports whether the items were stored anyway.
+// InRun returns a copy of f that matches only the appends of run runID.
+func (f Fault) InRun(runID string) Fault {
+	f.RunID = runID
+	return f
+}
+
+// AtSeq returns a copy of f that matches only the appends holding the
+// item at position seq.
+func (f Fault) AtSeq(seq int64) Fault {
+	f.Seq = seq
+	return f
+}
+
+// OfKind returns a copy of f that matches only the appends holding an
+// item of kind k.
+func (f Fault) OfKind(k state.Kind) Fault {
+	f.Kind = k
+	return f
+}
+
+// matches reports whether an append of items by run runID passes f's
+// filters.
+func (f *Fault) matches(runID string, items []state.Item) bool {
+	if f.RunID != "" && f.RunID != runID {
+		return false
+	}
+	if f.Seq == 0 && f.Kind == 0 {
+		return true
+	}
+	seq, kind := f.Seq == 0, f.Kind == 0
+	for _, it := range items {
+		seq = seq || it.Seq() == f.Seq
+		kind = kind || it.Kind() == f.Kind
+	}
+	return seq && kind
+}
+
+// An InjectedError reports an injected failure: which append it was (its
+// number among all appends, from 1), where it wrote and how it failed.
+// Written reports whether the items were stored anyway.
 type InjectedError struct {
-	Append  int
+	Append    int
+	SessionID string
+	RunID     string
+	// Seq is the position of the append's first item, 0 if it had none.
+	Seq     int64
 	Mode    Mode
 	Written bool
 }
 
 func (e *InjectedError) Error() string {
-	s := "faulty: append " + strconv.Itoa(e.Append) + ": injected " + e.Mode.String() + " failure"
+	s := "faulty: append " + strconv.Itoa(e.Append) + " (session " + strconv.Quote(e.SessionID) +
+		" run " + e.RunID + " seq " + strconv.FormatInt(e.Seq, 10) + "): injected " + e.Mode.String() + " failure"
 	if e.Written {
 		s += " (items written)"
 	}
@@ -101,6 +163,7 @@ type Store struct {
 
 	mu      sync.Mutex
 	appends int
+	matched []int // per fault, the appends that passed its filters
 	fired   int
 }
 
@@ -112,7 +175,7 @@ func New(inner session.Store, faults ...Fault) *Store {
 	if inner == nil {
 		panic("faulty: New called with a nil session.Store")
 	}
-	return &Store{inner: inner, faults: append([]Fault(nil), faults...)}
+	return &Store{inner: inner, faults: append([]Fault(nil), faults...), matched: make([]int, len(faults))}
 }
 
 // Appends returns the number of Append calls so far.
@@ -136,10 +199,13 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	n := s.appends
 	var f *Fault
 	for i := range s.faults {
-		if s.faults[i].Nth == 0 || s.faults[i].Nth == n {
+		if !s.faults[i].matches(runID, items) {
+			continue
+		}
+		s.matched[i]++
+		if f == nil && (s.faults[i].Nth == 0 || s.faults[i].Nth == s.matched[i]) {
 			f = &s.faults[i]
 			s.fired++
-			break
 		}
 	}
 	s.mu.Unlock()
@@ -154,7 +220,7 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		if err := s.inner.Append(ctx, sessionID, runID, items); err != nil {
 			return err
 		}
-		return &InjectedError{Append: n, Mode: f.Mode, Written: true}
+		return s.injected(n, sessionID, runID, items, f.Mode, true)
 	case Slow:
 		timer := time.NewTimer(f.Delay)
 		defer timer.Stop()
@@ -165,8 +231,16 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		}
 		return s.inner.Append(ctx, sessionID, runID, items)
 	default:
-		return &InjectedError{Append: n, Mode: BeforeWrite}
+		return s.injected(n, sessionID, runID, items, BeforeWrite, false)
 	}
+}
+
+func (s *Store) injected(n int, sessionID, runID string, items []state.Item, m Mode, written bool) *InjectedError {
+	e := &InjectedError{Append: n, SessionID: sessionID, RunID: runID, Mode: m, Written: written}
+	if len(items) > 0 {
+		e.Seq = items[0].Seq()
+	}
+	return e
 }
 
 // List calls the inner store's List.
