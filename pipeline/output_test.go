@@ -208,7 +208,7 @@ func TestOutputErrors(t *testing.T) {
 					t.Error("the run finished on an output it could not decode")
 				}
 				if res != nil {
-					if _, aerr := pipeline.OutputAs[invoice](res); aerr != err {
+					if _, aerr := pipeline.OutputAs[invoice](res); aerr == nil || !errors.Is(err, aerr) {
 						t.Errorf("OutputAs error = %v, want the run's error %v", aerr, err)
 					}
 				}

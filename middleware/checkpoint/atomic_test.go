@@ -156,8 +156,8 @@ func TestSaveAppendConflictLosesRun(t *testing.T) {
 	s.fail = &state.StoreError{Op: "save", RunID: "r1", Have: 1, Stored: 2, Err: state.ErrConflict}
 	_, err := runner.Run(ctx, atomicAgent(), pipeline.UserInput("go"), pipeline.WithSessionID("s1"), pipeline.WithRunID("r1"))
 	var se *checkpoint.SaveError
-	if !errors.As(err, &se) || !errors.Is(err, state.ErrConflict) || se.Stage != checkpoint.StageAppend {
-		t.Fatalf("Run = %v, want a SaveError at the append stage wrapping ErrConflict", err)
+	if !errors.As(err, &se) || !errors.Is(err, state.ErrConflict) || se.Stage != checkpoint.StageClaim {
+		t.Fatalf("Run = %v, want a SaveError at the claim (the run's first save) wrapping ErrConflict", err)
 	}
 	if items, _ := s.List(ctx, "s1", 0); len(items) != 0 {
 		t.Errorf("session holds %d items after the lost run", len(items))

@@ -91,7 +91,11 @@ func (lr *live) saveAppendLocked(ctx context.Context, as atomicStore, sessionID 
 		}
 		return nil
 	case errors.Is(err, state.ErrConflict):
-		lr.lost = &SaveError{RunID: lr.run.ID(), Stage: StageAppend, Err: err}
+		stage := StageAppend
+		if !lr.saved {
+			stage = StageClaim // the first save of an invocation claims the run
+		}
+		lr.lost = &SaveError{RunID: lr.run.ID(), Stage: stage, Err: err}
 		return lr.lost
 	}
 	if lr.sw.turn != 0 && lr.sw.turn == lr.run.Turn() {
