@@ -23,6 +23,8 @@ var allowed = []struct {
 }{
 	{"internal/jsonw", nil}, // JSON writing shared by state and the model adapters
 	{"state", []string{"internal/jsonw"}},
+	{"state/internal/wire", nil}, // the checkpoint format: state's own, below it
+
 	{"state/...", []string{"state", "internal/jsonw"}},
 	{"pipeline", []string{"state"}},
 	{"pipeline/...", []string{"pipeline", "state", "model/scripted"}},

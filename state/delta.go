@@ -228,7 +228,7 @@ func Assemble(head, context []byte, items []Piece, opts ...UnmarshalOption) (*Ru
 		return Unmarshal(head, opts...) // reports what is wrong with it
 	}
 	var ext map[string]json.RawMessage
-	if raw, ok := payload["extension"]; ok {
+	if raw, ok := payload[keyExtension]; ok {
 		if err := json.Unmarshal(raw, &ext); err != nil {
 			return Unmarshal(head, opts...)
 		}
@@ -302,18 +302,18 @@ func Assemble(head, context []byte, items []Piece, opts ...UnmarshalOption) (*Ru
 			return nil, tampered("stored guardrail results")
 		}
 	}
-	payload["guardrails"] = jsonList(guards)
-	payload["items"] = jsonList(sorted[firstItem:])
-	payload["context"] = context
+	payload[keyGuardrails] = jsonList(guards)
+	payload[keyItems] = jsonList(sorted[firstItem:])
+	payload[keyContext] = context
 	delete(ext, deltaKey)
 	if len(ext) == 0 {
-		delete(payload, "extension")
+		delete(payload, keyExtension)
 	} else {
 		raw, err := json.Marshal(ext)
 		if err != nil {
 			return nil, fmt.Errorf("state: assemble: %w", err)
 		}
-		payload["extension"] = raw
+		payload[keyExtension] = raw
 	}
 	whole, err := json.Marshal(payload)
 	if err != nil {
@@ -336,6 +336,14 @@ func Assemble(head, context []byte, items []Piece, opts ...UnmarshalOption) (*Ru
 	r.mu.Unlock()
 	return r, nil
 }
+
+// The members of a run object Assemble splices the stored parts into.
+var (
+	keyGuardrails = runFields.Name("Guardrails")
+	keyItems      = runFields.Name("Items")
+	keyContext    = runFields.Name("Context")
+	keyExtension  = runFields.Name("Extension")
+)
 
 // chain extends digest with the items one save stored, in Seq order, as
 // version v.
