@@ -21,7 +21,8 @@ var allowed = []struct {
 	pkg     string
 	imports []string
 }{
-	{"internal/jsonw", nil}, // JSON writing shared by state and the model adapters
+	{"internal/jsonw", nil},   // JSON writing shared by state and the model adapters
+	{"internal/testenv", nil}, // CI plumbing of turnkit's own tests
 	{"state", []string{"internal/jsonw"}},
 	{"state/internal/wire", nil}, // the checkpoint format: state's own, below it
 
