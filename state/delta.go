@@ -93,10 +93,12 @@ func (r *Run) Delta(opts ...MarshalOption) (*Delta, error) {
 			o.applyMarshal(&cfg)
 		}
 	}
-	return r.deltaWith(&cfg)
+	return r.deltaWith(&cfg, marshalWire)
 }
 
-func (r *Run) deltaWith(cfg *marshalConfig) (*Delta, error) {
+// deltaWith is Delta with the head encoded by marshal: [marshalWire], or
+// its reference for the benchmarks.
+func (r *Run) deltaWith(cfg *marshalConfig, marshal func(wireRun, *marshalConfig) ([]byte, error)) (*Delta, error) {
 	r.mu.Lock()
 	d := &Delta{RunID: r.id, Base: r.version, Version: r.version + 1}
 	d.Full = !r.base.known || r.base.version != r.version
@@ -171,7 +173,7 @@ func (r *Run) deltaWith(cfg *marshalConfig) (*Delta, error) {
 	}
 	w.Extension[deltaKey] = rec
 	w.Version = d.Version
-	head, err := marshalWire(w, cfg)
+	head, err := marshal(w, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +212,12 @@ func (r *Run) Saved(d *Delta) {
 // [Marshal] (a store's earlier format): it is decoded as such, and the
 // run's next save is a full one.
 func Assemble(head, context []byte, items []Piece, opts ...UnmarshalOption) (*Run, error) {
+	return assemble(head, context, items, true, opts)
+}
+
+// assemble is Assemble, which decodes the whole on the fast path when fast
+// is set (false for the benchmarks' reference).
+func assemble(head, context []byte, items []Piece, fast bool, opts []UnmarshalOption) (*Run, error) {
 	cfg := newUnmarshalConfig(opts)
 	if int64(len(head)) > cfg.maxSize {
 		return nil, &DecodeError{Path: "$", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(head), cfg.maxSize)}
@@ -327,7 +335,7 @@ func Assemble(head, context []byte, items []Piece, opts ...UnmarshalOption) (*Ru
 	inner := cfg
 	inner.keys = nil // the head was verified; the items by its digest
 	inner.maxSize = max(cfg.maxSize, int64(len(doc)))
-	r, err := unmarshalJSON(doc, &inner, true)
+	r, err := unmarshalJSON(doc, &inner, fast)
 	if err != nil {
 		return nil, err
 	}
