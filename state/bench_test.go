@@ -116,7 +116,7 @@ func BenchmarkParseItem(b *testing.B) {
 // Marshal and Unmarshal (export_test.go) on the runs of BenchmarkMarshal
 // and BenchmarkUnmarshal, for the ratio of the fast paths to them.
 func BenchmarkCodecReference(b *testing.B) {
-	for _, n := range []int{10, 1000} {
+	for _, n := range []int{10, 100, 1000} {
 		r := benchRun(b, n)
 		data, err := state.Marshal(r)
 		if err != nil {
@@ -176,5 +176,66 @@ func BenchmarkUnmarshalBad(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(c.data)), "checkpoint-bytes")
 		})
+	}
+}
+
+// BenchmarkDeltaAssemble measures a store's save of one turn on a run of
+// n items (Run.Delta: a small head and the turn's items) and its load of
+// the run (Assemble: the whole run decoded), with the fast paths and with
+// encoding/json alone (export_test.go), for the ratio in the package doc.
+func BenchmarkDeltaAssemble(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		r := benchRun(b, n)
+		var (
+			head, ctx []byte
+			pieces    []state.Piece
+		)
+		save := func(d *state.Delta) {
+			head = d.Head
+			if d.Context != nil {
+				ctx = d.Context
+			}
+			pieces = append(pieces, d.Items...)
+			r.Saved(d)
+		}
+		d, err := r.Delta()
+		if err != nil {
+			b.Fatal(err)
+		}
+		save(d)
+		first := r.Reserve(2)
+		if err := r.Record(
+			state.ToolCall("fc_new", "call_new", "lookup", `{"query":"new","limit":10}`).WithSeq(first),
+			state.ToolOutput("call_new", "lookup", `{"results":["a"],"took_ms":3}`).WithSeq(first+1),
+		); err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range []struct {
+			name     string
+			delta    func(*state.Run) (*state.Delta, error)
+			assemble func(head, ctx []byte, pieces []state.Piece) (*state.Run, error)
+		}{
+			{"fast", func(r *state.Run) (*state.Delta, error) { return r.Delta() }, func(h, c []byte, p []state.Piece) (*state.Run, error) { return state.Assemble(h, c, p) }},
+			{"encoding-json", state.DeltaReference, state.AssembleReference},
+		} {
+			b.Run(fmt.Sprintf("delta/%s/items=%d", p.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					d, err := p.delta(r)
+					if err != nil {
+						b.Fatal(err)
+					}
+					sinkBytes = d.Head
+				}
+			})
+			b.Run(fmt.Sprintf("assemble/%s/items=%d", p.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if sinkRun, err = p.assemble(head, ctx, pieces); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
+
+	"github.com/turnkit/turnkit/state/internal/wire"
 )
 
 // The checkpoint format this code writes. A checkpoint is a JSON object
@@ -90,74 +93,31 @@ func WithMigration(from int, m Migration) UnmarshalOption {
 	})
 }
 
-// The wire shapes of schema version 1. Field names are part of the format:
-// change them only with a new version and a migration.
+// The wire shapes of schema version 1, declared once in package wire, and
+// the tables of their members that the fast paths work from.
 type (
-	wireEnvelope struct {
-		Schema    string          `json:"schema"`
-		Version   int             `json:"version"`
-		Run       json.RawMessage `json:"run"`
-		Signature *wireSignature  `json:"signature,omitempty"`
-	}
+	wireEnvelope  = wire.Envelope
+	wireSignature = wire.Signature
+	wireRun       = wire.Run[Kind, Boundary, Approval, Decision, GuardrailResult, Usage]
+	wireItem      = wire.Item[Kind]
+)
 
-	wireRun struct {
-		ID          string                     `json:"id"`
-		Agent       string                     `json:"agent"`
-		Turn        int                        `json:"turn"`
-		MaxTurns    int                        `json:"max_turns"`
-		Version     int64                      `json:"version"`
-		NextSeq     int64                      `json:"next_seq"`
-		Input       []wireItem                 `json:"input"`
-		Items       []wireItem                 `json:"items"`
-		Response    Boundary                   `json:"response"`
-		Context     []wireItem                 `json:"context"`
-		ContextFrom int                        `json:"context_from"`
-		Pending     []Approval                 `json:"pending"`
-		Decisions   []Decision                 `json:"decisions"`
-		Guardrails  []GuardrailResult          `json:"guardrails"`
-		Usage       Usage                      `json:"usage"`
-		SessionID   string                     `json:"session_id,omitempty"`
-		Watermark   int64                      `json:"session_watermark"`
-		Trace       map[string]string          `json:"trace,omitempty"`
-		Final       string                     `json:"final_output,omitempty"`
-		Finished    bool                       `json:"finished"`
-		Extension   map[string]json.RawMessage `json:"extension,omitempty"`
-	}
+var (
+	runType        = reflect.TypeFor[wireRun]()
+	runFields      = wire.FieldsOf(runType)
+	decodedRunType = wire.Decoded(runType) // what the encoding/json path decodes into
+	rawRunType     = wire.Raw(runType)     // what locate decodes into
+	rawListType    = reflect.TypeFor[[]json.RawMessage]()
+	rawType        = reflect.TypeFor[json.RawMessage]()
 
-	// wireItem carries an item's position, kind and canonical JSON. Name is
-	// written for outputs only: their JSON carries just the call ID.
-	wireItem struct {
-		Seq  int64           `json:"seq"`
-		Kind Kind            `json:"kind"`
-		Name string          `json:"name,omitempty"`
-		Raw  json.RawMessage `json:"raw"`
-	}
+	envFields      = wire.FieldsOf(reflect.TypeFor[wireEnvelope]())
+	sigFields      = wire.FieldsOf(reflect.TypeFor[wireSignature]())
+	itemFields     = wire.FieldsOf(reflect.TypeFor[wireItem]())
+	boundaryFields = wire.FieldsOf(reflect.TypeFor[Boundary]())
+	usageFields    = wire.FieldsOf(reflect.TypeFor[Usage]())
 
-	// decodeRun is wireRun with the lists left raw, so that an error names
-	// the element it is in.
-	decodeRun struct {
-		ID          *string                    `json:"id"`
-		Agent       string                     `json:"agent"`
-		Turn        int                        `json:"turn"`
-		MaxTurns    int                        `json:"max_turns"`
-		Version     int64                      `json:"version"`
-		NextSeq     *int64                     `json:"next_seq"`
-		Input       []json.RawMessage          `json:"input"`
-		Items       []json.RawMessage          `json:"items"`
-		Response    json.RawMessage            `json:"response"`
-		Context     []json.RawMessage          `json:"context"`
-		ContextFrom int                        `json:"context_from"`
-		Pending     []json.RawMessage          `json:"pending"`
-		Decisions   []json.RawMessage          `json:"decisions"`
-		Guardrails  []json.RawMessage          `json:"guardrails"`
-		Usage       json.RawMessage            `json:"usage"`
-		SessionID   string                     `json:"session_id"`
-		Watermark   int64                      `json:"session_watermark"`
-		Trace       map[string]string          `json:"trace"`
-		Final       string                     `json:"final_output"`
-		Finished    bool                       `json:"finished"`
-		Extension   map[string]json.RawMessage `json:"extension"`
-	}
+	envSchema, envVersion, envRun, envSignature = envFields.Pos("Schema"), envFields.Pos("Version"), envFields.Pos("Run"), envFields.Pos("Signature")
+	itemSeq, itemKind, itemName, itemRaw        = itemFields.Pos("Seq"), itemFields.Pos("Kind"), itemFields.Pos("Name"), itemFields.Pos("Raw")
 )
 
 // Marshal encodes r as a checkpoint of schema [SchemaName], version
@@ -343,39 +303,13 @@ func unmarshalJSON(data []byte, cfg *unmarshalConfig, fastRun bool) (*Run, error
 	}
 	if fastRun {
 		var fd fastDec
-		s := jscan{b: payload}
-		s.skipWS()
-		if r, ok, err := fd.run(&s); ok && s.end() {
+		s := wire.Scanner{B: payload}
+		s.SkipWS()
+		if r, ok, err := fd.run(&s); ok && s.End() {
 			return r, err
 		}
 	}
 	return decodeRunPayload(payload)
-}
-
-// fastRun is the run object decoded: what the fast path reads in one pass,
-// and decodeRunPayload builds element by element.
-type fastRun struct {
-	ID          *string                    `json:"id"`
-	Agent       string                     `json:"agent"`
-	Turn        int                        `json:"turn"`
-	MaxTurns    int                        `json:"max_turns"`
-	Version     int64                      `json:"version"`
-	NextSeq     *int64                     `json:"next_seq"`
-	Input       []wireItem                 `json:"input"`
-	Items       []wireItem                 `json:"items"`
-	Response    Boundary                   `json:"response"`
-	Context     []wireItem                 `json:"context"`
-	ContextFrom int                        `json:"context_from"`
-	Pending     []Approval                 `json:"pending"`
-	Decisions   []Decision                 `json:"decisions"`
-	Guardrails  []GuardrailResult          `json:"guardrails"`
-	Usage       Usage                      `json:"usage"`
-	SessionID   string                     `json:"session_id"`
-	Watermark   int64                      `json:"session_watermark"`
-	Trace       map[string]string          `json:"trace"`
-	Final       string                     `json:"final_output"`
-	Finished    bool                       `json:"finished"`
-	Extension   map[string]json.RawMessage `json:"extension"`
 }
 
 // decodeRunPayload decodes a run object with encoding/json in one pass.
@@ -383,8 +317,8 @@ type fastRun struct {
 // path; one it does not (an unknown field, a bad verdict) is looked for
 // element by element, with one more pass.
 func decodeRunPayload(payload []byte) (*Run, error) {
-	var f fastRun
-	if err := decodeStrict(payload, &f, "$.run"); err != nil {
+	d := reflect.New(decodedRunType)
+	if err := decodeStrict(payload, d.Interface(), "$.run"); err != nil {
 		if de := (*DecodeError)(nil); errors.As(err, &de) && de.Offset > 0 {
 			return nil, err
 		}
@@ -393,19 +327,17 @@ func decodeRunPayload(payload []byte) (*Run, error) {
 		}
 		return nil, err
 	}
-	if f.ID == nil {
-		return nil, malformed("$.run.id", "missing")
-	}
-	if f.NextSeq == nil {
-		return nil, malformed("$.run.next_seq", "missing")
+	var f wireRun
+	if missing := wire.Fill(&f, d.Elem(), runFields); missing != "" {
+		return nil, malformed("$.run."+missing, "missing")
 	}
 	var lists [3][]Item
 	for i, l := range []struct {
 		ws   []wireItem
-		path string
-	}{{f.Input, "$.run.input"}, {f.Items, "$.run.items"}, {f.Context, "$.run.context"}} {
+		name string
+	}{{f.Input, "Input"}, {f.Items, "Items"}, {f.Context, "Context"}} {
 		var err error
-		if lists[i], err = decodeItems(l.ws, l.path); err != nil {
+		if lists[i], err = decodeItems(l.ws, "$.run."+runFields.Name(l.name)); err != nil {
 			return nil, err
 		}
 	}
@@ -413,49 +345,36 @@ func decodeRunPayload(payload []byte) (*Run, error) {
 }
 
 // locate decodes a run object whose one-pass decoding failed, list
-// element by list element, and returns the error with the element's path.
+// element by list element, then object by object, and returns the error
+// with the element's path.
 func locate(payload []byte) error {
-	var d decodeRun
-	if err := decodeStrict(payload, &d, "$.run"); err != nil {
+	d := reflect.New(rawRunType)
+	if err := decodeStrict(payload, d.Interface(), "$.run"); err != nil {
 		return err
 	}
-	for _, l := range []struct {
-		raws []json.RawMessage
-		path string
-		fn   func([]json.RawMessage, string) error
-	}{
-		{d.Input, "$.run.input", checkList[wireItem]},
-		{d.Items, "$.run.items", checkList[wireItem]},
-		{d.Context, "$.run.context", checkList[wireItem]},
-		{d.Pending, "$.run.pending", checkList[Approval]},
-		{d.Decisions, "$.run.decisions", checkList[Decision]},
-		{d.Guardrails, "$.run.guardrails", checkList[GuardrailResult]},
-	} {
-		if err := l.fn(l.raws, l.path); err != nil {
-			return err
-		}
-	}
-	if err := decodeOne(d.Response, new(Boundary), "$.run.response"); err != nil {
-		return err
-	}
-	return decodeOne(d.Usage, new(Usage), "$.run.usage")
-}
-
-// checkList decodes each element of a list as a T, one at a time, and
-// returns the first error, with the element's path.
-func checkList[T any](raws []json.RawMessage, path string) error {
-	for i, raw := range raws {
-		var v T
-		if err := decodeOne(raw, &v, path+"["+strconv.Itoa(i)+"]"); err != nil {
-			return err
+	for _, lists := range []bool{true, false} {
+		for _, f := range runFields.List {
+			v, t, path := d.Elem().Field(f.Index), runType.Field(f.Index).Type, "$.run."+f.Name
+			switch {
+			case lists && v.Type() == rawListType:
+				for i := range v.Len() {
+					if err := decodeOne(v.Index(i).Bytes(), reflect.New(t.Elem()).Interface(), path+"["+strconv.Itoa(i)+"]"); err != nil {
+						return err
+					}
+				}
+			case !lists && v.Type() == rawType:
+				if err := decodeOne(v.Bytes(), reflect.New(t).Interface(), path); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil
 }
 
-// decodeOne decodes raw into *v strictly; a missing or null raw leaves *v
+// decodeOne decodes raw into v strictly; a missing or null raw leaves v
 // as it is.
-func decodeOne[T any](raw json.RawMessage, v *T, path string) error {
+func decodeOne(raw []byte, v any, path string) error {
 	if raw == nil || string(raw) == "null" {
 		return nil
 	}
@@ -463,11 +382,11 @@ func decodeOne[T any](raw json.RawMessage, v *T, path string) error {
 }
 
 // newDecodedRun builds a run from a decoded run object (whose ID and
-// NextSeq are set) and its decoded item lists, and checks it.
-func newDecodedRun(d *fastRun, input, items, context []Item) (*Run, error) {
+// NextSeq were present) and its decoded item lists, and checks it.
+func newDecodedRun(d *wireRun, input, items, context []Item) (*Run, error) {
 	r := &Run{
-		id: *d.ID, agent: d.Agent, turn: d.Turn, maxTurns: d.MaxTurns, version: d.Version,
-		nextSeq: *d.NextSeq, resp: d.Response, ctxFrom: d.ContextFrom, usage: d.Usage,
+		id: d.ID, agent: d.Agent, turn: d.Turn, maxTurns: d.MaxTurns, version: d.Version,
+		nextSeq: d.NextSeq, resp: d.Response, ctxFrom: d.ContextFrom, usage: d.Usage,
 		pending: nilIfEmpty(d.Pending), decisions: nilIfEmpty(d.Decisions), guards: nilIfEmpty(d.Guardrails),
 		sessionID: d.SessionID, watermark: d.Watermark, trace: d.Trace, final: d.Final, finished: d.Finished,
 		input: input, items: items, context: context,
@@ -685,17 +604,17 @@ func decodeErr(data []byte, path string, err error) error {
 	switch {
 	case errors.As(err, &syn):
 		// Offset counts the offending byte: the input is well-formed before it.
-		return &DecodeError{Path: pathAt(data, syn.Offset-1, path), Offset: syn.Offset, Err: fmt.Errorf("%w: %w", ErrMalformed, err)}
+		return &DecodeError{Path: wire.PathAt(data, syn.Offset-1, path), Offset: syn.Offset, Err: fmt.Errorf("%w: %w", ErrMalformed, err)}
 	case errors.As(err, &typ):
 		// Offset is the end of the mistyped value.
 		if typ.Offset > 0 {
-			path = pathAt(data, typ.Offset, path)
+			path = wire.PathAt(data, typ.Offset, path)
 		} else if typ.Field != "" {
 			path += "." + typ.Field
 		}
 		return &DecodeError{Path: path, Offset: typ.Offset, Err: fmt.Errorf("%w: %s is a JSON %s, want %s", ErrMalformed, path, typ.Value, typ.Type)}
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return &DecodeError{Path: pathAt(data, int64(len(data)), path), Err: fmt.Errorf("%w: truncated", ErrMalformed)}
+		return &DecodeError{Path: wire.PathAt(data, int64(len(data)), path), Err: fmt.Errorf("%w: truncated", ErrMalformed)}
 	}
 	return &DecodeError{Path: path, Err: fmt.Errorf("%w: %w", ErrMalformed, err)}
 }

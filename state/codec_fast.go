@@ -2,14 +2,15 @@ package state
 
 import (
 	"bytes"
-	"encoding/json"
-	"io"
+	"reflect"
 	"strconv"
 	"sync"
+
+	"github.com/turnkit/turnkit/state/internal/wire"
 )
 
 // The decoding fast path: Unmarshal and ParseItem first read their input
-// with the hand-written scanner of codec_fast_scan.go, which handles the
+// with the hand-written scanner of package wire, which handles the
 // JSON that Marshal and the item constructors write (in any key order,
 // with any whitespace) in one pass and with a few allocations per item.
 // Whatever it does not handle — keys that are escaped, differ from a field
@@ -34,28 +35,6 @@ type fastDec struct {
 	names map[string]string
 }
 
-// quoted is a string as the input has it: still escaped, with its flags.
-type quoted struct {
-	q     []byte
-	flags uint8
-}
-
-// optQuoted scans a string or null (which leaves *dst as it is), keeping
-// it in *dst when keep is set.
-func optQuoted(s *jscan, dst *quoted, keep bool) bool {
-	if s.null() {
-		return true
-	}
-	q, flags, ok := s.str()
-	if keep {
-		*dst = quoted{q, flags}
-	}
-	return ok
-}
-
-// appendTo appends the string unescaped.
-func (q quoted) appendTo(b []byte) []byte { return appendUnquoted(b, q.q, q.flags) }
-
 // setStrings gives the item parsed last its text, call ID and name.
 func (d *fastDec) setStrings(it *Item) {
 	it.name = d.name
@@ -67,11 +46,11 @@ func (d *fastDec) setStrings(it *Item) {
 }
 
 // intern returns q unescaped, shared with the names decoded before it.
-func (d *fastDec) intern(q quoted) string {
-	if len(q.q) == 0 {
+func (d *fastDec) intern(q wire.Quoted) string {
+	if len(q.Q) == 0 {
 		return ""
 	}
-	d.scratch = q.appendTo(d.scratch[:0])
+	d.scratch = q.AppendTo(d.scratch[:0])
 	if v, ok := d.names[string(d.scratch)]; ok {
 		return v
 	}
@@ -97,86 +76,50 @@ const (
 
 var itemFieldNames = [numItemFields]string{"type", "role", "call_id", "name", "arguments", "output", "content", "summary"}
 
-// fieldSet records the fields of an object read so far.
-type fieldSet uint32
-
-// first marks field f read and reports whether it was not read before.
-// encoding/json lets the last of repeated fields win; the fast paths leave
-// repeated fields to it.
-func (fs *fieldSet) first(f int) bool {
-	if *fs&(1<<f) != 0 {
-		return false
-	}
-	*fs |= 1 << f
-	return true
-}
-
-// field returns the index of key among names, the fields of an object
-// decoded without DisallowUnknownFields, or -1 for another key. It reports
-// false for a key encoding/json would match to a field by case folding
-// only, and for a field read before.
-func (fs *fieldSet) field(key []byte, names []string) (int, bool) {
-	for i, n := range names {
-		if string(key) == n {
-			return i, fs.first(i)
-		}
-	}
-	for _, n := range names {
-		if asciiFoldEq(key, n) {
-			return -1, false
-		}
-	}
-	return -1, true
-}
-
-// null consumes a null and reports true, or reports false and consumes
-// nothing.
-func (s *jscan) null() bool { return s.peek() == 'n' && s.literal("null") }
-
 // optString scans a string or null into *dst (a null leaves it as is).
-func (d *fastDec) optString(s *jscan, dst *string) bool {
-	return s.null() || d.string(s, dst)
+func (d *fastDec) optString(s *wire.Scanner, dst *string) bool {
+	return s.Null() || d.string(s, dst)
 }
 
 // string scans a string into *dst.
-func (d *fastDec) string(s *jscan, dst *string) bool {
-	v, ok := s.string(&d.scratch)
+func (d *fastDec) string(s *wire.Scanner, dst *string) bool {
+	v, ok := s.String(&d.scratch)
 	*dst = v
 	return ok
 }
 
 // item parses an item's JSON at s as ParseItem does, leaving its strings
 // in d.text for setStrings and its raw bytes to the caller.
-func (d *fastDec) item(s *jscan, kind Kind) (Item, bool) {
+func (d *fastDec) item(s *wire.Scanner, kind Kind) (Item, bool) {
 	var (
-		seen               fieldSet
+		seen               wire.FieldSet
 		typ                []byte
-		callID, name, args quoted
+		callID, name, args wire.Quoted
 		call               = kind.IsCall()
 		output             = kind.IsOutput()
 	)
 	d.text = d.text[:0]
-	ok := s.members(func(key []byte) bool {
-		f, ok := seen.field(key, itemFieldNames[:])
+	ok := s.Members(func(key []byte) bool {
+		f, ok := seen.Field(key, itemFieldNames[:])
 		if !ok {
 			return false
 		}
 		switch f {
 		case fieldType:
-			if s.null() {
+			if s.Null() {
 				return true
 			}
-			q, flags, ok := s.str()
+			q, flags, ok := s.Str()
 			typ = q
-			return ok && flags&strEscaped == 0
+			return ok && flags&wire.StrEscaped == 0
 		case fieldCallID:
-			return optQuoted(s, &callID, call || output)
+			return wire.OptQuoted(s, &callID, call || output)
 		case fieldName:
-			return optQuoted(s, &name, call)
+			return wire.OptQuoted(s, &name, call)
 		case fieldArguments:
-			return optQuoted(s, &args, call)
+			return wire.OptQuoted(s, &args, call)
 		case fieldRole:
-			return optQuoted(s, nil, false)
+			return wire.OptQuoted(s, nil, false)
 		case fieldOutput, fieldContent:
 			if (f == fieldOutput) == output && (output || kind.isMessage()) {
 				return d.content(s)
@@ -184,7 +127,7 @@ func (d *fastDec) item(s *jscan, kind Kind) (Item, bool) {
 		case fieldSummary:
 			return d.summary(s, kind == KindReasoning)
 		}
-		return s.value(1)
+		return s.Value(1)
 	})
 	if !ok {
 		return Item{}, false
@@ -199,20 +142,20 @@ func (d *fastDec) item(s *jscan, kind Kind) (Item, bool) {
 			return Item{}, false
 		}
 	case call:
-		if string(typ) != "function_call" || len(callID.q) == 0 || len(name.q) == 0 {
+		if string(typ) != "function_call" || len(callID.Q) == 0 || len(name.Q) == 0 {
 			return Item{}, false
 		}
 	case output:
-		if string(typ) != "function_call_output" || len(callID.q) == 0 {
+		if string(typ) != "function_call_output" || len(callID.Q) == 0 {
 			return Item{}, false
 		}
 	}
 	if call {
-		d.text = args.appendTo(d.text) // the only text of a call
+		d.text = args.AppendTo(d.text) // the only text of a call
 	}
 	d.textEnd = len(d.text)
 	if call || output {
-		d.text = callID.appendTo(d.text)
+		d.text = callID.AppendTo(d.text)
 	}
 	d.name = ""
 	if call {
@@ -227,37 +170,37 @@ func (k Kind) isMessage() bool {
 
 // content reads a message content or output value as contentText does,
 // appending its text to d.text.
-func (d *fastDec) content(s *jscan) bool {
-	switch s.peek() {
+func (d *fastDec) content(s *wire.Scanner) bool {
+	switch s.Peek() {
 	case 'n':
-		return s.null()
+		return s.Null()
 	case '"':
-		q, flags, ok := s.str()
-		d.text = appendUnquoted(d.text, q, flags)
+		q, flags, ok := s.Str()
+		d.text = wire.AppendUnquoted(d.text, q, flags)
 		return ok
 	}
-	return s.elements(func() bool {
+	return s.Elements(func() bool {
 		part, ok := pair(s, "text", "refusal")
-		d.text = part[1].appendTo(part[0].appendTo(d.text))
+		d.text = part[1].AppendTo(part[0].AppendTo(d.text))
 		return ok
 	})
 }
 
 // summary reads a reasoning summary, appending its texts, one a line, to
 // d.text when keep is set.
-func (d *fastDec) summary(s *jscan, keep bool) bool {
-	if s.null() {
+func (d *fastDec) summary(s *wire.Scanner, keep bool) bool {
+	if s.Null() {
 		return true
 	}
 	first := true
-	return s.elements(func() bool {
+	return s.Elements(func() bool {
 		if keep && !first {
 			d.text = append(d.text, '\n')
 		}
 		first = false
 		part, ok := pair(s, "type", "text")
 		if keep {
-			d.text = part[1].appendTo(d.text)
+			d.text = part[1].AppendTo(d.text)
 		}
 		return ok
 	})
@@ -265,24 +208,24 @@ func (d *fastDec) summary(s *jscan, keep bool) bool {
 
 // pair reads a null or an object whose fields a and b, if present, are
 // strings or null, as encoding/json decodes it into a struct of the two.
-func pair(s *jscan, a, b string) ([2]quoted, bool) {
+func pair(s *wire.Scanner, a, b string) ([2]wire.Quoted, bool) {
 	var (
-		v    [2]quoted
-		seen fieldSet
+		v    [2]wire.Quoted
+		seen wire.FieldSet
 	)
-	if s.null() {
+	if s.Null() {
 		return v, true
 	}
 	names := [2]string{a, b}
-	ok := s.members(func(key []byte) bool {
-		f, ok := seen.field(key, names[:])
+	ok := s.Members(func(key []byte) bool {
+		f, ok := seen.Field(key, names[:])
 		if !ok {
 			return false
 		}
 		if f < 0 {
-			return s.value(3)
+			return s.Value(3)
 		}
-		return optQuoted(s, &v[f], true)
+		return wire.OptQuoted(s, &v[f], true)
 	})
 	return v, ok
 }
@@ -292,10 +235,10 @@ func pair(s *jscan, a, b string) ([2]quoted, bool) {
 func parseItemFast(kind Kind, raw []byte) (Item, bool) {
 	d := itemDecs.Get().(*fastDec)
 	defer d.release()
-	s := jscan{b: raw}
-	s.skipWS()
+	s := wire.Scanner{B: raw}
+	s.SkipWS()
 	it, ok := d.item(&s, kind)
-	if !ok || !s.end() {
+	if !ok || !s.End() {
 		return Item{}, false
 	}
 	d.setStrings(&it)
@@ -320,15 +263,15 @@ func (d *fastDec) release() {
 
 // items reads a list of wire items as decodeItems would decode it. atMost
 // bounds the number of items the list should hold, or is 0.
-func (d *fastDec) items(s *jscan, atMost int64) ([]Item, bool) {
-	if s.null() {
+func (d *fastDec) items(s *wire.Scanner, atMost int64) ([]Item, bool) {
+	if s.Null() {
 		return nil, true
 	}
 	var out []Item
-	if n := int64(len(s.b)-s.i) / minWireItemLen; atMost > 0 {
+	if n := int64(len(s.B)-s.I) / minWireItemLen; atMost > 0 {
 		out = make([]Item, 0, min(n, atMost))
 	}
-	ok := s.elements(func() bool {
+	ok := s.Elements(func() bool {
 		it, ok := d.wireItem(s)
 		out = append(out, it)
 		return ok
@@ -343,52 +286,53 @@ func (d *fastDec) items(s *jscan, atMost int64) ([]Item, bool) {
 // such as {"seq":1,"kind":"reasoning","raw":{"type":"reasoning"}}.
 const minWireItemLen = 32
 
-// wireItem reads one {"seq", "kind", "name", "raw"} object.
-func (d *fastDec) wireItem(s *jscan) (Item, bool) {
+// wireItem reads one wire item object (see [wireItem]).
+func (d *fastDec) wireItem(s *wire.Scanner) (Item, bool) {
 	var (
-		seen       fieldSet
+		seen       wire.FieldSet
 		seq        int64
 		kind       Kind
-		name       quoted
+		name       wire.Quoted
 		it         Item
 		raw        []byte // the raw value as it is in the input
 		parsed     bool   // it was parsed from raw
 		whitespace bool   // raw has whitespace to compact
 	)
-	ok := s.members(func(key []byte) bool {
-		switch string(key) {
-		case "seq":
-			return seen.first(0) && optInt64(s, &seq)
-		case "kind":
-			q, flags, ok := s.str()
+	ok := s.Members(func(key []byte) bool {
+		f := itemFields.Lookup(key)
+		if f < 0 || !seen.First(f) {
+			return false
+		}
+		switch f {
+		case itemSeq:
+			return wire.OptInt64(s, &seq)
+		case itemKind:
+			q, flags, ok := s.Str()
 			kind = kindByName(q)
-			return seen.first(1) && ok && flags&strEscaped == 0 && kind != 0
-		case "name":
-			return seen.first(2) && optQuoted(s, &name, true)
-		case "raw":
-			if !seen.first(3) {
-				return false
-			}
-			start, ws := s.i, s.ws
-			s.ws = false
+			return ok && flags&wire.StrEscaped == 0 && kind != 0
+		case itemName:
+			return wire.OptQuoted(s, &name, true)
+		case itemRaw:
+			start, ws := s.I, s.WS
+			s.WS = false
 			var ok bool
 			if kind != 0 {
 				it, ok = d.item(s, kind)
 				parsed = true
 			} else {
-				ok = s.peek() == '{' && s.value(0)
+				ok = s.Peek() == '{' && s.Value(0)
 			}
-			raw, whitespace = s.b[start:s.i], s.ws
-			s.ws = s.ws || ws
+			raw, whitespace = s.B[start:s.I], s.WS
+			s.WS = s.WS || ws
 			return ok
 		}
 		return false
 	})
-	if !ok || kind == 0 || raw == nil || len(name.q) > 0 && !kind.IsOutput() {
+	if !ok || kind == 0 || raw == nil || len(name.Q) > 0 && !kind.IsOutput() {
 		return Item{}, false
 	}
 	if !parsed {
-		sub := jscan{b: raw}
+		sub := wire.Scanner{B: raw}
 		if it, ok = d.item(&sub, kind); !ok {
 			return Item{}, false
 		}
@@ -398,7 +342,7 @@ func (d *fastDec) wireItem(s *jscan) (Item, bool) {
 	} else {
 		it.raw = bytes.Clone(raw)
 	}
-	if len(name.q) > 0 {
+	if len(name.Q) > 0 {
 		d.name = d.intern(name)
 	}
 	d.setStrings(&it)
@@ -416,141 +360,86 @@ func kindByName(q []byte) Kind {
 	return 0
 }
 
-// int64Object reads a null or an object of integer fields (Boundary,
-// Usage) whose names are names, into dst.
-func int64Object(s *jscan, names []string, dst []*int64) bool {
-	var seen fieldSet
-	return s.null() || s.members(func(key []byte) bool {
-		for i, n := range names {
-			if string(key) == n {
-				return seen.first(i) && optInt64(s, dst[i])
-			}
-		}
-		return false
+// ints reads a null or an object of integer fields (a [Boundary], a
+// [Usage]) into v, whose fields fs lists.
+func ints(s *wire.Scanner, v reflect.Value, fs *wire.Fields) bool {
+	var seen wire.FieldSet
+	return s.Null() || s.Members(func(key []byte) bool {
+		f := fs.Lookup(key)
+		return f >= 0 && seen.First(f) && wire.OptInt64(s, v.Field(fs.List[f].Index).Addr().Interface().(*int64))
 	})
 }
 
-// optInt scans an integer that fits in a Go int, or null (which leaves
-// *dst as it is).
-func optInt(s *jscan, dst *int) bool {
-	if s.null() {
-		return true
-	}
-	n, ok := s.int64(strconv.IntSize)
-	*dst = int(n)
-	return ok
-}
-
-// optInt64 scans an integer or null (which leaves *dst as it is).
-func optInt64(s *jscan, dst *int64) bool {
-	if s.null() {
-		return true
-	}
-	n, ok := s.int64(64)
-	*dst = n
-	return ok
-}
-
-// delegate decodes the value at s into v with encoding/json, strictly, as
-// decodeStrict decodes the value of a field. list says v is a slice, which
-// a run keeps nil when empty.
-func delegate(s *jscan, v any, list bool) bool {
-	raw, _, ok := s.span(1)
-	if !ok {
-		return false
-	}
-	if string(raw) == "null" || list && string(raw) == "[]" {
-		return true // encoding/json would leave v nil, or empty for nilIfEmpty
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if dec.Decode(v) != nil {
-		return false
-	}
-	_, err := dec.Token()
-	return err == io.EOF
-}
-
-// run reads a run object as decodeRunPayload does, including its checks.
+// run reads a run object as decodeRunPayload does, including its checks,
+// member by member as [runFields] lists them, by their Go types.
 // read reports that it read the object; then the run or the error of its
 // checks (see [Run.check]) is the one decodeRunPayload returns.
-func (d *fastDec) run(s *jscan) (r *Run, read bool, err error) {
+func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 	var (
-		f                     fastRun
-		id                    string
-		nextSeq               int64
-		seen                  fieldSet
+		w                     wireRun
+		seen                  wire.FieldSet
 		input, items, context []Item
 	)
+	v := reflect.ValueOf(&w).Elem()
 	d.names = make(map[string]string)
-	read = s.members(func(key []byte) bool {
-		switch string(key) {
-		case "id":
-			f.ID = &id
-			return seen.first(0) && d.string(s, &id)
-		case "agent":
-			return seen.first(1) && d.optString(s, &f.Agent)
-		case "turn":
-			return seen.first(2) && optInt(s, &f.Turn)
-		case "max_turns":
-			return seen.first(3) && optInt(s, &f.MaxTurns)
-		case "version":
-			return seen.first(4) && optInt64(s, &f.Version)
-		case "next_seq":
-			f.NextSeq = &nextSeq
-			return seen.first(5) && s.peek() != 'n' && optInt64(s, &nextSeq)
-		case "input":
-			var ok bool
-			input, ok = d.items(s, 0)
-			return seen.first(6) && ok
-		case "items":
-			// The items have distinct positions below next_seq.
-			var ok bool
-			items, ok = d.items(s, nextSeq-1)
-			return seen.first(7) && ok
-		case "response":
-			b := &f.Response
-			return seen.first(8) && int64Object(s, []string{"start", "end", "outputs_end"}, []*int64{&b.Start, &b.End, &b.OutputsEnd})
-		case "context":
-			var ok bool
-			context, ok = d.items(s, 0)
-			return seen.first(9) && ok
-		case "context_from":
-			return seen.first(10) && optInt(s, &f.ContextFrom)
-		case "pending":
-			return seen.first(11) && delegate(s, &f.Pending, true)
-		case "decisions":
-			return seen.first(12) && delegate(s, &f.Decisions, true)
-		case "guardrails":
-			return seen.first(13) && delegate(s, &f.Guardrails, true)
-		case "usage":
-			u := &f.Usage
-			return seen.first(14) && int64Object(s, []string{"requests", "input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens"},
-				[]*int64{&u.Requests, &u.InputTokens, &u.OutputTokens, &u.ReasoningTokens, &u.CachedTokens})
-		case "session_id":
-			return seen.first(15) && d.optString(s, &f.SessionID)
-		case "session_watermark":
-			return seen.first(16) && optInt64(s, &f.Watermark)
-		case "trace":
-			return seen.first(17) && delegate(s, &f.Trace, false)
-		case "final_output":
-			return seen.first(18) && d.optString(s, &f.Final)
-		case "finished":
-			if s.null() {
-				return seen.first(19)
-			}
-			v, ok := s.boolean()
-			f.Finished = v
-			return seen.first(19) && ok
-		case "extension":
-			return seen.first(20) && delegate(s, &f.Extension, false)
+	read = s.Members(func(key []byte) bool {
+		f := runFields.Lookup(key)
+		if f < 0 || !seen.First(f) {
+			return false
 		}
-		return false
+		field := v.Field(runFields.List[f].Index)
+		if runFields.List[f].Required && s.Peek() == 'n' {
+			return false // missing: the encoding/json path says so
+		}
+		switch p := field.Addr().Interface().(type) {
+		case *string:
+			return d.optString(s, p)
+		case *int:
+			return wire.OptInt(s, p)
+		case *int64:
+			return wire.OptInt64(s, p)
+		case *bool:
+			if s.Null() {
+				return true
+			}
+			b, ok := s.Boolean()
+			*p = b
+			return ok
+		case *[]wireItem:
+			var (
+				list   []Item
+				ok     bool
+				atMost int64
+			)
+			if p == &w.Items {
+				atMost = w.NextSeq - 1 // the items have distinct positions below next_seq
+			}
+			list, ok = d.items(s, atMost)
+			switch p {
+			case &w.Input:
+				input = list
+			case &w.Items:
+				items = list
+			default:
+				context = list
+			}
+			return ok
+		case *Boundary:
+			return ints(s, field, boundaryFields)
+		case *Usage:
+			return ints(s, field, usageFields)
+		}
+		return wire.Delegate(s, field.Addr().Interface(), field.Kind() == reflect.Slice)
 	})
-	if !read || f.ID == nil || f.NextSeq == nil {
+	if !read {
 		return nil, false, nil
 	}
-	r, err = newDecodedRun(&f, input, items, context)
+	for i, f := range runFields.List {
+		if f.Required && !seen.Has(i) {
+			return nil, false, nil
+		}
+	}
+	r, err = newDecodedRun(&w, input, items, context)
 	return r, true, err
 }
 
@@ -564,53 +453,57 @@ func (d *fastDec) run(s *jscan) (r *Run, read bool, err error) {
 func unmarshalFast(data []byte, keys map[string][]byte) (r *Run, done, gaveUp bool, err error) {
 	var (
 		d       fastDec
-		s       = jscan{b: data}
-		seen    fieldSet
+		s       = wire.Scanner{B: data}
+		seen    wire.FieldSet
 		runErr  error
 		payload []byte
 		sig     *wireSignature
 	)
-	s.skipWS()
-	ok := s.members(func(key []byte) bool {
-		switch string(key) {
-		case "schema":
-			q, flags, ok := s.str()
-			return seen.first(0) && ok && flags&strEscaped == 0 && string(q) == SchemaName
-		case "version":
-			v, ok := s.int64(strconv.IntSize)
-			return seen.first(1) && ok && v == SchemaVersion
-		case "run":
-			if !seen.first(2) || s.peek() != '{' {
+	s.SkipWS()
+	ok := s.Members(func(key []byte) bool {
+		f := envFields.Lookup(key)
+		if f < 0 || !seen.First(f) {
+			return false
+		}
+		switch f {
+		case envSchema:
+			q, flags, ok := s.Str()
+			return ok && flags&wire.StrEscaped == 0 && string(q) == SchemaName
+		case envVersion:
+			v, ok := s.Int64(strconv.IntSize)
+			return ok && v == SchemaVersion
+		case envRun:
+			if s.Peek() != '{' {
 				return false
 			}
-			start := s.i
+			start := s.I
 			ok := true
 			if keys == nil {
 				r, ok, runErr = d.run(&s)
 				gaveUp = !ok
 			} else {
-				ok = s.value(0)
+				ok = s.Value(0)
 			}
-			payload = data[start:s.i]
+			payload = data[start:s.I]
 			return ok
-		case "signature":
-			if s.null() {
-				return seen.first(3)
+		case envSignature:
+			if s.Null() {
+				return true
 			}
 			sig = new(wireSignature)
-			return seen.first(3) && d.signature(&s, sig)
+			return d.signature(&s, sig)
 		}
 		return false
 	})
-	if !ok || !s.end() || seen&7 != 7 {
+	if !ok || !s.End() || !seen.Has(envSchema) || !seen.Has(envVersion) || !seen.Has(envRun) {
 		return nil, false, gaveUp, nil
 	}
 	if keys != nil {
 		if verify(keys, sig, SchemaName, SchemaVersion, payload) != nil {
 			return nil, false, false, nil
 		}
-		sub := jscan{b: payload}
-		if r, ok, runErr = d.run(&sub); !ok || !sub.end() {
+		sub := wire.Scanner{B: payload}
+		if r, ok, runErr = d.run(&sub); !ok || !sub.End() {
 			return nil, false, true, nil
 		}
 	}
@@ -620,16 +513,12 @@ func unmarshalFast(data []byte, keys map[string][]byte) (r *Run, done, gaveUp bo
 	return r, true, false, nil
 }
 
-// signature reads a {"key_id", "mac"} object.
-func (d *fastDec) signature(s *jscan, sig *wireSignature) bool {
-	var seen fieldSet
-	return s.members(func(key []byte) bool {
-		switch string(key) {
-		case "key_id":
-			return seen.first(0) && d.optString(s, &sig.KeyID)
-		case "mac":
-			return seen.first(1) && d.optString(s, &sig.MAC)
-		}
-		return false
+// signature reads a signature object (see [wireSignature]).
+func (d *fastDec) signature(s *wire.Scanner, sig *wireSignature) bool {
+	var seen wire.FieldSet
+	v := reflect.ValueOf(sig).Elem()
+	return s.Members(func(key []byte) bool {
+		f := sigFields.Lookup(key)
+		return f >= 0 && seen.First(f) && d.optString(s, v.Field(sigFields.List[f].Index).Addr().Interface().(*string))
 	})
 }

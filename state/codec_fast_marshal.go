@@ -2,7 +2,10 @@ package state
 
 import (
 	"encoding/json"
+	"reflect"
 	"strconv"
+
+	"github.com/turnkit/turnkit/state/internal/wire"
 )
 
 // The encoding fast path: Marshal writes the checkpoint by hand, byte for
@@ -17,27 +20,52 @@ import (
 // reference, for its error.
 
 // appendCheckpoint appends the envelope of w, signed when cfg has a key,
-// without indentation.
+// without indentation, member by member as [envFields] lists them.
 func appendCheckpoint(b []byte, w *wireRun, cfg *marshalConfig) ([]byte, bool) {
-	b = append(b, `{"schema":`...)
-	b = appendString(b, SchemaName)
-	b = append(b, `,"version":`...)
-	b = strconv.AppendInt(b, SchemaVersion, 10)
-	b = append(b, `,"run":`...)
-	start := len(b)
-	b, ok := appendRun(b, w)
-	if !ok {
-		return nil, false
-	}
-	if cfg.key != nil {
-		sig := sign(cfg.keyID, cfg.key, SchemaName, SchemaVersion, b[start:])
-		b = append(b, `,"signature":{"key_id":`...)
-		b = appendString(b, sig.KeyID)
-		b = append(b, `,"mac":`...)
-		b = appendString(b, sig.MAC)
-		b = append(b, '}')
+	ok := true
+	var run []byte
+	for i, f := range envFields.List {
+		switch i {
+		case envSchema:
+			b = appendKey(b, f.Name, true)
+			b = appendString(b, SchemaName)
+		case envVersion:
+			b = appendKey(b, f.Name, false)
+			b = strconv.AppendInt(b, SchemaVersion, 10)
+		case envRun:
+			b = appendKey(b, f.Name, false)
+			start := len(b)
+			b, ok = appendRun(b, w)
+			run = b[start:]
+		case envSignature:
+			if cfg.key == nil {
+				continue
+			}
+			sig := sign(cfg.keyID, cfg.key, SchemaName, SchemaVersion, run)
+			b = appendKey(b, f.Name, false)
+			b = appendKey(b, sigFields.List[0].Name, true)
+			b = appendString(b, sig.KeyID)
+			b = appendKey(b, sigFields.List[1].Name, false)
+			b = appendString(b, sig.MAC)
+			b = append(b, '}')
+		}
+		if !ok {
+			return nil, false
+		}
 	}
 	return append(b, '}'), true
+}
+
+// appendKey appends "name": after the opening brace when first, or after
+// a comma.
+func appendKey(b []byte, name string, first bool) []byte {
+	if first {
+		b = append(b, '{', '"')
+	} else {
+		b = append(b, ',', '"')
+	}
+	b = append(b, name...)
+	return append(b, '"', ':')
 }
 
 // checkpointSize estimates the length of w's checkpoint.
@@ -51,68 +79,54 @@ func checkpointSize(w *wireRun) int {
 	return n
 }
 
-// appendRun appends json.Marshal(w)'s bytes, and false when w holds
+// appendRun appends json.Marshal(w)'s bytes, member by member as
+// [runFields] lists them, by their Go types, and false when w holds
 // something only encoding/json handles.
 func appendRun(b []byte, w *wireRun) ([]byte, bool) {
 	ok := true
-	b = append(b, `{"id":`...)
-	b = appendString(b, w.ID)
-	b = append(b, `,"agent":`...)
-	b = appendString(b, w.Agent)
-	b = appendIntField(b, "turn", int64(w.Turn))
-	b = appendIntField(b, "max_turns", int64(w.MaxTurns))
-	b = appendIntField(b, "version", w.Version)
-	b = appendIntField(b, "next_seq", w.NextSeq)
-	b = append(b, `,"input":`...)
-	b, ok = appendWireItems(b, w.Input, ok)
-	b = append(b, `,"items":`...)
-	b, ok = appendWireItems(b, w.Items, ok)
-	b = append(b, `,"response":{"start":`...)
-	b = strconv.AppendInt(b, w.Response.Start, 10)
-	b = appendIntField(b, "end", w.Response.End)
-	b = appendIntField(b, "outputs_end", w.Response.OutputsEnd)
-	b = append(b, `},"context":`...)
-	b, ok = appendWireItems(b, w.Context, ok)
-	b = appendIntField(b, "context_from", int64(w.ContextFrom))
-	b = append(b, `,"pending":`...)
-	b, ok = appendList(b, w.Pending, ok)
-	b = append(b, `,"decisions":`...)
-	b, ok = appendList(b, w.Decisions, ok)
-	b = append(b, `,"guardrails":`...)
-	b, ok = appendList(b, w.Guardrails, ok)
-	u := w.Usage
-	b = append(b, `,"usage":{"requests":`...)
-	b = strconv.AppendInt(b, u.Requests, 10)
-	b = appendIntField(b, "input_tokens", u.InputTokens)
-	b = appendIntField(b, "output_tokens", u.OutputTokens)
-	b = appendIntField(b, "reasoning_tokens", u.ReasoningTokens)
-	b = appendIntField(b, "cached_tokens", u.CachedTokens)
-	b = append(b, '}')
-	if w.SessionID != "" {
-		b = appendField(b, "session_id", w.SessionID)
-	}
-	b = appendIntField(b, "session_watermark", w.Watermark)
-	if len(w.Trace) > 0 {
-		b = append(b, `,"trace":`...)
-		b, ok = appendJSON(b, w.Trace, ok)
-	}
-	if w.Final != "" {
-		b = appendField(b, "final_output", w.Final)
-	}
-	b = append(b, `,"finished":`...)
-	b = strconv.AppendBool(b, w.Finished)
-	if len(w.Extension) > 0 {
-		b = append(b, `,"extension":`...)
-		b, ok = appendJSON(b, w.Extension, ok)
+	v := reflect.ValueOf(w).Elem()
+	first := true
+	for _, f := range runFields.List {
+		field := v.Field(f.Index)
+		if f.OmitEmpty && wire.Empty(field) {
+			continue
+		}
+		b = appendKey(b, f.Name, first)
+		first = false
+		switch p := field.Addr().Interface().(type) {
+		case *string:
+			b = appendString(b, *p)
+		case *int:
+			b = strconv.AppendInt(b, int64(*p), 10)
+		case *int64:
+			b = strconv.AppendInt(b, *p, 10)
+		case *bool:
+			b = strconv.AppendBool(b, *p)
+		case *[]wireItem:
+			b, ok = appendWireItems(b, *p, ok)
+		case *Boundary:
+			b = appendInts(b, field, boundaryFields)
+		case *Usage:
+			b = appendInts(b, field, usageFields)
+		default:
+			if field.Kind() == reflect.Slice {
+				b, ok = appendList(b, field, ok)
+			} else {
+				b, ok = appendJSON(b, field.Interface(), ok)
+			}
+		}
 	}
 	return append(b, '}'), ok
 }
 
-func appendIntField(b []byte, name string, v int64) []byte {
-	b = append(b, ',', '"')
-	b = append(b, name...)
-	b = append(b, '"', ':')
-	return strconv.AppendInt(b, v, 10)
+// appendInts appends an object of integer fields (a [Boundary], a
+// [Usage]), v, whose fields fs lists.
+func appendInts(b []byte, v reflect.Value, fs *wire.Fields) []byte {
+	for i, f := range fs.List {
+		b = appendKey(b, f.Name, i == 0)
+		b = strconv.AppendInt(b, v.Field(f.Index).Int(), 10)
+	}
+	return append(b, '}')
 }
 
 // appendWireItems appends a list of items; ok carries the failure of an
@@ -126,27 +140,42 @@ func appendWireItems(b []byte, items []wireItem, ok bool) ([]byte, bool) {
 	}
 	b = append(b, '[')
 	for i, it := range items {
-		if !it.Kind.Valid() {
-			return b, false
-		}
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, `{"seq":`...)
-		b = strconv.AppendInt(b, it.Seq, 10)
-		b = append(b, `,"kind":"`...)
-		b = append(b, kindNames[it.Kind]...)
-		b = append(b, '"')
-		if it.Name != "" {
-			b = appendField(b, "name", it.Name)
-		}
-		b = append(b, `,"raw":`...)
-		if b, ok = appendRawJSON(b, it.Raw); !ok {
+		if b, ok = appendWireItem(b, it); !ok {
 			return b, false
 		}
-		b = append(b, '}')
 	}
 	return append(b, ']'), true
+}
+
+// Names of the members of a wire item, for appendWireItem.
+var (
+	itemSeqKey  = itemFields.List[itemSeq].Name
+	itemKindKey = itemFields.List[itemKind].Name
+	itemNameKey = itemFields.List[itemName].Name
+	itemRawKey  = itemFields.List[itemRaw].Name
+)
+
+// appendWireItem appends json.Marshal(it), and false when encoding/json
+// would fail on it.
+func appendWireItem(b []byte, it wireItem) ([]byte, bool) {
+	if !it.Kind.Valid() {
+		return b, false
+	}
+	b = appendKey(b, itemSeqKey, true)
+	b = strconv.AppendInt(b, it.Seq, 10)
+	b = appendKey(b, itemKindKey, false)
+	b = append(b, '"')
+	b = append(b, kindNames[it.Kind]...)
+	b = append(b, '"')
+	if it.Name != "" {
+		b = appendField(b, itemNameKey, it.Name)
+	}
+	b = appendKey(b, itemRawKey, false)
+	b, ok := appendRawJSON(b, it.Raw)
+	return append(b, '}'), ok
 }
 
 // appendRawJSON appends raw as encoding/json writes a json.RawMessage:
@@ -156,24 +185,24 @@ func appendRawJSON(b []byte, raw json.RawMessage) ([]byte, bool) {
 	if raw == nil {
 		return append(b, "null"...), true
 	}
-	s := jscan{b: raw}
-	if s.value(0) && s.i == len(raw) && !s.ws && s.flags&strHTML == 0 {
+	s := wire.Scanner{B: raw}
+	if s.Value(0) && s.I == len(raw) && !s.WS && s.Flags&wire.StrHTML == 0 {
 		return append(b, raw...), true
 	}
 	return appendJSON(b, raw, true)
 }
 
 // appendList appends a slice that encoding/json encodes.
-func appendList[T any](b []byte, l []T, ok bool) ([]byte, bool) {
+func appendList(b []byte, l reflect.Value, ok bool) ([]byte, bool) {
 	switch {
 	case !ok:
 		return b, false
-	case l == nil:
+	case l.IsNil():
 		return append(b, "null"...), true
-	case len(l) == 0:
+	case l.Len() == 0:
 		return append(b, "[]"...), true
 	}
-	return appendJSON(b, l, true)
+	return appendJSON(b, l.Interface(), true)
 }
 
 // appendJSON appends json.Marshal(v).

@@ -93,10 +93,12 @@ func (r *Run) Delta(opts ...MarshalOption) (*Delta, error) {
 			o.applyMarshal(&cfg)
 		}
 	}
-	return r.deltaWith(&cfg)
+	return r.deltaWith(&cfg, marshalWire)
 }
 
-func (r *Run) deltaWith(cfg *marshalConfig) (*Delta, error) {
+// deltaWith is Delta with the head encoded by marshal: [marshalWire], or
+// its reference for the benchmarks.
+func (r *Run) deltaWith(cfg *marshalConfig, marshal func(wireRun, *marshalConfig) ([]byte, error)) (*Delta, error) {
 	r.mu.Lock()
 	d := &Delta{RunID: r.id, Base: r.version, Version: r.version + 1}
 	d.Full = !r.base.known || r.base.version != r.version
@@ -171,7 +173,7 @@ func (r *Run) deltaWith(cfg *marshalConfig) (*Delta, error) {
 	}
 	w.Extension[deltaKey] = rec
 	w.Version = d.Version
-	head, err := marshalWire(w, cfg)
+	head, err := marshal(w, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +212,12 @@ func (r *Run) Saved(d *Delta) {
 // [Marshal] (a store's earlier format): it is decoded as such, and the
 // run's next save is a full one.
 func Assemble(head, context []byte, items []Piece, opts ...UnmarshalOption) (*Run, error) {
+	return assemble(head, context, items, true, opts)
+}
+
+// assemble is Assemble, which decodes the whole on the fast path when fast
+// is set (false for the benchmarks' reference).
+func assemble(head, context []byte, items []Piece, fast bool, opts []UnmarshalOption) (*Run, error) {
 	cfg := newUnmarshalConfig(opts)
 	if int64(len(head)) > cfg.maxSize {
 		return nil, &DecodeError{Path: "$", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(head), cfg.maxSize)}
@@ -228,7 +236,7 @@ func Assemble(head, context []byte, items []Piece, opts ...UnmarshalOption) (*Ru
 		return Unmarshal(head, opts...) // reports what is wrong with it
 	}
 	var ext map[string]json.RawMessage
-	if raw, ok := payload["extension"]; ok {
+	if raw, ok := payload[keyExtension]; ok {
 		if err := json.Unmarshal(raw, &ext); err != nil {
 			return Unmarshal(head, opts...)
 		}
@@ -302,18 +310,18 @@ func Assemble(head, context []byte, items []Piece, opts ...UnmarshalOption) (*Ru
 			return nil, tampered("stored guardrail results")
 		}
 	}
-	payload["guardrails"] = jsonList(guards)
-	payload["items"] = jsonList(sorted[firstItem:])
-	payload["context"] = context
+	payload[keyGuardrails] = jsonList(guards)
+	payload[keyItems] = jsonList(sorted[firstItem:])
+	payload[keyContext] = context
 	delete(ext, deltaKey)
 	if len(ext) == 0 {
-		delete(payload, "extension")
+		delete(payload, keyExtension)
 	} else {
 		raw, err := json.Marshal(ext)
 		if err != nil {
 			return nil, fmt.Errorf("state: assemble: %w", err)
 		}
-		payload["extension"] = raw
+		payload[keyExtension] = raw
 	}
 	whole, err := json.Marshal(payload)
 	if err != nil {
@@ -327,7 +335,7 @@ func Assemble(head, context []byte, items []Piece, opts ...UnmarshalOption) (*Ru
 	inner := cfg
 	inner.keys = nil // the head was verified; the items by its digest
 	inner.maxSize = max(cfg.maxSize, int64(len(doc)))
-	r, err := unmarshalJSON(doc, &inner, true)
+	r, err := unmarshalJSON(doc, &inner, fast)
 	if err != nil {
 		return nil, err
 	}
@@ -336,6 +344,14 @@ func Assemble(head, context []byte, items []Piece, opts ...UnmarshalOption) (*Ru
 	r.mu.Unlock()
 	return r, nil
 }
+
+// The members of a run object Assemble splices the stored parts into.
+var (
+	keyGuardrails = runFields.Name("Guardrails")
+	keyItems      = runFields.Name("Items")
+	keyContext    = runFields.Name("Context")
+	keyExtension  = runFields.Name("Extension")
+)
 
 // chain extends digest with the items one save stored, in Seq order, as
 // version v.

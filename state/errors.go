@@ -6,8 +6,15 @@ import (
 	"strconv"
 )
 
-// Errors a checkpoint or a decision may fail with; match them with
-// errors.Is. The typed errors below wrap them and say where.
+// The errors of package state come in three kinds, each in its own
+// section below: a checkpoint that cannot be decoded, a decision that
+// cannot be recorded or no longer fits its call, and a [Store] operation
+// or resume refused. Each kind has its sentinels in one var block (match
+// them with errors.Is) followed by the typed errors that wrap them and say
+// where (match them with errors.As).
+
+// Errors of decoding a checkpoint ([Unmarshal], [Assemble], a [Store]'s
+// Load).
 var (
 	// ErrMalformed means a checkpoint is not well-formed JSON of the
 	// expected shape: truncated, corrupted, a wrong type, a missing field.
@@ -27,21 +34,10 @@ var (
 	// signature is required, or names a key that is not trusted. It is
 	// wrapped by [*SignatureError].
 	ErrTampered = errors.New("state: checkpoint signature mismatch")
-	// ErrUnknownCall means a decision names a call ID the run has no
-	// pending approval for. It is wrapped by [*DecisionError].
-	ErrUnknownCall = errors.New("state: unknown call ID")
-	// ErrAlreadyDecided means a call already has an exact decision; the
-	// first decision stands. It is wrapped by [*DecisionError], and by a
-	// [*DecodeError] (beside [ErrInvalid]) for a checkpoint holding a
-	// second exact decision on a call that contradicts the first.
-	ErrAlreadyDecided = errors.New("state: call already decided")
 	// ErrDuplicateOutput means a checkpoint holds a second output for a
 	// call that already has one; the Responses API refuses such history.
 	// A [*DecodeError] wraps it beside [ErrInvalid].
 	ErrDuplicateOutput = errors.New("state: second output for one call")
-	// ErrArgumentsChanged means a call's arguments differ from those its
-	// decision was made on. It is wrapped by [*FingerprintError].
-	ErrArgumentsChanged = errors.New("state: call arguments changed after the decision")
 )
 
 // A DecodeError reports a checkpoint that could not be decoded. Path is
@@ -103,6 +99,22 @@ func (e *SignatureError) Error() string {
 // Unwrap returns [ErrTampered].
 func (e *SignatureError) Unwrap() error { return ErrTampered }
 
+// Errors of recording a decision ([Run.Approve], [Run.Reject]) or of
+// running a decided call.
+var (
+	// ErrUnknownCall means a decision names a call ID the run has no
+	// pending approval for. It is wrapped by [*DecisionError].
+	ErrUnknownCall = errors.New("state: unknown call ID")
+	// ErrAlreadyDecided means a call already has an exact decision; the
+	// first decision stands. It is wrapped by [*DecisionError], and by a
+	// [*DecodeError] (beside [ErrInvalid]) for a checkpoint holding a
+	// second exact decision on a call that contradicts the first.
+	ErrAlreadyDecided = errors.New("state: call already decided")
+	// ErrArgumentsChanged means a call's arguments differ from those its
+	// decision was made on. It is wrapped by [*FingerprintError].
+	ErrArgumentsChanged = errors.New("state: call arguments changed after the decision")
+)
+
 // A DecisionError reports a decision that could not be recorded; the run
 // is unchanged. Err wraps [ErrUnknownCall] or [ErrAlreadyDecided].
 type DecisionError struct {
@@ -142,6 +154,22 @@ func (e *FingerprintError) Error() string {
 // Unwrap returns [ErrArgumentsChanged].
 func (e *FingerprintError) Unwrap() error { return ErrArgumentsChanged }
 
+// Errors returned by [Store] implementations, and by resume for a state
+// its run went past.
+var (
+	// ErrConflict means another worker saved a newer version of the run
+	// first: the caller's copy is stale and must not proceed.
+	ErrConflict = errors.New("state: version conflict")
+	// ErrNotFound means no checkpoint exists for the run ID.
+	ErrNotFound = errors.New("state: checkpoint not found")
+	// ErrStale means a state is behind what its run already did in another
+	// state: a sibling taken from the same result went on, or a newer
+	// checkpoint of the run was saved after this one. Resuming it would
+	// adopt what the other state's decisions produced, so resume refuses it
+	// before any model call or tool runs. It is wrapped by [*StaleError].
+	ErrStale = errors.New("state: stale state")
+)
+
 // A StoreError reports a [Store] operation that failed on one run. Err
 // wraps [ErrConflict] (then Have is the caller's version and Stored the
 // stored one), [ErrNotFound], or the cause.
@@ -163,13 +191,6 @@ func (e *StoreError) Error() string {
 
 // Unwrap returns the cause.
 func (e *StoreError) Unwrap() error { return e.Err }
-
-// ErrStale means a state is behind what its run already did in another
-// state: a sibling taken from the same result went on, or a newer
-// checkpoint of the run was saved after this one. Resuming it would adopt
-// what the other state's decisions produced, so resume refuses it before
-// any model call or tool runs. It is wrapped by [*StaleError].
-var ErrStale = errors.New("state: stale state")
 
 // A StaleError reports a state that resume refused because its run went on
 // in another state. Either a session holds an item of the run the state

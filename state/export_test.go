@@ -45,3 +45,11 @@ func JournalLen(r *Run) int {
 	defer r.mu.Unlock()
 	return len(r.journal)
 }
+
+// DeltaReference is Run.Delta with the head encoded by encoding/json.
+func DeltaReference(r *Run) (*Delta, error) { return r.deltaWith(new(marshalConfig), marshalWireJSON) }
+
+// AssembleReference is Assemble decoding with encoding/json.
+func AssembleReference(head, context []byte, items []Piece) (*Run, error) {
+	return assemble(head, context, items, false, nil)
+}

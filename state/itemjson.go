@@ -1,80 +1,17 @@
 package state
 
-import (
-	"unicode/utf8"
-)
+import "github.com/turnkit/turnkit/internal/jsonw"
 
 // The constructors build an item's canonical JSON by hand: it is on every
 // turn's path, and encoding/json's reflection costs more than the rest of
 // an item. The output is byte for byte what encoding/json.Marshal makes of
 // the same fields (itemjson_test.go checks it).
 
-const hexDigits = "0123456789abcdef"
+// appendString is [jsonw.AppendString].
+func appendString(b []byte, s string) []byte { return jsonw.AppendString(b, s) }
 
-// AppendJSONString appends s to dst as a JSON string, escaped exactly as
-// encoding/json escapes it (HTML-safe, invalid UTF-8 replaced by U+FFFD).
-// Model adapters use it to build request bodies around items' canonical
-// JSON without reflection.
-func AppendJSONString(dst []byte, s string) []byte { return appendString(dst, s) }
-
-// appendString is [AppendJSONString].
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-func appendField(b []byte, name, value string) []byte {
-	b = append(b, ',', '"')
-	b = append(b, name...)
-	b = append(b, '"', ':')
-	return appendString(b, value)
-}
+// appendField is [jsonw.AppendField].
+func appendField(b []byte, name, value string) []byte { return jsonw.AppendField(b, name, value) }
 
 func messageRaw(role, text string) []byte {
 	b := make([]byte, 0, 40+len(role)+len(text))

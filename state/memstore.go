@@ -48,7 +48,7 @@ func (c *storeConfig) delta(run *Run) (*Delta, error) {
 	if run == nil || run.ID() == "" {
 		return nil, &StoreError{Op: "save", Err: errors.New("nil run or empty run ID")}
 	}
-	d, err := run.deltaWith(&c.marshal)
+	d, err := run.deltaWith(&c.marshal, marshalWire)
 	if err != nil {
 		return nil, &StoreError{Op: "save", RunID: run.ID(), Err: err}
 	}

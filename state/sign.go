@@ -9,12 +9,6 @@ import (
 	"strconv"
 )
 
-// wireSignature is the "signature" member of a signed checkpoint.
-type wireSignature struct {
-	KeyID string `json:"key_id"`
-	MAC   string `json:"mac"`
-}
-
 // WithSigningKey makes Marshal sign the checkpoint with HMAC-SHA256 under
 // key, naming it keyID so that a verifier can pick the key among several
 // (key rotation). The MAC covers the schema name, the version, the key ID

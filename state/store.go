@@ -1,18 +1,6 @@
 package state
 
-import (
-	"context"
-	"errors"
-)
-
-// Errors returned by Store implementations.
-var (
-	// ErrConflict means another worker saved a newer version of the run
-	// first: the caller's copy is stale and must not proceed.
-	ErrConflict = errors.New("state: version conflict")
-	// ErrNotFound means no checkpoint exists for the run ID.
-	ErrNotFound = errors.New("state: checkpoint not found")
-)
+import "context"
 
 // A Store keeps checkpoints of runs, one per run ID, with compare-and-swap
 // on the version so that one writer wins.

@@ -11,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/turnkit/turnkit/internal/jsonw"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 )
@@ -168,7 +169,7 @@ func chatMessages(dst [][]byte, instructions string, items state.Items) [][]byte
 		case state.KindAssistantMessage:
 			flush()
 			assistant = append(assistant, `{"role":"assistant","content":`...)
-			assistant = state.AppendJSONString(assistant, it.Text())
+			assistant = jsonw.AppendString(assistant, it.Text())
 		case state.KindToolCall, state.KindHandoffCall:
 			if assistant == nil {
 				assistant = append(assistant, `{"role":"assistant","content":null`...)
@@ -180,18 +181,18 @@ func chatMessages(dst [][]byte, instructions string, items state.Items) [][]byte
 			}
 			calls++
 			assistant = append(assistant, `{"id":`...)
-			assistant = state.AppendJSONString(assistant, it.CallID())
+			assistant = jsonw.AppendString(assistant, it.CallID())
 			assistant = append(assistant, `,"type":"function","function":{"name":`...)
-			assistant = state.AppendJSONString(assistant, it.Name())
+			assistant = jsonw.AppendString(assistant, it.Name())
 			assistant = append(assistant, `,"arguments":`...)
-			assistant = state.AppendJSONString(assistant, it.Text())
+			assistant = jsonw.AppendString(assistant, it.Text())
 			assistant = append(assistant, `}}`...)
 		case state.KindToolOutput, state.KindHandoffOutput:
 			flush()
 			msg := append([]byte(nil), `{"role":"tool","tool_call_id":`...)
-			msg = state.AppendJSONString(msg, it.CallID())
+			msg = jsonw.AppendString(msg, it.CallID())
 			msg = append(msg, `,"content":`...)
-			msg = state.AppendJSONString(msg, it.Text())
+			msg = jsonw.AppendString(msg, it.Text())
 			dst = append(dst, append(msg, '}'))
 		case state.KindReasoning:
 			// Chat Completions takes no reasoning input.
@@ -205,17 +206,17 @@ func appendTextMessage(dst []byte, role, text string) []byte {
 	dst = append(dst, `{"role":"`...)
 	dst = append(dst, role...)
 	dst = append(dst, `","content":`...)
-	dst = state.AppendJSONString(dst, text)
+	dst = jsonw.AppendString(dst, text)
 	return append(dst, '}')
 }
 
 // appendChatTool appends a Chat Completions function tool for t.
 func appendChatTool(dst []byte, t pipeline.ToolSpec) []byte {
 	dst = append(dst, `{"type":"function","function":{"name":`...)
-	dst = state.AppendJSONString(dst, t.Name)
+	dst = jsonw.AppendString(dst, t.Name)
 	if t.Description != "" {
 		dst = append(dst, `,"description":`...)
-		dst = state.AppendJSONString(dst, t.Description)
+		dst = jsonw.AppendString(dst, t.Description)
 	}
 	dst = append(dst, `,"parameters":`...)
 	dst = appendParameters(dst, t.Parameters)
@@ -325,7 +326,7 @@ func chatItems(msg *chatMessage) ([]state.Item, error) {
 // appendRefusal appends the Responses-API form of an assistant refusal.
 func appendRefusal(dst []byte, refusal string) []byte {
 	dst = append(dst, `{"type":"message","role":"assistant","status":"completed","content":[{"type":"refusal","refusal":`...)
-	dst = state.AppendJSONString(dst, refusal)
+	dst = jsonw.AppendString(dst, refusal)
 	return append(dst, `}]}`...)
 }
 

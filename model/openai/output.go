@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/turnkit/turnkit/internal/jsonw"
 	"github.com/turnkit/turnkit/pipeline"
-	"github.com/turnkit/turnkit/state"
 )
 
 // The structured output of an agent ([pipeline.ModelCall].Output) is sent
@@ -43,10 +43,10 @@ func appendSchemaFormat(dst []byte, o *pipeline.OutputSpec, typed bool) []byte {
 		dst = append(dst, `"type":"json_schema",`...)
 	}
 	dst = append(dst, `"name":`...)
-	dst = state.AppendJSONString(dst, o.Name)
+	dst = jsonw.AppendString(dst, o.Name)
 	if o.Description != "" {
 		dst = append(dst, `,"description":`...)
-		dst = state.AppendJSONString(dst, o.Description)
+		dst = jsonw.AppendString(dst, o.Description)
 	}
 	dst = append(dst, `,"schema":`...)
 	dst = append(dst, o.Schema...)

@@ -9,6 +9,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/turnkit/turnkit/internal/jsonw"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 )
@@ -126,10 +127,10 @@ func appendInput(dst []byte, items state.Items) []byte {
 // given, strict when t asks for it.
 func appendTool(dst []byte, t pipeline.ToolSpec) []byte {
 	dst = append(dst, `{"type":"function","name":`...)
-	dst = state.AppendJSONString(dst, t.Name)
+	dst = jsonw.AppendString(dst, t.Name)
 	if t.Description != "" {
 		dst = append(dst, `,"description":`...)
-		dst = state.AppendJSONString(dst, t.Description)
+		dst = jsonw.AppendString(dst, t.Description)
 	}
 	dst = append(dst, `,"parameters":`...)
 	dst = appendParameters(dst, t.Parameters)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/turnkit/turnkit/internal/jsonw"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 )
@@ -252,9 +253,9 @@ func streamText(c *pipeline.ModelCall, id, text string) {
 
 // refusal returns an assistant message whose content is a refusal.
 func refusal(id, text string) state.Item {
-	raw := append([]byte(`{"type":"message","id":`), state.AppendJSONString(nil, id)...)
+	raw := append([]byte(`{"type":"message","id":`), jsonw.AppendString(nil, id)...)
 	raw = append(raw, `,"role":"assistant","status":"completed","content":[{"type":"refusal","refusal":`...)
-	raw = state.AppendJSONString(raw, text)
+	raw = jsonw.AppendString(raw, text)
 	raw = append(raw, `}]}`...)
 	it, err := state.ParseItem(state.KindAssistantMessage, raw)
 	if err != nil {

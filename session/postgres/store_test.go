@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/goleak"
 
+	"github.com/turnkit/turnkit/internal/testenv"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/postgres"
 	"github.com/turnkit/turnkit/session/sessiontest"
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func serverURL(t testing.TB) string {
 	t.Helper()
-	return sessiontest.ServerURL(t, "TURNKIT_POSTGRES_URL")
+	return testenv.ServerURL(t, "TURNKIT_POSTGRES_URL")
 }
 
 // testSchema returns a fresh schema name and a pool, dropping the schema

@@ -10,6 +10,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
+	"github.com/turnkit/turnkit/internal/testenv"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/redis"
 	"github.com/turnkit/turnkit/session/sessiontest"
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func serverURL(t testing.TB) string {
 	t.Helper()
-	return sessiontest.ServerURL(t, "TURNKIT_REDIS_URL")
+	return testenv.ServerURL(t, "TURNKIT_REDIS_URL")
 }
 
 // testClient returns a client and a fresh key prefix, deleting the prefix's

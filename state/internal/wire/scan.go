@@ -1,4 +1,4 @@
-package state
+package wire
 
 import (
 	"strconv"
@@ -7,22 +7,22 @@ import (
 	"unicode/utf8"
 )
 
-// The checkpoint fast paths (codec_fast*.go) read and write the common
-// shapes of JSON by hand and give up on anything else, leaving it to the
-// encoding/json paths, which stay the reference: a fast path either
+// The checkpoint fast paths (state's codec_fast*.go) read and write the
+// common shapes of JSON by hand and give up on anything else, leaving it
+// to the encoding/json paths, which stay the reference: a fast path either
 // produces exactly what its reference would or reports that it did not
 // apply. It never reports an error itself, so every error a caller sees
 // comes from the reference path, with its JSON path.
 
-// maxFastDepth is the nesting the fast scanner follows; deeper input goes
+// MaxDepth is the nesting the fast scanner follows; deeper input goes
 // to encoding/json (whose own limit is 10 000).
-const maxFastDepth = 128
+const MaxDepth = 128
 
 // Flags a scanned string or value carries.
 const (
-	strEscaped  = 1 << iota // a backslash escape
-	strNonASCII             // a byte of 0x80 or more
-	strHTML                 // <, >, & or U+2028/U+2029, which encoding/json escapes
+	StrEscaped  = 1 << iota // a backslash escape
+	StrNonASCII             // a byte of 0x80 or more
+	StrHTML                 // <, >, & or U+2028/U+2029, which encoding/json escapes
 )
 
 // strClass marks the bytes the string scanner stops at: 1 for a quote, a
@@ -40,55 +40,55 @@ var strClass = func() (t [256]uint8) {
 	return t
 }()
 
-// jscan is a validating JSON scanner over b. Its methods return false on
+// Scanner is a validating JSON scanner over b. Its methods return false on
 // invalid JSON and on anything the fast paths do not handle; the position
 // is then unspecified.
-type jscan struct {
-	b     []byte
-	i     int
-	ws    bool  // whitespace was skipped between tokens
-	flags uint8 // union of the flags of the strings scanned
+type Scanner struct {
+	B     []byte
+	I     int   // the position in B
+	WS    bool  // whitespace was skipped between tokens
+	Flags uint8 // union of the flags of the strings scanned
 }
 
-func (s *jscan) skipWS() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
+func (s *Scanner) SkipWS() {
+	for s.I < len(s.B) {
+		switch s.B[s.I] {
 		case ' ', '\t', '\n', '\r':
-			s.i++
-			s.ws = true
+			s.I++
+			s.WS = true
 		default:
 			return
 		}
 	}
 }
 
-// peek returns the next byte, or 0 at the end of the input.
-func (s *jscan) peek() byte {
-	if s.i < len(s.b) {
-		return s.b[s.i]
+// Peek returns the next byte, or 0 at the end of the input.
+func (s *Scanner) Peek() byte {
+	if s.I < len(s.B) {
+		return s.B[s.I]
 	}
 	return 0
 }
 
-// eat consumes c if it is the next byte.
-func (s *jscan) eat(c byte) bool {
-	if s.i < len(s.b) && s.b[s.i] == c {
-		s.i++
+// Eat consumes c if it is the next byte.
+func (s *Scanner) Eat(c byte) bool {
+	if s.I < len(s.B) && s.B[s.I] == c {
+		s.I++
 		return true
 	}
 	return false
 }
 
-// str scans a string and returns its contents, still escaped, and its
+// Str scans a string and returns its contents, still escaped, and its
 // flags.
-func (s *jscan) str() ([]byte, uint8, bool) {
-	if !s.eat('"') {
+func (s *Scanner) Str() ([]byte, uint8, bool) {
+	if !s.Eat('"') {
 		return nil, 0, false
 	}
-	start := s.i
+	start := s.I
 	var flags uint8
-	b := s.b
-	for i := s.i; i < len(b); {
+	b := s.B
+	for i := s.I; i < len(b); {
 		c := b[i]
 		cl := strClass[c]
 		if cl == 0 {
@@ -97,11 +97,11 @@ func (s *jscan) str() ([]byte, uint8, bool) {
 		}
 		switch {
 		case c == '"':
-			s.i = i + 1
-			s.flags |= flags
+			s.I = i + 1
+			s.Flags |= flags
 			return b[start:i], flags, true
 		case c == '\\':
-			flags |= strEscaped
+			flags |= StrEscaped
 			if i+1 >= len(b) {
 				return nil, 0, false
 			}
@@ -119,12 +119,12 @@ func (s *jscan) str() ([]byte, uint8, bool) {
 		case cl == 1: // a control character
 			return nil, 0, false
 		case cl == 2:
-			flags |= strHTML
+			flags |= StrHTML
 			i++
 		default:
-			flags |= strNonASCII
+			flags |= StrNonASCII
 			if c == 0xE2 && i+2 < len(b) && b[i+1] == 0x80 && b[i+2]&^1 == 0xA8 {
-				flags |= strHTML
+				flags |= StrHTML
 			}
 			i++
 		}
@@ -151,10 +151,10 @@ func hex4(h []byte) rune {
 	return r
 }
 
-// number scans a JSON number and returns its text and whether it is an
+// Number scans a JSON number and returns its text and whether it is an
 // integer (no fraction, no exponent).
-func (s *jscan) number() ([]byte, bool, bool) {
-	b, start, i := s.b, s.i, s.i
+func (s *Scanner) Number() ([]byte, bool, bool) {
+	b, start, i := s.B, s.I, s.I
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
@@ -192,14 +192,14 @@ func (s *jscan) number() ([]byte, bool, bool) {
 			i++
 		}
 	}
-	s.i = i
+	s.I = i
 	return b[start:i], integer, true
 }
 
-// int64 scans an integer that fits in bits bits, as encoding/json decodes
+// Int64 scans an integer that fits in bits bits, as encoding/json decodes
 // one into a Go integer.
-func (s *jscan) int64(bits int) (int64, bool) {
-	text, integer, ok := s.number()
+func (s *Scanner) Int64(bits int) (int64, bool) {
+	text, integer, ok := s.Number()
 	if !ok || !integer {
 		return 0, false
 	}
@@ -207,67 +207,67 @@ func (s *jscan) int64(bits int) (int64, bool) {
 	return n, err == nil
 }
 
-// literal consumes the word w (true, false or null).
-func (s *jscan) literal(w string) bool {
-	if len(s.b)-s.i < len(w) || string(s.b[s.i:s.i+len(w)]) != w {
+// Literal consumes the word w (true, false or null).
+func (s *Scanner) Literal(w string) bool {
+	if len(s.B)-s.I < len(w) || string(s.B[s.I:s.I+len(w)]) != w {
 		return false
 	}
-	s.i += len(w)
+	s.I += len(w)
 	return true
 }
 
-// boolean scans true or false.
-func (s *jscan) boolean() (bool, bool) {
-	switch s.peek() {
+// Boolean scans true or false.
+func (s *Scanner) Boolean() (bool, bool) {
+	switch s.Peek() {
 	case 't':
-		return true, s.literal("true")
+		return true, s.Literal("true")
 	case 'f':
-		return false, s.literal("false")
+		return false, s.Literal("false")
 	}
 	return false, false
 }
 
-// value scans any JSON value, nested at depth.
-func (s *jscan) value(depth int) bool {
-	switch c := s.peek(); {
+// Value scans any JSON value, nested at depth.
+func (s *Scanner) Value(depth int) bool {
+	switch c := s.Peek(); {
 	case c == '"':
-		_, _, ok := s.str()
+		_, _, ok := s.Str()
 		return ok
 	case c == '{':
-		return depth < maxFastDepth && s.members(func([]byte) bool { return s.value(depth + 1) })
+		return depth < MaxDepth && s.Members(func([]byte) bool { return s.Value(depth + 1) })
 	case c == '[':
-		return depth < maxFastDepth && s.elements(func() bool { return s.value(depth + 1) })
+		return depth < MaxDepth && s.Elements(func() bool { return s.Value(depth + 1) })
 	case c == '-' || '0' <= c && c <= '9':
-		_, _, ok := s.number()
+		_, _, ok := s.Number()
 		return ok
 	case c == 't':
-		return s.literal("true")
+		return s.Literal("true")
 	case c == 'f':
-		return s.literal("false")
+		return s.Literal("false")
 	case c == 'n':
-		return s.literal("null")
+		return s.Literal("null")
 	}
 	return false
 }
 
-// span scans a value and returns its bytes and whether whitespace was
+// Span scans a value and returns its bytes and whether whitespace was
 // skipped inside it.
-func (s *jscan) span(depth int) ([]byte, bool, bool) {
-	start, ws := s.i, s.ws
-	s.ws = false
-	ok := s.value(depth)
-	inner := s.ws
-	s.ws = s.ws || ws
-	return s.b[start:s.i], inner, ok
+func (s *Scanner) Span(depth int) ([]byte, bool, bool) {
+	start, ws := s.I, s.WS
+	s.WS = false
+	ok := s.Value(depth)
+	inner := s.WS
+	s.WS = s.WS || ws
+	return s.B[start:s.I], inner, ok
 }
 
 // objIter walks the members of an object. Its zero value is unusable:
-// get one from [jscan.object].
+// get one from [Scanner.object].
 type objIter struct{ state int8 } // 0 bad start, 1 first member, 2 later members
 
 // object consumes the opening brace of an object.
-func (s *jscan) object() objIter {
-	if !s.eat('{') {
+func (s *Scanner) object() objIter {
+	if !s.Eat('{') {
 		return objIter{}
 	}
 	return objIter{1}
@@ -276,44 +276,44 @@ func (s *jscan) object() objIter {
 // next moves to the next member and returns its key, still escaped, with
 // the scanner at the member's value (whitespace skipped). more is false
 // after the closing brace.
-func (o *objIter) next(s *jscan) (key []byte, more, ok bool) {
-	s.skipWS()
+func (o *objIter) next(s *Scanner) (key []byte, more, ok bool) {
+	s.SkipWS()
 	switch o.state {
 	case 0:
 		return nil, false, false
 	case 1:
-		if s.eat('}') {
+		if s.Eat('}') {
 			return nil, false, true
 		}
 	default:
-		if s.eat('}') {
+		if s.Eat('}') {
 			return nil, false, true
 		}
-		if !s.eat(',') {
+		if !s.Eat(',') {
 			return nil, false, false
 		}
-		s.skipWS()
+		s.SkipWS()
 	}
 	o.state = 2
-	key, flags, ok := s.str()
+	key, flags, ok := s.Str()
 	if !ok {
 		return nil, false, false
 	}
-	if flags&(strEscaped|strNonASCII) != 0 {
+	if flags&(StrEscaped|StrNonASCII) != 0 {
 		// A key that encoding/json would unescape or fold: leave it to it.
 		return nil, false, false
 	}
-	s.skipWS()
-	if !s.eat(':') {
+	s.SkipWS()
+	if !s.Eat(':') {
 		return nil, false, false
 	}
-	s.skipWS()
+	s.SkipWS()
 	return key, true, true
 }
 
-// members scans an object, calling member for each of its members with
+// Members scans an object, calling member for each of its members with
 // the scanner at the member's value, which member scans.
-func (s *jscan) members(member func(key []byte) bool) bool {
+func (s *Scanner) Members(member func(key []byte) bool) bool {
 	for o := s.object(); ; {
 		key, more, ok := o.next(s)
 		if !ok || !more {
@@ -325,9 +325,9 @@ func (s *jscan) members(member func(key []byte) bool) bool {
 	}
 }
 
-// elements scans an array, calling elem with the scanner at each element,
+// Elements scans an array, calling elem with the scanner at each element,
 // which elem scans.
-func (s *jscan) elements(elem func() bool) bool {
+func (s *Scanner) Elements(elem func() bool) bool {
 	for a := s.array(); ; {
 		more, ok := a.next(s)
 		if !ok || !more {
@@ -339,12 +339,12 @@ func (s *jscan) elements(elem func() bool) bool {
 	}
 }
 
-// arrIter walks the elements of an array; get one from [jscan.array].
+// arrIter walks the elements of an array; get one from [Scanner.array].
 type arrIter struct{ state int8 }
 
 // array consumes the opening bracket of an array.
-func (s *jscan) array() arrIter {
-	if !s.eat('[') {
+func (s *Scanner) array() arrIter {
+	if !s.Eat('[') {
 		return arrIter{}
 	}
 	return arrIter{1}
@@ -352,33 +352,33 @@ func (s *jscan) array() arrIter {
 
 // next moves to the next element, with whitespace skipped; more is false
 // after the closing bracket.
-func (a *arrIter) next(s *jscan) (more, ok bool) {
-	s.skipWS()
+func (a *arrIter) next(s *Scanner) (more, ok bool) {
+	s.SkipWS()
 	switch a.state {
 	case 0:
 		return false, false
 	case 1:
-		if s.eat(']') {
+		if s.Eat(']') {
 			return false, true
 		}
 	default:
-		if s.eat(']') {
+		if s.Eat(']') {
 			return false, true
 		}
-		if !s.eat(',') {
+		if !s.Eat(',') {
 			return false, false
 		}
-		s.skipWS()
+		s.SkipWS()
 	}
 	a.state = 2
 	return true, true
 }
 
-// appendUnquoted appends the string contents q (as returned by str, with
+// AppendUnquoted appends the string contents q (as returned by str, with
 // its flags) unescaped, exactly as encoding/json decodes a string: escapes
 // resolved, unpaired surrogates and invalid UTF-8 replaced by U+FFFD.
-func appendUnquoted(dst, q []byte, flags uint8) []byte {
-	if flags&(strEscaped|strNonASCII) == 0 || flags&strEscaped == 0 && utf8.Valid(q) {
+func AppendUnquoted(dst, q []byte, flags uint8) []byte {
+	if flags&(StrEscaped|StrNonASCII) == 0 || flags&StrEscaped == 0 && utf8.Valid(q) {
 		return append(dst, q...)
 	}
 	for r := 0; r < len(q); {
@@ -435,29 +435,29 @@ func getU4(q []byte) rune {
 	return hex4(q[2:6])
 }
 
-// string scans a string and returns it unescaped. It allocates only the
+// String scans a string and returns it unescaped. It allocates only the
 // result.
-func (s *jscan) string(scratch *[]byte) (string, bool) {
-	q, flags, ok := s.str()
+func (s *Scanner) String(scratch *[]byte) (string, bool) {
+	q, flags, ok := s.Str()
 	if !ok {
 		return "", false
 	}
-	if flags&(strEscaped|strNonASCII) == 0 {
+	if flags&(StrEscaped|StrNonASCII) == 0 {
 		return string(q), true
 	}
-	*scratch = appendUnquoted((*scratch)[:0], q, flags)
+	*scratch = AppendUnquoted((*scratch)[:0], q, flags)
 	return string(*scratch), true
 }
 
-// end skips trailing whitespace and reports whether the input is used up.
-func (s *jscan) end() bool {
-	s.skipWS()
-	return s.i == len(s.b)
+// End skips trailing whitespace and reports whether the input is used up.
+func (s *Scanner) End() bool {
+	s.SkipWS()
+	return s.I == len(s.B)
 }
 
-// asciiFoldEq reports whether the ASCII strings a and b are equal under
+// FoldEq reports whether the ASCII strings a and b are equal under
 // case folding, as encoding/json matches object keys to field names.
-func asciiFoldEq(a []byte, b string) bool {
+func FoldEq(a []byte, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}

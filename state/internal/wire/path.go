@@ -1,4 +1,4 @@
-package state
+package wire
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"strconv"
 )
 
-// maxPathDepth is the nesting pathAt spells out; a deeper value's path
+// maxPathDepth is the nesting PathAt spells out; a deeper value's path
 // ends in "…" after that many steps, so that hostile nesting cannot make
 // an error message as large as its input.
 const maxPathDepth = 32
@@ -19,12 +19,12 @@ type pathFrame struct {
 	state uint8  // in an object: 0 before a key, 1 after a key, 2 in its value
 }
 
-// pathAt returns the JSON path of the innermost value that encloses byte
+// PathAt returns the JSON path of the innermost value that encloses byte
 // offset off of data, which must be well-formed JSON up to off (as it is
 // before the offset of a [json.SyntaxError], or up to the end of the value
 // of a [json.UnmarshalTypeError]). root is the path of data itself. It
 // reads data once, allocating only the path.
-func pathAt(data []byte, off int64, root string) string {
+func PathAt(data []byte, off int64, root string) string {
 	if off > int64(len(data)) {
 		off = int64(len(data))
 	}

@@ -1,0 +1,110 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strconv"
+)
+
+// Quoted is a string as the input has it: still escaped, with its flags.
+type Quoted struct {
+	Q     []byte
+	Flags uint8
+}
+
+// AppendTo appends the string unescaped.
+func (q Quoted) AppendTo(b []byte) []byte { return AppendUnquoted(b, q.Q, q.Flags) }
+
+// OptQuoted scans a string or null (which leaves *dst as it is), keeping
+// it in *dst when keep is set.
+func OptQuoted(s *Scanner, dst *Quoted, keep bool) bool {
+	if s.Null() {
+		return true
+	}
+	q, flags, ok := s.Str()
+	if keep {
+		*dst = Quoted{q, flags}
+	}
+	return ok
+}
+
+// FieldSet records the fields of an object read so far.
+type FieldSet uint32
+
+// First marks field f read and reports whether it was not read before.
+// encoding/json lets the last of repeated fields win; the fast paths leave
+// repeated fields to it.
+func (fs *FieldSet) First(f int) bool {
+	if *fs&(1<<f) != 0 {
+		return false
+	}
+	*fs |= 1 << f
+	return true
+}
+
+// Has reports whether field f was read.
+func (fs FieldSet) Has(f int) bool { return fs&(1<<f) != 0 }
+
+// Field returns the index of key among names, the fields of an object
+// decoded without DisallowUnknownFields, or -1 for another key. It reports
+// false for a key encoding/json would match to a field by case folding
+// only, and for a field read before.
+func (fs *FieldSet) Field(key []byte, names []string) (int, bool) {
+	for i, n := range names {
+		if string(key) == n {
+			return i, fs.First(i)
+		}
+	}
+	for _, n := range names {
+		if FoldEq(key, n) {
+			return -1, false
+		}
+	}
+	return -1, true
+}
+
+// Null consumes a null and reports true, or reports false and consumes
+// nothing.
+func (s *Scanner) Null() bool { return s.Peek() == 'n' && s.Literal("null") }
+
+// OptInt scans an integer that fits in a Go int, or null (which leaves
+// *dst as it is).
+func OptInt(s *Scanner, dst *int) bool {
+	if s.Null() {
+		return true
+	}
+	n, ok := s.Int64(strconv.IntSize)
+	*dst = int(n)
+	return ok
+}
+
+// OptInt64 scans an integer or null (which leaves *dst as it is).
+func OptInt64(s *Scanner, dst *int64) bool {
+	if s.Null() {
+		return true
+	}
+	n, ok := s.Int64(64)
+	*dst = n
+	return ok
+}
+
+// Delegate decodes the value at s into v with encoding/json, strictly
+// (unknown fields refused), as the encoding/json path decodes the value of
+// a field. list says v is a slice, which a run keeps nil when empty.
+func Delegate(s *Scanner, v any, list bool) bool {
+	raw, _, ok := s.Span(1)
+	if !ok {
+		return false
+	}
+	if string(raw) == "null" || list && string(raw) == "[]" {
+		return true // encoding/json would leave v nil, or empty for a nil list
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if dec.Decode(v) != nil {
+		return false
+	}
+	_, err := dec.Token()
+	return err == io.EOF
+}
