@@ -62,7 +62,7 @@ func testClient(t testing.TB) (*goredis.Client, string) {
 // or fails with CI=true or TURNKIT_REQUIRE_BACKENDS=1.
 func testCluster(t testing.TB) (*goredis.ClusterClient, string) {
 	t.Helper()
-	addrs := strings.Split(sessiontest.ServerURL(t, "TURNKIT_REDIS_CLUSTER_ADDRS"), ",")
+	addrs := strings.Split(testenv.ServerURL(t, "TURNKIT_REDIS_CLUSTER_ADDRS"), ",")
 	client := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: addrs})
 	if err := client.Ping(t.Context()).Err(); err != nil {
 		client.Close()
