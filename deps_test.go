@@ -31,6 +31,7 @@ var allowed = []struct {
 	{"pipeline/...", []string{"pipeline", "state", "model/scripted"}},
 	{"session", []string{"state"}},
 	{"session/sessiontest", []string{"session", "state"}},
+	{"session/internal/ckpttest", []string{"session", "state", "state/statetest"}}, // test helpers of the stores
 	{"session/...", []string{"session", "session/internal/...", "state"}},
 	{"middleware/persistence", []string{"pipeline", "state", "session"}},
 	{"middleware/checkpoint", []string{"pipeline", "state", "session"}}, // session's interface, like persistence
