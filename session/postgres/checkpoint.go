@@ -162,15 +162,32 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 		return err
 	}
 	errConflict := errors.New("conflict")
+	a := newAppendCols(items)
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		ok, err := s.saveDelta(ctx, tx, d)
-		if err != nil {
+		// The save and the append's first statement go in one round trip;
+		// if the save lost, the transaction rolls the append back.
+		var b pgx.Batch
+		seqs, data := rowcodec.Columns(d)
+		b.Queue(s.ck.save, d.RunID, d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil, d.Full, seqs, data)
+		b.Queue(s.q.appendExisting, a.args(sessionID, run.ID())...)
+		br := tx.SendBatch(ctx, &b)
+		var (
+			n        int64
+			place    *int64
+			inserted int64
+		)
+		saveErr := br.QueryRow().Scan(&n)
+		appendErr := br.QueryRow().Scan(&place, &inserted)
+		if err := br.Close(); err != nil && saveErr == nil && appendErr == nil {
 			return err
 		}
-		if !ok {
+		switch {
+		case saveErr != nil:
+			return fmt.Errorf("save checkpoint: %w", saveErr)
+		case n != 1:
 			return errConflict
 		}
-		return s.append(ctx, tx, sessionID, run.ID(), items)
+		return s.appendRest(ctx, tx, sessionID, run.ID(), items, a, place, inserted, appendErr)
 	})
 	switch {
 	case errors.Is(err, errConflict):

@@ -216,25 +216,57 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 }
 
 func (s *Store) append(ctx context.Context, tx pgx.Tx, sessionID, runID string, items []state.Item) error {
-	seqs := make([]int64, len(items))
-	kinds := make([]string, len(items))
-	names := make([]string, len(items))
-	raws := make([][]byte, len(items))
-	for i, it := range items {
-		seqs[i], kinds[i], names[i], raws[i] = it.Seq(), it.Kind().String(), it.Name(), it.AppendRaw(nil)
-	}
+	a := newAppendCols(items)
 	var (
 		place    *int64
 		inserted int64
 	)
+	err := tx.QueryRow(ctx, s.q.appendExisting, a.args(sessionID, runID)...).Scan(&place, &inserted)
+	return s.appendRest(ctx, tx, sessionID, runID, items, a, place, inserted, err)
+}
+
+// appendCols are an append's items as the columns its statements take.
+type appendCols struct {
+	seqs       []int64
+	kinds      []string
+	names      []string
+	raws       [][]byte
+	callIDs    [][]byte
+	batchCalls any
+}
+
+func newAppendCols(items []state.Item) appendCols {
+	a := appendCols{
+		seqs:  make([]int64, len(items)),
+		kinds: make([]string, len(items)),
+		names: make([]string, len(items)),
+		raws:  make([][]byte, len(items)),
+	}
+	for i, it := range items {
+		a.seqs[i], a.kinds[i], a.names[i], a.raws[i] = it.Seq(), it.Kind().String(), it.Name(), it.AppendRaw(nil)
+	}
 	ids, batchCalls := rowcodec.Calls(items)
-	callIDs := make([][]byte, len(ids))
+	a.callIDs = make([][]byte, len(ids))
 	for i, id := range ids {
 		if id != nil {
-			callIDs[i] = []byte(*id)
+			a.callIDs[i] = []byte(*id)
 		}
 	}
-	err := tx.QueryRow(ctx, s.q.appendExisting, sessionID, runID, seqs, kinds, names, raws, callIDs, batchCalls).Scan(&place, &inserted)
+	a.batchCalls = batchCalls
+	return a
+}
+
+// args are the arguments of appendExisting (and, after a place, of
+// insertItems).
+func (a appendCols) args(sessionID string, placeOrRun any) []any {
+	return []any{sessionID, placeOrRun, a.seqs, a.kinds, a.names, a.raws, a.callIDs, a.batchCalls}
+}
+
+// appendRest finishes an append after appendExisting answered (place,
+// inserted, err): it gives a run its place on its first append, and checks
+// that the positions stored already hold the same items.
+func (s *Store) appendRest(ctx context.Context, tx pgx.Tx, sessionID, runID string, items []state.Item, a appendCols, place *int64, inserted int64, err error) error {
+	seqs := a.seqs
 	if isDuplicateOutput(err) {
 		return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
 	}
@@ -246,7 +278,7 @@ func (s *Store) append(ctx context.Context, tx pgx.Tx, sessionID, runID string, 
 		if err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, s.q.insertItems, sessionID, p, seqs, kinds, names, raws, callIDs, batchCalls)
+		tag, err := tx.Exec(ctx, s.q.insertItems, a.args(sessionID, p)...)
 		if isDuplicateOutput(err) {
 			return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
 		}
