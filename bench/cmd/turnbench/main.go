@@ -209,6 +209,9 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	if err := rep.plot(filepath.Join(cfg.out, "turns.png")); err != nil {
 		return err
 	}
+	if err := rep.plotCrashSafe(filepath.Join(cfg.out, "crashsafe.png")); err != nil {
+		return err
+	}
 	fmt.Fprintf(progress, "wrote %s, %s and %s\n",
 		filepath.Join(cfg.out, "table.md"), filepath.Join(cfg.out, "turnbench.csv"), filepath.Join(cfg.out, "turns.png"))
 	return nil

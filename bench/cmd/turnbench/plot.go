@@ -66,3 +66,53 @@ func (r *report) plot(path string) error {
 	}
 	return nil
 }
+
+// plotCrashSafe draws the per-turn cost of the crash-safe chain and of
+// persistence alone on each backend against the history size, both axes
+// logarithmic: flat lines are invariant 14.
+func (r *report) plotCrashSafe(path string) error {
+	p := plot.New()
+	p.Title.Text = "Crash-safe chain per turn against history (solid: with checkpoints, dashed: persistence alone)"
+	p.X.Label.Text = "items of history"
+	p.Y.Label.Text = "time per turn (ns)"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Add(plotter.NewGrid())
+	drawn, top := 0, 0.0
+	for i, be := range bench.Backends() {
+		for _, kind := range []string{"checkpoint", "persistence"} {
+			var pts plotter.XYs
+			for _, h := range bench.Histories {
+				if x, ok := r.get(fmt.Sprintf("crashsafe/%s/%s/history=%d", be.Name, kind, h)); ok && x.ns > 0 {
+					pts = append(pts, plotter.XY{X: float64(h), Y: x.ns})
+					top = max(top, x.ns)
+				}
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			line, points, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return fmt.Errorf("plot %s %s: %w", be.Name, kind, err)
+			}
+			c := seriesColors[(i+1)%len(seriesColors)]
+			line.Color, line.Width = c, vg.Points(2)
+			if kind == "persistence" {
+				line.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+			}
+			points.Color, points.Shape = c, draw.CircleGlyph{}
+			p.Add(line, points)
+			p.Legend.Add(be.Name+" "+kind, line, points)
+			drawn++
+		}
+	}
+	if drawn == 0 {
+		return nil // no crash-safe scenario ran
+	}
+	p.Y.Max = top * 20 // headroom for the legend
+	if err := p.Save(9*vg.Inch, 5.5*vg.Inch, path); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return nil
+}
