@@ -11,14 +11,6 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-// ErrToolPending is returned (wrapped) by a [Tool] whose call cannot
-// finish until a human decides something. The core turns it into a
-// [ToolPending] result: the call gets no output, the turn ends in an
-// interruption, and resuming the run calls the tool again. The call is
-// recorded as pending itself unless the tool recorded approvals owned by
-// the call (see [state.Approval.Owner]), as an agent used as a tool does.
-var ErrToolPending = errors.New("pipeline: tool call waits for a decision")
-
 // AgentToolExtension prefixes the [state.Run] extension key under which an
 // agent used as a tool keeps its paused nested run: the key is the prefix
 // followed by the outer call ID, and the value is the nested run's

@@ -29,6 +29,49 @@ var (
 	ErrNothingToResume = errors.New("pipeline: nothing to resume")
 )
 
+// ErrToolPending is returned (wrapped) by a [Tool] whose call cannot
+// finish until a human decides something. The core turns it into a
+// [ToolPending] result: the call gets no output, the turn ends in an
+// interruption, and resuming the run calls the tool again. The call is
+// recorded as pending itself unless the tool recorded approvals owned by
+// the call (see [state.Approval.Owner]), as an agent used as a tool does.
+var ErrToolPending = errors.New("pipeline: tool call waits for a decision")
+
+// Guardrail verdicts that middleware outside the guardrails acts on. The
+// guardrail middleware's errors match them with errors.Is (its tripwire
+// error reports the stage it tripped at), so persistence, logging and
+// tracing can tell a verdict from a failure without importing the
+// guardrails package.
+var (
+	// ErrInputRejected means an input guardrail tripped: the run's input
+	// was refused. The input stays in the session; no model output is
+	// stored.
+	ErrInputRejected = errors.New("pipeline: input rejected by a guardrail")
+	// ErrOutputRejected means an output guardrail tripped: the turn's model
+	// output (its messages, a terminal tool's output) must not be kept.
+	ErrOutputRejected = errors.New("pipeline: output rejected by a guardrail")
+	// ErrGuardrailFailed means a guardrail could not reach a verdict (its
+	// check returned an error). It is not a tripwire: the turn's items are
+	// kept and the error ends the run.
+	ErrGuardrailFailed = errors.New("pipeline: guardrail failed")
+)
+
+// Errors of structured output; match them with errors.Is.
+var (
+	// ErrInvalidOutput means a final output does not match its agent's
+	// output type. It is wrapped by [*OutputError].
+	ErrInvalidOutput = errors.New("pipeline: invalid final output")
+	// ErrRefused means the model refused to answer an agent that declares
+	// an output type. It is wrapped by [*RefusalError].
+	ErrRefused = errors.New("pipeline: model refused")
+	// ErrOutputType means a type asked for or a terminal tool's result type
+	// is not the agent's output type. It is wrapped by [*OutputTypeError].
+	ErrOutputType = errors.New("pipeline: output type mismatch")
+	// ErrNoFinalOutput means the run has not finished: it paused, failed or
+	// was stopped before a final output.
+	ErrNoFinalOutput = errors.New("pipeline: no final output")
+)
+
 // A MaxTurnsError reports that a run reached its turn limit.
 type MaxTurnsError struct {
 	MaxTurns int

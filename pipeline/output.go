@@ -57,22 +57,6 @@ type ResultTyper interface {
 	ResultType() reflect.Type
 }
 
-// Errors of structured output; match them with errors.Is.
-var (
-	// ErrInvalidOutput means a final output does not match its agent's
-	// output type. It is wrapped by [*OutputError].
-	ErrInvalidOutput = errors.New("pipeline: invalid final output")
-	// ErrRefused means the model refused to answer an agent that declares
-	// an output type. It is wrapped by [*RefusalError].
-	ErrRefused = errors.New("pipeline: model refused")
-	// ErrOutputType means a type asked for or a terminal tool's result type
-	// is not the agent's output type. It is wrapped by [*OutputTypeError].
-	ErrOutputType = errors.New("pipeline: output type mismatch")
-	// ErrNoFinalOutput means the run has not finished: it paused, failed or
-	// was stopped before a final output.
-	ErrNoFinalOutput = errors.New("pipeline: no final output")
-)
-
 // An OutputError reports a final output that does not decode into its
 // agent's output type: text that is not JSON (Offset is the byte offset of
 // the syntax error), or a value that does not match the schema (Path is
