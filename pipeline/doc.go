@@ -20,16 +20,9 @@
 // # Ordering
 //
 // The first middleware is the outermost on every stage. The recommended
-// order is tracing → logging → persistence → approval → guardrails → core,
-// and the order carries meaning:
-//
-//   - persistence sits outside the guardrails, so it sees their verdict
-//     before it commits the final turn's model output, and it stores what
-//     the inner stages made of a tool call (a guardrail's replacement
-//     output, a rejection);
-//   - approval sits outside the guardrails on the tool stage, so a pending
-//     or rejected call never reaches the tool guardrails nor the tool, and a
-//     tool guardrail runs once, when the call executes.
+// order is tracing → logging → persistence → checkpoint → approval →
+// guardrails → core, and the order carries meaning: [Stack] defines it
+// once, says why, and builds it from the places a program fills.
 //
 // # Positions
 //

@@ -205,3 +205,23 @@ func ExampleMiddleware() {
 	// Output:
 	// final: It is sunny in Oslo.
 }
+
+// A Stack puts the middleware a program uses in the recommended order,
+// whatever order they are written in; the places left empty are skipped.
+func ExampleStack() {
+	named := func(name string) pipeline.Middleware { return logStages(name) }
+	stack := pipeline.Stack{
+		Guardrails:  []pipeline.Middleware{named("guardrails")},
+		Approval:    named("approval"),
+		Persistence: named("persistence"),
+		Tracing:     named("tracing"),
+	}
+	for _, m := range stack.Middleware() {
+		fmt.Println(m.Name)
+	}
+	// Output:
+	// tracing
+	// persistence
+	// approval
+	// guardrails
+}

@@ -77,7 +77,8 @@
 //
 // # Where it goes in the chain
 //
-// tracing → logging → persistence → checkpoint → approval → guardrails.
+// tracing → logging → persistence → checkpoint → approval → guardrails
+// ([pipeline.Stack] builds it).
 //
 //   - Inside persistence: the turn stage must record a final output or a
 //     handoff before persistence commits the turn, which it does when the

@@ -72,7 +72,8 @@
 // # Ordering
 //
 // Put guardrails inside approval, which sits inside persistence:
-// tracing → logging → persistence → approval → guardrails → core.
+// tracing → logging → persistence → checkpoint → approval → guardrails →
+// core ([pipeline.Stack] builds it).
 //
 //   - Persistence sits outside the guardrails, so it sees the output
 //     verdict before it commits the final turn's model output (a tripwire

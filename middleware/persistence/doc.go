@@ -32,7 +32,8 @@
 // # Ordering
 //
 // Persistence sits outside approval and the guardrails:
-// tracing → logging → persistence → approval → guardrails. It must see the
+// tracing → logging → persistence → checkpoint → approval → guardrails
+// ([pipeline.Stack] builds it). It must see the
 // guardrails' verdict (matched with [pipeline.ErrOutputRejected],
 // [pipeline.ErrInputRejected] and [pipeline.ErrGuardrailFailed]) before
 // it commits a final turn.
