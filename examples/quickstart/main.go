@@ -1,27 +1,47 @@
-// Quickstart runs an agent with two typed tools and a timing middleware on
-// the scripted model, offline, and prints the run's items in order and
-// the final output.
+// Quickstart runs an agent with two typed tools on the scripted model,
+// offline, through the crash-safe chain on the embedded SQLite store
+// (sessions and checkpoints in one file), with a timing middleware of its
+// own, and prints the run's items in order, what the store kept, and the
+// final output.
 //
-//	go run ./examples/quickstart
+//	go run ./examples/quickstart               # a new SQLite file in a temporary folder
+//	go run ./examples/quickstart -db agent.db  # keep it; a second run continues the session
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/turnkit/turnkit/examples/internal/exmodel"
+	"github.com/turnkit/turnkit/middleware/checkpoint"
+	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/session/sqlite"
 	"github.com/turnkit/turnkit/tool"
 )
 
 func main() {
-	if err := run(context.Background(), os.Stdout); err != nil {
+	db := flag.String("db", "", "the SQLite file to keep sessions and checkpoints in (default: a temporary one)")
+	flag.Parse()
+	path := *db
+	if path == "" {
+		dir, err := os.MkdirTemp("", "turnkit-quickstart-")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "quickstart:", err)
+			os.Exit(1)
+		}
+		defer os.RemoveAll(dir)
+		path = filepath.Join(dir, "agent.db")
+	}
+	if err := run(context.Background(), os.Stdout, path); err != nil {
 		fmt.Fprintln(os.Stderr, "quickstart:", err)
 		os.Exit(1)
 	}
@@ -118,7 +138,12 @@ func (tm *timing) middleware() pipeline.Middleware {
 	}
 }
 
-func run(ctx context.Context, w io.Writer) error {
+func run(ctx context.Context, w io.Writer, dbPath string) error {
+	store, err := sqlite.Open(dbPath) // sessions and checkpoints in one file
+	if err != nil {
+		return err
+	}
+	defer store.Close()
 	agent := &pipeline.Agent{
 		Name:         "weather",
 		Instructions: "You answer questions about the weather.",
@@ -126,9 +151,16 @@ func run(ctx context.Context, w io.Writer) error {
 		Tools:        tools(),
 	}
 	tm := &timing{}
-	runner := pipeline.NewRunner(pipeline.WithMiddleware(tm.middleware()))
+	cp := checkpoint.New(store)
+	stack := pipeline.Stack{
+		Persistence: persistence.Middleware(cp.Session(store)), // tool side effects at once, answers after the verdict
+		Checkpoint:  cp.Middleware(),                           // a crash at any point resumes from here
+		Extra:       []pipeline.Middleware{tm.middleware()},
+	}
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(stack.Middleware()...))
 
-	res, err := runner.Run(ctx, agent, pipeline.UserInput("What's the weather in Oslo, in Fahrenheit?"))
+	res, err := runner.Run(ctx, agent, pipeline.UserInput("What's the weather in Oslo, in Fahrenheit?"),
+		pipeline.WithSessionID("quickstart"))
 	if err != nil {
 		return err
 	}
@@ -146,6 +178,16 @@ func run(ctx context.Context, w io.Writer) error {
 	}
 	u := res.Usage()
 	fmt.Fprintf(w, "usage: %d requests, %d input and %d output tokens\n", u.Requests, u.InputTokens, u.OutputTokens)
+	stored, err := store.List(ctx, "quickstart", 0)
+	if err != nil {
+		return err
+	}
+	saved, err := store.Load(ctx, res.RunID())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "stored in %s: the session holds %d items; the run's checkpoint is at version %d\n",
+		filepath.Base(dbPath), len(stored), saved.Version())
 	fmt.Fprintln(w, "final output:", res.FinalOutput)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -16,7 +17,7 @@ func TestMain(m *testing.M) {
 
 func TestRun(t *testing.T) {
 	var out bytes.Buffer
-	if err := run(context.Background(), &out); err != nil {
+	if err := run(context.Background(), &out, filepath.Join(t.TempDir(), "agent.db")); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
@@ -27,6 +28,7 @@ func TestRun(t *testing.T) {
 		"7 tool_output       convert_temperature 64.4°F",
 		"turn 3",
 		"tool convert_temperature",
+		"stored in agent.db: the session holds 8 items",
 		"final output: Oslo is clear and 18°C (64.4°F), dry all week.",
 	} {
 		if !strings.Contains(got, want) {
