@@ -1,7 +1,6 @@
 package riverrun
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/riverqueue/river"
@@ -44,10 +43,13 @@ func (RunArgs) InsertOpts() river.InsertOpts {
 }
 
 // An InputItem is one input item of a run in a job's arguments: its kind
-// and its canonical Responses-API JSON.
+// and its canonical Responses-API JSON. Raw is a JSON string, not a nested
+// object: PostgreSQL keeps job arguments as jsonb, which reorders an
+// object's keys and respaces it, and an item's JSON must come back byte
+// for byte (the session and the checkpoint compare it).
 type InputItem struct {
-	Kind state.Kind      `json:"kind"`
-	Raw  json.RawMessage `json:"raw"`
+	Kind state.Kind `json:"kind"`
+	Raw  string     `json:"raw"`
 }
 
 // Items decodes the input. It fails with an error that names the bad
@@ -55,7 +57,7 @@ type InputItem struct {
 func (a RunArgs) Items() ([]state.Item, error) {
 	items := make([]state.Item, len(a.Input))
 	for i, in := range a.Input {
-		it, err := state.ParseItem(in.Kind, in.Raw)
+		it, err := state.ParseItem(in.Kind, []byte(in.Raw))
 		if err != nil {
 			return nil, fmt.Errorf("riverrun: run %s input[%d]: %w", a.RunID, i, err)
 		}
@@ -100,7 +102,7 @@ func (s Start) args() (RunArgs, error) {
 		if it.IsZero() {
 			return RunArgs{}, &EnqueueError{RunID: s.RunID, Err: fmt.Errorf("%w: input[%d] is the zero Item", ErrInvalidStart, i)}
 		}
-		a.Input[i] = InputItem{Kind: it.Kind(), Raw: it.Raw()}
+		a.Input[i] = InputItem{Kind: it.Kind(), Raw: string(it.Raw())}
 	}
 	return a, nil
 }

@@ -125,6 +125,9 @@ const decideAttempts = 5
 // [Client.EnqueueResume]. The job's uniqueness makes every such call
 // enqueue it at most once per version.
 func (c *Client[TTx]) Decide(ctx context.Context, runID string, ds ...Decision) (*rivertype.JobInsertResult, error) {
+	if len(ds) == 0 {
+		return nil, &DecideError{RunID: runID, Err: errors.New("no decisions")}
+	}
 	for attempt := 1; ; attempt++ {
 		run, err := c.store.Load(ctx, runID)
 		if errors.Is(err, state.ErrNotFound) {
