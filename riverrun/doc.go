@@ -74,6 +74,19 @@
 // saves it as far as it got (its end save outlives the context), and the
 // checkpoint stays resumable: [Client.EnqueueResume] takes it on.
 //
+// # Observability
+//
+// River's OpenTelemetry middleware (github.com/riverqueue/rivercontrib/otelriver)
+// fits as it is, and this package needs nothing of it: give the River
+// client otelriver.NewMiddleware with EnableTracePropagation, and put
+// tracing.Middleware in the runner's chain. Each job attempt gets a
+// "river.work" span, linked to the span that enqueued the job; the run's
+// "invoke_agent" span is its child, since [Worker.Work] runs the run in
+// the attempt's context; and a run resumed after an approval links to the
+// trace it paused in (the tracing middleware's doing). Logs go through the
+// logging middleware (zap) in the runner's chain; the job's outcome is in
+// its [Output] and, for failures, in River's job errors.
+//
 // # One module
 //
 // This package lives in turnkit's module, not in a nested one. River and

@@ -27,7 +27,11 @@ func newConfig(opts []Option) config {
 // WithTimeout sets the timeout of a run's job attempt, after which River
 // cancels its context (the run is saved as far as it got, and the job
 // retries, resuming it). The default, 0, is the client's JobTimeout
-// (River's default is one minute); -1 means no timeout. A later call
+// (River's default is one minute). Keep it below the client's
+// RescueStuckJobsAfter, the time after which River takes a running job's
+// worker for dead: a live attempt then stops before its job is handed to
+// another worker. -1 means no timeout, and then River's rescuer never
+// rescues the job of a dead worker: do not use it for runs. A later call
 // replaces an earlier one.
 func WithTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.timeout = d })

@@ -34,6 +34,19 @@ func testRunFinishes[TTx any](t *testing.T, e *env[TTx]) {
 	if n := e.stack.fx.count("r1/call_effect_0"); n != 1 {
 		t.Fatalf("effect ran %d times, want 1", n)
 	}
+	// The job of a finished run, run again (as a rescued job would be),
+	// completes without asking the model again.
+	calls := e.stack.model.calls.Load()
+	if _, err := e.rc.JobRetry(ctx, res.Job.ID); err != nil {
+		t.Fatal(err)
+	}
+	j = waitJob(t, e.rc, res.Job.ID, rivertype.JobStateCompleted)
+	if out := output(t, j); out.Status != riverrun.StatusFinished || out.FinalOutput != "done r1" || j.Attempt != 2 {
+		t.Fatalf("retried job: attempt %d, output %+v", j.Attempt, out)
+	}
+	if got := e.stack.model.calls.Load(); got != calls {
+		t.Fatalf("the model was called %d more times", got-calls)
+	}
 	// Unique per run ID: a second enqueue is a duplicate.
 	again, err := e.runs.Enqueue(ctx, start, nil)
 	if err != nil || !again.UniqueSkippedAsDuplicate || again.Job.ID != res.Job.ID {
