@@ -31,7 +31,7 @@ var allowed = []struct {
 	{"middleware/persistence", []string{"pipeline", "state", "session"}},
 	{"middleware/checkpoint", []string{"pipeline", "state", "session"}}, // session's interface, like persistence
 	{"middleware/...", []string{"pipeline", "state"}},
-	{"riverrun", []string{"pipeline", "state", "middleware/checkpoint"}}, // runs as River jobs; River stays here
+	{"riverrun", []string{"pipeline", "state", "session", "middleware/checkpoint", "middleware/persistence"}}, // runs as River jobs; River stays here
 	{"model/...", []string{"pipeline", "state"}},
 	{"tracing/...", []string{"pipeline", "state", "tracing/internal/..."}},
 	{"tool/mcp", []string{"pipeline", "state"}}, // MCP servers' tools; the go-sdk stays here

@@ -35,12 +35,13 @@
 //
 // # Errors and retries
 //
-// A retryable *pipeline.ModelError (429, 5xx), a checkpoint save or final
-// commit that failed, state.ErrConflict and the job's context ending
-// (timeout, shutdown) make the attempt return its error, and River retries
-// with backoff. Any other error (a tripwire, max turns, a bad checkpoint,
-// an unknown agent) cancels the job with river.JobCancel: it is recorded
-// in the job's errors and never retried. Every attempt records an
+// A retryable *pipeline.ModelError (429, 5xx), a failed read or write of
+// the checkpoint or the session (the store's I/O), state.ErrConflict and
+// the job's context ending (timeout, shutdown) make the attempt return its
+// error, and River retries with backoff; the checkpointer makes every
+// retry safe. Any other error (a tripwire, max turns, a checkpoint that
+// does not decode, an unknown agent) cancels the job with river.JobCancel:
+// it is recorded in the job's errors and never retried. Every attempt records an
 // [Output] (river.RecordOutput): the final output, the pending calls, or
 // the error. [WithRetryable] adds transient errors of your own.
 //

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -292,5 +294,78 @@ func testCancel[TTx any](t *testing.T, e *env[TTx]) {
 	items, err := e.store.List(ctx, "s", 0)
 	if err != nil || len(items) != 4 {
 		t.Fatalf("session holds %d items (%v), want 4", len(items), err)
+	}
+}
+
+// flakyStore fails the next load of a run with the error set for it.
+type flakyStore struct {
+	store
+	mu   sync.Mutex
+	errs map[string]error
+}
+
+func (s *flakyStore) Load(ctx context.Context, runID string) (*state.Run, error) {
+	s.mu.Lock()
+	err := s.errs[runID]
+	delete(s.errs, runID)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, &state.StoreError{Op: "load", RunID: runID, Err: err}
+	}
+	return s.store.Load(ctx, runID)
+}
+
+// TestStoreErrors checks that a store's I/O error retries the job, and a
+// checkpoint that does not decode fails it.
+func TestStoreErrors(t *testing.T) {
+	b := sqliteBackend(t)
+	ctx := t.Context()
+	st, err := b.openStore(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	db, err := openSQLite(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.close()
+	flaky := &flakyStore{store: st, errs: map[string]error{
+		"io":  errors.New("connection reset by peer"),
+		"bad": &state.DecodeError{Path: "$.run", Err: state.ErrMalformed},
+	}}
+	stack := newTestStack(flaky, "effect")
+	workers := river.NewWorkers()
+	river.AddWorker(workers, riverrun.NewWorker(stack.runner, stack.cp, riverrun.NewRegistry(stack.agent)))
+	rc, err := river.NewClient(db.driver, riverConfig("", workers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = rc.Stop(sctx)
+	}()
+	runs := riverrun.NewClient(rc, st)
+	for _, tc := range []struct {
+		run     string
+		state   rivertype.JobState
+		attempt int
+		status  riverrun.Status
+	}{
+		{"io", rivertype.JobStateCompleted, 2, riverrun.StatusFinished},
+		{"bad", rivertype.JobStateCancelled, 1, riverrun.StatusFailed},
+	} {
+		res, err := runs.Enqueue(ctx, riverrun.Start{RunID: tc.run, Agent: "agent", SessionID: "s", Text: "go"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := waitJob(t, rc, res.Job.ID, rivertype.JobStateCompleted, rivertype.JobStateCancelled)
+		if out := output(t, j); j.State != tc.state || j.Attempt != tc.attempt || out.Status != tc.status {
+			t.Errorf("run %s: job %s attempt %d output %+v; want %s at attempt %d", tc.run, j.State, j.Attempt, out, tc.state, tc.attempt)
+		}
 	}
 }

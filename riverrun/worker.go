@@ -9,7 +9,9 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
+	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -154,11 +156,12 @@ func startAgent(run *state.Run) string {
 // Then, by the run's outcome: a final output or an interruption completes
 // the job, with its [Output] recorded. An error is recorded too and, as a
 // [*JobError], either returned for River to retry with its backoff (a
-// retryable *pipeline.ModelError, state.ErrConflict, a failed checkpoint
-// save or final commit, the job's context done, or what [WithRetryable]
-// adds) or returned wrapped in river.JobCancel, which fails the job for
-// good (a tripwire, max turns, an unknown tool, a non-retryable model
-// error, ...).
+// retryable *pipeline.ModelError, state.ErrConflict, the job's context
+// done, a failed read or write of the checkpoint or the session, or what
+// [WithRetryable] adds) or returned wrapped in river.JobCancel, which
+// fails the job for good (a tripwire, max turns, an unknown tool, a
+// non-retryable model error, a checkpoint that does not decode, a session
+// that conflicts with the run, ...).
 //
 // state.ErrConflict means another worker saved the run first: it owns the
 // run now (a job rescued while its worker was alive, or a resume racing
@@ -266,11 +269,39 @@ func (w *Worker) retryable(ctx context.Context, err error) bool {
 	if errors.Is(err, state.ErrConflict) || ctx.Err() != nil {
 		return true
 	}
+	if storeFailure(err) && !corrupt(err) {
+		return true
+	}
+	return w.cfg.retryable != nil && w.cfg.retryable(err)
+}
+
+// storeFailure reports a failed read or write of a checkpoint or a
+// session: the run stopped where a retry takes it on safely.
+func storeFailure(err error) bool {
+	if _, ok := errors.AsType[*state.StoreError](err); ok {
+		return true
+	}
 	if _, ok := errors.AsType[*checkpoint.SaveError](err); ok {
 		return true
 	}
 	if _, ok := errors.AsType[*checkpoint.CompleteError](err); ok {
 		return true
 	}
-	return w.cfg.retryable != nil && w.cfg.retryable(err)
+	if _, ok := errors.AsType[*persistence.AppendError](err); ok {
+		return true
+	}
+	_, ok := errors.AsType[*persistence.LoadError](err)
+	return ok
+}
+
+// corrupt reports a store failure that another attempt would meet again:
+// a checkpoint that does not decode, or a session that holds another item
+// at a run's position.
+func corrupt(err error) bool {
+	for _, target := range []error{state.ErrMalformed, state.ErrInvalid, state.ErrTooLarge, state.ErrVersion, state.ErrTampered, session.ErrConflict} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
