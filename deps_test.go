@@ -36,6 +36,7 @@ var allowed = []struct {
 	{"middleware/persistence", []string{"pipeline", "state", "session"}},
 	{"middleware/checkpoint", []string{"pipeline", "state", "session"}}, // session's interface, like persistence
 	{"middleware/...", []string{"pipeline", "state"}},
+	{"riverrun", []string{"pipeline", "state", "session", "middleware/checkpoint", "middleware/persistence"}}, // runs as River jobs; River stays here
 	{"model/...", []string{"pipeline", "state", "internal/jsonw"}},
 	{"tracing/...", []string{"pipeline", "state", "tracing/internal/..."}},
 	{"tool/mcp", []string{"pipeline", "state"}}, // MCP servers' tools; the go-sdk stays here
@@ -59,6 +60,7 @@ var heavy = map[string][]string{
 	"github.com/modelcontextprotocol/go-sdk": {"tool/mcp"},
 	"github.com/google/jsonschema-go":        {"tool/mcp"},
 	"gonum.org/v1/plot":                      {},
+	"github.com/riverqueue/river":            {"riverrun"},
 }
 
 type listedPackage struct {

@@ -1,0 +1,104 @@
+// Package riverrun runs turnkit runs as jobs of River
+// (github.com/riverqueue/river), the job queue on PostgreSQL, or on SQLite
+// on one machine: River decides who runs which run, retries it with
+// backoff, rescues the job of a dead worker, and cancels it; the
+// checkpointer (middleware/checkpoint) makes every attempt take the run on
+// from where the last one stopped.
+//
+//	cp := checkpoint.New(store)                 // a state.Store: session/postgres, session/sqlite, ...
+//	runner := pipeline.NewRunner(pipeline.WithMiddleware(
+//		persistence.Middleware(cp.Session(store)),
+//		cp.Middleware(),
+//		approval.Require(approval.ByTool("transfer")),
+//	))
+//	workers := river.NewWorkers()
+//	river.AddWorker(workers, riverrun.NewWorker(runner, cp, riverrun.NewRegistry(agent)))
+//	rc, _ := river.NewClient(riverpgxv5.New(pool), &river.Config{Workers: workers, Queues: ...})
+//	runs := riverrun.NewClient(rc, store)
+//	_, err := runs.EnqueueTx(ctx, tx, riverrun.Start{RunID: id, Agent: "support", SessionID: sid, Text: "hi"}, nil)
+//
+// # Jobs
+//
+// A run is a job of kind [Kind] with [RunArgs]: the run ID, the starting
+// agent's name (workers look agents up in a [Registry]: jobs carry names,
+// not values), the session ID and the input. Jobs are unique per run ID
+// (and resume version), so enqueueing a run twice enqueues it once;
+// [Client.EnqueueTx] enqueues it in the caller's transaction.
+//
+// [Worker.Work] looks at the run's checkpoint first, so every attempt of
+// every job does the right thing: it starts a new run, completes a
+// finished one (its final commit, if a crash cut it short; the model is
+// not asked again), completes the job of a run paused for a decision,
+// and resumes any other with checkpoint.Checkpointer.Resume: a rescued
+// job (its worker died) runs an open call again under its own idempotency
+// key, unless the session holds its output.
+//
+// # Errors and retries
+//
+// A retryable *pipeline.ModelError (429, 5xx), a failed read or write of
+// the checkpoint or the session (the store's I/O), state.ErrConflict and
+// the job's context ending (timeout, shutdown) make the attempt return its
+// error, and River retries with backoff; the checkpointer makes every
+// retry safe. Any other error (a tripwire, max turns, a checkpoint that
+// does not decode, an unknown agent) cancels the job with river.JobCancel:
+// it is recorded in the job's errors and never retried. Every attempt records an
+// [Output] (river.RecordOutput): the final output, the pending calls, or
+// the error. [WithRetryable] adds transient errors of your own.
+//
+// state.ErrConflict means another worker saved the run first and owns it
+// (a job rescued while its worker was in fact alive, a resume racing
+// another): the loser stops with nothing more stored, and its job retries;
+// its next attempt finds the run finished or paused (and completes) or
+// abandoned (and resumes it).
+//
+// # Approvals
+//
+// An interrupted run's job completes with its pending calls in its
+// [Output]; [Client.Pending] lists them from the checkpoint. [Client.Decide],
+// in any process, saves decisions on the checkpoint and, once every
+// pending call has one, enqueues the resume job. A decision on a call that
+// was decided or resumed already, or on a finished run, is refused with a
+// [*DecideError].
+//
+// The checkpoint store's Save does not take the caller's transaction, so
+// the decision and the resume job are not one transaction: Decide saves
+// first and enqueues second, and a crash in between is recovered by the
+// next Decide on the run (a retry, refused with state.ErrAlreadyDecided,
+// still enqueues the missing job) or by [Client.EnqueueResume]. The resume
+// job is unique per run and checkpoint version, so recovery never
+// enqueues it twice. See [Client.Decide].
+//
+// # Cancellation
+//
+// [Client.Cancel] cancels a run's jobs; River cancels the context of a
+// running one. The run stops at its next blocking point, the checkpointer
+// saves it as far as it got (its end save outlives the context), and the
+// checkpoint stays resumable: [Client.EnqueueResume] takes it on.
+//
+// # Observability
+//
+// River's OpenTelemetry middleware (github.com/riverqueue/rivercontrib/otelriver)
+// fits as it is, and this package needs nothing of it: give the River
+// client otelriver.NewMiddleware with EnableTracePropagation, and put
+// tracing.Middleware in the runner's chain. Each job attempt gets a
+// "river.work" span, linked to the span that enqueued the job; the run's
+// "invoke_agent" span is its child, since [Worker.Work] runs the run in
+// the attempt's context; and a run resumed after an approval links to the
+// trace it paused in (the tracing middleware's doing). Logs go through the
+// logging middleware (zap) in the runner's chain; the job's outcome is in
+// its [Output] and, for failures, in River's job errors.
+//
+// # One module
+//
+// This package lives in turnkit's module, not in a nested one. River and
+// its drivers enter the module graph (go.mod) of every turnkit user, but
+// Go's graph pruning keeps them out of builds that do not import this
+// package, and DESIGN.md's dependency test keeps them out of every other
+// package. In exchange, `go test ./...` at the root, which is what CI
+// runs, tests it against the real PostgreSQL; it reuses the reliability
+// harness in internal/torture, which a nested module could not import;
+// and it always builds against the turnkit it ships with. The package
+// itself imports no River driver: it is generic over the driver's
+// transaction type, so pgx enters a build only with riverpgxv5, and
+// SQLite only with riversqlite, both chosen by the caller.
+package riverrun
