@@ -163,32 +163,33 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	}
 	errConflict := errors.New("conflict")
 	a := newAppendCols(items)
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// The save and the append's first statement go in one round trip;
-		// if the save lost, the transaction rolls the append back.
-		var b pgx.Batch
-		seqs, data := rowcodec.Columns(d)
-		b.Queue(s.ck.save, d.RunID, d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil, d.Full, seqs, data)
-		b.Queue(s.q.appendExisting, a.args(sessionID, run.ID())...)
-		br := tx.SendBatch(ctx, &b)
-		var (
-			n        int64
-			place    *int64
-			inserted int64
-		)
-		saveErr := br.QueryRow().Scan(&n)
-		appendErr := br.QueryRow().Scan(&place, &inserted)
-		if err := br.Close(); err != nil && saveErr == nil && appendErr == nil {
-			return err
-		}
-		switch {
-		case saveErr != nil:
-			return fmt.Errorf("save checkpoint: %w", saveErr)
-		case n != 1:
-			return errConflict
-		}
-		return s.appendRest(ctx, tx, sessionID, run.ID(), items, a, place, inserted, appendErr)
-	})
+	var (
+		n        int64
+		place    *int64
+		inserted int64
+		appErr   error
+	)
+	// BEGIN, the checkpoint save and the append's first statement go in one
+	// round trip; if the save lost, the transaction rolls the append back.
+	err = s.pipelinedTx(ctx,
+		func(b *pgx.Batch) {
+			seqs, data := rowcodec.Columns(d)
+			b.Queue(s.ck.save, d.RunID, d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil, d.Full, seqs, data)
+			b.Queue(s.q.appendExisting, a.args(sessionID, run.ID())...)
+		},
+		func(br pgx.BatchResults) error {
+			if err := br.QueryRow().Scan(&n); err != nil {
+				return fmt.Errorf("save checkpoint: %w", err)
+			}
+			if n != 1 {
+				return errConflict
+			}
+			appErr = br.QueryRow().Scan(&place, &inserted)
+			return nil
+		},
+		func(tx txConn) error {
+			return s.appendRest(ctx, tx, sessionID, run.ID(), items, a, place, inserted, appErr)
+		})
 	switch {
 	case errors.Is(err, errConflict):
 		return s.conflict(ctx, d)

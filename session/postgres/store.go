@@ -211,18 +211,22 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	if err := rowcodec.Validate(pkg, sessionID, runID, items); err != nil || len(items) == 0 {
 		return err
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return s.append(ctx, tx, sessionID, runID, items) })
-	return s.gate.Wrap(ctx, "append to", sessionID, err)
-}
-
-func (s *Store) append(ctx context.Context, tx pgx.Tx, sessionID, runID string, items []state.Item) error {
 	a := newAppendCols(items)
 	var (
 		place    *int64
 		inserted int64
+		appErr   error
 	)
-	err := tx.QueryRow(ctx, s.q.appendExisting, a.args(sessionID, runID)...).Scan(&place, &inserted)
-	return s.appendRest(ctx, tx, sessionID, runID, items, a, place, inserted, err)
+	err := s.pipelinedTx(ctx,
+		func(b *pgx.Batch) { b.Queue(s.q.appendExisting, a.args(sessionID, runID)...) },
+		func(br pgx.BatchResults) error {
+			appErr = br.QueryRow().Scan(&place, &inserted)
+			return nil // appendRest reports it, as it does for a first append's
+		},
+		func(tx txConn) error {
+			return s.appendRest(ctx, tx, sessionID, runID, items, a, place, inserted, appErr)
+		})
+	return s.gate.Wrap(ctx, "append to", sessionID, err)
 }
 
 // appendCols are an append's items as the columns its statements take.
@@ -265,7 +269,7 @@ func (a appendCols) args(sessionID string, placeOrRun any) []any {
 // appendRest finishes an append after appendExisting answered (place,
 // inserted, err): it gives a run its place on its first append, and checks
 // that the positions stored already hold the same items.
-func (s *Store) appendRest(ctx context.Context, tx pgx.Tx, sessionID, runID string, items []state.Item, a appendCols, place *int64, inserted int64, err error) error {
+func (s *Store) appendRest(ctx context.Context, tx txConn, sessionID, runID string, items []state.Item, a appendCols, place *int64, inserted int64, err error) error {
 	seqs := a.seqs
 	if isDuplicateOutput(err) {
 		return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
@@ -328,7 +332,7 @@ func isDuplicateOutput(err error) bool {
 // newPlace gives the run the session's next place, or returns the place a
 // worker racing with this one gave it first. The caller holds the session's
 // shared lock.
-func (s *Store) newPlace(ctx context.Context, tx pgx.Tx, sessionID, runID string) (int64, error) {
+func (s *Store) newPlace(ctx context.Context, tx txConn, sessionID, runID string) (int64, error) {
 	var place int64
 	err := tx.QueryRow(ctx, s.q.newRun, sessionID, runID).Scan(&place)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -1,0 +1,77 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// txConn is what the steps of a transaction after its first round trip
+// use: the connection the transaction is open on.
+type txConn interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// pipelinedTx runs a transaction whose BEGIN and first statements go in one
+// round trip: queue adds the statements to the batch after BEGIN, read
+// reads their results, and rest, if read succeeded, goes on in the same
+// transaction on the same connection. It commits if both succeed and rolls
+// back otherwise. The common append is then two round trips (the batch and
+// the COMMIT) where pgx.BeginFunc takes three: its BEGIN is one of its own.
+//
+// A connection whose transaction could not be ended (the rollback failed)
+// is closed rather than returned to the pool in the middle of one.
+func (s *Store) pipelinedTx(ctx context.Context, queue func(*pgx.Batch), read func(pgx.BatchResults) error, rest func(txConn) error) (err error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Release()
+	committed := false
+	defer func() {
+		if committed {
+			return
+		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, rerr := conn.Exec(rctx, "rollback"); rerr != nil || conn.Conn().PgConn().TxStatus() != 'I' {
+			_ = conn.Hijack().Close(rctx) // never back to the pool inside a transaction
+		}
+	}()
+	var b pgx.Batch
+	b.Queue("begin")
+	queue(&b)
+	br := conn.SendBatch(ctx, &b)
+	_, beginErr := br.Exec()
+	readErr := error(nil)
+	if beginErr == nil {
+		readErr = read(br)
+	}
+	closeErr := br.Close()
+	switch {
+	case beginErr != nil:
+		return fmt.Errorf("begin: %w", beginErr)
+	case readErr != nil:
+		return readErr
+	}
+	// A statement of the batch that failed was read by read, which keeps
+	// its error for rest to report (as a typed error where it knows one).
+	if rest != nil {
+		if err := rest(conn); err != nil {
+			return err
+		}
+	}
+	if closeErr != nil {
+		return closeErr
+	}
+	if _, err := conn.Exec(ctx, "commit"); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	committed = true
+	return nil
+}
