@@ -148,6 +148,9 @@ func (d *fastDec) string(s *jscan, dst *string) bool {
 // item parses an item's JSON at s as ParseItem does, leaving its strings
 // in d.text for setStrings and its raw bytes to the caller.
 func (d *fastDec) item(s *jscan, kind Kind) (Item, bool) {
+	if kind.isTyped() {
+		return Item{}, false // parseTyped reads these
+	}
 	var (
 		seen               fieldSet
 		typ                []byte

@@ -23,6 +23,8 @@ const (
 	KindToolOutput                       // the output of a function call
 	KindHandoffCall                      // a transfer_to_<agent> call
 	KindHandoffOutput                    // the output that acknowledges a handoff
+	KindHostedCall                       // a call of a tool the API defines, such as web_search_call
+	KindOpaque                           // an item of a type turnkit does not interpret
 )
 
 var kindNames = [...]string{
@@ -34,6 +36,8 @@ var kindNames = [...]string{
 	KindToolOutput:       "tool_output",
 	KindHandoffCall:      "handoff_call",
 	KindHandoffOutput:    "handoff_output",
+	KindHostedCall:       "hosted_call",
+	KindOpaque:           "opaque",
 }
 
 // String returns the kind's stable name, such as "tool_call".
@@ -104,15 +108,18 @@ func (it Item) Seq() int64 { return it.seq }
 // Kind returns what the item is.
 func (it Item) Kind() Kind { return it.kind }
 
-// CallID returns the call ID of a call or output item, and "" otherwise.
+// CallID returns the call ID of a call or output item, the item ID of a
+// hosted call, and "" otherwise.
 func (it Item) CallID() string { return it.callID }
 
 // Name returns the tool name of a tool call, the target agent's function
-// name of a handoff call, and "" otherwise.
+// name of a handoff call, the item type of a hosted call or an opaque item
+// (such as "web_search_call"), and "" otherwise.
 func (it Item) Name() string { return it.name }
 
 // Text returns a message's text, a call's JSON arguments, or an output's
-// text. Reasoning items return their summary text.
+// text. Reasoning items return their summary text; hosted calls and opaque
+// items return their status (such as "completed"), if they have one.
 func (it Item) Text() string { return it.text }
 
 // Raw returns a copy of the item's canonical Responses-API input item JSON.
@@ -230,6 +237,9 @@ func parseItemJSON(kind Kind, raw []byte) (Item, error) {
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return Item{}, fmt.Errorf("state: parse %s item: %w", kind, err)
+	}
+	if kind.isTyped() {
+		return parseTyped(kind, raw)
 	}
 	it := Item{kind: kind, raw: append([]byte(nil), raw...)}
 	switch kind {

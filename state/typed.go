@@ -1,0 +1,68 @@
+package state
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Items whose kind is read from their "type" field: the calls of tools the
+// Responses API defines (web search, file search, code interpreter, image
+// generation, remote MCP, computer use, shell …) and items of a type
+// turnkit does not interpret. Their canonical JSON is the item as the model
+// sent it, kept byte for byte (compacted), so that it is stored, replayed to
+// the model and checkpointed unchanged; the API adds item types faster than
+// any library ships, and an unknown one is never an error.
+
+// isTyped reports whether items of kind k are read by parseTyped.
+func (k Kind) isTyped() bool { return k == KindHostedCall || k == KindOpaque }
+
+// firstClass lists the item types that have kinds of their own: a hosted
+// call or an opaque item of one of these types would be read differently
+// by the model adapters, so ParseItem refuses it.
+var firstClass = map[string]bool{
+	"message":              true,
+	"function_call":        true,
+	"function_call_output": true,
+	"reasoning":            true,
+}
+
+// parseTyped parses an item of a kind that isTyped: a JSON object with a
+// non-empty "type". Its name is the type, its text the status, and a
+// hosted call's call ID its "id" (or "call_id" when it has no "id").
+func parseTyped(kind Kind, raw []byte) (Item, error) {
+	var v struct {
+		Type   string `json:"type"`
+		ID     string `json:"id"`
+		CallID string `json:"call_id"`
+		Status string `json:"status"`
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		return Item{}, fmt.Errorf("state: parse %s item: not a JSON object", kind)
+	}
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return Item{}, fmt.Errorf("state: parse %s item: %w", kind, err)
+	}
+	switch {
+	case v.Type == "":
+		return Item{}, fmt.Errorf("state: parse %s item: missing type", kind)
+	case firstClass[v.Type]:
+		return Item{}, fmt.Errorf("state: parse %s item: type %q has a kind of its own", kind, v.Type)
+	}
+	it := Item{kind: kind, name: v.Type, text: v.Status, raw: append([]byte(nil), raw...)}
+	if kind == KindHostedCall {
+		it.callID = v.ID
+		if it.callID == "" {
+			it.callID = v.CallID
+		}
+	}
+	return it, nil
+}
+
+// HostedCall returns a hosted call item: a call of a tool the Responses API
+// defines, such as a web_search_call, whose JSON is raw as the model sent
+// it. It is [ParseItem] with [KindHostedCall].
+func HostedCall(raw []byte) (Item, error) { return ParseItem(KindHostedCall, raw) }
+
+// Opaque returns an item of a type turnkit does not interpret, whose JSON
+// is raw as the model sent it. It is [ParseItem] with [KindOpaque].
+func Opaque(raw []byte) (Item, error) { return ParseItem(KindOpaque, raw) }
