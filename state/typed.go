@@ -16,14 +16,15 @@ import (
 // isTyped reports whether items of kind k are read by parseTyped.
 func (k Kind) isTyped() bool { return k == KindHostedCall || k == KindOpaque }
 
-// firstClass lists the item types that have kinds of their own: a hosted
-// call or an opaque item of one of these types would be read differently
-// by the model adapters, so ParseItem refuses it.
+// firstClass lists the item types that the model adapters read as kinds
+// of their own: a hosted call or an opaque item of one of these types is a
+// mislabelled item, so ParseItem refuses it. (A function_call_output in a
+// response's output, which a server-side tool may produce, is opaque: it
+// answers no call of turnkit's.)
 var firstClass = map[string]bool{
-	"message":              true,
-	"function_call":        true,
-	"function_call_output": true,
-	"reasoning":            true,
+	"message":       true,
+	"function_call": true,
+	"reasoning":     true,
 }
 
 // parseTyped parses an item of a kind that isTyped: a JSON object with a
