@@ -32,8 +32,9 @@ var (
 	// decoded. It is wrapped by [*DecodeError].
 	ErrMalformedResponse = errors.New("openai: malformed response")
 	// ErrUnsupportedItem means the model produced an output item turnkit
-	// cannot record, such as a hosted tool call. It is wrapped by
-	// [*DecodeError].
+	// cannot record: a message whose role is not assistant. (Items of
+	// types turnkit does not know are recorded as opaque items.) It is
+	// wrapped by [*DecodeError].
 	ErrUnsupportedItem = errors.New("openai: unsupported output item")
 )
 
