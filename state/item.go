@@ -225,6 +225,9 @@ func ParseItem(kind Kind, raw []byte) (Item, error) {
 // parseItemJSON is ParseItem with encoding/json: the reference for
 // parseItemFast (codec_fast.go), and the path of every error.
 func parseItemJSON(kind Kind, raw []byte) (Item, error) {
+	if kind.isTyped() {
+		return parseTyped(kind, raw)
+	}
 	var v struct {
 		Type      string          `json:"type"`
 		Role      string          `json:"role"`
@@ -237,9 +240,6 @@ func parseItemJSON(kind Kind, raw []byte) (Item, error) {
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return Item{}, fmt.Errorf("state: parse %s item: %w", kind, err)
-	}
-	if kind.isTyped() {
-		return parseTyped(kind, raw)
 	}
 	it := Item{kind: kind, raw: append([]byte(nil), raw...)}
 	switch kind {

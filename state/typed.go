@@ -31,32 +31,39 @@ var firstClass = map[string]bool{
 // non-empty "type". Its name is the type, its text the status, and a
 // hosted call's call ID its "id" (or "call_id" when it has no "id").
 func parseTyped(kind Kind, raw []byte) (Item, error) {
-	var v struct {
-		Type   string `json:"type"`
-		ID     string `json:"id"`
-		CallID string `json:"call_id"`
-		Status string `json:"status"`
-	}
 	if len(raw) == 0 || raw[0] != '{' {
 		return Item{}, fmt.Errorf("state: parse %s item: not a JSON object", kind)
 	}
+	// A map, so that fields of any JSON type decode: only "type" must be a
+	// string; the others are read when they are strings.
+	var v map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return Item{}, fmt.Errorf("state: parse %s item: %w", kind, err)
 	}
-	switch {
-	case v.Type == "":
+	var typ string
+	if err := json.Unmarshal(v["type"], &typ); err != nil || typ == "" {
 		return Item{}, fmt.Errorf("state: parse %s item: missing type", kind)
-	case firstClass[v.Type]:
-		return Item{}, fmt.Errorf("state: parse %s item: type %q has a kind of its own", kind, v.Type)
 	}
-	it := Item{kind: kind, name: v.Type, text: v.Status, raw: append([]byte(nil), raw...)}
+	if firstClass[typ] {
+		return Item{}, fmt.Errorf("state: parse %s item: type %q has a kind of its own", kind, typ)
+	}
+	it := Item{kind: kind, name: typ, text: stringField(v, "status"), raw: append([]byte(nil), raw...)}
 	if kind == KindHostedCall {
-		it.callID = v.ID
-		if it.callID == "" {
-			it.callID = v.CallID
+		if it.callID = stringField(v, "id"); it.callID == "" {
+			it.callID = stringField(v, "call_id")
 		}
 	}
 	return it, nil
+}
+
+// stringField returns the field of v named name if it is a string, and ""
+// otherwise.
+func stringField(v map[string]json.RawMessage, name string) string {
+	var s string
+	if f := v[name]; len(f) > 0 && f[0] == '"' {
+		_ = json.Unmarshal(f, &s)
+	}
+	return s
 }
 
 // HostedCall returns a hosted call item: a call of a tool the Responses API

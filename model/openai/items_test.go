@@ -6,6 +6,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/openai"
 	"github.com/turnkit/turnkit/pipeline"
@@ -402,4 +405,60 @@ func testMixedRun(t *testing.T, stream bool, store session.Store, types []string
 	}
 	reqs = srv.Requests()
 	checkReplay(t, "next run", inputOf(t, reqs[2]), resp)
+}
+
+// TestOutputGuardrailSeesHostedItems: an output guardrail gets the items of
+// the final response, hosted calls and unknown items included, in model
+// order; its tripwire discards the final message and keeps the hosted
+// calls (they ran), in the session.
+func TestOutputGuardrailSeesHostedItems(t *testing.T) {
+	for _, trip := range []bool{false, true} {
+		for _, mode := range modes {
+			t.Run(fmt.Sprintf("trip=%v/%s", trip, mode.name), func(t *testing.T) {
+				body := responseBody(t, "resp_g", itemFixture(t, "web_search_call"), itemFixture(t, unknownType), itemFixture(t, "message"))
+				srv := newServer(t, replyBody(body))
+				var seen []string
+				check := func(_ context.Context, _ *pipeline.Agent, items []state.Item) (guardrails.Verdict, error) {
+					seen = describe(items)
+					if trip && slices.ContainsFunc(items, func(it state.Item) bool { return it.Name() == "web_search_call" }) {
+						return guardrails.Trip("searched the web"), nil
+					}
+					return guardrails.Verdict{}, nil
+				}
+				store := memory.New()
+				runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store), guardrails.OutputItems(check)))
+				agent := &pipeline.Agent{Name: "assistant", Model: openai.New(srv.client(0)), Settings: pipeline.ModelSettings{Model: "gpt-5-mini"}}
+				var err error
+				if mode.stream {
+					for _, e := range runner.Stream(context.Background(), agent, pipeline.UserInput("news?"), pipeline.WithSessionID("s")) {
+						if e != nil {
+							err = e
+						}
+					}
+				} else {
+					_, err = runner.Run(context.Background(), agent, pipeline.UserInput("news?"), pipeline.WithSessionID("s"))
+				}
+				want := []string{"hosted_call(web_search_call)", "opaque(" + unknownType + ")", "assistant_message"}
+				if !slices.Equal(seen, want) {
+					t.Errorf("guardrail saw %v, want %v", seen, want)
+				}
+				stored, lerr := store.List(context.Background(), "s", 0)
+				if lerr != nil {
+					t.Fatal(lerr)
+				}
+				wantStored := append([]string{"user_message"}, want...)
+				if trip {
+					if !errors.Is(err, guardrails.ErrTripwire) {
+						t.Fatalf("err = %v, want a tripwire", err)
+					}
+					wantStored = wantStored[:len(wantStored)-1]
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if got := describe(stored); !slices.Equal(got, wantStored) {
+					t.Errorf("session %v, want %v", got, wantStored)
+				}
+			})
+		}
+	}
 }
