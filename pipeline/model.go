@@ -98,4 +98,11 @@ type ToolSpec struct {
 	Parameters json.RawMessage
 	// Strict asks the model to follow the schema exactly.
 	Strict bool
+	// Hosted, when set, is the declaration of a tool the model's API runs
+	// itself (web search, file search, code interpreter, remote MCP …), as
+	// that API takes it, such as {"type":"web_search"} for the Responses
+	// API. The model adapter sends it as given, and the runner never calls
+	// the Tool: its calls come back as hosted-call items. An adapter that
+	// cannot send it fails the model call with an error.
+	Hosted json.RawMessage
 }

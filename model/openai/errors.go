@@ -36,6 +36,10 @@ var (
 	// types turnkit does not know are recorded as opaque items.) It is
 	// wrapped by [*DecodeError].
 	ErrUnsupportedItem = errors.New("openai: unsupported output item")
+	// ErrUnsupportedTool means a tool cannot be sent to or run through the
+	// API at hand: a hosted tool given to [ChatModel], or a hosted tool
+	// called as a function.
+	ErrUnsupportedTool = errors.New("openai: unsupported tool")
 )
 
 // A DecodeError reports a response that could not be turned into items:

@@ -48,6 +48,13 @@ func (m *Model) params(c *pipeline.ModelCall) (responses.ResponseNewParams, erro
 	if len(c.Tools) > 0 {
 		p.Tools = make([]responses.ToolUnionParam, len(c.Tools))
 		for i, t := range c.Tools {
+			if len(t.Hosted) > 0 {
+				if !json.Valid(t.Hosted) {
+					return p, fmt.Errorf("openai: hosted tool %q: declaration is not valid JSON", t.Name)
+				}
+				p.Tools[i] = param.Override[responses.ToolUnionParam](t.Hosted)
+				continue
+			}
 			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
 				return p, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
 			}
