@@ -25,6 +25,8 @@ const (
 	KindHandoffOutput                    // the output that acknowledges a handoff
 	KindHostedCall                       // a call of a tool the API defines, such as web_search_call
 	KindOpaque                           // an item of a type turnkit does not interpret
+	KindMCPApprovalRequest               // a remote MCP server's request to approve a call
+	KindMCPApprovalResponse              // the answer to an MCP approval request
 )
 
 var kindNames = [...]string{
@@ -38,6 +40,9 @@ var kindNames = [...]string{
 	KindHandoffOutput:    "handoff_output",
 	KindHostedCall:       "hosted_call",
 	KindOpaque:           "opaque",
+
+	KindMCPApprovalRequest:  "mcp_approval_request",
+	KindMCPApprovalResponse: "mcp_approval_response",
 }
 
 // String returns the kind's stable name, such as "tool_call".
@@ -79,11 +84,20 @@ func (k *Kind) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// IsCall reports whether the kind is a call that expects an output.
-func (k Kind) IsCall() bool { return k == KindToolCall || k == KindHandoffCall }
+// IsCall reports whether the kind is a call that expects an output: a
+// function call (tool or handoff) or an MCP approval request.
+func (k Kind) IsCall() bool {
+	return k == KindToolCall || k == KindHandoffCall || k == KindMCPApprovalRequest
+}
 
-// IsOutput reports whether the kind is the output of a call.
-func (k Kind) IsOutput() bool { return k == KindToolOutput || k == KindHandoffOutput }
+// IsOutput reports whether the kind is the output of a call: a function
+// call's output (tool or handoff) or an MCP approval response.
+func (k Kind) IsOutput() bool {
+	return k == KindToolOutput || k == KindHandoffOutput || k == KindMCPApprovalResponse
+}
+
+// isFunction reports whether the kind is a function call or its output.
+func (k Kind) isFunction() bool { return k >= KindToolCall && k <= KindHandoffOutput }
 
 // An Item is one entry of a run: a message, a reasoning item, a call or an
 // output. It is an immutable value: its fields are unexported and every
@@ -398,6 +412,7 @@ func concat(head, tail []Item) Items {
 // returns the item unchanged and false.
 func (it Item) WithKind(k Kind) (Item, bool) {
 	switch {
+	case !it.kind.isFunction() || !k.isFunction():
 	case it.kind.IsCall() && k.IsCall(), it.kind.IsOutput() && k.IsOutput():
 		it.kind = k
 		return it, true

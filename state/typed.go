@@ -14,7 +14,7 @@ import (
 // any library ships, and an unknown one is never an error.
 
 // isTyped reports whether items of kind k are read by parseTyped.
-func (k Kind) isTyped() bool { return k == KindHostedCall || k == KindOpaque }
+func (k Kind) isTyped() bool { return k >= KindHostedCall }
 
 // firstClass lists the item types that the model adapters read as kinds
 // of their own: a hosted call or an opaque item of one of these types is a
@@ -25,6 +25,8 @@ var firstClass = map[string]bool{
 	"message":       true,
 	"function_call": true,
 	"reasoning":     true,
+
+	"mcp_approval_request": true,
 }
 
 // parseTyped parses an item of a kind that isTyped: a JSON object with a
@@ -33,6 +35,12 @@ var firstClass = map[string]bool{
 func parseTyped(kind Kind, raw []byte) (Item, error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return Item{}, fmt.Errorf("state: parse %s item: not a JSON object", kind)
+	}
+	switch kind {
+	case KindMCPApprovalRequest:
+		return parseMCPRequest(raw)
+	case KindMCPApprovalResponse:
+		return parseMCPResponse(raw)
 	}
 	// A map, so that fields of any JSON type decode: only "type" must be a
 	// string; the others are read when they are strings.
