@@ -486,7 +486,7 @@ func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 		case state.KindAssistantMessage:
 			hasMessage, final = true, it.Text()
 			continue
-		case state.KindToolCall, state.KindHandoffCall:
+		case state.KindToolCall, state.KindHandoffCall, state.KindMCPApprovalRequest:
 		default:
 			continue
 		}
@@ -654,7 +654,7 @@ func (r *Runner) recordResults(t *Turn) error {
 		}
 		switch res.Status {
 		case ToolCompleted, ToolRejected:
-			out := c.OutputItem(res.Output)
+			out := c.ResultItem(res)
 			if err := t.Run.Record(out); err != nil {
 				return err
 			}

@@ -88,6 +88,23 @@ func (c *ToolCall) OutputItem(output string) state.Item {
 	return state.ToolOutput(c.CallID, c.Name, output).WithSeq(c.OutputSeq)
 }
 
+// ResultItem returns the output item for the call's result, placed at the
+// call's reserved position: [ToolCall.OutputItem] of the result's output
+// for a function call; for an MCP approval request, the approval response,
+// which approves when the call completed without error and otherwise
+// rejects with the output as its reason.
+func (c *ToolCall) ResultItem(res *ToolResult) state.Item {
+	if c.Item.Kind() != state.KindMCPApprovalRequest {
+		return c.OutputItem(res.Output)
+	}
+	approve := res.Status == ToolCompleted && res.Err == nil
+	reason := ""
+	if !approve {
+		reason = res.Output
+	}
+	return state.MCPApprovalResponse(c.CallID, c.Name, approve, reason).WithSeq(c.OutputSeq)
+}
+
 // A ToolStatus says what became of a tool call. The zero value is invalid.
 type ToolStatus uint8
 

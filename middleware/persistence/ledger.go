@@ -165,7 +165,7 @@ func (l *ledger) commitCall(ctx context.Context, c *pipeline.ToolCall, res *pipe
 			batch = append(batch, it)
 		}
 	}
-	batch = append(batch, c.Item, c.OutputItem(res.Output))
+	batch = append(batch, c.Item, c.ResultItem(res))
 	_ = l.append(ctx, batch) // a failure is kept in l.err and reported when the turn ends
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
 )
 
 // Hosted tools are tools the Responses API runs itself. An agent declares
@@ -57,10 +58,48 @@ func ImageGeneration(p responses.ToolImageGenerationParam) pipeline.Tool {
 
 // MCP returns a remote MCP server as a hosted tool: its server label, its
 // URL or connector, the tools it may use, the headers sent to it and which
-// calls need approval. Calls the server asks approval for come back as
-// mcp_approval_request items.
+// calls need approval (require_approval).
+//
+// A call the server asks approval for comes back as an MCP approval
+// request ([state.KindMCPApprovalRequest]), named
+// [state.MCPApprovalName] of the server and its tool ("mcp:deepwiki/ask"),
+// with the tool's arguments. The runner treats it as a call of this tool,
+// which always needs approval: with approval.Require in the chain the run
+// pauses with the request pending; approving or rejecting it on the state
+// (in any process) and resuming sends the mcp_approval_response. Without
+// an approval stage the request is rejected (fail closed), and the model
+// is told why.
 func MCP(p responses.ToolMcpParam) pipeline.Tool {
-	return HostedTool(responses.ToolUnionParam{OfMcp: &p})
+	t := HostedTool(responses.ToolUnionParam{OfMcp: &p}).(*hostedTool)
+	return &mcpTool{hostedTool: t}
+}
+
+// mcpTool is a remote MCP server: a hosted tool whose approval requests
+// the tool stage answers.
+type mcpTool struct{ *hostedTool }
+
+var (
+	_ pipeline.Tool             = (*mcpTool)(nil)
+	_ pipeline.ApprovalRequirer = (*mcpTool)(nil)
+)
+
+// NeedsApproval reports that every approval request of the server needs
+// a decision.
+func (t *mcpTool) NeedsApproval(_ context.Context, c *pipeline.ToolCall) (bool, error) {
+	return c.Item.Kind() == state.KindMCPApprovalRequest, nil
+}
+
+// Call answers an approval request the approval stage let through: it
+// approves when the run holds an approval of the request, and otherwise
+// fails, which rejects the request.
+func (t *mcpTool) Call(ctx context.Context, c *pipeline.ToolCall) (string, error) {
+	if c.Item.Kind() != state.KindMCPApprovalRequest {
+		return t.hostedTool.Call(ctx, c)
+	}
+	if d, _, ok := c.Turn.Run.DecisionFor(c.Name, c.CallID); ok && d.Verdict == state.Approved {
+		return "approved", nil
+	}
+	return "", fmt.Errorf("%w: MCP approval request %s (%s) was not approved: no approval stage decided it", ErrUnsupportedTool, c.CallID, c.Name)
 }
 
 // HostedTool returns a hosted tool from any tool declaration of the

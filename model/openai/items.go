@@ -17,7 +17,6 @@ var hostedTypes = map[string]bool{
 	"image_generation_call": true,
 	"mcp_call":              true,
 	"mcp_list_tools":        true,
-	"mcp_approval_request":  true,
 	"computer_call":         true,
 	"local_shell_call":      true,
 	"shell_call":            true,

@@ -110,6 +110,8 @@ func outputItem(raw []byte) (state.Item, error) {
 		kind = state.KindToolCall
 	case "reasoning":
 		kind = state.KindReasoning
+	case "mcp_approval_request":
+		kind = state.KindMCPApprovalRequest
 	default:
 		kind = typedKind(head.Type)
 	}

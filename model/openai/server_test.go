@@ -345,3 +345,10 @@ func hostedProgress(ev func(string, map[string]any), typ, id string, i int, item
 		ev("response.custom_tool_call_input.done", with("input", input))
 	}
 }
+
+// clientAt returns the real openai-go client pointed at a server's URL,
+// without retries (for a server that may live in another process).
+func clientAt(url string) sdk.Client {
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}} // no idle connection outlives a test
+	return sdk.NewClient(option.WithBaseURL(url+"/v1/"), option.WithAPIKey("sk-test"), option.WithHTTPClient(hc), option.WithMaxRetries(0))
+}
