@@ -23,10 +23,11 @@ const (
 	KindToolOutput                       // the output of a function call
 	KindHandoffCall                      // a transfer_to_<agent> call
 	KindHandoffOutput                    // the output that acknowledges a handoff
-	KindHostedCall                       // a call of a tool the API defines, such as web_search_call
-	KindOpaque                           // an item of a type turnkit does not interpret
-	KindMCPApprovalRequest               // a remote MCP server's request to approve a call
-	KindMCPApprovalResponse              // the answer to an MCP approval request
+
+	KindHostedCall          // a call of a tool the API defines, such as web_search_call
+	KindOpaque              // an item of a type turnkit does not interpret
+	KindMCPApprovalRequest  // a remote MCP server's request to approve a call
+	KindMCPApprovalResponse // the answer to an MCP approval request
 )
 
 var kindNames = [...]string{
