@@ -28,6 +28,8 @@ const (
 	KindOpaque              // an item of a type turnkit does not interpret
 	KindMCPApprovalRequest  // a remote MCP server's request to approve a call
 	KindMCPApprovalResponse // the answer to an MCP approval request
+	KindCustomCall          // a call of a custom tool, with freeform text input
+	KindCustomOutput        // the output of a custom tool call
 )
 
 var kindNames = [...]string{
@@ -44,6 +46,8 @@ var kindNames = [...]string{
 
 	KindMCPApprovalRequest:  "mcp_approval_request",
 	KindMCPApprovalResponse: "mcp_approval_response",
+	KindCustomCall:          "custom_call",
+	KindCustomOutput:        "custom_output",
 }
 
 // String returns the kind's stable name, such as "tool_call".
@@ -86,15 +90,17 @@ func (k *Kind) UnmarshalText(b []byte) error {
 }
 
 // IsCall reports whether the kind is a call that expects an output: a
-// function call (tool or handoff) or an MCP approval request.
+// function call (tool or handoff), a custom tool call or an MCP approval
+// request.
 func (k Kind) IsCall() bool {
-	return k == KindToolCall || k == KindHandoffCall || k == KindMCPApprovalRequest
+	return k == KindToolCall || k == KindHandoffCall || k == KindCustomCall || k == KindMCPApprovalRequest
 }
 
 // IsOutput reports whether the kind is the output of a call: a function
-// call's output (tool or handoff) or an MCP approval response.
+// call's output (tool or handoff), a custom tool call's output or an MCP
+// approval response.
 func (k Kind) IsOutput() bool {
-	return k == KindToolOutput || k == KindHandoffOutput || k == KindMCPApprovalResponse
+	return k == KindToolOutput || k == KindHandoffOutput || k == KindCustomOutput || k == KindMCPApprovalResponse
 }
 
 // isFunction reports whether the kind is a function call or its output.

@@ -27,6 +27,7 @@ var firstClass = map[string]bool{
 	"reasoning":     true,
 
 	"mcp_approval_request": true,
+	"custom_tool_call":     true,
 }
 
 // parseTyped parses an item of a kind that isTyped: a JSON object with a
@@ -41,6 +42,10 @@ func parseTyped(kind Kind, raw []byte) (Item, error) {
 		return parseMCPRequest(raw)
 	case KindMCPApprovalResponse:
 		return parseMCPResponse(raw)
+	case KindCustomCall:
+		return parseCustomCall(raw)
+	case KindCustomOutput:
+		return parseCustomOutput(raw)
 	}
 	// A map, so that fields of any JSON type decode: only "type" must be a
 	// string; the others are read when they are strings.
