@@ -105,4 +105,12 @@ type ToolSpec struct {
 	// the Tool: its calls come back as hosted-call items. An adapter that
 	// cannot send it fails the model call with an error.
 	Hosted json.RawMessage
+	// Custom, when set, makes the tool a custom tool: the model calls it
+	// with freeform text (the call's Arguments) instead of a JSON object,
+	// and Custom is the input's format as the API takes it:
+	// {"type":"text"}, or a grammar such as
+	// {"type":"grammar","syntax":"lark","definition":"…"}. Parameters and
+	// Strict are then unused. An adapter that cannot send it fails the
+	// model call with an error.
+	Custom json.RawMessage
 }

@@ -486,7 +486,7 @@ func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 		case state.KindAssistantMessage:
 			hasMessage, final = true, it.Text()
 			continue
-		case state.KindToolCall, state.KindHandoffCall, state.KindMCPApprovalRequest:
+		case state.KindToolCall, state.KindHandoffCall, state.KindCustomCall, state.KindMCPApprovalRequest:
 		default:
 			continue
 		}
@@ -563,7 +563,7 @@ func (r *Runner) checkCall(c *ToolCall) (*ToolResult, error) {
 	switch {
 	case c.Tool == nil:
 		err = &UnknownToolError{Agent: c.Turn.Agent.Name, Tool: c.Name, CallID: c.CallID}
-	case c.Arguments != "" && !json.Valid([]byte(c.Arguments)):
+	case c.Item.Kind() == state.KindToolCall && c.Arguments != "" && !json.Valid([]byte(c.Arguments)):
 		ae := &ArgumentError{Tool: c.Name, CallID: c.CallID, Err: errors.New("malformed JSON")}
 		var v any
 		if serr, ok := errors.AsType[*json.SyntaxError](json.Unmarshal([]byte(c.Arguments), &v)); ok {

@@ -62,7 +62,8 @@ type ToolCall struct {
 	Tool Tool
 	// Item is the call item as the model produced it, with its position.
 	Item state.Item
-	// Name, CallID and Arguments repeat the item's fields.
+	// Name, CallID and Arguments repeat the item's fields. The arguments
+	// of a custom tool's call are its freeform text input.
 	Name      string
 	CallID    string
 	Arguments string
@@ -85,6 +86,9 @@ func (c *ToolCall) IdempotencyKey() string { return c.Turn.Run.ID() + "/" + c.Ca
 // OutputItem returns the output item for the call with the given output,
 // placed at the call's reserved position.
 func (c *ToolCall) OutputItem(output string) state.Item {
+	if c.Item.Kind() == state.KindCustomCall {
+		return state.CustomOutput(c.CallID, c.Name, output).WithSeq(c.OutputSeq)
+	}
 	return state.ToolOutput(c.CallID, c.Name, output).WithSeq(c.OutputSeq)
 }
 

@@ -96,6 +96,9 @@ func (m *ChatModel) params(c *pipeline.ModelCall) (sdk.ChatCompletionNewParams, 
 			if len(t.Hosted) > 0 {
 				return p, fmt.Errorf("%w: hosted tool %q: Chat Completions has no hosted tools", ErrUnsupportedTool, t.Name)
 			}
+			if len(t.Custom) > 0 {
+				return p, fmt.Errorf("%w: custom tool %q: the chat adapter sends function tools only", ErrUnsupportedTool, t.Name)
+			}
 			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
 				return p, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
 			}

@@ -22,7 +22,6 @@ var hostedTypes = map[string]bool{
 	"shell_call":            true,
 	"apply_patch_call":      true,
 	"tool_search_call":      true,
-	"custom_tool_call":      true,
 }
 
 // typedKind returns the kind of an output item of type typ that is not a

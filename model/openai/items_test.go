@@ -117,9 +117,11 @@ func fixtureKind(typ string) state.Kind {
 		return state.KindReasoning
 	case "mcp_approval_request":
 		return state.KindMCPApprovalRequest
+	case "custom_tool_call":
+		return state.KindCustomCall
 	case "web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call",
 		"mcp_call", "mcp_list_tools", "computer_call", "local_shell_call",
-		"shell_call", "apply_patch_call", "tool_search_call", "custom_tool_call":
+		"shell_call", "apply_patch_call", "tool_search_call":
 		return state.KindHostedCall
 	}
 	return state.KindOpaque

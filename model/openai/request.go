@@ -55,6 +55,13 @@ func (m *Model) params(c *pipeline.ModelCall) (responses.ResponseNewParams, erro
 				p.Tools[i] = param.Override[responses.ToolUnionParam](t.Hosted)
 				continue
 			}
+			if len(t.Custom) > 0 {
+				if !json.Valid(t.Custom) {
+					return p, fmt.Errorf("openai: custom tool %q: format is not valid JSON", t.Name)
+				}
+				p.Tools[i] = param.Override[responses.ToolUnionParam](json.RawMessage(appendCustomTool(nil, t)))
+				continue
+			}
 			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
 				return p, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
 			}
@@ -153,4 +160,18 @@ func appendParameters(dst []byte, schema json.RawMessage) []byte {
 		return append(dst, emptyParameters...)
 	}
 	return append(dst, schema...)
+}
+
+// appendCustomTool appends a Responses API custom tool for t: freeform
+// text input in the format t.Custom gives.
+func appendCustomTool(dst []byte, t pipeline.ToolSpec) []byte {
+	dst = append(dst, `{"type":"custom","name":`...)
+	dst = state.AppendJSONString(dst, t.Name)
+	if t.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = state.AppendJSONString(dst, t.Description)
+	}
+	dst = append(dst, `,"format":`...)
+	dst = append(dst, t.Custom...)
+	return append(dst, '}')
 }

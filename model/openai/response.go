@@ -112,6 +112,8 @@ func outputItem(raw []byte) (state.Item, error) {
 		kind = state.KindReasoning
 	case "mcp_approval_request":
 		kind = state.KindMCPApprovalRequest
+	case "custom_tool_call":
+		kind = state.KindCustomCall
 	default:
 		kind = typedKind(head.Type)
 	}
