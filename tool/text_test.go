@@ -49,9 +49,11 @@ func TestText(t *testing.T) {
 
 func TestTextPanics(t *testing.T) {
 	for name, f := range map[string]func(){
-		"nil fn":       func() { tool.Text("x", "", nil) },
-		"bad name":     func() { tool.Text("a b", "", func(context.Context, string) (string, error) { return "", nil }) },
-		"Func grammar": func() { tool.Func("f", "", func(context.Context, struct{}) (string, error) { return "", nil }, tool.Grammar("regex", "a+")) },
+		"nil fn":   func() { tool.Text("x", "", nil) },
+		"bad name": func() { tool.Text("a b", "", func(context.Context, string) (string, error) { return "", nil }) },
+		"Func grammar": func() {
+			tool.Func("f", "", func(context.Context, struct{}) (string, error) { return "", nil }, tool.Grammar("regex", "a+"))
+		},
 	} {
 		func() {
 			defer func() {
