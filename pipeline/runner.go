@@ -140,6 +140,9 @@ func (r *Runner) start(agent *Agent, input []state.Item, opts []RunOption) (*sta
 	if rc.sessionID != "" {
 		run.SetSessionID(rc.sessionID)
 	}
+	for _, e := range rc.extensions {
+		run.SetExtension(e.key, e.value)
+	}
 	return run, nil
 }
 

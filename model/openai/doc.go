@@ -22,7 +22,9 @@
 // reasoning effort and summary, truncation, store, metadata and previous
 // response ID. The input is the run's whole history: when
 // PreviousResponseID is set, the server's copy of earlier items is not
-// subtracted.
+// subtracted. To keep the conversation on the server and send only new
+// items, run with [ChainResponses] (previous_response_id, set from the
+// last response) or [InConversation] (a conversation ID).
 //
 // # What comes back
 //
