@@ -85,6 +85,9 @@ func (m *ChatModel) params(c *pipeline.ModelCall) (sdk.ChatCompletionNewParams, 
 		return p, err
 	}
 	p.Model = name
+	if err := chatExpressible(c.Input); err != nil {
+		return p, err
+	}
 	msgs := chatMessages(nil, c.Instructions, c.Input)
 	p.Messages = make([]sdk.ChatCompletionMessageParamUnion, len(msgs))
 	for i, msg := range msgs {
@@ -338,3 +341,18 @@ func appendRefusal(dst []byte, refusal string) []byte {
 // ProviderName reports "openai", the GenAI provider name tracing records
 // (gen_ai.provider.name).
 func (m *ChatModel) ProviderName() string { return "openai" }
+
+// chatExpressible refuses input items Chat Completions has no message for
+// (hosted calls, opaque items, MCP approvals, custom tool calls), rather
+// than dropping them: a request without them would not be the run's
+// history.
+func chatExpressible(items state.Items) error {
+	for i, it := range items.All() {
+		switch it.Kind() {
+		case state.KindHostedCall, state.KindOpaque, state.KindMCPApprovalRequest, state.KindMCPApprovalResponse,
+			state.KindCustomCall, state.KindCustomOutput:
+			return fmt.Errorf("%w: input[%d] is a %s (%s), which Chat Completions cannot express", ErrUnsupportedItem, i, it.Kind(), it.Name())
+		}
+	}
+	return nil
+}

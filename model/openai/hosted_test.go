@@ -12,6 +12,7 @@ import (
 
 	"github.com/turnkit/turnkit/model/openai"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
 )
 
 // hostedTools declares every hosted tool with its options.
@@ -136,6 +137,24 @@ func TestHostedToolsChat(t *testing.T) {
 	_, err := openai.NewChat(srv.client(0)).Respond(context.Background(), c)
 	if !errors.Is(err, openai.ErrUnsupportedTool) {
 		t.Fatalf("err = %v, want ErrUnsupportedTool", err)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d requests sent", n)
+	}
+}
+
+// TestChatRefusesHostedItems: history that holds a hosted call cannot be
+// sent to Chat Completions; the call fails before any request.
+func TestChatRefusesHostedItems(t *testing.T) {
+	srv := newServer(t)
+	ws, err := state.HostedCall(itemFixture(t, "web_search_call"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := call(false)
+	c.Input = state.ItemsOf(append(pipeline.UserInput("news?"), ws))
+	if _, err := openai.NewChat(srv.client(0)).Respond(context.Background(), c); !errors.Is(err, openai.ErrUnsupportedItem) {
+		t.Fatalf("err = %v, want ErrUnsupportedItem", err)
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("%d requests sent", n)
