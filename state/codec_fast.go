@@ -375,7 +375,7 @@ func (d *fastDec) wireItem(s *jscan) (Item, bool) {
 			start, ws := s.i, s.ws
 			s.ws = false
 			var ok bool
-			if kind != 0 {
+			if kind != 0 && !kind.isTyped() {
 				it, ok = d.item(s, kind)
 				parsed = true
 			} else {
@@ -389,6 +389,9 @@ func (d *fastDec) wireItem(s *jscan) (Item, bool) {
 	})
 	if !ok || kind == 0 || raw == nil || len(name.q) > 0 && !kind.IsOutput() {
 		return Item{}, false
+	}
+	if kind.isTyped() {
+		return d.typedItem(kind, raw, whitespace, name, seq)
 	}
 	if !parsed {
 		sub := jscan{b: raw}
@@ -405,6 +408,24 @@ func (d *fastDec) wireItem(s *jscan) (Item, bool) {
 		d.name = d.intern(name)
 	}
 	d.setStrings(&it)
+	it.seq = seq
+	return it, true
+}
+
+// typedItem builds a wire item of a kind that parseTyped reads, as
+// decodeItems does: from its compacted raw JSON, named name when it is an
+// output.
+func (d *fastDec) typedItem(kind Kind, raw []byte, whitespace bool, name quoted, seq int64) (Item, bool) {
+	if whitespace {
+		raw = compact(raw)
+	}
+	it, err := parseTyped(kind, raw)
+	if err != nil {
+		return Item{}, false
+	}
+	if len(name.q) > 0 {
+		it.name = d.intern(name)
+	}
 	it.seq = seq
 	return it, true
 }

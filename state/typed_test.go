@@ -54,12 +54,18 @@ func TestTypedItemsRefused(t *testing.T) {
 	}
 }
 
-// TestTypedItemsCheckpoint: hosted calls and opaque items survive a
-// checkpoint round trip unchanged, in their positions, among other items.
-func TestTypedItemsCheckpoint(t *testing.T) {
-	r := state.NewRun("run-typed", "agent", 10)
-	in := r.AddInput(state.UserMessage("find it"))
-	items := []state.Item{state.Reasoning("rs_1", "thinking")}
+// typedRun returns a run whose items mix every kind parseTyped reads with
+// function calls and messages, and the items it recorded.
+func typedRun(t testing.TB) *state.Run {
+	r, _, _ := typedRunItems(t)
+	return r
+}
+
+func typedRunItems(t testing.TB) (r *state.Run, in []state.Item, items []state.Item) {
+	t.Helper()
+	r = state.NewRun("run-typed", "agent", 10)
+	in = r.AddInput(state.UserMessage("find it"))
+	items = []state.Item{state.Reasoning("rs_1", "thinking")}
 	for _, tc := range typedRaws {
 		it, err := state.ParseItem(tc.kind, []byte(tc.raw))
 		if err != nil {
@@ -67,18 +73,31 @@ func TestTypedItemsCheckpoint(t *testing.T) {
 		}
 		items = append(items, it)
 	}
-	items = append(items, state.ToolCall("fc_1", "call_1", "lookup", `{}`), state.AssistantMessage("msg_1", "done"))
-	first := r.Reserve(len(items) + 1)
+	req, err := state.ParseItem(state.KindMCPApprovalRequest, []byte(mcpRequest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	items = append(items, state.ToolCall("fc_1", "call_1", "lookup", `{}`), req, state.CustomCall("ctc_1", "call_c", "run_sql", "SELECT 1;"))
+	first := r.Reserve(len(items) + 3)
 	for i := range items {
 		items[i] = items[i].WithSeq(first + int64(i))
 	}
+	next := first + int64(len(items))
+	items = append(items,
+		state.ToolOutput("call_1", "lookup", "42").WithSeq(next),
+		state.MCPApprovalResponse("mcpr_1", req.Name(), false, "no").WithSeq(next+1),
+		state.CustomOutput("call_c", "run_sql", "1").WithSeq(next+2))
 	if err := r.Record(items...); err != nil {
 		t.Fatal(err)
 	}
-	out := state.ToolOutput("call_1", "lookup", "42").WithSeq(first + int64(len(items)))
-	if err := r.Record(out); err != nil {
-		t.Fatal(err)
-	}
+	return r, in, items
+}
+
+// TestTypedItemsCheckpoint: hosted calls, opaque items, MCP approvals and
+// custom tool calls survive a checkpoint round trip unchanged, in their
+// positions, among other items, on the fast path and the reference path.
+func TestTypedItemsCheckpoint(t *testing.T) {
+	r, in, items := typedRunItems(t)
 	b, err := state.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -87,13 +106,13 @@ func TestTypedItemsCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Unmarshal: %v\n%s", err, b)
 	}
-	want := append(append(append([]state.Item(nil), in...), items...), out)
+	want := append(append([]state.Item(nil), in...), items...)
 	got := back.Items().Slice()
 	if len(got) != len(want) {
 		t.Fatalf("got %d items, want %d", len(got), len(want))
 	}
 	for i := range want {
-		if !got[i].Equal(want[i]) || got[i].Text() != want[i].Text() {
+		if !got[i].Equal(want[i]) || got[i].Text() != want[i].Text() || got[i].CallID() != want[i].CallID() {
 			t.Errorf("item %d = %v %s, want %v %s", i, got[i], got[i].Raw(), want[i], want[i].Raw())
 		}
 	}
@@ -129,4 +148,34 @@ func indexOf(b []byte, s string) int {
 		}
 	}
 	panic("not found: " + s)
+}
+
+// TestTypedItemsFastPath: a checkpoint with typed items decodes on the fast
+// path, to what the reference path decodes.
+func TestTypedItemsFastPath(t *testing.T) {
+	for _, opts := range [][]state.MarshalOption{nil, {state.WithIndent()}} {
+		data, err := state.Marshal(typedRun(t), opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast := state.UnmarshalFastOnly(data, nil)
+		if fast == nil {
+			t.Fatal("the fast path gave up on typed items")
+		}
+		ref, err := state.UnmarshalReference(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fb, _ := state.MarshalReference(fast)
+		rb, _ := state.MarshalReference(ref)
+		if string(fb) != string(rb) {
+			t.Errorf("fast path:\n%s\nreference:\n%s", fb, rb)
+		}
+		for i, it := range fast.Items().Slice() {
+			r := ref.Items().At(i)
+			if it.Text() != r.Text() || it.CallID() != r.CallID() || it.Name() != r.Name() {
+				t.Errorf("item %d: fast %v %q, reference %v %q", i, it, it.Text(), r, r.Text())
+			}
+		}
+	}
 }
