@@ -242,6 +242,9 @@ func (l *ledger) openCalls(t *pipeline.Turn) bool {
 // withheld returns the placeholder stored instead of a terminal tool's
 // output after a rejection.
 func withheld(out state.Item) state.Item {
+	if out.Kind() == state.KindCustomOutput {
+		return state.CustomOutput(out.CallID(), out.Name(), WithheldOutput).WithSeq(out.Seq())
+	}
 	it, _ := state.ToolOutput(out.CallID(), out.Name(), WithheldOutput).WithKind(out.Kind())
 	return it.WithSeq(out.Seq())
 }

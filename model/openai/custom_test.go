@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/turnkit/turnkit/middleware/approval"
+	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/openai"
 	"github.com/turnkit/turnkit/pipeline"
@@ -106,5 +107,31 @@ func TestCustomToolChat(t *testing.T) {
 	c.Tools = []pipeline.ToolSpec{sqlTool(&got).Spec()}
 	if _, err := openai.NewChat(newServer(t).client(0)).Respond(context.Background(), c); !errors.Is(err, openai.ErrUnsupportedTool) {
 		t.Fatalf("err = %v, want ErrUnsupportedTool", err)
+	}
+}
+
+// TestCustomToolTerminalWithheld: a terminal custom tool whose output an
+// output guardrail trips on is stored with its output withheld, as a
+// custom_tool_call_output, so the history stays valid model input.
+func TestCustomToolTerminalWithheld(t *testing.T) {
+	srv := newServer(t, replyBody(responseBody(t, "resp_c1", itemFixture(t, "custom_tool_call"))))
+	var got string
+	agent := &pipeline.Agent{Name: "assistant", Model: openai.New(srv.client(0)), Settings: pipeline.ModelSettings{Model: "gpt-5-mini"},
+		Tools: []pipeline.Tool{sqlTool(&got)}, ToolUse: pipeline.StopOnFirstTool()}
+	store := memory.New()
+	trip := func(context.Context, *pipeline.Agent, string) (guardrails.Verdict, error) { return guardrails.Trip(nil), nil }
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store), guardrails.Output(trip)))
+	if _, err := runner.Run(context.Background(), agent, pipeline.UserInput("one?"), pipeline.WithSessionID("s")); !errors.Is(err, guardrails.ErrTripwire) {
+		t.Fatalf("err = %v, want a tripwire", err)
+	}
+	stored, err := store.List(context.Background(), "s", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"user_message", "custom_call(run_sql)", "custom_output(run_sql)"}; !slices.Equal(describe(stored), want) {
+		t.Fatalf("session %v, want %v", describe(stored), want)
+	}
+	if want := `{"type":"custom_tool_call_output","call_id":"call_ct","output":"` + persistence.WithheldOutput + `"}`; string(stored[2].Raw()) != want {
+		t.Errorf("stored output %s, want %s", stored[2].Raw(), want)
 	}
 }
