@@ -119,7 +119,9 @@ func TestCustomToolTerminalWithheld(t *testing.T) {
 	agent := &pipeline.Agent{Name: "assistant", Model: openai.New(srv.client(0)), Settings: pipeline.ModelSettings{Model: "gpt-5-mini"},
 		Tools: []pipeline.Tool{sqlTool(&got)}, ToolUse: pipeline.StopOnFirstTool()}
 	store := memory.New()
-	trip := func(context.Context, *pipeline.Agent, string) (guardrails.Verdict, error) { return guardrails.Trip(nil), nil }
+	trip := func(context.Context, *pipeline.Agent, string) (guardrails.Verdict, error) {
+		return guardrails.Trip(nil), nil
+	}
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store), guardrails.Output(trip)))
 	if _, err := runner.Run(context.Background(), agent, pipeline.UserInput("one?"), pipeline.WithSessionID("s")); !errors.Is(err, guardrails.ErrTripwire) {
 		t.Fatalf("err = %v, want a tripwire", err)
