@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,8 +21,11 @@ import (
 // map as for [Model]; the run's items are converted to chat messages:
 // user and system messages, an assistant message carrying the tool calls
 // that followed it, and one tool message per output. Reasoning items are
-// not sent (the API has no place for them), and message content other
-// than text is sent as its text.
+// not sent (the API has no place for them). A user message's images (by
+// URL or data URL) and files (by ID or inline) become content parts;
+// items and parts the API cannot express (hosted calls, opaque items, MCP
+// approvals, custom tool calls, images by file ID, files by URL) fail the
+// call before the request with an error wrapping [ErrUnsupportedItem].
 //
 // A ChatModel holds only configuration fixed at construction and is safe
 // for concurrent use. The contract of Respond is the one of [Model].
@@ -170,6 +174,10 @@ func chatMessages(dst [][]byte, instructions string, items state.Items) [][]byte
 		switch it.Kind() {
 		case state.KindUserMessage:
 			flush()
+			if msg, ok := appendUserParts(nil, it); ok {
+				dst = append(dst, msg)
+				break
+			}
 			dst = append(dst, appendTextMessage(nil, "user", it.Text()))
 		case state.KindSystemMessage:
 			flush()
@@ -343,11 +351,16 @@ func appendRefusal(dst []byte, refusal string) []byte {
 func (m *ChatModel) ProviderName() string { return "openai" }
 
 // chatExpressible refuses input items Chat Completions has no message for
-// (hosted calls, opaque items, MCP approvals, custom tool calls), rather
-// than dropping them: a request without them would not be the run's
-// history.
+// (hosted calls, opaque items, MCP approvals, custom tool calls) and user
+// content it cannot take (images by file ID, files by URL), rather than
+// dropping them: a request without them would not be the run's history.
 func chatExpressible(items state.Items) error {
 	for i, it := range items.All() {
+		if it.Kind() == state.KindUserMessage && hasMedia(it) {
+			if _, err := chatParts(it); err != nil {
+				return fmt.Errorf("%w: input[%d]: %w", ErrUnsupportedItem, i, err)
+			}
+		}
 		switch it.Kind() {
 		case state.KindHostedCall, state.KindOpaque, state.KindMCPApprovalRequest, state.KindMCPApprovalResponse,
 			state.KindCustomCall, state.KindCustomOutput:
@@ -355,4 +368,79 @@ func chatExpressible(items state.Items) error {
 		}
 	}
 	return nil
+}
+
+// hasMedia reports whether a user message's content has parts other than
+// text (its JSON names an image or a file part).
+func hasMedia(it state.Item) bool {
+	raw := it.AppendRaw(nil)
+	return bytes.Contains(raw, []byte(`"input_image"`)) || bytes.Contains(raw, []byte(`"input_file"`))
+}
+
+// inputPart is a Responses API input content part.
+type inputPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL string `json:"image_url"`
+	Detail   string `json:"detail"`
+	FileID   string `json:"file_id"`
+	FileURL  string `json:"file_url"`
+	FileData string `json:"file_data"`
+	Filename string `json:"filename"`
+}
+
+// chatParts converts a user message's content parts to Chat Completions
+// content parts: text, images by URL (data URLs included) and files by ID
+// or inline data.
+func chatParts(it state.Item) ([]any, error) {
+	var m struct {
+		Content []inputPart `json:"content"`
+	}
+	if err := json.Unmarshal(it.AppendRaw(nil), &m); err != nil {
+		return nil, err
+	}
+	out := make([]any, 0, len(m.Content))
+	for i, p := range m.Content {
+		switch {
+		case p.Type == "input_text":
+			out = append(out, map[string]any{"type": "text", "text": p.Text})
+		case p.Type == "input_image" && p.ImageURL != "":
+			img := map[string]any{"url": p.ImageURL}
+			if p.Detail != "" {
+				img["detail"] = p.Detail
+			}
+			out = append(out, map[string]any{"type": "image_url", "image_url": img})
+		case p.Type == "input_file" && p.FileID != "":
+			out = append(out, map[string]any{"type": "file", "file": map[string]any{"file_id": p.FileID}})
+		case p.Type == "input_file" && p.FileData != "":
+			out = append(out, map[string]any{"type": "file", "file": map[string]any{"file_data": p.FileData, "filename": p.Filename}})
+		default:
+			what := p.Type
+			switch {
+			case p.FileURL != "":
+				what += " by URL"
+			case p.FileID != "":
+				what += " by file ID"
+			}
+			return nil, fmt.Errorf("content part %d (%s): Chat Completions cannot take it", i, what)
+		}
+	}
+	return out, nil
+}
+
+// appendUserParts appends a user message with content parts, when it has
+// parts other than text and all of them convert.
+func appendUserParts(dst []byte, it state.Item) ([]byte, bool) {
+	if !hasMedia(it) {
+		return dst, false
+	}
+	parts, err := chatParts(it)
+	if err != nil {
+		return dst, false
+	}
+	b, err := json.Marshal(map[string]any{"role": "user", "content": parts})
+	if err != nil {
+		return dst, false
+	}
+	return append(dst, b...), true
 }

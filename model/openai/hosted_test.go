@@ -160,3 +160,50 @@ func TestChatRefusesHostedItems(t *testing.T) {
 		t.Errorf("%d requests sent", n)
 	}
 }
+
+// TestUserContentParts: images and files in a user message go to the
+// Responses API as they are, to Chat Completions as its content parts, and
+// what Chat Completions cannot take is a typed error before the request.
+func TestUserContentParts(t *testing.T) {
+	msg := state.UserContent(state.TextPart("What is this?"), state.ImageURL("data:image/png;base64,iVBO", "low"),
+		state.FileID("file-pdf"), state.FileData("a.txt", "data:text/plain;base64,aGk="))
+	t.Run("responses", func(t *testing.T) {
+		srv := newServer(t, reply{file: "responses_text.json"})
+		c := call(false)
+		c.Input = state.ItemsOf([]state.Item{msg})
+		if _, err := openai.New(srv.client(0)).Respond(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+		if in := inputOf(t, srv.Requests()[0]); len(in) != 1 || string(in[0]) != string(msg.Raw()) {
+			t.Errorf("input %s, want %s", in, msg.Raw())
+		}
+	})
+	t.Run("chat", func(t *testing.T) {
+		srv := newServer(t, reply{file: "chat_text.json"})
+		c := call(false)
+		c.Input = state.ItemsOf([]state.Item{msg})
+		if _, err := openai.NewChat(srv.client(0)).Respond(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+		var body struct{ Messages []json.RawMessage }
+		if err := json.Unmarshal(srv.Requests()[0].body, &body); err != nil {
+			t.Fatal(err)
+		}
+		want := `{"content":[{"text":"What is this?","type":"text"},{"image_url":{"detail":"low","url":"data:image/png;base64,iVBO"},"type":"image_url"},` +
+			`{"file":{"file_id":"file-pdf"},"type":"file"},{"file":{"file_data":"data:text/plain;base64,aGk=","filename":"a.txt"},"type":"file"}],"role":"user"}`
+		if len(body.Messages) != 1 || compact(t, body.Messages[0]) != want {
+			t.Errorf("messages %s\nwant %s", body.Messages, want)
+		}
+	})
+	for _, bad := range []state.ContentPart{state.ImageFile("file-img", ""), state.FileURL("https://example.com/a.pdf")} {
+		srv := newServer(t)
+		c := call(false)
+		c.Input = state.ItemsOf([]state.Item{state.UserContent(state.TextPart("see"), bad)})
+		if _, err := openai.NewChat(srv.client(0)).Respond(context.Background(), c); !errors.Is(err, openai.ErrUnsupportedItem) {
+			t.Errorf("err = %v, want ErrUnsupportedItem", err)
+		}
+		if len(srv.Requests()) != 0 {
+			t.Error("a request was sent")
+		}
+	}
+}
