@@ -39,6 +39,9 @@ func (a *Agent) tool(name string) Tool {
 			return t
 		}
 	}
+	if server, _, ok := state.SplitMCPApprovalName(name); ok {
+		return a.tool("mcp:" + server) // an approval request goes to its server's tool
+	}
 	return nil
 }
 

@@ -98,4 +98,19 @@ type ToolSpec struct {
 	Parameters json.RawMessage
 	// Strict asks the model to follow the schema exactly.
 	Strict bool
+	// Hosted, when set, is the declaration of a tool the model's API runs
+	// itself (web search, file search, code interpreter, remote MCP …), as
+	// that API takes it, such as {"type":"web_search"} for the Responses
+	// API. The model adapter sends it as given, and the runner never calls
+	// the Tool: its calls come back as hosted-call items. An adapter that
+	// cannot send it fails the model call with an error.
+	Hosted json.RawMessage
+	// Custom, when set, makes the tool a custom tool: the model calls it
+	// with freeform text (the call's Arguments) instead of a JSON object,
+	// and Custom is the input's format as the API takes it:
+	// {"type":"text"}, or a grammar such as
+	// {"type":"grammar","syntax":"lark","definition":"…"}. Parameters and
+	// Strict are then unused. An adapter that cannot send it fails the
+	// model call with an error.
+	Custom json.RawMessage
 }

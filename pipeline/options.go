@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 
 	"github.com/turnkit/turnkit/state"
 )
@@ -128,10 +129,26 @@ type runOptionFunc func(*runConfig)
 func (f runOptionFunc) applyRun(c *runConfig) { f(c) }
 
 type runConfig struct {
-	runID     string
-	sessionID string
-	maxTurns  int
-	run       *state.Run
+	runID      string
+	sessionID  string
+	maxTurns   int
+	run        *state.Run
+	extensions []extension
+}
+
+type extension struct {
+	key   string
+	value json.RawMessage
+}
+
+// WithExtension sets the extension key of the run's state to value (see
+// [state.Run.SetExtension]) before the run starts: how a component that
+// keeps its own data in the state, such as a model adapter, is switched on
+// for one run. Its packages offer run options built on it; value must be
+// JSON.
+func WithExtension(key string, value json.RawMessage) RunOption {
+	value = append(json.RawMessage(nil), value...)
+	return runOptionFunc(func(c *runConfig) { c.extensions = append(c.extensions, extension{key, value}) })
 }
 
 // WithRunID sets the run's ID instead of a generated one. With [WithState]

@@ -149,6 +149,9 @@ func (r *Runner) start(agent *Agent, input []state.Item, opts []RunOption) (*sta
 	if rc.sessionID != "" {
 		run.SetSessionID(rc.sessionID)
 	}
+	for _, e := range rc.extensions {
+		run.SetExtension(e.key, e.value)
+	}
 	return run, nil
 }
 
@@ -501,7 +504,7 @@ func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 		case state.KindAssistantMessage:
 			hasMessage, final = true, it.Text()
 			continue
-		case state.KindToolCall, state.KindHandoffCall:
+		case state.KindToolCall, state.KindHandoffCall, state.KindCustomCall, state.KindMCPApprovalRequest:
 		default:
 			continue
 		}
@@ -578,7 +581,7 @@ func (r *Runner) checkCall(c *ToolCall) (*ToolResult, error) {
 	switch {
 	case c.Tool == nil:
 		err = &UnknownToolError{Agent: c.Turn.Agent.Name, Tool: c.Name, CallID: c.CallID}
-	case c.Arguments != "" && !json.Valid([]byte(c.Arguments)):
+	case c.Item.Kind() == state.KindToolCall && c.Arguments != "" && !json.Valid([]byte(c.Arguments)):
 		ae := &ArgumentError{Tool: c.Name, CallID: c.CallID, Err: errors.New("malformed JSON")}
 		var v any
 		if serr, ok := errors.AsType[*json.SyntaxError](json.Unmarshal([]byte(c.Arguments), &v)); ok {
@@ -693,7 +696,7 @@ func (r *Runner) recordResults(t *Turn) error {
 		}
 		switch res.Status {
 		case ToolCompleted, ToolRejected:
-			out := c.OutputItem(res.Output)
+			out := c.ResultItem(res)
 			if err := t.Run.Record(out); err != nil {
 				return err
 			}

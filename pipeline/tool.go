@@ -62,7 +62,8 @@ type ToolCall struct {
 	Tool Tool
 	// Item is the call item as the model produced it, with its position.
 	Item state.Item
-	// Name, CallID and Arguments repeat the item's fields.
+	// Name, CallID and Arguments repeat the item's fields. The arguments
+	// of a custom tool's call are its freeform text input.
 	Name      string
 	CallID    string
 	Arguments string
@@ -85,7 +86,27 @@ func (c *ToolCall) IdempotencyKey() string { return c.Turn.Run.ID() + "/" + c.Ca
 // OutputItem returns the output item for the call with the given output,
 // placed at the call's reserved position.
 func (c *ToolCall) OutputItem(output string) state.Item {
+	if c.Item.Kind() == state.KindCustomCall {
+		return state.CustomOutput(c.CallID, c.Name, output).WithSeq(c.OutputSeq)
+	}
 	return state.ToolOutput(c.CallID, c.Name, output).WithSeq(c.OutputSeq)
+}
+
+// ResultItem returns the output item for the call's result, placed at the
+// call's reserved position: [ToolCall.OutputItem] of the result's output
+// for a function call; for an MCP approval request, the approval response,
+// which approves when the call completed without error and otherwise
+// rejects with the output as its reason.
+func (c *ToolCall) ResultItem(res *ToolResult) state.Item {
+	if c.Item.Kind() != state.KindMCPApprovalRequest {
+		return c.OutputItem(res.Output)
+	}
+	approve := res.Status == ToolCompleted && res.Err == nil
+	reason := ""
+	if !approve {
+		reason = res.Output
+	}
+	return state.MCPApprovalResponse(c.CallID, c.Name, approve, reason).WithSeq(c.OutputSeq)
 }
 
 // A ToolStatus says what became of a tool call. The zero value is invalid.

@@ -487,7 +487,7 @@ func (r *Run) check() error {
 			continue // the call is in the owner's nested run
 		}
 		it, ok := r.itemAtLocked(a.Seq)
-		if !ok || it.kind != KindToolCall || it.callID != a.CallID || it.name != a.Tool || it.text != a.Arguments {
+		if !ok || !it.kind.approvable() || it.callID != a.CallID || it.name != a.Tool || it.text != a.Arguments {
 			return invalid(path, "call %q does not match a tool call at position %d", a.CallID, a.Seq)
 		}
 		if a.OutputSeq <= it.seq || a.OutputSeq >= r.nextSeq {

@@ -91,6 +91,9 @@ func (d *fastDec) string(s *wire.Scanner, dst *string) bool {
 // item parses an item's JSON at s as ParseItem does, leaving its strings
 // in d.text for setStrings and its raw bytes to the caller.
 func (d *fastDec) item(s *wire.Scanner, kind Kind) (Item, bool) {
+	if kind.isTyped() {
+		return Item{}, false // parseTyped reads these
+	}
 	var (
 		seen               wire.FieldSet
 		typ                []byte
@@ -316,7 +319,7 @@ func (d *fastDec) wireItem(s *wire.Scanner) (Item, bool) {
 			start, ws := s.I, s.WS
 			s.WS = false
 			var ok bool
-			if kind != 0 {
+			if kind != 0 && !kind.isTyped() {
 				it, ok = d.item(s, kind)
 				parsed = true
 			} else {
@@ -330,6 +333,9 @@ func (d *fastDec) wireItem(s *wire.Scanner) (Item, bool) {
 	})
 	if !ok || kind == 0 || raw == nil || len(name.Q) > 0 && !kind.IsOutput() {
 		return Item{}, false
+	}
+	if kind.isTyped() {
+		return d.typedItem(kind, raw, whitespace, name, seq)
 	}
 	if !parsed {
 		sub := wire.Scanner{B: raw}
@@ -346,6 +352,24 @@ func (d *fastDec) wireItem(s *wire.Scanner) (Item, bool) {
 		d.name = d.intern(name)
 	}
 	d.setStrings(&it)
+	it.seq = seq
+	return it, true
+}
+
+// typedItem builds a wire item of a kind that parseTyped reads, as
+// decodeItems does: from its compacted raw JSON, named name when it is an
+// output.
+func (d *fastDec) typedItem(kind Kind, raw []byte, whitespace bool, name wire.Quoted, seq int64) (Item, bool) {
+	if whitespace {
+		raw = compact(raw)
+	}
+	it, err := parseTyped(kind, raw)
+	if err != nil {
+		return Item{}, false
+	}
+	if len(name.Q) > 0 {
+		it.name = d.intern(name)
+	}
 	it.seq = seq
 	return it, true
 }

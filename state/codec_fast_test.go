@@ -272,6 +272,8 @@ func FuzzUnmarshalMatchesReference(f *testing.F) {
 	small := state.NewRun("r", "a", 1)
 	small.AddInput(state.UserMessage("hi"))
 	f.Add(mustMarshal(f, small))
+	f.Add(mustMarshal(f, typedRun(f)))
+	f.Add(mustMarshal(f, typedRun(f), state.WithIndent()))
 	keys := state.WithVerifyKeys(map[string][]byte{"golden": goldenKey})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkUnmarshal(t, data)
@@ -291,7 +293,7 @@ func FuzzParseItemMatchesReference(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, kind uint8, raw []byte) {
-		checkParseItem(t, state.Kind(kind%10), raw)
+		checkParseItem(t, state.Kind(kind%16), raw)
 	})
 }
 

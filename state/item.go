@@ -23,6 +23,13 @@ const (
 	KindToolOutput                       // the output of a function call
 	KindHandoffCall                      // a transfer_to_<agent> call
 	KindHandoffOutput                    // the output that acknowledges a handoff
+
+	KindHostedCall          // a call of a tool the API defines, such as web_search_call
+	KindOpaque              // an item of a type turnkit does not interpret
+	KindMCPApprovalRequest  // a remote MCP server's request to approve a call
+	KindMCPApprovalResponse // the answer to an MCP approval request
+	KindCustomCall          // a call of a custom tool, with freeform text input
+	KindCustomOutput        // the output of a custom tool call
 )
 
 var kindNames = [...]string{
@@ -34,6 +41,13 @@ var kindNames = [...]string{
 	KindToolOutput:       "tool_output",
 	KindHandoffCall:      "handoff_call",
 	KindHandoffOutput:    "handoff_output",
+	KindHostedCall:       "hosted_call",
+	KindOpaque:           "opaque",
+
+	KindMCPApprovalRequest:  "mcp_approval_request",
+	KindMCPApprovalResponse: "mcp_approval_response",
+	KindCustomCall:          "custom_call",
+	KindCustomOutput:        "custom_output",
 }
 
 // String returns the kind's stable name, such as "tool_call".
@@ -75,11 +89,22 @@ func (k *Kind) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// IsCall reports whether the kind is a call that expects an output.
-func (k Kind) IsCall() bool { return k == KindToolCall || k == KindHandoffCall }
+// IsCall reports whether the kind is a call that expects an output: a
+// function call (tool or handoff), a custom tool call or an MCP approval
+// request.
+func (k Kind) IsCall() bool {
+	return k == KindToolCall || k == KindHandoffCall || k == KindCustomCall || k == KindMCPApprovalRequest
+}
 
-// IsOutput reports whether the kind is the output of a call.
-func (k Kind) IsOutput() bool { return k == KindToolOutput || k == KindHandoffOutput }
+// IsOutput reports whether the kind is the output of a call: a function
+// call's output (tool or handoff), a custom tool call's output or an MCP
+// approval response.
+func (k Kind) IsOutput() bool {
+	return k == KindToolOutput || k == KindHandoffOutput || k == KindCustomOutput || k == KindMCPApprovalResponse
+}
+
+// isFunction reports whether the kind is a function call or its output.
+func (k Kind) isFunction() bool { return k >= KindToolCall && k <= KindHandoffOutput }
 
 // An Item is one entry of a run: a message, a reasoning item, a call or an
 // output. It is an immutable value: its fields are unexported and every
@@ -104,15 +129,18 @@ func (it Item) Seq() int64 { return it.seq }
 // Kind returns what the item is.
 func (it Item) Kind() Kind { return it.kind }
 
-// CallID returns the call ID of a call or output item, and "" otherwise.
+// CallID returns the call ID of a call or output item, the item ID of a
+// hosted call, and "" otherwise.
 func (it Item) CallID() string { return it.callID }
 
 // Name returns the tool name of a tool call, the target agent's function
-// name of a handoff call, and "" otherwise.
+// name of a handoff call, the item type of a hosted call or an opaque item
+// (such as "web_search_call"), and "" otherwise.
 func (it Item) Name() string { return it.name }
 
 // Text returns a message's text, a call's JSON arguments, or an output's
-// text. Reasoning items return their summary text.
+// text. Reasoning items return their summary text; hosted calls and opaque
+// items return their status (such as "completed"), if they have one.
 func (it Item) Text() string { return it.text }
 
 // Raw returns a copy of the item's canonical Responses-API input item JSON.
@@ -218,6 +246,9 @@ func ParseItem(kind Kind, raw []byte) (Item, error) {
 // parseItemJSON is ParseItem with encoding/json: the reference for
 // parseItemFast (codec_fast.go), and the path of every error.
 func parseItemJSON(kind Kind, raw []byte) (Item, error) {
+	if kind.isTyped() {
+		return parseTyped(kind, raw)
+	}
 	var v struct {
 		Type      string          `json:"type"`
 		Role      string          `json:"role"`
@@ -388,6 +419,7 @@ func concat(head, tail []Item) Items {
 // returns the item unchanged and false.
 func (it Item) WithKind(k Kind) (Item, bool) {
 	switch {
+	case !it.kind.isFunction() || !k.isFunction():
 	case it.kind.IsCall() && k.IsCall(), it.kind.IsOutput() && k.IsOutput():
 		it.kind = k
 		return it, true

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/turnkit/turnkit/pipeline"
 )
@@ -14,6 +15,7 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
+	grammar      json.RawMessage // Text's input format; nil for free text
 	strict       bool
 	approvalSet  bool
 	approval     bool
@@ -57,4 +59,18 @@ func NeedsApprovalFunc(f func(ctx context.Context, c *pipeline.ToolCall) (bool, 
 // be described in strict mode; see the package documentation.
 func WithStrict(strict bool) Option {
 	return optionFunc(func(c *config) { c.strict = strict })
+}
+
+// Grammar constrains a [Text] tool's input to a grammar: syntax is "lark"
+// or "regex", and definition the grammar itself. Without it the input is
+// free text. Func panics if given Grammar.
+func Grammar(syntax, definition string) Option {
+	return optionFunc(func(c *config) {
+		b, _ := json.Marshal(struct {
+			Type       string `json:"type"`
+			Syntax     string `json:"syntax"`
+			Definition string `json:"definition"`
+		}{"grammar", syntax, definition})
+		c.grammar = b
+	})
 }

@@ -41,6 +41,9 @@ func Func[In, Out any](name, description string, fn func(ctx context.Context, in
 		panic(fmt.Sprintf("tool: Func name %q must match %s", name, validName))
 	}
 	cfg := newConfig(opts)
+	if cfg.grammar != nil {
+		panic(fmt.Sprintf("tool: Func %q given Grammar; only Text tools take one", name))
+	}
 	in := reflect.TypeFor[In]()
 	s, err := newSchema(in)
 	if err != nil {

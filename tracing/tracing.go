@@ -160,6 +160,7 @@ func (m *middleware) wrapModel(next pipeline.ModelHandler) pipeline.ModelHandler
 		resp, err := next.CallModel(ctx, c)
 		if recording && resp != nil {
 			span.SetAttributes(responseAttributes(resp)...)
+			hostedCalls(span, resp.Items)
 			if m.cfg.content {
 				span.SetAttributes(attribute.String(string(genaiconv.OutputMessagesKey), messagesJSON(state.ItemsOf(resp.Items))))
 			}

@@ -161,6 +161,9 @@ func (l *logMiddleware) wrapModel(next pipeline.ModelHandler) pipeline.ModelHand
 			} else {
 				fields = append(fields, zap.String("response_id", resp.ID), zap.String("response_model", resp.Model),
 					zap.Int64("input_tokens", resp.Usage.InputTokens), zap.Int64("output_tokens", resp.Usage.OutputTokens))
+				if h := hostedOf(resp.Items); len(h) > 0 {
+					fields = append(fields, zap.Array("hosted_calls", h))
+				}
 				if l.cfg.payloads {
 					fields = append(fields, zap.Array("output", itemsArray(resp.Items)))
 				}

@@ -165,7 +165,7 @@ func (l *ledger) commitCall(ctx context.Context, c *pipeline.ToolCall, res *pipe
 			batch = append(batch, it)
 		}
 	}
-	batch = append(batch, c.Item, c.OutputItem(res.Output))
+	batch = append(batch, c.Item, c.ResultItem(res))
 	_ = l.append(ctx, batch) // a failure is kept in l.err and reported when the turn ends
 }
 
@@ -224,6 +224,9 @@ func (l *ledger) openCalls(t *pipeline.Turn) bool {
 // withheld returns the placeholder stored instead of a terminal tool's
 // output after a rejection.
 func withheld(out state.Item) state.Item {
+	if out.Kind() == state.KindCustomOutput {
+		return state.CustomOutput(out.CallID(), out.Name(), WithheldOutput).WithSeq(out.Seq())
+	}
 	it, _ := state.ToolOutput(out.CallID(), out.Name(), WithheldOutput).WithKind(out.Kind())
 	return it.WithSeq(out.Seq())
 }

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,8 +22,11 @@ import (
 // map as for [Model]; the run's items are converted to chat messages:
 // user and system messages, an assistant message carrying the tool calls
 // that followed it, and one tool message per output. Reasoning items are
-// not sent (the API has no place for them), and message content other
-// than text is sent as its text.
+// not sent (the API has no place for them). A user message's images (by
+// URL or data URL) and files (by ID or inline) become content parts;
+// items and parts the API cannot express (hosted calls, opaque items, MCP
+// approvals, custom tool calls, images by file ID, files by URL) fail the
+// call before the request with an error wrapping [ErrUnsupportedItem].
 //
 // A ChatModel holds only configuration fixed at construction and is safe
 // for concurrent use. The contract of Respond is the one of [Model].
@@ -86,6 +90,9 @@ func (m *ChatModel) params(c *pipeline.ModelCall) (sdk.ChatCompletionNewParams, 
 		return p, err
 	}
 	p.Model = name
+	if err := chatExpressible(c.Input); err != nil {
+		return p, err
+	}
 	msgs := chatMessages(nil, c.Instructions, c.Input)
 	p.Messages = make([]sdk.ChatCompletionMessageParamUnion, len(msgs))
 	for i, msg := range msgs {
@@ -94,6 +101,12 @@ func (m *ChatModel) params(c *pipeline.ModelCall) (sdk.ChatCompletionNewParams, 
 	if len(c.Tools) > 0 {
 		p.Tools = make([]sdk.ChatCompletionToolUnionParam, len(c.Tools))
 		for i, t := range c.Tools {
+			if len(t.Hosted) > 0 {
+				return p, fmt.Errorf("%w: hosted tool %q: Chat Completions has no hosted tools", ErrUnsupportedTool, t.Name)
+			}
+			if len(t.Custom) > 0 {
+				return p, fmt.Errorf("%w: custom tool %q: the chat adapter sends function tools only", ErrUnsupportedTool, t.Name)
+			}
 			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
 				return p, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
 			}
@@ -162,6 +175,10 @@ func chatMessages(dst [][]byte, instructions string, items state.Items) [][]byte
 		switch it.Kind() {
 		case state.KindUserMessage:
 			flush()
+			if msg, ok := appendUserParts(nil, it); ok {
+				dst = append(dst, msg)
+				break
+			}
 			dst = append(dst, appendTextMessage(nil, "user", it.Text()))
 		case state.KindSystemMessage:
 			flush()
@@ -333,3 +350,98 @@ func appendRefusal(dst []byte, refusal string) []byte {
 // ProviderName reports "openai", the GenAI provider name tracing records
 // (gen_ai.provider.name).
 func (m *ChatModel) ProviderName() string { return "openai" }
+
+// chatExpressible refuses input items Chat Completions has no message for
+// (hosted calls, opaque items, MCP approvals, custom tool calls) and user
+// content it cannot take (images by file ID, files by URL), rather than
+// dropping them: a request without them would not be the run's history.
+func chatExpressible(items state.Items) error {
+	for i, it := range items.All() {
+		if it.Kind() == state.KindUserMessage && hasMedia(it) {
+			if _, err := chatParts(it); err != nil {
+				return fmt.Errorf("%w: input[%d]: %w", ErrUnsupportedItem, i, err)
+			}
+		}
+		switch it.Kind() {
+		case state.KindHostedCall, state.KindOpaque, state.KindMCPApprovalRequest, state.KindMCPApprovalResponse,
+			state.KindCustomCall, state.KindCustomOutput:
+			return fmt.Errorf("%w: input[%d] is a %s (%s), which Chat Completions cannot express", ErrUnsupportedItem, i, it.Kind(), it.Name())
+		}
+	}
+	return nil
+}
+
+// hasMedia reports whether a user message's content has parts other than
+// text (its JSON names an image or a file part).
+func hasMedia(it state.Item) bool {
+	raw := it.AppendRaw(nil)
+	return bytes.Contains(raw, []byte(`"input_image"`)) || bytes.Contains(raw, []byte(`"input_file"`))
+}
+
+// inputPart is a Responses API input content part.
+type inputPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL string `json:"image_url"`
+	Detail   string `json:"detail"`
+	FileID   string `json:"file_id"`
+	FileURL  string `json:"file_url"`
+	FileData string `json:"file_data"`
+	Filename string `json:"filename"`
+}
+
+// chatParts converts a user message's content parts to Chat Completions
+// content parts: text, images by URL (data URLs included) and files by ID
+// or inline data.
+func chatParts(it state.Item) ([]any, error) {
+	var m struct {
+		Content []inputPart `json:"content"`
+	}
+	if err := json.Unmarshal(it.AppendRaw(nil), &m); err != nil {
+		return nil, err
+	}
+	out := make([]any, 0, len(m.Content))
+	for i, p := range m.Content {
+		switch {
+		case p.Type == "input_text":
+			out = append(out, map[string]any{"type": "text", "text": p.Text})
+		case p.Type == "input_image" && p.ImageURL != "":
+			img := map[string]any{"url": p.ImageURL}
+			if p.Detail != "" {
+				img["detail"] = p.Detail
+			}
+			out = append(out, map[string]any{"type": "image_url", "image_url": img})
+		case p.Type == "input_file" && p.FileID != "":
+			out = append(out, map[string]any{"type": "file", "file": map[string]any{"file_id": p.FileID}})
+		case p.Type == "input_file" && p.FileData != "":
+			out = append(out, map[string]any{"type": "file", "file": map[string]any{"file_data": p.FileData, "filename": p.Filename}})
+		default:
+			what := p.Type
+			switch {
+			case p.FileURL != "":
+				what += " by URL"
+			case p.FileID != "":
+				what += " by file ID"
+			}
+			return nil, fmt.Errorf("content part %d (%s): Chat Completions cannot take it", i, what)
+		}
+	}
+	return out, nil
+}
+
+// appendUserParts appends a user message with content parts, when it has
+// parts other than text and all of them convert.
+func appendUserParts(dst []byte, it state.Item) ([]byte, bool) {
+	if !hasMedia(it) {
+		return dst, false
+	}
+	parts, err := chatParts(it)
+	if err != nil {
+		return dst, false
+	}
+	b, err := json.Marshal(map[string]any{"role": "user", "content": parts})
+	if err != nil {
+		return dst, false
+	}
+	return append(dst, b...), true
+}

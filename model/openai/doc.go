@@ -22,16 +22,24 @@
 // reasoning effort and summary, truncation, store, metadata and previous
 // response ID. The input is the run's whole history: when
 // PreviousResponseID is set, the server's copy of earlier items is not
-// subtracted.
+// subtracted. To keep the conversation on the server and send only new
+// items, run with [ChainResponses] (previous_response_id, set from the
+// last response) or [InConversation] (a conversation ID).
 //
 // # What comes back
 //
 // Output items become items in the order the model produced them:
 // messages (refusals included, their text being the refusal) become
 // assistant messages, function calls become tool calls (the runner marks
-// handoffs), reasoning becomes reasoning items; each keeps its JSON as the
-// API sent it, compacted. Any other output item (a hosted tool call) is
-// an error wrapping [ErrUnsupportedItem]. Usage maps input, output,
+// handoffs), reasoning becomes reasoning items; the calls of the tools the
+// API defines (web_search_call, file_search_call, code_interpreter_call,
+// image_generation_call, mcp_call, mcp_list_tools, computer_call,
+// local_shell_call …) become hosted calls ([state.KindHostedCall]), and
+// an item of any other type, one the API added after this release
+// included, becomes an opaque item ([state.KindOpaque]), never an error.
+// Each keeps its JSON as the API sent it, compacted, and is replayed to the
+// model as it is. Only a message with a role other than assistant is an
+// error, wrapping [ErrUnsupportedItem]. Usage maps input, output,
 // reasoning and cached tokens. An "incomplete" response returns what the
 // model produced; a "failed" one is an error.
 //

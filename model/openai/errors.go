@@ -32,9 +32,16 @@ var (
 	// decoded. It is wrapped by [*DecodeError].
 	ErrMalformedResponse = errors.New("openai: malformed response")
 	// ErrUnsupportedItem means the model produced an output item turnkit
-	// cannot record, such as a hosted tool call. It is wrapped by
-	// [*DecodeError].
+	// cannot record: a message whose role is not assistant (items of
+	// types turnkit does not know are recorded as opaque items); it is
+	// then wrapped by [*DecodeError]. [ChatModel] also returns it, before
+	// any request, for input items Chat Completions cannot express
+	// (hosted calls, opaque items, MCP approvals, custom tool calls).
 	ErrUnsupportedItem = errors.New("openai: unsupported output item")
+	// ErrUnsupportedTool means a tool cannot be sent to or run through the
+	// API at hand: a hosted tool given to [ChatModel], or a hosted tool
+	// called as a function.
+	ErrUnsupportedTool = errors.New("openai: unsupported tool")
 )
 
 // A DecodeError reports a response that could not be turned into items:

@@ -7,6 +7,7 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/turnkit/turnkit/pipeline"
 )
@@ -44,6 +45,23 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	if err != nil {
 		return nil, err
 	}
+	srv, err := serverStateOf(c)
+	if err != nil {
+		return nil, err
+	}
+	if srv != nil {
+		srv.apply(&params, c)
+		out, err := m.respond(ctx, c, params)
+		if err == nil {
+			srv.advance(c, out)
+		}
+		return out, err
+	}
+	return m.respond(ctx, c, params)
+}
+
+// respond sends the request, plain or streamed.
+func (m *Model) respond(ctx context.Context, c *pipeline.ModelCall, params responses.ResponseNewParams) (*pipeline.ModelResponse, error) {
 	if c.Stream {
 		return m.stream(ctx, c, params)
 	}
@@ -51,7 +69,7 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 		body []byte
 		res  *http.Response
 	)
-	_, err = m.client.Responses.New(ctx, params, m.cfg.requestOptions(option.WithResponseInto(&res), option.WithResponseBodyInto(&body))...)
+	_, err := m.client.Responses.New(ctx, params, m.cfg.requestOptions(option.WithResponseInto(&res), option.WithResponseBodyInto(&body))...)
 	status, reqID := responseMeta(res)
 	if err != nil {
 		return nil, translate(ctx, apiResponses, err, status, reqID)

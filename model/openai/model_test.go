@@ -413,7 +413,7 @@ func TestErrors(t *testing.T) {
 			wantCause: new(*openai.FailedError),
 		},
 		{
-			name: "unsupported output item", replies: []reply{{file: "responses_websearch.json"}}, requests: 1,
+			name: "unsupported output item", replies: []reply{{file: "responses_usermessage.json"}}, requests: 1,
 			want: &pipeline.ModelError{Status: 200, RequestID: "req_1"}, sentinel: openai.ErrUnsupportedItem, wantText: `output[0]`,
 		},
 		{

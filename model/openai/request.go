@@ -49,6 +49,20 @@ func (m *Model) params(c *pipeline.ModelCall) (responses.ResponseNewParams, erro
 	if len(c.Tools) > 0 {
 		p.Tools = make([]responses.ToolUnionParam, len(c.Tools))
 		for i, t := range c.Tools {
+			if len(t.Hosted) > 0 {
+				if !json.Valid(t.Hosted) {
+					return p, fmt.Errorf("openai: hosted tool %q: declaration is not valid JSON", t.Name)
+				}
+				p.Tools[i] = param.Override[responses.ToolUnionParam](t.Hosted)
+				continue
+			}
+			if len(t.Custom) > 0 {
+				if !json.Valid(t.Custom) {
+					return p, fmt.Errorf("openai: custom tool %q: format is not valid JSON", t.Name)
+				}
+				p.Tools[i] = param.Override[responses.ToolUnionParam](json.RawMessage(appendCustomTool(nil, t)))
+				continue
+			}
 			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
 				return p, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
 			}
@@ -147,4 +161,18 @@ func appendParameters(dst []byte, schema json.RawMessage) []byte {
 		return append(dst, emptyParameters...)
 	}
 	return append(dst, schema...)
+}
+
+// appendCustomTool appends a Responses API custom tool for t: freeform
+// text input in the format t.Custom gives.
+func appendCustomTool(dst []byte, t pipeline.ToolSpec) []byte {
+	dst = append(dst, `{"type":"custom","name":`...)
+	dst = jsonw.AppendString(dst, t.Name)
+	if t.Description != "" {
+		dst = append(dst, `,"description":`...)
+		dst = jsonw.AppendString(dst, t.Description)
+	}
+	dst = append(dst, `,"format":`...)
+	dst = append(dst, t.Custom...)
+	return append(dst, '}')
 }

@@ -88,8 +88,9 @@ func outputItems(raws []json.RawMessage) ([]state.Item, error) {
 }
 
 // outputItem converts one output item: an assistant message (refusals
-// included), a function call or a reasoning item. The item keeps its JSON
-// as the API sent it, ids and encrypted reasoning included.
+// included), a function call, a reasoning item, a hosted call (see
+// [hostedTypes]) or, for any other type, an opaque item. The item keeps
+// its JSON as the API sent it, ids and encrypted reasoning included.
 func outputItem(raw []byte) (state.Item, error) {
 	var head struct {
 		Type string `json:"type"`
@@ -109,8 +110,12 @@ func outputItem(raw []byte) (state.Item, error) {
 		kind = state.KindToolCall
 	case "reasoning":
 		kind = state.KindReasoning
+	case "mcp_approval_request":
+		kind = state.KindMCPApprovalRequest
+	case "custom_tool_call":
+		kind = state.KindCustomCall
 	default:
-		return state.Item{}, fmt.Errorf("%w: type %q", ErrUnsupportedItem, head.Type)
+		kind = typedKind(head.Type)
 	}
 	// Compact, so that the item's JSON is the same however the server
 	// formatted it (a plain body and a stream's event give equal items).

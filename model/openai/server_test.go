@@ -26,6 +26,9 @@ type reply struct {
 	// stream when the request asked to stream; an .sse file is served as
 	// it is.
 	file string
+	// body, when set, is served instead of file's contents; file still
+	// names it ("responses_…" for a Responses object).
+	body []byte
 	// cut closes the connection abruptly after the body (no clean end).
 	cut bool
 	// hang writes the body, then waits until the client goes away.
@@ -86,7 +89,10 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	s.replies = s.replies[1:]
 	s.mu.Unlock()
 
-	data := readFile(s.t, rp.file)
+	data := rp.body
+	if data == nil {
+		data = readFile(s.t, rp.file)
+	}
 	var stream struct {
 		Stream bool `json:"stream"`
 	}
@@ -234,6 +240,8 @@ func responseEvents(t testing.TB, body []byte) []byte {
 			ev("response.function_call_arguments.done", map[string]any{"item_id": id, "output_index": i, "arguments": args})
 		default:
 			ev("response.output_item.added", map[string]any{"output_index": i, "item": added})
+			typ, _ := item["type"].(string)
+			hostedProgress(ev, typ, id, i, item)
 		}
 		ev("response.output_item.done", map[string]any{"output_index": i, "item": item})
 	}
@@ -299,4 +307,48 @@ func chatEvents(t testing.TB, body []byte) []byte {
 	sse(&buf, "", map[string]any{"id": resp.ID, "object": "chat.completion.chunk", "model": resp.Model, "choices": []any{}, "usage": resp.Usage})
 	buf.WriteString("data: [DONE]\n\n")
 	return buf.Bytes()
+}
+
+// hostedProgress emits the progress events the API sends for a hosted
+// call between its output_item.added and output_item.done events.
+func hostedProgress(ev func(string, map[string]any), typ, id string, i int, item map[string]any) {
+	at := func() map[string]any { return map[string]any{"item_id": id, "output_index": i} }
+	with := func(k string, v any) map[string]any { m := at(); m[k] = v; return m }
+	steps := map[string][]string{
+		"web_search_call":       {"in_progress", "searching", "completed"},
+		"file_search_call":      {"in_progress", "searching", "completed"},
+		"code_interpreter_call": {"in_progress", "interpreting", "completed"},
+		"image_generation_call": {"in_progress", "generating", "completed"},
+		"mcp_call":              {"in_progress", "completed"},
+		"mcp_list_tools":        {"in_progress", "completed"},
+	}[typ]
+	for _, step := range steps {
+		if step == "completed" {
+			switch typ {
+			case "code_interpreter_call":
+				code, _ := item["code"].(string)
+				ev("response.code_interpreter_call_code.delta", with("delta", code))
+				ev("response.code_interpreter_call_code.done", with("code", code))
+			case "image_generation_call":
+				ev("response.image_generation_call.partial_image", with("partial_image_b64", item["result"]))
+			case "mcp_call":
+				args, _ := item["arguments"].(string)
+				ev("response.mcp_call_arguments.delta", with("delta", args))
+				ev("response.mcp_call_arguments.done", with("arguments", args))
+			}
+		}
+		ev("response."+typ+"."+step, at())
+	}
+	if typ == "custom_tool_call" {
+		input, _ := item["input"].(string)
+		ev("response.custom_tool_call_input.delta", with("delta", input))
+		ev("response.custom_tool_call_input.done", with("input", input))
+	}
+}
+
+// clientAt returns the real openai-go client pointed at a server's URL,
+// without retries (for a server that may live in another process).
+func clientAt(url string) sdk.Client {
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}} // no idle connection outlives a test
+	return sdk.NewClient(option.WithBaseURL(url+"/v1/"), option.WithAPIKey("sk-test"), option.WithHTTPClient(hc), option.WithMaxRetries(0))
 }

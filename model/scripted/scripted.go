@@ -36,6 +36,7 @@ type Part struct {
 	name    string
 	text    string
 	refusal bool
+	item    state.Item // a prepared item, sent as it is
 }
 
 // Text is an assistant message part.
@@ -52,6 +53,10 @@ func Refuse(text string) Part {
 func Call(name, arguments string) Part {
 	return Part{kind: state.KindToolCall, name: name, text: arguments}
 }
+
+// Item is a part that sends a prepared item as it is, such as a hosted
+// call ([state.HostedCall]) or an opaque item. Its position is the run's.
+func Item(it state.Item) Part { return Part{kind: it.Kind(), item: it.WithSeq(0)} }
 
 // Think is a reasoning part with the given summary.
 func Think(summary string) Part { return Part{kind: state.KindReasoning, text: summary} }
@@ -196,6 +201,10 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	resp := &pipeline.ModelResponse{ID: "resp" + prefix[:len(prefix)-1], Model: m.name, Items: make([]state.Item, len(step.parts))}
 	for k, p := range step.parts {
 		id := prefix + strconv.Itoa(k+1)
+		if !p.item.IsZero() {
+			resp.Items[k] = p.item
+			continue
+		}
 		switch p.kind {
 		case state.KindAssistantMessage:
 			if c.Stream {

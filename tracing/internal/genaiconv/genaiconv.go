@@ -98,6 +98,9 @@ const (
 	HandoffFromKey      = attribute.Key("turnkit.handoff.from")
 	HandoffToKey        = attribute.Key("turnkit.handoff.to")
 	LinkTypeKey         = attribute.Key("turnkit.link.type")
+	HostedTypeKey       = attribute.Key("turnkit.hosted.type")
+	HostedStatusKey     = attribute.Key("turnkit.hosted.status")
+	HostedServerKey     = attribute.Key("turnkit.hosted.server")
 )
 
 // turnkit's event names and metric instruments.
@@ -106,6 +109,7 @@ const (
 	EventApprovalRequest  = "turnkit.approval.requested"
 	EventApprovalDecision = "turnkit.approval.decision"
 	EventHandoff          = "turnkit.handoff"
+	EventHostedCall       = "turnkit.hosted_call"
 
 	ToolCallsName      = "turnkit.tool.calls"
 	ToolDurationName   = "turnkit.tool.duration"
