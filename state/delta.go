@@ -117,8 +117,11 @@ func (r *Run) deltaWith(cfg *marshalConfig, marshal func(wireRun, *marshalConfig
 		}
 		slices.SortFunc(items, func(a, b Item) int { return cmp.Compare(a.seq, b.seq) })
 		d.next = r.base
-		d.mark = len(r.journal)
 	}
+	// Positions recorded from here on are not in d: the journal keeps them
+	// for the next delta, whether d is saved or not.
+	r.journaling = true
+	d.mark = len(r.journal)
 	guardsFrom := r.base.guards
 	if d.Full {
 		guardsFrom = 0
@@ -191,13 +194,9 @@ func (r *Run) Saved(d *Delta) {
 	defer r.mu.Unlock()
 	r.version = d.Version
 	r.base = d.next
-	if d.Full {
-		// Every item recorded so far was in d, or is recorded after it:
-		// both are in the journal only from here.
-		r.journal = r.journal[:0]
-		return
-	}
-	r.journal = append(r.journal[:0], r.journal[d.mark:]...)
+	// The positions d holds leave the journal; those recorded after d was
+	// taken stay for the next delta.
+	r.journal = append(r.journal[:0], r.journal[min(d.mark, len(r.journal)):]...)
 }
 
 // Assemble rebuilds a run from what a [Store] keeps of it: its head (the
@@ -360,6 +359,7 @@ func assemble(head, context []byte, items []Piece, fast bool, opts []UnmarshalOp
 		return nil, err
 	}
 	r.mu.Lock()
+	r.journaling = true
 	r.base = baseline{known: true, version: r.version, full: rec.Full, digest: digest, ctxGen: r.ctxGen, ctxDigest: ctxDigest, guards: len(r.guards)}
 	r.mu.Unlock()
 	return r, nil

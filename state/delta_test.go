@@ -279,3 +279,41 @@ func TestFileStoreIgnoresUncommittedSave(t *testing.T) {
 		t.Errorf("the next save did not replace the uncommitted one (-want +got):\n%s", d)
 	}
 }
+
+// TestRecordedWhileSaving: an item recorded after a delta was taken and
+// before the store reported it saved (a parallel tool call's output during
+// the save) is in the next delta, for a first (full) save as for later
+// ones: nothing recorded between Delta and Saved is lost.
+func TestRecordedWhileSaving(t *testing.T) {
+	ctx := context.Background()
+	for _, first := range []bool{true, false} {
+		s := state.NewMemoryStore()
+		r := state.NewRun("run_race", "a", 0)
+		r.AddInput(state.UserMessage("go"))
+		if !first {
+			if err := s.Save(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		seq := r.Reserve(2)
+		if err := r.Record(state.ToolCall("fc_1", "call_1", "noop", `{}`).WithSeq(seq)); err != nil {
+			t.Fatal(err)
+		}
+		d, err := r.Delta()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Recorded while the store writes d.
+		if err := r.Record(state.ToolOutput("call_1", "noop", `"ok"`).WithSeq(seq + 1)); err != nil {
+			t.Fatal(err)
+		}
+		r.Saved(d)
+		next, err := r.Delta()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(next.Items) != 1 || next.Items[0].Seq != seq+1 {
+			t.Errorf("first save %v: the next delta holds %v, want the output recorded during the save", first, next.Items)
+		}
+	}
+}

@@ -85,12 +85,14 @@ type Run struct {
 	extension map[string]json.RawMessage
 
 	// What a store last saved of the run (delta.go): its baseline, the
-	// positions recorded since, in record order, and the generation of the
-	// context, bumped whenever it is replaced. The journal is kept only
-	// while the baseline is known: without one the next save is full.
-	base    baseline
-	journal []int64
-	ctxGen  int
+	// positions recorded since the last delta was taken, in record order,
+	// and the generation of the context, bumped whenever it is replaced.
+	// The journal is kept once a delta was taken (journaling): a run never
+	// saved keeps none.
+	base       baseline
+	journal    []int64
+	journaling bool
+	ctxGen     int
 }
 
 // NewRun returns an empty run with the given ID, starting with the named
@@ -459,25 +461,26 @@ func (r *Run) Clone() *Run {
 	defer r.mu.Unlock()
 	c := &Run{
 		id: r.id, agent: r.agent, turn: r.turn, maxTurns: r.maxTurns, version: r.version,
-		input:     slices.Clone(r.input),
-		items:     slices.Clone(r.items),
-		nextSeq:   r.nextSeq,
-		resp:      r.resp,
-		context:   slices.Clone(r.context),
-		ctxFrom:   r.ctxFrom,
-		completed: maps.Clone(r.completed),
-		pending:   clonePending(r.pending),
-		decisions: slices.Clone(r.decisions),
-		guards:    cloneGuards(r.guards),
-		usage:     r.usage,
-		sessionID: r.sessionID,
-		watermark: r.watermark,
-		trace:     maps.Clone(r.trace),
-		final:     r.final,
-		finished:  r.finished,
-		base:      r.base,
-		journal:   slices.Clone(r.journal),
-		ctxGen:    r.ctxGen,
+		input:      slices.Clone(r.input),
+		items:      slices.Clone(r.items),
+		nextSeq:    r.nextSeq,
+		resp:       r.resp,
+		context:    slices.Clone(r.context),
+		ctxFrom:    r.ctxFrom,
+		completed:  maps.Clone(r.completed),
+		pending:    clonePending(r.pending),
+		decisions:  slices.Clone(r.decisions),
+		guards:     cloneGuards(r.guards),
+		usage:      r.usage,
+		sessionID:  r.sessionID,
+		watermark:  r.watermark,
+		trace:      maps.Clone(r.trace),
+		final:      r.final,
+		finished:   r.finished,
+		base:       r.base,
+		journal:    slices.Clone(r.journal),
+		journaling: r.journaling,
+		ctxGen:     r.ctxGen,
 	}
 	if r.extension != nil {
 		c.extension = make(map[string]json.RawMessage, len(r.extension))
@@ -489,9 +492,9 @@ func (r *Run) Clone() *Run {
 }
 
 // journalLocked notes that position seq was recorded, for the next
-// [Run.Delta], when a store holds the run.
+// [Run.Delta], once a store saves the run.
 func (r *Run) journalLocked(seq int64) {
-	if r.base.known {
+	if r.journaling {
 		r.journal = append(r.journal, seq)
 	}
 }
