@@ -65,6 +65,7 @@ func (b Backend) open(ctx context.Context, c *counters) (Store, error) {
 			return nil, fmt.Errorf("fleet: %w", err)
 		}
 		cfg.ConnConfig.Tracer = pgTracer{c}
+		cfg.ConnConfig.RuntimeParams["application_name"] = appName
 		pool, err := pgxpool.NewWithConfig(ctx, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("fleet: %w", err)

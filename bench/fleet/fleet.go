@@ -85,6 +85,12 @@ type Result struct {
 	// and the runs that ended after the window included).
 	Stored   int64 `json:"stored"`
 	AllTurns int64 `json:"all_turns"`
+	// WorkerCPU is the CPU time the worker processes used during the
+	// window; ServerCPU the CPU time the server processes used (the
+	// PostgreSQL backends of the workers' connections, or the Redis
+	// servers; none for SQLite, which runs in the workers).
+	WorkerCPU time.Duration `json:"worker_cpu"`
+	ServerCPU time.Duration `json:"server_cpu"`
 	// Conflicts are the typed conflicts (state.ErrConflict), each retried
 	// by resuming the run; Retried the retries that succeeded. Failures
 	// are runs that failed with anything else; Errors holds a few.
@@ -143,7 +149,8 @@ type childConfig struct {
 // childReport is what a worker process reports when it is done.
 type childReport struct {
 	Turns, Runs, AllTurns        int64
-	Latencies                    []int64 // µs
+	CPU                          time.Duration // during the window
+	Latencies                    []int64       // µs
 	Store                        Counters
 	Conflicts, Retried, Failures int64
 	Errors                       []string
@@ -198,6 +205,20 @@ func Simulate(ctx context.Context, cfg Config, launch Launcher) (*Result, error)
 		fmt.Fprintf(c.stdin, "go %d\n", start.UnixNano())
 	}
 	res := &Result{Config: cfg, Window: cfg.Duration}
+	// The servers' CPU time over the window, measured beside the workers.
+	serverDone := make(chan error, 1)
+	go func() {
+		time.Sleep(time.Until(start.Add(cfg.Warmup)))
+		pids, err := be.serverPIDs(ctx)
+		if err != nil {
+			serverDone <- err
+			return
+		}
+		t0 := serverCPU(pids)
+		time.Sleep(time.Until(start.Add(cfg.Warmup + cfg.Duration)))
+		res.ServerCPU = serverCPU(pids) - t0
+		serverDone <- nil
+	}()
 	var lat []int64
 	for _, c := range children {
 		rep, err := c.report(ctx, cfg.Warmup+cfg.Duration+2*time.Minute)
@@ -205,6 +226,7 @@ func Simulate(ctx context.Context, cfg Config, launch Launcher) (*Result, error)
 			return nil, err
 		}
 		res.Turns += rep.Turns
+		res.WorkerCPU += rep.CPU
 		res.Runs += rep.Runs
 		res.AllTurns += rep.AllTurns
 		res.Store.Calls += rep.Store.Calls
@@ -215,6 +237,9 @@ func Simulate(ctx context.Context, cfg Config, launch Launcher) (*Result, error)
 		res.Failures += rep.Failures
 		res.Errors = append(res.Errors, rep.Errors...)
 		lat = append(lat, rep.Latencies...)
+	}
+	if err := <-serverDone; err != nil {
+		return nil, fmt.Errorf("fleet: server processes: %w", err)
 	}
 	slices.Sort(lat)
 	res.P50, res.P99 = percentile(lat, 0.50), percentile(lat, 0.99)
@@ -279,19 +304,22 @@ func runChild(ctx context.Context, cc childConfig, in io.Reader, out io.Writer) 
 	p.from = start.Add(cfg.Warmup)
 	p.to = p.from.Add(cfg.Duration)
 	stop := make(chan struct{})
-	var before, after Counters
-	var wg sync.WaitGroup
+	var (
+		before, after Counters
+		cpu           time.Duration
+		wg            sync.WaitGroup
+	)
 	wg.Go(func() {
 		time.Sleep(time.Until(p.from))
-		before = c.snapshot()
+		before, cpu = c.snapshot(), selfCPU()
 		time.Sleep(time.Until(p.to))
-		after = c.snapshot()
+		after, cpu = c.snapshot(), selfCPU()-cpu
 		close(stop)
 	})
 	p.serve(ctx, stop)
 	wg.Wait()
 	rep := childReport{
-		Turns: p.turns.Load(), Runs: p.runs.Load(), AllTurns: p.allTurns.Load(),
+		Turns: p.turns.Load(), Runs: p.runs.Load(), AllTurns: p.allTurns.Load(), CPU: cpu,
 		Latencies: p.latencies, Store: after.sub(before),
 		Conflicts: p.conflicts.Load(), Retried: p.retried.Load(), Failures: p.failures.Load(),
 		Errors: p.firstErrs,

@@ -48,9 +48,10 @@ func TestSimulateSmoke(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("%s: %.0f turns/s, %.0f runs/s, p50 %v, p99 %v, %.1f calls/turn, %.1f round trips/turn, %.0f B/turn, %d conflicts",
+			t.Logf("%s: %.0f turns/s, %.0f runs/s, p50 %v, p99 %v, %.1f calls/turn, %.1f round trips/turn, %.0f B/turn, CPU µs/turn %.0f + %.0f, %d conflicts",
 				be.Name, res.TurnsPerSecond(), res.RunsPerSecond(), res.P50, res.P99,
-				res.PerTurn(res.Store.Calls), res.PerTurn(res.Store.RoundTrips), res.PerTurn(res.Store.Bytes), res.Conflicts)
+				res.PerTurn(res.Store.Calls), res.PerTurn(res.Store.RoundTrips), res.PerTurn(res.Store.Bytes),
+				res.PerTurn(res.WorkerCPU.Microseconds()), res.PerTurn(res.ServerCPU.Microseconds()), res.Conflicts)
 			if res.Failures > 0 {
 				t.Fatalf("%d runs failed: %q", res.Failures, res.Errors)
 			}
@@ -62,6 +63,9 @@ func TestSimulateSmoke(t *testing.T) {
 			}
 			if res.Store.Calls == 0 || res.Store.Bytes == 0 {
 				t.Errorf("store traffic not counted: %+v", res.Store)
+			}
+			if res.WorkerCPU == 0 {
+				t.Error("worker CPU not measured")
 			}
 			if be.Name != fleet.SQLite && res.Store.RoundTrips == 0 {
 				t.Errorf("round trips not counted: %+v", res.Store)

@@ -227,11 +227,11 @@ func (r *report) markdown(w io.Writer) {
 	fmt.Fprintf(w, "Each run: %d tool turns and a final message, the model answering after %v; tool outputs and final messages of %d bytes; a run reads the last %d session items.\n",
 		s.ToolTurns, s.ModelLatency, s.OutputBytes, s.HistoryLimit)
 	fmt.Fprintf(w, "Each configuration: %v of warm-up, then %v measured.\n\n", s.Warmup, s.Duration)
-	fmt.Fprintln(w, "| backend | processes | sessions | turns/s | runs/s | p50 turn | p99 turn | store calls/turn | round trips/turn | B/turn written | B/turn stored | conflicts (retried) | failures | load |")
-	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	fmt.Fprintln(w, "| backend | processes | sessions | turns/s | runs/s | p50 turn | p99 turn | store calls/turn | round trips/turn | B/turn written | B/turn stored | CPU µs/turn worker + server | conflicts (retried) | failures | load |")
+	fmt.Fprintln(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 	for _, x := range r.rows {
 		if x.err != nil {
-			fmt.Fprintf(w, "| %s | %d | %d | failed: %s | | | | | | | | | | %s |\n", x.backend, x.processes, x.sessions,
+			fmt.Fprintf(w, "| %s | %d | %d | failed: %s | | | | | | | | | | | %s |\n", x.backend, x.processes, x.sessions,
 				strings.ReplaceAll(x.err.Error(), "|", "\\|"), x.load)
 			continue
 		}
@@ -240,10 +240,11 @@ func (r *report) markdown(w io.Writer) {
 		if x.backend != fleet.SQLite {
 			rt = fmt.Sprintf("%.1f", res.PerTurn(res.Store.RoundTrips))
 		}
-		fmt.Fprintf(w, "| %s | %d | %d | %.0f | %.0f | %s | %s | %.2f | %s | %.0f | %.0f | %d (%d) | %d | %s |\n",
+		cpu := fmt.Sprintf("%.0f + %.0f", res.PerTurn(res.WorkerCPU.Microseconds()), res.PerTurn(res.ServerCPU.Microseconds()))
+		fmt.Fprintf(w, "| %s | %d | %d | %.0f | %.0f | %s | %s | %.2f | %s | %.0f | %.0f | %s | %d (%d) | %d | %s |\n",
 			x.backend, x.processes, x.sessions, res.TurnsPerSecond(), res.RunsPerSecond(),
 			ms(res.P50), ms(res.P99), res.PerTurn(res.Store.Calls), rt,
-			res.PerTurn(res.Store.Bytes), res.StoredPerTurn(), res.Conflicts, res.Retried, res.Failures, x.load)
+			res.PerTurn(res.Store.Bytes), res.StoredPerTurn(), cpu, res.Conflicts, res.Retried, res.Failures, x.load)
 	}
 	for _, x := range r.rows {
 		if x.res != nil && len(x.res.Errors) > 0 {
@@ -264,11 +265,11 @@ func (r *report) writeCSV(path string) error {
 	w := csv.NewWriter(f)
 	w.Write([]string{"backend", "processes", "sessions", "window_s", "turns", "runs", "turns_per_s", "runs_per_s",
 		"p50_ms", "p99_ms", "store_calls", "round_trips", "bytes_written", "stored_bytes", "all_turns",
-		"conflicts", "retried", "failures", "load", "error"})
+		"worker_cpu_ms", "server_cpu_ms", "conflicts", "retried", "failures", "load", "error"})
 	for _, x := range r.rows {
 		rec := []string{x.backend, strconv.Itoa(x.processes), strconv.Itoa(x.sessions)}
 		if x.err != nil {
-			rec = append(rec, make([]string, 15)...)
+			rec = append(rec, make([]string, 17)...)
 			rec = append(rec, x.load, x.err.Error())
 		} else {
 			res := x.res
@@ -276,7 +277,7 @@ func (r *report) writeCSV(path string) error {
 			i := func(v int64) string { return strconv.FormatInt(v, 10) }
 			rec = append(rec, f(res.Window.Seconds()), i(res.Turns), i(res.Runs), f(res.TurnsPerSecond()), f(res.RunsPerSecond()),
 				f(float64(res.P50)/1e6), f(float64(res.P99)/1e6), i(res.Store.Calls), i(res.Store.RoundTrips), i(res.Store.Bytes),
-				i(res.Stored), i(res.AllTurns), i(res.Conflicts), i(res.Retried), i(res.Failures), x.load, "")
+				i(res.Stored), i(res.AllTurns), i(res.WorkerCPU.Milliseconds()), i(res.ServerCPU.Milliseconds()), i(res.Conflicts), i(res.Retried), i(res.Failures), x.load, "")
 		}
 		w.Write(rec)
 	}
