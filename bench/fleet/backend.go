@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -173,21 +174,30 @@ func (b Backend) reset(ctx context.Context) error {
 	return fmt.Errorf("fleet: unknown backend %q", b.Name)
 }
 
-// stored returns the bytes the backend holds: the SQLite file (with its
-// WAL), the PostgreSQL schema's tables with their indexes and TOAST, or
+// stored returns the bytes the backend holds: the SQLite file's pages in
+// use, the PostgreSQL schema's tables with their indexes and TOAST, or
 // the memory the Redis servers use (used_memory, summed over the nodes;
 // other clients' keys on a shared server count too).
 func (b Backend) stored(ctx context.Context) (int64, error) {
 	switch b.Name {
 	case SQLite:
-		var n int64
-		for _, suffix := range []string{"", "-wal"} {
-			fi, err := os.Stat(b.sqlitePath() + suffix)
-			if err == nil {
-				n += fi.Size()
+		// The pages in use once the WAL is folded into the file: the file's
+		// size moves with checkpoints and free pages, this does not.
+		db, err := sql.Open("sqlite", b.sqlitePath())
+		if err != nil {
+			return 0, fmt.Errorf("fleet: %w", err)
+		}
+		defer db.Close()
+		var pages, free, size int64
+		if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+			return 0, fmt.Errorf("fleet: %w", err)
+		}
+		for q, v := range map[string]*int64{"PRAGMA page_count": &pages, "PRAGMA freelist_count": &free, "PRAGMA page_size": &size} {
+			if err := db.QueryRowContext(ctx, q).Scan(v); err != nil {
+				return 0, fmt.Errorf("fleet: %s: %w", q, err)
 			}
 		}
-		return n, nil
+		return (pages - free) * size, nil
 	case Postgres:
 		conn, err := pgx.Connect(ctx, b.PostgresURL)
 		if err != nil {

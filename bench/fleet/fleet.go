@@ -34,7 +34,8 @@ type Config struct {
 	// (default 50ms).
 	ModelLatency time.Duration `json:"model_latency"`
 	// ArgBytes and OutputBytes size a tool call's arguments (default 64)
-	// and the tool's output and the final message (default 512).
+	// and the tool's output and the final message (default 512): random
+	// words, different in every call.
 	ArgBytes    int `json:"arg_bytes"`
 	OutputBytes int `json:"output_bytes"`
 	// HistoryLimit is the session items a run reads as its history

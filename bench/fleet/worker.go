@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,8 +30,6 @@ type process struct {
 	cp     *checkpoint.Checkpointer
 	runner *pipeline.Runner
 	agent  *pipeline.Agent
-	args   string // the tool call's arguments, padded
-	output string // the tool's output
 
 	// The measurement window: turns and runs that end in it count.
 	from, to time.Time
@@ -57,21 +54,31 @@ func newProcess(cfg Config, index int, store Store, c *counters) *process {
 			persistence.Middleware(p.cp.Session(store), persistence.WithLimit(cfg.HistoryLimit)),
 			p.cp.Middleware(),
 		))
-	p.output = pad("result: ", cfg.OutputBytes)
-	argPad, _ := json.Marshal(pad("", max(cfg.ArgBytes-20, 0)))
-	p.args = `{"q":` + string(argPad) + `}`
 	tool := pipeline.NewTool(pipeline.ToolSpec{Name: ToolName, Description: "Looks something up."},
-		func(context.Context, json.RawMessage) (string, error) { return p.output, nil })
+		func(context.Context, json.RawMessage) (string, error) { return text(cfg.OutputBytes), nil })
 	p.agent = &pipeline.Agent{Name: "fleet", Instructions: "Answer with the tool's help.", Tools: []pipeline.Tool{tool}}
 	return p
 }
 
-// pad returns prefix followed by filler up to n bytes.
-func pad(prefix string, n int) string {
-	if n <= len(prefix) {
-		return prefix
+// text returns n bytes of random words (lowercase letters and spaces), a
+// new text each call, so that the stores' compression (PostgreSQL's TOAST)
+// finds no repeats that real outputs would not have.
+func text(n int) string {
+	const letters = "abcdefghijklmnopqrstuvwxyz"
+	b := make([]byte, n)
+	for i := range b {
+		if r := rand.Uint32(); r%7 == 0 {
+			b[i] = ' '
+		} else {
+			b[i] = letters[r%uint32(len(letters))]
+		}
 	}
-	return prefix + strings.Repeat("lorem ipsum ", n/12+1)[:n-len(prefix)]
+	return string(b)
+}
+
+// args returns a tool call's arguments of about n bytes.
+func args(n int) string {
+	return `{"q":"` + text(max(n-8, 1)) + `"}`
 }
 
 // sessionID and runID name the simulation's sessions and runs.
@@ -124,9 +131,9 @@ func (p *process) run(ctx context.Context, s, k int) {
 		id := strconv.Itoa(turn) + "_" + strconv.Itoa(n)
 		var it state.Item
 		if turn <= p.cfg.ToolTurns {
-			it = state.ToolCall("fc_"+id, "call_"+id, ToolName, p.args)
+			it = state.ToolCall("fc_"+id, "call_"+id, ToolName, args(p.cfg.ArgBytes))
 		} else {
-			it = state.AssistantMessage("msg_"+id, p.output)
+			it = state.AssistantMessage("msg_"+id, text(p.cfg.OutputBytes))
 		}
 		return &pipeline.ModelResponse{ID: "resp_" + id, Model: "scripted", Items: []state.Item{it},
 			Usage: state.Usage{Requests: 1}}, nil
