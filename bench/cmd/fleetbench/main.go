@@ -27,6 +27,7 @@
 //	-schema name     the PostgreSQL schema and Redis key prefix to own (default turnkit_fleet);
 //	                 everything in it is deleted before and after each configuration
 //	-out dir         output folder (default bench/results under the module root)
+//	-replot          run nothing: redraw the plots from OUT/fleet.csv
 package main
 
 import (
@@ -60,6 +61,7 @@ func main() {
 	flag.IntVar(&cfg.sim.OutputBytes, "output", 512, "bytes of a tool output and of a final message")
 	flag.StringVar(&cfg.schema, "schema", "turnkit_fleet", "PostgreSQL schema and Redis key prefix the simulation owns")
 	flag.StringVar(&cfg.out, "out", "", "output folder (default bench/results under the module root)")
+	flag.BoolVar(&cfg.replot, "replot", false, "run nothing: redraw the plots from OUT/fleet.csv")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -71,6 +73,7 @@ func main() {
 
 type config struct {
 	backends, processes, sessions, schema, out string
+	replot                                     bool
 	sim                                        fleet.Config
 }
 
@@ -103,6 +106,14 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	}
 	if err := os.MkdirAll(cfg.out, 0o750); err != nil {
 		return err
+	}
+	if cfg.replot {
+		rep, err := readCSV(filepath.Join(cfg.out, "fleet.csv"))
+		if err != nil {
+			return err
+		}
+		rep.sim = cfg.sim
+		return rep.plot(filepath.Join(cfg.out, "fleet.png"), filepath.Join(cfg.out, "fleet-p99.png"))
 	}
 	tmp, err := os.MkdirTemp("", "fleetbench-")
 	if err != nil {
@@ -287,6 +298,35 @@ func (r *report) writeCSV(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// readCSV reads back what writeCSV wrote, as far as the plots need it.
+func readCSV(path string) (*report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	rep := &report{}
+	for _, rec := range recs[1:] {
+		x := row{backend: rec[0]}
+		x.processes, _ = strconv.Atoi(rec[1])
+		x.sessions, _ = strconv.Atoi(rec[2])
+		if rec[len(rec)-1] != "" {
+			continue // failed
+		}
+		window, _ := strconv.ParseFloat(rec[3], 64)
+		turns, _ := strconv.ParseInt(rec[4], 10, 64)
+		p99, _ := strconv.ParseFloat(rec[9], 64)
+		x.res = &fleet.Result{Window: time.Duration(window * float64(time.Second)), Turns: turns,
+			P99: time.Duration(p99 * float64(time.Millisecond))}
+		rep.rows = append(rep.rows, x)
+	}
+	return rep, nil
 }
 
 func moduleRoot() (string, error) {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"image/color"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -22,14 +23,15 @@ var backendColors = map[string]color.Color{
 // larger count, dashed for the others).
 func (r *report) plot(throughput, p99 string) error {
 	if err := r.plotOne(throughput, "Fleet: turns per second against worker processes", "turns per second",
-		func(x row) float64 { return x.res.TurnsPerSecond() }); err != nil {
+		func(x row) float64 { return x.res.TurnsPerSecond() },
+		func(m int) float64 { return float64(m) / r.sim.ModelLatency.Seconds() }); err != nil {
 		return err
 	}
 	return r.plotOne(p99, "Fleet: p99 turn latency against worker processes", "p99 turn latency (ms)",
-		func(x row) float64 { return float64(x.res.P99.Microseconds()) / 1000 })
+		func(x row) float64 { return float64(x.res.P99.Microseconds()) / 1000 }, nil)
 }
 
-func (r *report) plotOne(path, title, ylabel string, y func(row) float64) error {
+func (r *report) plotOne(path, title, ylabel string, y func(row) float64, ceiling func(sessions int) float64) error {
 	p := plot.New()
 	p.Title.Text = title
 	p.X.Label.Text = "worker processes"
@@ -43,6 +45,7 @@ func (r *report) plotOne(path, title, ylabel string, y func(row) float64) error 
 	var order []key
 	series := map[key]plotter.XYs{}
 	maxSessions := 0
+	var sessionCounts []int
 	for _, x := range r.rows {
 		if x.res == nil {
 			continue
@@ -53,6 +56,9 @@ func (r *report) plotOne(path, title, ylabel string, y func(row) float64) error 
 		}
 		series[k] = append(series[k], plotter.XY{X: float64(x.processes), Y: y(x)})
 		maxSessions = max(maxSessions, x.sessions)
+		if !slices.Contains(sessionCounts, x.sessions) {
+			sessionCounts = append(sessionCounts, x.sessions)
+		}
 	}
 	if len(order) == 0 {
 		return nil
@@ -76,6 +82,24 @@ func (r *report) plotOne(path, title, ylabel string, y func(row) float64) error 
 		p.Legend.Add(fmt.Sprintf("%s, %d sessions", k.backend, k.sessions), line, points)
 		for _, pt := range series[k] {
 			top = max(top, pt.Y)
+		}
+	}
+	if ceiling != nil {
+		// The most the sessions could do with free stores: each turn
+		// takes at least one model latency.
+		for _, m := range sessionCounts {
+			c := ceiling(m)
+			if c > top*1.5 {
+				continue
+			}
+			line, err := plotter.NewLine(plotter.XYs{{X: 1, Y: c}, {X: 4, Y: c}})
+			if err != nil {
+				return err
+			}
+			line.Color, line.Dashes = color.Black, []vg.Length{vg.Points(1), vg.Points(3)}
+			p.Add(line)
+			p.Legend.Add(fmt.Sprintf("ceiling for %d sessions (sessions ÷ model latency)", m), line)
+			top = max(top, c)
 		}
 	}
 	p.Y.Min, p.Y.Max = 0, top*1.6 // headroom for the legend
