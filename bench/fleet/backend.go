@@ -183,7 +183,7 @@ func (b Backend) stored(ctx context.Context) (int64, error) {
 	case SQLite:
 		// The pages in use once the WAL is folded into the file: the file's
 		// size moves with checkpoints and free pages, this does not.
-		db, err := sql.Open("sqlite", b.sqlitePath())
+		db, err := sql.Open("sqlite", b.sqlitePath()+"?_busy_timeout=60000")
 		if err != nil {
 			return 0, fmt.Errorf("fleet: %w", err)
 		}

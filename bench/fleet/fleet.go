@@ -239,6 +239,11 @@ func Simulate(ctx context.Context, cfg Config, launch Launcher) (*Result, error)
 		res.Errors = append(res.Errors, rep.Errors...)
 		lat = append(lat, rep.Latencies...)
 	}
+	for _, c := range children { // their stores closed
+		if err := c.wait(ctx, time.Minute); err != nil {
+			return nil, err
+		}
+	}
 	if err := <-serverDone; err != nil {
 		return nil, fmt.Errorf("fleet: server processes: %w", err)
 	}
@@ -391,6 +396,23 @@ func (c *child) kill() {
 func (c *child) failure() error {
 	<-c.waited
 	return fmt.Errorf("fleet: worker process %d: %v: %s", c.cmd.Process.Pid, c.err, strings.TrimSpace(c.stderr.String()))
+}
+
+// wait waits for the process to exit, successfully.
+func (c *child) wait(ctx context.Context, timeout time.Duration) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-c.waited:
+		if c.err != nil {
+			return c.failure()
+		}
+		return nil
+	case <-t.C:
+		return fmt.Errorf("fleet: worker process %d did not exit in %v", c.cmd.Process.Pid, timeout)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // next returns the child's next line of output.
