@@ -1,0 +1,117 @@
+package fleet
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/turnkit/turnkit/state"
+)
+
+// TestOneRunCosts pins what one run of the default workload (4 tool turns
+// and a final message) costs each backend, the counts docs/scale.md
+// quotes: 12 store calls (a List and 11 writes), and 32 round trips on
+// PostgreSQL, 12 on one Redis server, 18 on the Redis Cluster (in the
+// cheapest of five runs: a run may also set the client up). It logs
+// where the bytes go (go test -v -run OneRunCosts ./bench/fleet).
+func TestOneRunCosts(t *testing.T) {
+	ctx := context.Background()
+	backends := []struct {
+		be         Backend
+		roundTrips int64
+	}{{Backend{Name: SQLite, Dir: t.TempDir()}, 0}}
+	if url := os.Getenv("TURNKIT_POSTGRES_URL"); url != "" {
+		backends = append(backends, struct {
+			be         Backend
+			roundTrips int64
+		}{Backend{Name: Postgres, PostgresURL: url, Schema: "fleet_cost"}, 32})
+	}
+	if addrs := os.Getenv("TURNKIT_REDIS_CLUSTER_ADDRS"); addrs != "" {
+		backends = append(backends, struct {
+			be         Backend
+			roundTrips int64
+		}{Backend{Name: RedisCluster, ClusterAddrs: strings.Split(addrs, ","), Schema: "fleet_cost"}, 18})
+	}
+	if url := os.Getenv("TURNKIT_REDIS_URL"); url != "" {
+		backends = append(backends, struct {
+			be         Backend
+			roundTrips int64
+		}{Backend{Name: Redis, RedisURL: url, Schema: "fleet_cost"}, 12})
+	}
+	for _, b := range backends {
+		t.Run(b.be.Name, func(t *testing.T) {
+			if err := b.be.reset(ctx); err != nil {
+				t.Fatal(err)
+			}
+			defer b.be.reset(ctx)
+			c := &counters{}
+			st, err := b.be.open(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			cfg := Config{Backend: b.be, Sessions: 1, ModelLatency: time.Microsecond}
+			cfg.defaults()
+			bd := &bytesByPart{Store: st}
+			p := newProcess(cfg, 0, bd, c)
+			p.from, p.to = time.Now(), time.Now().Add(time.Hour)
+			least := int64(-1)
+			for k := range 5 {
+				before := c.snapshot()
+				*bd = bytesByPart{Store: st}
+				p.run(ctx, 0, k)
+				if n := p.failures.Load(); n > 0 {
+					t.Fatalf("run %d failed: %q", k, p.firstErrs)
+				}
+				d := c.snapshot()
+				d = d.sub(before)
+				t.Logf("run %d: %d calls, %d round trips, %d bytes: %d saves, heads %d, checkpoint items %d, context %d, session items %d",
+					k, d.Calls, d.RoundTrips, d.Bytes, bd.saves, bd.head, bd.items, bd.context, bd.session)
+				if d.Calls != 12 || bd.saves != 11 {
+					t.Errorf("run %d: %d calls, %d saves; want 12 and 11", k, d.Calls, bd.saves)
+				}
+				if least < 0 || d.RoundTrips < least {
+					least = d.RoundTrips
+				}
+			}
+			// A run may also pay for the client's setup: the cluster's slot
+			// map, a script's first load on a node (a run's keys land on
+			// any node).
+			if least != b.roundTrips {
+				t.Errorf("%d round trips in the cheapest run, want %d", least, b.roundTrips)
+			}
+		})
+	}
+}
+
+// bytesByPart adds up what each save writes, by part.
+type bytesByPart struct {
+	Store
+	saves, head, items, context, session int
+}
+
+func (b *bytesByPart) add(run *state.Run, items []state.Item) {
+	d, err := run.Delta()
+	if err != nil {
+		return
+	}
+	b.saves++
+	b.head += len(d.Head)
+	b.context += len(d.Context)
+	for _, p := range d.Items {
+		b.items += len(p.Data)
+	}
+	b.session += int(itemBytes(items))
+}
+
+func (b *bytesByPart) Save(ctx context.Context, run *state.Run) error {
+	b.add(run, nil)
+	return b.Store.Save(ctx, run)
+}
+
+func (b *bytesByPart) SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error {
+	b.add(run, items)
+	return b.Store.SaveAppend(ctx, run, sessionID, items)
+}

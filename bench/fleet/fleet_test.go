@@ -1,0 +1,75 @@
+package fleet_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/turnkit/turnkit/bench/fleet"
+)
+
+// TestMain runs the test binary as a worker process when a simulation
+// starts one.
+func TestMain(m *testing.M) {
+	fleet.ChildMain()
+	os.Exit(m.Run())
+}
+
+// TestSimulateSmoke runs a tiny simulation on each backend this machine
+// has (SQLite always; PostgreSQL, the Redis Cluster and Redis when their
+// environment variables are set): two worker processes, ten sessions, a
+// second of measurement. Every run must end, with no failure.
+func TestSimulateSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	launch, err := fleet.SelfLauncher("-test.run=^$")
+	if err != nil {
+		t.Fatal(err)
+	}
+	backends := []fleet.Backend{{Name: fleet.SQLite, Dir: t.TempDir()}}
+	if url := os.Getenv("TURNKIT_POSTGRES_URL"); url != "" {
+		backends = append(backends, fleet.Backend{Name: fleet.Postgres, PostgresURL: url, Schema: "fleet_smoke"})
+	}
+	if addrs := os.Getenv("TURNKIT_REDIS_CLUSTER_ADDRS"); addrs != "" {
+		backends = append(backends, fleet.Backend{Name: fleet.RedisCluster, ClusterAddrs: strings.Split(addrs, ","), Schema: "fleet_smoke"})
+	}
+	if url := os.Getenv("TURNKIT_REDIS_URL"); url != "" {
+		backends = append(backends, fleet.Backend{Name: fleet.Redis, RedisURL: url, Schema: "fleet_smoke"})
+	}
+	for _, be := range backends {
+		t.Run(be.Name, func(t *testing.T) {
+			res, err := fleet.Simulate(context.Background(), fleet.Config{
+				Backend: be, Processes: 2, Sessions: 10, ToolTurns: 2,
+				ModelLatency: 5 * time.Millisecond, Warmup: 200 * time.Millisecond, Duration: time.Second,
+			}, launch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %.0f turns/s, %.0f runs/s, p50 %v, p99 %v, %.1f calls/turn, %.1f round trips/turn, %.0f B/turn, CPU µs/turn %.0f + %.0f, %d conflicts",
+				be.Name, res.TurnsPerSecond(), res.RunsPerSecond(), res.P50, res.P99,
+				res.PerTurn(res.Store.Calls), res.PerTurn(res.Store.RoundTrips), res.PerTurn(res.Store.Bytes),
+				res.PerTurn(res.WorkerCPU.Microseconds()), res.PerTurn(res.ServerCPU.Microseconds()), res.Conflicts)
+			if res.Failures > 0 {
+				t.Fatalf("%d runs failed: %q", res.Failures, res.Errors)
+			}
+			if res.Runs == 0 || res.Turns < 2*res.Runs {
+				t.Fatalf("%d runs, %d turns in the window: want runs of 3 turns (2 tool turns and a message)", res.Runs, res.Turns)
+			}
+			if res.P50 < 5*time.Millisecond {
+				t.Errorf("p50 %v is below the model's latency", res.P50)
+			}
+			if res.Store.Calls == 0 || res.Store.Bytes == 0 {
+				t.Errorf("store traffic not counted: %+v", res.Store)
+			}
+			if res.WorkerCPU == 0 {
+				t.Error("worker CPU not measured")
+			}
+			if be.Name != fleet.SQLite && res.Store.RoundTrips == 0 {
+				t.Errorf("round trips not counted: %+v", res.Store)
+			}
+		})
+	}
+}
