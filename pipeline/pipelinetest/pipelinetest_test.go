@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -38,72 +39,97 @@ func view(c *pipeline.ToolCall) callView {
 	return v
 }
 
-// TestNewTurnPlacesLikeTheRunner checks that a built turn has the
-// positions, calls and boundary that the runner gives the same response.
-func TestNewTurnPlacesLikeTheRunner(t *testing.T) {
-	other := &pipeline.Agent{Name: "Other", Model: scripted.New(scripted.Reply("hi"))}
-	agent := func(m pipeline.Model) *pipeline.Agent {
-		return &pipeline.Agent{
-			Name: "a", Model: m, Tools: []pipeline.Tool{noop("x"), noop("y")},
-			Handoffs: []pipeline.Handoff{{Agent: other}}, ToolUse: pipeline.StopAtTools("y"),
-		}
-	}
-	var (
-		mu       sync.Mutex
-		live     []callView
-		liveBnd  state.Boundary
-		liveEnds bool
-	)
-	spy := pipeline.Middleware{
-		Turn: func(next pipeline.Handler) pipeline.Handler {
-			return pipeline.HandlerFunc(func(ctx context.Context, t *pipeline.Turn) error {
-				err := next.ServeTurn(ctx, t)
-				if t.Number == 1 {
-					liveBnd, liveEnds = t.Run.Response(), t.MayEndRun()
-				}
-				return err
-			})
-		},
-		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {
-			return pipeline.ToolHandlerFunc(func(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
-				mu.Lock()
-				live = append(live, view(c))
-				mu.Unlock()
-				return next.CallTool(ctx, c)
-			})
-		},
-	}
-	m := scripted.New(scripted.Respond(scripted.Think("hm"), scripted.Text("calling"), scripted.Call("x", `{}`), scripted.Call("transfer_to_other", `{}`), scripted.Call("y", `{"a":1}`)))
-	if _, err := pipeline.NewRunner(pipeline.WithMiddleware(spy)).Run(context.Background(), agent(m), pipeline.UserInput("hi"), pipeline.WithRunID("run_test")); err != nil {
-		t.Fatal(err)
-	}
-	slices.SortFunc(live, func(a, b callView) int { return a.Index - b.Index })
+// placement is what the core's placing of a response decides, as a turn
+// shows it to the tool stage.
+type placement struct {
+	Items    []string // the response's items, "seq kind name"
+	Boundary state.Boundary
+	Calls    []callView
+	MayEnd   bool
+}
 
-	turn := pipelinetest.NewTurn(t, pipelinetest.WithAgent(agent(nil)), pipelinetest.WithInput(state.UserMessage("hi")),
-		pipelinetest.WithResponse(
-			state.Reasoning("rs_run_test_1_1", "hm"), state.AssistantMessage("msg_run_test_1_2", "calling"),
-			state.ToolCall("fc_run_test_1_3", "call_run_test_1_3", "x", `{}`),
-			state.ToolCall("fc_run_test_1_4", "call_run_test_1_4", "transfer_to_other", `{}`),
-			state.ToolCall("fc_run_test_1_5", "call_run_test_1_5", "y", `{"a":1}`),
-		))
-	var built []callView
-	for _, c := range turn.Calls {
-		built = append(built, view(c))
+func placed(t *pipeline.Turn) placement {
+	p := placement{Boundary: t.Run.Response(), MayEnd: t.MayEndRun()}
+	for _, it := range t.Response.Items {
+		p.Items = append(p.Items, fmt.Sprintf("%d %s %s", it.Seq(), it.Kind(), it.Name()))
 	}
-	if diff := cmp.Diff(live, built); diff != "" {
-		t.Errorf("calls (-runner +NewTurn):\n%s", diff)
+	for _, c := range t.Calls {
+		p.Calls = append(p.Calls, view(c))
 	}
-	if got := turn.Run.Response(); got != liveBnd {
-		t.Errorf("boundary = %+v, runner's %+v", got, liveBnd)
+	return p
+}
+
+// TestNewTurnPlacesLikeTheRunner checks that a built turn has the
+// positions, calls, boundary and MayEndRun that the runner gives the same
+// response: the runner's model stage hands its response to NewTurn.
+func TestNewTurnPlacesLikeTheRunner(t *testing.T) {
+	tests := []struct {
+		name string
+		give scripted.Step
+	}{
+		{name: "message", give: scripted.Reply("done")},
+		{name: "reasoning only", give: scripted.Respond(scripted.Think("hm"))},
+		{name: "calls", give: scripted.CallTool("x", `{}`)},
+		{name: "terminal call", give: scripted.Respond(scripted.Text("calling"), scripted.Call("y", `{"a":1}`))},
+		{name: "handoff", give: scripted.Respond(scripted.Text("bye"), scripted.Call("transfer_to_other", `{}`))},
+		{name: "custom call", give: scripted.Respond(scripted.Item(state.CustomCall("ctc_1", "call_c", "x", "free text")))},
+		{
+			name: "mixed",
+			give: scripted.Respond(scripted.Think("hm"), scripted.Text("calling"), scripted.Call("x", `{}`),
+				scripted.Call("transfer_to_other", `{}`), scripted.Call("y", `{"a":1}`)),
+		},
 	}
-	if turn.MayEndRun() != liveEnds {
-		t.Errorf("MayEndRun = %v, runner's %v", turn.MayEndRun(), liveEnds)
-	}
-	if k := turn.Response.Items[3].Kind(); k != state.KindHandoffCall {
-		t.Errorf("handoff call kind = %s, want handoff_call", k)
-	}
-	if len(turn.Input) != 1 || turn.Input[0].Seq() != 1 {
-		t.Errorf("Input = %v, want the user message at 1", turn.Input)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			other := &pipeline.Agent{Name: "Other", Model: scripted.New(scripted.Reply("hi"))}
+			agent := func(m pipeline.Model) *pipeline.Agent {
+				return &pipeline.Agent{
+					Name: "a", Model: m, Tools: []pipeline.Tool{noop("x"), noop("y")},
+					Handoffs: []pipeline.Handoff{{Agent: other}}, ToolUse: pipeline.StopAtTools("y"),
+				}
+			}
+			var (
+				response []state.Item // as the model stage returned it
+				live     placement
+			)
+			spy := pipeline.Middleware{
+				Turn: func(next pipeline.Handler) pipeline.Handler {
+					return pipeline.HandlerFunc(func(ctx context.Context, t *pipeline.Turn) error {
+						err := next.ServeTurn(ctx, t)
+						if t.Number == 1 {
+							live = placed(t)
+						}
+						return err
+					})
+				},
+				Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
+					return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+						resp, err := next.CallModel(ctx, c)
+						if err == nil && c.Turn.Number == 1 {
+							response = slices.Clone(resp.Items)
+						}
+						return resp, err
+					})
+				},
+			}
+			m := scripted.New(tt.give, scripted.Reply("again"))
+			if _, err := pipeline.NewRunner(pipeline.WithMiddleware(spy)).Run(context.Background(), agent(m), pipeline.UserInput("hi"), pipeline.WithRunID("run_test")); err != nil {
+				t.Fatal(err)
+			}
+			if len(response) == 0 || len(live.Items) == 0 {
+				t.Fatalf("the spy missed turn 1: response %v, placement %+v", response, live)
+			}
+
+			turn := pipelinetest.NewTurn(t, pipelinetest.WithAgent(agent(nil)), pipelinetest.WithInput(state.UserMessage("hi")),
+				pipelinetest.WithResponse(response...))
+			if diff := cmp.Diff(live, placed(turn)); diff != "" {
+				t.Errorf("placement (-runner +NewTurn):\n%s", diff)
+			}
+			if len(turn.Input) != 1 || turn.Input[0].Seq() != 1 {
+				t.Errorf("Input = %v, want the user message at 1", turn.Input)
+			}
+		})
 	}
 }
 
