@@ -6,8 +6,8 @@ import (
 )
 
 // init hands package pipelinetest the core's own turn making, response
-// placing and model call making (see package testhook), so its turns are
-// built by the code that builds the runner's.
+// placing, model call making and run results (see package testhook), so
+// its turns are built by the code that builds the runner's.
 func init() {
 	testhook.NewTurn = func(run *state.Run, agent *Agent, number int, emit func(Event)) *Turn {
 		return &Turn{Run: run, Agent: agent, Number: number, emit: emit}
@@ -21,4 +21,8 @@ func init() {
 		return nil
 	}
 	testhook.NewModelCall = func(t *Turn) *ModelCall { return newModelCall(t, t.Agent.Instructions) }
+	testhook.NewRunCall = func(run *state.Run, agent *Agent, input []state.Item, emit func(Event)) *RunCall {
+		return &RunCall{Run: run, Agent: agent, Input: input, emit: emit}
+	}
+	testhook.NewResult = func(run *state.Run, agent *Agent) *Result { return &Result{run: run, LastAgent: agent} }
 }

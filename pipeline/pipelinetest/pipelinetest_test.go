@@ -267,3 +267,81 @@ func TestWithEvents(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
+
+// TestWrapRunStage tests a run middleware with the recorder as the core:
+// Wrap builds the Run stage, and the recorder ends the run as Next says.
+func TestWrapRunStage(t *testing.T) {
+	errResumed := errors.New("no resuming")
+	var seen []string
+	refuse := pipeline.Middleware{
+		Run: func(next pipeline.RunHandler) pipeline.RunHandler {
+			return pipeline.RunHandlerFunc(func(ctx context.Context, c *pipeline.RunCall) (*pipeline.Result, error) {
+				seen = append(seen, c.Run.ID())
+				if c.Resumed {
+					return nil, errResumed
+				}
+				return next.ServeRun(ctx, c)
+			})
+		},
+	}
+	rec := &pipelinetest.Recorder{Next: pipeline.NextStep{Kind: pipeline.NextFinalOutput, Output: "done"}}
+	h := pipelinetest.Wrap(refuse, rec)
+	var log pipelinetest.EventLog
+	call := pipelinetest.NewRunCall(t, pipelinetest.WithInput(state.UserMessage("hi")), pipelinetest.WithEvents(&log))
+	res, err := h.Run.ServeRun(context.Background(), call)
+	if err != nil || res.FinalOutput != "done" || res.RunID() != "run_test" || res.LastAgent.Name != "agent" {
+		t.Fatalf("ServeRun = %+v, %v; want the final output done of run_test", res, err)
+	}
+	if out, ok := call.Run.FinalOutput(); !ok || out != "done" {
+		t.Errorf("run's final output = %q, %v; want done, finished", out, ok)
+	}
+	resumed := pipelinetest.NewRunCall(t, pipelinetest.WithRun(state.NewRun("r2", "agent", 0)))
+	resumed.Resumed = true
+	if _, err := h.Run.ServeRun(context.Background(), resumed); !errors.Is(err, errResumed) {
+		t.Errorf("resumed ServeRun error = %v, want the middleware's", err)
+	}
+	want := []pipelinetest.RunRecord{{RunID: "run_test", Agent: "agent", Input: []state.Item{state.UserMessage("hi")}, Streaming: true}}
+	if diff := cmp.Diff(want, rec.Runs(), cmp.Comparer(func(a, b state.Item) bool { return a.Equal(b) })); diff != "" {
+		t.Errorf("recorded runs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"run_test", "r2"}, seen); diff != "" {
+		t.Errorf("middleware saw (-want +got):\n%s", diff)
+	}
+	// A nil Run stage passes straight to the recorder.
+	if h := pipelinetest.Wrap(pipeline.Middleware{}, rec); h.Run != pipeline.RunHandler(rec) {
+		t.Errorf("Wrap of a middleware without a Run stage: Run = %T, want the recorder", h.Run)
+	}
+}
+
+func TestRecorderServeRunOutcomes(t *testing.T) {
+	boom := errors.New("boom")
+	pausedRun := state.NewRun("paused", "agent", 0)
+	pausedRun.AddPending(state.Approval{Tool: "rm", CallID: "call_1", Agent: "agent"})
+	tests := []struct {
+		name      string
+		rec       *pipelinetest.Recorder
+		run       *state.Run
+		wantErr   error
+		wantOut   string
+		wantDone  bool
+		wantPause int
+	}{
+		{name: "zero Next", rec: &pipelinetest.Recorder{}, run: state.NewRun("a", "agent", 0), wantDone: true},
+		{name: "interruption", rec: &pipelinetest.Recorder{Next: pipeline.NextStep{Kind: pipeline.NextInterruption}}, run: pausedRun, wantPause: 1},
+		{name: "run again", rec: &pipelinetest.Recorder{Next: pipeline.NextStep{Kind: pipeline.NextRunAgain}}, run: state.NewRun("b", "agent", 0)},
+		{name: "error", rec: &pipelinetest.Recorder{Err: boom}, run: state.NewRun("c", "agent", 0), wantErr: boom},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := tt.rec.ServeRun(context.Background(), pipelinetest.NewRunCall(t, pipelinetest.WithRun(tt.run)))
+			if !errors.Is(err, tt.wantErr) || res == nil {
+				t.Fatalf("ServeRun = %v, %v; want a result and %v", res, err, tt.wantErr)
+			}
+			out, done := tt.run.FinalOutput()
+			if res.FinalOutput != tt.wantOut || out != tt.wantOut || done != tt.wantDone || len(res.Interruptions) != tt.wantPause {
+				t.Errorf("result %q, run %q finished %v, %d interruptions; want %q, finished %v, %d",
+					res.FinalOutput, out, done, len(res.Interruptions), tt.wantOut, tt.wantDone, tt.wantPause)
+			}
+		})
+	}
+}

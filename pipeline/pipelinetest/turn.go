@@ -1,6 +1,7 @@
 package pipelinetest
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/turnkit/turnkit/pipeline"
@@ -142,14 +143,44 @@ func NewModelCall(tb testing.TB, t *pipeline.Turn) *pipeline.ModelCall {
 	return core.newModelCall(t)
 }
 
+// NewRunCall returns the request the runner hands the run stage when a
+// run starts, for a unit test of a run middleware: [WithAgent], [WithRun]
+// and [WithEvents] apply as for [NewTurn]; [WithInput] gives the run's
+// input, which the run stage places (NewRunCall places nothing); the other
+// options are ignored. Without options it is the start of a new run
+// "run_test" of an agent named "agent", with no input. Set the result's
+// Resumed field to test a resumption.
+func NewRunCall(tb testing.TB, opts ...TurnOption) *pipeline.RunCall {
+	tb.Helper()
+	c := turnConfig{agent: &pipeline.Agent{Name: "agent"}}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
+		}
+	}
+	run := c.run
+	if run == nil {
+		run = state.NewRun("run_test", c.agent.Name, 0)
+	}
+	var emit func(pipeline.Event)
+	if c.events != nil {
+		emit = c.events.Emit
+	}
+	return core.newRunCall(run, c.agent, slices.Clone(c.input), emit)
+}
+
 // core holds the runner's own code that builds turns (see package
 // testhook), asserted to its types once, when the package is initialised.
 var core = struct {
 	newTurn       func(run *state.Run, agent *pipeline.Agent, number int, emit func(pipeline.Event)) *pipeline.Turn
 	placeResponse func(t *pipeline.Turn, resp *pipeline.ModelResponse) error
 	newModelCall  func(t *pipeline.Turn) *pipeline.ModelCall
+	newRunCall    func(run *state.Run, agent *pipeline.Agent, input []state.Item, emit func(pipeline.Event)) *pipeline.RunCall
+	newResult     func(run *state.Run, agent *pipeline.Agent) *pipeline.Result
 }{
 	testhook.NewTurn.(func(*state.Run, *pipeline.Agent, int, func(pipeline.Event)) *pipeline.Turn),
 	testhook.PlaceResponse.(func(*pipeline.Turn, *pipeline.ModelResponse) error),
 	testhook.NewModelCall.(func(*pipeline.Turn) *pipeline.ModelCall),
+	testhook.NewRunCall.(func(*state.Run, *pipeline.Agent, []state.Item, func(pipeline.Event)) *pipeline.RunCall),
+	testhook.NewResult.(func(*state.Run, *pipeline.Agent) *pipeline.Result),
 }

@@ -41,4 +41,20 @@ var (
 	// returning the model call the runner would make for t, with the
 	// agent's static instructions.
 	NewModelCall any
+
+	// NewRunCall is a
+	//
+	//	func(run *state.Run, agent *pipeline.Agent, input []state.Item, emit func(pipeline.Event)) *pipeline.RunCall
+	//
+	// returning the request the runner hands the run stage. A non-nil emit
+	// makes the run stream.
+	NewRunCall any
+
+	// NewResult is a
+	//
+	//	func(run *state.Run, agent *pipeline.Agent) *pipeline.Result
+	//
+	// returning the result of run, served last by agent, with no output and
+	// no new items, as the core starts it.
+	NewResult any
 )
