@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
 )
@@ -116,24 +117,10 @@ func raw(s string) json.RawMessage { return json.RawMessage(s) }
 // state, and a JSON round trip through state.Marshal and state.Unmarshal.
 var keeps = []struct {
 	name string
-	keep func(t *testing.T, st *state.Run) *state.Run
+	keep func(tb testing.TB, st *state.Run) *state.Run
 }{
-	{"live", func(t *testing.T, st *state.Run) *state.Run { return st }},
-	{"json", roundTrip},
-}
-
-// roundTrip returns the state as another process would decode it.
-func roundTrip(t *testing.T, st *state.Run) *state.Run {
-	t.Helper()
-	data, err := state.Marshal(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := state.Unmarshal(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return back
+	{"live", func(_ testing.TB, st *state.Run) *state.Run { return st }},
+	{"json", pipelinetest.RoundTrip},
 }
 
 // newStore returns a session/memory store closed when the test ends.

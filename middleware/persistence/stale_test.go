@@ -12,6 +12,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
 )
@@ -121,7 +122,7 @@ func TestStaleSiblingRefused(t *testing.T) {
 					}
 					first, second := res.State(), res.State()
 					if copies == "json" {
-						first, second = roundTrip(t, first), roundTrip(t, second)
+						first, second = pipelinetest.RoundTrip(t, first), pipelinetest.RoundTrip(t, second)
 					}
 					decideAll(first, state.Approved)
 					if err := mode.resume(ctx, runner, agent, first); err != nil {

@@ -7,7 +7,8 @@
 // [NewTurn] builds a [pipeline.Turn] with a real [state.Run], placed by the
 // runner's own code, [NewRunCall] and [NewModelCall] build the other
 // stages' requests, and [Wrap] puts a middleware around a recorder on every
-// stage.
+// stage. [RoundTrip] passes a run through its checkpoint, as another
+// process resuming it sees it.
 //
 //	func TestMyMiddleware(t *testing.T) {
 //		rec := &pipelinetest.Recorder{}

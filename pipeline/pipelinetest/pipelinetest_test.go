@@ -345,3 +345,20 @@ func TestRecorderServeRunOutcomes(t *testing.T) {
 		})
 	}
 }
+
+func TestRoundTrip(t *testing.T) {
+	turn := pipelinetest.NewTurn(t, pipelinetest.WithInput(state.UserMessage("hi")),
+		pipelinetest.WithResponse(state.ToolCall("fc_1", "call_1", "x", `{}`)))
+	back := pipelinetest.RoundTrip(t, turn.Run)
+	eq := cmp.Comparer(func(a, b state.Item) bool { return a.Equal(b) })
+	if diff := cmp.Diff(turn.Run.Items().Slice(), back.Items().Slice(), eq); diff != "" {
+		t.Errorf("items (-live +decoded):\n%s", diff)
+	}
+	if back == turn.Run || back.Response() != turn.Run.Response() || back.Turn() != 1 {
+		t.Errorf("decoded run: response %+v turn %d; want a new run with %+v, turn 1", back.Response(), back.Turn(), turn.Run.Response())
+	}
+	back.SetTurn(7)
+	if turn.Run.Turn() != 1 {
+		t.Errorf("changing the decoded run changed the live one")
+	}
+}
