@@ -95,14 +95,9 @@ func drive(t *testing.T, stream bool, run func() (*pipeline.Result, error), even
 		}
 		return res
 	}
-	var res *pipeline.Result
-	for ev, err := range events() {
-		if err != nil {
-			t.Fatalf("stream: %v", err)
-		}
-		if done, ok := ev.(pipeline.RunCompleted); ok {
-			res = done.Result
-		}
+	res, _, err := pipelinetest.Drain(events())
+	if err != nil {
+		t.Fatalf("stream: %v", err)
 	}
 	if res == nil {
 		t.Fatal("stream ended without RunCompleted")

@@ -54,13 +54,10 @@ func runSession(t *testing.T, ctx context.Context, r *pipeline.Runner, a *pipeli
 		}
 		return out
 	}
-	for ev, err := range r.Stream(ctx, a, pipeline.UserInput(input), opts...) {
-		if rc, ok := ev.(pipeline.RunCompleted); ok {
-			out.final = rc.Result.FinalOutput
-		}
-		if err != nil {
-			out.err = err
-		}
+	res, _, err := pipelinetest.Drain(r.Stream(ctx, a, pipeline.UserInput(input), opts...))
+	out.err = err
+	if err == nil && res != nil {
+		out.final = res.FinalOutput
 	}
 	return out
 }

@@ -45,15 +45,14 @@ func runOnce(t *testing.T, r *pipeline.Runner, a *pipeline.Agent, stream bool, i
 		}
 		return out
 	}
-	for ev, err := range r.Stream(context.Background(), a, pipeline.UserInput(input), pipeline.WithState(st)) {
-		switch ev := ev.(type) {
-		case pipeline.TextDelta:
+	res, events, err := pipelinetest.Drain(r.Stream(context.Background(), a, pipeline.UserInput(input), pipeline.WithState(st)))
+	out.err = err
+	if err == nil && res != nil {
+		out.final = res.FinalOutput
+	}
+	for _, ev := range events {
+		if _, ok := ev.(pipeline.TextDelta); ok {
 			out.deltas++
-		case pipeline.RunCompleted:
-			out.final = ev.Result.FinalOutput
-		}
-		if err != nil {
-			out.err = err
 		}
 	}
 	return out
@@ -71,13 +70,10 @@ func resumeOnce(t *testing.T, r *pipeline.Runner, a *pipeline.Agent, stream bool
 		}
 		return out
 	}
-	for ev, err := range r.ResumeStream(context.Background(), a, st) {
-		if rc, ok := ev.(pipeline.RunCompleted); ok {
-			out.final = rc.Result.FinalOutput
-		}
-		if err != nil {
-			out.err = err
-		}
+	res, _, err := pipelinetest.Drain(r.ResumeStream(context.Background(), a, st))
+	out.err = err
+	if err == nil && res != nil {
+		out.final = res.FinalOutput
 	}
 	return out
 }

@@ -29,12 +29,8 @@ var resumeModes = []resumeMode{
 		return err
 	}},
 	{"streamed", func(ctx context.Context, r *pipeline.Runner, a *pipeline.Agent, run *state.Run) error {
-		for _, err := range r.ResumeStream(ctx, a, run) {
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		_, _, err := pipelinetest.Drain(r.ResumeStream(ctx, a, run))
+		return err
 	}},
 }
 

@@ -8,7 +8,8 @@
 // runner's own code, [NewRunCall] and [NewModelCall] build the other
 // stages' requests, and [Wrap] puts a middleware around a recorder on every
 // stage. [RoundTrip] passes a run through its checkpoint, as another
-// process resuming it sees it.
+// process resuming it sees it, and [Drain] runs a stream to its end, so a
+// test runs each case plainly and streamed.
 //
 //	func TestMyMiddleware(t *testing.T) {
 //		rec := &pipelinetest.Recorder{}

@@ -362,3 +362,26 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("changing the decoded run changed the live one")
 	}
 }
+
+func TestDrain(t *testing.T) {
+	r := pipeline.NewRunner()
+	a := &pipeline.Agent{Name: "a", Model: scripted.New(scripted.Reply("hello"))}
+	res, events, err := pipelinetest.Drain(r.Stream(context.Background(), a, pipeline.UserInput("hi")))
+	if err != nil || res == nil || res.FinalOutput != "hello" {
+		t.Fatalf("Drain = %v, %v; want the final output hello", res, err)
+	}
+	if len(events) == 0 || slices.ContainsFunc(events, func(ev pipeline.Event) bool { _, ok := ev.(pipeline.RunCompleted); return ok }) {
+		t.Errorf("events = %v, want the run's events without RunCompleted", events)
+	}
+
+	boom := errors.New("boom")
+	failing := &pipeline.Agent{Name: "f", Model: scripted.New(scripted.Fail(boom))}
+	res, _, err = pipelinetest.Drain(r.Stream(context.Background(), failing, pipeline.UserInput("hi"), pipeline.WithRunID("run_f")))
+	if !errors.Is(err, boom) || res == nil || res.RunID() != "run_f" {
+		t.Fatalf("Drain of a failing run = %v, %v; want the RunError's result and boom", res, err)
+	}
+	res, _, err = pipelinetest.Drain(r.Stream(context.Background(), nil, nil))
+	if err == nil || res != nil {
+		t.Errorf("Drain of a run that never started = %v, %v; want no result and an error", res, err)
+	}
+}
