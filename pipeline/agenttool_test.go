@@ -10,6 +10,7 @@ import (
 
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -62,7 +63,7 @@ func TestAgentToolApprovalSurfacesAndResumes(t *testing.T) {
 				t.Fatal(err)
 			}
 			if serialized {
-				st = roundTrip(t, st)
+				st = pipelinetest.RoundTrip(t, st)
 			}
 			res := resume(t, r, sc.outer, st, stream)
 			if res.FinalOutput != "boss done" {
@@ -100,7 +101,7 @@ func TestAgentToolUsageCountsOnce(t *testing.T) {
 	if err := st.Approve(first.Interruptions[0].CallID); err != nil {
 		t.Fatal(err)
 	}
-	st = roundTrip(t, st)
+	st = pipelinetest.RoundTrip(t, st)
 	res := resume(t, r, sc.outer, st, false)
 	// After the resume: the nested model's second answer and the outer
 	// model's final one.
@@ -165,7 +166,7 @@ func TestAgentToolRejectionReachesTheNestedModel(t *testing.T) {
 	sc := newNested()
 	r := newRunner(false)
 	first := start(t, r, sc.outer, false)
-	st := roundTrip(t, first.State())
+	st := pipelinetest.RoundTrip(t, first.State())
 	if err := st.Reject(first.Interruptions[0].CallID, "not today"); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func TestAgentToolUndecidedStaysPending(t *testing.T) {
 	if err := st.Approve(again.Interruptions[0].CallID); err != nil {
 		t.Fatal(err)
 	}
-	if res := resume(t, r, sc.outer, roundTrip(t, st), false); res.FinalOutput != "boss done" || sc.calls.count("danger") != 1 {
+	if res := resume(t, r, sc.outer, pipelinetest.RoundTrip(t, st), false); res.FinalOutput != "boss done" || sc.calls.count("danger") != 1 {
 		t.Fatalf("final %q, danger ran %d times", res.FinalOutput, sc.calls.count("danger"))
 	}
 }
@@ -226,7 +227,7 @@ func TestAgentToolTwoLevels(t *testing.T) {
 	if len(first.Interruptions) != 1 || strings.Count(first.Interruptions[0].CallID, "/") != 2 {
 		t.Fatalf("interruptions %+v, want one qualified twice", first.Interruptions)
 	}
-	st := roundTrip(t, first.State())
+	st := pipelinetest.RoundTrip(t, first.State())
 	if err := st.Approve(first.Interruptions[0].CallID); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/state"
 	"github.com/turnkit/turnkit/tool"
 )
@@ -106,7 +107,7 @@ func TestOutputFinalMessage(t *testing.T) {
 
 		// The state keeps the raw text: a checkpoint round trip decodes to
 		// the same value.
-		st := roundTrip(t, res.State())
+		st := pipelinetest.RoundTrip(t, res.State())
 		again, err := pipeline.DecodeOutput[invoice](agent, st)
 		if err != nil {
 			t.Fatal(err)
@@ -307,7 +308,7 @@ func TestOutputHandoff(t *testing.T) {
 		if got, err := pipeline.OutputAs[refund](res); err != nil || got.Reason != "damaged" {
 			t.Errorf("OutputAs[refund] = %+v, %v", got, err)
 		}
-		if got, err := pipeline.DecodeOutput[refund](billing, roundTrip(t, res.State())); err != nil || got.Reason != "damaged" {
+		if got, err := pipeline.DecodeOutput[refund](billing, pipelinetest.RoundTrip(t, res.State())); err != nil || got.Reason != "damaged" {
 			t.Errorf("DecodeOutput[refund] = %+v, %v", got, err)
 		}
 	})
@@ -335,7 +336,7 @@ func TestOutputResumeRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			if serialized {
-				st = roundTrip(t, st)
+				st = pipelinetest.RoundTrip(t, st)
 			}
 			res := resume(t, r, agent, st, stream)
 			v, err := pipeline.OutputAs[invoice](res)

@@ -16,6 +16,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/state"
 	"github.com/turnkit/turnkit/state/statetest"
 )
@@ -94,14 +95,9 @@ func drive(t *testing.T, stream bool, run func() (*pipeline.Result, error), even
 		}
 		return res
 	}
-	var res *pipeline.Result
-	for ev, err := range events() {
-		if err != nil {
-			t.Fatalf("stream: %v", err)
-		}
-		if done, ok := ev.(pipeline.RunCompleted); ok {
-			res = done.Result
-		}
+	res, _, err := pipelinetest.Drain(events())
+	if err != nil {
+		t.Fatalf("stream: %v", err)
 	}
 	if res == nil {
 		t.Fatal("stream ended without RunCompleted")
@@ -122,19 +118,6 @@ func resume(t *testing.T, r *pipeline.Runner, a *pipeline.Agent, st *state.Run, 
 	return drive(t, stream,
 		func() (*pipeline.Result, error) { return r.Resume(context.Background(), a, st) },
 		func() func(func(pipeline.Event, error) bool) { return r.ResumeStream(context.Background(), a, st) })
-}
-
-func roundTrip(t *testing.T, st *state.Run) *state.Run {
-	t.Helper()
-	data, err := state.Marshal(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := state.Unmarshal(data)
-	if err != nil {
-		t.Fatalf("Unmarshal: %v", err)
-	}
-	return got
 }
 
 func kinds(st *state.Run) string {
@@ -191,7 +174,7 @@ func TestResumeMatrix(t *testing.T) {
 						t.Fatal(err)
 					}
 					if serialized {
-						st = roundTrip(t, st)
+						st = pipelinetest.RoundTrip(t, st)
 					}
 					res := resume(t, r, sc.agent, st, stream)
 					if res.FinalOutput != "done" {
@@ -250,7 +233,7 @@ func TestSerializedApprovalCheckpointResumesWithOutputGuardrails(t *testing.T) {
 		if err := st.Approve(first.Interruptions[0].CallID); err != nil {
 			t.Fatal(err)
 		}
-		restored := roundTrip(t, st)
+		restored := pipelinetest.RoundTrip(t, st)
 		if got, want := restored.Response(), st.Response(); got != want {
 			t.Fatalf("boundary after round trip %+v, want %+v", got, want)
 		}
@@ -283,7 +266,7 @@ func TestPartialDecisionsRenewTheInterruption(t *testing.T) {
 	if len(first.Interruptions) != 2 {
 		t.Fatalf("interruptions %+v, want 2", first.Interruptions)
 	}
-	st := roundTrip(t, first.State())
+	st := pipelinetest.RoundTrip(t, first.State())
 	if err := st.Reject(first.Interruptions[1].CallID, "not that one"); err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +277,7 @@ func TestPartialDecisionsRenewTheInterruption(t *testing.T) {
 	if c.count("danger") != 0 || c.count("safe") != 1 {
 		t.Fatalf("after a partial resume tools ran %v, want safe once and danger never", c.n)
 	}
-	st = roundTrip(t, second.State())
+	st = pipelinetest.RoundTrip(t, second.State())
 	if err := st.Approve(second.Interruptions[0].CallID); err != nil {
 		t.Fatal(err)
 	}
@@ -546,7 +529,7 @@ func TestReusedCallIDRunsAgain(t *testing.T) {
 	if len(first.Interruptions) != 1 || first.Interruptions[0].Tool != "danger" {
 		t.Fatalf("interruptions %+v, want danger's", first.Interruptions)
 	}
-	st := roundTrip(t, first.State())
+	st := pipelinetest.RoundTrip(t, first.State())
 	if err := st.Approve("call_0"); err != nil {
 		t.Fatal(err)
 	}

@@ -401,15 +401,7 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 			return nil, fmt.Errorf("pipeline: agent %q instructions: %w", a.Name, err)
 		}
 	}
-	tools := t.tools
-	if tools == nil {
-		tools = toolSpecs(a)
-	}
-	call := &ModelCall{
-		Turn: t, Agent: a, Instructions: instructions, Input: t.Run.ModelInput(),
-		Tools: tools, Settings: a.Settings, Output: outputSpec(a), Stream: t.emit != nil, emit: t.emit,
-	}
-	resp, err := r.model.CallModel(ctx, call)
+	resp, err := r.model.CallModel(ctx, newModelCall(t, instructions))
 	if err != nil {
 		return nil, err
 	}
@@ -425,11 +417,41 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 	}
 	t.Run.AddUsage(u)
 
-	// Place the response: its items in model order, then one reserved
-	// position per call for its output, in call order.
 	// The runner owns the response the model stage returned (see
 	// [ModelHandler]): its items are placed in place.
-	items := resp.Items
+	if err := placeResponse(t.Run, a, resp.Items); err != nil {
+		return nil, err
+	}
+	t.record(resp.Items...)
+	if t.emit != nil {
+		for _, it := range resp.Items {
+			t.Emit(ItemCreated{Item: it})
+		}
+	}
+	return resp, nil
+}
+
+// newModelCall returns the model call of turn t with the given
+// instructions: the run's model input, the agent's tools (built once per
+// agent per run when the runner made t), settings and output type.
+func newModelCall(t *Turn, instructions string) *ModelCall {
+	a := t.Agent
+	tools := t.tools
+	if tools == nil {
+		tools = toolSpecs(a)
+	}
+	return &ModelCall{
+		Turn: t, Agent: a, Instructions: instructions, Input: t.Run.ModelInput(),
+		Tools: tools, Settings: a.Settings, Output: outputSpec(a), Stream: t.emit != nil, emit: t.emit,
+	}
+}
+
+// placeResponse is the one way the core places a model response in run:
+// its items at the next positions in model order, calls to a's handoffs
+// re-kinded as handoff calls, then one reserved position per call for its
+// output, in call order; the run's response boundary spans both. items are
+// changed in place to carry their kinds and positions.
+func placeResponse(run *state.Run, a *Agent, items []state.Item) error {
 	ncalls := 0
 	for i, it := range items {
 		if !it.Kind().IsCall() {
@@ -440,22 +462,16 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 			items[i], _ = it.WithKind(state.KindHandoffCall)
 		}
 	}
-	first := t.Run.Reserve(len(items) + ncalls)
+	first := run.Reserve(len(items) + ncalls)
 	for i := range items {
 		items[i] = items[i].WithSeq(first + int64(i))
 	}
 	end := first + int64(len(items))
-	if err := t.Run.Record(items...); err != nil {
-		return nil, err
+	if err := run.Record(items...); err != nil {
+		return err
 	}
-	t.Run.SetResponse(state.Boundary{Start: first, End: end, OutputsEnd: end + int64(ncalls)})
-	t.record(items...)
-	if t.emit != nil {
-		for _, it := range items {
-			t.Emit(ItemCreated{Item: it})
-		}
-	}
-	return resp, nil
+	run.SetResponse(state.Boundary{Start: first, End: end, OutputsEnd: end + int64(ncalls)})
+	return nil
 }
 
 // toolSpecs returns the function tools an agent offers, handoffs included.
@@ -483,22 +499,21 @@ func pausedResponse(run *state.Run) *ModelResponse {
 	return resp
 }
 
-// runCalls runs the response's calls and decides the next step.
-func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
-	a, run := t.Agent, t.Run
-	b := run.Response()
-	type handoffCall struct {
-		item   state.Item
-		outSeq int64
-		done   bool
-	}
-	var (
-		handoffs   []handoffCall // in call order; the first one is taken
-		hasMessage bool
-		final      string
-		idx        int
-		toRun      []int // indexes into t.Calls of calls that run now
-	)
+// A handoffCall is a handoff call of a turn's response.
+type handoffCall struct {
+	item   state.Item
+	outSeq int64
+	done   bool // its output is recorded
+}
+
+// layoutCalls sets the turn's calls from its placed response, in call
+// order, with their reserved output positions and an empty result slot
+// each, and what [Turn.MayEndRun] reports. It returns the response's
+// handoff calls (not among t.Calls) and its last assistant message, if it
+// has one. It is the one place that says which calls a response makes.
+func layoutCalls(t *Turn) (handoffs []handoffCall, hasMessage bool, final string) {
+	a := t.Agent
+	outSeq := t.Run.Response().End
 	for _, it := range t.Response.Items {
 		switch it.Kind() {
 		case state.KindAssistantMessage:
@@ -508,20 +523,35 @@ func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 		default:
 			continue
 		}
-		outSeq := b.End + int64(idx)
-		idx++
 		if it.Kind() == state.KindHandoffCall {
-			_, done := answered(run, it.CallID(), outSeq)
-			handoffs = append(handoffs, handoffCall{item: it, outSeq: outSeq, done: done})
+			handoffs = append(handoffs, handoffCall{item: it, outSeq: outSeq})
+			outSeq++
 			continue
 		}
-		c := &ToolCall{
+		t.Calls = append(t.Calls, &ToolCall{
 			Turn: t, Tool: a.tool(it.Name()), Item: it, Name: it.Name(), CallID: it.CallID(),
 			Arguments: it.Text(), Index: len(t.Calls), OutputSeq: outSeq,
 			Terminal: a.ToolUse.MayEnd(it.Name()), Resumed: t.Resumed,
-		}
-		t.Calls = append(t.Calls, c)
+		})
 		t.Results = append(t.Results, nil)
+		outSeq++
+	}
+	t.ends = len(t.Calls) == 0 && len(handoffs) == 0 && hasMessage
+	for _, c := range t.Calls {
+		t.ends = t.ends || c.Terminal
+	}
+	return handoffs, hasMessage, final
+}
+
+// runCalls runs the response's calls and decides the next step.
+func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
+	a, run := t.Agent, t.Run
+	handoffs, hasMessage, final := layoutCalls(t) // in call order; the first handoff is taken
+	for i, h := range handoffs {
+		_, handoffs[i].done = answered(run, h.item.CallID(), h.outSeq)
+	}
+	var toRun []int // indexes into t.Calls of calls that run now
+	for _, c := range t.Calls {
 		if out, done := answered(run, c.CallID, c.OutputSeq); done {
 			t.Results[c.Index] = &ToolResult{Status: ToolCompleted, Output: out.Text()}
 			continue
@@ -533,10 +563,6 @@ func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 			continue
 		}
 		toRun = append(toRun, c.Index)
-	}
-	t.ends = idx == 0 && hasMessage
-	for _, c := range t.Calls {
-		t.ends = t.ends || c.Terminal
 	}
 
 	runErr := r.runTools(ctx, t, toRun)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -18,12 +19,8 @@ func resumeWith(ctx context.Context, p *process, run *state.Run, streamed bool) 
 		_, err := p.runner.Resume(ctx, p.agent, run)
 		return err
 	}
-	for _, err := range p.runner.ResumeStream(ctx, p.agent, run) {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	_, _, err := pipelinetest.Drain(p.runner.ResumeStream(ctx, p.agent, run))
+	return err
 }
 
 // refused resumes the stale run on a fresh worker and checks the refusal:

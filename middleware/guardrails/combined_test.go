@@ -12,6 +12,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/faulty"
 	"github.com/turnkit/turnkit/session/memory"
@@ -53,13 +54,10 @@ func runSession(t *testing.T, ctx context.Context, r *pipeline.Runner, a *pipeli
 		}
 		return out
 	}
-	for ev, err := range r.Stream(ctx, a, pipeline.UserInput(input), opts...) {
-		if rc, ok := ev.(pipeline.RunCompleted); ok {
-			out.final = rc.Result.FinalOutput
-		}
-		if err != nil {
-			out.err = err
-		}
+	res, _, err := pipelinetest.Drain(r.Stream(ctx, a, pipeline.UserInput(input), opts...))
+	out.err = err
+	if err == nil && res != nil {
+		out.final = res.FinalOutput
 	}
 	return out
 }
@@ -291,11 +289,8 @@ func TestTrippedSettlementCompletesOnResume(t *testing.T) {
 			if !errors.Is(first.err, guardrails.ErrTripwire) || !errors.Is(first.err, faulty.ErrInjected) {
 				t.Fatalf("first run: %v, want the tripwire and the injected append failure", first.err)
 			}
-			st, err := state.Unmarshal(mustMarshal(t, first.state))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = r.Resume(ctx, a, st)
+			st := pipelinetest.RoundTrip(t, first.state)
+			_, err := r.Resume(ctx, a, st)
 			if !errors.Is(err, guardrails.ErrTripwire) {
 				t.Fatalf("resume: %v, want the tripwire again", err)
 			}
@@ -308,13 +303,4 @@ func TestTrippedSettlementCompletesOnResume(t *testing.T) {
 			}
 		})
 	}
-}
-
-func mustMarshal(t *testing.T, r *state.Run) []byte {
-	t.Helper()
-	b, err := state.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
 )
@@ -44,15 +45,14 @@ func runOnce(t *testing.T, r *pipeline.Runner, a *pipeline.Agent, stream bool, i
 		}
 		return out
 	}
-	for ev, err := range r.Stream(context.Background(), a, pipeline.UserInput(input), pipeline.WithState(st)) {
-		switch ev := ev.(type) {
-		case pipeline.TextDelta:
+	res, events, err := pipelinetest.Drain(r.Stream(context.Background(), a, pipeline.UserInput(input), pipeline.WithState(st)))
+	out.err = err
+	if err == nil && res != nil {
+		out.final = res.FinalOutput
+	}
+	for _, ev := range events {
+		if _, ok := ev.(pipeline.TextDelta); ok {
 			out.deltas++
-		case pipeline.RunCompleted:
-			out.final = ev.Result.FinalOutput
-		}
-		if err != nil {
-			out.err = err
 		}
 	}
 	return out
@@ -70,13 +70,10 @@ func resumeOnce(t *testing.T, r *pipeline.Runner, a *pipeline.Agent, stream bool
 		}
 		return out
 	}
-	for ev, err := range r.ResumeStream(context.Background(), a, st) {
-		if rc, ok := ev.(pipeline.RunCompleted); ok {
-			out.final = rc.Result.FinalOutput
-		}
-		if err != nil {
-			out.err = err
-		}
+	res, _, err := pipelinetest.Drain(r.ResumeStream(context.Background(), a, st))
+	out.err = err
+	if err == nil && res != nil {
+		out.final = res.FinalOutput
 	}
 	return out
 }
@@ -116,24 +113,10 @@ func raw(s string) json.RawMessage { return json.RawMessage(s) }
 // state, and a JSON round trip through state.Marshal and state.Unmarshal.
 var keeps = []struct {
 	name string
-	keep func(t *testing.T, st *state.Run) *state.Run
+	keep func(tb testing.TB, st *state.Run) *state.Run
 }{
-	{"live", func(t *testing.T, st *state.Run) *state.Run { return st }},
-	{"json", roundTrip},
-}
-
-// roundTrip returns the state as another process would decode it.
-func roundTrip(t *testing.T, st *state.Run) *state.Run {
-	t.Helper()
-	data, err := state.Marshal(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := state.Unmarshal(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return back
+	{"live", func(_ testing.TB, st *state.Run) *state.Run { return st }},
+	{"json", pipelinetest.RoundTrip},
 }
 
 // newStore returns a session/memory store closed when the test ends.

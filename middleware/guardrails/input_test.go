@@ -13,6 +13,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -202,7 +203,7 @@ func TestTrippedRunStaysStopped(t *testing.T) {
 	r := pipeline.NewRunner(pipeline.WithMiddleware(guardrails.Input(check, guardrails.WithName("in"))))
 	got := runOnce(t, r, agent, false, "hello")
 	checkErr(t, got.err, pipeline.ErrInputRejected)
-	st := roundTrip(t, got.state)
+	st := pipelinetest.RoundTrip(t, got.state)
 	for _, m := range modes {
 		res := resumeOnce(t, r, agent, m.stream, st)
 		te, ok := errors.AsType[*guardrails.TripwireError](res.err)

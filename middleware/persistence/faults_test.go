@@ -13,6 +13,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/faulty"
 	"github.com/turnkit/turnkit/session/memory"
@@ -180,7 +181,7 @@ func runFaultScenario(t *testing.T, sc faultScenario, store session.Store, cance
 				t.Fatalf("attempt %d: error %v carries no resumable state", resumes+1, err)
 			}
 		}
-		run := roundTrip(t, st)
+		run := pipelinetest.RoundTrip(t, st)
 		decideAll(run, state.Approved)
 		res, err = attempt(func(ctx context.Context) (*pipeline.Result, error) { return runner.Resume(ctx, agent, run) })
 	}

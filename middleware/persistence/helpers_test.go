@@ -223,18 +223,3 @@ func validPrefix(got, final []state.Item) error {
 	}
 	return nil
 }
-
-// roundTrip passes run through its JSON checkpoint, as another process
-// resuming it would.
-func roundTrip(t testing.TB, run *state.Run) *state.Run {
-	t.Helper()
-	b, err := state.Marshal(run)
-	if err != nil {
-		t.Fatalf("state.Marshal: %v", err)
-	}
-	out, err := state.Unmarshal(b)
-	if err != nil {
-		t.Fatalf("state.Unmarshal: %v\n%s", err, b)
-	}
-	return out
-}

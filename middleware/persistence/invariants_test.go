@@ -11,6 +11,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/session/faulty"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
@@ -274,7 +275,7 @@ func TestInvariant4_ExactlyOnceInSession(t *testing.T) {
 			if !ok || !errors.Is(err, faulty.ErrInjected) || ae.Seq != 2 || ae.RunID != res.RunID() {
 				t.Fatalf("Run error = %v, want an AppendError at seq 2 caused by the fault", err)
 			}
-			res, err = runner.Resume(ctx, agent, roundTrip(t, res.State()))
+			res, err = runner.Resume(ctx, agent, pipelinetest.RoundTrip(t, res.State()))
 			if err != nil || res.FinalOutput != "found" {
 				t.Fatalf("Resume = %q, %v", res.FinalOutput, err)
 			}
@@ -368,7 +369,7 @@ func TestInvariant6_ResultsPublishedBeforeAppendFails(t *testing.T) {
 	if wantUsage.Requests != 2 {
 		t.Fatalf("usage requests = %d, want 2", wantUsage.Requests)
 	}
-	for name, run := range map[string]*state.Run{"live": res.State(), "json": roundTrip(t, res.State())} {
+	for name, run := range map[string]*state.Run{"live": res.State(), "json": pipelinetest.RoundTrip(t, res.State())} {
 		if g := run.GuardrailResults(); len(g) != 1 || g[0].Tripped {
 			t.Errorf("%s state guardrail results = %+v, want one pass", name, g)
 		}
@@ -376,7 +377,7 @@ func TestInvariant6_ResultsPublishedBeforeAppendFails(t *testing.T) {
 			t.Errorf("%s state usage (-want +got):\n%s", name, d)
 		}
 	}
-	run := roundTrip(t, res.State())
+	run := pipelinetest.RoundTrip(t, res.State())
 	res, err = runner.Resume(ctx, agent, run)
 	if err != nil || res.FinalOutput != "fine" {
 		t.Fatalf("Resume = %q, %v", res.FinalOutput, err)
@@ -437,7 +438,7 @@ func TestInvariant9_HistoryIsValidModelInput(t *testing.T) {
 			if d := cmp.Diff([]string{"user:tidy", "call:list", "out:list done"}, show(list(t, store))); d != "" {
 				t.Errorf("session at the pause (-want +got):\n%s", d)
 			}
-			run := roundTrip(t, res.State())
+			run := pipelinetest.RoundTrip(t, res.State())
 			decideAll(run, tt.verdict)
 			if _, err := runner.Resume(ctx, agent, run); err != nil {
 				t.Fatal(err)
@@ -493,7 +494,7 @@ func TestInvariant9_ReusedCallIDWaitsForItsOutcome(t *testing.T) {
 	if d := cmp.Diff([]string{"user:tidy", "call:list", "out:list done"}, show(list(t, store))); d != "" {
 		t.Errorf("session at the pause (-want +got):\n%s", d)
 	}
-	run := roundTrip(t, res.State())
+	run := pipelinetest.RoundTrip(t, res.State())
 	decideAll(run, state.Approved)
 	if _, err := runner.Resume(ctx, agent, run); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
 )
@@ -28,12 +29,8 @@ var resumeModes = []resumeMode{
 		return err
 	}},
 	{"streamed", func(ctx context.Context, r *pipeline.Runner, a *pipeline.Agent, run *state.Run) error {
-		for _, err := range r.ResumeStream(ctx, a, run) {
-			if err != nil {
-				return err
-			}
-		}
-		return nil
+		_, _, err := pipelinetest.Drain(r.ResumeStream(ctx, a, run))
+		return err
 	}},
 }
 
@@ -121,7 +118,7 @@ func TestStaleSiblingRefused(t *testing.T) {
 					}
 					first, second := res.State(), res.State()
 					if copies == "json" {
-						first, second = roundTrip(t, first), roundTrip(t, second)
+						first, second = pipelinetest.RoundTrip(t, first), pipelinetest.RoundTrip(t, second)
 					}
 					decideAll(first, state.Approved)
 					if err := mode.resume(ctx, runner, agent, first); err != nil {

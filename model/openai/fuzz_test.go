@@ -12,6 +12,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -44,7 +45,7 @@ func FuzzResponseStream(f *testing.F) {
 			t.Fatal("no decoder for an event stream")
 		}
 		defer dec.Close()
-		out, err := readResponseStream(dec, fuzzCall)
+		out, err := readResponseStream(dec, fuzzCall(t))
 		if err != nil {
 			if out != nil {
 				t.Fatalf("a response returned with error %v", err)
@@ -72,6 +73,10 @@ func FuzzResponseStream(f *testing.F) {
 	})
 }
 
-// fuzzCall is a streaming model call whose deltas go nowhere.
-var fuzzCall = pipeline.NewTestModelCall(pipeline.NewTestTurn(
-	state.NewRun("fuzz", "fuzz", 1), &pipeline.Agent{Name: "fuzz"}, 1, func(pipeline.Event) {}, false))
+// fuzzCall returns a streaming model call whose deltas go to a log of
+// their own, dropped with the call.
+func fuzzCall(t *testing.T) *pipeline.ModelCall {
+	turn := pipelinetest.NewTurn(t, pipelinetest.WithRun(state.NewRun("fuzz", "fuzz", 1)),
+		pipelinetest.WithAgent(&pipeline.Agent{Name: "fuzz"}), pipelinetest.WithEvents(&pipelinetest.EventLog{}))
+	return pipelinetest.NewModelCall(t, turn)
+}

@@ -1,11 +1,15 @@
 // Package pipelinetest provides utilities for testing middleware, as
 // net/http/httptest does for HTTP handlers.
 //
-// A [Recorder] is a terminal handler for every stage: put it where the
-// runner's core would be, and it records what reached it and answers with
-// a fixed step, response or result. [NewTurn] builds a [pipeline.Turn] with
-// a real [state.Run], positioned as the runner would position it, and
-// [Wrap] puts a middleware around a recorder on every stage.
+// A [Recorder] is a terminal handler for every stage (run, turn, model
+// call, tool call): put it where the runner's core would be, and it records
+// what reached it and answers with a fixed step, response or result.
+// [NewTurn] builds a [pipeline.Turn] with a real [state.Run], placed by the
+// runner's own code, [NewRunCall] and [NewModelCall] build the other
+// stages' requests, and [Wrap] puts a middleware around a recorder on every
+// stage. [RoundTrip] passes a run through its checkpoint, as another
+// process resuming it sees it, and [Drain] runs a stream to its end, so a
+// test runs each case plainly and streamed.
 //
 //	func TestMyMiddleware(t *testing.T) {
 //		rec := &pipelinetest.Recorder{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -38,72 +39,97 @@ func view(c *pipeline.ToolCall) callView {
 	return v
 }
 
-// TestNewTurnPlacesLikeTheRunner checks that a built turn has the
-// positions, calls and boundary that the runner gives the same response.
-func TestNewTurnPlacesLikeTheRunner(t *testing.T) {
-	other := &pipeline.Agent{Name: "Other", Model: scripted.New(scripted.Reply("hi"))}
-	agent := func(m pipeline.Model) *pipeline.Agent {
-		return &pipeline.Agent{
-			Name: "a", Model: m, Tools: []pipeline.Tool{noop("x"), noop("y")},
-			Handoffs: []pipeline.Handoff{{Agent: other}}, ToolUse: pipeline.StopAtTools("y"),
-		}
-	}
-	var (
-		mu       sync.Mutex
-		live     []callView
-		liveBnd  state.Boundary
-		liveEnds bool
-	)
-	spy := pipeline.Middleware{
-		Turn: func(next pipeline.Handler) pipeline.Handler {
-			return pipeline.HandlerFunc(func(ctx context.Context, t *pipeline.Turn) error {
-				err := next.ServeTurn(ctx, t)
-				if t.Number == 1 {
-					liveBnd, liveEnds = t.Run.Response(), t.MayEndRun()
-				}
-				return err
-			})
-		},
-		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {
-			return pipeline.ToolHandlerFunc(func(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
-				mu.Lock()
-				live = append(live, view(c))
-				mu.Unlock()
-				return next.CallTool(ctx, c)
-			})
-		},
-	}
-	m := scripted.New(scripted.Respond(scripted.Think("hm"), scripted.Text("calling"), scripted.Call("x", `{}`), scripted.Call("transfer_to_other", `{}`), scripted.Call("y", `{"a":1}`)))
-	if _, err := pipeline.NewRunner(pipeline.WithMiddleware(spy)).Run(context.Background(), agent(m), pipeline.UserInput("hi"), pipeline.WithRunID("run_test")); err != nil {
-		t.Fatal(err)
-	}
-	slices.SortFunc(live, func(a, b callView) int { return a.Index - b.Index })
+// placement is what the core's placing of a response decides, as a turn
+// shows it to the tool stage.
+type placement struct {
+	Items    []string // the response's items, "seq kind name"
+	Boundary state.Boundary
+	Calls    []callView
+	MayEnd   bool
+}
 
-	turn := pipelinetest.NewTurn(t, pipelinetest.WithAgent(agent(nil)), pipelinetest.WithInput(state.UserMessage("hi")),
-		pipelinetest.WithResponse(
-			state.Reasoning("rs_run_test_1_1", "hm"), state.AssistantMessage("msg_run_test_1_2", "calling"),
-			state.ToolCall("fc_run_test_1_3", "call_run_test_1_3", "x", `{}`),
-			state.ToolCall("fc_run_test_1_4", "call_run_test_1_4", "transfer_to_other", `{}`),
-			state.ToolCall("fc_run_test_1_5", "call_run_test_1_5", "y", `{"a":1}`),
-		))
-	var built []callView
-	for _, c := range turn.Calls {
-		built = append(built, view(c))
+func placed(t *pipeline.Turn) placement {
+	p := placement{Boundary: t.Run.Response(), MayEnd: t.MayEndRun()}
+	for _, it := range t.Response.Items {
+		p.Items = append(p.Items, fmt.Sprintf("%d %s %s", it.Seq(), it.Kind(), it.Name()))
 	}
-	if diff := cmp.Diff(live, built); diff != "" {
-		t.Errorf("calls (-runner +NewTurn):\n%s", diff)
+	for _, c := range t.Calls {
+		p.Calls = append(p.Calls, view(c))
 	}
-	if got := turn.Run.Response(); got != liveBnd {
-		t.Errorf("boundary = %+v, runner's %+v", got, liveBnd)
+	return p
+}
+
+// TestNewTurnPlacesLikeTheRunner checks that a built turn has the
+// positions, calls, boundary and MayEndRun that the runner gives the same
+// response: the runner's model stage hands its response to NewTurn.
+func TestNewTurnPlacesLikeTheRunner(t *testing.T) {
+	tests := []struct {
+		name string
+		give scripted.Step
+	}{
+		{name: "message", give: scripted.Reply("done")},
+		{name: "reasoning only", give: scripted.Respond(scripted.Think("hm"))},
+		{name: "calls", give: scripted.CallTool("x", `{}`)},
+		{name: "terminal call", give: scripted.Respond(scripted.Text("calling"), scripted.Call("y", `{"a":1}`))},
+		{name: "handoff", give: scripted.Respond(scripted.Text("bye"), scripted.Call("transfer_to_other", `{}`))},
+		{name: "custom call", give: scripted.Respond(scripted.Item(state.CustomCall("ctc_1", "call_c", "x", "free text")))},
+		{
+			name: "mixed",
+			give: scripted.Respond(scripted.Think("hm"), scripted.Text("calling"), scripted.Call("x", `{}`),
+				scripted.Call("transfer_to_other", `{}`), scripted.Call("y", `{"a":1}`)),
+		},
 	}
-	if turn.MayEndRun() != liveEnds {
-		t.Errorf("MayEndRun = %v, runner's %v", turn.MayEndRun(), liveEnds)
-	}
-	if k := turn.Response.Items[3].Kind(); k != state.KindHandoffCall {
-		t.Errorf("handoff call kind = %s, want handoff_call", k)
-	}
-	if len(turn.Input) != 1 || turn.Input[0].Seq() != 1 {
-		t.Errorf("Input = %v, want the user message at 1", turn.Input)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			other := &pipeline.Agent{Name: "Other", Model: scripted.New(scripted.Reply("hi"))}
+			agent := func(m pipeline.Model) *pipeline.Agent {
+				return &pipeline.Agent{
+					Name: "a", Model: m, Tools: []pipeline.Tool{noop("x"), noop("y")},
+					Handoffs: []pipeline.Handoff{{Agent: other}}, ToolUse: pipeline.StopAtTools("y"),
+				}
+			}
+			var (
+				response []state.Item // as the model stage returned it
+				live     placement
+			)
+			spy := pipeline.Middleware{
+				Turn: func(next pipeline.Handler) pipeline.Handler {
+					return pipeline.HandlerFunc(func(ctx context.Context, t *pipeline.Turn) error {
+						err := next.ServeTurn(ctx, t)
+						if t.Number == 1 {
+							live = placed(t)
+						}
+						return err
+					})
+				},
+				Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
+					return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+						resp, err := next.CallModel(ctx, c)
+						if err == nil && c.Turn.Number == 1 {
+							response = slices.Clone(resp.Items)
+						}
+						return resp, err
+					})
+				},
+			}
+			m := scripted.New(tt.give, scripted.Reply("again"))
+			if _, err := pipeline.NewRunner(pipeline.WithMiddleware(spy)).Run(context.Background(), agent(m), pipeline.UserInput("hi"), pipeline.WithRunID("run_test")); err != nil {
+				t.Fatal(err)
+			}
+			if len(response) == 0 || len(live.Items) == 0 {
+				t.Fatalf("the spy missed turn 1: response %v, placement %+v", response, live)
+			}
+
+			turn := pipelinetest.NewTurn(t, pipelinetest.WithAgent(agent(nil)), pipelinetest.WithInput(state.UserMessage("hi")),
+				pipelinetest.WithResponse(response...))
+			if diff := cmp.Diff(live, placed(turn)); diff != "" {
+				t.Errorf("placement (-runner +NewTurn):\n%s", diff)
+			}
+			if len(turn.Input) != 1 || turn.Input[0].Seq() != 1 {
+				t.Errorf("Input = %v, want the user message at 1", turn.Input)
+			}
+		})
 	}
 }
 
@@ -239,5 +265,123 @@ func TestWithEvents(t *testing.T) {
 	want := []pipeline.Event{pipeline.TextDelta{ItemID: "m", Delta: "hi"}, pipeline.TextDelta{ItemID: "m", Delta: "there"}}
 	if diff := cmp.Diff(want, log.Events()); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// TestWrapRunStage tests a run middleware with the recorder as the core:
+// Wrap builds the Run stage, and the recorder ends the run as Next says.
+func TestWrapRunStage(t *testing.T) {
+	errResumed := errors.New("no resuming")
+	var seen []string
+	refuse := pipeline.Middleware{
+		Run: func(next pipeline.RunHandler) pipeline.RunHandler {
+			return pipeline.RunHandlerFunc(func(ctx context.Context, c *pipeline.RunCall) (*pipeline.Result, error) {
+				seen = append(seen, c.Run.ID())
+				if c.Resumed {
+					return nil, errResumed
+				}
+				return next.ServeRun(ctx, c)
+			})
+		},
+	}
+	rec := &pipelinetest.Recorder{Next: pipeline.NextStep{Kind: pipeline.NextFinalOutput, Output: "done"}}
+	h := pipelinetest.Wrap(refuse, rec)
+	var log pipelinetest.EventLog
+	call := pipelinetest.NewRunCall(t, pipelinetest.WithInput(state.UserMessage("hi")), pipelinetest.WithEvents(&log))
+	res, err := h.Run.ServeRun(context.Background(), call)
+	if err != nil || res.FinalOutput != "done" || res.RunID() != "run_test" || res.LastAgent.Name != "agent" {
+		t.Fatalf("ServeRun = %+v, %v; want the final output done of run_test", res, err)
+	}
+	if out, ok := call.Run.FinalOutput(); !ok || out != "done" {
+		t.Errorf("run's final output = %q, %v; want done, finished", out, ok)
+	}
+	resumed := pipelinetest.NewRunCall(t, pipelinetest.WithRun(state.NewRun("r2", "agent", 0)))
+	resumed.Resumed = true
+	if _, err := h.Run.ServeRun(context.Background(), resumed); !errors.Is(err, errResumed) {
+		t.Errorf("resumed ServeRun error = %v, want the middleware's", err)
+	}
+	want := []pipelinetest.RunRecord{{RunID: "run_test", Agent: "agent", Input: []state.Item{state.UserMessage("hi")}, Streaming: true}}
+	if diff := cmp.Diff(want, rec.Runs(), cmp.Comparer(func(a, b state.Item) bool { return a.Equal(b) })); diff != "" {
+		t.Errorf("recorded runs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"run_test", "r2"}, seen); diff != "" {
+		t.Errorf("middleware saw (-want +got):\n%s", diff)
+	}
+	// A nil Run stage passes straight to the recorder.
+	if h := pipelinetest.Wrap(pipeline.Middleware{}, rec); h.Run != pipeline.RunHandler(rec) {
+		t.Errorf("Wrap of a middleware without a Run stage: Run = %T, want the recorder", h.Run)
+	}
+}
+
+func TestRecorderServeRunOutcomes(t *testing.T) {
+	boom := errors.New("boom")
+	pausedRun := state.NewRun("paused", "agent", 0)
+	pausedRun.AddPending(state.Approval{Tool: "rm", CallID: "call_1", Agent: "agent"})
+	tests := []struct {
+		name      string
+		rec       *pipelinetest.Recorder
+		run       *state.Run
+		wantErr   error
+		wantOut   string
+		wantDone  bool
+		wantPause int
+	}{
+		{name: "zero Next", rec: &pipelinetest.Recorder{}, run: state.NewRun("a", "agent", 0), wantDone: true},
+		{name: "interruption", rec: &pipelinetest.Recorder{Next: pipeline.NextStep{Kind: pipeline.NextInterruption}}, run: pausedRun, wantPause: 1},
+		{name: "run again", rec: &pipelinetest.Recorder{Next: pipeline.NextStep{Kind: pipeline.NextRunAgain}}, run: state.NewRun("b", "agent", 0)},
+		{name: "error", rec: &pipelinetest.Recorder{Err: boom}, run: state.NewRun("c", "agent", 0), wantErr: boom},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := tt.rec.ServeRun(context.Background(), pipelinetest.NewRunCall(t, pipelinetest.WithRun(tt.run)))
+			if !errors.Is(err, tt.wantErr) || res == nil {
+				t.Fatalf("ServeRun = %v, %v; want a result and %v", res, err, tt.wantErr)
+			}
+			out, done := tt.run.FinalOutput()
+			if res.FinalOutput != tt.wantOut || out != tt.wantOut || done != tt.wantDone || len(res.Interruptions) != tt.wantPause {
+				t.Errorf("result %q, run %q finished %v, %d interruptions; want %q, finished %v, %d",
+					res.FinalOutput, out, done, len(res.Interruptions), tt.wantOut, tt.wantDone, tt.wantPause)
+			}
+		})
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	turn := pipelinetest.NewTurn(t, pipelinetest.WithInput(state.UserMessage("hi")),
+		pipelinetest.WithResponse(state.ToolCall("fc_1", "call_1", "x", `{}`)))
+	back := pipelinetest.RoundTrip(t, turn.Run)
+	eq := cmp.Comparer(func(a, b state.Item) bool { return a.Equal(b) })
+	if diff := cmp.Diff(turn.Run.Items().Slice(), back.Items().Slice(), eq); diff != "" {
+		t.Errorf("items (-live +decoded):\n%s", diff)
+	}
+	if back == turn.Run || back.Response() != turn.Run.Response() || back.Turn() != 1 {
+		t.Errorf("decoded run: response %+v turn %d; want a new run with %+v, turn 1", back.Response(), back.Turn(), turn.Run.Response())
+	}
+	back.SetTurn(7)
+	if turn.Run.Turn() != 1 {
+		t.Errorf("changing the decoded run changed the live one")
+	}
+}
+
+func TestDrain(t *testing.T) {
+	r := pipeline.NewRunner()
+	a := &pipeline.Agent{Name: "a", Model: scripted.New(scripted.Reply("hello"))}
+	res, events, err := pipelinetest.Drain(r.Stream(context.Background(), a, pipeline.UserInput("hi")))
+	if err != nil || res == nil || res.FinalOutput != "hello" {
+		t.Fatalf("Drain = %v, %v; want the final output hello", res, err)
+	}
+	if len(events) == 0 || slices.ContainsFunc(events, func(ev pipeline.Event) bool { _, ok := ev.(pipeline.RunCompleted); return ok }) {
+		t.Errorf("events = %v, want the run's events without RunCompleted", events)
+	}
+
+	boom := errors.New("boom")
+	failing := &pipeline.Agent{Name: "f", Model: scripted.New(scripted.Fail(boom))}
+	res, _, err = pipelinetest.Drain(r.Stream(context.Background(), failing, pipeline.UserInput("hi"), pipeline.WithRunID("run_f")))
+	if !errors.Is(err, boom) || res == nil || res.RunID() != "run_f" {
+		t.Fatalf("Drain of a failing run = %v, %v; want the RunError's result and boom", res, err)
+	}
+	res, _, err = pipelinetest.Drain(r.Stream(context.Background(), nil, nil))
+	if err == nil || res != nil {
+		t.Errorf("Drain of a run that never started = %v, %v; want no result and an error", res, err)
 	}
 }

@@ -9,17 +9,17 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-// A Recorder is a terminal [pipeline.Handler], [pipeline.ModelHandler] and
-// [pipeline.ToolHandler] that records what it received and answers with
-// the fixed values in its fields. Set the fields before first use and do
+// A Recorder is a terminal [pipeline.RunHandler], [pipeline.Handler],
+// [pipeline.ModelHandler] and [pipeline.ToolHandler]: it records what it
+// received and answers with the fixed values in its fields. Set the fields before first use and do
 // not change them afterwards; the methods are safe for concurrent use. The
 // zero Recorder is ready to use.
 //
 // Records are plain copies, taken while the stage served: they stay valid
 // after the turn is gone, and changing them changes nothing.
 type Recorder struct {
-	// Next is the step ServeTurn sets on the turn. The zero value sets a
-	// final output of "".
+	// Next is the step ServeTurn sets on the turn, and how ServeRun ends
+	// the run. The zero value is a final output of "".
 	Next pipeline.NextStep
 	// Response is what CallModel answers, copied per call. Nil answers one
 	// assistant message, "ok".
@@ -31,9 +31,23 @@ type Recorder struct {
 	Err error
 
 	mu     sync.Mutex
+	runs   []RunRecord
 	turns  []TurnRecord
 	models []ModelRecord
 	tools  []ToolRecord
+}
+
+// A RunRecord is what [Recorder.ServeRun] saw of a run.
+type RunRecord struct {
+	RunID   string
+	Agent   string
+	Resumed bool
+	// Input is the run's input, nil on resume.
+	Input []state.Item
+	// Streaming reports whether the run had an event sink.
+	Streaming bool
+	// Canceled reports whether the context was done when the run arrived.
+	Canceled bool
 }
 
 // A TurnRecord is what [Recorder.ServeTurn] saw of a turn.
@@ -72,10 +86,45 @@ type ToolRecord struct {
 }
 
 var (
+	_ pipeline.RunHandler   = (*Recorder)(nil)
 	_ pipeline.Handler      = (*Recorder)(nil)
 	_ pipeline.ModelHandler = (*Recorder)(nil)
 	_ pipeline.ToolHandler  = (*Recorder)(nil)
 )
+
+// ServeRun records c and ends the run as r.Next says, as the core ends
+// one: a final output (the zero Next included) finishes c.Run with it and
+// is the result's FinalOutput; an interruption makes the run's pending
+// approvals the result's Interruptions; any other step leaves the run as
+// it is. It serves no turns. The result is that of c.Run, served last by
+// c.Agent, and is returned with r.Err too, as a run handler's is.
+func (r *Recorder) ServeRun(ctx context.Context, c *pipeline.RunCall) (*pipeline.Result, error) {
+	rec := RunRecord{Resumed: c.Resumed, Input: slices.Clone(c.Input), Streaming: c.Streaming(), Canceled: ctx.Err() != nil}
+	if c.Run != nil {
+		rec.RunID = c.Run.ID()
+	}
+	if c.Agent != nil {
+		rec.Agent = c.Agent.Name
+	}
+	r.mu.Lock()
+	r.runs = append(r.runs, rec)
+	r.mu.Unlock()
+	res := core.newResult(c.Run, c.Agent)
+	if r.Err != nil {
+		return res, r.Err
+	}
+	if c.Run == nil {
+		return res, nil
+	}
+	switch r.Next.Kind {
+	case 0, pipeline.NextFinalOutput:
+		c.Run.Finish(r.Next.Output)
+		res.FinalOutput = r.Next.Output
+	case pipeline.NextInterruption:
+		res.Interruptions = c.Run.Pending()
+	}
+	return res, nil
+}
 
 // ServeTurn records t and sets t.Next to r.Next (or a final output of "").
 func (r *Recorder) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
@@ -146,6 +195,17 @@ func (r *Recorder) CallTool(ctx context.Context, c *pipeline.ToolCall) (*pipelin
 	return &res, nil
 }
 
+// Runs returns a copy of the run records, in arrival order.
+func (r *Recorder) Runs() []RunRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := slices.Clone(r.runs)
+	for i := range out {
+		out[i].Input = slices.Clone(out[i].Input)
+	}
+	return out
+}
+
 // Turns returns a copy of the turn records, in arrival order.
 func (r *Recorder) Turns() []TurnRecord {
 	r.mu.Lock()
@@ -180,16 +240,22 @@ func (r *Recorder) ToolCalls() []ToolRecord {
 // Stages are the handlers of every stage with a middleware around a
 // terminal handler, as [Wrap] builds them.
 type Stages struct {
+	Run   pipeline.RunHandler
 	Turn  pipeline.Handler
 	Model pipeline.ModelHandler
 	Tool  pipeline.ToolHandler
 }
 
 // Wrap builds mw's stages around rec, once, as the runner would: a nil
-// stage of mw leaves rec itself. The Run stage is not built; test run
-// middleware through a [pipeline.Runner].
+// stage of mw leaves rec itself. Each stage is built on its own, so the Run
+// stage's next is rec, not the turn loop: serve its [pipeline.RunCall]s
+// (see [NewRunCall]) to test what a run middleware does around a run, and
+// use a [pipeline.Runner] to test it around the turns too.
 func Wrap(mw pipeline.Middleware, rec *Recorder) Stages {
-	s := Stages{Turn: rec, Model: rec, Tool: rec}
+	s := Stages{Run: rec, Turn: rec, Model: rec, Tool: rec}
+	if mw.Run != nil {
+		s.Run = mw.Run(rec)
+	}
 	if mw.Turn != nil {
 		s.Turn = mw.Turn(rec)
 	}

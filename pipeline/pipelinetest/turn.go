@@ -1,9 +1,11 @@
 package pipelinetest
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/internal/testhook"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -61,11 +63,12 @@ func WithHistory(items ...state.Item) TurnOption {
 	return turnOption(func(c *turnConfig) { c.history = append(c.history, items...) })
 }
 
-// WithResponse gives the turn a model response, placed as the core places
-// one after the model stage: the items at the next positions in order,
-// handoff calls re-kinded, one position reserved per call for its output,
-// the run's response boundary set, and [pipeline.Turn.Calls] built with
-// their tools, output positions and terminal status (Results all nil). The
+// WithResponse gives the turn a model response, placed by the core's own
+// code as it places one after the model stage: the items at the next
+// positions in order, handoff calls re-kinded, one position reserved per
+// call for its output, the run's response boundary set, and
+// [pipeline.Turn.Calls] built with their tools, output positions and
+// terminal status (Results all nil), and [pipeline.Turn.MayEndRun] set. The
 // items must not have positions yet. Repeated calls add up.
 func WithResponse(items ...state.Item) TurnOption {
 	return turnOption(func(c *turnConfig) { c.response = append(c.response, items...) })
@@ -107,98 +110,77 @@ func NewTurn(tb testing.TB, opts ...TurnOption) *pipeline.Turn {
 		placed = run.AddInput(c.input...)
 	}
 
-	a := c.agent
-	var (
-		items      []state.Item
-		ncalls     int
-		hasMessage bool
-		terminal   bool
-	)
 	for _, it := range c.response {
 		if it.Seq() != 0 {
 			tb.Fatalf("pipelinetest: NewTurn: response item %s already has a position", it)
 		}
-		switch {
-		case it.Kind() == state.KindAssistantMessage:
-			hasMessage = true
-		case it.Kind().IsCall():
-			ncalls++
-			if handoff(a, it.Name()) {
-				it, _ = it.WithKind(state.KindHandoffCall)
-			} else if a.ToolUse.MayEnd(it.Name()) {
-				terminal = true
-			}
-		}
-		items = append(items, it)
 	}
-	mayEnd := len(items) > 0 && (ncalls == 0 && hasMessage || terminal)
 	var emit func(pipeline.Event)
 	if c.events != nil {
 		emit = c.events.Emit
 	}
-	t := pipeline.NewTestTurn(run, a, n, emit, mayEnd)
+	t := core.newTurn(run, c.agent, n, emit)
 	t.Input = placed
-	if len(items) == 0 {
+	if len(c.response) == 0 {
 		return t
 	}
-
-	first := run.Reserve(len(items) + ncalls)
-	for i := range items {
-		items[i] = items[i].WithSeq(first + int64(i))
-	}
-	if err := run.Record(items...); err != nil {
+	resp := &pipeline.ModelResponse{ID: "resp_test", Model: "pipelinetest", Items: c.response}
+	if err := core.placeResponse(t, resp); err != nil {
 		tb.Fatalf("pipelinetest: NewTurn: %v", err)
 	}
-	end := first + int64(len(items))
-	run.SetResponse(state.Boundary{Start: first, End: end, OutputsEnd: end + int64(ncalls)})
-	t.Response = &pipeline.ModelResponse{ID: "resp_test", Model: "pipelinetest", Items: items}
-	k := 0
-	for _, it := range items {
-		if !it.Kind().IsCall() {
-			continue
-		}
-		outSeq := end + int64(k)
-		k++
-		if it.Kind() != state.KindToolCall {
-			continue
-		}
-		t.Calls = append(t.Calls, &pipeline.ToolCall{
-			Turn: t, Tool: tool(a, it.Name()), Item: it, Name: it.Name(), CallID: it.CallID(),
-			Arguments: it.Text(), Index: len(t.Calls), OutputSeq: outSeq, Terminal: a.ToolUse.MayEnd(it.Name()),
-		})
-	}
-	t.Results = make([]*pipeline.ToolResult, len(t.Calls))
 	return t
 }
 
-// NewModelCall returns the model call the runner would make for t: the
-// agent's instructions, tools and handoffs, and the run's model input.
+// NewModelCall returns the model call the runner would make for t, made by
+// the runner's own code: the agent's instructions (not its
+// InstructionsFunc), tools and handoffs, settings and output type, and the
+// run's model input. The call streams if t does.
 func NewModelCall(tb testing.TB, t *pipeline.Turn) *pipeline.ModelCall {
 	tb.Helper()
 	if t == nil || t.Agent == nil || t.Run == nil {
 		tb.Fatalf("pipelinetest: NewModelCall: the turn needs an agent and a run")
 	}
-	return pipeline.NewTestModelCall(t)
+	return core.newModelCall(t)
 }
 
-func tool(a *pipeline.Agent, name string) pipeline.Tool {
-	for _, t := range a.Tools {
-		if t.Spec().Name == name {
-			return t
+// NewRunCall returns the request the runner hands the run stage when a
+// run starts, for a unit test of a run middleware: [WithAgent], [WithRun]
+// and [WithEvents] apply as for [NewTurn]; [WithInput] gives the run's
+// input, which the run stage places (NewRunCall places nothing); the other
+// options are ignored. Without options it is the start of a new run
+// "run_test" of an agent named "agent", with no input. Set the result's
+// Resumed field to test a resumption.
+func NewRunCall(tb testing.TB, opts ...TurnOption) *pipeline.RunCall {
+	tb.Helper()
+	c := turnConfig{agent: &pipeline.Agent{Name: "agent"}}
+	for _, o := range opts {
+		if o != nil {
+			o.apply(&c)
 		}
 	}
-	return nil
+	run := c.run
+	if run == nil {
+		run = state.NewRun("run_test", c.agent.Name, 0)
+	}
+	var emit func(pipeline.Event)
+	if c.events != nil {
+		emit = c.events.Emit
+	}
+	return core.newRunCall(run, c.agent, slices.Clone(c.input), emit)
 }
 
-func handoff(a *pipeline.Agent, name string) bool {
-	for _, h := range a.Handoffs {
-		n := h.ToolName
-		if n == "" && h.Agent != nil {
-			n = pipeline.HandoffToolName(h.Agent.Name)
-		}
-		if n == name {
-			return true
-		}
-	}
-	return false
+// core holds the runner's own code that builds turns (see package
+// testhook), asserted to its types once, when the package is initialised.
+var core = struct {
+	newTurn       func(run *state.Run, agent *pipeline.Agent, number int, emit func(pipeline.Event)) *pipeline.Turn
+	placeResponse func(t *pipeline.Turn, resp *pipeline.ModelResponse) error
+	newModelCall  func(t *pipeline.Turn) *pipeline.ModelCall
+	newRunCall    func(run *state.Run, agent *pipeline.Agent, input []state.Item, emit func(pipeline.Event)) *pipeline.RunCall
+	newResult     func(run *state.Run, agent *pipeline.Agent) *pipeline.Result
+}{
+	testhook.NewTurn.(func(*state.Run, *pipeline.Agent, int, func(pipeline.Event)) *pipeline.Turn),
+	testhook.PlaceResponse.(func(*pipeline.Turn, *pipeline.ModelResponse) error),
+	testhook.NewModelCall.(func(*pipeline.Turn) *pipeline.ModelCall),
+	testhook.NewRunCall.(func(*state.Run, *pipeline.Agent, []state.Item, func(pipeline.Event)) *pipeline.RunCall),
+	testhook.NewResult.(func(*state.Run, *pipeline.Agent) *pipeline.Result),
 }
