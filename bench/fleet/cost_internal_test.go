@@ -12,7 +12,7 @@ import (
 
 // TestOneRunCosts pins what one run of the default workload (4 tool turns
 // and a final message) costs each backend, the counts docs/scale.md
-// quotes: 12 store calls (a List and 11 writes), and 32 round trips on
+// quotes: 12 store calls (a List and 11 writes), and 20 round trips on
 // PostgreSQL, 12 on one Redis server, 18 on the Redis Cluster (in the
 // cheapest of five runs: a run may also set the client up). It logs
 // where the bytes go (go test -v -run OneRunCosts ./bench/fleet).
@@ -26,7 +26,7 @@ func TestOneRunCosts(t *testing.T) {
 		backends = append(backends, struct {
 			be         Backend
 			roundTrips int64
-		}{Backend{Name: Postgres, PostgresURL: url, Schema: "fleet_cost"}, 32})
+		}{Backend{Name: Postgres, PostgresURL: url, Schema: "fleet_cost"}, 20})
 	}
 	if addrs := os.Getenv("TURNKIT_REDIS_CLUSTER_ADDRS"); addrs != "" {
 		backends = append(backends, struct {
