@@ -21,7 +21,9 @@ import (
 // turnkit.mcp.server, the server's configured name.
 //
 // The methods are read after the call, so a session that a crashed server
-// was restarted into during the call is the one recorded.
+// was restarted into during the call is the one recorded. A call that
+// waits for approval or was rejected sent no request: its span has no MCP
+// attributes.
 type MCPTool interface {
 	pipeline.Tool
 	// Server returns the name the server was configured with.

@@ -183,3 +183,28 @@ func TestMCPToolSpansHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPToolSpanPending: a call held for approval sent no tools/call, so
+// its span has no MCP attributes.
+func TestMCPToolSpanPending(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	ts, err := mcp.Connect(context.Background(), []mcp.Server{inMemoryServer(t)})
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	t.Cleanup(func() { _ = ts.Close() })
+	a := &pipeline.Agent{Name: "helper", Model: scripted.New(scripted.CallTool("lookup", `{}`), scripted.Reply("done")), Tools: ts.Tools()}
+	r := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware(), requireApproval("lookup")))
+	res, err := r.Run(context.Background(), a, pipeline.UserInput("hi"))
+	if err != nil || !res.Interrupted() {
+		t.Fatalf("Run = %v, %v; want an interruption", res, err)
+	}
+	got := attrs(one(t, h.ended(), "execute_tool lookup").Attributes())
+	if got["turnkit.tool.status"] != "pending" {
+		t.Fatalf("status = %q, want pending", got["turnkit.tool.status"])
+	}
+	if v, ok := got["mcp.method.name"]; ok {
+		t.Errorf("a pending call's span has mcp.method.name = %q", v)
+	}
+}

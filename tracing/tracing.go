@@ -201,7 +201,8 @@ func (m *middleware) wrapTool(next pipeline.ToolHandler) pipeline.ToolHandler {
 		res, err := next.CallTool(ctx, c)
 		if recording {
 			span.SetAttributes(m.toolAttributes(c, res)...)
-			if isMCP {
+			if isMCP && (err != nil || res == nil || res.Status == pipeline.ToolCompleted) {
+				// A call that is pending or was rejected sent no request.
 				failure := err
 				if failure == nil && res != nil {
 					failure = res.Err
