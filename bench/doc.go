@@ -2,7 +2,9 @@
 // the bare loop, the [pipeline.Runner] alone and with middleware, at
 // growing history sizes, and runs of N turns that the peers (eino's ReAct
 // and ADK agents, Genkit, langchaingo, the JS Agents SDK) repeat in the
-// nested modules under bench/peers.
+// nested modules under bench/peers; checkpoints, approvals, sessions, the
+// crash-safe chain, and what an MCP tool call costs over a function tool
+// ([MCPScenarios]).
 //
 // The scenarios are plain funcs of a *testing.B so that `go test -bench`
 // (turn_test.go) and the turnbench command (bench/cmd/turnbench, through

@@ -18,7 +18,7 @@ type Scenario struct {
 	// the sub-benchmark name under its group's Benchmark func.
 	Name string
 	// Group is the table section: "turn", "run", "middleware",
-	// "checkpoint", "approval" or "session".
+	// "checkpoint", "approval", "session", "crashsafe" or "mcp".
 	Group string
 	// Baseline names the scenario that ratios are taken against, or "" for
 	// a scenario that is its own baseline.
@@ -26,7 +26,8 @@ type Scenario struct {
 	// PerOp is how many turns (or items, or commits) one b.Loop iteration
 	// does; the table divides by it. 1 for turn scenarios.
 	PerOp int
-	// Unit names what PerOp counts: "turn", "item", "commit" or "op".
+	// Unit names what PerOp counts: "turn", "item", "commit", "call" or
+	// "op".
 	Unit string
 	// Skip, when not empty, says why the scenario cannot run here (a
 	// package that has not landed, a backend with no server); Bench is nil

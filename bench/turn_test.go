@@ -46,3 +46,8 @@ func BenchmarkApproval(b *testing.B) { runGroup(b, "approval") }
 // BenchmarkCrashSafe times a turn of the crash-safe chain against
 // persistence alone on each backend.
 func BenchmarkCrashSafe(b *testing.B) { runGroup(b, "crashsafe") }
+
+// BenchmarkMCP is one call of an echo tool: as a plain function tool, and
+// as an MCP tool in process (in-memory transport) and over stdio (the
+// reference server, when node and the package are installed).
+func BenchmarkMCP(b *testing.B) { runGroup(b, "mcp") }

@@ -17,7 +17,7 @@
 //	invoke_agent {agent}          the run, or its resumption (internal)
 //	└── turn                      one per turn (internal)
 //	    ├── chat {model}          the model call (client)
-//	    ├── execute_tool {tool}   each tool call, concurrent ones side by side (internal)
+//	    ├── execute_tool {tool}   each tool call, concurrent ones side by side (internal; client for an MCP tool)
 //	    └── handoff {agent}       a short span when the turn hands off (internal)
 //
 // Attributes follow the GenAI conventions (semantic conventions v1.41.0; the
@@ -35,6 +35,20 @@
 //
 // gen_ai.provider.name comes from a model that implements [ProviderNamer],
 // else from [WithProviderName].
+//
+// # MCP tools
+//
+// The call of a tool that an MCP server serves ([MCPTool], such as those of
+// package tool/mcp) gets no span of its own: as the MCP conventions ask of
+// an instrumentation that already traces the tool call, its execute_tool
+// span is a client span and carries the MCP client span's attributes too
+// (semantic conventions v1.41.0, kept in an internal package like the GenAI
+// keys): mcp.method.name (tools/call), mcp.session.id (streamable HTTP
+// only), mcp.protocol.version, network.transport (pipe for stdio, tcp for
+// HTTP), network.protocol.name, server.address and server.port, and
+// rpc.response.status_code when the server answered with a JSON-RPC error;
+// error.type is then that code, and tool_error for a result with isError
+// set. turnkit.mcp.server is the server's configured name.
 //
 // Message content, tool arguments and tool outputs can hold personal or
 // secret data: they are recorded (gen_ai.system_instructions,

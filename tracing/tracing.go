@@ -182,7 +182,12 @@ func (m *middleware) wrapTool(next pipeline.ToolHandler) pipeline.ToolHandler {
 		if measure {
 			start = time.Now()
 		}
-		ctx, span := m.start(ctx, "execute_tool", m.internal)
+		kind := m.internal
+		mt, isMCP := c.Tool.(MCPTool)
+		if isMCP {
+			kind = m.client // the MCP conventions' client span
+		}
+		ctx, span := m.start(ctx, "execute_tool", kind)
 		defer span.End()
 		recording := span.IsRecording()
 		if recording {
@@ -196,6 +201,14 @@ func (m *middleware) wrapTool(next pipeline.ToolHandler) pipeline.ToolHandler {
 		res, err := next.CallTool(ctx, c)
 		if recording {
 			span.SetAttributes(m.toolAttributes(c, res)...)
+			if isMCP && (err != nil || res == nil || res.Status == pipeline.ToolCompleted) {
+				// A call that is pending or was rejected sent no request.
+				failure := err
+				if failure == nil && res != nil {
+					failure = res.Err
+				}
+				span.SetAttributes(mcpAttributes(mt, failure)...)
+			}
 		}
 		if observe {
 			m.guardrails(ctx, span, c.Turn.Run.GuardrailResultsSince(g0), c.CallID)

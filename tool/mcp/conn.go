@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ type conn struct {
 	srv     *Server
 	client  *sdk.Client // nil for a caller-owned session
 	changed func()      // marks the server's tool list stale
+	where   endpoint    // how the server is reached, for tracing
 
 	mu     sync.Mutex
 	live   *session // nil before the first connect and after Close
@@ -49,7 +51,7 @@ func (s *session) ended() bool {
 }
 
 func newConn(srv *Server, impl *sdk.Implementation, changed func()) *conn {
-	c := &conn{srv: srv, changed: changed}
+	c := &conn{srv: srv, changed: changed, where: endpointOf(srv)}
 	if srv.Session == nil {
 		c.client = sdk.NewClient(impl, &sdk.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed() },
@@ -58,6 +60,68 @@ func newConn(srv *Server, impl *sdk.Implementation, changed func()) *conn {
 		})
 	}
 	return c
+}
+
+// An endpoint says how a server is reached: Kind is "stdio", "http" or ""
+// (unknown), Host and Port those of an HTTP server's URL.
+type endpoint struct {
+	Kind string
+	Host string
+	Port int
+}
+
+// endpointOf returns where srv is reached, as far as its configuration
+// says.
+func endpointOf(srv *Server) endpoint {
+	switch {
+	case srv.Command != nil:
+		return endpoint{Kind: "stdio"}
+	case srv.HTTP != nil:
+		return httpEndpoint(srv.HTTP.URL)
+	case srv.Transport != nil:
+		switch t := srv.Transport.(type) {
+		case *sdk.CommandTransport:
+			return endpoint{Kind: "stdio"}
+		case *sdk.StreamableClientTransport:
+			return httpEndpoint(t.Endpoint)
+		}
+	}
+	return endpoint{}
+}
+
+// httpEndpoint returns the host and port of an HTTP server's URL; the
+// port is the scheme's when the URL has none.
+func httpEndpoint(rawURL string) endpoint {
+	e := endpoint{Kind: "http"}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return e
+	}
+	e.Host = u.Hostname()
+	switch p := u.Port(); {
+	case p != "":
+		e.Port, _ = strconv.Atoi(p)
+	case u.Scheme == "https":
+		e.Port = 443
+	case u.Scheme == "http":
+		e.Port = 80
+	}
+	return e
+}
+
+// sessionInfo returns the live session's ID and negotiated protocol
+// version, or empty strings when there is none.
+func (c *conn) sessionInfo() (id, protocolVersion string) {
+	c.mu.Lock()
+	s := c.live
+	c.mu.Unlock()
+	if s == nil {
+		return "", ""
+	}
+	if r := s.cs.InitializeResult(); r != nil {
+		protocolVersion = r.ProtocolVersion
+	}
+	return s.cs.ID(), protocolVersion
 }
 
 // restartable reports whether the toolset may start the server again.

@@ -88,6 +88,17 @@
 // in the same call is returned as it is. Servers reached over HTTP, another
 // transport or a caller-owned session are never restarted.
 //
+// # Tracing
+//
+// Package tracing needs nothing from this package: a [Tool] tells it about
+// its server through methods ([Tool.Server], [Tool.MCPSession],
+// [Tool.MCPTransport]) that its MCPTool interface asks for, and an
+// [*Error] gives the JSON-RPC code of a server's error
+// ([Error.JSONRPCCode]). The execute_tool span of an MCP tool's call then
+// carries the MCP semantic conventions' attributes (mcp.method.name,
+// mcp.session.id, server.address, network.transport …); error.type is the
+// JSON-RPC code, or tool_error for an isError result, as they ask.
+//
 // # Approval
 //
 // MCP tools work with approval.ByTool like any tool. [FromServers] is a

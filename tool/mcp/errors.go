@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // Errors that an [*Error] wraps, and the ones build-time errors wrap; match
@@ -68,13 +71,20 @@ func (e *Error) Unwrap() []error {
 	return []error{e.Kind, e.Err}
 }
 
-// ErrorType names the failure for tracing's error.type: "mcp_transport",
-// "mcp_server_exited", "mcp_timeout" or "mcp_protocol"; "" when the call's
-// context ended (Kind is then the context's error).
+// ErrorType names the failure for tracing's error.type: the JSON-RPC
+// error code when the server answered with one (such as "-32602"), as the
+// MCP semantic conventions ask; else "mcp_transport", "mcp_server_exited",
+// "mcp_timeout" or "mcp_protocol"; "" when the call's context ended (Kind
+// is then the context's error).
 func (e *Error) ErrorType() string {
 	switch e.Kind {
 	case context.Canceled, context.DeadlineExceeded:
 		return ""
+	}
+	if code, ok := e.JSONRPCCode(); ok {
+		return strconv.FormatInt(code, 10)
+	}
+	switch e.Kind {
 	case ErrServerExited:
 		return "mcp_server_exited"
 	case ErrTimeout:
@@ -83,6 +93,16 @@ func (e *Error) ErrorType() string {
 		return "mcp_protocol"
 	}
 	return "mcp_transport"
+}
+
+// JSONRPCCode returns the code of the JSON-RPC error the server answered
+// with, if it did. Tracing records it as rpc.response.status_code.
+func (e *Error) JSONRPCCode() (code int64, ok bool) {
+	var w *jsonrpc.Error
+	if errors.As(e.Err, &w) {
+		return w.Code, true
+	}
+	return 0, false
 }
 
 // A ToolError reports a call whose result had isError set: the tool ran
@@ -102,8 +122,9 @@ func (e *ToolError) Error() string {
 // Unwrap returns [ErrToolFailed].
 func (e *ToolError) Unwrap() error { return ErrToolFailed }
 
-// ErrorType returns "mcp_tool_error", for tracing's error.type.
-func (e *ToolError) ErrorType() string { return "mcp_tool_error" }
+// ErrorType returns "tool_error", the error.type the MCP semantic
+// conventions give a result with isError set.
+func (e *ToolError) ErrorType() string { return "tool_error" }
 
 // A DuplicateToolError reports two tools that would reach the model under
 // one name. It wraps [ErrDuplicateTool].

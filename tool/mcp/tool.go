@@ -45,6 +45,24 @@ func (t *Tool) Server() string { return t.server }
 // another one, see [WithServerPrefix]).
 func (t *Tool) MCPName() string { return t.name }
 
+// MCPSession returns the ID of the session the tool's calls go through
+// ("" when the transport has none, as stdio has not, or after Close) and
+// the protocol version the server agreed to at initialize. After a restart
+// they are the new session's. Tracing reads them (mcp.session.id,
+// mcp.protocol.version).
+func (t *Tool) MCPSession() (id, protocolVersion string) { return t.conn.sessionInfo() }
+
+// MCPTransport says how the tool's server is reached: kind is "stdio" (a
+// [Command], or an sdk.CommandTransport), "http" (an [HTTP] server, or an
+// sdk.StreamableClientTransport, with its URL's host and port, the
+// scheme's default when the URL has none) or "" (another transport, or a
+// caller-owned session). Tracing reads it (network.transport,
+// server.address, server.port).
+func (t *Tool) MCPTransport() (kind, host string, port int) {
+	e := t.conn.where
+	return e.Kind, e.Host, e.Port
+}
+
 // NeedsApproval reports whether the tool's server was configured with
 // Server.NeedsApproval.
 func (t *Tool) NeedsApproval(context.Context, *pipeline.ToolCall) (bool, error) {
