@@ -74,8 +74,9 @@
 //     against 66) and 1.8 times the bytes of tool.Func's validation and
 //     decoding.
 //
-// MCP tools do not validate arguments on the client: the server does, and
-// an invalid call comes back as an isError result. The test fails when
+// MCP tools check only that the arguments are a JSON object; the server
+// validates them against its schema, and an invalid call comes back as an
+// isError result. The test fails when
 // jsonschema-go starts naming the value or accepting the tags, so that
 // this choice is revisited.
 //
