@@ -84,9 +84,17 @@
 // "river.work" span, linked to the span that enqueued the job; the run's
 // "invoke_agent" span is its child, since [Worker.Work] runs the run in
 // the attempt's context; and a run resumed after an approval links to the
-// trace it paused in (the tracing middleware's doing). Logs go through the
-// logging middleware (zap) in the runner's chain; the job's outcome is in
-// its [Output] and, for failures, in River's job errors.
+// trace it paused in (the tracing middleware's doing).
+//
+// Logs go through zap, twice over and from one logger: the runs' through
+// the logging middleware in the runner's chain (run finished, approval
+// requested, tool errors, with run and call IDs), and River's own (job
+// failures and retries, rescues, client start and stop) through its
+// Config.Logger, a log/slog logger that go.uber.org/zap/exp/zapslog backs
+// with the zap logger's core. The worker logs nothing itself: every error
+// it sees it returns to River, which records it on the job and logs it
+// once. examples/workers wires both. The job's outcome is in its [Output]
+// and, for failures, in River's job errors.
 //
 // # One module
 //

@@ -19,6 +19,11 @@
 // river.db, turnkit's sessions and checkpoints in turnkit.db), or in the
 // PostgreSQL database at -postgres URL. It runs offline on a small
 // deterministic model; with OPENAI_API_KEY set it talks to OpenAI.
+//
+// Logs go through one zap logger on stderr, at the level -log sets (warn
+// by default): River's own (its Config.Logger is a log/slog logger, which
+// zapslog backs with the zap logger's core) and the runs' (turnkit's
+// logging middleware in the runner's chain).
 package main
 
 import (
@@ -48,6 +53,7 @@ import (
 	"github.com/turnkit/turnkit/examples/internal/exmodel"
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
+	"github.com/turnkit/turnkit/middleware/logging"
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/riverrun"
@@ -55,6 +61,9 @@ import (
 	"github.com/turnkit/turnkit/session/postgres"
 	"github.com/turnkit/turnkit/session/sqlite"
 	"github.com/turnkit/turnkit/state"
+	"go.uber.org/zap"
+	"go.uber.org/zap/exp/zapslog"
+	"go.uber.org/zap/zapcore"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite" for River's SQLite driver
 )
@@ -68,7 +77,7 @@ func main() {
 	}
 }
 
-const usage = `usage: workers [-dir DIR | -postgres URL [-schema S]] COMMAND [flags]
+const usage = `usage: workers [-dir DIR | -postgres URL [-schema S]] [-log LEVEL] COMMAND [flags]
 
 commands:
   enqueue [-n N] [-prefix P]     enqueue N runs (IDs P-1 ... P-N)
@@ -93,9 +102,13 @@ func run(ctx context.Context, w io.Writer, args []string) error {
 	dir := fs.String("dir", filepath.Join(os.TempDir(), "turnkit-workers"), "directory of the SQLite databases")
 	pgURL := fs.String("postgres", "", "PostgreSQL URL (instead of SQLite)")
 	schema := fs.String("schema", "", "PostgreSQL schema of River's and turnkit's tables (default: the search path's)")
+	level := zapcore.WarnLevel
+	fs.Var(&level, "log", "log level on stderr: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	logger := zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(zap.NewDevelopmentEncoderConfig()), zapcore.Lock(os.Stderr), level))
+	defer func() { _ = logger.Sync() }()
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return errors.New("no command")
@@ -115,7 +128,7 @@ func run(ctx context.Context, w io.Writer, args []string) error {
 			return err
 		}
 		defer pool.Close()
-		return command[pgx.Tx](ctx, w, riverpgxv5.New(pool), *schema, st, fs.Args())
+		return command[pgx.Tx](ctx, w, logger, riverpgxv5.New(pool), *schema, st, fs.Args())
 	}
 	if err := os.MkdirAll(*dir, 0o750); err != nil {
 		return err
@@ -131,12 +144,12 @@ func run(ctx context.Context, w io.Writer, args []string) error {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1) // riversqlite's advice: one connection
-	return command[*sql.Tx](ctx, w, riversqlite.New(db), "", st, fs.Args())
+	return command[*sql.Tx](ctx, w, logger, riversqlite.New(db), "", st, fs.Args())
 }
 
 // command runs one command on a River driver of either database.
-func command[TTx any](ctx context.Context, w io.Writer, driver riverdriver.Driver[TTx], schema string, st store, args []string) error {
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+func command[TTx any](ctx context.Context, w io.Writer, zl *zap.Logger, driver riverdriver.Driver[TTx], schema string, st store, args []string) error {
+	logger := slog.New(zapslog.NewHandler(zl.Core(), zapslog.WithName("river"))) // River logs through zap
 	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: logger, Schema: schema})
 	if err != nil {
 		return err
@@ -159,11 +172,12 @@ func command[TTx any](ctx context.Context, w io.Writer, driver riverdriver.Drive
 	}
 
 	cp := checkpoint.New(st)
-	runner := pipeline.NewRunner(pipeline.WithMiddleware(
-		persistence.Middleware(cp.Session(st)),
-		cp.Middleware(),
-		approval.Require(approval.ByTool("refund")),
-	))
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(pipeline.Stack{
+		Logging:     logging.Middleware(zl.Named("turnkit")), // the runs log through zap too
+		Persistence: persistence.Middleware(cp.Session(st)),
+		Checkpoint:  cp.Middleware(),
+		Approval:    approval.Require(approval.ByTool("refund")),
+	}.Middleware()...))
 	agent := newAgent()
 	workers := river.NewWorkers()
 	river.AddWorker(workers, riverrun.NewWorker(runner, cp, riverrun.NewRegistry(agent)))
