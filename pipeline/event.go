@@ -98,20 +98,34 @@ type ToolCallEnded struct {
 	Duration time.Duration
 }
 
+// HostedCallProgress reports a step of a hosted tool's call (a tool the
+// model's provider runs: web search, file search, code interpreter, image
+// generation, remote MCP) as the provider streams it: Type is the call's
+// item type, such as "web_search_call", and Status the step, such as
+// "in_progress", "searching", "interpreting", "generating", "completed"
+// or "failed". It only informs: the call's item arrives whole with the
+// response, and a streamed run records the same items as a plain one.
+type HostedCallProgress struct {
+	ItemID string
+	Type   string
+	Status string
+}
+
 // AgentChanged reports a handoff.
 type AgentChanged struct{ From, To string }
 
 // RunCompleted is the last event of a stream that ended without error.
 type RunCompleted struct{ Result *Result }
 
-func (TurnStarted) isEvent()       {}
-func (TurnEnded) isEvent()         {}
-func (TextDelta) isEvent()         {}
-func (ItemCreated) isEvent()       {}
-func (ApprovalRequested) isEvent() {}
-func (AgentChanged) isEvent()      {}
-func (ToolCallStarted) isEvent()   {}
-func (ToolCallEnded) isEvent()     {}
-func (GuardrailChecked) isEvent()  {}
-func (NestedEvent) isEvent()       {}
-func (RunCompleted) isEvent()      {}
+func (TurnStarted) isEvent()        {}
+func (TurnEnded) isEvent()          {}
+func (TextDelta) isEvent()          {}
+func (ItemCreated) isEvent()        {}
+func (ApprovalRequested) isEvent()  {}
+func (AgentChanged) isEvent()       {}
+func (ToolCallStarted) isEvent()    {}
+func (ToolCallEnded) isEvent()      {}
+func (GuardrailChecked) isEvent()   {}
+func (NestedEvent) isEvent()        {}
+func (RunCompleted) isEvent()       {}
+func (HostedCallProgress) isEvent() {}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -111,10 +112,30 @@ func readResponseStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline
 			return ev.Response.modelResponse()
 		case "error":
 			return nil, &FailedError{Code: ev.Code, Message: ev.Message}
+		default:
+			if typ, status, ok := hostedStep(ev.Type); ok {
+				c.Emit(pipeline.HostedCallProgress{ItemID: ev.ItemID, Type: typ, Status: status})
+			}
 		}
 	}
 	if err := dec.Err(); err != nil {
 		return nil, fmt.Errorf("%w after %d events: %w", ErrIncompleteStream, events, err)
 	}
 	return nil, fmt.Errorf("%w after %d events", ErrIncompleteStream, events)
+}
+
+// hostedStep splits an event type such as
+// "response.web_search_call.searching" into the hosted call's item type
+// and the step, for the calls of hostedTypes. Events about a call's
+// content (its code or arguments as they stream) are not steps.
+func hostedStep(eventType string) (typ, status string, ok bool) {
+	rest, ok := strings.CutPrefix(eventType, "response.")
+	if !ok {
+		return "", "", false
+	}
+	i := strings.LastIndexByte(rest, '.')
+	if i < 0 || !hostedTypes[rest[:i]] {
+		return "", "", false
+	}
+	return rest[:i], rest[i+1:], true
 }
