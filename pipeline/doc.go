@@ -44,6 +44,39 @@
 // recorded, and announced with [ItemCreated], in call order. Events are
 // delivered synchronously: the run waits while the consumer handles one.
 //
+// # Resuming: which entry point
+//
+// There is one loop, [Runner.Resume] (and [Runner.ResumeStream]); the two
+// other entry points are that call with a store's claim around it. Pick
+// by where the state lives:
+//
+//   - The program holds the state (res.State(), or a checkpoint it
+//     marshalled itself) and no other worker can resume it: decide on it
+//     and call [Runner.Resume].
+//   - The state is in a state.Store and several workers may resume it, but
+//     the runner has no checkpointer: load it, decide, and call
+//     approval.Resume, which claims it with a compare-and-swap first, so
+//     one worker runs its tools, and saves the result.
+//   - The runner has middleware/checkpoint in its chain (crash-safe runs):
+//     its run stage claims and saves on its own, so decide on the loaded
+//     state and call [Runner.Resume]; to take over a run by ID whose
+//     worker died (or whose decisions were saved), call
+//     Checkpointer.Resume, which also completes a finished run's lost
+//     final commit. riverrun does this for runs that are River jobs.
+//
+// A state that is behind its run is refused by each of them with an error
+// wrapping state.ErrStale, before any model call or tool.
+//
+// # Turn limits
+//
+// A run's turn limit is, in order: the [WithRunMaxTurns] of the call that
+// started it; else the limit its state was made with (state.NewRun's
+// maxTurns, for a state given with [WithState]); else the runner's
+// [WithMaxTurns]; else [DefaultMaxTurns]. A limit given with
+// WithRunMaxTurns or state.NewRun is kept in the state, so a resumed run
+// keeps it; the runner's applies to each invocation of a run that has
+// none.
+//
 // # Errors and the resumable state
 //
 // A run that fails keeps what it did: its state is resumable. Every error
