@@ -45,9 +45,17 @@ func (s *Store) pipelinedTx(ctx context.Context, queue func(*pgx.Batch), read fu
 	}()
 	var b pgx.Batch
 	b.Queue("begin")
+	// The appends' statements are large CTEs whose planning, with the
+	// custom plans PostgreSQL keeps choosing for them, costs more than
+	// their execution: one generic plan per connection serves every call
+	// (an append measured 0.26 ms against 0.65 ms on the server).
+	b.Queue("set local plan_cache_mode = force_generic_plan")
 	queue(&b)
 	br := conn.SendBatch(ctx, &b)
 	_, beginErr := br.Exec()
+	if beginErr == nil {
+		_, beginErr = br.Exec()
+	}
 	readErr := error(nil)
 	if beginErr == nil {
 		readErr = read(br)

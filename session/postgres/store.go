@@ -98,10 +98,14 @@ func newQueries(schemaName string) queries {
 // second output for one call; the conflict target of the inserts stays the
 // position, so that an idempotent retry is still skipped.
 func answersExpr(place string) string {
+	// ORDER BY … LIMIT 1 reads one entry of session_items_calls backwards;
+	// max() over the same WHERE read every call with the ID under a
+	// generic plan (2 ms against 0.08 ms at 3 000 calls of one ID).
 	return `CASE WHEN t.batch_call IS NOT NULL THEN GREATEST(t.batch_call, COALESCE((
-		SELECT max(c.seq) FROM {{schema}}.session_items c
+		SELECT c.seq FROM {{schema}}.session_items c
 		WHERE c.session_id = $1 AND c.place = ` + place + ` AND c.call_id = t.call_id
-			AND c.answers IS NULL AND c.seq < t.seq), 0)) END`
+			AND c.answers IS NULL AND c.seq < t.seq
+		ORDER BY c.seq DESC LIMIT 1), 0)) END`
 }
 
 // lockClass is the first key of the advisory locks on sessions ("tkit"):

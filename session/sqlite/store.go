@@ -210,8 +210,11 @@ func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place int64,
 			q.WriteString(", ")
 		}
 		// max(NULL, …) is NULL: only outputs have a batchCalls entry.
-		q.WriteString(`(?, ?, ?, ?, ?, ?, ?, (SELECT max(?, COALESCE(MAX(c.seq), 0)) FROM session_items c
-			WHERE c.session_id = ? AND c.place = ? AND c.call_id = ? AND c.answers IS NULL AND c.seq < ?))`)
+		// The latest call before the item: ORDER BY … LIMIT 1 reads one
+		// index entry, where MAX over the WHERE read every call with the ID.
+		q.WriteString(`(?, ?, ?, ?, ?, ?, ?, max(?, COALESCE((SELECT c.seq FROM session_items c
+			WHERE c.session_id = ? AND c.place = ? AND c.call_id = ? AND c.answers IS NULL AND c.seq < ?
+			ORDER BY c.seq DESC LIMIT 1), 0)))`)
 		args = append(args, sessionID, place, it.Seq(), it.Kind().String(), it.Name(), it.AppendRaw(nil), callIDs[i],
 			batchCalls[i], sessionID, place, callIDs[i], it.Seq())
 	}
