@@ -65,7 +65,7 @@ func (b Backend) open(ctx context.Context, c *counters) (Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("fleet: %w", err)
 		}
-		cfg.ConnConfig.Tracer = pgTracer{c}
+		cfg.ConnConfig.Tracer = pgTracer{&c.roundTrips}
 		cfg.ConnConfig.RuntimeParams["application_name"] = appName
 		pool, err := pgxpool.NewWithConfig(ctx, cfg)
 		if err != nil {

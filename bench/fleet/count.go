@@ -25,17 +25,24 @@ type Counters struct {
 	// items recorded since the last save, the context once a run) and each
 	// appended item's JSON.
 	Bytes int64 `json:"bytes"`
+	// QueueRoundTrips are the queries River sent in River mode
+	// ([Config.River]), apart from the store's: fetching and completing
+	// jobs, inserting the sessions' next runs, its leader election and
+	// maintenance. Zero otherwise.
+	QueueRoundTrips int64 `json:"queue_round_trips"`
 }
 
 func (c *Counters) sub(d Counters) Counters {
-	return Counters{Calls: c.Calls - d.Calls, RoundTrips: c.RoundTrips - d.RoundTrips, Bytes: c.Bytes - d.Bytes}
+	return Counters{Calls: c.Calls - d.Calls, RoundTrips: c.RoundTrips - d.RoundTrips, Bytes: c.Bytes - d.Bytes,
+		QueueRoundTrips: c.QueueRoundTrips - d.QueueRoundTrips}
 }
 
 // counters holds the live counts, updated atomically.
-type counters struct{ calls, roundTrips, bytes atomic.Int64 }
+type counters struct{ calls, roundTrips, bytes, queueRoundTrips atomic.Int64 }
 
 func (c *counters) snapshot() Counters {
-	return Counters{Calls: c.calls.Load(), RoundTrips: c.roundTrips.Load(), Bytes: c.bytes.Load()}
+	return Counters{Calls: c.calls.Load(), RoundTrips: c.roundTrips.Load(), Bytes: c.bytes.Load(),
+		QueueRoundTrips: c.queueRoundTrips.Load()}
 }
 
 // A Store is a backend's store: sessions and checkpoints in one place, with
@@ -121,8 +128,8 @@ func itemBytes(items []state.Item) int64 {
 }
 
 // pgTracer counts pgx round trips: every query and exec (BEGIN and COMMIT
-// are execs), and every batch as one.
-type pgTracer struct{ c *counters }
+// are execs), and every batch as one, in n.
+type pgTracer struct{ n *atomic.Int64 }
 
 var (
 	_ pgx.QueryTracer = pgTracer{}
@@ -130,14 +137,14 @@ var (
 )
 
 func (t pgTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	t.c.roundTrips.Add(1)
+	t.n.Add(1)
 	return ctx
 }
 
 func (pgTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
 func (t pgTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	t.c.roundTrips.Add(1)
+	t.n.Add(1)
 	return ctx
 }
 

@@ -15,6 +15,13 @@
 // and round trips and the bytes written per turn, and typed conflicts
 // (retried by resuming the run) apart from any other failure.
 //
+// With [Config.River], on PostgreSQL, the same runs go through River
+// (package riverrun) instead: the parent enqueues every session's first
+// run as a riverrun job, the worker processes work the jobs with
+// riverrun's worker over the same chain and model, and each run that ends
+// enqueues its session's next; River's own queries are counted apart
+// ([Counters.QueueRoundTrips]).
+//
 // The command bench/cmd/fleetbench runs the matrix of backends, process
 // counts and session counts and writes the table and a plot;
 // bench/README.md shows them.

@@ -45,6 +45,16 @@ type Config struct {
 	// the window (default 30s).
 	Warmup   time.Duration `json:"warmup"`
 	Duration time.Duration `json:"duration"`
+	// River runs the simulation through River (package riverrun), on the
+	// PostgreSQL backend only: instead of each process looping over its
+	// share of the sessions, the parent enqueues every session's first run
+	// as a riverrun job, the worker processes work the jobs with River's
+	// PostgreSQL driver (riverpgxv5; River's tables in a schema of their
+	// own, the backend's Schema with "_river" added), and each run that
+	// ends enqueues its session's next run. Any process may take any
+	// session's run; each session still has one run in progress at a
+	// time.
+	River bool `json:"river,omitempty"`
 }
 
 func (c *Config) defaults() {
@@ -179,6 +189,12 @@ func Simulate(ctx context.Context, cfg Config, launch Launcher) (*Result, error)
 		return nil, err
 	}
 	st.Close()
+	if cfg.River {
+		if err := setupRiver(ctx, be); err != nil {
+			return nil, err
+		}
+		defer dropRiver(context.WithoutCancel(ctx), be)
+	}
 	before, err := be.stored(ctx)
 	if err != nil {
 		return nil, err
@@ -204,6 +220,11 @@ func Simulate(ctx context.Context, cfg Config, launch Launcher) (*Result, error)
 	start := time.Now()
 	for _, c := range children {
 		fmt.Fprintf(c.stdin, "go %d\n", start.UnixNano())
+	}
+	if cfg.River {
+		if err := enqueueFirst(ctx, cfg); err != nil {
+			return nil, err
+		}
 	}
 	res := &Result{Config: cfg, Window: cfg.Duration}
 	// The servers' CPU time over the window, measured beside the workers.
@@ -233,6 +254,7 @@ func Simulate(ctx context.Context, cfg Config, launch Launcher) (*Result, error)
 		res.Store.Calls += rep.Store.Calls
 		res.Store.RoundTrips += rep.Store.RoundTrips
 		res.Store.Bytes += rep.Store.Bytes
+		res.Store.QueueRoundTrips += rep.Store.QueueRoundTrips
 		res.Conflicts += rep.Conflicts
 		res.Retried += rep.Retried
 		res.Failures += rep.Failures
@@ -290,6 +312,9 @@ func ChildMain() {
 // its sessions until start+warm-up+window, and prints "report <JSON>".
 func runChild(ctx context.Context, cc childConfig, in io.Reader, out io.Writer) error {
 	cfg := cc.Config
+	if cfg.River {
+		return runRiverChild(ctx, cc, in, out)
+	}
 	c := &counters{}
 	store, err := cfg.Backend.open(ctx, c)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/turnkit/turnkit/bench/fleet"
+	"github.com/turnkit/turnkit/internal/testenv"
 )
 
 // TestMain runs the test binary as a worker process when a simulation
@@ -71,5 +72,48 @@ func TestSimulateSmoke(t *testing.T) {
 				t.Errorf("round trips not counted: %+v", res.Store)
 			}
 		})
+	}
+}
+
+// TestSimulateRiverSmoke runs a tiny simulation through River on
+// PostgreSQL: the parent enqueues the sessions' first runs as riverrun
+// jobs, two worker processes work them, and each run enqueues its
+// session's next one. Every run must end, with no failure, and River's
+// own queries must be counted. It needs TURNKIT_POSTGRES_URL (skipped
+// without it, failed without it when CI=true).
+func TestSimulateRiverSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes")
+	}
+	url := testenv.ServerURL(t, "TURNKIT_POSTGRES_URL")
+	launch, err := fleet.SelfLauncher("-test.run=^$")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := fleet.Simulate(context.Background(), fleet.Config{
+		Backend: fleet.Backend{Name: fleet.Postgres, PostgresURL: url, Schema: "fleet_river_smoke"}, River: true,
+		Processes: 2, Sessions: 10, ToolTurns: 2,
+		ModelLatency: 5 * time.Millisecond, Warmup: 500 * time.Millisecond, Duration: 1500 * time.Millisecond,
+	}, launch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("postgres through River: %.0f turns/s, %.0f runs/s, p50 %v, p99 %v, %.1f calls/turn, %.1f + %.1f (River) round trips/turn, %.0f B/turn, %d conflicts",
+		res.TurnsPerSecond(), res.RunsPerSecond(), res.P50, res.P99, res.PerTurn(res.Store.Calls),
+		res.PerTurn(res.Store.RoundTrips), res.PerTurn(res.Store.QueueRoundTrips), res.PerTurn(res.Store.Bytes), res.Conflicts)
+	if res.Failures > 0 {
+		t.Fatalf("%d runs failed: %q", res.Failures, res.Errors)
+	}
+	if res.Runs == 0 || res.Turns < 2*res.Runs {
+		t.Fatalf("%d runs, %d turns in the window: want runs of 3 turns (2 tool turns and a message)", res.Runs, res.Turns)
+	}
+	if res.P50 < 5*time.Millisecond {
+		t.Errorf("p50 %v is below the model's latency", res.P50)
+	}
+	if res.Store.Calls == 0 || res.Store.RoundTrips == 0 || res.Store.Bytes == 0 {
+		t.Errorf("store traffic not counted: %+v", res.Store)
+	}
+	if res.Store.QueueRoundTrips == 0 {
+		t.Errorf("River's queries not counted: %+v", res.Store)
 	}
 }

@@ -83,7 +83,10 @@ func args(n int) string {
 
 // sessionID and runID name the simulation's sessions and runs.
 func (p *process) sessionID(s int) string { return fmt.Sprintf("fleet-s%05d", s) }
-func (p *process) runID(s, k int) string  { return fmt.Sprintf("fleet-s%05d-r%06d", s, k) }
+func (p *process) runID(s, k int) string  { return fmt.Sprintf(runIDFormat, s, k) }
+
+// runIDFormat makes run k of session s's run ID.
+const runIDFormat = "fleet-s%05d-r%06d"
 
 // serve runs the sessions of this process (those whose number is its
 // index modulo the processes), each in a loop of runs, until stop is
@@ -119,24 +122,7 @@ func (p *process) run(ctx context.Context, s, k int) {
 	var marks []time.Time // the start of each model call, then the end
 	model := pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 		marks = append(marks, time.Now())
-		n := len(marks) // calls of this invocation; a resume goes on from the checkpoint
-		t := time.NewTimer(p.cfg.ModelLatency)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-		turn := c.Turn.Number
-		id := strconv.Itoa(turn) + "_" + strconv.Itoa(n)
-		var it state.Item
-		if turn <= p.cfg.ToolTurns {
-			it = state.ToolCall("fc_"+id, "call_"+id, ToolName, args(p.cfg.ArgBytes))
-		} else {
-			it = state.AssistantMessage("msg_"+id, text(p.cfg.OutputBytes))
-		}
-		return &pipeline.ModelResponse{ID: "resp_" + id, Model: "scripted", Items: []state.Item{it},
-			Usage: state.Usage{Requests: 1}}, nil
+		return p.answer(ctx, c, len(marks)) // calls of this invocation; a resume goes on from the checkpoint
 	})
 	agent := *p.agent
 	agent.Model = model
@@ -153,16 +139,50 @@ func (p *process) run(ctx context.Context, s, k int) {
 			p.retried.Add(1)
 		}
 	}
-	end := time.Now()
 	if err != nil {
-		p.failures.Add(1)
-		p.mu.Lock()
-		if len(p.firstErrs) < 5 {
-			p.firstErrs = append(p.firstErrs, err.Error())
-		}
-		p.mu.Unlock()
+		p.fail(err)
 		return
 	}
+	p.record(marks, time.Now())
+}
+
+// answer is the scripted model's n-th call of an invocation: after the
+// model's latency, a tool call for the first ToolTurns turns, then a final
+// message.
+func (p *process) answer(ctx context.Context, c *pipeline.ModelCall, n int) (*pipeline.ModelResponse, error) {
+	t := time.NewTimer(p.cfg.ModelLatency)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return nil, ctx.Err()
+	case <-t.C:
+	}
+	turn := c.Turn.Number
+	id := strconv.Itoa(turn) + "_" + strconv.Itoa(n)
+	var it state.Item
+	if turn <= p.cfg.ToolTurns {
+		it = state.ToolCall("fc_"+id, "call_"+id, ToolName, args(p.cfg.ArgBytes))
+	} else {
+		it = state.AssistantMessage("msg_"+id, text(p.cfg.OutputBytes))
+	}
+	return &pipeline.ModelResponse{ID: "resp_" + id, Model: "scripted", Items: []state.Item{it},
+		Usage: state.Usage{Requests: 1}}, nil
+}
+
+// fail counts a failed run and keeps its error if it is among the first.
+func (p *process) fail(err error) {
+	p.failures.Add(1)
+	p.mu.Lock()
+	if len(p.firstErrs) < 5 {
+		p.firstErrs = append(p.firstErrs, err.Error())
+	}
+	p.mu.Unlock()
+}
+
+// record counts a run that ended at end, whose model calls started at
+// marks: its turns and their latencies that ended in the window, and the
+// run if it ended in the window.
+func (p *process) record(marks []time.Time, end time.Time) {
 	marks = append(marks, end)
 	p.allTurns.Add(int64(len(marks) - 1))
 	var lat []int64

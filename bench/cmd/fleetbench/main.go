@@ -24,6 +24,10 @@
 //	-turns n         tool turns per run, then a final message (default 4)
 //	-history n       session items a run reads (persistence.WithLimit; default 50)
 //	-output n        bytes of a tool output and of a final message (default 512)
+//	-river           run the postgres backend through River (package riverrun): the parent enqueues
+//	                 the sessions' first runs as jobs, the worker processes work them and each run
+//	                 enqueues its session's next; rows named postgres-river, River's queries counted
+//	                 apart in the round trips (store + River)
 //	-schema name     the PostgreSQL schema and Redis key prefix to own (default turnkit_fleet);
 //	                 everything in it is deleted before and after each configuration
 //	-out dir         output folder (default bench/results under the module root)
@@ -59,6 +63,7 @@ func main() {
 	flag.IntVar(&cfg.sim.ToolTurns, "turns", 4, "tool turns per run, then a final message")
 	flag.IntVar(&cfg.sim.HistoryLimit, "history", 50, "session items a run reads as its history")
 	flag.IntVar(&cfg.sim.OutputBytes, "output", 512, "bytes of a tool output and of a final message")
+	flag.BoolVar(&cfg.river, "river", false, "run the postgres backend through River (riverrun jobs)")
 	flag.StringVar(&cfg.schema, "schema", "turnkit_fleet", "PostgreSQL schema and Redis key prefix the simulation owns")
 	flag.StringVar(&cfg.out, "out", "", "output folder (default bench/results under the module root)")
 	flag.BoolVar(&cfg.replot, "replot", false, "run nothing: redraw the plots from OUT/fleet.csv")
@@ -73,7 +78,7 @@ func main() {
 
 type config struct {
 	backends, processes, sessions, schema, out string
-	replot                                     bool
+	replot, river                              bool
 	sim                                        fleet.Config
 }
 
@@ -138,7 +143,12 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 			for _, n := range procs {
 				sim := cfg.sim
 				sim.Backend, sim.Processes, sim.Sessions = be, n, m
-				fmt.Fprintf(progress, "fleetbench: %s, %d processes, %d sessions (load %s) ... ", be.Name, n, m, loadAvg())
+				sim.River = cfg.river && be.Name == fleet.Postgres
+				name := be.Name
+				if sim.River {
+					name = postgresRiver
+				}
+				fmt.Fprintf(progress, "fleetbench: %s, %d processes, %d sessions (load %s) ... ", name, n, m, loadAvg())
 				load := loadAvg()
 				res, err := fleet.Simulate(ctx, sim, launch)
 				if err != nil {
@@ -146,11 +156,11 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 					if ctx.Err() != nil {
 						return ctx.Err()
 					}
-					rep.rows = append(rep.rows, row{backend: be.Name, processes: n, sessions: m, load: load, err: err})
+					rep.rows = append(rep.rows, row{backend: name, processes: n, sessions: m, load: load, err: err})
 					continue
 				}
 				fmt.Fprintf(progress, "%.0f turns/s, p99 %v, %d failures\n", res.TurnsPerSecond(), res.P99.Round(time.Millisecond), res.Failures)
-				rep.rows = append(rep.rows, row{backend: be.Name, processes: n, sessions: m, load: load, res: res})
+				rep.rows = append(rep.rows, row{backend: name, processes: n, sessions: m, load: load, res: res})
 			}
 		}
 	}
@@ -165,6 +175,9 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	}
 	return rep.plot(filepath.Join(cfg.out, "fleet.png"), filepath.Join(cfg.out, "fleet-p99.png"))
 }
+
+// postgresRiver names the rows of the postgres backend run through River.
+const postgresRiver = "postgres-river"
 
 func backend(name, schema, tmp string) (fleet.Backend, error) {
 	be := fleet.Backend{Name: name, Schema: schema}
@@ -251,6 +264,9 @@ func (r *report) markdown(w io.Writer) {
 		if x.backend != fleet.SQLite {
 			rt = fmt.Sprintf("%.1f", res.PerTurn(res.Store.RoundTrips))
 		}
+		if x.backend == postgresRiver {
+			rt += fmt.Sprintf(" + %.1f", res.PerTurn(res.Store.QueueRoundTrips))
+		}
 		cpu := fmt.Sprintf("%.0f + %.0f", res.PerTurn(res.WorkerCPU.Microseconds()), res.PerTurn(res.ServerCPU.Microseconds()))
 		fmt.Fprintf(w, "| %s | %d | %d | %.0f | %.0f | %s | %s | %.2f | %s | %.0f | %.0f | %s | %d (%d) | %d | %s |\n",
 			x.backend, x.processes, x.sessions, res.TurnsPerSecond(), res.RunsPerSecond(),
@@ -275,19 +291,19 @@ func (r *report) writeCSV(path string) error {
 	}
 	w := csv.NewWriter(f)
 	w.Write([]string{"backend", "processes", "sessions", "window_s", "turns", "runs", "turns_per_s", "runs_per_s",
-		"p50_ms", "p99_ms", "store_calls", "round_trips", "bytes_written", "stored_bytes", "all_turns",
+		"p50_ms", "p99_ms", "store_calls", "round_trips", "queue_round_trips", "bytes_written", "stored_bytes", "all_turns",
 		"worker_cpu_ms", "server_cpu_ms", "conflicts", "retried", "failures", "load", "error"})
 	for _, x := range r.rows {
 		rec := []string{x.backend, strconv.Itoa(x.processes), strconv.Itoa(x.sessions)}
 		if x.err != nil {
-			rec = append(rec, make([]string, 17)...)
+			rec = append(rec, make([]string, 18)...)
 			rec = append(rec, x.load, x.err.Error())
 		} else {
 			res := x.res
 			f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 			i := func(v int64) string { return strconv.FormatInt(v, 10) }
 			rec = append(rec, f(res.Window.Seconds()), i(res.Turns), i(res.Runs), f(res.TurnsPerSecond()), f(res.RunsPerSecond()),
-				f(float64(res.P50)/1e6), f(float64(res.P99)/1e6), i(res.Store.Calls), i(res.Store.RoundTrips), i(res.Store.Bytes),
+				f(float64(res.P50)/1e6), f(float64(res.P99)/1e6), i(res.Store.Calls), i(res.Store.RoundTrips), i(res.Store.QueueRoundTrips), i(res.Store.Bytes),
 				i(res.Stored), i(res.AllTurns), i(res.WorkerCPU.Milliseconds()), i(res.ServerCPU.Milliseconds()), i(res.Conflicts), i(res.Retried), i(res.Failures), x.load, "")
 		}
 		w.Write(rec)
