@@ -21,8 +21,9 @@ var allowed = []struct {
 	pkg     string
 	imports []string
 }{
-	{"internal/jsonw", nil},   // JSON writing shared by state and the model adapters
-	{"internal/testenv", nil}, // CI plumbing of turnkit's own tests
+	{"internal/jsonw", nil},     // JSON writing shared by state and the model adapters
+	{"internal/testenv", nil},   // CI plumbing of turnkit's own tests
+	{"internal/childproc", nil}, // the worker processes of the multi-process harnesses
 	{"state", []string{"internal/jsonw"}},
 	{"state/internal/wire", nil}, // the checkpoint format: state's own, below it
 

@@ -2,18 +2,18 @@ package fleet
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/turnkit/turnkit/internal/childproc"
 )
 
 // A Config is one simulation: Processes worker processes serve Sessions
@@ -136,16 +136,16 @@ func (r *Result) StoredPerTurn() float64 {
 
 // A Launcher returns the command that starts a worker process: a program
 // whose main (or TestMain) calls [ChildMain] first.
-type Launcher func() *exec.Cmd
+type Launcher = childproc.Launcher
 
 // SelfLauncher starts the running executable again with args (a test
 // binary passes "-test.run=^$").
 func SelfLauncher(args ...string) (Launcher, error) {
-	exe, err := os.Executable()
+	l, err := childproc.Self(args...)
 	if err != nil {
-		return nil, fmt.Errorf("fleet: find the running program: %w", err)
+		return nil, fmt.Errorf("fleet: %w", err)
 	}
-	return func() *exec.Cmd { return exec.Command(exe, args...) }, nil
+	return l, nil
 }
 
 // EnvChild is the environment variable that makes a program a worker
@@ -203,7 +203,7 @@ func Simulate(ctx context.Context, cfg Config, launch Launcher) (*Result, error)
 	defer func() {
 		for _, c := range children {
 			if c != nil {
-				c.kill()
+				c.Kill()
 			}
 		}
 	}()
@@ -219,7 +219,7 @@ func Simulate(ctx context.Context, cfg Config, launch Launcher) (*Result, error)
 	}
 	start := time.Now()
 	for _, c := range children {
-		fmt.Fprintf(c.stdin, "go %d\n", start.UnixNano())
+		fmt.Fprintf(c.Stdin, "go %d\n", start.UnixNano())
 	}
 	if cfg.River {
 		if err := enqueueFirst(ctx, cfg); err != nil {
@@ -364,77 +364,30 @@ func runChild(ctx context.Context, cc childConfig, in io.Reader, out io.Writer) 
 }
 
 // child is a started worker process.
-type child struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan string
-	stderr bytes.Buffer
-	waited chan struct{}
-	err    error
-}
+type child struct{ *childproc.Child }
 
 func startChild(launch Launcher, cfg childConfig) (*child, error) {
-	raw, err := json.Marshal(cfg)
+	c, err := childproc.Start(launch, EnvChild, cfg, 4)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("fleet: %w", err)
 	}
-	c := &child{cmd: launch(), lines: make(chan string, 4), waited: make(chan struct{})}
-	c.cmd.Env = append(os.Environ(), EnvChild+"="+string(raw))
-	c.cmd.Stderr = &c.stderr
-	stdout, err := c.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	if err := c.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("fleet: start a worker process: %w", err)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer close(c.lines)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(nil, 1<<30) // the report holds every latency
-		for sc.Scan() {
-			c.lines <- sc.Text()
-		}
-	})
-	go func() {
-		wg.Wait()
-		c.err = c.cmd.Wait()
-		close(c.waited)
-	}()
-	return c, nil
+	return &child{c}, nil
 }
 
-// kill ends the process if it still runs.
-func (c *child) kill() {
-	select {
-	case <-c.waited:
-	default:
-		_ = c.cmd.Process.Kill()
-		<-c.waited
-	}
-}
-
-func (c *child) failure() error {
-	<-c.waited
-	return fmt.Errorf("fleet: worker process %d: %v: %s", c.cmd.Process.Pid, c.err, strings.TrimSpace(c.stderr.String()))
-}
+func (c *child) failure() error { return c.Failure("fleet: worker process") }
 
 // wait waits for the process to exit, successfully.
 func (c *child) wait(ctx context.Context, timeout time.Duration) error {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
-	case <-c.waited:
-		if c.err != nil {
+	case <-c.Done():
+		if c.Err() != nil {
 			return c.failure()
 		}
 		return nil
 	case <-t.C:
-		return fmt.Errorf("fleet: worker process %d did not exit in %v", c.cmd.Process.Pid, timeout)
+		return fmt.Errorf("fleet: worker process %d did not exit in %v", c.Pid(), timeout)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -445,13 +398,13 @@ func (c *child) next(ctx context.Context, timeout time.Duration) (string, error)
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
-	case line, ok := <-c.lines:
+	case line, ok := <-c.Lines:
 		if !ok {
 			return "", c.failure()
 		}
 		return line, nil
 	case <-t.C:
-		return "", fmt.Errorf("fleet: worker process %d: no answer in %v", c.cmd.Process.Pid, timeout)
+		return "", fmt.Errorf("fleet: worker process %d: no answer in %v", c.Pid(), timeout)
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
@@ -463,7 +416,7 @@ func (c *child) expect(ctx context.Context, want string, timeout time.Duration) 
 		return err
 	}
 	if line != want {
-		return fmt.Errorf("fleet: worker process %d said %q, want %q", c.cmd.Process.Pid, line, want)
+		return fmt.Errorf("fleet: worker process %d said %q, want %q", c.Pid(), line, want)
 	}
 	return nil
 }
@@ -475,13 +428,13 @@ func (c *child) report(ctx context.Context, timeout time.Duration) (*childReport
 	}
 	raw, ok := strings.CutPrefix(line, "report ")
 	if !ok {
-		return nil, fmt.Errorf("fleet: worker process %d said %q, want its report", c.cmd.Process.Pid, line)
+		return nil, fmt.Errorf("fleet: worker process %d said %q, want its report", c.Pid(), line)
 	}
 	var rep childReport
 	if err := json.Unmarshal([]byte(raw), &rep); err != nil {
-		return nil, fmt.Errorf("fleet: worker process %d: %w", c.cmd.Process.Pid, err)
+		return nil, fmt.Errorf("fleet: worker process %d: %w", c.Pid(), err)
 	}
-	if err := c.stdin.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+	if err := c.Stdin.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 		return nil, err
 	}
 	return &rep, nil

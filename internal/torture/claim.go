@@ -59,7 +59,7 @@ func Claim(ctx context.Context, b Backend, launch Launcher, processes int, runID
 	defer func() {
 		for _, c := range children {
 			if c != nil {
-				c.kill()
+				c.Kill()
 			}
 		}
 	}()
@@ -70,11 +70,11 @@ func Claim(ctx context.Context, b Backend, launch Launcher, processes int, runID
 	}
 	for _, c := range children { // every process loaded and approved
 		if line, err := readLine(ctx, c); err != nil || line != "ready" {
-			return nil, fmt.Errorf("torture: claim: child %d said %q: %v; %v", c.pid(), line, err, c.stderr.String())
+			return nil, fmt.Errorf("torture: claim: child %d said %q: %v", c.Pid(), line, err)
 		}
 	}
 	for _, c := range children {
-		if _, err := io.WriteString(c.stdin, "go\n"); err != nil {
+		if _, err := io.WriteString(c.Stdin, "go\n"); err != nil {
 			return nil, err
 		}
 	}
@@ -82,7 +82,7 @@ func Claim(ctx context.Context, b Backend, launch Launcher, processes int, runID
 	for _, c := range children {
 		line, err := readLine(ctx, c)
 		if err != nil {
-			return nil, fmt.Errorf("torture: claim: child %d: %v; %v", c.pid(), err, c.stderr.String())
+			return nil, fmt.Errorf("torture: claim: child %d: %w", c.Pid(), err)
 		}
 		rep.Results = append(rep.Results, strings.TrimPrefix(line, "result "))
 	}
@@ -100,10 +100,9 @@ func Claim(ctx context.Context, b Backend, launch Launcher, processes int, runID
 
 func readLine(ctx context.Context, c *child) (string, error) {
 	select {
-	case line, ok := <-c.lines:
+	case line, ok := <-c.Lines:
 		if !ok {
-			<-c.waited
-			return "", c.failure()
+			return "", c.Failure("child")
 		}
 		return line, nil
 	case <-time.After(time.Minute):

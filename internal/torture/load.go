@@ -63,7 +63,7 @@ func Load(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 	for i := range children {
 		if children[i], err = startChild(cfg.Launch, ccfg); err != nil {
 			for _, c := range children[:i] {
-				c.kill()
+				c.Kill()
 			}
 			return nil, err
 		}
@@ -79,7 +79,7 @@ func Load(ctx context.Context, cfg LoadConfig) (*LoadReport, error) {
 			defer mu.Unlock()
 			addStats(&rep.Stats, stats)
 			if err != nil {
-				rep.Violations = append(rep.Violations, fmt.Sprintf("worker process %d: %v", c.pid(), err))
+				rep.Violations = append(rep.Violations, fmt.Sprintf("worker process %d: %v", c.Pid(), err))
 			}
 		})
 	}

@@ -1,95 +1,40 @@
 package torture
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
+
+	"github.com/turnkit/turnkit/internal/childproc"
 )
 
 // A Launcher returns the command that starts a child: a program whose
 // main (or TestMain) calls [ChildMain] first. The harness adds the child's
 // environment and pipes.
-type Launcher func() *exec.Cmd
+type Launcher = childproc.Launcher
 
 // SelfLauncher starts the running executable again with args (a test
 // binary passes "-test.run=^$" so that it runs no tests).
 func SelfLauncher(args ...string) (Launcher, error) {
-	exe, err := os.Executable()
+	l, err := childproc.Self(args...)
 	if err != nil {
-		return nil, fmt.Errorf("torture: find the running program: %w", err)
+		return nil, fmt.Errorf("torture: %w", err)
 	}
-	return func() *exec.Cmd { return exec.Command(exe, args...) }, nil
+	return l, nil
 }
 
 // child is a started child process.
-type child struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan string // its stdout, line by line; closed at EOF
-	stderr bytes.Buffer
-	waited chan struct{}
-	err    error // of Wait, once waited is closed
-}
+type child = childproc.Child
 
 func startChild(launch Launcher, cfg childConfig) (*child, error) {
-	raw, err := json.Marshal(cfg)
+	c, err := childproc.Start(launch, EnvChild, cfg, 64)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("torture: %w", err)
 	}
-	c := &child{cmd: launch(), lines: make(chan string, 64), waited: make(chan struct{})}
-	c.cmd.Env = append(os.Environ(), EnvChild+"="+string(raw))
-	c.cmd.Stderr = &c.stderr
-	stdout, err := c.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	if err := c.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("torture: start child: %w", err)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer close(c.lines)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			c.lines <- sc.Text()
-		}
-	})
-	go func() {
-		wg.Wait() // stdout is read to EOF before Wait closes it
-		c.err = c.cmd.Wait()
-		close(c.waited)
-	}()
 	return c, nil
-}
-
-func (c *child) pid() int { return c.cmd.Process.Pid }
-
-// kill sends SIGKILL and waits for the process to end.
-func (c *child) kill() {
-	_ = c.cmd.Process.Signal(syscall.SIGKILL)
-	<-c.waited
-}
-
-// failure describes how a child failed, with its stderr.
-func (c *child) failure() error {
-	msg := strings.TrimSpace(c.stderr.String())
-	if msg == "" {
-		return fmt.Errorf("child %d: %v", c.pid(), c.err)
-	}
-	return fmt.Errorf("child %d: %v: %s", c.pid(), c.err, msg)
 }
 
 // parseStats reads a "stats {...}" line.
@@ -129,7 +74,7 @@ func awaitChild(ctx context.Context, c *child, delay, timeout time.Duration) (ki
 	}
 	limit := time.NewTimer(timeout)
 	defer limit.Stop()
-	lines := c.lines
+	lines := c.Lines
 	for {
 		select {
 		case line, ok := <-lines:
@@ -138,16 +83,16 @@ func awaitChild(ctx context.Context, c *child, delay, timeout time.Duration) (ki
 				continue
 			}
 			if strings.HasPrefix(line, "armed ") {
-				c.kill()
+				c.Kill()
 				return true, stats, nil
 			}
 			if s, ok := parseStats(line); ok {
 				stats = s
 			}
 		case <-fire:
-			c.kill()
+			c.Kill()
 			return true, stats, nil
-		case <-c.waited:
+		case <-c.Done():
 			if lines != nil {
 				for line := range lines { // the rest of stdout; closed before waited
 					if s, ok := parseStats(line); ok {
@@ -155,15 +100,15 @@ func awaitChild(ctx context.Context, c *child, delay, timeout time.Duration) (ki
 					}
 				}
 			}
-			if c.err != nil {
-				return false, stats, c.failure()
+			if c.Err() != nil {
+				return false, stats, c.Failure("child")
 			}
 			return false, stats, nil
 		case <-limit.C:
-			c.kill()
+			c.Kill()
 			return true, stats, fmt.Errorf("%w after %v", errTimeout, timeout)
 		case <-ctx.Done():
-			c.kill()
+			c.Kill()
 			return true, stats, ctx.Err()
 		}
 	}

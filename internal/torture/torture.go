@@ -95,7 +95,7 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 			rep.Children++
 			wasKilled, stats, err := awaitChild(ctx, ch, delay, cfg.ChildTimeout)
 			if errors.Is(err, errTimeout) {
-				rep.Violations = append(rep.Violations, fmt.Sprintf("generation %d: child %d: %v", gen, ch.pid(), err))
+				rep.Violations = append(rep.Violations, fmt.Sprintf("generation %d: child %d: %v", gen, ch.Pid(), err))
 			} else if err != nil && ctx.Err() != nil {
 				return rep, err
 			} else if err != nil {
@@ -103,7 +103,7 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 				return rep, nil // a child failed: the stores are left for inspection
 			}
 			if wasKilled {
-				killed[ch.pid()] = true
+				killed[ch.Pid()] = true
 				rep.Kills++
 				if delay > 0 {
 					rep.KillsAt["delay"]++
@@ -124,7 +124,7 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 				return rep, err
 			}
 			for _, v := range res.Violations {
-				rep.Violations = append(rep.Violations, fmt.Sprintf("generation %d after child %d: %s", gen, ch.pid(), v))
+				rep.Violations = append(rep.Violations, fmt.Sprintf("generation %d after child %d: %s", gen, ch.Pid(), v))
 			}
 			if wasKilled {
 				continue
