@@ -8,7 +8,9 @@
 //	defer store.Close()
 //	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store)))
 //
-// [New] takes a *pgxpool.Pool the caller owns instead.
+// [New] takes a *pgxpool.Pool the caller owns instead. It needs
+// PostgreSQL 12 or later (an append sets plan_cache_mode for its own
+// transaction); CI runs PostgreSQL 15.
 //
 // # Order and idempotency
 //
