@@ -189,9 +189,16 @@ func (r *Run) deltaWith(cfg *marshalConfig, marshal func(wireRun, *marshalConfig
 // Saved records that a store saved d: r's version becomes d.Version and
 // its next [Run.Delta] starts from there. A store calls it after the write
 // succeeded, and only then.
+//
+// A delta of another run, or one not taken at the run's current version
+// (already recorded, or stale), changes nothing: recording it again would
+// drop positions recorded since from the next delta.
 func (r *Run) Saved(d *Delta) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if d == nil || d.RunID != r.id || d.Base != r.version {
+		return
+	}
 	r.version = d.Version
 	r.base = d.next
 	// The positions d holds leave the journal; those recorded after d was

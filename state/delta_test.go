@@ -317,3 +317,31 @@ func TestRecordedWhileSaving(t *testing.T) {
 		}
 	}
 }
+
+// TestSavedTwice: a store that reports one save twice, or reports a delta
+// of another run, does not make the next delta lose what was recorded in
+// between.
+func TestSavedTwice(t *testing.T) {
+	r, _ := grown(t, 3)
+	oneTurn(t, r)
+	d, err := r.Delta()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Saved(d)
+	oneTurn(t, r) // recorded after the save
+	r.Saved(d)    // reported again
+	other := state.NewRun("another", "a", 0)
+	od, err := other.Delta()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Saved(od)
+	next, err := r.Delta()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Base != d.Version || len(next.Items) != 3 {
+		t.Errorf("next delta: base %d, %d pieces; want base %d and the later turn's 3 pieces", next.Base, len(next.Items), d.Version)
+	}
+}
