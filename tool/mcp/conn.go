@@ -247,10 +247,11 @@ func (c *conn) close() error {
 	err := s.cs.Close()
 	<-s.done
 	if err != nil && c.srv.Command != nil {
-		// The process's exit status after its stdin closed is not a
-		// failure of Close.
+		// The process's exit status after its stdin closed, or finding
+		// it already gone (it exited on its own before the signal), is
+		// not a failure of Close.
 		var ee *exec.ExitError
-		if errors.As(err, &ee) {
+		if errors.As(err, &ee) || errors.Is(err, os.ErrProcessDone) {
 			err = nil
 		}
 	}
