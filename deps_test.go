@@ -24,17 +24,20 @@ var allowed = []struct {
 	{"internal/jsonw", nil},     // JSON writing shared by state and the model adapters
 	{"internal/testenv", nil},   // CI plumbing of turnkit's own tests
 	{"internal/childproc", nil}, // the worker processes of the multi-process harnesses
-	{"state", []string{"internal/jsonw"}},
+	{"internal/runcore/hook", nil}, // where state leaves its core operations for runcore
+	{"internal/runcore", []string{"state", "internal/runcore/hook"}}, // the core's operations on a run; importers listed below
+	{"state", []string{"internal/jsonw", "internal/runcore/hook"}},
 	{"state/internal/wire", nil}, // the checkpoint format: state's own, below it
 
+	{"state/statetest", []string{"state", "internal/runcore"}}, // builds runs by hand, as the core would
 	{"state/...", []string{"state", "internal/jsonw"}},
-	{"pipeline", []string{"state"}},
+	{"pipeline", []string{"state", "internal/runcore"}},
 	{"pipeline/internal/testhook", nil}, // the core's own turn building, set by pipeline for pipelinetest
-	{"pipeline/pipelinetest", []string{"pipeline", "pipeline/internal/testhook", "state"}},
+	{"pipeline/pipelinetest", []string{"pipeline", "pipeline/internal/testhook", "state", "internal/runcore"}},
 	{"pipeline/...", []string{"pipeline", "state", "model/scripted"}},
 	{"session", []string{"state"}},
 	{"session/sessiontest", []string{"session", "state"}},
-	{"session/internal/ckpttest", []string{"session", "state", "state/statetest"}}, // test helpers of the stores
+	{"session/internal/ckpttest", []string{"session", "state", "state/statetest", "internal/runcore"}}, // test helpers of the stores
 	{"session/...", []string{"session", "session/internal/...", "state"}},
 	{"middleware/persistence", []string{"pipeline", "state", "session"}},
 	{"middleware/checkpoint", []string{"pipeline", "state", "session"}}, // session's interface, like persistence
@@ -64,6 +67,14 @@ var heavy = map[string][]string{
 	"github.com/google/jsonschema-go":        {"tool/mcp"},
 	"gonum.org/v1/plot":                      {},
 	"github.com/riverqueue/river":            {"riverrun"},
+}
+
+// closed lists turnkit packages that only the named packages may import,
+// whatever the rules above allow: the core's operations on a run are the
+// core's (and its test kits'), not a middleware's, an example's or a
+// benchmark's.
+var closed = map[string][]string{
+	"internal/runcore": {"pipeline", "pipeline/pipelinetest", "state/statetest", "session/internal/ckpttest"},
 }
 
 type listedPackage struct {
@@ -105,6 +116,9 @@ func TestDependencyDirection(t *testing.T) {
 				continue
 			}
 			dep := strings.TrimPrefix(imp, module+"/")
+			if owners, ok := closed[dep]; ok && !slices.Contains(owners, rel) {
+				t.Errorf("%s imports %s: only %v may", rel, dep, owners)
+			}
 			if dep == rel || strings.HasPrefix(dep, rel+"/internal") {
 				continue
 			}

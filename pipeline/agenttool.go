@@ -8,6 +8,7 @@ import (
 	"iter"
 	"strings"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -116,11 +117,11 @@ func (a *agentTool) Call(ctx context.Context, c *ToolCall) (string, error) {
 		carryDecisions(outer, nested, c.CallID)
 		before := nested.Usage()
 		res, err = a.resume(ctx, runner, c, nested)
-		outer.AddUsage(usageSince(before, nested.Usage()))
+		runcore.AddUsage(outer, usageSince(before, nested.Usage()))
 		if err != nil {
 			return "", err
 		}
-		outer.ResolveOwned(c.CallID)
+		runcore.ResolveOwned(outer, c.CallID)
 		return a.settle(outer, c, key, res, nested)
 	}
 	var args struct {
@@ -131,7 +132,7 @@ func (a *agentTool) Call(ctx context.Context, c *ToolCall) (string, error) {
 	}
 	nested := state.NewRun(outer.ID()+"/"+c.CallID, a.agent.Name, 0)
 	res, err = a.run(ctx, runner, c, args.Input, nested)
-	outer.AddUsage(nested.Usage())
+	runcore.AddUsage(outer, nested.Usage())
 	if err != nil {
 		return "", err
 	}
@@ -191,7 +192,7 @@ func (a *agentTool) settle(outer *state.Run, c *ToolCall, key string, res *Resul
 		} else {
 			ap.Owner = c.CallID + "/" + ap.Owner
 		}
-		outer.AddPending(ap)
+		runcore.AddPending(outer, ap)
 	}
 	return "", fmt.Errorf("%w: agent %q waits for %d decision(s)", ErrToolPending, a.agent.Name, len(res.Interruptions))
 }
@@ -219,7 +220,7 @@ func carryDecisions(outer, nested *state.Run, owner string) {
 			continue
 		}
 		if !have(d) {
-			nested.AddDecision(d)
+			runcore.AddDecision(nested, d)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -141,9 +142,9 @@ func (r *Runner) start(agent *Agent, input []state.Item, opts []RunOption) (*sta
 		if rc.runID != "" && rc.runID != run.ID() {
 			return nil, fmt.Errorf("pipeline: run: WithRunID(%q) conflicts with WithState of run %q: give one of them", rc.runID, run.ID())
 		}
-		run.SetAgent(agent.Name)
+		runcore.SetAgent(run, agent.Name)
 		if rc.maxTurns > 0 {
-			run.SetMaxTurns(rc.maxTurns)
+			runcore.SetMaxTurns(run, rc.maxTurns)
 		}
 	}
 	if rc.sessionID != "" {
@@ -221,7 +222,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 	}
 	var placed []state.Item
 	if !resume {
-		placed = run.AddInput(input...)
+		placed = runcore.AddInput(run, input...)
 		res.newItems = append(res.newItems, placed...)
 		if emit != nil {
 			for _, it := range placed {
@@ -242,7 +243,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 			if n > maxTurns {
 				return r.maxTurnsReached(ctx, run, res, maxTurns)
 			}
-			run.SetTurn(n)
+			runcore.SetTurn(run, n)
 		}
 		t := &Turn{
 			Run: run, Agent: current, Number: n, Resumed: resumed, Input: placed,
@@ -266,7 +267,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 				res.outputErr = err
 				return res, err
 			}
-			run.Finish(t.Next.Output)
+			runcore.Finish(run, t.Next.Output)
 			return res, nil
 		case NextRunAgain:
 		case NextHandoff:
@@ -277,7 +278,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 			if t.emit != nil {
 				t.Emit(AgentChanged{From: current.Name, To: to.Name})
 			}
-			run.SetAgent(to.Name)
+			runcore.SetAgent(run, to.Name)
 			current = to
 			tools = toolSpecs(current)
 			res.LastAgent = to
@@ -306,7 +307,7 @@ func (r *Runner) maxTurnsReached(ctx context.Context, run *state.Run, res *Resul
 		res.outputErr = err
 		return res, err
 	}
-	run.Finish(final)
+	runcore.Finish(run, final)
 	return res, nil
 }
 
@@ -415,7 +416,7 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 	if u.Requests == 0 {
 		u.Requests = 1
 	}
-	t.Run.AddUsage(u)
+	runcore.AddUsage(t.Run, u)
 
 	// The runner owns the response the model stage returned (see
 	// [ModelHandler]): its items are placed in place.
@@ -462,16 +463,8 @@ func placeResponse(run *state.Run, a *Agent, items []state.Item) error {
 			items[i], _ = it.WithKind(state.KindHandoffCall)
 		}
 	}
-	first := run.Reserve(len(items) + ncalls)
-	for i := range items {
-		items[i] = items[i].WithSeq(first + int64(i))
-	}
-	end := first + int64(len(items))
-	if err := run.Record(items...); err != nil {
-		return err
-	}
-	run.SetResponse(state.Boundary{Start: first, End: end, OutputsEnd: end + int64(ncalls)})
-	return nil
+	_, err := runcore.Place(run, items, ncalls)
+	return err
 }
 
 // toolSpecs returns the function tools an agent offers, handoffs included.
@@ -588,7 +581,7 @@ func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 		}
 		item, _ := state.ToolOutput(h.item.CallID(), h.item.Name(), out).WithKind(state.KindHandoffOutput)
 		item = item.WithSeq(h.outSeq)
-		if err := run.Record(item); err != nil {
+		if err := runcore.Record(run, item); err != nil {
 			return err
 		}
 		t.record(item)
@@ -723,10 +716,10 @@ func (r *Runner) recordResults(t *Turn) error {
 		switch res.Status {
 		case ToolCompleted, ToolRejected:
 			out := c.ResultItem(res)
-			if err := t.Run.Record(out); err != nil {
+			if err := runcore.Record(t.Run, out); err != nil {
 				return err
 			}
-			t.Run.ResolvePending(c.CallID)
+			runcore.ResolvePending(t.Run, c.CallID)
 			t.record(out)
 			if t.emit != nil {
 				t.Emit(ItemCreated{Item: out})
@@ -740,7 +733,7 @@ func (r *Runner) recordResults(t *Turn) error {
 			// represented by the nested run's approvals, recorded with an
 			// Owner, not by an approval of its own.
 			if !t.Run.IsPending(c.CallID) && len(t.Run.PendingOwnedBy(c.CallID)) == 0 {
-				t.Run.AddPending(a)
+				runcore.AddPending(t.Run, a)
 			}
 			if t.emit != nil {
 				t.Emit(ApprovalRequested{Approval: a})
@@ -794,7 +787,7 @@ func (r *Runner) handoff(ctx context.Context, t *Turn, h *Handoff) error {
 	if err != nil {
 		return fmt.Errorf("pipeline: handoff %s → %s input filter: %w", t.Agent.Name, h.Agent.Name, err)
 	}
-	t.Run.ReplaceContext(items)
+	runcore.ReplaceContext(t.Run, items)
 	return nil
 }
 

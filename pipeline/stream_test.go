@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -254,7 +255,7 @@ func TestStreamBreakRightAway(t *testing.T) {
 
 func TestStreamStartErrors(t *testing.T) {
 	used := state.NewRun("used", "a", 0)
-	used.AddInput(state.UserMessage("x"))
+	runcore.AddInput(used, state.UserMessage("x"))
 	tests := []struct {
 		name  string
 		agent *pipeline.Agent

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"strconv"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -68,6 +69,38 @@ func (t *Turn) Streaming() bool { return t.emit != nil }
 // until the output guardrails passed. It is known once the model stage
 // returned.
 func (t *Turn) MayEndRun() bool { return t.ends }
+
+// ApplyNext applies the turn's next step to its run now, ahead of the
+// runner: a final output finishes the run (its [state.Run.FinalOutput]
+// reports it) and a handoff makes the target agent the run's current one.
+// Other steps change nothing. The runner applies [Turn.Next] itself once the
+// turn stage returned, so middleware rarely needs this: it is for a turn
+// middleware whose save of the run must already carry the turn's outcome,
+// as middleware/checkpoint's save with a turn's commit does, so that a
+// crash after the commit cannot make a resume ask the model again.
+//
+// undo takes the change back, for a middleware whose commit of the turn
+// failed: the run is again unfinished, or served by the agent it had.
+// Call it before the turn stage returns, or not at all.
+func (t *Turn) ApplyNext() (undo func()) {
+	run := t.Run
+	switch t.Next.Kind {
+	case NextFinalOutput:
+		if _, done := run.FinalOutput(); done {
+			return func() {}
+		}
+		runcore.Finish(run, t.Next.Output)
+		return func() { runcore.Unfinish(run) }
+	case NextHandoff:
+		from := run.Agent()
+		if t.Next.Agent == nil || t.Next.Agent.Name == from {
+			return func() {}
+		}
+		runcore.SetAgent(run, t.Next.Agent.Name)
+		return func() { runcore.SetAgent(run, from) }
+	}
+	return func() {}
+}
 
 // A NextStepKind says how a run goes on after a turn. The zero value is
 // invalid: a turn that returned nil always sets one.

@@ -104,9 +104,9 @@ func (r *Run) Pending() []Approval {
 	return clonePending(r.pending)
 }
 
-// AddPending records that a call waits for a decision. Recording the same
+// addPending records that a call waits for a decision. Recording the same
 // call ID again replaces the earlier record.
-func (r *Run) AddPending(a Approval) {
+func (r *Run) addPending(a Approval) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i := range r.pending {
@@ -119,9 +119,9 @@ func (r *Run) AddPending(a Approval) {
 	slices.SortFunc(r.pending, func(x, y Approval) int { return cmp.Compare(x.Seq, y.Seq) })
 }
 
-// ResolvePending removes the call from the pending approvals, once it ran or
+// resolvePending removes the call from the pending approvals, once it ran or
 // was rejected.
-func (r *Run) ResolvePending(callID string) {
+func (r *Run) resolvePending(callID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pending = slices.DeleteFunc(r.pending, func(a Approval) bool { return a.CallID == callID })
@@ -134,12 +134,12 @@ func (r *Run) Decisions() []Decision {
 	return slices.Clone(r.decisions)
 }
 
-// AddDecision records a decision as given, under the rules the deciding
+// addDecision records a decision as given, under the rules the deciding
 // methods keep: the first exact decision on a call stands, so a later one
 // for the same tool and call ID is dropped; an "always" decision replaces
 // the tool's earlier one. The approval package's methods check a decision
 // before recording it; this is the raw write they use.
-func (r *Run) AddDecision(d Decision) {
+func (r *Run) addDecision(d Decision) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if d.Always {
@@ -153,7 +153,7 @@ func (r *Run) AddDecision(d Decision) {
 // DecisionFor returns the decision that governs a call: the first exact
 // decision for its tool and call ID (a decision once made on a call binds;
 // see [Run.Approve]), or else the tool's "always" decision (the latest, if
-// a raw [Run.AddDecision] history holds several). exact reports which one
+// a checkpoint's decision history holds several). exact reports which one
 // it is; the caller checks the fingerprint (see [Decision.Check]).
 func (r *Run) DecisionFor(tool, callID string) (d Decision, exact, ok bool) {
 	r.mu.Lock()
@@ -197,7 +197,7 @@ func (r *Run) IsPending(callID string) bool {
 // has now. A call ID with no pending approval fails with a
 // [*DecisionError] wrapping [ErrUnknownCall], and a call already decided
 // with one wrapping [ErrAlreadyDecided]: the first decision on a call
-// stands, here, in [Run.DecisionFor] and [Run.AddDecision], and a
+// stands, here, in [Run.DecisionFor] and the core's own recording, and a
 // checkpoint holding a contradicting second one is refused by
 // [Unmarshal]. A failed call changes nothing.
 func (r *Run) Approve(callID string) error { return r.decide(callID, Approved, "") }
@@ -275,9 +275,9 @@ func (r *Run) PendingOwnedBy(owner string) []Approval {
 	return out
 }
 
-// ResolveOwned removes the pending approvals owned by owner (a call ID)
+// resolveOwned removes the pending approvals owned by owner (a call ID)
 // and deeper ones, once the nested run went on.
-func (r *Run) ResolveOwned(owner string) {
+func (r *Run) resolveOwned(owner string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pending = slices.DeleteFunc(r.pending, func(a Approval) bool { return ownedBy(a.Owner, owner) })

@@ -5,15 +5,20 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/turnkit/turnkit/model/scripted"
+	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 )
 
 // A checkpoint is JSON; Unmarshal in another process returns a run that
 // resumes as the original would.
 func ExampleMarshal() {
-	r := state.NewRun("run_1", "assistant", 0)
-	r.AddInput(state.UserMessage("hello"))
-	data, err := state.Marshal(r)
+	agent := &pipeline.Agent{Name: "assistant", Model: scripted.New(scripted.Reply("hi"))}
+	res, err := pipeline.NewRunner().Run(context.Background(), agent, pipeline.UserInput("hello"), pipeline.WithRunID("run_1"))
+	if err != nil {
+		panic(err)
+	}
+	data, err := state.Marshal(res.State())
 	if err != nil {
 		panic(err)
 	}
@@ -21,8 +26,8 @@ func ExampleMarshal() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(back.ID(), back.Agent(), back.Len(), back.Items().At(0).Text())
-	// Output: run_1 assistant 1 hello
+	fmt.Println(back.ID(), back.Agent(), back.Len(), back.Items().At(0).Text(), back.Items().At(1).Text())
+	// Output: run_1 assistant 2 hello hi
 }
 
 // With a signing key, any edit of the checkpoint is refused; passing the

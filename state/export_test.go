@@ -53,3 +53,22 @@ func DeltaReference(r *Run) (*Delta, error) { return r.deltaWith(new(marshalConf
 func AssembleReference(head, context []byte, items []Piece) (*Run, error) {
 	return assemble(head, context, items, false, nil)
 }
+
+// The core operations (core.go) under their runcore names, for the
+// external tests that build runs by hand.
+
+func (r *Run) Reserve(n int) int64                             { return r.reserve(n) }
+func (r *Run) Record(items ...Item) error                      { return r.record(items...) }
+func (r *Run) SetResponse(b Boundary)                          { r.setResponse(b) }
+func (r *Run) AddInput(items ...Item) []Item                   { return r.addInput(items...) }
+func (r *Run) SetTurn(n int)                                   { r.setTurn(n) }
+func (r *Run) SetMaxTurns(n int)                               { r.setMaxTurns(n) }
+func (r *Run) SetAgent(name string)                            { r.setAgent(name) }
+func (r *Run) Finish(output string)                            { r.finish(output) }
+func (r *Run) AddUsage(u Usage)                                { r.addUsage(u) }
+func (r *Run) AddPending(a Approval)                           { r.addPending(a) }
+func (r *Run) ResolvePending(callID string)                    { r.resolvePending(callID) }
+func (r *Run) ResolveOwned(owner string)                       { r.resolveOwned(owner) }
+func (r *Run) AddDecision(d Decision)                          { r.addDecision(d) }
+func (r *Run) ReplaceContext(items []Item)                     { r.replaceContext(items) }
+func (r *Run) Place(items []Item, calls int) (Boundary, error) { return r.place(items, calls) }

@@ -111,8 +111,8 @@ func (r *Run) Agent() string {
 	return r.agent
 }
 
-// SetAgent makes the named agent current (after a handoff).
-func (r *Run) SetAgent(name string) {
+// setAgent makes the named agent current (after a handoff).
+func (r *Run) setAgent(name string) {
 	r.mu.Lock()
 	r.agent = name
 	r.mu.Unlock()
@@ -125,8 +125,8 @@ func (r *Run) Turn() int {
 	return r.turn
 }
 
-// SetTurn records that turn n has started.
-func (r *Run) SetTurn(n int) {
+// setTurn records that turn n has started.
+func (r *Run) setTurn(n int) {
 	r.mu.Lock()
 	r.turn = n
 	r.mu.Unlock()
@@ -139,8 +139,8 @@ func (r *Run) MaxTurns() int {
 	return r.maxTurns
 }
 
-// SetMaxTurns sets the run's turn limit.
-func (r *Run) SetMaxTurns(n int) {
+// setMaxTurns sets the run's turn limit.
+func (r *Run) setMaxTurns(n int) {
 	r.mu.Lock()
 	r.maxTurns = n
 	r.mu.Unlock()
@@ -203,10 +203,10 @@ func (r *Run) SetHistory(items []Item) {
 	r.mu.Unlock()
 }
 
-// ReplaceContext makes items the whole model context from now on: the next
+// replaceContext makes items the whole model context from now on: the next
 // model calls see items followed by the run's items recorded after this
 // call. Handoff input filters use it. The run's own items are unchanged.
-func (r *Run) ReplaceContext(items []Item) {
+func (r *Run) replaceContext(items []Item) {
 	r.mu.Lock()
 	r.context = slices.Clone(items)
 	r.ctxFrom = len(r.items)
@@ -228,8 +228,35 @@ func (r *Run) NextSeq() int64 {
 	return r.nextSeq
 }
 
-// Reserve reserves n consecutive positions and returns the first.
-func (r *Run) Reserve(n int) int64 {
+// place places a model response: its items, which have no positions yet,
+// at the next positions in order, then one reserved position per call
+// (calls of them) for its output; the response boundary spans both. It is
+// the one way a response enters a run, under one lock, so no reader sees
+// the items without their boundary. items are changed in place to carry
+// their positions; positions they had are replaced.
+func (r *Run) place(items []Item, calls int) (Boundary, error) {
+	for i, it := range items {
+		if !it.kind.Valid() {
+			return Boundary{}, fmt.Errorf("state: place response: item %d of %d has no valid kind", i+1, len(items))
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	first := r.nextSeq
+	for i := range items {
+		items[i] = items[i].WithSeq(first + int64(i))
+	}
+	end := first + int64(len(items))
+	r.nextSeq = end + int64(calls)
+	for _, it := range items {
+		_ = r.recordLocked(it) // fresh positions past the last item: it appends
+	}
+	r.resp = Boundary{Start: first, End: end, OutputsEnd: end + int64(calls)}
+	return r.resp, nil
+}
+
+// reserve reserves n consecutive positions and returns the first.
+func (r *Run) reserve(n int) int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	first := r.nextSeq
@@ -237,9 +264,9 @@ func (r *Run) Reserve(n int) int64 {
 	return first
 }
 
-// AddInput places the items at the next positions, records them as the
+// addInput places the items at the next positions, records them as the
 // run's input and returns the placed copies.
-func (r *Run) AddInput(items ...Item) []Item {
+func (r *Run) addInput(items ...Item) []Item {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	placed := make([]Item, len(items))
@@ -253,12 +280,12 @@ func (r *Run) AddInput(items ...Item) []Item {
 	return placed
 }
 
-// Record adds items that already have positions. Positions must be unique,
+// record adds items that already have positions. Positions must be unique,
 // reserved (below [Run.NextSeq]) and, within one call, increasing. An item
 // placed after the run's last item is appended in O(1); one placed before it
 // (an output decided on resume) is inserted into a copy of the history, so
 // views taken earlier stay as they were.
-func (r *Run) Record(items ...Item) error {
+func (r *Run) record(items ...Item) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, it := range items {
@@ -350,8 +377,8 @@ func (r *Run) Response() Boundary {
 	return r.resp
 }
 
-// SetResponse records the boundary of the current model response.
-func (r *Run) SetResponse(b Boundary) {
+// setResponse records the boundary of the current model response.
+func (r *Run) setResponse(b Boundary) {
 	r.mu.Lock()
 	r.resp = b
 	r.mu.Unlock()
@@ -364,8 +391,8 @@ func (r *Run) Usage() Usage {
 	return r.usage
 }
 
-// AddUsage adds u to the run's usage totals.
-func (r *Run) AddUsage(u Usage) {
+// addUsage adds u to the run's usage totals.
+func (r *Run) addUsage(u Usage) {
 	r.mu.Lock()
 	r.usage.Add(u)
 	r.mu.Unlock()
@@ -423,10 +450,17 @@ func (r *Run) FinalOutput() (string, bool) {
 	return r.final, r.finished
 }
 
-// Finish records the run's final output.
-func (r *Run) Finish(output string) {
+// finish records the run's final output.
+func (r *Run) finish(output string) {
 	r.mu.Lock()
 	r.final, r.finished = output, true
+	r.mu.Unlock()
+}
+
+// unfinish takes back a finish whose turn did not commit.
+func (r *Run) unfinish() {
+	r.mu.Lock()
+	r.final, r.finished = "", false
 	r.mu.Unlock()
 }
 

@@ -59,7 +59,7 @@ type live struct {
 // commit, undone if that commit fails.
 type handoff struct {
 	turn int    // the turn that decided it; 0 for none
-	from string // the agent before the switch
+	undo func() // switches the run back (see pipeline.Turn.ApplyNext)
 }
 
 type liveKey struct{}
@@ -211,13 +211,13 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 	case pipeline.NextFinalOutput:
 		// Saved with the final commit: a crash after it must not make
 		// resume ask the model again.
-		t.Run.Finish(t.Next.Output)
+		t.ApplyNext()
 	case pipeline.NextHandoff:
 		if t.Next.Agent != nil && t.Next.Agent.Name != t.Run.Agent() {
+			undo := t.ApplyNext() // saved with the turn's commit, like a final output
 			lr.mu.Lock()
-			lr.sw = handoff{turn: t.Number, from: t.Run.Agent()}
+			lr.sw = handoff{turn: t.Number, undo: undo}
 			lr.mu.Unlock()
-			t.Run.SetAgent(t.Next.Agent.Name)
 		}
 	}
 	return nil

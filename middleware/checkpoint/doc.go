@@ -53,7 +53,7 @@
 //     even if its context was cancelled.
 //
 // A turn that decides the final output marks the run finished
-// ([state.Run.Finish]) before its final commit, and that commit's items
+// ([pipeline.Turn.ApplyNext]) before its final commit, and that commit's items
 // are recorded in the checkpoint (under the extension key
 // "turnkit.checkpoint") in the save before it is made. After a crash the
 // checkpoint says the run is finished, so no resume asks the model again,

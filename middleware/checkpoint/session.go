@@ -99,7 +99,7 @@ func (lr *live) saveAppendLocked(ctx context.Context, as atomicStore, sessionID 
 		return lr.lost
 	}
 	if lr.sw.turn != 0 && lr.sw.turn == lr.run.Turn() {
-		lr.run.SetAgent(lr.sw.from) // the handoff turn's commit failed
+		lr.sw.undo() // the handoff turn's commit failed
 		lr.sw = handoff{}
 	}
 	return err
@@ -133,7 +133,7 @@ func (s *aheadSession) Append(ctx context.Context, sessionID, runID string, item
 	case err != nil && lr.sw.turn != 0 && lr.sw.turn == lr.run.Turn():
 		// The commit of a handoff turn failed: the runner does not switch
 		// agents, and neither does the run.
-		lr.run.SetAgent(lr.sw.from)
+		lr.sw.undo()
 		lr.sw = handoff{}
 	}
 	return err

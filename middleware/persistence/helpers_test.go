@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
@@ -86,7 +87,7 @@ func requireApproval(tool string) pipeline.Middleware {
 // decideAll records a verdict on every pending call of run.
 func decideAll(run *state.Run, v state.Verdict) {
 	for _, a := range run.Pending() {
-		run.AddDecision(state.Decision{Tool: a.Tool, CallID: a.CallID, Fingerprint: a.Fingerprint(), Verdict: v})
+		runcore.AddDecision(run, state.Decision{Tool: a.Tool, CallID: a.CallID, Fingerprint: a.Fingerprint(), Verdict: v})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/pipeline/pipelinetest"
@@ -146,7 +147,7 @@ func TestNewTurnDefaults(t *testing.T) {
 		t.Errorf("a turn whose response is a message may end the run")
 	}
 	run := state.NewRun("r", "agent", 0)
-	run.SetTurn(4)
+	runcore.SetTurn(run, 4)
 	if n := pipelinetest.NewTurn(t, pipelinetest.WithRun(run)).Number; n != 5 {
 		t.Errorf("Number = %d, want 5 after 4 turns", n)
 	}
@@ -316,7 +317,7 @@ func TestWrapRunStage(t *testing.T) {
 func TestRecorderServeRunOutcomes(t *testing.T) {
 	boom := errors.New("boom")
 	pausedRun := state.NewRun("paused", "agent", 0)
-	pausedRun.AddPending(state.Approval{Tool: "rm", CallID: "call_1", Agent: "agent"})
+	runcore.AddPending(pausedRun, state.Approval{Tool: "rm", CallID: "call_1", Agent: "agent"})
 	tests := []struct {
 		name      string
 		rec       *pipelinetest.Recorder
@@ -357,7 +358,7 @@ func TestRoundTrip(t *testing.T) {
 	if back == turn.Run || back.Response() != turn.Run.Response() || back.Turn() != 1 {
 		t.Errorf("decoded run: response %+v turn %d; want a new run with %+v, turn 1", back.Response(), back.Turn(), turn.Run.Response())
 	}
-	back.SetTurn(7)
+	runcore.SetTurn(back, 7)
 	if turn.Run.Turn() != 1 {
 		t.Errorf("changing the decoded run changed the live one")
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 )
@@ -118,7 +119,7 @@ func (r *Recorder) ServeRun(ctx context.Context, c *pipeline.RunCall) (*pipeline
 	}
 	switch r.Next.Kind {
 	case 0, pipeline.NextFinalOutput:
-		c.Run.Finish(r.Next.Output)
+		runcore.Finish(c.Run, r.Next.Output)
 		res.FinalOutput = r.Next.Output
 	case pipeline.NextInterruption:
 		res.Interruptions = c.Run.Pending()

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/pipeline/internal/testhook"
 	"github.com/turnkit/turnkit/state"
@@ -104,10 +105,10 @@ func NewTurn(tb testing.TB, opts ...TurnOption) *pipeline.Turn {
 	if n == 0 {
 		n = run.Turn() + 1
 	}
-	run.SetTurn(n)
+	runcore.SetTurn(run, n)
 	var placed []state.Item
 	if len(c.input) > 0 {
-		placed = run.AddInput(c.input...)
+		placed = runcore.AddInput(run, c.input...)
 	}
 
 	for _, it := range c.response {

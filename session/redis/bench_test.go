@@ -9,6 +9,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session/redis"
 	"github.com/turnkit/turnkit/session/sessiontest"
 	"github.com/turnkit/turnkit/state"
@@ -78,7 +79,7 @@ func BenchmarkSave(b *testing.B) {
 				s := redis.New(client, redis.WithPrefix(prefix))
 				r := state.NewRun(benchSession(), "assistant", 0)
 				r.SetHistory(history(n))
-				r.AddInput(state.UserMessage("and tomorrow?"))
+				runcore.AddInput(r, state.UserMessage("and tomorrow?"))
 				save := func() error { return s.Save(ctx, r) }
 				if mode == "whole" {
 					key := prefix + "whole:" + r.ID()

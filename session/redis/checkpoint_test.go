@@ -13,6 +13,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/redis"
 	"github.com/turnkit/turnkit/state"
@@ -43,13 +44,13 @@ func must(tb testing.TB, err error) {
 // runner does.
 func addTurn(tb testing.TB, r *state.Run, turn int) {
 	tb.Helper()
-	first := r.Reserve(2)
+	first := runcore.Reserve(r, 2)
 	call := fmt.Sprintf("call_%d", turn)
-	must(tb, r.Record(state.ToolCall("fc_"+call, call, "lookup", `{"q":"weather in Paris"}`).WithSeq(first)))
-	r.SetResponse(state.Boundary{Start: first, End: first + 1, OutputsEnd: first + 2})
-	must(tb, r.Record(state.ToolOutput(call, "lookup", `{"temp_c":18,"sky":"clear"}`).WithSeq(first+1)))
-	r.SetTurn(turn)
-	r.AddUsage(state.Usage{Requests: 1, InputTokens: 10, OutputTokens: 3})
+	must(tb, runcore.Record(r, state.ToolCall("fc_"+call, call, "lookup", `{"q":"weather in Paris"}`).WithSeq(first)))
+	runcore.SetResponse(r, state.Boundary{Start: first, End: first + 1, OutputsEnd: first + 2})
+	must(tb, runcore.Record(r, state.ToolOutput(call, "lookup", `{"temp_c":18,"sky":"clear"}`).WithSeq(first+1)))
+	runcore.SetTurn(r, turn)
+	runcore.AddUsage(r, state.Usage{Requests: 1, InputTokens: 10, OutputTokens: 3})
 }
 
 // history returns n items of session history.
@@ -132,7 +133,7 @@ func TestSaveWritesWhatChanged(t *testing.T) {
 		for _, n := range []int{10, 2000} {
 			r := state.NewRun(newRunID(), "assistant", 0)
 			r.SetHistory(history(n))
-			r.AddInput(state.UserMessage("and tomorrow?"))
+			runcore.AddInput(r, state.UserMessage("and tomorrow?"))
 			must(t, s.Save(t.Context(), r))
 			itemsKey := s.RunKeys(r.ID())[1]
 			sent[n] = make([]int64, turns+1)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -26,18 +27,18 @@ func testDeltaSaves(t *testing.T, s state.Store) {
 	}
 	check("first save")
 	for turn := range 12 {
-		first := r.Reserve(2)
+		first := runcore.Reserve(r, 2)
 		call := fmt.Sprintf("call_t%d", turn)
-		must(t, r.Record(state.ToolCall("fc_"+call, call, "list_files", `{"dir":"/"}`).WithSeq(first)))
-		r.SetResponse(state.Boundary{Start: first, End: first + 1, OutputsEnd: first + 2})
-		r.SetTurn(3 + turn)
+		must(t, runcore.Record(r, state.ToolCall("fc_"+call, call, "list_files", `{"dir":"/"}`).WithSeq(first)))
+		runcore.SetResponse(r, state.Boundary{Start: first, End: first + 1, OutputsEnd: first + 2})
+		runcore.SetTurn(r, 3+turn)
 		save(t, s, r)
 		check(fmt.Sprintf("turn %d, call saved", turn))
-		must(t, r.Record(state.ToolOutput(call, "list_files", `["a"]`).WithSeq(first+1)))
-		r.AddUsage(state.Usage{Requests: 1, InputTokens: 10})
+		must(t, runcore.Record(r, state.ToolOutput(call, "list_files", `["a"]`).WithSeq(first+1)))
+		runcore.AddUsage(r, state.Usage{Requests: 1, InputTokens: 10})
 		r.AddGuardrailResult(state.GuardrailResult{Name: "args", Stage: state.StageToolInput, Turn: 3 + turn, CallID: call})
 		if turn == 5 {
-			r.ReplaceContext([]state.Item{state.UserMessage("filtered").WithSeq(1)})
+			runcore.ReplaceContext(r, []state.Item{state.UserMessage("filtered").WithSeq(1)})
 		}
 		save(t, s, r)
 		check(fmt.Sprintf("turn %d, output saved", turn))
@@ -53,8 +54,8 @@ func testDeltaSaves(t *testing.T, s state.Store) {
 	if len(p) != 1 {
 		t.Fatalf("pending after load: %+v", p)
 	}
-	must(t, got.Record(state.ToolOutput("call_rm", "delete_file", `"done"`).WithSeq(p[0].OutputSeq)))
-	got.ResolvePending("call_rm")
+	must(t, runcore.Record(got, state.ToolOutput("call_rm", "delete_file", `"done"`).WithSeq(p[0].OutputSeq)))
+	runcore.ResolvePending(got, "call_rm")
 	got.SetExtension("example.com/counter", json.RawMessage(`{"n":9}`))
 	save(t, s, got)
 	if d := Diff(t, load(t, s, r.ID()), got); d != "" {
@@ -67,9 +68,9 @@ func testDeltaSaves(t *testing.T, s state.Store) {
 	must(t, err)
 	back, err := state.Unmarshal(data)
 	must(t, err)
-	first := back.Reserve(1)
-	must(t, back.Record(state.AssistantMessage("msg_end", "done").WithSeq(first)))
-	back.Finish("done")
+	first := runcore.Reserve(back, 1)
+	must(t, runcore.Record(back, state.AssistantMessage("msg_end", "done").WithSeq(first)))
+	runcore.Finish(back, "done")
 	save(t, s, back)
 	if d := Diff(t, load(t, s, r.ID()), back); d != "" {
 		t.Fatalf("save of an unmarshalled run (-want +got):\n%s", d)

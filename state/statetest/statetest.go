@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -49,9 +50,9 @@ func SampleRun(tb testing.TB, id string) *state.Run {
 	tb.Helper()
 	r := state.NewRun(id, "assistant", 7)
 	r.SetHistory([]state.Item{state.UserMessage("earlier").WithSeq(3), state.AssistantMessage("m0", "earlier answer").WithSeq(4)})
-	r.AddInput(state.UserMessage("delete the temp files"))
-	r.SetTurn(2)
-	first := r.Reserve(6)
+	runcore.AddInput(r, state.UserMessage("delete the temp files"))
+	runcore.SetTurn(r, 2)
+	first := runcore.Reserve(r, 6)
 	items := []state.Item{
 		state.Reasoning("rs_1", "two files to remove"),
 		state.AssistantMessage("msg_1", "Removing them now."),
@@ -61,14 +62,14 @@ func SampleRun(tb testing.TB, id string) *state.Run {
 	for i := range items {
 		items[i] = items[i].WithSeq(first + int64(i))
 	}
-	must(tb, r.Record(items...))
+	must(tb, runcore.Record(r, items...))
 	end := first + int64(len(items))
-	r.SetResponse(state.Boundary{Start: first, End: end, OutputsEnd: end + 2})
-	must(tb, r.Record(state.ToolOutput("call_ls", "list_files", `["x"]`).WithSeq(end)))
-	r.AddPending(state.Approval{Tool: "delete_file", CallID: "call_rm", Arguments: `{"path":"/tmp/x"}`, Agent: "assistant", Seq: first + 3, OutputSeq: end + 1})
+	runcore.SetResponse(r, state.Boundary{Start: first, End: end, OutputsEnd: end + 2})
+	must(tb, runcore.Record(r, state.ToolOutput("call_ls", "list_files", `["x"]`).WithSeq(end)))
+	runcore.AddPending(r, state.Approval{Tool: "delete_file", CallID: "call_rm", Arguments: `{"path":"/tmp/x"}`, Agent: "assistant", Seq: first + 3, OutputSeq: end + 1})
 	must(tb, r.ApproveAlways("list_files"))
 	r.AddGuardrailResult(state.GuardrailResult{Name: "no_secrets", Stage: state.StageInput, Turn: 1, Info: json.RawMessage(`{"score":0.1}`)})
-	r.AddUsage(state.Usage{Requests: 2, InputTokens: 120, OutputTokens: 30, ReasoningTokens: 5, CachedTokens: 7})
+	runcore.AddUsage(r, state.Usage{Requests: 2, InputTokens: 120, OutputTokens: 30, ReasoningTokens: 5, CachedTokens: 7})
 	r.SetSessionID("session-1")
 	r.SetSessionWatermark(first - 1)
 	r.SetTraceContext(map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})

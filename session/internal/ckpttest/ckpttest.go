@@ -17,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
 	"github.com/turnkit/turnkit/state/statetest"
@@ -84,15 +85,15 @@ func must(t *testing.T, err error) {
 // Turn records one tool call and its output in r, as a turn of a run does.
 func Turn(t testing.TB, r *state.Run, turn int) {
 	t.Helper()
-	first := r.Reserve(2)
+	first := runcore.Reserve(r, 2)
 	call := fmt.Sprintf("call_%d", turn)
-	if err := r.Record(state.ToolCall("fc_"+call, call, "lookup", `{"q":"weather in Paris"}`).WithSeq(first),
+	if err := runcore.Record(r, state.ToolCall("fc_"+call, call, "lookup", `{"q":"weather in Paris"}`).WithSeq(first),
 		state.ToolOutput(call, "lookup", `{"temp_c":18,"sky":"clear"}`).WithSeq(first+1)); err != nil {
 		t.Fatal(err)
 	}
-	r.SetResponse(state.Boundary{Start: first, End: first + 1, OutputsEnd: first + 2})
-	r.SetTurn(turn)
-	r.AddUsage(state.Usage{Requests: 1, InputTokens: 100, OutputTokens: 10})
+	runcore.SetResponse(r, state.Boundary{Start: first, End: first + 1, OutputsEnd: first + 2})
+	runcore.SetTurn(r, turn)
+	runcore.AddUsage(r, state.Usage{Requests: 1, InputTokens: 100, OutputTokens: 10})
 }
 
 // LongRun returns a run that starts from history items of session history
@@ -110,7 +111,7 @@ func LongRun(t testing.TB, id string, history int) *state.Run {
 	}
 	r.SetHistory(ctx)
 	r.SetSessionID("session-" + id)
-	r.AddInput(state.UserMessage("what is the weather in Paris?"))
+	runcore.AddInput(r, state.UserMessage("what is the weather in Paris?"))
 	for turn := 1; turn <= history/2; turn++ {
 		Turn(t, r, turn)
 	}
@@ -309,7 +310,7 @@ func testSaveAppend(t *testing.T, b Backend) {
 			t.Fatalf("session holds %d items, the run %d", len(got), len(all(r)))
 		}
 		// With no items it is Save, whatever the session ID.
-		r.SetTurn(20)
+		runcore.SetTurn(r, 20)
 		must(t, s.SaveAppend(ctx, r, "", nil))
 		same(t, s, r, "SaveAppend without items")
 	})

@@ -1,0 +1,31 @@
+package state
+
+import "github.com/turnkit/turnkit/internal/runcore/hook"
+
+// The operations that move a run's positions, boundaries, turn, agent and
+// outcome belong to the pipeline core. They are methods of Run unexported
+// here and handed to the core through package internal/runcore, so a
+// middleware holding a *Run can read it and annotate it (guardrail results,
+// extensions, decisions) but cannot move its positions.
+func init() { hook.Ops = core{} }
+
+// core carries the core operations; internal/runcore type-asserts it to
+// its ops interface once, when it is initialised.
+type core struct{}
+
+func (core) Place(r *Run, items []Item, calls int) (Boundary, error) { return r.place(items, calls) }
+func (core) Reserve(r *Run, n int) int64                             { return r.reserve(n) }
+func (core) Record(r *Run, items ...Item) error                      { return r.record(items...) }
+func (core) SetResponse(r *Run, b Boundary)                          { r.setResponse(b) }
+func (core) AddInput(r *Run, items ...Item) []Item                   { return r.addInput(items...) }
+func (core) SetTurn(r *Run, n int)                                   { r.setTurn(n) }
+func (core) SetMaxTurns(r *Run, n int)                               { r.setMaxTurns(n) }
+func (core) SetAgent(r *Run, name string)                            { r.setAgent(name) }
+func (core) Finish(r *Run, output string)                            { r.finish(output) }
+func (core) Unfinish(r *Run)                                         { r.unfinish() }
+func (core) AddUsage(r *Run, u Usage)                                { r.addUsage(u) }
+func (core) AddPending(r *Run, a Approval)                           { r.addPending(a) }
+func (core) ResolvePending(r *Run, callID string)                    { r.resolvePending(callID) }
+func (core) ResolveOwned(r *Run, owner string)                       { r.resolveOwned(owner) }
+func (core) AddDecision(r *Run, d Decision)                          { r.addDecision(d) }
+func (core) ReplaceContext(r *Run, items []Item)                     { r.replaceContext(items) }
