@@ -21,10 +21,10 @@ var allowed = []struct {
 	pkg     string
 	imports []string
 }{
-	{"internal/jsonw", nil},     // JSON writing shared by state and the model adapters
-	{"internal/testenv", nil},   // CI plumbing of turnkit's own tests
-	{"internal/childproc", nil}, // the worker processes of the multi-process harnesses
-	{"internal/runcore/hook", nil}, // where state leaves its core operations for runcore
+	{"internal/jsonw", nil},                                          // JSON writing shared by state and the model adapters
+	{"internal/testenv", nil},                                        // CI plumbing of turnkit's own tests
+	{"internal/childproc", nil},                                      // the worker processes of the multi-process harnesses
+	{"internal/runcore/hook", nil},                                   // where state leaves its core operations for runcore
 	{"internal/runcore", []string{"state", "internal/runcore/hook"}}, // the core's operations on a run; importers listed below
 	{"state", []string{"internal/jsonw", "internal/runcore/hook"}},
 	{"state/internal/wire", nil}, // the checkpoint format: state's own, below it
