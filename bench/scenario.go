@@ -132,9 +132,9 @@ func PassThrough(name string) pipeline.Middleware {
 				return next.ServeTurn(ctx, t)
 			})
 		},
-		Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
-			return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
-				return next.CallModel(ctx, c)
+		Model: func(next pipeline.Model) pipeline.Model {
+			return pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+				return next.Respond(ctx, c)
 			})
 		},
 		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {

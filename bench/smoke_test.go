@@ -104,13 +104,13 @@ func TestRunnerTurnsTimesOneTurnPerIteration(t *testing.T) {
 				return next.ServeTurn(ctx, tu)
 			})
 		},
-		Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
-			return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+		Model: func(next pipeline.Model) pipeline.Model {
+			return pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 				models.Add(1)
 				if got := c.Input.Len(); got < len(hist)+1 || got > len(hist)+1+2*perRun {
 					t.Errorf("model input has %d items, want between %d and %d", got, len(hist)+1, len(hist)+1+2*perRun)
 				}
-				return next.CallModel(ctx, c)
+				return next.Respond(ctx, c)
 			})
 		},
 		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {

@@ -52,10 +52,10 @@ func TestChainOrderEachStage(t *testing.T) {
 			_ = chain.Turn(pipeline.HandlerFunc(func(context.Context, *pipeline.Turn) error { log.add("core"); return nil })).ServeTurn(context.Background(), turn)
 		}, []string{"a turn 1 >", "b turn 1 >", "c turn 1 >", "core", "c turn 1 <", "b turn 1 <", "a turn 1 <"}},
 		{"model", func() {
-			_, _ = chain.Model(pipeline.ModelHandlerFunc(func(context.Context, *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+			_, _ = chain.Model(pipeline.ModelFunc(func(context.Context, *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 				log.add("core")
 				return &pipeline.ModelResponse{}, nil
-			})).CallModel(context.Background(), &pipeline.ModelCall{Turn: turn})
+			})).Respond(context.Background(), &pipeline.ModelCall{Turn: turn})
 		}, []string{"a model 1 >", "b model 1 >", "c model 1 >", "core", "c model 1 <", "b model 1 <", "a model 1 <"}},
 		{"tool", func() {
 			_, _ = chain.Tool(pipeline.ToolHandlerFunc(func(context.Context, *pipeline.ToolCall) (*pipeline.ToolResult, error) {
@@ -129,7 +129,7 @@ func (w *wrapCounter) middleware() pipeline.Middleware {
 	return pipeline.Middleware{
 		Run:   func(next pipeline.RunHandler) pipeline.RunHandler { w.run++; return next },
 		Turn:  func(next pipeline.Handler) pipeline.Handler { w.turn++; return next },
-		Model: func(next pipeline.ModelHandler) pipeline.ModelHandler { w.model++; return next },
+		Model: func(next pipeline.Model) pipeline.Model { w.model++; return next },
 		Tool:  func(next pipeline.ToolHandler) pipeline.ToolHandler { w.tool++; return next },
 	}
 }

@@ -6,7 +6,7 @@
 // turn, a handoff to another agent, or an interruption while calls wait for
 // approval. A [Middleware] may wrap four stages: the whole run or its
 // resumption ([RunHandler]), each turn ([Handler]), the model call of a
-// turn ([ModelHandler]) and each tool call ([ToolHandler]).
+// turn ([Model]) and each tool call ([ToolHandler]).
 //
 //	runner := pipeline.NewRunner(pipeline.WithMiddleware(
 //		tracing.Middleware(),

@@ -21,11 +21,11 @@ func logStages(name string) pipeline.Middleware {
 				return next.ServeTurn(ctx, t)
 			})
 		},
-		Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
-			return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+		Model: func(next pipeline.Model) pipeline.Model {
+			return pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 				fmt.Println(name, "model: before")
 				defer fmt.Println(name, "model: after")
-				return next.CallModel(ctx, c)
+				return next.Respond(ctx, c)
 			})
 		},
 	}

@@ -19,23 +19,6 @@ type HandlerFunc func(ctx context.Context, t *Turn) error
 // ServeTurn calls f(ctx, t).
 func (f HandlerFunc) ServeTurn(ctx context.Context, t *Turn) error { return f(ctx, t) }
 
-// A ModelHandler serves the model stage of a turn: one model call. The
-// response is non-nil if and only if the error is nil. It must be safe for
-// concurrent use. The runner owns the response it gets back: it places the
-// items of resp.Items in place, so a handler returns a new response (and
-// Items slice) for every call and does not change it afterwards.
-type ModelHandler interface {
-	CallModel(ctx context.Context, c *ModelCall) (*ModelResponse, error)
-}
-
-// ModelHandlerFunc adapts a function to a [ModelHandler].
-type ModelHandlerFunc func(ctx context.Context, c *ModelCall) (*ModelResponse, error)
-
-// CallModel calls f(ctx, c).
-func (f ModelHandlerFunc) CallModel(ctx context.Context, c *ModelCall) (*ModelResponse, error) {
-	return f(ctx, c)
-}
-
 // A ToolHandler serves the tool stage for one tool call. The calls of one
 // response run concurrently, so a ToolHandler must be safe for concurrent
 // use. The result is non-nil if and only if the error is nil; an error

@@ -75,11 +75,11 @@ func trace(name string, log *logbook) pipeline.Middleware {
 				return next.ServeTurn(ctx, t)
 			})
 		},
-		Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
-			return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+		Model: func(next pipeline.Model) pipeline.Model {
+			return pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 				log.add("%s model %d >", name, c.Turn.Number)
 				defer log.add("%s model %d <", name, c.Turn.Number)
-				return next.CallModel(ctx, c)
+				return next.Respond(ctx, c)
 			})
 		},
 		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {

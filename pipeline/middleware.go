@@ -14,7 +14,7 @@ type Middleware struct {
 	Name  string
 	Run   func(RunHandler) RunHandler
 	Turn  func(Handler) Handler
-	Model func(ModelHandler) ModelHandler
+	Model func(Model) Model
 	Tool  func(ToolHandler) ToolHandler
 }
 
@@ -24,8 +24,8 @@ type Middleware struct {
 // functions are skipped. Chain does the composition once; the returned
 // Middleware adds no cost per turn beyond the handlers themselves.
 //
-// The recommended order is tracing, logging, persistence, approval,
-// guardrails; see the package documentation for why.
+// The recommended order of turnkit's own middleware is the one [Stack]
+// builds.
 func Chain(mws ...Middleware) Middleware {
 	mws = append([]Middleware(nil), mws...)
 	out := Middleware{Name: "chain"}
@@ -45,7 +45,7 @@ func Chain(mws ...Middleware) Middleware {
 		}
 		return h
 	}
-	out.Model = func(h ModelHandler) ModelHandler {
+	out.Model = func(h Model) Model {
 		for i := len(mws) - 1; i >= 0; i-- {
 			if mws[i].Model != nil {
 				h = mws[i].Model(h)
@@ -81,13 +81,13 @@ func When(pred func(*Turn) bool, mw Middleware) Middleware {
 		}
 	}
 	if mw.Model != nil {
-		out.Model = func(next ModelHandler) ModelHandler {
+		out.Model = func(next Model) Model {
 			wrapped := mw.Model(next)
-			return ModelHandlerFunc(func(ctx context.Context, c *ModelCall) (*ModelResponse, error) {
+			return ModelFunc(func(ctx context.Context, c *ModelCall) (*ModelResponse, error) {
 				if pred(c.Turn) {
-					return wrapped.CallModel(ctx, c)
+					return wrapped.Respond(ctx, c)
 				}
-				return next.CallModel(ctx, c)
+				return next.Respond(ctx, c)
 			})
 		}
 	}

@@ -7,9 +7,17 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-// A Model produces one response to a model call. Implementations live in
-// model/openai (over openai-go) and model/scripted (for tests). A Model
-// must be safe for concurrent use and must honour ctx.
+// A Model produces one response to a model call. It is both what an
+// [Agent] names as its model and the handler of a turn's model stage:
+// model middleware ([Middleware.Model]) wraps the agent's Model in Models,
+// as HTTP middleware wraps an http.Handler. Implementations live in
+// model/openai (over openai-go) and model/scripted (for tests).
+//
+// A Model must be safe for concurrent use and must honour ctx. The
+// response is non-nil if and only if the error is nil. The runner owns the
+// response it gets back: it places the items of resp.Items in place, so a
+// Model returns a new response (and Items slice) for every call and does
+// not change it afterwards.
 //
 // When c.Stream is true the model should stream: it sends [TextDelta]
 // events through c.Emit as they arrive and still returns the complete

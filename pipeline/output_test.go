@@ -76,10 +76,10 @@ func TestOutputFinalMessage(t *testing.T) {
 	t.Parallel()
 	modes(t, func(t *testing.T, stream bool) {
 		var sent pipeline.OutputSpec
-		spy := pipeline.Middleware{Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
-			return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+		spy := pipeline.Middleware{Model: func(next pipeline.Model) pipeline.Model {
+			return pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 				sent = c.Output
-				return next.CallModel(ctx, c)
+				return next.Respond(ctx, c)
 			})
 		}}
 		agent := &pipeline.Agent{Name: "billing", Model: scripted.New(scripted.Reply(invoiceJSON)), Output: invoiceOutput}

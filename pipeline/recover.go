@@ -18,10 +18,10 @@ var Recover = Middleware{
 			return next.ServeTurn(ctx, t)
 		})
 	},
-	Model: func(next ModelHandler) ModelHandler {
-		return ModelHandlerFunc(func(ctx context.Context, c *ModelCall) (resp *ModelResponse, err error) {
+	Model: func(next Model) Model {
+		return ModelFunc(func(ctx context.Context, c *ModelCall) (resp *ModelResponse, err error) {
 			defer recoverInto("model", &err)
-			return next.CallModel(ctx, c)
+			return next.Respond(ctx, c)
 		})
 	},
 	Tool: func(next ToolHandler) ToolHandler {

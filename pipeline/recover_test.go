@@ -83,8 +83,8 @@ func TestRecoverSeesInnerMiddlewarePanics(t *testing.T) {
 			return outerErr
 		})
 	}}
-	inner := pipeline.Middleware{Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
-		return pipeline.ModelHandlerFunc(func(context.Context, *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+	inner := pipeline.Middleware{Model: func(next pipeline.Model) pipeline.Model {
+		return pipeline.ModelFunc(func(context.Context, *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 			panic("inner middleware")
 		})
 	}}

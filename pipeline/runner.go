@@ -20,7 +20,7 @@ type Runner struct {
 	cfg   config
 	run   RunHandler
 	turn  Handler
-	model ModelHandler
+	model Model
 	tool  ToolHandler
 }
 
@@ -29,7 +29,7 @@ type Runner struct {
 func NewRunner(opts ...Option) *Runner {
 	r := &Runner{cfg: newConfig(opts)}
 	chain := Chain(r.cfg.middleware...)
-	r.model = chain.Model(ModelHandlerFunc(coreModel))
+	r.model = chain.Model(ModelFunc(coreModel))
 	r.tool = chain.Tool(ToolHandlerFunc(r.coreTool))
 	r.turn = chain.Turn(HandlerFunc(r.coreTurn))
 	r.run = chain.Run(RunHandlerFunc(r.coreRun))
@@ -402,7 +402,7 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 			return nil, fmt.Errorf("pipeline: agent %q instructions: %w", a.Name, err)
 		}
 	}
-	resp, err := r.model.CallModel(ctx, newModelCall(t, instructions))
+	resp, err := r.model.Respond(ctx, newModelCall(t, instructions))
 	if err != nil {
 		return nil, err
 	}
@@ -419,7 +419,7 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 	runcore.AddUsage(t.Run, u)
 
 	// The runner owns the response the model stage returned (see
-	// [ModelHandler]): its items are placed in place.
+	// [Model]): its items are placed in place.
 	if err := placeResponse(t.Run, a, resp.Items); err != nil {
 		return nil, err
 	}

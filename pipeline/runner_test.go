@@ -38,8 +38,8 @@ func TestShortCircuit(t *testing.T) {
 		},
 		{
 			name: "model",
-			mw: pipeline.Middleware{Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
-				return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+			mw: pipeline.Middleware{Model: func(next pipeline.Model) pipeline.Model {
+				return pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 					return &pipeline.ModelResponse{ID: "cache", Items: []state.Item{state.AssistantMessage("m", "from cache")}}, nil
 				})
 			}},
@@ -176,10 +176,10 @@ func waitErr(t *testing.T, done <-chan error) error {
 func TestCancelDuringModelCall(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	entered := make(chan struct{})
-	signal := pipeline.Middleware{Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
-		return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+	signal := pipeline.Middleware{Model: func(next pipeline.Model) pipeline.Model {
+		return pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 			close(entered)
-			return next.CallModel(ctx, c)
+			return next.Respond(ctx, c)
 		})
 	}}
 	ctx, cancel := context.WithCancel(context.Background())

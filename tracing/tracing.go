@@ -138,8 +138,8 @@ func (m *middleware) wrapTurn(next pipeline.Handler) pipeline.Handler {
 	})
 }
 
-func (m *middleware) wrapModel(next pipeline.ModelHandler) pipeline.ModelHandler {
-	return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+func (m *middleware) wrapModel(next pipeline.Model) pipeline.Model {
+	return pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 		measure := m.inst.opDuration.Enabled(ctx) || m.inst.tokenUsage.Enabled(ctx)
 		var start time.Time
 		if measure {
@@ -157,7 +157,7 @@ func (m *middleware) wrapModel(next pipeline.ModelHandler) pipeline.ModelHandler
 				span.SetAttributes(requestContent(c)...)
 			}
 		}
-		resp, err := next.CallModel(ctx, c)
+		resp, err := next.Respond(ctx, c)
 		if recording && resp != nil {
 			span.SetAttributes(responseAttributes(resp)...)
 			hostedCalls(span, resp.Items)

@@ -123,10 +123,10 @@ func (tm *timing) middleware() pipeline.Middleware {
 				return next.ServeTurn(ctx, t)
 			})
 		},
-		Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
-			return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+		Model: func(next pipeline.Model) pipeline.Model {
+			return pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 				defer tm.record(fmt.Sprintf("  model call (turn %d)", c.Turn.Number), time.Now())
-				return next.CallModel(ctx, c)
+				return next.Respond(ctx, c)
 			})
 		},
 		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {

@@ -30,7 +30,7 @@ func Input(check Check[[]state.Item], opts ...Option) pipeline.Middleware {
 	return pipeline.Middleware{
 		Name: "guardrails.Input",
 		Run:  refuseTripped(state.StageInput, g.checks),
-		Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
+		Model: func(next pipeline.Model) pipeline.Model {
 			return &inputModel{input: g, next: next}
 		},
 	}
@@ -43,14 +43,14 @@ type input struct {
 
 type inputModel struct {
 	*input
-	next pipeline.ModelHandler
+	next pipeline.Model
 }
 
-// CallModel checks the run's input on its first model call.
-func (h *inputModel) CallModel(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+// Respond checks the run's input on its first model call.
+func (h *inputModel) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 	t := c.Turn
 	if t == nil || t.Number != 1 || t.Resumed {
-		return h.next.CallModel(ctx, c)
+		return h.next.Respond(ctx, c)
 	}
 	sc := scope{run: t.Run, stage: state.StageInput, turn: t.Number, t: t}
 	in := slices.Clone(t.Input)
@@ -58,7 +58,7 @@ func (h *inputModel) CallModel(ctx context.Context, c *pipeline.ModelCall) (*pip
 		if _, err := evaluate(ctx, h.checks, t.Agent, in, sc); err != nil {
 			return nil, err
 		}
-		return h.next.CallModel(ctx, c)
+		return h.next.Respond(ctx, c)
 	}
 
 	mctx, cancel := context.WithCancel(ctx)
@@ -75,7 +75,7 @@ func (h *inputModel) CallModel(ctx context.Context, c *pipeline.ModelCall) (*pip
 			a.panic = recover()
 			ch <- a
 		}()
-		a.resp, a.err = h.next.CallModel(mctx, c)
+		a.resp, a.err = h.next.Respond(mctx, c)
 	}()
 	_, gerr := evaluate(ctx, h.checks, t.Agent, in, sc)
 	if gerr != nil {

@@ -147,10 +147,10 @@ func (l *logMiddleware) wrapTurn(next pipeline.Handler) pipeline.Handler {
 	})
 }
 
-func (l *logMiddleware) wrapModel(next pipeline.ModelHandler) pipeline.ModelHandler {
-	return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+func (l *logMiddleware) wrapModel(next pipeline.Model) pipeline.Model {
+	return pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 		start := l.cfg.now()
-		resp, err := next.CallModel(ctx, c)
+		resp, err := next.Respond(ctx, c)
 		if ce := l.log.Check(zap.DebugLevel, "model call"); ce != nil {
 			fields := make([]zap.Field, 0, 11)
 			fields = append(fields, zap.String("run_id", c.Turn.Run.ID()), zap.Int("turn", c.Turn.Number),

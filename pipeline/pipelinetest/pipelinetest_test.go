@@ -104,9 +104,9 @@ func TestNewTurnPlacesLikeTheRunner(t *testing.T) {
 						return err
 					})
 				},
-				Model: func(next pipeline.ModelHandler) pipeline.ModelHandler {
-					return pipeline.ModelHandlerFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
-						resp, err := next.CallModel(ctx, c)
+				Model: func(next pipeline.Model) pipeline.Model {
+					return pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+						resp, err := next.Respond(ctx, c)
 						if err == nil && c.Turn.Number == 1 {
 							response = slices.Clone(resp.Items)
 						}
@@ -189,9 +189,9 @@ func TestWrapShortCircuits(t *testing.T) {
 	if err := h.Turn.ServeTurn(context.Background(), turn); err != nil || turn.Next.Kind != pipeline.NextFinalOutput {
 		t.Errorf("ServeTurn = %v, Next %v; want nil, final_output", err, turn.Next.Kind)
 	}
-	resp, err := h.Model.CallModel(context.Background(), pipelinetest.NewModelCall(t, turn))
+	resp, err := h.Model.Respond(context.Background(), pipelinetest.NewModelCall(t, turn))
 	if err != nil || len(resp.Items) != 1 || resp.Items[0].Text() != "ok" {
-		t.Errorf("CallModel = %v, %v; want the default response", resp, err)
+		t.Errorf("Respond = %v, %v; want the default response", resp, err)
 	}
 }
 
@@ -206,7 +206,7 @@ func TestRecorderAnswersAndErrors(t *testing.T) {
 	if err := rec.ServeTurn(context.Background(), turn); err != nil || turn.Next.Kind != pipeline.NextRunAgain {
 		t.Errorf("ServeTurn: %v, %v", err, turn.Next.Kind)
 	}
-	resp, _ := rec.CallModel(context.Background(), pipelinetest.NewModelCall(t, turn))
+	resp, _ := rec.Respond(context.Background(), pipelinetest.NewModelCall(t, turn))
 	resp.Items[0] = state.AssistantMessage("m", "changed")
 	if rec.Response.Items[0].Text() != "hello" {
 		t.Errorf("changing the returned response changed the recorder's")
@@ -229,8 +229,8 @@ func TestRecorderAnswersAndErrors(t *testing.T) {
 	if err := failing.ServeTurn(context.Background(), turn); !errors.Is(err, boom) {
 		t.Errorf("ServeTurn error = %v", err)
 	}
-	if _, err := failing.CallModel(context.Background(), pipelinetest.NewModelCall(t, turn)); !errors.Is(err, boom) {
-		t.Errorf("CallModel error = %v", err)
+	if _, err := failing.Respond(context.Background(), pipelinetest.NewModelCall(t, turn)); !errors.Is(err, boom) {
+		t.Errorf("Respond error = %v", err)
 	}
 	if _, err := failing.CallTool(context.Background(), turn.Calls[0]); !errors.Is(err, boom) {
 		t.Errorf("CallTool error = %v", err)

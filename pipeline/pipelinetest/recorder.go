@@ -11,7 +11,7 @@ import (
 )
 
 // A Recorder is a terminal [pipeline.RunHandler], [pipeline.Handler],
-// [pipeline.ModelHandler] and [pipeline.ToolHandler]: it records what it
+// [pipeline.Model] and [pipeline.ToolHandler]: it records what it
 // received and answers with the fixed values in its fields. Set the fields before first use and do
 // not change them afterwards; the methods are safe for concurrent use. The
 // zero Recorder is ready to use.
@@ -22,7 +22,7 @@ type Recorder struct {
 	// Next is the step ServeTurn sets on the turn, and how ServeRun ends
 	// the run. The zero value is a final output of "".
 	Next pipeline.NextStep
-	// Response is what CallModel answers, copied per call. Nil answers one
+	// Response is what Respond answers, copied per call. Nil answers one
 	// assistant message, "ok".
 	Response *pipeline.ModelResponse
 	// Result is what CallTool answers, copied per call. Nil answers a
@@ -64,7 +64,7 @@ type TurnRecord struct {
 	Canceled bool
 }
 
-// A ModelRecord is what [Recorder.CallModel] saw of a model call.
+// A ModelRecord is what [Recorder.Respond] saw of a model call.
 type ModelRecord struct {
 	Agent        string
 	Instructions string
@@ -87,10 +87,10 @@ type ToolRecord struct {
 }
 
 var (
-	_ pipeline.RunHandler   = (*Recorder)(nil)
-	_ pipeline.Handler      = (*Recorder)(nil)
-	_ pipeline.ModelHandler = (*Recorder)(nil)
-	_ pipeline.ToolHandler  = (*Recorder)(nil)
+	_ pipeline.RunHandler  = (*Recorder)(nil)
+	_ pipeline.Handler     = (*Recorder)(nil)
+	_ pipeline.Model       = (*Recorder)(nil)
+	_ pipeline.ToolHandler = (*Recorder)(nil)
 )
 
 // ServeRun records c and ends the run as r.Next says, as the core ends
@@ -152,8 +152,8 @@ func (r *Recorder) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 	return nil
 }
 
-// CallModel records c and answers with a copy of r.Response.
-func (r *Recorder) CallModel(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+// Respond records c and answers with a copy of r.Response.
+func (r *Recorder) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 	rec := ModelRecord{
 		Instructions: c.Instructions, Input: c.Input.Slice(), Stream: c.Stream, Canceled: ctx.Err() != nil,
 	}
@@ -243,7 +243,7 @@ func (r *Recorder) ToolCalls() []ToolRecord {
 type Stages struct {
 	Run   pipeline.RunHandler
 	Turn  pipeline.Handler
-	Model pipeline.ModelHandler
+	Model pipeline.Model
 	Tool  pipeline.ToolHandler
 }
 
