@@ -134,8 +134,8 @@ func ApprovalCycle(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(res.Interruptions) != 1 {
-			b.Fatalf("the run paused with %d interruptions, want 1", len(res.Interruptions))
+		if len(res.Interruptions()) != 1 {
+			b.Fatalf("the run paused with %d interruptions, want 1", len(res.Interruptions()))
 		}
 		data, err := state.Marshal(res.State())
 		if err != nil {
@@ -145,14 +145,14 @@ func ApprovalCycle(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := run.Approve(res.Interruptions[0].CallID); err != nil {
+		if err := run.Approve(res.Interruptions()[0].CallID); err != nil {
 			b.Fatal(err)
 		}
 		if res, err = runner.Resume(ctx, agent, run); err != nil {
 			b.Fatal(err)
 		}
-		if res.FinalOutput != "done" {
-			b.Fatalf("the resumed run ended with %q, want the final message", res.FinalOutput)
+		if res.FinalOutput() != "done" {
+			b.Fatalf("the resumed run ended with %q, want the final message", res.FinalOutput())
 		}
 	}
 }
@@ -170,8 +170,8 @@ func PlainTwoTurnRun(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if res.FinalOutput != "done" {
-			b.Fatalf("the run ended with %q, want the final message", res.FinalOutput)
+		if res.FinalOutput() != "done" {
+			b.Fatalf("the run ended with %q, want the final message", res.FinalOutput())
 		}
 	}
 }

@@ -257,7 +257,7 @@ func RunnerTurnsWith(b *testing.B, history []state.Item, prepare func(run *state
 		if err != nil {
 			b.Fatalf("run %d: %v", runs, err)
 		}
-		if res.FinalOutput != "done" {
+		if res.FinalOutput() != "done" {
 			b.Fatalf("run %d ended without the final message: %+v", runs, res)
 		}
 	}
@@ -335,7 +335,7 @@ func runnerRun(b *testing.B, turns int, runOpts []pipeline.RunOption, after func
 		if err != nil {
 			b.Fatal(err)
 		}
-		if res.FinalOutput != "done" {
+		if res.FinalOutput() != "done" {
 			b.Fatalf("run ended without the final message: %+v", res)
 		}
 		if after != nil {

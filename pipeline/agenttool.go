@@ -178,14 +178,14 @@ func forward(c *ToolCall, nested *state.Run, events iter.Seq2[Event, error]) (*R
 func (a *agentTool) settle(outer *state.Run, c *ToolCall, key string, res *Result, nested *state.Run) (string, error) {
 	if !res.Interrupted() {
 		outer.SetExtension(key, nil)
-		return res.FinalOutput, nil
+		return res.finalOutput, nil
 	}
 	data, err := state.Marshal(nested)
 	if err != nil {
 		return "", err
 	}
 	outer.SetExtension(key, data)
-	for _, ap := range res.Interruptions {
+	for _, ap := range res.interruptions {
 		ap.CallID = c.CallID + "/" + ap.CallID
 		if ap.Owner == "" {
 			ap.Owner = c.CallID
@@ -194,7 +194,7 @@ func (a *agentTool) settle(outer *state.Run, c *ToolCall, key string, res *Resul
 		}
 		runcore.AddPending(outer, ap)
 	}
-	return "", fmt.Errorf("%w: agent %q waits for %d decision(s)", ErrToolPending, a.agent.Name, len(res.Interruptions))
+	return "", fmt.Errorf("%w: agent %q waits for %d decision(s)", ErrToolPending, a.agent.Name, len(res.interruptions))
 }
 
 // carryDecisions copies the outer run's decisions that concern the nested

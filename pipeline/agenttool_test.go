@@ -45,10 +45,10 @@ func TestAgentToolApprovalSurfacesAndResumes(t *testing.T) {
 			sc := newNested()
 			r := newRunner(false)
 			first := start(t, r, sc.outer, stream)
-			if len(first.Interruptions) != 1 {
-				t.Fatalf("interruptions %+v, want the nested one only", first.Interruptions)
+			if len(first.Interruptions()) != 1 {
+				t.Fatalf("interruptions %+v, want the nested one only", first.Interruptions())
 			}
-			ap := first.Interruptions[0]
+			ap := first.Interruptions()[0]
 			if ap.Tool != "danger" || ap.Owner != "call_run_1_1_2" || ap.CallID != "call_run_1_1_2/call_run_1-call_run_1_1_2_1_1" || ap.Agent != "researcher" {
 				t.Fatalf("nested interruption %+v", ap)
 			}
@@ -66,8 +66,8 @@ func TestAgentToolApprovalSurfacesAndResumes(t *testing.T) {
 				st = pipelinetest.RoundTrip(t, st)
 			}
 			res := resume(t, r, sc.outer, st, stream)
-			if res.FinalOutput != "boss done" {
-				t.Fatalf("final output %q", res.FinalOutput)
+			if res.FinalOutput() != "boss done" {
+				t.Fatalf("final output %q", res.FinalOutput())
 			}
 			if sc.calls.count("danger") != 1 || sc.calls.count("safe") != 1 {
 				t.Errorf("serialized=%v stream=%v: tools ran %v, want each once", serialized, stream, sc.calls.n)
@@ -98,7 +98,7 @@ func TestAgentToolUsageCountsOnce(t *testing.T) {
 		t.Fatalf("requests at the pause = %d, want 2 (outer 1 + nested 1)", got)
 	}
 	st := first.State()
-	if err := st.Approve(first.Interruptions[0].CallID); err != nil {
+	if err := st.Approve(first.Interruptions()[0].CallID); err != nil {
 		t.Fatal(err)
 	}
 	st = pipelinetest.RoundTrip(t, st)
@@ -167,11 +167,11 @@ func TestAgentToolRejectionReachesTheNestedModel(t *testing.T) {
 	r := newRunner(false)
 	first := start(t, r, sc.outer, false)
 	st := pipelinetest.RoundTrip(t, first.State())
-	if err := st.Reject(first.Interruptions[0].CallID, "not today"); err != nil {
+	if err := st.Reject(first.Interruptions()[0].CallID, "not today"); err != nil {
 		t.Fatal(err)
 	}
-	if res := resume(t, r, sc.outer, st, false); res.FinalOutput != "boss done" {
-		t.Fatalf("final output %q", res.FinalOutput)
+	if res := resume(t, r, sc.outer, st, false); res.FinalOutput() != "boss done" {
+		t.Fatalf("final output %q", res.FinalOutput())
 	}
 	if sc.calls.count("danger") != 0 {
 		t.Errorf("rejected nested call ran %d times", sc.calls.count("danger"))
@@ -200,17 +200,17 @@ func TestAgentToolUndecidedStaysPending(t *testing.T) {
 		t.Fatal("a refused decision changed the state")
 	}
 	again := resume(t, r, sc.outer, st, false)
-	if len(again.Interruptions) != 1 || again.Interruptions[0].CallID != first.Interruptions[0].CallID {
-		t.Fatalf("renewed interruptions %+v", again.Interruptions)
+	if len(again.Interruptions()) != 1 || again.Interruptions()[0].CallID != first.Interruptions()[0].CallID {
+		t.Fatalf("renewed interruptions %+v", again.Interruptions())
 	}
 	if sc.calls.count("danger") != 0 || sc.calls.count("safe") != 1 {
 		t.Fatalf("tools ran %v", sc.calls.n)
 	}
-	if err := st.Approve(again.Interruptions[0].CallID); err != nil {
+	if err := st.Approve(again.Interruptions()[0].CallID); err != nil {
 		t.Fatal(err)
 	}
-	if res := resume(t, r, sc.outer, pipelinetest.RoundTrip(t, st), false); res.FinalOutput != "boss done" || sc.calls.count("danger") != 1 {
-		t.Fatalf("final %q, danger ran %d times", res.FinalOutput, sc.calls.count("danger"))
+	if res := resume(t, r, sc.outer, pipelinetest.RoundTrip(t, st), false); res.FinalOutput() != "boss done" || sc.calls.count("danger") != 1 {
+		t.Fatalf("final %q, danger ran %d times", res.FinalOutput(), sc.calls.count("danger"))
 	}
 }
 
@@ -224,14 +224,14 @@ func TestAgentToolTwoLevels(t *testing.T) {
 	top := &pipeline.Agent{Name: "top", Model: scripted.New(scripted.CallTool("mid", `{"input":"go"}`), scripted.Reply("top done")), Tools: []pipeline.Tool{pipeline.AgentTool(mid)}}
 	r := newRunner(false)
 	first := start(t, r, top, false)
-	if len(first.Interruptions) != 1 || strings.Count(first.Interruptions[0].CallID, "/") != 2 {
-		t.Fatalf("interruptions %+v, want one qualified twice", first.Interruptions)
+	if len(first.Interruptions()) != 1 || strings.Count(first.Interruptions()[0].CallID, "/") != 2 {
+		t.Fatalf("interruptions %+v, want one qualified twice", first.Interruptions())
 	}
 	st := pipelinetest.RoundTrip(t, first.State())
-	if err := st.Approve(first.Interruptions[0].CallID); err != nil {
+	if err := st.Approve(first.Interruptions()[0].CallID); err != nil {
 		t.Fatal(err)
 	}
-	if res := resume(t, r, top, st, true); res.FinalOutput != "top done" || c.count("danger") != 1 {
-		t.Fatalf("final %q, danger ran %d times", res.FinalOutput, c.count("danger"))
+	if res := resume(t, r, top, st, true); res.FinalOutput() != "top done" || c.count("danger") != 1 {
+		t.Fatalf("final %q, danger ran %d times", res.FinalOutput(), c.count("danger"))
 	}
 }

@@ -112,8 +112,8 @@ func TestNilStagesPassThrough(t *testing.T) {
 			if diff := cmp.Diff(baseline, got); diff != "" {
 				t.Errorf("items differ from a run without middleware (-want +got):\n%s", diff)
 			}
-			if res.FinalOutput != "done" {
-				t.Errorf("FinalOutput = %q, want done", res.FinalOutput)
+			if res.FinalOutput() != "done" {
+				t.Errorf("FinalOutput = %q, want done", res.FinalOutput())
 			}
 			if diff := cmp.Diff(tt.want, log.get()); diff != "" {
 				t.Errorf("log (-want +got):\n%s", diff)

@@ -124,8 +124,8 @@ func TestFailedRunKeepsItsState(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Resume of the error's state: %v", err)
 				}
-				if final.FinalOutput != "done" {
-					t.Errorf("FinalOutput = %q, want done", final.FinalOutput)
+				if final.FinalOutput() != "done" {
+					t.Errorf("FinalOutput = %q, want done", final.FinalOutput())
 				}
 			})
 		}
@@ -201,8 +201,8 @@ func TestNothingToResume(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Resume of a failed run that never paused: %v", err)
 	}
-	if res.FinalOutput != "done" {
-		t.Errorf("FinalOutput = %q, want done", res.FinalOutput)
+	if res.FinalOutput() != "done" {
+		t.Errorf("FinalOutput = %q, want done", res.FinalOutput())
 	}
 	if _, err := r.Resume(ctx, agent, st); !errors.Is(err, pipeline.ErrNothingToResume) {
 		t.Errorf("Resume of a finished run = %v, want ErrNothingToResume", err)

@@ -49,7 +49,7 @@ func ExampleRunner_Stream() {
 			text.WriteString(ev.Delta)
 		case pipeline.RunCompleted:
 			fmt.Println("streamed:", text.String())
-			fmt.Println("final:", ev.Result.FinalOutput)
+			fmt.Println("final:", ev.Result.FinalOutput())
 		}
 	}
 	// Output:
@@ -78,7 +78,7 @@ func ExampleRunner_Resume() {
 		fmt.Println(err)
 		return
 	}
-	for _, a := range res.Interruptions {
+	for _, a := range res.Interruptions() {
 		fmt.Printf("waiting: %s %s\n", a.Tool, a.Arguments)
 	}
 	data, err := state.Marshal(res.State()) // saved anywhere, for as long as needed
@@ -92,7 +92,7 @@ func ExampleRunner_Resume() {
 		fmt.Println(err)
 		return
 	}
-	if err := run.Approve(res.Interruptions[0].CallID); err != nil {
+	if err := run.Approve(res.Interruptions()[0].CallID); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -101,7 +101,7 @@ func ExampleRunner_Resume() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("final:", res.FinalOutput)
+	fmt.Println("final:", res.FinalOutput())
 	// Output:
 	// waiting: weather {"City":"Lima"}
 	// final: It is sunny in Lima.
@@ -134,7 +134,7 @@ func ExampleWhen() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("final:", res.FinalOutput)
+	fmt.Println("final:", res.FinalOutput())
 	// Output:
 	// calling weather in turn 2
 	// final: Sunny in both.
@@ -165,7 +165,7 @@ func ExampleAgentTool() {
 			fmt.Println("translator returned:", it.Text())
 		}
 	}
-	fmt.Println("final:", res.FinalOutput)
+	fmt.Println("final:", res.FinalOutput())
 	// Output:
 	// translator returned: Hei verden
 	// final: In Norwegian: Hei verden
@@ -201,7 +201,7 @@ func ExampleMiddleware() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("final:", res.FinalOutput)
+	fmt.Println("final:", res.FinalOutput())
 	// Output:
 	// final: It is sunny in Oslo.
 }

@@ -75,7 +75,7 @@ func ExampleRunner_Run() {
 	for _, it := range res.NewItems() {
 		fmt.Printf("%d %-17s %s\n", it.Seq(), it.Kind(), it.Text())
 	}
-	fmt.Println("final:", res.FinalOutput)
+	fmt.Println("final:", res.FinalOutput())
 	// Output:
 	// 1 user_message      What is 2 + 3?
 	// 2 reasoning         use the tool

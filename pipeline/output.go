@@ -128,7 +128,7 @@ func (e *OutputTypeError) Error() string {
 func (e *OutputTypeError) Unwrap() error { return ErrOutputType }
 
 // OutputAs returns the final output of res as a T: the value decoded into
-// the output type of the agent that produced it (res.LastAgent). Each
+// the output type of the agent that produced it (res.lastAgent). Each
 // call returns the value the run decoded, so a T holding pointers, slices
 // or maps shares them with other calls; copy before modifying.
 //
@@ -151,7 +151,7 @@ func OutputAs[T any](res *Result) (T, error) {
 	if _, done := res.run.FinalOutput(); !done {
 		return zero, ErrNoFinalOutput
 	}
-	return valueAs[T](res.outputAgent, res.output, res.FinalOutput)
+	return valueAs[T](res.outputAgent, res.output, res.finalOutput)
 }
 
 // DecodeOutput returns the final output of a finished run as a T, from its
@@ -249,7 +249,7 @@ func (r *Result) setOutput(agent *Agent, text string, value any) error {
 			return err
 		}
 	}
-	r.FinalOutput, r.output, r.outputAgent = text, value, agent.Name
+	r.finalOutput, r.output, r.outputAgent = text, value, agent.Name
 	return nil
 }
 

@@ -97,8 +97,8 @@ func TestOutputFinalMessage(t *testing.T) {
 		if d := cmp.Diff(wantInvoice, got); d != "" {
 			t.Errorf("OutputAs (-want +got):\n%s", d)
 		}
-		if res.FinalOutput != invoiceJSON {
-			t.Errorf("FinalOutput = %q, want the raw text", res.FinalOutput)
+		if res.FinalOutput() != invoiceJSON {
+			t.Errorf("FinalOutput = %q, want the raw text", res.FinalOutput())
 		}
 		var te *pipeline.OutputTypeError
 		if _, err := pipeline.OutputAs[refund](res); !errors.As(err, &te) || te.Agent != "billing" || te.Want != "pipeline_test.refund" || te.Got != "pipeline_test.invoice" {
@@ -332,7 +332,7 @@ func TestOutputResumeRoundTrip(t *testing.T) {
 				t.Errorf("OutputAs on a paused run = %v, want ErrNoFinalOutput", err)
 			}
 			st := first.State()
-			if err := st.Approve(first.Interruptions[0].CallID); err != nil {
+			if err := st.Approve(first.Interruptions()[0].CallID); err != nil {
 				t.Fatal(err)
 			}
 			if serialized {

@@ -12,13 +12,9 @@ import (
 // accessors return copies, and [Result.State] returns a new deep copy on
 // every call, so two states made from one result share nothing.
 type Result struct {
-	// FinalOutput is the run's final output, when it finished.
-	FinalOutput string
-	// Interruptions lists the calls that wait for a decision, when the run
-	// paused; they are copies.
-	Interruptions []state.Approval
-	// LastAgent is the agent that served the last turn.
-	LastAgent *Agent
+	finalOutput   string
+	interruptions []state.Approval
+	lastAgent     *Agent
 
 	run      *state.Run
 	newItems []state.Item
@@ -30,8 +26,20 @@ type Result struct {
 	outputErr   error
 }
 
+// FinalOutput returns the run's final output, when it finished: the text
+// of the last agent's answer (its JSON, for an agent with an output type;
+// see [OutputAs]).
+func (r *Result) FinalOutput() string { return r.finalOutput }
+
+// Interruptions returns copies of the calls that wait for a decision, when
+// the run paused, in call order.
+func (r *Result) Interruptions() []state.Approval { return slices.Clone(r.interruptions) }
+
 // Interrupted reports whether the run paused for decisions.
-func (r *Result) Interrupted() bool { return len(r.Interruptions) > 0 }
+func (r *Result) Interrupted() bool { return len(r.interruptions) > 0 }
+
+// LastAgent returns the agent that served the last turn.
+func (r *Result) LastAgent() *Agent { return r.lastAgent }
 
 // NewItems returns a copy of the items this invocation recorded, in
 // position order.
@@ -62,7 +70,7 @@ func (r *Result) snapshot() *Result {
 // copy returns a copy of r with its own slices; the run is shared.
 func (r *Result) copy() *Result {
 	c := *r
-	c.Interruptions = slices.Clone(r.Interruptions)
+	c.interruptions = slices.Clone(r.interruptions)
 	c.newItems = slices.Clone(r.newItems)
 	return &c
 }

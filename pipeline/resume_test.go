@@ -163,22 +163,22 @@ func TestResumeMatrix(t *testing.T) {
 					sc := newScenario(sh.at, sh.handoff)
 					r := newRunner(sh.guarded)
 					first := start(t, r, sc.agent, stream)
-					if len(first.Interruptions) != 1 || first.Interruptions[0].Tool != "danger" {
-						t.Fatalf("%s: interruptions %+v, want one for danger", name, first.Interruptions)
+					if len(first.Interruptions()) != 1 || first.Interruptions()[0].Tool != "danger" {
+						t.Fatalf("%s: interruptions %+v, want one for danger", name, first.Interruptions())
 					}
 					if got := sc.calls.count("safe"); got != sh.at {
 						t.Fatalf("%s: safe ran %d times before the pause, want %d", name, got, sh.at)
 					}
 					st := first.State()
-					if err := st.Approve(first.Interruptions[0].CallID); err != nil {
+					if err := st.Approve(first.Interruptions()[0].CallID); err != nil {
 						t.Fatal(err)
 					}
 					if serialized {
 						st = pipelinetest.RoundTrip(t, st)
 					}
 					res := resume(t, r, sc.agent, st, stream)
-					if res.FinalOutput != "done" {
-						t.Fatalf("%s: final output %q, want done", name, res.FinalOutput)
+					if res.FinalOutput() != "done" {
+						t.Fatalf("%s: final output %q, want done", name, res.FinalOutput())
 					}
 					if got := sc.calls.count("danger"); got != 1 {
 						t.Errorf("%s: danger ran %d times, want 1", name, got)
@@ -226,11 +226,11 @@ func TestSerializedApprovalCheckpointResumesWithOutputGuardrails(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(first.Interruptions) != 1 {
-			t.Fatalf("interruptions %+v, want 1", first.Interruptions)
+		if len(first.Interruptions()) != 1 {
+			t.Fatalf("interruptions %+v, want 1", first.Interruptions())
 		}
 		st := first.State()
-		if err := st.Approve(first.Interruptions[0].CallID); err != nil {
+		if err := st.Approve(first.Interruptions()[0].CallID); err != nil {
 			t.Fatal(err)
 		}
 		restored := pipelinetest.RoundTrip(t, st)
@@ -238,8 +238,8 @@ func TestSerializedApprovalCheckpointResumesWithOutputGuardrails(t *testing.T) {
 			t.Fatalf("boundary after round trip %+v, want %+v", got, want)
 		}
 		res := resume(t, r, a, restored, stream)
-		if res.FinalOutput != "done" {
-			t.Errorf("stream=%v: final output %q, want done", stream, res.FinalOutput)
+		if res.FinalOutput() != "done" {
+			t.Errorf("stream=%v: final output %q, want done", stream, res.FinalOutput())
 		}
 		if c.count("approval_tool") != 1 || c.count("normal_tool") != 1 {
 			t.Errorf("stream=%v: tools ran %v, want each once", stream, c.n)
@@ -263,29 +263,29 @@ func TestPartialDecisionsRenewTheInterruption(t *testing.T) {
 	}
 	r := newRunner(false)
 	first := start(t, r, a, false)
-	if len(first.Interruptions) != 2 {
-		t.Fatalf("interruptions %+v, want 2", first.Interruptions)
+	if len(first.Interruptions()) != 2 {
+		t.Fatalf("interruptions %+v, want 2", first.Interruptions())
 	}
 	st := pipelinetest.RoundTrip(t, first.State())
-	if err := st.Reject(first.Interruptions[1].CallID, "not that one"); err != nil {
+	if err := st.Reject(first.Interruptions()[1].CallID, "not that one"); err != nil {
 		t.Fatal(err)
 	}
 	second := resume(t, r, a, st, false)
-	if got := second.Interruptions; len(got) != 1 || got[0].CallID != first.Interruptions[0].CallID {
-		t.Fatalf("renewed interruptions %+v, want only %s", got, first.Interruptions[0].CallID)
+	if got := second.Interruptions(); len(got) != 1 || got[0].CallID != first.Interruptions()[0].CallID {
+		t.Fatalf("renewed interruptions %+v, want only %s", got, first.Interruptions()[0].CallID)
 	}
 	if c.count("danger") != 0 || c.count("safe") != 1 {
 		t.Fatalf("after a partial resume tools ran %v, want safe once and danger never", c.n)
 	}
 	st = pipelinetest.RoundTrip(t, second.State())
-	if err := st.Approve(second.Interruptions[0].CallID); err != nil {
+	if err := st.Approve(second.Interruptions()[0].CallID); err != nil {
 		t.Fatal(err)
 	}
 	third := resume(t, r, a, st, true)
-	if third.FinalOutput != "done" || c.count("danger") != 1 || c.count("safe") != 1 {
-		t.Fatalf("final %q, tools %v; want done, danger once, safe once", third.FinalOutput, c.n)
+	if third.FinalOutput() != "done" || c.count("danger") != 1 || c.count("safe") != 1 {
+		t.Fatalf("final %q, tools %v; want done, danger once, safe once", third.FinalOutput(), c.n)
 	}
-	out, ok := st.ItemAt(first.Interruptions[1].OutputSeq)
+	out, ok := st.ItemAt(first.Interruptions()[1].OutputSeq)
 	if !ok || out.Text() != "not that one" {
 		t.Errorf("rejected call's output = %q (found %v), want the rejection message", out.Text(), ok)
 	}
@@ -302,7 +302,7 @@ func TestResumeAfterFinishDoesNotRunAgain(t *testing.T) {
 	r := newRunner(false)
 	first := start(t, r, sc.agent, false)
 	st := first.State()
-	if err := st.Approve(first.Interruptions[0].CallID); err != nil {
+	if err := st.Approve(first.Interruptions()[0].CallID); err != nil {
 		t.Fatal(err)
 	}
 	resume(t, r, sc.agent, st, false)
@@ -357,8 +357,8 @@ func TestReturnedSnapshotsAreDetached(t *testing.T) {
 	st := first.State()
 	want, _ := state.Marshal(st)
 
-	first.Interruptions[0].Arguments = `{"path":"/"}`
-	first.Interruptions[0].CallID = "forged"
+	first.Interruptions()[0].Arguments = `{"path":"/"}`
+	first.Interruptions()[0].CallID = "forged"
 	p := st.Pending()
 	p[0].Tool, p[0].Arguments = "safe", `{}`
 	items := first.NewItems()
@@ -423,7 +423,7 @@ func TestConcurrentResumeOneWins(t *testing.T) {
 					conflicts.Add(1)
 				case err != nil:
 					t.Error(err)
-				case res.FinalOutput == "done":
+				case res.FinalOutput() == "done":
 					finished.Add(1)
 				}
 			})
@@ -478,7 +478,7 @@ func TestEditedArgumentsRefused(t *testing.T) {
 	r := newRunner(false)
 	first := start(t, r, sc.agent, false)
 	st := first.State()
-	if err := st.Approve(first.Interruptions[0].CallID); err != nil {
+	if err := st.Approve(first.Interruptions()[0].CallID); err != nil {
 		t.Fatal(err)
 	}
 	key := []byte("secret key of at least 32 bytes!")
@@ -526,15 +526,15 @@ func TestReusedCallIDRunsAgain(t *testing.T) {
 	a := &pipeline.Agent{Name: "a", Model: model, Tools: []pipeline.Tool{c.tool("safe"), c.tool("danger")}}
 	r := newRunner(false)
 	first := start(t, r, a, false)
-	if len(first.Interruptions) != 1 || first.Interruptions[0].Tool != "danger" {
-		t.Fatalf("interruptions %+v, want danger's", first.Interruptions)
+	if len(first.Interruptions()) != 1 || first.Interruptions()[0].Tool != "danger" {
+		t.Fatalf("interruptions %+v, want danger's", first.Interruptions())
 	}
 	st := pipelinetest.RoundTrip(t, first.State())
 	if err := st.Approve("call_0"); err != nil {
 		t.Fatal(err)
 	}
-	if res := resume(t, r, a, st, false); res.FinalOutput != "done" {
-		t.Fatalf("final output %q", res.FinalOutput)
+	if res := resume(t, r, a, st, false); res.FinalOutput() != "done" {
+		t.Fatalf("final output %q", res.FinalOutput())
 	}
 	if c.count("safe") != 1 || c.count("danger") != 1 {
 		t.Errorf("tools ran %v, want each once", c.n)

@@ -204,7 +204,7 @@ func (c *RunCall) Streaming() bool { return c.emit != nil }
 func (r *Runner) execute(ctx context.Context, agent *Agent, run *state.Run, input []state.Item, resume bool, emit func(Event)) (*Result, error) {
 	res, err := r.run.ServeRun(ctx, &RunCall{Run: run, Agent: agent, Input: input, Resumed: resume, emit: emit})
 	if res == nil {
-		res = &Result{run: run, LastAgent: agent}
+		res = &Result{run: run, lastAgent: agent}
 	}
 	if err != nil {
 		err = newRunError(res, err)
@@ -215,7 +215,7 @@ func (r *Runner) execute(ctx context.Context, agent *Agent, run *state.Run, inpu
 // coreRun is the innermost run handler: the loop of turns.
 func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 	agent, run, input, resume, emit := c.Agent, c.Run, c.Input, c.Resumed, c.emit
-	res := &Result{run: run, LastAgent: agent}
+	res := &Result{run: run, lastAgent: agent}
 	maxTurns := run.MaxTurns()
 	if maxTurns <= 0 {
 		maxTurns = r.cfg.maxTurns
@@ -281,9 +281,9 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 			runcore.SetAgent(run, to.Name)
 			current = to
 			tools = toolSpecs(current)
-			res.LastAgent = to
+			res.lastAgent = to
 		case NextInterruption:
-			res.Interruptions = run.Pending()
+			res.interruptions = run.Pending()
 			return res, nil
 		default:
 			return res, fmt.Errorf("pipeline: turn %d: the turn handler returned nil without a next step", n)
@@ -303,7 +303,7 @@ func (r *Runner) maxTurnsReached(ctx context.Context, run *state.Run, res *Resul
 	if !ok {
 		return res, err
 	}
-	if err := res.setOutput(res.LastAgent, final, nil); err != nil {
+	if err := res.setOutput(res.lastAgent, final, nil); err != nil {
 		res.outputErr = err
 		return res, err
 	}

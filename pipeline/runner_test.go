@@ -69,8 +69,8 @@ func TestShortCircuit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.FinalOutput != tt.final {
-				t.Errorf("FinalOutput = %q, want %q", res.FinalOutput, tt.final)
+			if res.FinalOutput() != tt.final {
+				t.Errorf("FinalOutput = %q, want %q", res.FinalOutput(), tt.final)
 			}
 			if diff := cmp.Diff(tt.items, texts(res.NewItems())); diff != "" {
 				t.Errorf("items (-want +got):\n%s", diff)
@@ -144,8 +144,8 @@ func TestMaxTurns(t *testing.T) {
 				t.Errorf("turns = %d, want %d", st.Turn(), tt.limit)
 			}
 			final, done := st.FinalOutput()
-			if res.FinalOutput != tt.final || final != tt.final || done != (tt.final != "") {
-				t.Errorf("final = %q/%q (done %v), want %q", res.FinalOutput, final, done, tt.final)
+			if res.FinalOutput() != tt.final || final != tt.final || done != (tt.final != "") {
+				t.Errorf("final = %q/%q (done %v), want %q", res.FinalOutput(), final, done, tt.final)
 			}
 			// Every turn's call has its output: the state stays valid input.
 			if n := len(outputs(st.Items().Slice())); n != tt.limit {
@@ -252,8 +252,8 @@ func TestUnknownTool(t *testing.T) {
 	if got := outputs(res.NewItems()); len(got) != 1 || !contains(got[0], `has no tool "nope"`) {
 		t.Errorf("outputs = %q, want the unknown tool reported to the model", got)
 	}
-	if res.FinalOutput != "sorry" {
-		t.Errorf("FinalOutput = %q, want sorry", res.FinalOutput)
+	if res.FinalOutput() != "sorry" {
+		t.Errorf("FinalOutput = %q, want sorry", res.FinalOutput())
 	}
 }
 
@@ -385,8 +385,8 @@ func TestToolUseBehavior(t *testing.T) {
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("err = %v, want %v", err, tt.err)
 			}
-			if res.FinalOutput != tt.final {
-				t.Errorf("FinalOutput = %q, want %q", res.FinalOutput, tt.final)
+			if res.FinalOutput() != tt.final {
+				t.Errorf("FinalOutput = %q, want %q", res.FinalOutput(), tt.final)
 			}
 			if n := len(m.Calls()); n != tt.modelUsed {
 				t.Errorf("model called %d times, want %d", n, tt.modelUsed)
@@ -477,8 +477,8 @@ func TestHandoff(t *testing.T) {
 			if got := triageModel.Calls()[0].Tools; !cmp.Equal(got, []string{"transfer_to_billing"}) {
 				t.Errorf("triage offered tools %q, want transfer_to_billing", got)
 			}
-			if res.FinalOutput != "Billing here" || res.LastAgent != billing || res.State().Agent() != "Billing" {
-				t.Errorf("final %q, last agent %v, state agent %q; want Billing's answer and agent", res.FinalOutput, res.LastAgent.Name, res.State().Agent())
+			if res.FinalOutput() != "Billing here" || res.LastAgent() != billing || res.State().Agent() != "Billing" {
+				t.Errorf("final %q, last agent %v, state agent %q; want Billing's answer and agent", res.FinalOutput(), res.LastAgent().Name, res.State().Agent())
 			}
 			bc := billingModel.Calls()
 			if len(bc) != 1 || bc[0].Agent != "Billing" || bc[0].Instructions != "billing" {

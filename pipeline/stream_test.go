@@ -148,17 +148,17 @@ func TestStreamAndRunAgree(t *testing.T) {
 			if diff := cmp.Diff(views(res.NewItems()), views(streamRes.NewItems())); diff != "" {
 				t.Errorf("NewItems (-run +stream):\n%s", diff)
 			}
-			if len(res.Interruptions) != sc.pending {
-				t.Errorf("%d interruptions, want %d", len(res.Interruptions), sc.pending)
+			if len(res.Interruptions()) != sc.pending {
+				t.Errorf("%d interruptions, want %d", len(res.Interruptions()), sc.pending)
 			}
-			if diff := cmp.Diff(res.Interruptions, streamRes.Interruptions); diff != "" {
+			if diff := cmp.Diff(res.Interruptions(), streamRes.Interruptions()); diff != "" {
 				t.Errorf("Interruptions (-run +stream):\n%s", diff)
 			}
-			if diff := cmp.Diff(res.Interruptions, approvals); diff != "" {
+			if diff := cmp.Diff(res.Interruptions(), approvals); diff != "" {
 				t.Errorf("ApprovalRequested events (-interruptions +events):\n%s", diff)
 			}
-			if res.FinalOutput != streamRes.FinalOutput {
-				t.Errorf("FinalOutput: run %q, stream %q", res.FinalOutput, streamRes.FinalOutput)
+			if res.FinalOutput() != streamRes.FinalOutput() {
+				t.Errorf("FinalOutput: run %q, stream %q", res.FinalOutput(), streamRes.FinalOutput())
 			}
 			// Every recorded item was announced once; sorted by position
 			// the announcements are the run's items.
@@ -231,8 +231,8 @@ func TestStreamEarlyBreak(t *testing.T) {
 	if diff := cmp.Diff(want, texts(res.State().Items().Slice())); diff != "" {
 		t.Errorf("resumed run items (-want +got):\n%s", diff)
 	}
-	if res.FinalOutput != "finished" {
-		t.Errorf("FinalOutput = %q, want finished", res.FinalOutput)
+	if res.FinalOutput() != "finished" {
+		t.Errorf("FinalOutput = %q, want finished", res.FinalOutput())
 	}
 }
 

@@ -24,5 +24,12 @@ func init() {
 	testhook.NewRunCall = func(run *state.Run, agent *Agent, input []state.Item, emit func(Event)) *RunCall {
 		return &RunCall{Run: run, Agent: agent, Input: input, emit: emit}
 	}
-	testhook.NewResult = func(run *state.Run, agent *Agent) *Result { return &Result{run: run, LastAgent: agent} }
+	testhook.NewResult = func(run *state.Run, agent *Agent) *Result {
+		res := &Result{run: run, lastAgent: agent}
+		if run != nil {
+			res.finalOutput, _ = run.FinalOutput()
+			res.interruptions = run.Pending()
+		}
+		return res
+	}
 }

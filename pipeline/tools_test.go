@@ -137,8 +137,8 @@ func TestParallelToolsKeepCallOrder(t *testing.T) {
 	if diff := cmp.Diff(views(out.res.State().Items().Slice()), views(out.res.NewItems())); diff != "" {
 		t.Errorf("NewItems differ from the state's items (-state +new):\n%s", diff)
 	}
-	if out.res.FinalOutput != "out0" {
-		t.Errorf("FinalOutput = %q, want the first call's output", out.res.FinalOutput)
+	if out.res.FinalOutput() != "out0" {
+		t.Errorf("FinalOutput = %q, want the first call's output", out.res.FinalOutput())
 	}
 }
 

@@ -185,10 +185,10 @@ func testDecideRefusals[TTx any](t *testing.T, b backend, open opener[TTx]) {
 	stack := newTestStack(st, "transfer", "transfer")
 	pause := func(id string) []state.Approval {
 		res, err := stack.runner.Run(ctx, stack.agent, pipeline.UserInput("pay"), pipeline.WithRunID(id), pipeline.WithSessionID("s"))
-		if err != nil || !res.Interrupted() || len(res.Interruptions) != 2 {
+		if err != nil || !res.Interrupted() || len(res.Interruptions()) != 2 {
 			t.Fatalf("Run(%s) = %+v, %v; want two pending calls", id, res, err)
 		}
-		return res.Interruptions
+		return res.Interruptions()
 	}
 	p := pause("d1")
 	if _, err := runs.EnqueueResume(ctx, "d1"); !errors.Is(err, riverrun.ErrUndecided) {

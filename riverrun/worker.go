@@ -229,10 +229,10 @@ func (w *Worker) work(ctx context.Context, args RunArgs) (Output, error) {
 		return out, err
 	}
 	if res.Interrupted() {
-		out.Status, out.Pending = StatusInterrupted, res.Interruptions
+		out.Status, out.Pending = StatusInterrupted, res.Interruptions()
 		return out, nil
 	}
-	out.Status, out.FinalOutput = StatusFinished, res.FinalOutput
+	out.Status, out.FinalOutput = StatusFinished, res.FinalOutput()
 	return out, nil
 }
 

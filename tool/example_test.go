@@ -92,7 +92,7 @@ func Example_runner() {
 	for _, it := range res.NewItems() {
 		fmt.Printf("%s %s\n", it.Kind(), it.Text())
 	}
-	fmt.Println(res.FinalOutput)
+	fmt.Println(res.FinalOutput())
 	// Output:
 	// user_message Weather in Oslo?
 	// tool_call {"city":"Oslo","days":"three"}

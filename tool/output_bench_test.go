@@ -24,7 +24,7 @@ func BenchmarkOutput(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			res, err := r.Run(ctx, text, in)
-			if err != nil || res.FinalOutput != reply {
+			if err != nil || res.FinalOutput() != reply {
 				b.Fatal(err)
 			}
 		}

@@ -38,8 +38,8 @@ func TestSpanTree(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if res.FinalOutput != "done" {
-		t.Fatalf("FinalOutput = %q, want done", res.FinalOutput)
+	if res.FinalOutput() != "done" {
+		t.Fatalf("FinalOutput = %q, want done", res.FinalOutput())
 	}
 
 	spans := h.ended()

@@ -97,10 +97,10 @@ func run(ctx context.Context, w io.Writer, args []string) error {
 		fmt.Fprintf(w, "%3d %-17s %s\n", it.Seq(), it.Kind(), it.Text())
 	}
 	if res.Interrupted() {
-		fmt.Fprintf(w, "still waiting for %d decision(s)\n", len(res.Interruptions))
+		fmt.Fprintf(w, "still waiting for %d decision(s)\n", len(res.Interruptions()))
 		return nil
 	}
-	fmt.Fprintln(w, "final output:", res.FinalOutput)
+	fmt.Fprintln(w, "final output:", res.FinalOutput())
 	return store.Delete(ctx, *runID)
 }
 
@@ -114,13 +114,13 @@ func start(ctx context.Context, w io.Writer, store state.Store, runner *pipeline
 		return err
 	}
 	if !res.Interrupted() {
-		fmt.Fprintln(w, "final output:", res.FinalOutput)
+		fmt.Fprintln(w, "final output:", res.FinalOutput())
 		return nil
 	}
 	if err := store.Save(ctx, res.State()); err != nil {
 		return err
 	}
-	for _, p := range res.Interruptions {
+	for _, p := range res.Interruptions() {
 		fmt.Fprintf(w, "waiting for approval: %s %s (call %s)\n", p.Tool, p.Arguments, p.CallID)
 	}
 	fmt.Fprintln(w, "checkpoint saved; run again with -approve or -reject \"reason\"")

@@ -81,7 +81,7 @@ func run(ctx context.Context, w io.Writer, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "> %s\n%s\n", text, res.FinalOutput)
+		fmt.Fprintf(w, "> %s\n%s\n", text, res.FinalOutput())
 	}
 	if *transcript {
 		items, err := store.List(ctx, *sessionID, 0)

@@ -49,7 +49,7 @@ func run(ctx context.Context, w io.Writer) error {
 		if err != nil {
 			return guardrails.Verdict{}, fmt.Errorf("classifier: %w", err)
 		}
-		label := strings.TrimSpace(res.FinalOutput)
+		label := strings.TrimSpace(res.FinalOutput())
 		return guardrails.Verdict{Tripwire: label != "safe", Info: map[string]string{"label": label}}, nil
 	}
 	noSecrets := func(ctx context.Context, _ *pipeline.Agent, out string) (guardrails.Verdict, error) {
@@ -93,7 +93,7 @@ func run(ctx context.Context, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "run %d: %s\n", i+1, res.FinalOutput)
+		fmt.Fprintf(w, "run %d: %s\n", i+1, res.FinalOutput())
 	}
 
 	items, err := store.List(ctx, "demo", 0)

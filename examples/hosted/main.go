@@ -114,7 +114,7 @@ func run(ctx context.Context, w io.Writer) error {
 	for _, it := range items {
 		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("  %-22s %s", it.Kind(), it.Name()), " "))
 	}
-	fmt.Fprintln(w, "final output:", res.FinalOutput)
+	fmt.Fprintln(w, "final output:", res.FinalOutput())
 	return nil
 }
 

@@ -84,7 +84,7 @@ func run(ctx context.Context, w io.Writer, args []string) error {
 		return err
 	}
 	printOutputs(w, res)
-	for _, ap := range res.Interruptions {
+	for _, ap := range res.Interruptions() {
 		fmt.Fprintf(w, "pending approval: %s %s\n", ap.Tool, ap.Arguments)
 	}
 
@@ -97,7 +97,7 @@ func run(ctx context.Context, w io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, ap := range res.Interruptions {
+	for _, ap := range res.Interruptions() {
 		if err := st.Approve(ap.CallID); err != nil {
 			return err
 		}
@@ -108,7 +108,7 @@ func run(ctx context.Context, w io.Writer, args []string) error {
 		return err
 	}
 	printOutputs(w, res)
-	fmt.Fprintf(w, "final: %s\n", res.FinalOutput)
+	fmt.Fprintf(w, "final: %s\n", res.FinalOutput())
 	return nil
 }
 

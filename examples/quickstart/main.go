@@ -188,6 +188,6 @@ func run(ctx context.Context, w io.Writer, dbPath string) error {
 	}
 	fmt.Fprintf(w, "stored in %s: the session holds %d items; the run's checkpoint is at version %d\n",
 		filepath.Base(dbPath), len(stored), saved.Version())
-	fmt.Fprintln(w, "final output:", res.FinalOutput)
+	fmt.Fprintln(w, "final output:", res.FinalOutput())
 	return nil
 }

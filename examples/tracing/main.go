@@ -70,7 +70,7 @@ func run(ctx context.Context, w io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "final output:", res.FinalOutput)
+	fmt.Fprintln(w, "final output:", res.FinalOutput())
 	return nil
 }
 

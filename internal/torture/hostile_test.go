@@ -48,10 +48,10 @@ func newPaused(t *testing.T) *paused {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Interruptions) != 1 {
-		t.Fatalf("interruptions = %v, want the transfer call", res.Interruptions)
+	if len(res.Interruptions()) != 1 {
+		t.Fatalf("interruptions = %v, want the transfer call", res.Interruptions())
 	}
-	if err := run.Approve(res.Interruptions[0].CallID); err != nil {
+	if err := run.Approve(res.Interruptions()[0].CallID); err != nil {
 		t.Fatal(err)
 	}
 	return &paused{stack: st, session: sess, logPath: logPath, run: run}

@@ -100,14 +100,14 @@ func TestPendingCallWaitsOthersRun(t *testing.T) {
 	safe, danger := tool("safe"), tool("danger")
 	_, _, res := run(t, approval.Require(approval.ByTool("danger")), []pipeline.Tool{safe, danger},
 		scripted.Call("safe", `{}`), scripted.Call("danger", `{"p":1}`))
-	if len(res.Interruptions) != 1 || res.Interruptions[0].Tool != "danger" || res.Interruptions[0].Arguments != `{"p":1}` {
-		t.Fatalf("interruptions %+v", res.Interruptions)
+	if len(res.Interruptions()) != 1 || res.Interruptions()[0].Tool != "danger" || res.Interruptions()[0].Arguments != `{"p":1}` {
+		t.Fatalf("interruptions %+v", res.Interruptions())
 	}
 	if safe.n.Load() != 1 || danger.n.Load() != 0 {
 		t.Fatalf("safe ran %d, danger ran %d; want 1, 0", safe.n.Load(), danger.n.Load())
 	}
 	st := res.State()
-	if _, done := st.Completed(res.Interruptions[0].CallID); done {
+	if _, done := st.Completed(res.Interruptions()[0].CallID); done {
 		t.Error("the pending call has an output")
 	}
 }
@@ -162,7 +162,7 @@ func TestRejection(t *testing.T) {
 			danger := tool("danger")
 			r, a, res := run(t, approval.Require(approval.ByTool("danger"), tt.opts...), []pipeline.Tool{danger}, scripted.Call("danger", `{}`))
 			st := res.State()
-			ap := res.Interruptions[0]
+			ap := res.Interruptions()[0]
 			if err := st.Reject(ap.CallID, tt.message); err != nil {
 				t.Fatal(err)
 			}
@@ -186,7 +186,7 @@ func TestExactBeatsAlways(t *testing.T) {
 	if err := st.ApproveAlways("danger"); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Reject(res.Interruptions[1].CallID, "not this one"); err != nil {
+	if err := st.Reject(res.Interruptions()[1].CallID, "not this one"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.Resume(context.Background(), a, st); err != nil {
@@ -195,7 +195,7 @@ func TestExactBeatsAlways(t *testing.T) {
 	if danger.n.Load() != 1 {
 		t.Errorf("danger ran %d times, want 1 (always approved, one exactly rejected)", danger.n.Load())
 	}
-	out, _ := st.ItemAt(res.Interruptions[1].OutputSeq)
+	out, _ := st.ItemAt(res.Interruptions()[1].OutputSeq)
 	if out.Text() != "not this one" {
 		t.Errorf("rejected output %q", out.Text())
 	}
@@ -215,7 +215,7 @@ func TestRejectAlways(t *testing.T) {
 	if _, err := r.Resume(context.Background(), a, st); err != nil {
 		t.Fatal(err)
 	}
-	if out, _ := st.ItemAt(res.Interruptions[0].OutputSeq); out.Text() != "never danger" || danger.n.Load() != 0 {
+	if out, _ := st.ItemAt(res.Interruptions()[0].OutputSeq); out.Text() != "never danger" || danger.n.Load() != 0 {
 		t.Errorf("output %q, danger ran %d", out.Text(), danger.n.Load())
 	}
 }
@@ -224,7 +224,7 @@ func TestDecisionErrorsChangeNothing(t *testing.T) {
 	t.Parallel()
 	_, _, res := run(t, approval.Require(approval.Always()), []pipeline.Tool{tool("x")}, scripted.Call("x", `{}`))
 	st := res.State()
-	id := res.Interruptions[0].CallID
+	id := res.Interruptions()[0].CallID
 	if err := st.Approve(id); err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestResumeClaimsOnce(t *testing.T) {
 	a1, _ := store.Load(ctx, res.RunID())
 	a2, _ := store.Load(ctx, res.RunID())
 	for _, st := range []*state.Run{a1, a2} {
-		if err := st.Approve(res.Interruptions[0].CallID); err != nil {
+		if err := st.Approve(res.Interruptions()[0].CallID); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -56,7 +56,7 @@ func BenchmarkApprovalCycle(b *testing.B) {
 				if err := restored.Approve("call_1"); err != nil {
 					b.Fatal(err)
 				}
-				if sinkResult, err = runner.Resume(ctx, agent, restored); err != nil || sinkResult.FinalOutput != "done" {
+				if sinkResult, err = runner.Resume(ctx, agent, restored); err != nil || sinkResult.FinalOutput() != "done" {
 					b.Fatalf("resume: %v", err)
 				}
 			}

@@ -24,7 +24,7 @@
 //		data, _ := state.Marshal(res.State())       // store it anywhere
 //		// ... later, in any process ...
 //		run, _ := state.Unmarshal(data)
-//		_ = run.Approve(res.Interruptions[0].CallID) // or Reject(id, "why")
+//		_ = run.Approve(res.Interruptions()[0].CallID) // or Reject(id, "why")
 //		res, _ = runner.Resume(ctx, agent, run)
 //	}
 //

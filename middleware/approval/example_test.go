@@ -30,7 +30,7 @@ func Example_approvalCycle() {
 	if err != nil {
 		panic(err)
 	}
-	for _, a := range res.Interruptions {
+	for _, a := range res.Interruptions() {
 		fmt.Printf("waiting: %s %s\n", a.Tool, a.Arguments)
 	}
 	checkpoint, err := state.Marshal(res.State())
@@ -49,7 +49,7 @@ func Example_approvalCycle() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(res.FinalOutput)
+	fmt.Println(res.FinalOutput())
 	// Output:
 	// waiting: delete_file {"path":"/tmp/x"}
 	// All clean.

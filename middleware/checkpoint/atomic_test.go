@@ -82,7 +82,7 @@ func TestSaveAppendWhenOneStore(t *testing.T) {
 	s := newOneStore()
 	runner, _ := atomicRunner(s)
 	res, err := runner.Run(ctx, atomicAgent(), pipeline.UserInput("go"), pipeline.WithSessionID("s1"), pipeline.WithRunID("r1"))
-	if err != nil || res.FinalOutput != "done" {
+	if err != nil || res.FinalOutput() != "done" {
 		t.Fatalf("Run = %+v, %v", res, err)
 	}
 	if s.saveAppends != 4 || s.appends != 0 { // input, two tool turns, final message

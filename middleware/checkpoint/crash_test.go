@@ -101,8 +101,8 @@ func TestCrashRecovery(t *testing.T) {
 				}
 			case err != nil:
 				t.Fatalf("recovery: %v", err)
-			case res.FinalOutput != finalAnswer:
-				t.Fatalf("recovery final output = %q, want %q", res.FinalOutput, finalAnswer)
+			case res.FinalOutput() != finalAnswer:
+				t.Fatalf("recovery final output = %q, want %q", res.FinalOutput(), finalAnswer)
 			}
 			if got := p2.model.calls(); got != wantModelCalls[tt.name] {
 				t.Errorf("the recovering worker asked the model %d times, want %d", got, wantModelCalls[tt.name])

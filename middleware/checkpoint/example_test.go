@@ -81,7 +81,7 @@ func ExampleCheckpointer_Resume() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println("final:", res.FinalOutput)
+	fmt.Println("final:", res.FinalOutput())
 
 	// A duplicate job for the same run finds it finished.
 	_, err = cp.Resume(ctx, runner, agent, "run-1")

@@ -232,7 +232,7 @@ func pauseAtTransfer(t *testing.T, w *world, checkpointed bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := run.Approve(res.Interruptions[0].CallID); err != nil {
+	if err := run.Approve(res.Interruptions()[0].CallID); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.states.Save(ctx, run); err != nil {

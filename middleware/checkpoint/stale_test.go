@@ -85,7 +85,7 @@ func TestStaleSiblingRefused(t *testing.T) {
 				t.Fatalf("run = %v, interrupted %v", err, res.Interrupted())
 			}
 			first, second := res.State(), res.State()
-			if err := first.Approve(res.Interruptions[0].CallID); err != nil {
+			if err := first.Approve(res.Interruptions()[0].CallID); err != nil {
 				t.Fatal(err)
 			}
 			if err := resumeWith(ctx, newProcess(t, w, "p1", true), first, streamed); err != nil {
@@ -107,7 +107,7 @@ func TestStaleSiblingRefused(t *testing.T) {
 				t.Fatalf("run = %v, interrupted %v", err, res.Interrupted())
 			}
 			first, second := res.State(), res.State()
-			if err := first.Approve(res.Interruptions[0].CallID); err != nil {
+			if err := first.Approve(res.Interruptions()[0].CallID); err != nil {
 				t.Fatal(err)
 			}
 			if err := w.states.Save(ctx, first); err != nil { // the first claims the run

@@ -137,8 +137,8 @@ func TestLostRunStops(t *testing.T) {
 	if err != nil {
 		t.Fatalf("worker B: %v", err)
 	}
-	if res.FinalOutput != finalAnswer {
-		t.Errorf("final output %q, want %q", res.FinalOutput, finalAnswer)
+	if res.FinalOutput() != finalAnswer {
+		t.Errorf("final output %q, want %q", res.FinalOutput(), finalAnswer)
 	}
 	if keys := w.effects.executions("pay"); len(keys) != 2 || distinct(keys) != 1 {
 		t.Errorf("pay ran under keys %v, want twice under one key", keys)
@@ -191,8 +191,8 @@ func TestCrashAfterHandoffCommit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("recovery: %v", err)
 	}
-	if res.FinalOutput != "Billing here." || res.LastAgent.Name != "billing" {
-		t.Errorf("recovery ended with %q from %q, want billing's answer", res.FinalOutput, res.LastAgent.Name)
+	if res.FinalOutput() != "Billing here." || res.LastAgent().Name != "billing" {
+		t.Errorf("recovery ended with %q from %q, want billing's answer", res.FinalOutput(), res.LastAgent().Name)
 	}
 	if diff := cmp.Diff([2]int64{0, 1}, [2]int64{triageCalls.Load(), billingCalls.Load()}); diff != "" {
 		t.Errorf("(triage, billing) model calls mismatch (-want +got):\n%s", diff)
@@ -231,8 +231,8 @@ func TestHandoffCommitFailureKeepsAgent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("resume: %v", err)
 	}
-	if res.FinalOutput != "Billing here." {
-		t.Errorf("final output %q, want billing's answer", res.FinalOutput)
+	if res.FinalOutput() != "Billing here." {
+		t.Errorf("final output %q, want billing's answer", res.FinalOutput())
 	}
 }
 
@@ -304,8 +304,8 @@ func TestAgentToolRunIsNotCheckpointedAlone(t *testing.T) {
 	cp := checkpoint.New(states)
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(cp.Session(memory.New())), cp.Middleware()))
 	res, err := runner.Run(ctx, outer, pipeline.UserInput("Ask the helper."), pipeline.WithRunID(runID), pipeline.WithSessionID(sessionID))
-	if err != nil || res.FinalOutput != "It is 42." {
-		t.Fatalf("run = %q, %v", res.FinalOutput, err)
+	if err != nil || res.FinalOutput() != "It is 42." {
+		t.Fatalf("run = %q, %v", res.FinalOutput(), err)
 	}
 	if _, err := states.Load(ctx, runID); err != nil {
 		t.Errorf("outer checkpoint: %v", err)

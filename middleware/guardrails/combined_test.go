@@ -50,14 +50,14 @@ func runSession(t *testing.T, ctx context.Context, r *pipeline.Runner, a *pipeli
 		res, err := r.Run(ctx, a, pipeline.UserInput(input), opts...)
 		out.err = err
 		if res != nil {
-			out.final = res.FinalOutput
+			out.final = res.FinalOutput()
 		}
 		return out
 	}
 	res, _, err := pipelinetest.Drain(r.Stream(ctx, a, pipeline.UserInput(input), opts...))
 	out.err = err
 	if err == nil && res != nil {
-		out.final = res.FinalOutput
+		out.final = res.FinalOutput()
 	}
 	return out
 }

@@ -124,7 +124,7 @@ func ExampleWithCheck() {
 		guardrails.Output(short, guardrails.WithName("short"), guardrails.WithCheck("polite", polite)),
 	))
 	res, err := runner.Run(context.Background(), agent, pipeline.UserInput("Hi"))
-	fmt.Println(res.FinalOutput, err)
+	fmt.Println(res.FinalOutput(), err)
 	for _, r := range res.State().GuardrailResults() {
 		fmt.Println(r.Name, r.Tripped)
 	}

@@ -41,14 +41,14 @@ func runOnce(t *testing.T, r *pipeline.Runner, a *pipeline.Agent, stream bool, i
 		res, err := r.Run(context.Background(), a, pipeline.UserInput(input), pipeline.WithState(st))
 		out.err = err
 		if res != nil {
-			out.final = res.FinalOutput
+			out.final = res.FinalOutput()
 		}
 		return out
 	}
 	res, events, err := pipelinetest.Drain(r.Stream(context.Background(), a, pipeline.UserInput(input), pipeline.WithState(st)))
 	out.err = err
 	if err == nil && res != nil {
-		out.final = res.FinalOutput
+		out.final = res.FinalOutput()
 	}
 	for _, ev := range events {
 		if _, ok := ev.(pipeline.TextDelta); ok {
@@ -66,14 +66,14 @@ func resumeOnce(t *testing.T, r *pipeline.Runner, a *pipeline.Agent, stream bool
 		res, err := r.Resume(context.Background(), a, st)
 		out.err = err
 		if res != nil {
-			out.final = res.FinalOutput
+			out.final = res.FinalOutput()
 		}
 		return out
 	}
 	res, _, err := pipelinetest.Drain(r.ResumeStream(context.Background(), a, st))
 	out.err = err
 	if err == nil && res != nil {
-		out.final = res.FinalOutput
+		out.final = res.FinalOutput()
 	}
 	return out
 }

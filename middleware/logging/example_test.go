@@ -27,7 +27,7 @@ func ExampleMiddleware() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(res.FinalOutput)
+	fmt.Println(res.FinalOutput())
 	// Output:
 	// {"level":"info","msg":"run finished","run_id":"run_1","agent":"assistant","outcome":"final_output","turns":1,"duration":"0s","input_tokens":1,"output_tokens":1}
 	// hello

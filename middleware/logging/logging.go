@@ -103,7 +103,7 @@ func (l *logMiddleware) wrapRun(next pipeline.RunHandler) pipeline.RunHandler {
 				zap.Int64("output_tokens", u.OutputTokens-before.OutputTokens),
 			}
 			if outcome == "interrupted" {
-				fields = append(fields, zap.Int("pending", len(res.Interruptions)))
+				fields = append(fields, zap.Int("pending", len(res.Interruptions())))
 			}
 			if err != nil && !logged {
 				fields = append(fields, zap.Error(err))

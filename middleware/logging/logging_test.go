@@ -306,7 +306,7 @@ func TestNilLogger(t *testing.T) {
 	t.Parallel()
 	r := pipeline.NewRunner(pipeline.WithMiddleware(logging.Middleware(nil)))
 	res, err := r.Run(context.Background(), agent(scripted.Reply("ok")), pipeline.UserInput("hi"))
-	if err != nil || res.FinalOutput != "ok" {
+	if err != nil || res.FinalOutput() != "ok" {
 		t.Fatalf("Run = %v, %v; want ok with a nil logger", res, err)
 	}
 }

@@ -27,7 +27,7 @@ func ExampleMiddleware() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Println(res.FinalOutput)
+		fmt.Println(res.FinalOutput())
 	}
 	items, _ := store.List(ctx, "user-42", 0)
 	for _, it := range items {

@@ -188,8 +188,8 @@ func runFaultScenario(t *testing.T, sc faultScenario, store session.Store, cance
 	if cancel != nil && failures != 1 {
 		t.Errorf("%d attempts failed, want 1", failures)
 	}
-	if res.FinalOutput != sc.final {
-		t.Errorf("final output %q, want %q", res.FinalOutput, sc.final)
+	if res.FinalOutput() != sc.final {
+		t.Errorf("final output %q, want %q", res.FinalOutput(), sc.final)
 	}
 	got := list(t, store)
 	if d := cmp.Diff(sc.want, show(got)); d != "" {

@@ -276,8 +276,8 @@ func TestInvariant4_ExactlyOnceInSession(t *testing.T) {
 				t.Fatalf("Run error = %v, want an AppendError at seq 2 caused by the fault", err)
 			}
 			res, err = runner.Resume(ctx, agent, pipelinetest.RoundTrip(t, res.State()))
-			if err != nil || res.FinalOutput != "found" {
-				t.Fatalf("Resume = %q, %v", res.FinalOutput, err)
+			if err != nil || res.FinalOutput() != "found" {
+				t.Fatalf("Resume = %q, %v", res.FinalOutput(), err)
 			}
 			want := []string{"user:hi", "msg:looking", "call:search", "out:search done", "msg:found"}
 			if d := cmp.Diff(want, show(list(t, store))); d != "" {
@@ -331,8 +331,8 @@ func TestInvariant5_ToolRunsAtMostOnce(t *testing.T) {
 		t.Fatalf("first resume error = %v, want the crash", err)
 	}
 	res, err = resume() // the same checkpoint, in "another process"
-	if err != nil || res.FinalOutput != "deleted" {
-		t.Fatalf("second resume = %q, %v", res.FinalOutput, err)
+	if err != nil || res.FinalOutput() != "deleted" {
+		t.Fatalf("second resume = %q, %v", res.FinalOutput(), err)
 	}
 	if n := runs.get("delete"); n != 1 {
 		t.Errorf("delete ran %d times, want 1", n)
@@ -379,8 +379,8 @@ func TestInvariant6_ResultsPublishedBeforeAppendFails(t *testing.T) {
 	}
 	run := pipelinetest.RoundTrip(t, res.State())
 	res, err = runner.Resume(ctx, agent, run)
-	if err != nil || res.FinalOutput != "fine" {
-		t.Fatalf("Resume = %q, %v", res.FinalOutput, err)
+	if err != nil || res.FinalOutput() != "fine" {
+		t.Fatalf("Resume = %q, %v", res.FinalOutput(), err)
 	}
 	if g := run.GuardrailResults(); len(g) != 1 {
 		t.Errorf("after resume: %d guardrail results, want 1", len(g))

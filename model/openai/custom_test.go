@@ -74,8 +74,8 @@ func TestCustomToolApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Interruptions) != 1 || res.Interruptions[0].Arguments != "SELECT 1;" || got != "" {
-		t.Fatalf("interruptions %+v, tool got %q", res.Interruptions, got)
+	if len(res.Interruptions()) != 1 || res.Interruptions()[0].Arguments != "SELECT 1;" || got != "" {
+		t.Fatalf("interruptions %+v, tool got %q", res.Interruptions(), got)
 	}
 	checkNoDanglingCall(t, store, "s")
 	data, err := state.Marshal(res.State())

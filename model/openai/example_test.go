@@ -26,7 +26,7 @@ func ExampleNew() {
 		fmt.Println("error:", err)
 		return
 	}
-	fmt.Println(res.FinalOutput)
+	fmt.Println(res.FinalOutput())
 }
 
 // A Chat Completions model for an OpenAI-compatible server, streamed.

@@ -85,10 +85,10 @@ func TestMCPApprovalCycle(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if len(res.Interruptions) != 1 {
-					t.Fatalf("interruptions %+v, want the approval request", res.Interruptions)
+				if len(res.Interruptions()) != 1 {
+					t.Fatalf("interruptions %+v, want the approval request", res.Interruptions())
 				}
-				a := res.Interruptions[0]
+				a := res.Interruptions()[0]
 				if a.Tool != mcpName || a.CallID != "mcpr_1" || a.Arguments != `{"repoName":"turnkit/turnkit","question":"what is a turn?"}` {
 					t.Errorf("pending %+v", a)
 				}
@@ -110,8 +110,8 @@ func TestMCPApprovalCycle(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Resume: %v", err)
 				}
-				if res.FinalOutput != "Done and dusted." {
-					t.Errorf("final %q", res.FinalOutput)
+				if res.FinalOutput() != "Done and dusted." {
+					t.Errorf("final %q", res.FinalOutput())
 				}
 				input := inputOf(t, srv.Requests()[1])
 				i := slices.IndexFunc(input, func(r json.RawMessage) bool { return string(r) == compact(t, itemFixture(t, "mcp_approval_request")) })
@@ -160,8 +160,8 @@ func TestMCPApprovalWithoutApprovalStage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Interrupted() || res.FinalOutput != "Done and dusted." {
-		t.Fatalf("interrupted %v, final %q", res.Interrupted(), res.FinalOutput)
+	if res.Interrupted() || res.FinalOutput() != "Done and dusted." {
+		t.Fatalf("interrupted %v, final %q", res.Interrupted(), res.FinalOutput())
 	}
 	var resp state.Item
 	for _, it := range res.NewItems() {
@@ -195,8 +195,8 @@ func TestMCPApprovalAcrossProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Interruptions) != 1 || res.Interruptions[0].Tool != mcpName {
-		t.Fatalf("interruptions %+v", res.Interruptions)
+	if len(res.Interruptions()) != 1 || res.Interruptions()[0].Tool != mcpName {
+		t.Fatalf("interruptions %+v", res.Interruptions())
 	}
 	checkNoDanglingCall(t, store, "s")
 	data, err := state.Marshal(res.State())
@@ -269,8 +269,8 @@ func TestMCPApprovalChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fmt.Println("final:", res.FinalOutput)
-	if res.FinalOutput != "Done and dusted." {
-		t.Fatalf("final %q", res.FinalOutput)
+	fmt.Println("final:", res.FinalOutput())
+	if res.FinalOutput() != "Done and dusted." {
+		t.Fatalf("final %q", res.FinalOutput())
 	}
 }

@@ -54,7 +54,7 @@ func runBoth(t *testing.T, stream bool, agent *pipeline.Agent, input string) run
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		out.final, out.items, out.usage = res.FinalOutput, res.NewItems(), res.Usage()
+		out.final, out.items, out.usage = res.FinalOutput(), res.NewItems(), res.Usage()
 		return out
 	}
 	var res *pipeline.Result
@@ -76,7 +76,7 @@ func runBoth(t *testing.T, stream bool, agent *pipeline.Agent, input string) run
 	if res == nil {
 		t.Fatal("Stream ended without RunCompleted")
 	}
-	out.final, out.items, out.usage = res.FinalOutput, res.NewItems(), res.Usage()
+	out.final, out.items, out.usage = res.FinalOutput(), res.NewItems(), res.Usage()
 	return out
 }
 
@@ -311,8 +311,8 @@ func TestStreamConsumerStops(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Resume: %v", err)
 			}
-			if !strings.Contains(res.FinalOutput, "sunny") {
-				t.Errorf("final output %q", res.FinalOutput)
+			if !strings.Contains(res.FinalOutput(), "sunny") {
+				t.Errorf("final output %q", res.FinalOutput())
 			}
 		})
 	}

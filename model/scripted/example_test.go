@@ -23,7 +23,7 @@ func ExampleNew() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(res.FinalOutput)
+	fmt.Println(res.FinalOutput())
 	for _, c := range model.Calls() {
 		fmt.Println("model saw", c.Input.Len(), "items, tools", c.Tools)
 	}

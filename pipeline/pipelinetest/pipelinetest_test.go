@@ -290,7 +290,7 @@ func TestWrapRunStage(t *testing.T) {
 	var log pipelinetest.EventLog
 	call := pipelinetest.NewRunCall(t, pipelinetest.WithInput(state.UserMessage("hi")), pipelinetest.WithEvents(&log))
 	res, err := h.Run.ServeRun(context.Background(), call)
-	if err != nil || res.FinalOutput != "done" || res.RunID() != "run_test" || res.LastAgent.Name != "agent" {
+	if err != nil || res.FinalOutput() != "done" || res.RunID() != "run_test" || res.LastAgent().Name != "agent" {
 		t.Fatalf("ServeRun = %+v, %v; want the final output done of run_test", res, err)
 	}
 	if out, ok := call.Run.FinalOutput(); !ok || out != "done" {
@@ -339,9 +339,9 @@ func TestRecorderServeRunOutcomes(t *testing.T) {
 				t.Fatalf("ServeRun = %v, %v; want a result and %v", res, err, tt.wantErr)
 			}
 			out, done := tt.run.FinalOutput()
-			if res.FinalOutput != tt.wantOut || out != tt.wantOut || done != tt.wantDone || len(res.Interruptions) != tt.wantPause {
+			if res.FinalOutput() != tt.wantOut || out != tt.wantOut || done != tt.wantDone || len(res.Interruptions()) != tt.wantPause {
 				t.Errorf("result %q, run %q finished %v, %d interruptions; want %q, finished %v, %d",
-					res.FinalOutput, out, done, len(res.Interruptions), tt.wantOut, tt.wantDone, tt.wantPause)
+					res.FinalOutput(), out, done, len(res.Interruptions()), tt.wantOut, tt.wantDone, tt.wantPause)
 			}
 		})
 	}
@@ -368,7 +368,7 @@ func TestDrain(t *testing.T) {
 	r := pipeline.NewRunner()
 	a := &pipeline.Agent{Name: "a", Model: scripted.New(scripted.Reply("hello"))}
 	res, events, err := pipelinetest.Drain(r.Stream(context.Background(), a, pipeline.UserInput("hi")))
-	if err != nil || res == nil || res.FinalOutput != "hello" {
+	if err != nil || res == nil || res.FinalOutput() != "hello" {
 		t.Fatalf("Drain = %v, %v; want the final output hello", res, err)
 	}
 	if len(events) == 0 || slices.ContainsFunc(events, func(ev pipeline.Event) bool { _, ok := ev.(pipeline.RunCompleted); return ok }) {

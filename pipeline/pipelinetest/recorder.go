@@ -110,20 +110,13 @@ func (r *Recorder) ServeRun(ctx context.Context, c *pipeline.RunCall) (*pipeline
 	r.mu.Lock()
 	r.runs = append(r.runs, rec)
 	r.mu.Unlock()
-	res := core.newResult(c.Run, c.Agent)
 	if r.Err != nil {
-		return res, r.Err
+		return core.newResult(c.Run, c.Agent), r.Err
 	}
-	if c.Run == nil {
-		return res, nil
-	}
-	switch r.Next.Kind {
-	case 0, pipeline.NextFinalOutput:
+	if c.Run != nil && (r.Next.Kind == 0 || r.Next.Kind == pipeline.NextFinalOutput) {
 		runcore.Finish(c.Run, r.Next.Output)
-		res.FinalOutput = r.Next.Output
-	case pipeline.NextInterruption:
-		res.Interruptions = c.Run.Pending()
 	}
+	res := core.newResult(c.Run, c.Agent)
 	return res, nil
 }
 

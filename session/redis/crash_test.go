@@ -135,8 +135,8 @@ func TestCrashSafeRun(t *testing.T) {
 		w3 := newWorker(t, client, prefix, fx, scripted.Reply("All paid."))
 		res, err = w3.cp.Resume(ctx, w3.runner, w3.agent, runID)
 		must(t, err)
-		if res.FinalOutput != "All paid." {
-			t.Fatalf("final output %q", res.FinalOutput)
+		if res.FinalOutput() != "All paid." {
+			t.Fatalf("final output %q", res.FinalOutput())
 		}
 		for name, n := range fx.n {
 			if n.Load() != 1 {

@@ -50,9 +50,9 @@ func ExampleConnect() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println("pending:", res.Interruptions[0].Tool)
+	fmt.Println("pending:", res.Interruptions()[0].Tool)
 	run := res.State()
-	if err := run.Approve(res.Interruptions[0].CallID); err != nil {
+	if err := run.Approve(res.Interruptions()[0].CallID); err != nil {
 		panic(err)
 	}
 	res, err = runner.Resume(ctx, agent, run)
@@ -64,7 +64,7 @@ func ExampleConnect() {
 			fmt.Println("output:", it.Text())
 		}
 	}
-	fmt.Println("final:", res.FinalOutput)
+	fmt.Println("final:", res.FinalOutput())
 	// Output:
 	// pending: greet
 	// output: Hello, Ada!

@@ -84,8 +84,8 @@ func TestRunWithApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Interrupted() || len(res.Interruptions) != 1 || res.Interruptions[0].Tool != "transfer" {
-		t.Fatalf("interruptions %+v, want the transfer pending", res.Interruptions)
+	if !res.Interrupted() || len(res.Interruptions()) != 1 || res.Interruptions()[0].Tool != "transfer" {
+		t.Fatalf("interruptions %+v, want the transfer pending", res.Interruptions())
 	}
 	if n := len(bank.served()); n != 0 {
 		t.Fatalf("the tool ran %d times before approval", n)
@@ -101,7 +101,7 @@ func TestRunWithApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	callID := res.Interruptions[0].CallID
+	callID := res.Interruptions()[0].CallID
 	if err := run.Approve(callID); err != nil {
 		t.Fatal(err)
 	}
@@ -110,8 +110,8 @@ func TestRunWithApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res2.FinalOutput != "done" {
-		t.Errorf("final output %q", res2.FinalOutput)
+	if res2.FinalOutput() != "done" {
+		t.Errorf("final output %q", res2.FinalOutput())
 	}
 	keys := bank.served()
 	if len(keys) != 1 || keys[0] != "run-1/"+callID {

@@ -64,7 +64,7 @@ func TestPickOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.FinalOutput != "offline" {
-		t.Errorf("final output %q", res.FinalOutput)
+	if res.FinalOutput() != "offline" {
+		t.Errorf("final output %q", res.FinalOutput())
 	}
 }

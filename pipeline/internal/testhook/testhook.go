@@ -54,7 +54,8 @@ var (
 	//
 	//	func(run *state.Run, agent *pipeline.Agent) *pipeline.Result
 	//
-	// returning the result of run, served last by agent, with no output and
-	// no new items, as the core starts it.
+	// returning the result of run, served last by agent, with the run's
+	// final output (if it finished) and its pending approvals as
+	// interruptions, and no new items.
 	NewResult any
 )
