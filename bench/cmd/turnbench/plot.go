@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/turnkit/turnkit/bench"
+	"github.com/turnkit/turnkit/bench/internal/scenario"
 )
 
 var seriesColors = []color.Color{
@@ -37,7 +37,7 @@ func (r *report) plot(path string) error {
 	drawn, top := 0, 0.0
 	for i, s := range peerSeries {
 		var pts plotter.XYs
-		for _, n := range bench.RunLengths {
+		for _, n := range scenario.RunLengths {
 			if x, ok := r.get(fmt.Sprintf("run/%s/turns=%d", s.key, n)); ok && x.ns > 0 {
 				pts = append(pts, plotter.XY{X: float64(n), Y: x.ns})
 				top = max(top, x.ns)
@@ -80,10 +80,10 @@ func (r *report) plotCrashSafe(path string) error {
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Add(plotter.NewGrid())
 	drawn, top := 0, 0.0
-	for i, be := range bench.Backends() {
+	for i, be := range scenario.Backends() {
 		for _, kind := range []string{"checkpoint", "persistence"} {
 			var pts plotter.XYs
-			for _, h := range bench.Histories {
+			for _, h := range scenario.Histories {
 				if x, ok := r.get(fmt.Sprintf("crashsafe/%s/%s/history=%d", be.Name, kind, h)); ok && x.ns > 0 {
 					pts = append(pts, plotter.XY{X: float64(h), Y: x.ns})
 					top = max(top, x.ns)

@@ -1,4 +1,4 @@
-package bench
+package scenario
 
 import (
 	"context"
@@ -130,7 +130,7 @@ func referenceServer() (node, entry, skip string) {
 	if !ok {
 		return "", "", "the source tree (for tool/mcp/testdata/everything) cannot be found"
 	}
-	entry = filepath.Join(filepath.Dir(file), "..", "tool", "mcp", "testdata", "everything",
+	entry = filepath.Join(filepath.Dir(file), "..", "..", "..", "tool", "mcp", "testdata", "everything",
 		"node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(entry); err != nil {
 		return "", "", "the MCP reference server is not installed: run npm ci in tool/mcp/testdata/everything"
