@@ -106,6 +106,7 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	}
 	start := time.Now()
 	peers := splitList(cfg.peers)
+	runLengths := scenario.RunLengths()
 	missing := map[string]bool{}
 	for round := 1; round <= cfg.count; round++ {
 		tag := ""
@@ -178,8 +179,8 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 			if missing[p] {
 				continue
 			}
-			fmt.Fprintf(progress, "%speer %s: runs of %s turns (long runs take a while)\n", tag, p, joinInts(scenario.RunLengths))
-			rows, version, err := runPeer(ctx, p, root, cfg.benchtime, scenario.RunLengths, progress)
+			fmt.Fprintf(progress, "%speer %s: runs of %s turns (long runs take a while)\n", tag, p, joinInts(runLengths))
+			rows, version, err := runPeer(ctx, p, root, cfg.benchtime, runLengths, progress)
 			if err != nil {
 				fmt.Fprintf(progress, "peer %s: missing: %v\n", p, err)
 				missing[p] = true

@@ -163,7 +163,8 @@ func (r *report) markdown() string {
 // flatness compares each turn scenario at 10 000 items of history with the
 // same scenario at 10: the core's promise is within 1.2×.
 func (r *report) flatness() string {
-	lo, hi := scenario.Histories[0], scenario.Histories[len(scenario.Histories)-1]
+	hs := scenario.Histories()
+	lo, hi := hs[0], hs[len(hs)-1]
 	var b strings.Builder
 	for _, x := range r.rows {
 		if !strings.HasSuffix(x.scenario.Name, "/history="+strconv.Itoa(lo)) {
@@ -202,7 +203,7 @@ var peerSeries = []struct{ key, label, short string }{
 func (r *report) peers() string {
 	var b strings.Builder
 	head := false
-	for _, n := range scenario.RunLengths {
+	for _, n := range scenario.RunLengths() {
 		tk, ok := r.get(fmt.Sprintf("run/runner/turns=%d", n))
 		if !ok {
 			continue

@@ -22,7 +22,7 @@ func sampleReport() *report {
 	r.add(row{scenario: newScenario("turn/bare/history=10000", "turn", "", 1), n: 10, ns: 1100, allocs: 10, bytes: 1000, hasAllocs: true})
 	r.add(row{scenario: newScenario("turn/runner/history=10000", "turn", "turn/bare/history=10000", 1), n: 10, ns: 2750, allocs: 22, bytes: 3000, hasAllocs: true})
 	r.add(row{scenario: newScenario("middleware/logging", "middleware", "turn/bare/history=10", 1), skip: "middleware/logging has not landed"})
-	for _, n := range scenario.RunLengths {
+	for _, n := range scenario.RunLengths() {
 		r.add(row{scenario: newScenario(runName("bare", n), "run", "", n), n: 5, ns: 1000, allocs: 10, hasAllocs: true})
 		r.add(row{scenario: newScenario(runName("runner", n), "run", runName("bare", n), n), n: 5, ns: 2000, allocs: 20, hasAllocs: true})
 		r.add(row{scenario: newScenario(runName("eino", n), "run", runName("bare", n), n), n: 5, ns: 8000, allocs: 100, hasAllocs: true})

@@ -91,7 +91,7 @@ func TestScenarioBaselinesExist(t *testing.T) {
 // scenarios: n iterations are exactly n tool turns, plus the untimed final
 // turn of each state the scenario used up.
 func TestRunnerTurnsTimesOneTurnPerIteration(t *testing.T) {
-	hist := scenario.History(10)
+	hist := scenario.MakeHistory(10)
 	perRun := scenario.TurnsPerRun(len(hist))
 	n := 2*perRun + perRun/2 // three states: two used up, one cut short by b.Loop
 	runs := (n + perRun - 1) / perRun
