@@ -1,27 +1,25 @@
-// Package bench holds turnkit's benchmark scenarios: the per-turn cost of
-// the bare loop, the [pipeline.Runner] alone and with middleware, at
-// growing history sizes, and runs of N turns that the peers (eino's ReAct
-// and ADK agents, Genkit, langchaingo, the JS Agents SDK) repeat in the
-// nested modules under bench/peers; checkpoints, approvals, sessions, the
-// crash-safe chain, and what an MCP tool call costs over a function tool
-// ([MCPScenarios]).
-//
-// The scenarios are plain funcs of a *testing.B so that `go test -bench`
-// (turn_test.go) and the turnbench command (bench/cmd/turnbench, through
-// testing.Benchmark) run the very same code:
+// Package bench holds turnkit's benchmarks as ordinary Go benchmarks
+// (BenchmarkTurn, BenchmarkRun, BenchmarkMiddleware, BenchmarkCheckpoint,
+// BenchmarkApproval, BenchmarkCrashSafe, BenchmarkMCP in turn_test.go); it
+// exports nothing. bench/README.md shows the figures and how each is
+// measured.
 //
 //	go test -run '^$' -bench . ./bench
 //	go run ./bench/cmd/turnbench
 //
-// # One turn per iteration
+// # The tree
 //
-// A turn scenario times exactly one turn per b.Loop iteration. The Runner
-// runs a long run whose scripted model calls b.Loop at the start of every
-// model call, so one iteration is the whole cycle between two model calls:
-// the model's answer placed, the tool stage, the outputs recorded, the
-// decision, the next turn's setup and its model input. Every
-// [TurnsPerRun] turns the run ends and a fresh one starts from the same
-// history with the timer stopped, so the history the model sees stays
-// between h and h+2·TurnsPerRun(h) items and the setup (copying the
-// history into a new state) is never timed. The bare loop does the same.
+//   - internal/scenario: the scenarios themselves, plain funcs of a
+//     *testing.B, so that go test -bench (here) and turnbench (through
+//     testing.Benchmark) run the very same code; internal, so nothing
+//     outside bench/ depends on it.
+//   - cmd/turnbench: runs every scenario, the session backends' own
+//     BenchmarkAppend and the peers, and writes one table with each
+//     figure's ratio to its baseline (results/).
+//   - peers: nested modules, outside ./..., with the libraries turnkit is
+//     compared with (eino, Genkit, langchaingo, the JS Agents SDK), each
+//     running the whole-run scenario on a fake model of its own.
+//   - fleet and cmd/fleetbench: many worker processes serving many
+//     sessions on one backend; cmd/riverbench: runs as River jobs on
+//     PostgreSQL.
 package bench

@@ -4,13 +4,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/turnkit/turnkit/bench"
+	"go.uber.org/goleak"
+
+	"github.com/turnkit/turnkit/bench/internal/scenario"
 )
+
+// The MCP scenarios start servers and connections; none may outlive its
+// benchmark.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // runGroup runs the scenarios of a group as sub-benchmarks named without
 // the group prefix, skipping those that cannot run here.
 func runGroup(b *testing.B, group string) {
-	for _, s := range bench.Group(group) {
+	for _, s := range scenario.Group(group) {
 		b.Run(strings.TrimPrefix(s.Name, group+"/"), func(b *testing.B) {
 			if s.Skip != "" {
 				b.Skip(s.Skip)

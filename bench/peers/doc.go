@@ -1,9 +1,10 @@
 // Package peers is the nested module of turnkit's benchmark peers: the
 // libraries turnkit is compared with, in a module of their own so that
-// turnkit itself never depends on them. Every peer runs the scenario of
-// turnkit's bench.RunnerRun: a user message, N turns that each make one
-// model call answered by one call to a trivial tool, then a final message,
-// on a fake model of the peer's own model interface.
+// turnkit itself never depends on them. Every peer runs turnkit's run
+// scenario (run/runner/turns=N in bench/internal/scenario, BenchmarkRun in
+// bench): a user message, N turns that each make one model call answered
+// by one call to a trivial tool, then a final message, on a fake model of
+// the peer's own model interface.
 //
 //   - eino/: github.com/cloudwego/eino's ReAct agent and its ADK
 //     ChatModelAgent run by adk.Runner (cmd/einobench prints their figures

@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/turnkit/turnkit/bench"
+	"github.com/turnkit/turnkit/bench/internal/scenario"
 )
 
 // sessionBackends are the session stores whose own BenchmarkAppend (the
@@ -24,10 +24,10 @@ var sessionBackends = []struct{ name, pkg, env string }{
 
 // sessionScenarios are the table rows of a backend: the raw driver is the
 // baseline of the store.
-func sessionScenarios(backend string) (store, raw bench.Scenario) {
+func sessionScenarios(backend string) (store, raw scenario.Scenario) {
 	rawName := "session/" + backend + "/raw-driver"
-	raw = bench.Scenario{Name: rawName, Group: "session", PerOp: 1, Unit: "commit"}
-	store = bench.Scenario{Name: "session/" + backend + "/store", Group: "session", Baseline: rawName, PerOp: 1, Unit: "commit"}
+	raw = scenario.Scenario{Name: rawName, Group: "session", PerOp: 1, Unit: "commit"}
+	store = scenario.Scenario{Name: "session/" + backend + "/store", Group: "session", Baseline: rawName, PerOp: 1, Unit: "commit"}
 	return store, raw
 }
 
@@ -36,7 +36,7 @@ var benchLine = regexp.MustCompile(`^BenchmarkAppend/(turnkit|raw)(?:-\d+)?\s+(\
 // runGoBench runs a backend's BenchmarkAppend and returns its two rows; a
 // sub-benchmark that printed no figure (skipped: no server) is returned
 // with skip set.
-func runGoBench(ctx context.Context, root, pkg, benchtime, noServer string, store, raw bench.Scenario) ([]row, error) {
+func runGoBench(ctx context.Context, root, pkg, benchtime, noServer string, store, raw scenario.Scenario) ([]row, error) {
 	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkAppend$", "-benchmem", "-count", "1", "-benchtime", benchtime, pkg)
 	cmd.Dir = root
 	var out bytes.Buffer
@@ -47,7 +47,7 @@ func runGoBench(ctx context.Context, root, pkg, benchtime, noServer string, stor
 	return parseGoBench(&out, noServer, store, raw), nil
 }
 
-func parseGoBench(r io.Reader, noServer string, store, raw bench.Scenario) []row {
+func parseGoBench(r io.Reader, noServer string, store, raw scenario.Scenario) []row {
 	found := map[string]row{}
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {

@@ -3,7 +3,7 @@
 //
 //	go run ./bench/cmd/turnbench
 //
-// It runs every scenario of package bench through testing.Benchmark
+// It runs every scenario of bench/internal/scenario through testing.Benchmark
 // (progress on stderr), the session backends' own BenchmarkAppend (each
 // store against its raw driver) through go test, then the peers of the
 // nested modules under bench/peers:
@@ -42,7 +42,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/turnkit/turnkit/bench"
+	"github.com/turnkit/turnkit/bench/internal/scenario"
 )
 
 func main() {
@@ -98,14 +98,15 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	env := describeMachine(ctx)
 	env.rounds = cfg.count
 	rep := &report{env: env}
-	var todo []bench.Scenario
-	for _, s := range bench.All() {
+	var todo []scenario.Scenario
+	for _, s := range scenario.All() {
 		if filter == nil || filter.MatchString(s.Name) {
 			todo = append(todo, s)
 		}
 	}
 	start := time.Now()
 	peers := splitList(cfg.peers)
+	runLengths := scenario.RunLengths()
 	missing := map[string]bool{}
 	for round := 1; round <= cfg.count; round++ {
 		tag := ""
@@ -178,8 +179,8 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 			if missing[p] {
 				continue
 			}
-			fmt.Fprintf(progress, "%speer %s: runs of %s turns (long runs take a while)\n", tag, p, joinInts(bench.RunLengths))
-			rows, version, err := runPeer(ctx, p, root, cfg.benchtime, bench.RunLengths, progress)
+			fmt.Fprintf(progress, "%speer %s: runs of %s turns (long runs take a while)\n", tag, p, joinInts(runLengths))
+			rows, version, err := runPeer(ctx, p, root, cfg.benchtime, runLengths, progress)
 			if err != nil {
 				fmt.Fprintf(progress, "peer %s: missing: %v\n", p, err)
 				missing[p] = true

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/turnkit/turnkit/bench"
+	"github.com/turnkit/turnkit/bench/internal/scenario"
 )
 
 // peerFigure is one JSON line a peer prints (bench/peers/cmd/einobench,
@@ -128,7 +128,7 @@ func runPeer(ctx context.Context, peer, root, benchtime string, turns []int, pro
 		}
 		version = f.Version
 		r := row{
-			scenario: bench.Scenario{
+			scenario: scenario.Scenario{
 				Name: fmt.Sprintf("run/%s/turns=%d", f.Peer, f.Turns), Group: "run",
 				Baseline: fmt.Sprintf("run/bare/turns=%d", f.Turns), PerOp: f.Turns, Unit: "turn",
 			},

@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/turnkit/turnkit/bench"
+	"github.com/turnkit/turnkit/bench/internal/scenario"
 )
 
 var seriesColors = []color.Color{
@@ -37,7 +37,7 @@ func (r *report) plot(path string) error {
 	drawn, top := 0, 0.0
 	for i, s := range peerSeries {
 		var pts plotter.XYs
-		for _, n := range bench.RunLengths {
+		for _, n := range scenario.RunLengths() {
 			if x, ok := r.get(fmt.Sprintf("run/%s/turns=%d", s.key, n)); ok && x.ns > 0 {
 				pts = append(pts, plotter.XY{X: float64(n), Y: x.ns})
 				top = max(top, x.ns)
@@ -80,11 +80,12 @@ func (r *report) plotCrashSafe(path string) error {
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Add(plotter.NewGrid())
 	drawn, top := 0, 0.0
-	for i, be := range bench.Backends() {
+	histories := scenario.Histories()
+	for i, be := range scenario.BackendNames() {
 		for _, kind := range []string{"checkpoint", "persistence"} {
 			var pts plotter.XYs
-			for _, h := range bench.Histories {
-				if x, ok := r.get(fmt.Sprintf("crashsafe/%s/%s/history=%d", be.Name, kind, h)); ok && x.ns > 0 {
+			for _, h := range histories {
+				if x, ok := r.get(fmt.Sprintf("crashsafe/%s/%s/history=%d", be, kind, h)); ok && x.ns > 0 {
 					pts = append(pts, plotter.XY{X: float64(h), Y: x.ns})
 					top = max(top, x.ns)
 				}
@@ -94,7 +95,7 @@ func (r *report) plotCrashSafe(path string) error {
 			}
 			line, points, err := plotter.NewLinePoints(pts)
 			if err != nil {
-				return fmt.Errorf("plot %s %s: %w", be.Name, kind, err)
+				return fmt.Errorf("plot %s %s: %w", be, kind, err)
 			}
 			c := seriesColors[(i+1)%len(seriesColors)]
 			line.Color, line.Width = c, vg.Points(2)
@@ -103,7 +104,7 @@ func (r *report) plotCrashSafe(path string) error {
 			}
 			points.Color, points.Shape = c, draw.CircleGlyph{}
 			p.Add(line, points)
-			p.Legend.Add(be.Name+" "+kind, line, points)
+			p.Legend.Add(be+" "+kind, line, points)
 			drawn++
 		}
 	}

@@ -11,13 +11,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/turnkit/turnkit/bench"
+	"github.com/turnkit/turnkit/bench/internal/scenario"
 )
 
 // A row is one figure of the table: a scenario's cost per unit (turn,
 // item, commit), or why it has none.
 type row struct {
-	scenario  bench.Scenario
+	scenario  scenario.Scenario
 	n         int     // iterations run
 	ns        float64 // per unit
 	allocs    float64 // per unit, when hasAllocs
@@ -27,7 +27,7 @@ type row struct {
 	note      string // custom metrics the scenario reported, such as a checkpoint's size
 }
 
-func fromResult(s bench.Scenario, res testing.BenchmarkResult) row {
+func fromResult(s scenario.Scenario, res testing.BenchmarkResult) row {
 	per := float64(res.N) * float64(s.PerOp)
 	var notes []string
 	for _, k := range slices.Sorted(maps.Keys(res.Extra)) {
@@ -163,7 +163,8 @@ func (r *report) markdown() string {
 // flatness compares each turn scenario at 10 000 items of history with the
 // same scenario at 10: the core's promise is within 1.2×.
 func (r *report) flatness() string {
-	lo, hi := bench.Histories[0], bench.Histories[len(bench.Histories)-1]
+	hs := scenario.Histories()
+	lo, hi := hs[0], hs[len(hs)-1]
 	var b strings.Builder
 	for _, x := range r.rows {
 		if !strings.HasSuffix(x.scenario.Name, "/history="+strconv.Itoa(lo)) {
@@ -202,7 +203,7 @@ var peerSeries = []struct{ key, label, short string }{
 func (r *report) peers() string {
 	var b strings.Builder
 	head := false
-	for _, n := range bench.RunLengths {
+	for _, n := range scenario.RunLengths() {
 		tk, ok := r.get(fmt.Sprintf("run/runner/turns=%d", n))
 		if !ok {
 			continue

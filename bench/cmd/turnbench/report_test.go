@@ -8,28 +8,28 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/turnkit/turnkit/bench"
+	"github.com/turnkit/turnkit/bench/internal/scenario"
 )
 
-func scenario(name, group, baseline string, perOp int) bench.Scenario {
-	return bench.Scenario{Name: name, Group: group, Baseline: baseline, PerOp: perOp, Unit: "turn"}
+func newScenario(name, group, baseline string, perOp int) scenario.Scenario {
+	return scenario.Scenario{Name: name, Group: group, Baseline: baseline, PerOp: perOp, Unit: "turn"}
 }
 
 func sampleReport() *report {
 	r := &report{env: machine{date: "2026-01-02 03:04 UTC", cpu: "test cpu", cores: 2, goVersion: "go1.26", nodeVersion: "Node.js v20", benchtime: "1s", rounds: 3}}
-	r.add(row{scenario: scenario("turn/bare/history=10", "turn", "", 1), n: 10, ns: 1000, allocs: 10, bytes: 1000, hasAllocs: true})
-	r.add(row{scenario: scenario("turn/runner/history=10", "turn", "turn/bare/history=10", 1), n: 10, ns: 2500, allocs: 22, bytes: 3000, hasAllocs: true})
-	r.add(row{scenario: scenario("turn/bare/history=10000", "turn", "", 1), n: 10, ns: 1100, allocs: 10, bytes: 1000, hasAllocs: true})
-	r.add(row{scenario: scenario("turn/runner/history=10000", "turn", "turn/bare/history=10000", 1), n: 10, ns: 2750, allocs: 22, bytes: 3000, hasAllocs: true})
-	r.add(row{scenario: scenario("middleware/logging", "middleware", "turn/bare/history=10", 1), skip: "middleware/logging has not landed"})
-	for _, n := range bench.RunLengths {
-		r.add(row{scenario: scenario(runName("bare", n), "run", "", n), n: 5, ns: 1000, allocs: 10, hasAllocs: true})
-		r.add(row{scenario: scenario(runName("runner", n), "run", runName("bare", n), n), n: 5, ns: 2000, allocs: 20, hasAllocs: true})
-		r.add(row{scenario: scenario(runName("eino", n), "run", runName("bare", n), n), n: 5, ns: 8000, allocs: 100, hasAllocs: true})
-		r.add(row{scenario: scenario(runName("eino-adk", n), "run", runName("bare", n), n), n: 5, ns: 30000, allocs: 200, hasAllocs: true})
-		r.add(row{scenario: scenario(runName("genkit", n), "run", runName("bare", n), n), n: 1, ns: float64(n) * 1e5, allocs: 5000, hasAllocs: true})
-		r.add(row{scenario: scenario(runName("langchaingo", n), "run", runName("bare", n), n), n: 5, ns: 2e5, allocs: 240, hasAllocs: true})
-		r.add(row{scenario: scenario(runName("openai-agents-js", n), "run", runName("bare", n), n), n: 5, ns: 2e6})
+	r.add(row{scenario: newScenario("turn/bare/history=10", "turn", "", 1), n: 10, ns: 1000, allocs: 10, bytes: 1000, hasAllocs: true})
+	r.add(row{scenario: newScenario("turn/runner/history=10", "turn", "turn/bare/history=10", 1), n: 10, ns: 2500, allocs: 22, bytes: 3000, hasAllocs: true})
+	r.add(row{scenario: newScenario("turn/bare/history=10000", "turn", "", 1), n: 10, ns: 1100, allocs: 10, bytes: 1000, hasAllocs: true})
+	r.add(row{scenario: newScenario("turn/runner/history=10000", "turn", "turn/bare/history=10000", 1), n: 10, ns: 2750, allocs: 22, bytes: 3000, hasAllocs: true})
+	r.add(row{scenario: newScenario("middleware/logging", "middleware", "turn/bare/history=10", 1), skip: "middleware/logging has not landed"})
+	for _, n := range scenario.RunLengths() {
+		r.add(row{scenario: newScenario(runName("bare", n), "run", "", n), n: 5, ns: 1000, allocs: 10, hasAllocs: true})
+		r.add(row{scenario: newScenario(runName("runner", n), "run", runName("bare", n), n), n: 5, ns: 2000, allocs: 20, hasAllocs: true})
+		r.add(row{scenario: newScenario(runName("eino", n), "run", runName("bare", n), n), n: 5, ns: 8000, allocs: 100, hasAllocs: true})
+		r.add(row{scenario: newScenario(runName("eino-adk", n), "run", runName("bare", n), n), n: 5, ns: 30000, allocs: 200, hasAllocs: true})
+		r.add(row{scenario: newScenario(runName("genkit", n), "run", runName("bare", n), n), n: 1, ns: float64(n) * 1e5, allocs: 5000, hasAllocs: true})
+		r.add(row{scenario: newScenario(runName("langchaingo", n), "run", runName("bare", n), n), n: 5, ns: 2e5, allocs: 240, hasAllocs: true})
+		r.add(row{scenario: newScenario(runName("openai-agents-js", n), "run", runName("bare", n), n), n: 5, ns: 2e6})
 	}
 	return r
 }
@@ -104,7 +104,7 @@ func TestMillis(t *testing.T) {
 
 func TestKeepFastest(t *testing.T) {
 	r := &report{}
-	s := scenario("turn/runner/history=10", "turn", "", 1)
+	s := newScenario("turn/runner/history=10", "turn", "", 1)
 	r.keepFastest(row{scenario: s, n: 1, ns: 3000})
 	r.keepFastest(row{scenario: s, n: 2, ns: 2000})
 	r.keepFastest(row{scenario: s, n: 3, ns: 2500})

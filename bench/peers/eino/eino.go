@@ -19,7 +19,8 @@ import (
 	"github.com/cloudwego/eino/schema"
 )
 
-// ToolName is the trivial tool's name, as in turnkit's bench package.
+// ToolName is the trivial tool's name, as in turnkit's scenarios
+// (bench/internal/scenario).
 const ToolName = "echo"
 
 // Model is a fake eino chat model for a run of Turns tool turns: while the

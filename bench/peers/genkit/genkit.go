@@ -21,7 +21,8 @@ import (
 	"github.com/firebase/genkit/go/genkit"
 )
 
-// ToolName is the trivial tool's name, as in turnkit's bench package.
+// ToolName is the trivial tool's name, as in turnkit's scenarios
+// (bench/internal/scenario).
 const ToolName = "echo"
 
 // ModelName is the fake model's name in genkit's registry.

@@ -23,7 +23,8 @@ import (
 	"github.com/tmc/langchaingo/tools"
 )
 
-// ToolName is the trivial tool's name, as in turnkit's bench package.
+// ToolName is the trivial tool's name, as in turnkit's scenarios
+// (bench/internal/scenario).
 const ToolName = "echo"
 
 // Model is a fake langchaingo model for a run of Turns tool turns: while

@@ -1,4 +1,4 @@
-package bench
+package scenario
 
 import (
 	"context"
@@ -17,10 +17,8 @@ import (
 	"github.com/turnkit/turnkit/tool/mcp"
 )
 
-func init() { extraScenarios = append(extraScenarios, MCPScenarios) }
-
-// MCPMessage is what the MCP scenarios ask the echo tool to echo.
-const MCPMessage = "hello"
+// mcpMessage is what the MCP scenarios ask the echo tool to echo.
+const mcpMessage = "hello"
 
 // mcpEchoArgs are the echo tool's arguments, as the reference server's
 // echo takes them.
@@ -31,7 +29,7 @@ type mcpEchoArgs struct {
 // mcpEcho is the echo tool's body, the same as the reference server's.
 func mcpEcho(_ context.Context, in mcpEchoArgs) (string, error) { return "Echo: " + in.Message, nil }
 
-// MCPScenarios returns one tool call, per iteration, of the echo tool: as
+// mcpScenarios returns one tool call, per iteration, of the echo tool: as
 // a plain function tool (tool.Func), the baseline; as the tool of an MCP
 // server in the same process, a go-sdk server reached over the SDK's
 // in-memory transport; and as the echo tool of the MCP reference server
@@ -39,13 +37,13 @@ func mcpEcho(_ context.Context, in mcpEchoArgs) (string, error) { return "Echo: 
 // tool/mcp/testdata/everything) run by node over stdio, skipped when node
 // or the package is missing. The tool is called the way the runner calls
 // it, with a run so that the idempotency key travels in _meta.
-func MCPScenarios() []Scenario {
+func mcpScenarios() []Scenario {
 	out := []Scenario{
 		{Name: "mcp/func", Group: "mcp", PerOp: 1, Unit: "call", Bench: func(b *testing.B) {
-			MCPCalls(b, tool.Func("echo", "Echoes back the input string", mcpEcho))
+			mcpCalls(b, tool.Func("echo", "Echoes back the input string", mcpEcho))
 		}},
 		{Name: "mcp/inmemory", Group: "mcp", Baseline: "mcp/func", PerOp: 1, Unit: "call", Bench: func(b *testing.B) {
-			MCPCalls(b, connectMCP(b, inMemoryServer(b)))
+			mcpCalls(b, connectMCP(b, inMemoryServer(b)))
 		}},
 	}
 	stdio := Scenario{Name: "mcp/stdio", Group: "mcp", Baseline: "mcp/func", PerOp: 1, Unit: "call"}
@@ -53,7 +51,7 @@ func MCPScenarios() []Scenario {
 		stdio.Skip = skip
 	} else {
 		stdio.Bench = func(b *testing.B) {
-			MCPCalls(b, connectMCP(b, mcp.Server{Name: "everything", Command: &mcp.Command{
+			mcpCalls(b, connectMCP(b, mcp.Server{Name: "everything", Command: &mcp.Command{
 				Path: node, Args: []string{entry, "stdio"}, TerminateGrace: 2 * time.Second,
 			}}))
 		}
@@ -61,20 +59,20 @@ func MCPScenarios() []Scenario {
 	return append(out, stdio)
 }
 
-// MCPCalls times one call of t, the echo tool, per iteration.
-func MCPCalls(b *testing.B, t pipeline.Tool) {
+// mcpCalls times one call of t, the echo tool, per iteration.
+func mcpCalls(b *testing.B, t pipeline.Tool) {
 	ctx := context.Background()
 	run := state.NewRun("run-mcp", "bench", 0)
 	call := &pipeline.ToolCall{Turn: &pipeline.Turn{Run: run}, Tool: t, Name: "echo", CallID: "call_1",
-		Arguments: `{"message":"` + MCPMessage + `"}`}
+		Arguments: `{"message":"` + mcpMessage + `"}`}
 	var out string
 	var err error
 	b.ReportAllocs()
 	for b.Loop() {
 		out, err = t.Call(ctx, call)
 	}
-	if err != nil || out != "Echo: "+MCPMessage {
-		b.Fatalf("echo = %q, %v; want %q", out, err, "Echo: "+MCPMessage)
+	if err != nil || out != "Echo: "+mcpMessage {
+		b.Fatalf("echo = %q, %v; want %q", out, err, "Echo: "+mcpMessage)
 	}
 }
 
@@ -130,7 +128,7 @@ func referenceServer() (node, entry, skip string) {
 	if !ok {
 		return "", "", "the source tree (for tool/mcp/testdata/everything) cannot be found"
 	}
-	entry = filepath.Join(filepath.Dir(file), "..", "tool", "mcp", "testdata", "everything",
+	entry = filepath.Join(filepath.Dir(file), "..", "..", "..", "tool", "mcp", "testdata", "everything",
 		"node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(entry); err != nil {
 		return "", "", "the MCP reference server is not installed: run npm ci in tool/mcp/testdata/everything"

@@ -1,4 +1,4 @@
-package bench
+package scenario
 
 import (
 	"context"
@@ -13,8 +13,6 @@ import (
 	"github.com/turnkit/turnkit/state"
 	"github.com/turnkit/turnkit/tracing"
 )
-
-func init() { extraScenarios = append(extraScenarios, MiddlewareScenarios, ChainRunScenarios) }
 
 // benchSession is the session the persistence scenarios write to.
 const benchSession = "bench"
@@ -45,10 +43,11 @@ type stack struct {
 	store bool
 }
 
-// DefaultChain returns the full default chain in the recommended order:
-// tracing with no provider, logging with zap.NewNop(), persistence on store, approval with nothing gated, and
-// one input and one output guardrail.
-func DefaultChain(store *memory.Store) []pipeline.Middleware {
+// defaultChain returns the full default chain in the recommended order:
+// tracing with no provider, logging with zap.NewNop(), persistence on
+// store, approval with nothing gated, and one input and one output
+// guardrail.
+func defaultChain(store *memory.Store) []pipeline.Middleware {
 	mws := []pipeline.Middleware{tracing.Middleware()}
 	mws = append(mws, loggingMiddleware()...)
 	return append(mws,
@@ -59,21 +58,25 @@ func DefaultChain(store *memory.Store) []pipeline.Middleware {
 	)
 }
 
-var stacks = []stack{
-	{name: "tracing", mws: func(*memory.Store) []pipeline.Middleware { return []pipeline.Middleware{tracing.Middleware()} }},
-	{name: "persistence+memory", store: true, mws: func(s *memory.Store) []pipeline.Middleware {
-		return []pipeline.Middleware{persistence.Middleware(s)}
-	}},
-	{name: "approval", mws: func(*memory.Store) []pipeline.Middleware {
-		return []pipeline.Middleware{approval.Require(approval.Never())}
-	}},
-	{name: "guardrails", mws: func(*memory.Store) []pipeline.Middleware {
-		return []pipeline.Middleware{guardrails.Input(passInput), guardrails.Output(passOutput)}
-	}},
-	{name: "chain", store: true, mws: DefaultChain},
+// stacks returns the middleware setups of the middleware scenarios, the
+// full default chain last.
+func stacks() []stack {
+	return []stack{
+		{name: "tracing", mws: func(*memory.Store) []pipeline.Middleware { return []pipeline.Middleware{tracing.Middleware()} }},
+		{name: "persistence+memory", store: true, mws: func(s *memory.Store) []pipeline.Middleware {
+			return []pipeline.Middleware{persistence.Middleware(s)}
+		}},
+		{name: "approval", mws: func(*memory.Store) []pipeline.Middleware {
+			return []pipeline.Middleware{approval.Require(approval.Never())}
+		}},
+		{name: "guardrails", mws: func(*memory.Store) []pipeline.Middleware {
+			return []pipeline.Middleware{guardrails.Input(passInput), guardrails.Output(passOutput)}
+		}},
+		{name: "chain", store: true, mws: defaultChain},
+	}
 }
 
-// StackTurns times one turn per iteration of a Runner with the stack's
+// turns times one turn per iteration of a Runner with the stack's
 // middleware, from a history of h items. With a session store, each fresh
 // run starts from a session holding the history (written untimed), which
 // persistence reads as the run's history.
@@ -103,17 +106,19 @@ func (s stack) turns(b *testing.B, hist []state.Item) {
 			prev = run
 		}
 	}
-	RunnerTurnsWith(b, hist, prepare, pipeline.WithMiddleware(s.mws(store)...))
+	runnerTurnsWith(b, hist, prepare, pipeline.WithMiddleware(s.mws(store)...))
 }
 
-// MiddlewareScenarios returns the per-turn scenarios of each middleware
+// middlewareScenarios returns the per-turn scenarios of each middleware
 // alone and of the full default chain, at 10 items of history, and the
 // chain at 10 000 items too.
-func MiddlewareScenarios() []Scenario {
-	lo, hi := Histories[0], Histories[len(Histories)-1]
+func middlewareScenarios() []Scenario {
+	hs := Histories()
+	lo, hi := hs[0], hs[len(hs)-1]
+	stacks := stacks()
 	var out []Scenario
 	for _, s := range stacks {
-		hist := History(lo)
+		hist := makeHistory(lo)
 		if s.name == "chain" {
 			out = append(out, loggingScenario(lo)...)
 		}
@@ -124,7 +129,7 @@ func MiddlewareScenarios() []Scenario {
 		})
 	}
 	chain := stacks[len(stacks)-1]
-	big := History(hi)
+	big := makeHistory(hi)
 	out = append(out, Scenario{
 		Name: fmt.Sprintf("middleware/chain/history=%d", hi), Group: "middleware",
 		Baseline: fmt.Sprintf("turn/bare/history=%d", hi), PerOp: 1, Unit: "turn",
@@ -133,30 +138,29 @@ func MiddlewareScenarios() []Scenario {
 	return out
 }
 
-// ChainRun times whole runs of the Runner with the full default chain,
+// chainRun times whole runs of the Runner with the full default chain,
 // each in a session that is cleared (untimed) before the next run.
-func ChainRun(b *testing.B, turns int) {
+func chainRun(b *testing.B, turns int) {
 	store := memory.New()
 	defer store.Close()
 	ctx := context.Background()
-	b.ReportAllocs()
 	runnerRun(b, turns, []pipeline.RunOption{pipeline.WithSessionID(benchSession)}, func() {
 		b.StopTimer()
 		if err := store.Clear(ctx, benchSession); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-	}, pipeline.WithMiddleware(DefaultChain(store)...))
+	}, pipeline.WithMiddleware(defaultChain(store)...))
 }
 
-// ChainRunScenarios returns the run scenarios with the full default chain.
-func ChainRunScenarios() []Scenario {
+// chainRunScenarios returns the run scenarios with the full default chain.
+func chainRunScenarios() []Scenario {
 	var out []Scenario
-	for _, n := range RunLengths {
+	for _, n := range RunLengths() {
 		out = append(out, Scenario{
 			Name: fmt.Sprintf("run/runner+chain/turns=%d", n), Group: "run",
 			Baseline: fmt.Sprintf("run/bare/turns=%d", n), PerOp: n, Unit: "turn",
-			Bench: func(b *testing.B) { ChainRun(b, n) },
+			Bench: func(b *testing.B) { chainRun(b, n) },
 		})
 	}
 	return out

@@ -1,4 +1,4 @@
-package bench
+package scenario
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-// A Scenario is one benchmark of the harness.
+// A Scenario is one benchmark of the harness. Bench sets up what it needs
+// on every call, so a scenario can be run any number of times, but not two
+// at once: the crash-safe scenarios of a backend share its session IDs.
 type Scenario struct {
 	// Name identifies the scenario, such as "turn/runner/history=10"; it is
 	// the sub-benchmark name under its group's Benchmark func.
@@ -30,37 +32,44 @@ type Scenario struct {
 	// "op".
 	Unit string
 	// Skip, when not empty, says why the scenario cannot run here (a
-	// package that has not landed, a backend with no server); Bench is nil
-	// then.
+	// backend with no server, node or the MCP reference server missing);
+	// Bench is nil then.
 	Skip string
 	// Bench runs the scenario. It reports allocations itself.
 	Bench func(b *testing.B)
 }
 
-// Histories are the history sizes of the turn scenarios.
-var Histories = []int{10, 1_000, 10_000}
+// Histories returns the history sizes of the turn scenarios, in item
+// counts: 10, 1 000 and 10 000. Each call returns a new slice.
+func Histories() []int { return []int{10, 1_000, 10_000} }
 
-// RunLengths are the run lengths, in tool turns, of the run scenarios that
-// the peers repeat.
-var RunLengths = []int{10, 100, 1_000}
+// RunLengths returns the run lengths, in tool turns, of the run scenarios
+// that the peers repeat: 10, 100 and 1 000. Each call returns a new slice.
+func RunLengths() []int { return []int{10, 100, 1_000} }
 
-// All returns every scenario in table order: turn, run, middleware,
-// checkpoint, approval, session. Scenarios whose packages or servers are
-// missing are present with Skip set.
+// All returns every scenario, by group in this order: turn, run,
+// checkpoint, approval, crashsafe, mcp, middleware, then the run
+// scenarios with the default chain (turnbench's table keeps this order
+// within a group). Scenarios whose servers or programs are missing are
+// present with Skip set. Each call builds new scenarios.
 func All() []Scenario {
 	var out []Scenario
-	out = append(out, TurnScenarios()...)
-	out = append(out, RunScenarios()...)
-	for _, extra := range extraScenarios {
-		out = append(out, extra()...)
+	for _, group := range []func() []Scenario{
+		turnScenarios,
+		runScenarios,
+		checkpointScenarios,
+		approvalScenarios,
+		crashSafeScenarios,
+		mcpScenarios,
+		middlewareScenarios,
+		chainRunScenarios,
+	} {
+		out = append(out, group()...)
 	}
 	return out
 }
 
-// extraScenarios are the scenario groups of the other files, in table order.
-var extraScenarios []func() []Scenario
-
-// Group returns the scenarios of All in the named group.
+// Group returns the scenarios of [All] in the named group, such as "turn".
 func Group(name string) []Scenario {
 	var out []Scenario
 	for _, s := range All() {
@@ -71,30 +80,30 @@ func Group(name string) []Scenario {
 	return out
 }
 
-// ToolName is the name of the trivial tool every scenario calls.
-const ToolName = "echo"
+// toolName is the name of the trivial tool every scenario calls.
+const toolName = "echo"
 
-// ToolOutput is what the trivial tool returns.
-const ToolOutput = "ok"
+// toolOutput is what the trivial tool returns.
+const toolOutput = "ok"
 
-// Tool returns the trivial tool: it ignores its arguments and returns
-// [ToolOutput].
-func Tool() pipeline.Tool {
-	return pipeline.NewTool(pipeline.ToolSpec{Name: ToolName, Description: "Returns ok."},
-		func(context.Context, json.RawMessage) (string, error) { return ToolOutput, nil })
+// trivialTool returns the trivial tool: it ignores its arguments and
+// returns toolOutput.
+func trivialTool() pipeline.Tool {
+	return pipeline.NewTool(pipeline.ToolSpec{Name: toolName, Description: "Returns ok."},
+		func(context.Context, json.RawMessage) (string, error) { return toolOutput, nil })
 }
 
-// History returns n items of a plausible earlier conversation: rounds of a
-// user message, a tool call, its output and an assistant message, at
+// makeHistory returns n items of a plausible earlier conversation: rounds
+// of a user message, a tool call, its output and an assistant message, at
 // positions 1..n.
-func History(n int) []state.Item {
+func makeHistory(n int) []state.Item {
 	out := make([]state.Item, 0, n)
 	for i := 0; len(out) < n; i++ {
 		id := strconv.Itoa(i)
 		round := []state.Item{
 			state.UserMessage("question " + id),
-			state.ToolCall("fc_h"+id, "call_h"+id, ToolName, `{"i":`+id+`}`),
-			state.ToolOutput("call_h"+id, ToolName, ToolOutput),
+			state.ToolCall("fc_h"+id, "call_h"+id, toolName, `{"i":`+id+`}`),
+			state.ToolOutput("call_h"+id, toolName, toolOutput),
 			state.AssistantMessage("msg_h"+id, "answer "+id),
 		}
 		for _, it := range round {
@@ -107,19 +116,19 @@ func History(n int) []state.Item {
 	return out
 }
 
-// TurnsPerRun is how many timed turns a turn scenario runs on one state
+// turnsPerRun is how many timed turns a turn scenario runs on one state
 // before it starts a fresh one from the same history of h items: h/20, so
 // that a large history grows by at most 10% during a run, and at least 64,
 // so that the untimed reset between runs (two stop-the-world reads of the
 // memory statistics, a cold cache after them) is paid rarely enough not to
 // show in the per-turn figure. With h = 10 the model thus sees 11 to 139
 // items, with h = 10 000 it sees 10 001 to 11 001.
-func TurnsPerRun(h int) int { return max(64, h/20) }
+func turnsPerRun(h int) int { return max(64, h/20) }
 
-// PassThrough returns a middleware named name that wraps every stage (run,
+// passThrough returns a middleware named name that wraps every stage (run,
 // turn, model and tool) and only calls the next handler: the cost of a
 // layer of the chain itself.
-func PassThrough(name string) pipeline.Middleware {
+func passThrough(name string) pipeline.Middleware {
 	return pipeline.Middleware{
 		Name: name,
 		Run: func(next pipeline.RunHandler) pipeline.RunHandler {
@@ -145,29 +154,29 @@ func PassThrough(name string) pipeline.Middleware {
 	}
 }
 
-// PassThroughs returns n pass-through middleware.
-func PassThroughs(n int) []pipeline.Middleware {
+// passThroughs returns n pass-through middleware.
+func passThroughs(n int) []pipeline.Middleware {
 	out := make([]pipeline.Middleware, n)
 	for i := range out {
-		out[i] = PassThrough("pass" + strconv.Itoa(i+1))
+		out[i] = passThrough("pass" + strconv.Itoa(i+1))
 	}
 	return out
 }
 
 var (
-	callStep  = scripted.CallTool(ToolName, `{}`)
+	callStep  = scripted.CallTool(toolName, `{}`)
 	replyStep = scripted.Reply("done")
 )
 
-// BareTurns times the bare loop, one turn per iteration: the scripted model
+// bareTurns times the bare loop, one turn per iteration: the scripted model
 // answers with one call to the trivial tool, the loop calls the tool
 // directly and appends the call and its output to the history. No Runner,
 // no middleware: the floor every other figure is divided by.
-func BareTurns(b *testing.B, history []state.Item) {
+func bareTurns(b *testing.B, history []state.Item) {
 	ctx := context.Background()
-	tool := Tool()
+	tool := trivialTool()
 	specs := []pipeline.ToolSpec{tool.Spec()}
-	perRun := TurnsPerRun(len(history))
+	perRun := turnsPerRun(len(history))
 	var (
 		items []state.Item
 		agent *pipeline.Agent
@@ -214,21 +223,21 @@ func bareTurn(ctx context.Context, agent *pipeline.Agent, tool pipeline.Tool, sp
 	return items, nil
 }
 
-// RunnerTurns times the Runner, one turn per iteration, on runs that start
+// runnerTurns times the Runner, one turn per iteration, on runs that start
 // from the given history; opts configure the Runner (its middleware). The
 // scripted model calls b.Loop at the start of each model call, so an
 // iteration is the full cycle from one model call to the next (see the
 // package documentation).
-func RunnerTurns(b *testing.B, history []state.Item, opts ...pipeline.Option) {
-	RunnerTurnsWith(b, history, nil, opts...)
+func runnerTurns(b *testing.B, history []state.Item, opts ...pipeline.Option) {
+	runnerTurnsWith(b, history, nil, opts...)
 }
 
-// RunnerTurnsWith is [RunnerTurns] with a hook that prepares each fresh
+// runnerTurnsWith is runnerTurns with a hook that prepares each fresh
 // run's state (a session ID, say) before it starts, untimed.
-func RunnerTurnsWith(b *testing.B, history []state.Item, prepare func(run *state.Run), opts ...pipeline.Option) {
+func runnerTurnsWith(b *testing.B, history []state.Item, prepare func(run *state.Run), opts ...pipeline.Option) {
 	ctx := context.Background()
-	tool := Tool()
-	perRun := TurnsPerRun(len(history))
+	tool := trivialTool()
+	perRun := turnsPerRun(len(history))
 	runner := pipeline.NewRunner(append(opts, pipeline.WithMaxTurns(perRun+2))...)
 	input := pipeline.UserInput("go")
 	done := false
@@ -263,31 +272,31 @@ func RunnerTurnsWith(b *testing.B, history []state.Item, prepare func(run *state
 	}
 }
 
-// TurnScenarios returns the per-turn scenarios: the bare loop, the Runner
+// turnScenarios returns the per-turn scenarios: the bare loop, the Runner
 // with no middleware and the Runner with five pass-through middleware on
 // every stage, at each of [Histories].
-func TurnScenarios() []Scenario {
+func turnScenarios() []Scenario {
 	var out []Scenario
-	for _, h := range Histories {
-		hist := History(h)
+	for _, h := range Histories() {
+		hist := makeHistory(h)
 		bare := fmt.Sprintf("turn/bare/history=%d", h)
 		out = append(out,
 			Scenario{Name: bare, Group: "turn", PerOp: 1, Unit: "turn",
-				Bench: func(b *testing.B) { BareTurns(b, hist) }},
+				Bench: func(b *testing.B) { bareTurns(b, hist) }},
 			Scenario{Name: fmt.Sprintf("turn/runner/history=%d", h), Group: "turn", Baseline: bare, PerOp: 1, Unit: "turn",
-				Bench: func(b *testing.B) { RunnerTurns(b, hist) }},
+				Bench: func(b *testing.B) { runnerTurns(b, hist) }},
 			Scenario{Name: fmt.Sprintf("turn/runner+5mw/history=%d", h), Group: "turn", Baseline: bare, PerOp: 1, Unit: "turn",
-				Bench: func(b *testing.B) { RunnerTurns(b, hist, pipeline.WithMiddleware(PassThroughs(5)...)) }},
+				Bench: func(b *testing.B) { runnerTurns(b, hist, pipeline.WithMiddleware(passThroughs(5)...)) }},
 		)
 	}
 	return out
 }
 
-// BareRun times whole runs of the bare loop: a user message, turns tool
+// bareRun times whole runs of the bare loop: a user message, turns tool
 // turns, then a final message; one run per iteration.
-func BareRun(b *testing.B, turns int) {
+func bareRun(b *testing.B, turns int) {
 	ctx := context.Background()
-	tool := Tool()
+	tool := trivialTool()
 	specs := []pipeline.ToolSpec{tool.Spec()}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -311,19 +320,16 @@ func BareRun(b *testing.B, turns int) {
 	}
 }
 
-// RunnerRun times whole runs of the Runner: a user message, turns tool
+// runnerRun times whole runs of the Runner: a user message, turns tool
 // turns, then a final message; one run per iteration, the peers' scenario.
-func RunnerRun(b *testing.B, turns int, opts ...pipeline.Option) {
-	b.ReportAllocs()
-	runnerRun(b, turns, nil, nil, opts...)
-}
-
-// runnerRun is RunnerRun with run options and a hook called after each run.
+// runOpts are passed to each run, opts configure the Runner, and after,
+// if not nil, is called after each run.
 func runnerRun(b *testing.B, turns int, runOpts []pipeline.RunOption, after func(), opts ...pipeline.Option) {
 	ctx := context.Background()
-	tool := Tool()
+	tool := trivialTool()
 	runner := pipeline.NewRunner(append(opts, pipeline.WithMaxTurns(turns+1))...)
 	input := pipeline.UserInput("go")
+	b.ReportAllocs()
 	for b.Loop() {
 		agent := &pipeline.Agent{Name: "bench", Tools: []pipeline.Tool{tool}, Model: scripted.Generate(func(n int) scripted.Step {
 			if n > turns {
@@ -344,18 +350,18 @@ func runnerRun(b *testing.B, turns int, runOpts []pipeline.RunOption, after func
 	}
 }
 
-// RunScenarios returns the run scenarios at each of [RunLengths]: the bare
+// runScenarios returns the run scenarios at each of [RunLengths]: the bare
 // loop and the Runner, each run being a user message, N tool turns and a
 // final message. The table divides by N.
-func RunScenarios() []Scenario {
+func runScenarios() []Scenario {
 	var out []Scenario
-	for _, n := range RunLengths {
+	for _, n := range RunLengths() {
 		bare := fmt.Sprintf("run/bare/turns=%d", n)
 		out = append(out,
 			Scenario{Name: bare, Group: "run", PerOp: n, Unit: "turn",
-				Bench: func(b *testing.B) { BareRun(b, n) }},
+				Bench: func(b *testing.B) { bareRun(b, n) }},
 			Scenario{Name: fmt.Sprintf("run/runner/turns=%d", n), Group: "run", Baseline: bare, PerOp: n, Unit: "turn",
-				Bench: func(b *testing.B) { RunnerRun(b, n) }},
+				Bench: func(b *testing.B) { runnerRun(b, n, nil, nil) }},
 		)
 	}
 	return out

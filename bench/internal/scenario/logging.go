@@ -1,4 +1,4 @@
-package bench
+package scenario
 
 import (
 	"fmt"
@@ -18,7 +18,7 @@ func loggingMiddleware() []pipeline.Middleware {
 
 // loggingScenario returns the logging-alone scenario at h items of history.
 func loggingScenario(h int) []Scenario {
-	hist := History(h)
+	hist := makeHistory(h)
 	s := stack{name: "logging", mws: func(_ *memoryStore) []pipeline.Middleware { return loggingMiddleware() }}
 	return []Scenario{{
 		Name: fmt.Sprintf("middleware/logging/history=%d", h), Group: "middleware",

@@ -1,4 +1,4 @@
-package bench_test
+package scenario_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/turnkit/turnkit/bench"
+	"github.com/turnkit/turnkit/bench/internal/scenario"
 	"github.com/turnkit/turnkit/pipeline"
 )
 
@@ -44,7 +44,7 @@ func withBenchtime(t *testing.T, n int, f func()) {
 // costing CI a benchmark run.
 func TestScenariosRunOnce(t *testing.T) {
 	withBenchtime(t, 1, func() {
-		for _, s := range bench.All() {
+		for _, s := range scenario.All() {
 			if s.Skip != "" {
 				if requireBackends() {
 					t.Errorf("%s cannot run: %s (CI=true or TURNKIT_REQUIRE_BACKENDS=1 require it)", s.Name, s.Skip)
@@ -74,13 +74,13 @@ func TestScenariosRunOnce(t *testing.T) {
 // taken against.
 func TestScenarioBaselinesExist(t *testing.T) {
 	names := map[string]bool{}
-	for _, s := range bench.All() {
+	for _, s := range scenario.All() {
 		if names[s.Name] {
 			t.Errorf("two scenarios are named %s", s.Name)
 		}
 		names[s.Name] = true
 	}
-	for _, s := range bench.All() {
+	for _, s := range scenario.All() {
 		if s.Baseline != "" && !names[s.Baseline] {
 			t.Errorf("%s: baseline %s is not a scenario", s.Name, s.Baseline)
 		}
@@ -91,8 +91,8 @@ func TestScenarioBaselinesExist(t *testing.T) {
 // scenarios: n iterations are exactly n tool turns, plus the untimed final
 // turn of each state the scenario used up.
 func TestRunnerTurnsTimesOneTurnPerIteration(t *testing.T) {
-	hist := bench.History(10)
-	perRun := bench.TurnsPerRun(len(hist))
+	hist := scenario.MakeHistory(10)
+	perRun := scenario.TurnsPerRun(len(hist))
 	n := 2*perRun + perRun/2 // three states: two used up, one cut short by b.Loop
 	runs := (n + perRun - 1) / perRun
 	var turns, tools, models atomic.Int64
@@ -122,7 +122,7 @@ func TestRunnerTurnsTimesOneTurnPerIteration(t *testing.T) {
 	}
 	var res testing.BenchmarkResult
 	withBenchtime(t, n, func() {
-		res = testing.Benchmark(func(b *testing.B) { bench.RunnerTurns(b, hist, pipeline.WithMiddleware(count)) })
+		res = testing.Benchmark(func(b *testing.B) { scenario.RunnerTurns(b, hist, pipeline.WithMiddleware(count)) })
 	})
 	if res.N != n {
 		t.Fatalf("ran %d iterations, want %d", res.N, n)

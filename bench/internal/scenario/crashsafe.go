@@ -1,4 +1,4 @@
-package bench
+package scenario
 
 import (
 	"context"
@@ -19,29 +19,39 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-func init() { extraScenarios = append(extraScenarios, CrashSafeScenarios) }
-
-// A Backend is where a crash-safe scenario keeps sessions and checkpoints:
+// A backend is where a crash-safe scenario keeps sessions and checkpoints:
 // open returns both (one store where the backend holds both, so the
 // checkpointer saves and appends in one transaction) and a close func;
 // skip says why it cannot run here.
-type Backend struct {
-	Name string
-	Skip string
-	Open func(tb testing.TB) (session.Store, state.Store, func())
+type backend struct {
+	name string
+	skip string
+	open func(tb testing.TB) (session.Store, state.Store, func())
 }
 
-// Backends returns the crash-safe scenarios' backends: memory, SQLite in a
+// BackendNames returns the names of the crash-safe scenarios' backends,
+// in table order: "memory", "sqlite", "postgres", "redis". A scenario
+// named crashsafe/NAME/... runs on backend NAME. Each call returns a new
+// slice.
+func BackendNames() []string {
+	var out []string
+	for _, be := range backends() {
+		out = append(out, be.name)
+	}
+	return out
+}
+
+// backends returns the crash-safe scenarios' backends: memory, SQLite in a
 // temporary file, and PostgreSQL and Redis when TURNKIT_POSTGRES_URL and
 // TURNKIT_REDIS_URL point at servers.
-func Backends() []Backend {
+func backends() []backend {
 	pgURL, redisURL := os.Getenv("TURNKIT_POSTGRES_URL"), os.Getenv("TURNKIT_REDIS_URL")
-	bs := []Backend{
-		{Name: "memory", Open: func(testing.TB) (session.Store, state.Store, func()) {
+	bs := []backend{
+		{name: "memory", open: func(testing.TB) (session.Store, state.Store, func()) {
 			s := memory.New()
 			return s, state.NewMemoryStore(), func() { s.Close() }
 		}},
-		{Name: "sqlite", Open: func(tb testing.TB) (session.Store, state.Store, func()) {
+		{name: "sqlite", open: func(tb testing.TB) (session.Store, state.Store, func()) {
 			dir, err := os.MkdirTemp("", "turnbench-sqlite-")
 			if err != nil {
 				tb.Fatal(err)
@@ -52,14 +62,14 @@ func Backends() []Backend {
 			}
 			return s, s, func() { s.Close(); os.RemoveAll(dir) }
 		}},
-		{Name: "postgres", Open: func(tb testing.TB) (session.Store, state.Store, func()) {
+		{name: "postgres", open: func(tb testing.TB) (session.Store, state.Store, func()) {
 			s, err := postgres.Open(context.Background(), pgURL, postgres.WithSchema("turnbench"))
 			if err != nil {
 				tb.Fatal(err)
 			}
 			return s, s, func() { s.Close() }
 		}},
-		{Name: "redis", Open: func(tb testing.TB) (session.Store, state.Store, func()) {
+		{name: "redis", open: func(tb testing.TB) (session.Store, state.Store, func()) {
 			s, err := redis.Open(context.Background(), redisURL, redis.WithPrefix("turnbench:"))
 			if err != nil {
 				tb.Fatal(err)
@@ -68,29 +78,29 @@ func Backends() []Backend {
 		}},
 	}
 	if pgURL == "" {
-		bs[2].Skip = "TURNKIT_POSTGRES_URL is not set"
+		bs[2].skip = "TURNKIT_POSTGRES_URL is not set"
 	}
 	if redisURL == "" {
-		bs[3].Skip = "TURNKIT_REDIS_URL is not set"
+		bs[3].skip = "TURNKIT_REDIS_URL is not set"
 	}
 	return bs
 }
 
-// CrashSafeTurns times one turn per iteration of a Runner with the
+// crashSafeTurns times one turn per iteration of a Runner with the
 // crash-safe chain (persistence over the checkpointer's session, then the
-// checkpointer) on backend, or with persistence alone when checkpoints is
+// checkpointer) on be, or with persistence alone when checkpoints is
 // false, from a session that holds h items of history, read by
 // persistence as in production. It reports the bytes each checkpoint save
 // writes (B/save), measured on one more run after the timed ones.
-func CrashSafeTurns(b *testing.B, backend Backend, h int, checkpoints bool) {
-	sess, st, closeFn := backend.Open(b)
+func crashSafeTurns(b *testing.B, be backend, h int, checkpoints bool) {
+	sess, st, closeFn := be.open(b)
 	defer closeFn()
 	ctx := context.Background()
-	sessionID := fmt.Sprintf("crashsafe-%s-%d-%v", backend.Name, h, checkpoints)
+	sessionID := fmt.Sprintf("crashsafe-%s-%d-%v", be.name, h, checkpoints)
 	if err := sess.Clear(ctx, sessionID); err != nil {
 		b.Fatal(err)
 	}
-	hist := History(h)
+	hist := makeHistory(h)
 	if err := sess.Append(ctx, sessionID, "history", hist); err != nil {
 		b.Fatal(err)
 	}
@@ -115,7 +125,7 @@ func CrashSafeTurns(b *testing.B, backend Backend, h int, checkpoints bool) {
 		run.SetSessionID(sessionID)
 		prev = run
 	}
-	RunnerTurnsWith(b, hist, prepare, pipeline.WithMiddleware(mws...))
+	runnerTurnsWith(b, hist, prepare, pipeline.WithMiddleware(mws...))
 	if checkpoints {
 		b.ReportMetric(bytesPerSave(b, st, sess, sessionID, h), "B/save")
 	}
@@ -128,7 +138,7 @@ func bytesPerSave(b *testing.B, st state.Store, sess session.Store, sessionID st
 	m := &measuringStore{Store: st}
 	cp := checkpoint.New(m)
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(cp.Session(sess)), cp.Middleware()))
-	agent := &pipeline.Agent{Name: "bench", Model: turnsModel(8), Tools: []pipeline.Tool{Tool()}}
+	agent := &pipeline.Agent{Name: "bench", Model: turnsModel(8), Tools: []pipeline.Tool{trivialTool()}}
 	run := state.NewRun(fmt.Sprintf("bytes-%d", h), "bench", 0)
 	run.SetSessionID(sessionID)
 	if err := st.Delete(ctx, run.ID()); err != nil {
@@ -168,20 +178,20 @@ func (m *measuringStore) Save(ctx context.Context, run *state.Run) error {
 	return m.Store.Save(ctx, run)
 }
 
-// CrashSafeScenarios returns, for each backend and history size, a turn
+// crashSafeScenarios returns, for each backend and history size, a turn
 // with persistence alone and a turn with the crash-safe chain, whose
 // baseline it is.
-func CrashSafeScenarios() []Scenario {
+func crashSafeScenarios() []Scenario {
 	var out []Scenario
-	for _, be := range Backends() {
-		for _, h := range Histories {
-			alone := fmt.Sprintf("crashsafe/%s/persistence/history=%d", be.Name, h)
+	for _, be := range backends() {
+		for _, h := range Histories() {
+			alone := fmt.Sprintf("crashsafe/%s/persistence/history=%d", be.name, h)
 			out = append(out,
-				Scenario{Name: alone, Group: "crashsafe", PerOp: 1, Unit: "turn", Skip: be.Skip,
-					Bench: func(b *testing.B) { CrashSafeTurns(b, be, h, false) }},
-				Scenario{Name: fmt.Sprintf("crashsafe/%s/checkpoint/history=%d", be.Name, h), Group: "crashsafe",
-					Baseline: alone, PerOp: 1, Unit: "turn", Skip: be.Skip,
-					Bench: func(b *testing.B) { CrashSafeTurns(b, be, h, true) }},
+				Scenario{Name: alone, Group: "crashsafe", PerOp: 1, Unit: "turn", Skip: be.skip,
+					Bench: func(b *testing.B) { crashSafeTurns(b, be, h, false) }},
+				Scenario{Name: fmt.Sprintf("crashsafe/%s/checkpoint/history=%d", be.name, h), Group: "crashsafe",
+					Baseline: alone, PerOp: 1, Unit: "turn", Skip: be.skip,
+					Bench: func(b *testing.B) { crashSafeTurns(b, be, h, true) }},
 			)
 		}
 	}

@@ -1,4 +1,4 @@
-package bench
+package scenario
 
 import (
 	"context"
@@ -12,19 +12,17 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-func init() { extraScenarios = append(extraScenarios, CheckpointScenarios, ApprovalScenarios) }
+// checkpointSizes returns the item counts of the checkpoint scenarios.
+func checkpointSizes() []int { return []int{10, 100, 1_000} }
 
-// CheckpointSizes are the item counts of the checkpoint scenarios.
-var CheckpointSizes = []int{10, 100, 1_000}
-
-// RunWithItems returns the state of a finished run of n items (n even,
+// runWithItems returns the state of a finished run of n items (n even,
 // at least 4): a user message, (n-2)/2 tool turns and a final message, made
 // by the Runner so that usage, boundaries and the completed-call ledger are
 // those of a real run.
-func RunWithItems(tb testing.TB, n int) *state.Run {
+func runWithItems(tb testing.TB, n int) *state.Run {
 	tb.Helper()
 	turns := (n - 2) / 2
-	agent := &pipeline.Agent{Name: "bench", Tools: []pipeline.Tool{Tool()}, Model: scripted.Generate(func(k int) scripted.Step {
+	agent := &pipeline.Agent{Name: "bench", Tools: []pipeline.Tool{trivialTool()}, Model: scripted.Generate(func(k int) scripted.Step {
 		if k > turns {
 			return replyStep
 		}
@@ -50,17 +48,17 @@ func rawItems(run *state.Run) []json.RawMessage {
 	return out
 }
 
-// CheckpointScenarios returns state.Marshal and state.Unmarshal of runs of
+// checkpointScenarios returns state.Marshal and state.Unmarshal of runs of
 // 10, 100 and 1 000 items, each against encoding/json doing the floor of
 // the same work: the items' JSON as an array of raw messages.
-func CheckpointScenarios() []Scenario {
+func checkpointScenarios() []Scenario {
 	var out []Scenario
-	for _, n := range CheckpointSizes {
+	for _, n := range checkpointSizes() {
 		jsonEnc := fmt.Sprintf("checkpoint/json-encode/items=%d", n)
 		jsonDec := fmt.Sprintf("checkpoint/json-decode/items=%d", n)
 		out = append(out,
 			Scenario{Name: jsonEnc, Group: "checkpoint", PerOp: 1, Unit: "op", Bench: func(b *testing.B) {
-				raw := rawItems(RunWithItems(b, n))
+				raw := rawItems(runWithItems(b, n))
 				b.ReportAllocs()
 				var size int
 				for b.Loop() {
@@ -73,7 +71,7 @@ func CheckpointScenarios() []Scenario {
 				b.ReportMetric(float64(size), "bytes")
 			}},
 			Scenario{Name: fmt.Sprintf("checkpoint/marshal/items=%d", n), Group: "checkpoint", Baseline: jsonEnc, PerOp: 1, Unit: "op", Bench: func(b *testing.B) {
-				run := RunWithItems(b, n)
+				run := runWithItems(b, n)
 				b.ReportAllocs()
 				var size int
 				for b.Loop() {
@@ -86,7 +84,7 @@ func CheckpointScenarios() []Scenario {
 				b.ReportMetric(float64(size), "bytes")
 			}},
 			Scenario{Name: jsonDec, Group: "checkpoint", PerOp: 1, Unit: "op", Bench: func(b *testing.B) {
-				data, err := json.Marshal(rawItems(RunWithItems(b, n)))
+				data, err := json.Marshal(rawItems(runWithItems(b, n)))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -99,7 +97,7 @@ func CheckpointScenarios() []Scenario {
 				}
 			}},
 			Scenario{Name: fmt.Sprintf("checkpoint/unmarshal/items=%d", n), Group: "checkpoint", Baseline: jsonDec, PerOp: 1, Unit: "op", Bench: func(b *testing.B) {
-				data, err := state.Marshal(RunWithItems(b, n))
+				data, err := state.Marshal(runWithItems(b, n))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -119,17 +117,17 @@ func CheckpointScenarios() []Scenario {
 	return out
 }
 
-// ApprovalCycle times the approval cycle, one per iteration: a run whose
+// approvalCycle times the approval cycle, one per iteration: a run whose
 // only call needs approval pauses, its state is marshalled and unmarshalled
 // (as by another process), the call is approved, and Resume runs the tool
 // and the final turn.
-func ApprovalCycle(b *testing.B) {
+func approvalCycle(b *testing.B) {
 	ctx := context.Background()
-	runner := pipeline.NewRunner(pipeline.WithMiddleware(approval.Require(approval.ByTool(ToolName))))
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(approval.Require(approval.ByTool(toolName))))
 	input := pipeline.UserInput("go")
 	b.ReportAllocs()
 	for b.Loop() {
-		agent := &pipeline.Agent{Name: "bench", Tools: []pipeline.Tool{Tool()}, Model: scripted.New(callStep, replyStep)}
+		agent := &pipeline.Agent{Name: "bench", Tools: []pipeline.Tool{trivialTool()}, Model: scripted.New(callStep, replyStep)}
 		res, err := runner.Run(ctx, agent, input)
 		if err != nil {
 			b.Fatal(err)
@@ -157,15 +155,15 @@ func ApprovalCycle(b *testing.B) {
 	}
 }
 
-// PlainTwoTurnRun times the same two turns with nothing gated: the
+// plainTwoTurnRun times the same two turns with nothing gated: the
 // approval cycle's baseline.
-func PlainTwoTurnRun(b *testing.B) {
+func plainTwoTurnRun(b *testing.B) {
 	ctx := context.Background()
 	runner := pipeline.NewRunner()
 	input := pipeline.UserInput("go")
 	b.ReportAllocs()
 	for b.Loop() {
-		agent := &pipeline.Agent{Name: "bench", Tools: []pipeline.Tool{Tool()}, Model: scripted.New(callStep, replyStep)}
+		agent := &pipeline.Agent{Name: "bench", Tools: []pipeline.Tool{trivialTool()}, Model: scripted.New(callStep, replyStep)}
 		res, err := runner.Run(ctx, agent, input)
 		if err != nil {
 			b.Fatal(err)
@@ -176,11 +174,11 @@ func PlainTwoTurnRun(b *testing.B) {
 	}
 }
 
-// ApprovalScenarios returns the approval cycle against the same run with
+// approvalScenarios returns the approval cycle against the same run with
 // nothing gated.
-func ApprovalScenarios() []Scenario {
+func approvalScenarios() []Scenario {
 	return []Scenario{
-		{Name: "approval/plain-run", Group: "approval", PerOp: 1, Unit: "run", Bench: PlainTwoTurnRun},
-		{Name: "approval/cycle", Group: "approval", Baseline: "approval/plain-run", PerOp: 1, Unit: "cycle", Bench: ApprovalCycle},
+		{Name: "approval/plain-run", Group: "approval", PerOp: 1, Unit: "run", Bench: plainTwoTurnRun},
+		{Name: "approval/cycle", Group: "approval", Baseline: "approval/plain-run", PerOp: 1, Unit: "cycle", Bench: approvalCycle},
 	}
 }
