@@ -61,6 +61,10 @@ var trickyRaws = []struct {
 	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"a"},{"type":"input_image","detail":"auto","image_url":"data:image/png;base64,AA=="},{"type":"input_file","filename":"f.pdf","file_data":"data:application/pdf;base64,AA=="},{"type":"input_text","text":"b"}]}`},
 	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":[{"image_url":"u","type":"input_image","text":"t","file_id":{"x":[1]}},null,{"type":"input_file"}]}`},
 	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":[]}`},
+	{state.KindToolOutput, "{ \"output\" :\n [ {\"type\":\"input_image\",\"file_id\":\"f\"} ] , \"type\":\"function_call_output\",\"call_id\":\"c1\"}"},
+	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","Output":[{"type":"input_text","text":"folded key"}]}`},
+	{state.KindUserMessage, `{"type":"message","role":"user","content":[{"type":"input_image","image_url":"u"}]}`},
+	{state.KindSystemMessage, `{"type":"message","role":"system","content":[{"type":"input_text","text":"s"}]}`},
 	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":["text"]}`},
 	{state.KindHandoffOutput, `{"type":"function_call_output","call_id":"c2","output":[{"type":"input_text","text":"{\"assistant\":\"b\"}"}]}`},
 	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":"x"} trailing`},
@@ -73,7 +77,7 @@ var trickyRaws = []struct {
 }
 
 func viewOf(it state.Item) itemView {
-	return itemView{it.Seq(), it.Kind().String(), it.CallID(), it.Name(), it.Text(), string(it.Raw())}
+	return itemView{it.Seq(), it.Kind().String(), it.CallID(), it.Name(), it.Text(), string(it.Raw()), partsOf(it)}
 }
 
 func errText(err error) string {

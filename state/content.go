@@ -71,7 +71,9 @@ func UserContent(parts ...ContentPart) Item {
 	b := make([]byte, 0, 64+64*len(parts))
 	b = append(b, `{"type":"message","role":"user","content":`...)
 	b, text := appendParts(b, parts)
-	return newItem(KindUserMessage, "", "", text, append(b, '}'))
+	it := newItem(KindUserMessage, "", "", text, append(b, '}'))
+	it.list = true
+	return it
 }
 
 // ToolOutputContent returns the output item of the function call callID
@@ -85,7 +87,9 @@ func ToolOutputContent(callID, name string, parts ...ContentPart) Item {
 	b = appendField(b, "call_id", callID)
 	b = append(b, `,"output":`...)
 	b, text := appendParts(b, parts)
-	return newItem(KindToolOutput, callID, name, text, append(b, '}'))
+	it := newItem(KindToolOutput, callID, name, text, append(b, '}'))
+	it.list = true
+	return it
 }
 
 // CustomOutputContent returns the output item of the custom tool call
@@ -97,7 +101,9 @@ func CustomOutputContent(callID, name string, parts ...ContentPart) Item {
 	b = appendField(b, "call_id", callID)
 	b = append(b, `,"output":`...)
 	b, text := appendParts(b, parts)
-	return newItem(KindCustomOutput, callID, name, text, append(b, '}'))
+	it := newItem(KindCustomOutput, callID, name, text, append(b, '}'))
+	it.list = true
+	return it
 }
 
 // JoinText returns the text of the text parts among parts, joined, as
@@ -137,13 +143,8 @@ func appendParts(b []byte, parts []ContentPart) ([]byte, string) {
 // item of the same kind from the parts gives back the item's JSON (byte
 // for byte when it was compact).
 func (it Item) Content() []ContentPart {
-	switch it.kind {
-	case KindUserMessage, KindToolOutput, KindHandoffOutput, KindCustomOutput:
-	default:
-		return nil
-	}
-	if bytes.IndexByte(it.raw, '[') < 0 {
-		return nil // the usual string content, without decoding it
+	if !it.list {
+		return nil // a string, or a kind without parts
 	}
 	var v struct {
 		Content json.RawMessage `json:"content"`
