@@ -350,9 +350,18 @@ func coreModel(ctx context.Context, c *ModelCall) (*ModelResponse, error) {
 }
 
 func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error) {
-	out, err := c.Tool.Call(ctx, c)
+	var (
+		out   string
+		parts []state.ContentPart
+		err   error
+	)
+	if ct, ok := c.Tool.(ContentTool); ok {
+		out, parts, err = ct.CallContent(ctx, c)
+	} else {
+		out, err = c.Tool.Call(ctx, c)
+	}
 	if err == nil {
-		return &ToolResult{Status: ToolCompleted, Output: out}, nil
+		return &ToolResult{Status: ToolCompleted, Output: out, Content: parts}, nil
 	}
 	if errors.Is(err, ErrToolPending) {
 		return &ToolResult{Status: ToolPending}, nil
@@ -546,7 +555,7 @@ func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 	var toRun []int // indexes into t.Calls of calls that run now
 	for _, c := range t.Calls {
 		if out, done := answered(run, c.CallID, c.OutputSeq); done {
-			t.Results[c.Index] = &ToolResult{Status: ToolCompleted, Output: out.Text()}
+			t.Results[c.Index] = &ToolResult{Status: ToolCompleted, Output: out.Text(), Content: out.Content()}
 			continue
 		}
 		if res, err := r.checkCall(c); err != nil {
@@ -697,7 +706,7 @@ func toolCallEnded(t *Turn, c *ToolCall, res *ToolResult, err error, d time.Dura
 	}
 	ev.Status, ev.Err = res.Status, res.Err
 	if res.Status == ToolCompleted || res.Status == ToolRejected {
-		ev.Output = c.OutputItem(res.Output)
+		ev.Output = c.resultOutput(res)
 	}
 	return ev
 }

@@ -20,6 +20,19 @@ type Tool interface {
 	Call(ctx context.Context, c *ToolCall) (string, error)
 }
 
+// A ContentTool is a [Tool] whose output may hold images and files as well
+// as text, as content parts (see [state.ContentPart]). The runner calls
+// CallContent instead of Call: when parts is non-nil, the call's output
+// is the parts (a function_call_output whose output is a list of parts)
+// and text is their text, joined ([state.JoinText]), which is what
+// guardrails, logs and a terminal tool's final output see; when parts is
+// nil, the output is text, as Call's would be. Call returns the text only.
+// [tool.Func] tools whose func returns a tool.Content are ContentTools.
+type ContentTool interface {
+	Tool
+	CallContent(ctx context.Context, c *ToolCall) (text string, parts []state.ContentPart, err error)
+}
+
 // An ApprovalRequirer is a [Tool] that says whether a call needs a human
 // approval before it runs. The approval middleware asks it; an error fails
 // closed (the call needs approval).
@@ -92,14 +105,34 @@ func (c *ToolCall) OutputItem(output string) state.Item {
 	return state.ToolOutput(c.CallID, c.Name, output).WithSeq(c.OutputSeq)
 }
 
+// ContentItem returns the output item for the call whose output is the
+// given content parts, placed at the call's reserved position.
+func (c *ToolCall) ContentItem(parts []state.ContentPart) state.Item {
+	if c.Item.Kind() == state.KindCustomCall {
+		return state.CustomOutputContent(c.CallID, c.Name, parts...).WithSeq(c.OutputSeq)
+	}
+	return state.ToolOutputContent(c.CallID, c.Name, parts...).WithSeq(c.OutputSeq)
+}
+
+// resultOutput returns the output item of a result: its content parts
+// when it has them, else its output.
+func (c *ToolCall) resultOutput(res *ToolResult) state.Item {
+	if res.Content != nil {
+		return c.ContentItem(res.Content)
+	}
+	return c.OutputItem(res.Output)
+}
+
 // ResultItem returns the output item for the call's result, placed at the
-// call's reserved position: [ToolCall.OutputItem] of the result's output
-// for a function call; for an MCP approval request, the approval response,
-// which approves when the call completed without error and otherwise
-// rejects with the output as its reason.
+// call's reserved position: for a function or custom tool call,
+// [ToolCall.ContentItem] of the result's content when it has content
+// parts, and [ToolCall.OutputItem] of its output otherwise; for an MCP
+// approval request, the approval response, which approves when the call
+// completed without error and otherwise rejects with the output as its
+// reason.
 func (c *ToolCall) ResultItem(res *ToolResult) state.Item {
 	if c.Item.Kind() != state.KindMCPApprovalRequest {
-		return c.OutputItem(res.Output)
+		return c.resultOutput(res)
 	}
 	approve := res.Status == ToolCompleted && res.Err == nil
 	reason := ""
@@ -141,8 +174,16 @@ func (s ToolStatus) String() string {
 // A ToolResult is what the tool stage made of a call.
 type ToolResult struct {
 	Status ToolStatus
-	// Output is what the model sees as the call's output.
+	// Output is what the model sees as the call's output. When Content is
+	// set, it is the content's text, joined, for guardrails, logs and a
+	// terminal tool's final output.
 	Output string
+	// Content, when non-nil, is what the model sees instead of Output: the
+	// output as content parts (text, images, files), as a [ContentTool]
+	// returns it. A middleware that replaces a result's output makes a new
+	// result (or sets Content to nil), so that the parts do not outlive
+	// the text they went with. Treat it as read-only: results are shared.
+	Content []state.ContentPart
 	// Err is the tool's own error when it was reported to the model as
 	// Output; it is kept for tracing and logging.
 	Err error

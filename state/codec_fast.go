@@ -29,6 +29,7 @@ type fastDec struct {
 	// two fields share: one allocation an item.
 	text    []byte
 	textEnd int
+	list    bool   // the item's content or output is a list (see Item.list)
 	name    string // the name of the item being parsed
 	// names holds the tool and agent names decoded so far, so that the
 	// items of one tool share one copy of its name; nil not to share.
@@ -37,7 +38,7 @@ type fastDec struct {
 
 // setStrings gives the item parsed last its text, call ID and name.
 func (d *fastDec) setStrings(it *Item) {
-	it.name = d.name
+	it.name, it.list = d.name, d.list
 	if len(d.text) == 0 {
 		return
 	}
@@ -101,7 +102,7 @@ func (d *fastDec) item(s *wire.Scanner, kind Kind) (Item, bool) {
 		call               = kind.IsCall()
 		output             = kind.IsOutput()
 	)
-	d.text = d.text[:0]
+	d.text, d.list = d.text[:0], false
 	ok := s.Members(func(key []byte) bool {
 		f, ok := seen.Field(key, itemFieldNames[:])
 		if !ok {
@@ -125,6 +126,7 @@ func (d *fastDec) item(s *wire.Scanner, kind Kind) (Item, bool) {
 			return wire.OptQuoted(s, nil, false)
 		case fieldOutput, fieldContent:
 			if (f == fieldOutput) == output && (output || kind.isMessage()) {
+				d.list = s.Peek() == '[' && (output || kind == KindUserMessage)
 				return d.content(s)
 			}
 		case fieldSummary:

@@ -58,6 +58,15 @@ var trickyRaws = []struct {
 	{state.KindHandoffCall, `{"type":"function_call","call_id":"c2","name":"transfer_to_b","arguments":"{}","content":[1,2]}`},
 	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":[{"type":"output_text","text":"part"}]}`},
 	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":"x","name":"ignored"}`},
+	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"a"},{"type":"input_image","detail":"auto","image_url":"data:image/png;base64,AA=="},{"type":"input_file","filename":"f.pdf","file_data":"data:application/pdf;base64,AA=="},{"type":"input_text","text":"b"}]}`},
+	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":[{"image_url":"u","type":"input_image","text":"t","file_id":{"x":[1]}},null,{"type":"input_file"}]}`},
+	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":[]}`},
+	{state.KindToolOutput, "{ \"output\" :\n [ {\"type\":\"input_image\",\"file_id\":\"f\"} ] , \"type\":\"function_call_output\",\"call_id\":\"c1\"}"},
+	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","Output":[{"type":"input_text","text":"folded key"}]}`},
+	{state.KindUserMessage, `{"type":"message","role":"user","content":[{"type":"input_image","image_url":"u"}]}`},
+	{state.KindSystemMessage, `{"type":"message","role":"system","content":[{"type":"input_text","text":"s"}]}`},
+	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":["text"]}`},
+	{state.KindHandoffOutput, `{"type":"function_call_output","call_id":"c2","output":[{"type":"input_text","text":"{\"assistant\":\"b\"}"}]}`},
 	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":"x"} trailing`},
 	{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":"unterminated}`},
 	{state.KindHandoffOutput, `{"type":"function_call_output","call_id":"c2","output":"{\"assistant\":\"b\"}"}`},
@@ -68,7 +77,7 @@ var trickyRaws = []struct {
 }
 
 func viewOf(it state.Item) itemView {
-	return itemView{it.Seq(), it.Kind().String(), it.CallID(), it.Name(), it.Text(), string(it.Raw())}
+	return itemView{it.Seq(), it.Kind().String(), it.CallID(), it.Name(), it.Text(), string(it.Raw()), partsOf(it)}
 }
 
 func errText(err error) string {
@@ -113,6 +122,9 @@ func trickyItems(text string) []state.Item {
 		state.UserMessage(text), state.SystemMessage(text), state.AssistantMessage("msg"+text, text),
 		state.AssistantMessage("", text), state.Reasoning("rs", text), state.Reasoning("", text),
 		state.ToolCall("fc"+text, "call_"+text, "tool"+text, text), state.ToolOutput("call_"+text, "tool"+text, text), hc, ho,
+		state.ToolOutputContent("call_"+text, "tool"+text, state.TextPart(text), state.ImageURL("data:"+text, ""),
+			state.ImageFile(text, "high"), state.FileID(text), state.FileURL(text), state.FileData(text, text), state.TextPart(text)),
+		state.ToolOutputContent("call_"+text, "tool"+text),
 	}
 }
 
@@ -131,7 +143,11 @@ func trickyRun(t testing.TB, odd bool) *state.Run {
 		if err := r.Record(items...); err != nil {
 			t.Fatal(err)
 		}
-		out := state.ToolOutput(call.CallID(), call.Name(), text).WithSeq(first + int64(len(items)))
+		out := state.ToolOutput(call.CallID(), call.Name(), text)
+		if i%2 == 1 {
+			out = state.ToolOutputContent(call.CallID(), call.Name(), state.TextPart(text), state.ImageURL(text, ""), state.FileData(text, text))
+		}
+		out = out.WithSeq(first + int64(len(items)))
 		if err := r.Record(out); err != nil {
 			t.Fatal(err)
 		}

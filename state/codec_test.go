@@ -36,12 +36,20 @@ type itemView struct {
 	Kind               string
 	CallID, Name, Text string
 	Raw                string
+	Parts              int // len(Content()), or -1 when it is nil
+}
+
+func partsOf(it state.Item) int {
+	if c := it.Content(); c != nil {
+		return len(c)
+	}
+	return -1
 }
 
 func views(items []state.Item) []itemView {
 	out := make([]itemView, len(items))
 	for i, it := range items {
-		out[i] = itemView{it.Seq(), it.Kind().String(), it.CallID(), it.Name(), it.Text(), string(it.Raw())}
+		out[i] = itemView{it.Seq(), it.Kind().String(), it.CallID(), it.Name(), it.Text(), string(it.Raw()), partsOf(it)}
 	}
 	return out
 }

@@ -82,5 +82,5 @@ func parseCustomOutput(raw []byte) (Item, error) {
 	if err != nil {
 		return Item{}, fmt.Errorf("state: parse %s item output: %w", KindCustomOutput, err)
 	}
-	return Item{kind: KindCustomOutput, callID: v.CallID, text: text, raw: append([]byte(nil), raw...)}, nil
+	return Item{kind: KindCustomOutput, callID: v.CallID, text: text, raw: append([]byte(nil), raw...), list: isList(v.Output)}, nil
 }

@@ -115,8 +115,11 @@ func (k Kind) isFunction() bool { return k >= KindToolCall && k <= KindHandoffOu
 // the items of a model response in the order the model produced them, then
 // the outputs of its calls in call order. A zero Seq means "not yet placed".
 type Item struct {
-	seq    int64
-	kind   Kind
+	seq  int64
+	kind Kind
+	// list reports that a user message's content or an output's output is
+	// a list of parts rather than a string (see [Item.Content]).
+	list   bool
 	callID string
 	name   string // tool or agent name, for calls and outputs
 	text   string // message text, call arguments, or output
@@ -272,7 +275,7 @@ func parseItemJSON(kind Kind, raw []byte) (Item, error) {
 		if err != nil {
 			return Item{}, fmt.Errorf("state: parse %s item content: %w", kind, err)
 		}
-		it.text = text
+		it.text, it.list = text, kind == KindUserMessage && isList(v.Content)
 	case KindReasoning:
 		if v.Type != "reasoning" {
 			return Item{}, fmt.Errorf("state: parse %s item: type %q, want \"reasoning\"", kind, v.Type)
@@ -303,7 +306,7 @@ func parseItemJSON(kind Kind, raw []byte) (Item, error) {
 		if err != nil {
 			return Item{}, fmt.Errorf("state: parse %s item output: %w", kind, err)
 		}
-		it.text = text
+		it.text, it.list = text, isList(v.Output)
 	}
 	return it, nil
 }
@@ -318,6 +321,10 @@ func (it Item) WithName(name string) Item {
 func newItem(kind Kind, callID, name, text string, raw []byte) Item {
 	return Item{kind: kind, callID: callID, name: name, text: text, raw: raw}
 }
+
+// isList reports whether a JSON value (as encoding/json hands out a
+// json.RawMessage: without surrounding whitespace) is an array.
+func isList(raw json.RawMessage) bool { return len(raw) > 0 && raw[0] == '[' }
 
 // contentText reads a message content or output value: a JSON string, or a
 // list of parts whose "text" fields are joined.

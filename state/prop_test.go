@@ -74,6 +74,9 @@ func genRun(t *rapid.T) (*state.Run, []string) {
 				continue
 			}
 			o := state.ToolOutput(it.CallID(), it.Name(), text.Draw(t, "output"))
+			if rapid.Bool().Draw(t, "parts") {
+				o = state.ToolOutputContent(it.CallID(), it.Name(), state.TextPart(text.Draw(t, "output")), state.ImageURL(text.Draw(t, "image"), ""))
+			}
 			if it.Kind() == state.KindHandoffCall {
 				o, _ = o.WithKind(state.KindHandoffOutput)
 			}

@@ -43,8 +43,10 @@
 //
 // # Output
 //
-// A func returning string gives the model that string. Any other output
-// type is marshalled to JSON.
+// A func returning string gives the model that string. A func returning
+// [Content] gives it content parts: text, images and files, such as a
+// chart the tool drew or a PDF it fetched. Any other output type is
+// marshalled to JSON.
 //
 // # Output types
 //

@@ -8,6 +8,7 @@ import (
 	"regexp"
 
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
 )
 
 // validName is what the OpenAI function-calling API accepts as a name.
@@ -18,8 +19,8 @@ var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // one; its JSON schema is generated here, once (see the package
 // documentation for its shape and for the tags it reads).
 //
-// The tool's output is fn's result: a string as it is, any other type
-// marshalled to JSON. Arguments that do not match the schema never reach
+// The tool's output is fn's result: a string as it is, a [Content] as its
+// parts (text, images, files), any other type marshalled to JSON. Arguments that do not match the schema never reach
 // fn: Call returns a [*pipeline.ArgumentError] with the JSON path of the
 // first bad value. fn's own error is returned unchanged, and the runner
 // reports it to the model by default. fn gets the call's context, which
@@ -84,26 +85,42 @@ func (t *funcTool[In, Out]) ResultType() reflect.Type { return reflect.TypeFor[O
 
 var _ pipeline.ResultTyper = (*funcTool[struct{}, string])(nil)
 
-// Call decodes c.Arguments and calls the tool's func.
+var _ pipeline.ContentTool = (*funcTool[struct{}, Content])(nil)
+
+// Call decodes c.Arguments and calls the tool's func. A [Content] result
+// is returned as its text (see [Content]); the runner calls CallContent.
 func (t *funcTool[In, Out]) Call(ctx context.Context, c *pipeline.ToolCall) (string, error) {
+	text, _, err := t.CallContent(ctx, c)
+	return text, err
+}
+
+// CallContent decodes c.Arguments and calls the tool's func. A [Content]
+// result is returned as its parts, with their text; any other result as
+// text, with no parts.
+func (t *funcTool[In, Out]) CallContent(ctx context.Context, c *pipeline.ToolCall) (string, []state.ContentPart, error) {
 	var in In
 	if err := t.schema.decode(c.Arguments, &in); err != nil {
 		err.Tool, err.CallID = t.spec.Name, c.CallID
-		return "", err
+		return "", nil, err
 	}
 	out, err := t.fn(context.WithValue(ctx, callKey{}, c), in)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	switch v := any(out).(type) {
 	case string:
-		return v, nil
+		return v, nil, nil
+	case Content:
+		if len(v) == 0 {
+			return "", nil, nil
+		}
+		return state.JoinText(v), v, nil
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		return "", fmt.Errorf("tool: %s: marshal output: %w", t.spec.Name, err)
+		return "", nil, fmt.Errorf("tool: %s: marshal output: %w", t.spec.Name, err)
 	}
-	return string(b), nil
+	return string(b), nil, nil
 }
 
 type approvalTool[In, Out any] struct {

@@ -2,6 +2,7 @@ package guardrails
 
 import (
 	"context"
+	"slices"
 
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -96,6 +97,7 @@ func (h *toolOutput) CallTool(ctx context.Context, c *pipeline.ToolCall) (*pipel
 		return res, err
 	}
 	seen := *res // the checks get a copy; res stays the inner stage's
+	seen.Content = slices.Clone(res.Content)
 	act, err := evaluate(ctx, h.checks, c.Turn.Agent, pipeline.ToolOutcome{Call: c, Result: &seen}, toolScope(c, state.StageToolOutput))
 	if err != nil {
 		return nil, err

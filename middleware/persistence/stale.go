@@ -153,7 +153,7 @@ func (l *ledger) lookup(ctx context.Context, c *pipeline.ToolCall, next pipeline
 	if undecided(run, c.Item) {
 		return nil, false, l.stale(c.OutputSeq, c.CallID)
 	}
-	res := &pipeline.ToolResult{Status: pipeline.ToolCompleted, Output: it.Text()}
+	res := &pipeline.ToolResult{Status: pipeline.ToolCompleted, Output: it.Text(), Content: it.Content()}
 	if run.IsPending(c.CallID) {
 		d, _, _ := run.DecisionFor(c.Name, c.CallID)
 		if err := d.Check(c.CallID, c.Name, c.Arguments); err != nil {

@@ -26,7 +26,10 @@ import (
 // URL or data URL) and files (by ID or inline) become content parts;
 // items and parts the API cannot express (hosted calls, opaque items, MCP
 // approvals, custom tool calls, images by file ID, files by URL) fail the
-// call before the request with an error wrapping [ErrUnsupportedItem].
+// call before the request with an error wrapping [ErrUnsupportedItem]. A
+// tool output made of content parts is sent as its text when all its parts
+// are text; an image or a file in it fails the call the same way, naming
+// the call and the part (Chat Completions' tool messages take text only).
 //
 // A ChatModel holds only configuration fixed at construction and is safe
 // for concurrent use. The contract of Respond is the one of [Model].
@@ -352,14 +355,23 @@ func appendRefusal(dst []byte, refusal string) []byte {
 func (m *ChatModel) ProviderName() string { return "openai" }
 
 // chatExpressible refuses input items Chat Completions has no message for
-// (hosted calls, opaque items, MCP approvals, custom tool calls) and user
-// content it cannot take (images by file ID, files by URL), rather than
-// dropping them: a request without them would not be the run's history.
+// (hosted calls, opaque items, MCP approvals, custom tool calls), user
+// content it cannot take (images by file ID, files by URL) and tool
+// outputs with parts other than text, rather than dropping them: a request
+// without them would not be the run's history.
 func chatExpressible(items state.Items) error {
 	for i, it := range items.All() {
 		if it.Kind() == state.KindUserMessage && hasMedia(it) {
 			if _, err := chatParts(it); err != nil {
 				return fmt.Errorf("%w: input[%d]: %w", ErrUnsupportedItem, i, err)
+			}
+		}
+		if it.Kind() == state.KindToolOutput || it.Kind() == state.KindHandoffOutput {
+			for j, p := range it.Content() {
+				if p.Type() != "input_text" {
+					return fmt.Errorf("%w: input[%d] is the output of call %s, whose content part %d is %s: Chat Completions tool messages take text only",
+						ErrUnsupportedItem, i, it.CallID(), j, partName(p))
+				}
 			}
 		}
 		switch it.Kind() {
@@ -369,6 +381,20 @@ func chatExpressible(items state.Items) error {
 		}
 	}
 	return nil
+}
+
+// partName names a content part's type for an error, with how an image
+// or a file is given.
+func partName(p state.ContentPart) string {
+	switch p.Type() {
+	case "":
+		return "not a typed part"
+	case "input_image":
+		return "an image (input_image)"
+	case "input_file":
+		return "a file (input_file)"
+	}
+	return fmt.Sprintf("of type %q", p.Type())
 }
 
 // hasMedia reports whether a user message's content has parts other than

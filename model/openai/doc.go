@@ -24,7 +24,10 @@
 // PreviousResponseID is set, the server's copy of earlier items is not
 // subtracted. To keep the conversation on the server and send only new
 // items, run with [ChainResponses] (previous_response_id, set from the
-// last response) or [InConversation] (a conversation ID).
+// last response) or [InConversation] (a conversation ID). A tool output
+// made of content parts (see [pipeline.ContentTool] and tool.Content) is
+// a function_call_output whose output is the list of its input_text,
+// input_image and input_file parts.
 //
 // # What comes back
 //
@@ -70,7 +73,10 @@
 // [ChatModel] maps tools, settings, usage and errors the same way. Items
 // become chat messages: the instructions and system items as system
 // messages, user messages, an assistant message with the tool calls that
-// follow it, and a tool message per output. Reasoning items are not sent
-// and message content other than text is sent as its text. Chat items
-// carry no item IDs.
+// follow it, and a tool message per output. Reasoning items are not sent.
+// A user message's images and files become content parts; a tool output's
+// text parts are joined into the tool message's text, and an image or a
+// file in a tool output fails the call before the request with an error
+// wrapping [ErrUnsupportedItem] that names the call (tool messages take
+// text only). Chat items carry no item IDs.
 package openai

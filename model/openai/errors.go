@@ -36,7 +36,8 @@ var (
 	// types turnkit does not know are recorded as opaque items); it is
 	// then wrapped by [*DecodeError]. [ChatModel] also returns it, before
 	// any request, for input items Chat Completions cannot express
-	// (hosted calls, opaque items, MCP approvals, custom tool calls).
+	// (hosted calls, opaque items, MCP approvals, custom tool calls, user
+	// content parts it cannot take, images and files in tool outputs).
 	ErrUnsupportedItem = errors.New("openai: unsupported output item")
 	// ErrUnsupportedTool means a tool cannot be sent to or run through the
 	// API at hand: a hosted tool given to [ChatModel], or a hosted tool

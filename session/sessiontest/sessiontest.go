@@ -50,6 +50,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"ConcurrentSameRun", testConcurrentSameRun},
 		{"LargeItem", testLargeItem},
 		{"UnicodeItems", testUnicode},
+		{"ContentParts", testContentParts},
 		{"CancelledContext", testCancelled},
 		{"UseAfterClose", testClosed},
 	}
@@ -629,6 +630,45 @@ func testUnicode(t *testing.T, s session.Store) {
 	uni := sid + "/会话-🗂"
 	mustAppend(t, s, uni, "r", items("r", 1))
 	wantList(t, s, uni, 0, items("r", 1))
+	wantList(t, s, sid, 0, its)
+}
+
+// testContentParts: messages and tool outputs whose content is a list of
+// parts (text, images, files) round-trip byte for byte, parts and all, and
+// such an output still answers its call once.
+func testContentParts(t *testing.T, s session.Store) {
+	sid := newSessionID(t)
+	image := state.ImageURL("data:image/png;base64,iVBORw0KGgo=", "high")
+	output := func(seq int64, text string) state.Item {
+		return state.ToolOutputContent("call_plot", "plot", state.TextPart(text), image, state.FileData("a.csv", "data:text/csv;base64,YSwx")).WithSeq(seq)
+	}
+	its := []state.Item{
+		state.UserContent(state.TextPart("plot this "), state.FileID("file-1"), state.ImageFile("file-2", "low")).WithSeq(1),
+		state.ToolCall("fc_1", "call_plot", "plot", `{}`).WithSeq(2),
+		state.CustomCall("ctc_1", "call_sql", "run_sql", "SELECT 1;").WithSeq(3),
+		output(4, "the chart \u2028 ✓"),
+		state.CustomOutputContent("call_sql", "run_sql", state.TextPart("1 row"), state.FileURL("https://example.com/r.csv")).WithSeq(5),
+	}
+	mustAppend(t, s, sid, "a", its)
+	mustAppend(t, s, sid, "a", its[3:]) // a retry
+	wantList(t, s, sid, 0, its)
+	for i, it := range list(t, s, sid, 0) {
+		if diff := cmp.Diff(its[i].Content(), it.Content(), cmp.AllowUnexported(state.ContentPart{})); diff != "" {
+			t.Errorf("List()[%d].Content() mismatch (-want +got):\n%s", i, diff)
+		}
+	}
+	got, ok, err := s.Lookup(ctx(t), sid, "a", 4)
+	if err != nil || !ok || !got.Equal(its[3]) || len(got.Content()) != 3 {
+		t.Fatalf("Lookup(4) = %v %s, %v, %v; want %s", got, got.Raw(), ok, err, its[3].Raw())
+	}
+	for name, batch := range map[string][]state.Item{
+		"second content output": {output(6, "again")},
+		"second text output":    {state.ToolOutput("call_plot", "plot", "again").WithSeq(6)},
+	} {
+		if err := s.Append(ctx(t), sid, "a", batch); !errors.Is(err, session.ErrDuplicateOutput) {
+			t.Fatalf("%s: Append = %v, want ErrDuplicateOutput", name, err)
+		}
+	}
 	wantList(t, s, sid, 0, its)
 }
 

@@ -36,6 +36,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) state.Store) {
 		{"DeleteIsIdempotent", testDelete},
 		{"CancelledContext", testCancelled},
 		{"DeltaSaves", testDeltaSaves},
+		{"ContentParts", testContentParts},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore(t)) })
@@ -285,5 +286,54 @@ func testCancelled(t *testing.T, s state.Store) {
 	}
 	if _, err := s.Load(context.Background(), r.ID()); err != nil {
 		t.Errorf("Load after cancelled Delete = %v, want the run", err)
+	}
+}
+
+// ContentRun returns a run whose input and tool outputs are content parts
+// (text, images and files) rather than strings: a user message made with
+// [state.UserContent], and a function call and a custom tool call answered
+// with [state.ToolOutputContent] and [state.CustomOutputContent].
+func ContentRun(tb testing.TB, id string) *state.Run {
+	tb.Helper()
+	r := state.NewRun(id, "assistant", 5)
+	r.AddInput(state.UserContent(state.TextPart("Chart this: "), state.FileID("file-data")))
+	r.SetTurn(1)
+	first := r.Reserve(4)
+	calls := []state.Item{
+		state.ToolCall("fc_1", "call_plot", "plot", `{"kind":"bar"}`).WithSeq(first),
+		state.CustomCall("ctc_1", "call_sql", "run_sql", "SELECT 1;").WithSeq(first + 1),
+	}
+	must(tb, r.Record(calls...))
+	r.SetResponse(state.Boundary{Start: first, End: first + 2, OutputsEnd: first + 4})
+	must(tb, r.Record(
+		state.ToolOutputContent("call_plot", "plot",
+			state.TextPart("the chart:"), state.ImageURL("data:image/png;base64,iVBORw0KGgo=", "high"),
+			state.ImageFile("file-img", ""), state.FileData("chart.csv", "data:text/csv;base64,YSwx")).WithSeq(first+2),
+		state.CustomOutputContent("call_sql", "run_sql", state.TextPart("1 row"), state.FileURL("https://example.com/rows.csv")).WithSeq(first+3),
+	))
+	return r
+}
+
+// testContentParts: items whose content is a list of parts load as they
+// were saved, parts and all.
+func testContentParts(t *testing.T, s state.Store) {
+	r := ContentRun(t, newID(t))
+	save(t, s, r)
+	got := load(t, s, r.ID())
+	if d := Diff(t, got, r); d != "" {
+		t.Fatalf("Load differs (-want +got):\n%s", d)
+	}
+	want := r.Items()
+	if got.Items().Len() != want.Len() {
+		t.Fatalf("loaded %d items, want %d", got.Items().Len(), want.Len())
+	}
+	for i, it := range got.Items().All() {
+		w := want.At(i)
+		if !it.Equal(w) || it.Text() != w.Text() {
+			t.Errorf("item %d = %v %s, want %v %s", i, it, it.Raw(), w, w.Raw())
+		}
+		if d := cmp.Diff(w.Content(), it.Content(), cmp.AllowUnexported(state.ContentPart{})); d != "" {
+			t.Errorf("item %d content (-want +got):\n%s", i, d)
+		}
 	}
 }
