@@ -36,7 +36,7 @@ func ExampleContent() {
 	out := second.At(second.Len() - 1)
 	fmt.Println(out.Kind(), out.Text())
 	fmt.Println(string(out.Raw()))
-	fmt.Println(res.FinalOutput)
+	fmt.Println(res.FinalOutput())
 	// Output:
 	// tool_output A chart of 3 points:
 	// {"type":"function_call_output","call_id":"call_run_1_1_1","output":[{"type":"input_text","text":"A chart of 3 points:"},{"type":"input_image","detail":"low","image_url":"data:image/png;base64,iVBORw0KGgo="}]}

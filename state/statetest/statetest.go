@@ -296,16 +296,16 @@ func testCancelled(t *testing.T, s state.Store) {
 func ContentRun(tb testing.TB, id string) *state.Run {
 	tb.Helper()
 	r := state.NewRun(id, "assistant", 5)
-	r.AddInput(state.UserContent(state.TextPart("Chart this: "), state.FileID("file-data")))
-	r.SetTurn(1)
-	first := r.Reserve(4)
+	runcore.AddInput(r, state.UserContent(state.TextPart("Chart this: "), state.FileID("file-data")))
+	runcore.SetTurn(r, 1)
+	first := runcore.Reserve(r, 4)
 	calls := []state.Item{
 		state.ToolCall("fc_1", "call_plot", "plot", `{"kind":"bar"}`).WithSeq(first),
 		state.CustomCall("ctc_1", "call_sql", "run_sql", "SELECT 1;").WithSeq(first + 1),
 	}
-	must(tb, r.Record(calls...))
-	r.SetResponse(state.Boundary{Start: first, End: first + 2, OutputsEnd: first + 4})
-	must(tb, r.Record(
+	must(tb, runcore.Record(r, calls...))
+	runcore.SetResponse(r, state.Boundary{Start: first, End: first + 2, OutputsEnd: first + 4})
+	must(tb, runcore.Record(r,
 		state.ToolOutputContent("call_plot", "plot",
 			state.TextPart("the chart:"), state.ImageURL("data:image/png;base64,iVBORw0KGgo=", "high"),
 			state.ImageFile("file-img", ""), state.FileData("chart.csv", "data:text/csv;base64,YSwx")).WithSeq(first+2),
