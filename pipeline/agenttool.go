@@ -12,11 +12,11 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-// AgentToolExtension prefixes the [state.Run] extension key under which an
+// agentToolExtension prefixes the [state.Run] extension key under which an
 // agent used as a tool keeps its paused nested run: the key is the prefix
 // followed by the outer call ID, and the value is the nested run's
 // checkpoint ([state.Marshal]).
-const AgentToolExtension = "turnkit.agent_tool/"
+const agentToolExtension = "turnkit.agent_tool/"
 
 // An AgentToolOption configures [AgentTool].
 type AgentToolOption interface{ applyAgentTool(*agentTool) }
@@ -57,7 +57,7 @@ func WithAgentToolRunner(r *Runner) AgentToolOption {
 // [state.Run.Pending] lists them with Owner set to the outer call ID and
 // CallID qualified as "<owner>/<nested call ID>", so that they are unique.
 // The nested run's state is kept in the outer run's extension
-// [AgentToolExtension]+callID, so it travels in the outer checkpoint.
+// "turnkit.agent_tool/"+callID, so it travels in the outer checkpoint.
 // Decide on the outer run ([state.Run.Approve] with the qualified call ID,
 // or the "always" forms, which apply to nested calls too) and resume it:
 // the call runs again, carries the decisions into the nested run and
@@ -104,7 +104,7 @@ func (a *agentTool) Call(ctx context.Context, c *ToolCall) (string, error) {
 	if runner == nil {
 		return "", fmt.Errorf("pipeline: agent tool %q call %s: no runner", a.spec.Name, c.CallID)
 	}
-	key := AgentToolExtension + c.CallID
+	key := agentToolExtension + c.CallID
 	var (
 		res *Result
 		err error

@@ -56,7 +56,7 @@ func TestAgentToolApprovalSurfacesAndResumes(t *testing.T) {
 				t.Fatalf("before the decision tools ran %v", sc.calls.n)
 			}
 			st := first.State()
-			if _, ok := st.Extension(pipeline.AgentToolExtension + "call_run_1_1_2"); !ok {
+			if _, ok := st.Extension("turnkit.agent_tool/" + "call_run_1_1_2"); !ok {
 				t.Fatal("the nested run's state is not in the outer state")
 			}
 			if err := st.Approve(ap.CallID); err != nil {
@@ -72,7 +72,7 @@ func TestAgentToolApprovalSurfacesAndResumes(t *testing.T) {
 			if sc.calls.count("danger") != 1 || sc.calls.count("safe") != 1 {
 				t.Errorf("serialized=%v stream=%v: tools ran %v, want each once", serialized, stream, sc.calls.n)
 			}
-			if _, ok := st.Extension(pipeline.AgentToolExtension + "call_run_1_1_2"); ok {
+			if _, ok := st.Extension("turnkit.agent_tool/" + "call_run_1_1_2"); ok {
 				t.Error("the finished nested run's state is still in the outer state")
 			}
 			if p := st.Pending(); len(p) != 0 {

@@ -92,7 +92,7 @@
 //		res, err = runner.Resume(ctx, agent, st) // after the cause is fixed
 //	}
 //
-// Any error that implements [StateCarrier] is found the same way. A
+// Any error with a State() *state.Run method is found the same way. A
 // streamed run's last value is that error; its [RunError.Result] is what
 // [Runner.Run] returns beside it. Errors returned before a run started (a
 // nil agent, an invalid input, a run with nothing to resume) carry no

@@ -196,12 +196,12 @@ func (e *UnknownAgentError) Error() string {
 // Unwrap returns [ErrUnknownAgent].
 func (e *UnknownAgentError) Unwrap() error { return ErrUnknownAgent }
 
-// A StateCarrier is an error that carries the resumable state of the run
-// that returned it. Every error a run returns once it started implements
-// it (see [RunError]), whatever the error wrapped inside is, so a plain
-// "return err" up the stack keeps what is needed to resume. Find it with
-// errors.As, or call [StateOf].
-type StateCarrier interface {
+// A stateCarrier is an error that carries the resumable state of the run
+// that returned it. Every error a run returns once it started is one (see
+// [RunError]), whatever the error wrapped inside is, so a plain "return
+// err" up the stack keeps what is needed to resume; [StateOf] finds it, and
+// any error of another package with the same methods.
+type stateCarrier interface {
 	error
 	// State returns a detached copy of the run's state when the run
 	// failed; each call returns a new copy.
@@ -213,7 +213,7 @@ type StateCarrier interface {
 // reports false for errors that carry none, such as those returned before a
 // run started (a nil agent, an invalid input, nothing to resume).
 func StateOf(err error) (*state.Run, bool) {
-	if sc, ok := errors.AsType[StateCarrier](err); ok {
+	if sc, ok := errors.AsType[stateCarrier](err); ok {
 		return sc.State(), true
 	}
 	return nil, false

@@ -87,7 +87,10 @@ func TestFailedRunKeepsItsState(t *testing.T) {
 				if !errors.Is(err, tt.cause) {
 					t.Fatalf("err = %v, want %v", err, tt.cause)
 				}
-				sc, ok := errors.AsType[pipeline.StateCarrier](err)
+				sc, ok := errors.AsType[interface {
+					error
+					State() *state.Run
+				}](err)
 				if !ok {
 					t.Fatalf("err %v (%T) carries no state", err, err)
 				}

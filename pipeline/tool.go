@@ -105,9 +105,9 @@ func (c *ToolCall) OutputItem(output string) state.Item {
 	return state.ToolOutput(c.CallID, c.Name, output).WithSeq(c.OutputSeq)
 }
 
-// ContentItem returns the output item for the call whose output is the
+// contentItem returns the output item for the call whose output is the
 // given content parts, placed at the call's reserved position.
-func (c *ToolCall) ContentItem(parts []state.ContentPart) state.Item {
+func (c *ToolCall) contentItem(parts []state.ContentPart) state.Item {
 	if c.Item.Kind() == state.KindCustomCall {
 		return state.CustomOutputContent(c.CallID, c.Name, parts...).WithSeq(c.OutputSeq)
 	}
@@ -118,15 +118,15 @@ func (c *ToolCall) ContentItem(parts []state.ContentPart) state.Item {
 // when it has them, else its output.
 func (c *ToolCall) resultOutput(res *ToolResult) state.Item {
 	if res.Content != nil {
-		return c.ContentItem(res.Content)
+		return c.contentItem(res.Content)
 	}
 	return c.OutputItem(res.Output)
 }
 
 // ResultItem returns the output item for the call's result, placed at the
 // call's reserved position: for a function or custom tool call,
-// [ToolCall.ContentItem] of the result's content when it has content
-// parts, and [ToolCall.OutputItem] of its output otherwise; for an MCP
+// its content parts when it has them ([ToolResult.Content]), and
+// [ToolCall.OutputItem] of its output otherwise; for an MCP
 // approval request, the approval response, which approves when the call
 // completed without error and otherwise rejects with the output as its
 // reason.
