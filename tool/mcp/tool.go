@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
 )
 
 // MetaIdempotencyKey is the _meta key of a call's idempotency key
@@ -31,6 +32,7 @@ type Tool struct {
 
 var (
 	_ pipeline.Tool             = (*Tool)(nil)
+	_ pipeline.ContentTool      = (*Tool)(nil)
 	_ pipeline.ApprovalRequirer = (*Tool)(nil)
 )
 
@@ -70,22 +72,56 @@ func (t *Tool) NeedsApproval(context.Context, *pipeline.ToolCall) (bool, error) 
 }
 
 // Call sends the call to the server and returns its result as text (see
-// the package documentation). Arguments that are not a JSON object are a
-// [*pipeline.ArgumentError]; an isError result is a [*ToolError]; a failure
-// to get a result is an [*Error].
+// the package documentation): images, audio and resources are described,
+// without their data. The runner calls [Tool.CallContent] instead.
+// Arguments that are not a JSON object are a [*pipeline.ArgumentError]; an
+// isError result is a [*ToolError]; a failure to get a result is an
+// [*Error].
 func (t *Tool) Call(ctx context.Context, c *pipeline.ToolCall) (string, error) {
+	res, err := t.send(ctx, c)
+	if err != nil {
+		return "", err
+	}
+	return t.text(res)
+}
+
+// CallContent sends the call to the server, as [Tool.Call] does, and
+// returns its result as content parts when it holds an image or an
+// embedded resource with a blob (see the package documentation): text is
+// then the parts' text, joined. Any other result is returned as Call
+// returns it, as text with nil parts. Errors are Call's.
+func (t *Tool) CallContent(ctx context.Context, c *pipeline.ToolCall) (string, []state.ContentPart, error) {
+	res, err := t.send(ctx, c)
+	if err != nil {
+		return "", nil, err
+	}
+	if res.IsError || !hasMedia(res) {
+		out, err := t.text(res)
+		return out, nil, err
+	}
+	parts, err := contentParts(res)
+	if err != nil {
+		return "", nil, &Error{Server: t.server, Op: "call", Tool: t.name, Kind: ErrProtocol, Err: err}
+	}
+	return state.JoinText(parts), parts, nil
+}
+
+// send sends the call to the server and returns its result.
+func (t *Tool) send(ctx context.Context, c *pipeline.ToolCall) (*sdk.CallToolResult, error) {
 	args, err := arguments(c.Arguments)
 	if err != nil {
-		return "", &pipeline.ArgumentError{Tool: c.Name, CallID: c.CallID, Err: err}
+		return nil, &pipeline.ArgumentError{Tool: c.Name, CallID: c.CallID, Err: err}
 	}
 	p := &sdk.CallToolParams{Name: t.name, Arguments: args}
 	if c.Turn != nil && c.Turn.Run != nil {
 		p.Meta = sdk.Meta{MetaIdempotencyKey: c.IdempotencyKey()}
 	}
-	res, err := t.conn.call(ctx, p, t.resend.Load())
-	if err != nil {
-		return "", err
-	}
+	return t.conn.call(ctx, p, t.resend.Load())
+}
+
+// text returns a result as the tool's output text, or a [*ToolError] for
+// an isError result.
+func (t *Tool) text(res *sdk.CallToolResult) (string, error) {
 	out, err := render(res)
 	if err != nil {
 		return "", &Error{Server: t.server, Op: "call", Tool: t.name, Kind: ErrProtocol, Err: err}
@@ -188,8 +224,8 @@ type part struct {
 }
 
 // describe renders a non-text content part as one line of JSON. Binary
-// data is left out (its size is given) until tool outputs have content
-// parts.
+// data is left out (its size is given): [Tool.Call] returns text, and
+// audio has no part in a tool's output (see contentParts).
 func describe(c sdk.Content) (string, error) {
 	size := func(b []byte) *int { n := len(b); return &n }
 	var p part
