@@ -88,19 +88,47 @@
 // request's _meta under [MetaIdempotencyKey], so a server can recognise a
 // call retried after a crash or a resume.
 //
-// The result becomes the tool's output text: text content as it is, the
-// parts joined by newlines. Other content (images, audio, resource links,
-// embedded resources) is described as one line of JSON per part, without
-// its binary data, until turnkit has content parts for tool outputs;
-// structuredContent is added as JSON unless a text part already holds the
-// same value. An isError result is returned as a [*ToolError], which the
-// runner reports to the model as the tool's error output by default.
-//
 // A transport failure, a JSON-RPC error, a malformed result, a timeout
 // (Server.Timeout) or a crashed stdio server is an [*Error] wrapping one of
 // [ErrTransport], [ErrProtocol], [ErrTimeout] or [ErrServerExited].
 // Cancelling the call's context cancels the MCP request
 // (notifications/cancelled) and the call returns the context's error.
+//
+// # Results
+//
+// A [Tool] is a [pipeline.ContentTool]. When a result holds an image or an
+// embedded resource with a blob, the runner gets it as content parts, in
+// the result's order (see [state.ToolOutputContent]):
+//
+//   - text content: a text part ([state.TextPart]), as it is;
+//   - an image (base64 data and a MIME type): an input_image,
+//     [state.ImageURL]("data:<mimeType>;base64,<data>", "auto");
+//   - an embedded resource with a blob: an input_file,
+//     [state.FileData] named after the last element of its URI, with a
+//     data URL of its MIME type (application/octet-stream when it has
+//     none);
+//   - an embedded resource with text, a resource link, audio: a text part
+//     holding the one line of JSON described below, without binary data.
+//     Audio stays text because the Responses API has no audio part in a
+//     tool's output (input_audio is not allowed there);
+//   - structuredContent that no text part holds: a last text part, its
+//     JSON.
+//
+// The call's text (what guardrails, logs and a terminal tool's final
+// output see) is then the text parts' text, joined ([state.JoinText]).
+// The Responses API takes these parts; the Chat Completions adapter
+// refuses them with a typed error, so an agent on Chat Completions should
+// not be given tools that return images or blobs.
+//
+// Any other result, such as one with text only, is the tool's output
+// text, a plain string: text content as it is, the parts joined by
+// newlines; other content (audio, resource links, embedded resources,
+// an image without a MIME type) described as one line of JSON per part, without its binary
+// data (its size is given); structuredContent added as JSON unless a text
+// part already holds the same value. [Tool.Call], for callers that take
+// text only, always answers this way. An isError result is returned as a
+// [*ToolError] whose output is this text, which the runner reports to the
+// model as the tool's error output by default.
 //
 // # Restarts
 //
