@@ -130,7 +130,7 @@ func (a *agentTool) Call(ctx context.Context, c *ToolCall) (string, error) {
 	if err := json.Unmarshal([]byte(c.Arguments), &args); err != nil {
 		return "", &ArgumentError{Tool: c.Name, CallID: c.CallID, Err: err}
 	}
-	nested := state.NewRun(outer.ID()+"/"+c.CallID, a.agent.Name, 0)
+	nested := state.NewRun(outer.ID()+"/"+c.CallID, a.agent.Name)
 	res, err = a.run(ctx, runner, c, args.Input, nested)
 	runcore.AddUsage(outer, nested.Usage())
 	if err != nil {

@@ -69,13 +69,13 @@
 //
 // # Turn limits
 //
-// A run's turn limit is, in order: the [WithRunMaxTurns] of the call that
-// started it; else the limit its state was made with (state.NewRun's
-// maxTurns, for a state given with [WithState]); else the runner's
-// [WithMaxTurns]; else [DefaultMaxTurns]. A limit given with
-// WithRunMaxTurns or state.NewRun is kept in the state, so a resumed run
-// keeps it; the runner's applies to each invocation of a run that has
-// none.
+// Two options set a run's turn limit: the runner's [WithMaxTurns], for
+// every run it serves, and [WithRunMaxTurns], for one run (given to
+// [Runner.Run] or [Runner.Stream]).
+// A run's limit is its own WithRunMaxTurns if it was ever given one, else
+// the runner's, else [DefaultMaxTurns]. A run's own limit is kept in its
+// state, so a resumed run keeps it in any process; the runner's applies
+// to each invocation of a run that has none.
 //
 // # Errors and the resumable state
 //

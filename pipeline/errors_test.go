@@ -142,7 +142,7 @@ func TestRunErrorSnapshot(t *testing.T) {
 	down := errors.New("model down")
 	agent := &pipeline.Agent{Name: "a", Model: scripted.New(scripted.Fail(down), scripted.Reply("done"))}
 	r := pipeline.NewRunner()
-	live := state.NewRun("run_s", "", 0)
+	live := state.NewRun("run_s", "")
 	_, err := r.Run(context.Background(), agent, pipeline.UserInput("go"), pipeline.WithState(live))
 	if !errors.Is(err, down) {
 		t.Fatalf("err = %v, want %v", err, down)
@@ -182,7 +182,7 @@ func TestNothingToResume(t *testing.T) {
 	r := pipeline.NewRunner()
 
 	m := scripted.New(scripted.Reply("never"))
-	fresh := state.NewRun("run_new", "a", 0)
+	fresh := state.NewRun("run_new", "a")
 	if _, err := r.Resume(ctx, &pipeline.Agent{Name: "a", Model: m}, fresh); !errors.Is(err, pipeline.ErrNothingToResume) {
 		t.Errorf("Resume of a run that never started = %v, want ErrNothingToResume", err)
 	}

@@ -188,7 +188,7 @@ func TestOutputErrors(t *testing.T) {
 			t.Parallel()
 			modes(t, func(t *testing.T, stream bool) {
 				agent := &pipeline.Agent{Name: "billing", Model: scripted.New(tt.step), Output: invoiceOutput}
-				run := state.NewRun("run_1", "", 0)
+				run := state.NewRun("run_1", "")
 				r := pipeline.NewRunner()
 				var err error
 				var res *pipeline.Result

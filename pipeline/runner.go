@@ -134,7 +134,7 @@ func (r *Runner) start(agent *Agent, input []state.Item, opts []RunOption) (*sta
 		if id == "" {
 			id = r.cfg.newID()
 		}
-		run = state.NewRun(id, agent.Name, rc.maxTurns)
+		run = state.NewRun(id, agent.Name)
 	} else {
 		if run.Len() > 0 || run.Turn() > 0 {
 			return nil, fmt.Errorf("pipeline: run: state %s already has items; use Resume", run.ID())
@@ -143,9 +143,9 @@ func (r *Runner) start(agent *Agent, input []state.Item, opts []RunOption) (*sta
 			return nil, fmt.Errorf("pipeline: run: WithRunID(%q) conflicts with WithState of run %q: give one of them", rc.runID, run.ID())
 		}
 		runcore.SetAgent(run, agent.Name)
-		if rc.maxTurns > 0 {
-			runcore.SetMaxTurns(run, rc.maxTurns)
-		}
+	}
+	if rc.maxTurns > 0 {
+		runcore.SetMaxTurns(run, rc.maxTurns)
 	}
 	if rc.sessionID != "" {
 		run.SetSessionID(rc.sessionID)

@@ -184,7 +184,7 @@ func TestCancelDuringModelCall(t *testing.T) {
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	run := state.NewRun("run_cancel", "a", 0)
+	run := state.NewRun("run_cancel", "a")
 	a := &pipeline.Agent{Name: "a", Model: scripted.New(scripted.Block())}
 	done := runAsync(func() error {
 		_, err := pipeline.NewRunner(pipeline.WithMiddleware(signal)).Run(ctx, a, pipeline.UserInput("hi"), pipeline.WithState(run))
@@ -212,7 +212,7 @@ func TestCancelDuringTools(t *testing.T) {
 			a := &pipeline.Agent{Name: "a", Tools: []pipeline.Tool{blocking("wait", started)}, Model: scripted.New(scripted.Respond(parts...))}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			run := state.NewRun("run_cancel", "a", 0)
+			run := state.NewRun("run_cancel", "a")
 			done := runAsync(func() error {
 				_, err := pipeline.NewRunner().Run(ctx, a, pipeline.UserInput("hi"), pipeline.WithState(run))
 				return err
@@ -513,7 +513,7 @@ func TestHandoffFilterError(t *testing.T) {
 func TestRunIDConflictsWithState(t *testing.T) {
 	model := scripted.New(scripted.Reply("hi"))
 	a := &pipeline.Agent{Name: "a", Model: model}
-	run := state.NewRun("run-a", "a", 0)
+	run := state.NewRun("run-a", "a")
 	_, err := pipeline.NewRunner().Run(context.Background(), a, pipeline.UserInput("hi"), pipeline.WithState(run), pipeline.WithRunID("run-b"))
 	if err == nil || !strings.Contains(err.Error(), "run-b") || !strings.Contains(err.Error(), "run-a") {
 		t.Fatalf("Run(WithState(run-a), WithRunID(run-b)) = %v, want an error naming both IDs", err)

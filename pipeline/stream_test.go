@@ -103,10 +103,10 @@ func TestStreamAndRunAgree(t *testing.T) {
 			opts := append([]pipeline.Option{pipeline.WithIDGenerator(func() string { return "run_x" })}, sc.opts...)
 			r := pipeline.NewRunner(opts...)
 
-			runState := state.NewRun("run_x", "", 0)
+			runState := state.NewRun("run_x", "")
 			res, runErr := r.Run(context.Background(), sc.agent(), pipeline.UserInput("go"), pipeline.WithState(runState))
 
-			streamState := state.NewRun("run_x", "", 0)
+			streamState := state.NewRun("run_x", "")
 			var (
 				created   []state.Item
 				approvals []state.Approval
@@ -201,7 +201,7 @@ func TestStreamEarlyBreak(t *testing.T) {
 		scripted.Reply("finished"),
 	)}
 	r := pipeline.NewRunner(pipeline.WithMiddleware(once))
-	run := state.NewRun("run_break", "a", 0)
+	run := state.NewRun("run_break", "a")
 	var seen []string
 	for ev, err := range r.Stream(context.Background(), a, pipeline.UserInput("go"), pipeline.WithState(run)) {
 		if err != nil {
@@ -254,7 +254,7 @@ func TestStreamBreakRightAway(t *testing.T) {
 }
 
 func TestStreamStartErrors(t *testing.T) {
-	used := state.NewRun("used", "a", 0)
+	used := state.NewRun("used", "a")
 	runcore.AddInput(used, state.UserMessage("x"))
 	tests := []struct {
 		name  string

@@ -242,7 +242,7 @@ func (w *Worker) start(ctx context.Context, agent *pipeline.Agent, args RunArgs)
 	if err != nil {
 		return nil, err
 	}
-	run := state.NewRun(args.RunID, agent.Name, 0)
+	run := state.NewRun(args.RunID, agent.Name)
 	ext, err := json.Marshal(extState{Agent: agent.Name})
 	if err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ var (
 // message and a tool call with its output.
 func benchRun(b *testing.B, n int) *state.Run {
 	b.Helper()
-	r := state.NewRun("run_bench", "assistant", 0)
+	r := state.NewRun("run_bench", "assistant")
 	r.AddInput(state.UserMessage("start"))
 	for i := 0; r.Len() < n; i++ {
 		first := r.Reserve(3)

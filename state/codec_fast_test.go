@@ -171,7 +171,7 @@ func TestMarshalMatchesReference(t *testing.T) {
 	key := []byte("a key")
 	runs := map[string]*state.Run{
 		"sample": statetest.SampleRun(t, "run_1"),
-		"new":    state.NewRun("run_new", "", 0),
+		"new":    state.NewRun("run_new", ""),
 		"tricky": trickyRun(t, false),
 		"odd":    trickyRun(t, true),
 	}
@@ -285,7 +285,8 @@ func FuzzUnmarshalMatchesReference(f *testing.F) {
 			f.Add(mustMarshal(f, tricky, opts...))
 		}
 	}
-	small := state.NewRun("r", "a", 1)
+	small := state.NewRun("r", "a")
+	small.SetMaxTurns(1)
 	small.AddInput(state.UserMessage("hi"))
 	f.Add(mustMarshal(f, small))
 	f.Add(mustMarshal(f, typedRun(f)))
@@ -389,7 +390,8 @@ func TestRoundTripArbitraryStringsProperty(t *testing.T) {
 		rapid.Map(rapid.SliceOf(rapid.Byte()), func(b []byte) string { return string(b) }))
 	nonEmpty := rapid.Map(anyString, func(s string) string { return "x" + s })
 	rapid.Check(t, func(t *rapid.T) {
-		r := state.NewRun(anyString.Draw(t, "id"), anyString.Draw(t, "agent"), 3)
+		r := state.NewRun(anyString.Draw(t, "id"), anyString.Draw(t, "agent"))
+		r.SetMaxTurns(3)
 		r.AddInput(state.UserMessage(anyString.Draw(t, "input")))
 		for i := range rapid.IntRange(0, 6).Draw(t, "n") {
 			var items []state.Item

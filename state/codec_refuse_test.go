@@ -59,7 +59,7 @@ func TestUnmarshalRefusesNegativeUsage(t *testing.T) {
 // call answered once: valid history.
 func twoResponses(t *testing.T) *state.Run {
 	t.Helper()
-	r := state.NewRun("run_1", "assistant", 0)
+	r := state.NewRun("run_1", "assistant")
 	r.AddInput(state.UserMessage("go"))
 	for i := range 2 {
 		first := r.Reserve(2)

@@ -41,7 +41,8 @@ func TestUserContent(t *testing.T) {
 	if err != nil || ref.Text() != it.Text() {
 		t.Errorf("reference %q, %v", ref.Text(), err)
 	}
-	r := state.NewRun("r", "a", 1)
+	r := state.NewRun("r", "a")
+	r.SetMaxTurns(1)
 	r.AddInput(it)
 	data, err := state.Marshal(r)
 	if err != nil {

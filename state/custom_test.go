@@ -39,7 +39,8 @@ func TestCustomToolItems(t *testing.T) {
 	}
 
 	// A checkpoint with a pending custom call round-trips.
-	r := state.NewRun("run-custom", "agent", 10)
+	r := state.NewRun("run-custom", "agent")
+	r.SetMaxTurns(10)
 	first := r.Reserve(2)
 	if err := r.Record(call.WithSeq(first)); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 // grown returns a saved run of n items of history on a fresh memory store.
 func grown(t *testing.T, n int, opts ...state.StoreOption) (*state.Run, *state.MemoryStore) {
 	t.Helper()
-	r := state.NewRun("run_delta", "assistant", 0)
+	r := state.NewRun("run_delta", "assistant")
 	hist := make([]state.Item, n)
 	for i := range hist {
 		hist[i] = state.UserMessage(fmt.Sprintf("earlier %d", i)).WithSeq(int64(i + 1))
@@ -84,7 +84,7 @@ func TestDeltaFullWhenBaselineUnknown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, run := range map[string]*state.Run{"new": state.NewRun("x", "a", 0), "unmarshalled": back} {
+	for name, run := range map[string]*state.Run{"new": state.NewRun("x", "a"), "unmarshalled": back} {
 		d, err := run.Delta()
 		if err != nil {
 			t.Fatal(err)
@@ -102,7 +102,7 @@ func TestDeltaFullWhenBaselineUnknown(t *testing.T) {
 // TestNoJournalWithoutStore: a run never saved keeps no record of what
 // changed, so runs without checkpoints pay nothing for them.
 func TestNoJournalWithoutStore(t *testing.T) {
-	r := state.NewRun("x", "a", 0)
+	r := state.NewRun("x", "a")
 	r.AddInput(state.UserMessage("hi"))
 	if n := state.JournalLen(r); n != 0 {
 		t.Errorf("journal holds %d positions for a run no store holds", n)
@@ -288,7 +288,7 @@ func TestRecordedWhileSaving(t *testing.T) {
 	ctx := context.Background()
 	for _, first := range []bool{true, false} {
 		s := state.NewMemoryStore()
-		r := state.NewRun("run_race", "a", 0)
+		r := state.NewRun("run_race", "a")
 		r.AddInput(state.UserMessage("go"))
 		if !first {
 			if err := s.Save(ctx, r); err != nil {
@@ -331,7 +331,7 @@ func TestSavedTwice(t *testing.T) {
 	r.Saved(d)
 	oneTurn(t, r) // recorded after the save
 	r.Saved(d)    // reported again
-	other := state.NewRun("another", "a", 0)
+	other := state.NewRun("another", "a")
 	od, err := other.Delta()
 	if err != nil {
 		t.Fatal(err)

@@ -6,10 +6,10 @@ import (
 	"strconv"
 )
 
-// The errors of package state come in three kinds, each in its own
+// The errors of package state come in four kinds, each in its own
 // section below: a checkpoint that cannot be decoded, a decision that
-// cannot be recorded or no longer fits its call, and a [Store] operation
-// or resume refused. Each kind has its sentinels in one var block (match
+// cannot be recorded or no longer fits its call, a [Store] operation
+// or resume refused, and a change a run refuses. Each kind has its sentinels in one var block (match
 // them with errors.Is) followed by the typed errors that wrap them and say
 // where (match them with errors.As).
 
@@ -252,3 +252,11 @@ func StaleConflict(err error) error {
 	}
 	return &StaleError{RunID: se.RunID, Have: se.Have, Stored: se.Stored, Err: err}
 }
+
+// Errors of a change a [Run] refuses.
+var (
+	// ErrContextSeen means [Run.SetHistory] was called on a run that
+	// already placed a model response: the model has seen the run's
+	// context, and replacing it would change what the run's items follow.
+	ErrContextSeen = errors.New("state: the model has seen the run's context")
+)

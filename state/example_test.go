@@ -34,7 +34,7 @@ func ExampleMarshal() {
 // old and the new key verifies both during a rotation.
 func ExampleWithSigningKey() {
 	oldKey, newKey := []byte("the old key, 32 bytes long......"), []byte("the new key, 32 bytes long......")
-	data, _ := state.Marshal(state.NewRun("run_1", "assistant", 0), state.WithSigningKey("2025-q4", oldKey))
+	data, _ := state.Marshal(state.NewRun("run_1", "assistant"), state.WithSigningKey("2025-q4", oldKey))
 	keys := state.WithVerifyKeys(map[string][]byte{"2025-q4": oldKey, "2026-q1": newKey})
 	_, err := state.Unmarshal(data, keys)
 	fmt.Println("signed:", err)
@@ -53,7 +53,7 @@ func ExampleFileStore() {
 	defer os.RemoveAll(dir)
 	store, _ := state.NewFileStore(dir)
 	ctx := context.Background()
-	_ = store.Save(ctx, state.NewRun("run_1", "assistant", 0))
+	_ = store.Save(ctx, state.NewRun("run_1", "assistant"))
 
 	a, _ := store.Load(ctx, "run_1")
 	b, _ := store.Load(ctx, "run_1")

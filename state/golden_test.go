@@ -22,7 +22,7 @@ func goldenRuns(t *testing.T) map[string]struct {
 	run  *state.Run
 	opts []state.MarshalOption
 } {
-	fresh := state.NewRun("run_new", "assistant", 0)
+	fresh := state.NewRun("run_new", "assistant")
 	finished := statetest.SampleRun(t, "run_done")
 	finished.Finish("All clean.")
 	return map[string]struct {

@@ -61,7 +61,8 @@ func TestMCPApprovalItems(t *testing.T) {
 // TestMCPApprovalCheckpoint: a run paused on an MCP approval request
 // round-trips with its pending approval, and its response after it.
 func TestMCPApprovalCheckpoint(t *testing.T) {
-	r := state.NewRun("run-mcp", "agent", 10)
+	r := state.NewRun("run-mcp", "agent")
+	r.SetMaxTurns(10)
 	r.AddInput(state.UserMessage("ask"))
 	req, _ := state.ParseItem(state.KindMCPApprovalRequest, []byte(mcpRequest))
 	first := r.Reserve(2)

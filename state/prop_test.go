@@ -16,7 +16,8 @@ import (
 // guardrail results and the rest of the bookkeeping.
 func genRun(t *rapid.T) (*state.Run, []string) {
 	text := rapid.StringMatching(`[a-zA-Z0-9 "\\é{}\n]{0,12}`)
-	r := state.NewRun(rapid.StringMatching(`run_[a-z0-9]{1,8}`).Draw(t, "id"), rapid.SampledFrom([]string{"a", "b"}).Draw(t, "agent"), rapid.IntRange(-1, 20).Draw(t, "maxTurns"))
+	r := state.NewRun(rapid.StringMatching(`run_[a-z0-9]{1,8}`).Draw(t, "id"), rapid.SampledFrom([]string{"a", "b"}).Draw(t, "agent"))
+	r.SetMaxTurns(rapid.IntRange(-1, 20).Draw(t, "maxTurns"))
 	if rapid.Bool().Draw(t, "history") {
 		var hist []state.Item
 		for i := range rapid.IntRange(0, 3).Draw(t, "nhist") {

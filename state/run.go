@@ -44,7 +44,7 @@ func (b Boundary) Contains(seq int64) bool { return seq >= b.Start && seq < b.Ou
 // A Run is the state of one agent run: its items with their positions, the
 // current agent and turn, usage, pending approvals and decisions, guardrail
 // results and the bookkeeping that persistence and tracing keep across a
-// pause. It is what a checkpoint stores and what [Runner.Resume] continues.
+// pause. It is what a checkpoint stores and what pipeline.Runner.Resume continues.
 //
 // A Run is safe for concurrent use: the tool calls of one response may
 // record results at the same time. Accessors return copies or immutable
@@ -96,9 +96,11 @@ type Run struct {
 }
 
 // NewRun returns an empty run with the given ID, starting with the named
-// agent. maxTurns of 0 or less means the runner's default.
-func NewRun(id, agent string, maxTurns int) *Run {
-	return &Run{id: id, agent: agent, maxTurns: maxTurns, nextSeq: 1}
+// agent, for pipeline.WithState. Its turn limit is the runner's
+// (pipeline.WithMaxTurns) unless the run is given its own
+// (pipeline.WithRunMaxTurns), which its checkpoints keep.
+func NewRun(id, agent string) *Run {
+	return &Run{id: id, agent: agent, nextSeq: 1}
 }
 
 // ID returns the run ID.
@@ -193,14 +195,21 @@ func (r *Run) ModelInput() Items {
 }
 
 // SetHistory sets the context the run's items follow, such as the session
-// history read on the first turn. The items are copied. It replaces any
-// previous context and starts the run's own items after it.
-func (r *Run) SetHistory(items []Item) {
+// history that persistence reads before the first model call. The items
+// are copied. It replaces any previous context and starts the run's own
+// items after it. Once the run placed a model response the context is
+// what the model saw, and SetHistory refuses to change it with an error
+// wrapping [ErrContextSeen], changing nothing.
+func (r *Run) SetHistory(items []Item) error {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.resp != (Boundary{}) {
+		return fmt.Errorf("state: run %s: set history after the response at positions [%d, %d): %w", r.id, r.resp.Start, r.resp.End, ErrContextSeen)
+	}
 	r.context = slices.Clone(items)
 	r.ctxFrom = 0
 	r.ctxGen++
-	r.mu.Unlock()
+	return nil
 }
 
 // replaceContext makes items the whole model context from now on: the next

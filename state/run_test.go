@@ -2,6 +2,7 @@ package state_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
 	"sync"
 	"testing"
@@ -19,7 +20,7 @@ func kindTexts(v state.Items) []string {
 }
 
 func TestRunPositions(t *testing.T) {
-	r := state.NewRun("run_1", "a", 0)
+	r := state.NewRun("run_1", "a")
 	placed := r.AddInput(state.UserMessage("hi"))
 	if placed[0].Seq() != 1 || r.NextSeq() != 2 {
 		t.Fatalf("input placed at %d, next %d; want 1, 2", placed[0].Seq(), r.NextSeq())
@@ -77,7 +78,7 @@ func TestRunPositions(t *testing.T) {
 // position before the last item: it lands in order, and views taken
 // earlier are unchanged.
 func TestRecordBeforeLastKeepsViews(t *testing.T) {
-	r := state.NewRun("run_1", "a", 0)
+	r := state.NewRun("run_1", "a")
 	r.AddInput(state.UserMessage("hi"))
 	first := r.Reserve(2)
 	if err := r.Record(state.ToolCall("fc", "c1", "t", `{}`).WithSeq(first)); err != nil {
@@ -106,7 +107,7 @@ func TestRecordBeforeLastKeepsViews(t *testing.T) {
 }
 
 func TestModelInput(t *testing.T) {
-	r := state.NewRun("run_1", "a", 0)
+	r := state.NewRun("run_1", "a")
 	r.SetHistory([]state.Item{state.UserMessage("old question"), state.AssistantMessage("m0", "old answer")})
 	r.AddInput(state.UserMessage("new question"))
 	if diff := cmp.Diff([]string{"0:user_message:old question", "0:assistant_message:old answer", "1:user_message:new question"}, kindTexts(r.ModelInput())); diff != "" {
@@ -133,7 +134,8 @@ func TestModelInput(t *testing.T) {
 // populated returns a run with something in every field.
 func populated(t *testing.T) *state.Run {
 	t.Helper()
-	r := state.NewRun("run_1", "a", 5)
+	r := state.NewRun("run_1", "a")
+	r.SetMaxTurns(5)
 	r.AddInput(state.UserMessage("hi"))
 	first := r.Reserve(4) // two calls and their outputs
 	if err := r.Record(state.ToolCall("fc1", "c1", "t", `{"x":1}`).WithSeq(first), state.ToolCall("fc2", "c2", "t", `{"x":2}`).WithSeq(first+1)); err != nil {
@@ -231,7 +233,7 @@ func TestAccessorsReturnCopies(t *testing.T) {
 // TestConcurrentRecord records parallel outputs at reserved positions.
 func TestConcurrentRecord(t *testing.T) {
 	const n = 32
-	r := state.NewRun("run_1", "a", 0)
+	r := state.NewRun("run_1", "a")
 	first := r.Reserve(n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -253,5 +255,51 @@ func TestConcurrentRecord(t *testing.T) {
 		if it.Seq() != first+int64(i) {
 			t.Errorf("item %d at %d, want positions in order", i, it.Seq())
 		}
+	}
+}
+
+// TestSetHistoryAfterResponse tests that the context the model saw cannot
+// be replaced: once a response is placed, SetHistory fails with
+// ErrContextSeen and the model input stays as it was.
+func TestSetHistoryAfterResponse(t *testing.T) {
+	r := state.NewRun("run_h", "a")
+	if err := r.SetHistory([]state.Item{state.UserMessage("before")}); err != nil {
+		t.Fatalf("SetHistory on a new run: %v", err)
+	}
+	r.AddInput(state.UserMessage("now"))
+	if _, err := r.Place([]state.Item{state.AssistantMessage("m1", "answer")}, 0); err != nil {
+		t.Fatal(err)
+	}
+	before := r.ModelInput()
+	err := r.SetHistory([]state.Item{state.UserMessage("rewritten")})
+	if !errors.Is(err, state.ErrContextSeen) {
+		t.Fatalf("SetHistory after a response: err = %v, want ErrContextSeen", err)
+	}
+	after := r.ModelInput()
+	if after.Len() != before.Len() || after.At(0).Text() != "before" {
+		t.Fatalf("model input changed by a refused SetHistory: %d items, first %q", after.Len(), after.At(0).Text())
+	}
+}
+
+// TestPlaceRefusesWhole tests that a response with an item of no kind is
+// refused whole: no position is taken and no item recorded.
+func TestPlaceRefusesWhole(t *testing.T) {
+	r := state.NewRun("run_p", "a")
+	items := []state.Item{state.AssistantMessage("m1", "fine"), {}}
+	if _, err := r.Place(items, 1); err == nil {
+		t.Fatal("Place accepted an item with no kind")
+	}
+	if r.Len() != 0 || r.NextSeq() != 1 || r.Response() != (state.Boundary{}) {
+		t.Fatalf("a refused Place changed the run: len %d, next %d, response %+v", r.Len(), r.NextSeq(), r.Response())
+	}
+	b, err := r.Place(items[:1], 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (state.Boundary{Start: 1, End: 2, OutputsEnd: 4}); b != want || r.Response() != want || r.NextSeq() != 4 {
+		t.Fatalf("Place = %+v (run %+v, next %d), want %+v and next 4", b, r.Response(), r.NextSeq(), want)
+	}
+	if got := items[0].Seq(); got != 1 {
+		t.Fatalf("placed item has position %d, want 1", got)
 	}
 }

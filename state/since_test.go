@@ -9,7 +9,7 @@ import (
 )
 
 func TestGuardrailResultsSince(t *testing.T) {
-	run := state.NewRun("r", "a", 0)
+	run := state.NewRun("r", "a")
 	run.AddGuardrailResult(state.GuardrailResult{Name: "first", Stage: state.StageInput, Turn: 1})
 	n := run.GuardrailCount()
 	run.AddGuardrailResult(state.GuardrailResult{Name: "second", Stage: state.StageOutput, Turn: 1, Info: []byte(`{"x":1}`)})

@@ -63,7 +63,8 @@ func typedRun(t testing.TB) *state.Run {
 
 func typedRunItems(t testing.TB) (r *state.Run, in []state.Item, items []state.Item) {
 	t.Helper()
-	r = state.NewRun("run-typed", "agent", 10)
+	r = state.NewRun("run-typed", "agent")
+	r.SetMaxTurns(10)
 	in = r.AddInput(state.UserMessage("find it"))
 	items = []state.Item{state.Reasoning("rs_1", "thinking")}
 	for _, tc := range typedRaws {
@@ -123,7 +124,8 @@ func TestTypedItemsCheckpoint(t *testing.T) {
 }
 
 func TestTypedItemsBadCheckpoint(t *testing.T) {
-	r := state.NewRun("run-typed", "agent", 10)
+	r := state.NewRun("run-typed", "agent")
+	r.SetMaxTurns(10)
 	it, _ := state.HostedCall([]byte(`{"type":"web_search_call","id":"ws_1","status":"completed"}`))
 	if err := r.Record(it.WithSeq(r.Reserve(1))); err != nil {
 		t.Fatal(err)

@@ -321,7 +321,7 @@ func TestCallFromContext(t *testing.T) {
 		t.Errorf("CallFromContext(Background) reported a call")
 	}
 	c := call("{}")
-	c.Turn = &pipeline.Turn{Run: state.NewRun("run_1", "a", 0)}
+	c.Turn = &pipeline.Turn{Run: state.NewRun("run_1", "a")}
 	if _, err := tl.Call(context.Background(), c); err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func Claim(ctx context.Context, b Backend, launch Launcher, processes int, runID
 	}
 	defer log.Close()
 	st := NewStack(plan, store, store, log, nil)
-	run := state.NewRun(runID, st.Agent.Name, 0)
+	run := state.NewRun(runID, st.Agent.Name)
 	run.SetSessionID(plan.Runs[0].Session)
 	if err := st.States.Save(ctx, run); err != nil {
 		return nil, err

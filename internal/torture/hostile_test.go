@@ -42,7 +42,7 @@ func newPaused(t *testing.T) *paused {
 	t.Cleanup(func() { log.Close() })
 	sess := memory.New()
 	st := torture.NewStack(torture.Plan{Runs: []torture.RunSpec{spec}}, sess, state.NewMemoryStore(), log, nil)
-	run := state.NewRun(spec.ID, st.Agent.Name, 0)
+	run := state.NewRun(spec.ID, st.Agent.Name)
 	run.SetSessionID(spec.Session)
 	res, err := st.Runner.Run(ctx, st.Agent, pipelineInput(spec), withState(run))
 	if err != nil {

@@ -39,7 +39,7 @@ func BenchmarkApprovalCycle(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				run := state.NewRun("run_bench", agent.Name, 0)
+				run := state.NewRun("run_bench", agent.Name)
 				run.SetHistory(hist)
 				res, err := runner.Run(ctx, agent, pipeline.UserInput("clean up"), pipeline.WithState(run))
 				if err != nil || !res.Interrupted() {

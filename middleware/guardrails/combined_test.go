@@ -43,7 +43,7 @@ func sessionItems(t *testing.T, store session.Store) []string {
 // runSession runs agent in the session, streamed or not.
 func runSession(t *testing.T, ctx context.Context, r *pipeline.Runner, a *pipeline.Agent, stream bool, input string) outcome {
 	t.Helper()
-	st := state.NewRun("run_test", a.Name, 0)
+	st := state.NewRun("run_test", a.Name)
 	out := outcome{state: st}
 	opts := []pipeline.RunOption{pipeline.WithState(st), pipeline.WithSessionID(sessionID)}
 	if !stream {

@@ -29,7 +29,7 @@ func TestStreamReportsVerdicts(t *testing.T) {
 		guardrails.Output(block, guardrails.WithName("no_secrets")),
 	))
 	a := &pipeline.Agent{Name: "a", Model: scripted.New(scripted.Reply("the key is sk-1"))}
-	st := state.NewRun("run_events", a.Name, 0)
+	st := state.NewRun("run_events", a.Name)
 
 	var (
 		got      []state.GuardrailResult

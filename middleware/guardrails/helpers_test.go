@@ -35,7 +35,7 @@ type outcome struct {
 // state the test keeps.
 func runOnce(t *testing.T, r *pipeline.Runner, a *pipeline.Agent, stream bool, input string) outcome {
 	t.Helper()
-	st := state.NewRun("run_test", a.Name, 0)
+	st := state.NewRun("run_test", a.Name)
 	out := outcome{state: st}
 	if !stream {
 		res, err := r.Run(context.Background(), a, pipeline.UserInput(input), pipeline.WithState(st))

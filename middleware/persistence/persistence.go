@@ -227,7 +227,7 @@ func (h *handler) loadHistory(ctx context.Context, run *state.Run, sid string, i
 		}
 	}
 	if len(hist) > 0 {
-		run.SetHistory(hist)
+		return run.SetHistory(hist)
 	}
 	return nil
 }

@@ -76,7 +76,7 @@ func FuzzResponseStream(f *testing.F) {
 // fuzzCall returns a streaming model call whose deltas go to a log of
 // their own, dropped with the call.
 func fuzzCall(t *testing.T) *pipeline.ModelCall {
-	turn := pipelinetest.NewTurn(t, pipelinetest.WithRun(state.NewRun("fuzz", "fuzz", 1)),
+	turn := pipelinetest.NewTurn(t, pipelinetest.WithRun(state.NewRun("fuzz", "fuzz")),
 		pipelinetest.WithAgent(&pipeline.Agent{Name: "fuzz"}), pipelinetest.WithEvents(&pipelinetest.EventLog{}))
 	return pipelinetest.NewModelCall(t, turn)
 }

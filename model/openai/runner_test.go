@@ -289,7 +289,7 @@ func TestStreamConsumerStops(t *testing.T) {
 			}
 			srv := newServer(t, reply{file: first, hang: true}, reply{file: next})
 			agent := &pipeline.Agent{Name: "assistant", Model: newModel(api, srv), Settings: pipeline.ModelSettings{Model: "gpt-5-mini"}}
-			run := state.NewRun("run-1", "assistant", 0)
+			run := state.NewRun("run-1", "assistant")
 			runner := pipeline.NewRunner()
 			deltas := 0
 			for ev, err := range runner.Stream(context.Background(), agent, pipeline.UserInput("hi"), pipeline.WithState(run)) {

@@ -260,7 +260,7 @@ func TestIDsUniquePerRun(t *testing.T) {
 // the IDs.
 func TestIDsOfNestedRuns(t *testing.T) {
 	turn := pipelinetest.NewTurn(t)
-	turn.Run = state.NewRun("run_1/call_run_1_1_1", "a", 0)
+	turn.Run = state.NewRun("run_1/call_run_1_1_1", "a")
 	turn.Number = 2
 	c := pipelinetest.NewModelCall(t, turn)
 	resp, err := scripted.New(scripted.CallTool("t", `{}`)).Respond(context.Background(), c)

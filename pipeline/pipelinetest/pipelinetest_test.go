@@ -146,7 +146,7 @@ func TestNewTurnDefaults(t *testing.T) {
 	if !final.MayEndRun() {
 		t.Errorf("a turn whose response is a message may end the run")
 	}
-	run := state.NewRun("r", "agent", 0)
+	run := state.NewRun("r", "agent")
 	runcore.SetTurn(run, 4)
 	if n := pipelinetest.NewTurn(t, pipelinetest.WithRun(run)).Number; n != 5 {
 		t.Errorf("Number = %d, want 5 after 4 turns", n)
@@ -296,7 +296,7 @@ func TestWrapRunStage(t *testing.T) {
 	if out, ok := call.Run.FinalOutput(); !ok || out != "done" {
 		t.Errorf("run's final output = %q, %v; want done, finished", out, ok)
 	}
-	resumed := pipelinetest.NewRunCall(t, pipelinetest.WithRun(state.NewRun("r2", "agent", 0)))
+	resumed := pipelinetest.NewRunCall(t, pipelinetest.WithRun(state.NewRun("r2", "agent")))
 	resumed.Resumed = true
 	if _, err := h.Run.ServeRun(context.Background(), resumed); !errors.Is(err, errResumed) {
 		t.Errorf("resumed ServeRun error = %v, want the middleware's", err)
@@ -316,7 +316,7 @@ func TestWrapRunStage(t *testing.T) {
 
 func TestRecorderServeRunOutcomes(t *testing.T) {
 	boom := errors.New("boom")
-	pausedRun := state.NewRun("paused", "agent", 0)
+	pausedRun := state.NewRun("paused", "agent")
 	runcore.AddPending(pausedRun, state.Approval{Tool: "rm", CallID: "call_1", Agent: "agent"})
 	tests := []struct {
 		name      string
@@ -327,10 +327,10 @@ func TestRecorderServeRunOutcomes(t *testing.T) {
 		wantDone  bool
 		wantPause int
 	}{
-		{name: "zero Next", rec: &pipelinetest.Recorder{}, run: state.NewRun("a", "agent", 0), wantDone: true},
+		{name: "zero Next", rec: &pipelinetest.Recorder{}, run: state.NewRun("a", "agent"), wantDone: true},
 		{name: "interruption", rec: &pipelinetest.Recorder{Next: pipeline.NextStep{Kind: pipeline.NextInterruption}}, run: pausedRun, wantPause: 1},
-		{name: "run again", rec: &pipelinetest.Recorder{Next: pipeline.NextStep{Kind: pipeline.NextRunAgain}}, run: state.NewRun("b", "agent", 0)},
-		{name: "error", rec: &pipelinetest.Recorder{Err: boom}, run: state.NewRun("c", "agent", 0), wantErr: boom},
+		{name: "run again", rec: &pipelinetest.Recorder{Next: pipeline.NextStep{Kind: pipeline.NextRunAgain}}, run: state.NewRun("b", "agent")},
+		{name: "error", rec: &pipelinetest.Recorder{Err: boom}, run: state.NewRun("c", "agent"), wantErr: boom},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

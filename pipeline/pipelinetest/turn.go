@@ -96,10 +96,12 @@ func NewTurn(tb testing.TB, opts ...TurnOption) *pipeline.Turn {
 	}
 	run := c.run
 	if run == nil {
-		run = state.NewRun("run_test", c.agent.Name, 0)
+		run = state.NewRun("run_test", c.agent.Name)
 	}
 	if len(c.history) > 0 {
-		run.SetHistory(c.history)
+		if err := run.SetHistory(c.history); err != nil {
+			tb.Fatalf("pipelinetest: NewTurn: %v", err)
+		}
 	}
 	n := c.number
 	if n == 0 {
@@ -161,7 +163,7 @@ func NewRunCall(tb testing.TB, opts ...TurnOption) *pipeline.RunCall {
 	}
 	run := c.run
 	if run == nil {
-		run = state.NewRun("run_test", c.agent.Name, 0)
+		run = state.NewRun("run_test", c.agent.Name)
 	}
 	var emit func(pipeline.Event)
 	if c.events != nil {

@@ -77,7 +77,7 @@ func BenchmarkSave(b *testing.B) {
 		for _, mode := range []string{"delta", "whole"} {
 			b.Run(fmt.Sprintf("history=%d/%s", n, mode), func(b *testing.B) {
 				s := redis.New(client, redis.WithPrefix(prefix))
-				r := state.NewRun(benchSession(), "assistant", 0)
+				r := state.NewRun(benchSession(), "assistant")
 				r.SetHistory(history(n))
 				runcore.AddInput(r, state.UserMessage("and tomorrow?"))
 				save := func() error { return s.Save(ctx, r) }

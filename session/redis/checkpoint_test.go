@@ -131,7 +131,7 @@ func TestSaveWritesWhatChanged(t *testing.T) {
 		const turns = 300
 		sent := map[int][]int64{}
 		for _, n := range []int{10, 2000} {
-			r := state.NewRun(newRunID(), "assistant", 0)
+			r := state.NewRun(newRunID(), "assistant")
 			r.SetHistory(history(n))
 			runcore.AddInput(r, state.UserMessage("and tomorrow?"))
 			must(t, s.Save(t.Context(), r))
@@ -210,7 +210,7 @@ func TestDeltaTampered(t *testing.T) {
 						opts = append(opts, signed)
 					}
 					s := newStore(t, client, opts...)
-					r := state.NewRun(newRunID(), "assistant", 0)
+					r := state.NewRun(newRunID(), "assistant")
 					r.SetHistory(history(4))
 					for turn := 1; turn <= 3; turn++ {
 						addTurn(t, r, turn)
@@ -332,7 +332,7 @@ func TestSaveAppend(t *testing.T) {
 			return items
 		}
 		newRun := func() (*state.Run, string) {
-			r := state.NewRun(newRunID(), "assistant", 0)
+			r := state.NewRun(newRunID(), "assistant")
 			r.SetHistory(history(3))
 			must(t, s.Save(ctx, r))
 			return r, "session-" + r.ID()

@@ -88,7 +88,7 @@ func TestBraceIDs(t *testing.T) {
 		for _, id := range braceIDs {
 			items := []state.Item{state.UserMessage("hi " + id).WithSeq(1), state.AssistantMessage("m", "hello").WithSeq(2)}
 			must(t, s.Append(ctx, id, "r0", items))
-			r := state.NewRun(id, "assistant", 0)
+			r := state.NewRun(id, "assistant")
 			addTurn(t, r, 1)
 			must(t, s.SaveAppend(ctx, r, id, r.Items().Slice()))
 			wantSame(t, s, r)

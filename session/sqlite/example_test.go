@@ -67,7 +67,7 @@ func ExampleStore_Save() {
 	defer store.Close()
 	ctx := context.Background()
 
-	if err := store.Save(ctx, state.NewRun("run-1", "assistant", 10)); err != nil {
+	if err := store.Save(ctx, state.NewRun("run-1", "assistant")); err != nil {
 		log.Fatal(err)
 	}
 	a, _ := store.Load(ctx, "run-1")

@@ -49,8 +49,11 @@ func TestStore(t *testing.T, newStore func(t *testing.T) state.Store) {
 // guardrail result, usage, a session, a trace context and an extension.
 func SampleRun(tb testing.TB, id string) *state.Run {
 	tb.Helper()
-	r := state.NewRun(id, "assistant", 7)
-	r.SetHistory([]state.Item{state.UserMessage("earlier").WithSeq(3), state.AssistantMessage("m0", "earlier answer").WithSeq(4)})
+	r := state.NewRun(id, "assistant")
+	runcore.SetMaxTurns(r, 7)
+	if err := r.SetHistory([]state.Item{state.UserMessage("earlier").WithSeq(3), state.AssistantMessage("m0", "earlier answer").WithSeq(4)}); err != nil {
+		tb.Fatal(err)
+	}
 	runcore.AddInput(r, state.UserMessage("delete the temp files"))
 	runcore.SetTurn(r, 2)
 	first := runcore.Reserve(r, 6)
@@ -295,7 +298,8 @@ func testCancelled(t *testing.T, s state.Store) {
 // with [state.ToolOutputContent] and [state.CustomOutputContent].
 func ContentRun(tb testing.TB, id string) *state.Run {
 	tb.Helper()
-	r := state.NewRun(id, "assistant", 5)
+	r := state.NewRun(id, "assistant")
+	runcore.SetMaxTurns(r, 5)
 	runcore.AddInput(r, state.UserContent(state.TextPart("Chart this: "), state.FileID("file-data")))
 	runcore.SetTurn(r, 1)
 	first := runcore.Reserve(r, 4)

@@ -42,7 +42,7 @@ func BenchmarkCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = ts.Close() })
-	run := state.NewRun("run-1", "a", 10)
+	run := state.NewRun("run-1", "a")
 	call := &pipeline.ToolCall{Turn: &pipeline.Turn{Run: run}, Name: "echo", CallID: "call_1", Arguments: `{"message":"hello"}`}
 	for _, bm := range []struct {
 		name    string

@@ -121,7 +121,9 @@ func crashSafeTurns(b *testing.B, be backend, h int, checkpoints bool) {
 		if err := st.Delete(ctx, run.ID()); err != nil {
 			b.Fatal(err)
 		}
-		run.SetHistory(nil) // persistence reads the history from the session
+		if err := run.SetHistory(nil); err != nil { // persistence reads the history from the session
+			b.Fatal(err)
+		}
 		run.SetSessionID(sessionID)
 		prev = run
 	}
@@ -139,7 +141,7 @@ func bytesPerSave(b *testing.B, st state.Store, sess session.Store, sessionID st
 	cp := checkpoint.New(m)
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(cp.Session(sess)), cp.Middleware()))
 	agent := &pipeline.Agent{Name: "bench", Model: turnsModel(8), Tools: []pipeline.Tool{trivialTool()}}
-	run := state.NewRun(fmt.Sprintf("bytes-%d", h), "bench", 0)
+	run := state.NewRun(fmt.Sprintf("bytes-%d", h), "bench")
 	run.SetSessionID(sessionID)
 	if err := st.Delete(ctx, run.ID()); err != nil {
 		b.Fatal(err)

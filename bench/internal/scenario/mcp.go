@@ -62,7 +62,7 @@ func mcpScenarios() []Scenario {
 // mcpCalls times one call of t, the echo tool, per iteration.
 func mcpCalls(b *testing.B, t pipeline.Tool) {
 	ctx := context.Background()
-	run := state.NewRun("run-mcp", "bench", 0)
+	run := state.NewRun("run-mcp", "bench")
 	call := &pipeline.ToolCall{Turn: &pipeline.Turn{Run: run}, Tool: t, Name: "echo", CallID: "call_1",
 		Arguments: `{"message":"` + mcpMessage + `"}`}
 	var out string

@@ -244,8 +244,10 @@ func runnerTurnsWith(b *testing.B, history []state.Item, prepare func(run *state
 	b.ReportAllocs()
 	for runs := 0; !done; runs++ {
 		b.StopTimer()
-		run := state.NewRun("bench", "bench", 0) // one ID: a store may reuse the positions
-		run.SetHistory(history)
+		run := state.NewRun("bench", "bench") // one ID: a store may reuse the positions
+		if err := run.SetHistory(history); err != nil {
+			b.Fatal(err)
+		}
 		if prepare != nil {
 			prepare(run)
 		}

@@ -100,7 +100,8 @@ func Turn(t testing.TB, r *state.Run, turn int) {
 // and has recorded about history items of its own, none of them saved.
 func LongRun(t testing.TB, id string, history int) *state.Run {
 	t.Helper()
-	r := state.NewRun(id, "assistant", 1<<30)
+	r := state.NewRun(id, "assistant")
+	runcore.SetMaxTurns(r, 1<<30)
 	ctx := make([]state.Item, history)
 	for i := range ctx {
 		if i%2 == 0 {
@@ -109,7 +110,9 @@ func LongRun(t testing.TB, id string, history int) *state.Run {
 			ctx[i] = state.AssistantMessage(fmt.Sprintf("msg_%d", i), "It is 18°C and clear in Paris.").WithSeq(int64(i + 1))
 		}
 	}
-	r.SetHistory(ctx)
+	if err := r.SetHistory(ctx); err != nil {
+		t.Fatal(err)
+	}
 	r.SetSessionID("session-" + id)
 	runcore.AddInput(r, state.UserMessage("what is the weather in Paris?"))
 	for turn := 1; turn <= history/2; turn++ {
