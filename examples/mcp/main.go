@@ -112,11 +112,25 @@ func run(ctx context.Context, w io.Writer, args []string) error {
 	return nil
 }
 
-// printOutputs prints the tool outputs a run recorded, one line each.
+// printOutputs prints the tool outputs a run recorded, one line each. An
+// output made of content parts (an MCP tool that returned an image) is
+// printed part by part, a non-text part as its type.
 func printOutputs(w io.Writer, res *pipeline.Result) {
 	for _, it := range res.NewItems() {
-		if it.Kind() == state.KindToolOutput {
-			fmt.Fprintf(w, "%s -> %s\n", it.Name(), strings.ReplaceAll(it.Text(), "\n", " | "))
+		if it.Kind() != state.KindToolOutput {
+			continue
 		}
+		text := it.Text()
+		if parts := it.Content(); parts != nil {
+			shown := make([]string, len(parts))
+			for i, p := range parts {
+				shown[i] = p.Text()
+				if p.Type() != "input_text" {
+					shown[i] = "[" + p.Type() + "]"
+				}
+			}
+			text = strings.Join(shown, " ")
+		}
+		fmt.Fprintf(w, "%s -> %s\n", it.Name(), strings.ReplaceAll(text, "\n", " | "))
 	}
 }

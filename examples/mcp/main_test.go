@@ -32,7 +32,7 @@ func TestRun(t *testing.T) {
 	for _, want := range []string{
 		"tool echo: Echoes back the input string\n",
 		"echo -> Echo: hello from turnkit\n",
-		`get-tiny-image -> Here's the image you requested: | {"type":"image","mimeType":"image/png","bytes":`,
+		"get-tiny-image -> Here's the image you requested: [input_image] The image above is the MCP logo.\n",
 		"pending approval: get-sum {\"a\":2,\"b\":3}\n",
 		"approved get-sum\n",
 		"get-sum -> The sum of 2 and 3 is 5.\n",
