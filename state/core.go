@@ -15,7 +15,8 @@ type core struct{}
 
 func (core) Place(r *Run, items []Item, calls int) (Boundary, error) { return r.place(items, calls) }
 func (core) Reserve(r *Run, n int) int64                             { return r.reserve(n) }
-func (core) Record(r *Run, items ...Item) error                      { return r.record(items...) }
+func (core) Record(r *Run, it Item) error                            { return r.record(it) }
+func (core) RecordAll(r *Run, items []Item) error                    { return r.record(items...) }
 func (core) SetResponse(r *Run, b Boundary)                          { r.setResponse(b) }
 func (core) AddInput(r *Run, items ...Item) []Item                   { return r.addInput(items...) }
 func (core) SetTurn(r *Run, n int)                                   { r.setTurn(n) }

@@ -19,7 +19,8 @@ import (
 type coreOps interface {
 	Place(r *state.Run, items []state.Item, calls int) (state.Boundary, error)
 	Reserve(r *state.Run, n int) int64
-	Record(r *state.Run, items ...state.Item) error
+	Record(r *state.Run, it state.Item) error
+	RecordAll(r *state.Run, items []state.Item) error
 	SetResponse(r *state.Run, b state.Boundary)
 	AddInput(r *state.Run, items ...state.Item) []state.Item
 	SetTurn(r *state.Run, n int)
@@ -50,12 +51,20 @@ func Place(r *state.Run, items []state.Item, calls int) (state.Boundary, error) 
 // Reserve reserves n consecutive positions and returns the first.
 func Reserve(r *state.Run, n int) int64 { return ops.Reserve(r, n) }
 
-// Record adds items that already have positions. Positions must be unique,
-// reserved (below [state.Run.NextSeq]) and, within one call, increasing. An
-// item placed after the run's last item is appended in O(1); one placed
-// before it (an output decided on resume) is inserted into a copy of the
-// history, so views taken earlier stay as they were.
-func Record(r *state.Run, items ...state.Item) error { return ops.Record(r, items...) }
+// Record adds an item that already has a position. The position must be
+// free and reserved (below [state.Run.NextSeq]). An item placed after the
+// run's last item is appended in O(1); one placed before it (an output
+// decided on resume) is inserted into a copy of the history, so views
+// taken earlier stay as they were.
+//
+// It takes one item, not a variadic list: a slice handed through the hook's
+// interface escapes to the heap, and the core records an item per call
+// output on every turn.
+func Record(r *state.Run, it state.Item) error { return ops.Record(r, it) }
+
+// RecordAll records items as [Record] does, in order; their positions must
+// increase.
+func RecordAll(r *state.Run, items ...state.Item) error { return ops.RecordAll(r, items) }
 
 // SetResponse records the boundary of the current model response.
 func SetResponse(r *state.Run, b state.Boundary) { ops.SetResponse(r, b) }

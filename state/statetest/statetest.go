@@ -66,7 +66,7 @@ func SampleRun(tb testing.TB, id string) *state.Run {
 	for i := range items {
 		items[i] = items[i].WithSeq(first + int64(i))
 	}
-	must(tb, runcore.Record(r, items...))
+	must(tb, runcore.RecordAll(r, items...))
 	end := first + int64(len(items))
 	runcore.SetResponse(r, state.Boundary{Start: first, End: end, OutputsEnd: end + 2})
 	must(tb, runcore.Record(r, state.ToolOutput("call_ls", "list_files", `["x"]`).WithSeq(end)))
@@ -307,9 +307,9 @@ func ContentRun(tb testing.TB, id string) *state.Run {
 		state.ToolCall("fc_1", "call_plot", "plot", `{"kind":"bar"}`).WithSeq(first),
 		state.CustomCall("ctc_1", "call_sql", "run_sql", "SELECT 1;").WithSeq(first + 1),
 	}
-	must(tb, runcore.Record(r, calls...))
+	must(tb, runcore.RecordAll(r, calls...))
 	runcore.SetResponse(r, state.Boundary{Start: first, End: first + 2, OutputsEnd: first + 4})
-	must(tb, runcore.Record(r,
+	must(tb, runcore.RecordAll(r,
 		state.ToolOutputContent("call_plot", "plot",
 			state.TextPart("the chart:"), state.ImageURL("data:image/png;base64,iVBORw0KGgo=", "high"),
 			state.ImageFile("file-img", ""), state.FileData("chart.csv", "data:text/csv;base64,YSwx")).WithSeq(first+2),

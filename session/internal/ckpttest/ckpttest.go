@@ -87,7 +87,7 @@ func Turn(t testing.TB, r *state.Run, turn int) {
 	t.Helper()
 	first := runcore.Reserve(r, 2)
 	call := fmt.Sprintf("call_%d", turn)
-	if err := runcore.Record(r, state.ToolCall("fc_"+call, call, "lookup", `{"q":"weather in Paris"}`).WithSeq(first),
+	if err := runcore.RecordAll(r, state.ToolCall("fc_"+call, call, "lookup", `{"q":"weather in Paris"}`).WithSeq(first),
 		state.ToolOutput(call, "lookup", `{"temp_c":18,"sky":"clear"}`).WithSeq(first+1)); err != nil {
 		t.Fatal(err)
 	}
