@@ -45,8 +45,8 @@
 //
 // A func returning string gives the model that string. A func returning
 // [Content] gives it content parts: text, images and files, such as a
-// chart the tool drew or a PDF it fetched. Any other output type is
-// marshalled to JSON.
+// chart the tool drew or a PDF it fetched; this holds for [Func] and
+// [Text] alike. Any other output type of a Func is marshalled to JSON.
 //
 // # Output types
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 	"github.com/turnkit/turnkit/tool"
@@ -49,7 +50,7 @@ func TestText(t *testing.T) {
 
 func TestTextPanics(t *testing.T) {
 	for name, f := range map[string]func(){
-		"nil fn":   func() { tool.Text("x", "", nil) },
+		"nil fn":   func() { tool.Text[string]("x", "", nil) },
 		"bad name": func() { tool.Text("a b", "", func(context.Context, string) (string, error) { return "", nil }) },
 		"Func grammar": func() {
 			tool.Func("f", "", func(context.Context, struct{}) (string, error) { return "", nil }, tool.Grammar("regex", "a+"))
@@ -63,5 +64,42 @@ func TestTextPanics(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+// TestTextContent tests a custom tool answering with an image: the run
+// records a custom_tool_call_output whose output is the parts, and the
+// next model call sees it.
+func TestTextContent(t *testing.T) {
+	img := state.ImageURL("data:image/png;base64,iVBORw0KGgo=", "low")
+	render := tool.Text("render", "Renders a diagram.", func(ctx context.Context, input string) (tool.Content, error) {
+		return tool.Content{state.TextPart("rendered " + input), img}, nil
+	})
+	model := scripted.New(
+		scripted.Respond(scripted.Item(state.CustomCall("ctc_1", "call_r", "render", "a -> b"))),
+		scripted.Reply("done"),
+	)
+	agent := &pipeline.Agent{Name: "a", Model: model, Tools: []pipeline.Tool{render}}
+	res, err := pipeline.NewRunner().Run(context.Background(), agent, pipeline.UserInput("draw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out state.Item
+	for _, it := range res.NewItems() {
+		if it.Kind() == state.KindCustomOutput {
+			out = it
+		}
+	}
+	parts := out.Content()
+	if len(parts) != 2 || parts[0].Text() != "rendered a -> b" || parts[1] != img {
+		t.Fatalf("custom output %s has parts %v", out, parts)
+	}
+	if out.Text() != "rendered a -> b" {
+		t.Errorf("custom output text %q", out.Text())
+	}
+	calls := model.Calls()
+	last := calls[len(calls)-1].Input
+	if seen := last.At(last.Len() - 1); !seen.Equal(out) {
+		t.Errorf("the next model call saw %s, want %s", seen, out)
 	}
 }
