@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -363,21 +364,22 @@ func chatExpressible(items state.Items) error {
 	for i, it := range items.All() {
 		if it.Kind() == state.KindUserMessage && hasMedia(it) {
 			if _, err := chatParts(it); err != nil {
-				return fmt.Errorf("%w: input[%d]: %w", ErrUnsupportedItem, i, err)
+				return &InputError{Index: i, Kind: it.Kind(), Part: -1, Reason: err.Error()}
 			}
 		}
 		if it.Kind() == state.KindToolOutput || it.Kind() == state.KindHandoffOutput {
 			for j, p := range it.Content() {
 				if p.Type() != "input_text" {
-					return fmt.Errorf("%w: input[%d] is the output of call %s, whose content part %d is %s: Chat Completions tool messages take text only",
-						ErrUnsupportedItem, i, it.CallID(), j, partName(p))
+					return &InputError{Index: i, Kind: it.Kind(), CallID: it.CallID(), Part: j,
+						Reason: "content part " + strconv.Itoa(j) + " is " + partName(p) + ": Chat Completions tool messages take text only"}
 				}
 			}
 		}
 		switch it.Kind() {
 		case state.KindHostedCall, state.KindOpaque, state.KindMCPApprovalRequest, state.KindMCPApprovalResponse,
 			state.KindCustomCall, state.KindCustomOutput:
-			return fmt.Errorf("%w: input[%d] is a %s (%s), which Chat Completions cannot express", ErrUnsupportedItem, i, it.Kind(), it.Name())
+			return &InputError{Index: i, Kind: it.Kind(), CallID: it.CallID(), Part: -1,
+				Reason: "a " + it.Kind().String() + " (" + it.Name() + ") has no Chat Completions message"}
 		}
 	}
 	return nil

@@ -119,6 +119,10 @@ func TestToolContentChat(t *testing.T) {
 				if !errors.Is(err, openai.ErrUnsupportedItem) {
 					t.Fatalf("err = %v, want ErrUnsupportedItem", err)
 				}
+				ie, ok := errors.AsType[*openai.InputError](err)
+				if !ok || ie.Index != 2 || ie.Kind != state.KindToolOutput || ie.CallID != "call_1" || ie.Part != 1 {
+					t.Fatalf("err = %#v, want an *InputError at input[2], call_1, part 1", ie)
+				}
 				for _, want := range []string{"input[2]", "call call_1", tt.wantText, "text only"} {
 					if !strings.Contains(err.Error(), want) {
 						t.Errorf("error %q does not say %q", err, want)

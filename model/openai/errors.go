@@ -13,6 +13,7 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
 )
 
 // Errors wrapped by the errors the adapters return; match them with
@@ -35,15 +36,44 @@ var (
 	// cannot record: a message whose role is not assistant (items of
 	// types turnkit does not know are recorded as opaque items); it is
 	// then wrapped by [*DecodeError]. [ChatModel] also returns it, before
-	// any request, for input items Chat Completions cannot express
-	// (hosted calls, opaque items, MCP approvals, custom tool calls, user
-	// content parts it cannot take, images and files in tool outputs).
+	// any request, for input items Chat Completions cannot express,
+	// wrapped by [*InputError].
 	ErrUnsupportedItem = errors.New("openai: unsupported output item")
 	// ErrUnsupportedTool means a tool cannot be sent to or run through the
 	// API at hand: a hosted tool given to [ChatModel], or a hosted tool
 	// called as a function.
 	ErrUnsupportedTool = errors.New("openai: unsupported tool")
 )
+
+// An InputError reports an item of the model input that [ChatModel] cannot
+// send, found before any request: a hosted call, an opaque item, an MCP
+// approval, a custom tool call or output, user content Chat Completions
+// does not take, or a tool output with an image or a file. It wraps
+// [ErrUnsupportedItem]; the model call fails with it (inside a
+// [*pipeline.ModelError]) rather than send a history without the item.
+type InputError struct {
+	// Index is the item's index in the model input (ModelCall.Input).
+	Index int
+	// Kind is the item's kind, and CallID its call ID when it has one.
+	Kind   state.Kind
+	CallID string
+	// Part is the index of the content part refused, or -1 when the item
+	// as a whole is.
+	Part int
+	// Reason says what Chat Completions cannot take.
+	Reason string
+}
+
+func (e *InputError) Error() string {
+	s := "openai: chat: input[" + strconv.Itoa(e.Index) + "] (" + e.Kind.String()
+	if e.CallID != "" {
+		s += " of call " + e.CallID
+	}
+	return s + "): " + e.Reason
+}
+
+// Unwrap returns [ErrUnsupportedItem].
+func (e *InputError) Unwrap() error { return ErrUnsupportedItem }
 
 // A DecodeError reports a response that could not be turned into items:
 // where it went wrong (for example "responses body" or "output[2]") and why.

@@ -153,8 +153,12 @@ func TestChatRefusesHostedItems(t *testing.T) {
 	}
 	c := call(false)
 	c.Input = state.ItemsOf(append(pipeline.UserInput("news?"), ws))
-	if _, err := openai.NewChat(srv.client(0)).Respond(context.Background(), c); !errors.Is(err, openai.ErrUnsupportedItem) {
+	_, err = openai.NewChat(srv.client(0)).Respond(context.Background(), c)
+	if !errors.Is(err, openai.ErrUnsupportedItem) {
 		t.Fatalf("err = %v, want ErrUnsupportedItem", err)
+	}
+	if ie, ok := errors.AsType[*openai.InputError](err); !ok || ie.Index != 1 || ie.Kind != state.KindHostedCall || ie.Part != -1 {
+		t.Fatalf("err = %v, want an *InputError for the hosted call at input[1]", err)
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("%d requests sent", n)
