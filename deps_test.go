@@ -30,6 +30,8 @@ var allowed = []struct {
 	{"state/internal/wire", nil}, // the checkpoint format: state's own, below it
 
 	{"state/statetest", []string{"state", "internal/runcore"}}, // builds runs by hand, as the core would
+	{"state/memstore", []string{"state"}},                      // checkpoint stores: state's public API only, as session/sqlite's
+	{"state/filestore", []string{"state"}},                     // (Delta, Saved, Assemble, HeadVersions)
 	{"state/...", []string{"state", "internal/jsonw"}},
 	{"pipeline", []string{"state", "internal/runcore"}},
 	{"pipeline/internal/testhook", nil}, // the core's own turn building, set by pipeline for pipelinetest

@@ -18,6 +18,7 @@ import (
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/memstore"
 	"github.com/turnkit/turnkit/state/statetest"
 )
 
@@ -391,7 +392,7 @@ func TestConcurrentResumeOneWins(t *testing.T) {
 	for i := range 20 {
 		sc := newScenario(1, false)
 		r := newRunner(false)
-		store := state.NewMemoryStore()
+		store := memstore.New()
 		first := start(t, r, sc.agent, false)
 		ctx := context.Background()
 		if err := store.Save(ctx, first.State()); err != nil {
@@ -448,7 +449,7 @@ func TestLateWorkerFindsTheCallDecided(t *testing.T) {
 	t.Parallel()
 	sc := newScenario(1, false)
 	r := newRunner(false)
-	store := state.NewMemoryStore()
+	store := memstore.New()
 	ctx := context.Background()
 	first := start(t, r, sc.agent, false)
 	if err := store.Save(ctx, first.State()); err != nil {

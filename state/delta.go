@@ -82,6 +82,32 @@ type deltaRecord struct {
 	ContextDigest string `json:"context_digest"`
 }
 
+// HeadVersions reads a stored head (a [Delta]'s Head) and returns the
+// version it was saved as and full, the version of the last full save:
+// the stored pieces [Assemble] needs are those of versions full to
+// version. A whole checkpoint written by [Marshal] (a store's earlier
+// format) has full 0. A store that cannot drop the pieces a full save
+// replaces in the same atomic step as the save (a directory of files)
+// uses full to tell which of them to read. A head that is not a
+// checkpoint fails with a [*DecodeError] wrapping [ErrMalformed].
+func HeadVersions(head []byte) (version, full int64, err error) {
+	var v struct {
+		Run struct {
+			Version   int64 `json:"version"`
+			Extension struct {
+				Delta *deltaRecord `json:"turnkit.delta"`
+			} `json:"extension"`
+		} `json:"run"`
+	}
+	if err := json.Unmarshal(head, &v); err != nil {
+		return 0, 0, &DecodeError{Path: "$", Err: fmt.Errorf("%w: stored checkpoint: %w", ErrMalformed, err)}
+	}
+	if v.Run.Extension.Delta != nil {
+		full = v.Run.Extension.Delta.Full
+	}
+	return v.Run.Version, full, nil
+}
+
 // Delta returns what a store must write to save r as version
 // r.Version()+1: everything, the first time or when r did not come from a
 // store at its current version (a new run, a run from [Unmarshal]), and

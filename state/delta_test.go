@@ -2,11 +2,8 @@ package state_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -14,8 +11,9 @@ import (
 	"github.com/turnkit/turnkit/state/statetest"
 )
 
-// grown returns a saved run of n items of history on a fresh memory store.
-func grown(t *testing.T, n int, opts ...state.StoreOption) (*state.Run, *state.MemoryStore) {
+// grown returns a run of n items of history, saved: its delta taken and
+// reported saved, as a store does.
+func grown(t *testing.T, n int) *state.Run {
 	t.Helper()
 	r := state.NewRun("run_delta", "assistant")
 	hist := make([]state.Item, n)
@@ -32,11 +30,19 @@ func grown(t *testing.T, n int, opts ...state.StoreOption) (*state.Run, *state.M
 		}
 		r.AddGuardrailResult(state.GuardrailResult{Name: "args", Stage: state.StageToolInput, Turn: i + 1, CallID: call})
 	}
-	s := state.NewMemoryStore(opts...)
-	if err := s.Save(context.Background(), r); err != nil {
+	saveDelta(t, r)
+	return r
+}
+
+// saveDelta takes r's delta and reports it saved, as a store does.
+func saveDelta(t *testing.T, r *state.Run) *state.Delta {
+	t.Helper()
+	d, err := r.Delta()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return r, s
+	r.Saved(d)
+	return d
 }
 
 // oneTurn records one call and its output in r.
@@ -56,7 +62,7 @@ func oneTurn(t *testing.T, r *state.Run) {
 func TestDeltaDoesNotGrowWithHistory(t *testing.T) {
 	heads := map[int]int{}
 	for _, n := range []int{10, 2000} {
-		r, _ := grown(t, n)
+		r := grown(t, n)
 		oneTurn(t, r)
 		d, err := r.Delta()
 		if err != nil {
@@ -75,7 +81,7 @@ func TestDeltaDoesNotGrowWithHistory(t *testing.T) {
 // TestDeltaFullWhenBaselineUnknown: a run that did not come from a store at
 // its version (new, unmarshalled, version changed by hand) saves in full.
 func TestDeltaFullWhenBaselineUnknown(t *testing.T) {
-	r, _ := grown(t, 5)
+	r := grown(t, 5)
 	data, err := state.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +113,7 @@ func TestNoJournalWithoutStore(t *testing.T) {
 	if n := state.JournalLen(r); n != 0 {
 		t.Errorf("journal holds %d positions for a run no store holds", n)
 	}
-	saved, _ := grown(t, 3)
+	saved := grown(t, 3)
 	oneTurn(t, saved)
 	if n := state.JournalLen(saved); n != 2 {
 		t.Errorf("journal holds %d positions after one turn of a saved run, want 2", n)
@@ -199,101 +205,16 @@ func clonePieces(p []state.Piece) []state.Piece {
 	return c
 }
 
-// TestFileStoreLoadsWholeCheckpoint: a checkpoint file in the format the
-// file store wrote before deltas (one whole checkpoint per run) loads, and
-// the next save builds on it.
-func TestFileStoreLoadsWholeCheckpoint(t *testing.T) {
-	ctx := context.Background()
-	golden, err := os.ReadFile(filepath.Join("testdata", "paused.golden.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := state.Unmarshal(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := state.NewFileStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(s.Path(want.ID()), golden, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Load(ctx, want.ID())
-	if err != nil {
-		t.Fatalf("Load of a whole checkpoint: %v", err)
-	}
-	if d := statetest.Diff(t, got, want); d != "" {
-		t.Fatalf("Load of a whole checkpoint (-want +got):\n%s", d)
-	}
-	oneTurn(t, got)
-	if err := s.Save(ctx, got); err != nil {
-		t.Fatalf("Save over a whole checkpoint: %v", err)
-	}
-	oneTurn(t, got)
-	if err := s.Save(ctx, got); err != nil {
-		t.Fatal(err)
-	}
-	again, err := s.Load(ctx, want.ID())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := statetest.Diff(t, again, got); d != "" {
-		t.Errorf("Load after delta saves over a whole checkpoint (-want +got):\n%s", d)
-	}
-}
-
-// TestFileStoreIgnoresUncommittedSave: a save file left by a save that died
-// before its head was renamed is not read, and the next save replaces it.
-func TestFileStoreIgnoresUncommittedSave(t *testing.T) {
-	ctx := context.Background()
-	s, err := state.NewFileStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := statetest.SampleRun(t, "run_torn")
-	if err := s.Save(ctx, r); err != nil {
-		t.Fatal(err)
-	}
-	want := r.Clone()
-	dir := filepath.Join(filepath.Dir(s.Path(r.ID())), "run_torn.saves")
-	next := filepath.Join(dir, strconv.FormatInt(r.Version()+1, 10))
-	if err := os.WriteFile(next, []byte(`{"version":2,"items":[{"seq":99,"data":{}}]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Load(ctx, r.ID())
-	if err != nil {
-		t.Fatalf("Load with an uncommitted save file: %v", err)
-	}
-	if d := statetest.Diff(t, got, want); d != "" {
-		t.Fatalf("Load read an uncommitted save (-want +got):\n%s", d)
-	}
-	r.SetTurn(9) // a save with no new items
-	if err := s.Save(ctx, r); err != nil {
-		t.Fatal(err)
-	}
-	if got, err = s.Load(ctx, r.ID()); err != nil {
-		t.Fatalf("Load after the next save: %v", err)
-	}
-	if d := statetest.Diff(t, got, r); d != "" {
-		t.Errorf("the next save did not replace the uncommitted one (-want +got):\n%s", d)
-	}
-}
-
 // TestRecordedWhileSaving: an item recorded after a delta was taken and
 // before the store reported it saved (a parallel tool call's output during
 // the save) is in the next delta, for a first (full) save as for later
 // ones: nothing recorded between Delta and Saved is lost.
 func TestRecordedWhileSaving(t *testing.T) {
-	ctx := context.Background()
 	for _, first := range []bool{true, false} {
-		s := state.NewMemoryStore()
 		r := state.NewRun("run_race", "a")
 		r.AddInput(state.UserMessage("go"))
 		if !first {
-			if err := s.Save(ctx, r); err != nil {
-				t.Fatal(err)
-			}
+			saveDelta(t, r)
 		}
 		seq := r.Reserve(2)
 		if err := r.Record(state.ToolCall("fc_1", "call_1", "noop", `{}`).WithSeq(seq)); err != nil {
@@ -322,7 +243,7 @@ func TestRecordedWhileSaving(t *testing.T) {
 // of another run, does not make the next delta lose what was recorded in
 // between.
 func TestSavedTwice(t *testing.T) {
-	r, _ := grown(t, 3)
+	r := grown(t, 3)
 	oneTurn(t, r)
 	d, err := r.Delta()
 	if err != nil {
@@ -343,5 +264,31 @@ func TestSavedTwice(t *testing.T) {
 	}
 	if next.Base != d.Version || len(next.Items) != 3 {
 		t.Errorf("next delta: base %d, %d pieces; want base %d and the later turn's 3 pieces", next.Base, len(next.Items), d.Version)
+	}
+}
+
+// TestHeadVersions: a stored head names its version and the full save its
+// pieces start from; a whole checkpoint names no full save.
+func TestHeadVersions(t *testing.T) {
+	r := grown(t, 3) // version 1, full
+	oneTurn(t, r)
+	d := saveDelta(t, r) // version 2, a delta on 1
+	if v, full, err := state.HeadVersions(d.Head); err != nil || v != 2 || full != 1 {
+		t.Errorf("HeadVersions of a delta's head = %d, %d, %v; want 2, 1, nil", v, full, err)
+	}
+	r.SetVersion(5) // away from its baseline: the next save is full
+	d = saveDelta(t, r)
+	if v, full, err := state.HeadVersions(d.Head); err != nil || v != 6 || full != 6 {
+		t.Errorf("HeadVersions of a full save's head = %d, %d, %v; want 6, 6, nil", v, full, err)
+	}
+	whole, err := state.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, full, err := state.HeadVersions(whole); err != nil || v != 6 || full != 0 {
+		t.Errorf("HeadVersions of a whole checkpoint = %d, %d, %v; want 6, 0, nil", v, full, err)
+	}
+	if _, _, err := state.HeadVersions([]byte("{not json")); !errors.Is(err, state.ErrMalformed) {
+		t.Errorf("HeadVersions of a broken head = %v, want ErrMalformed", err)
 	}
 }

@@ -30,9 +30,11 @@
 // the JSON path. With [WithSigningKey] and [WithVerifyKeys] a checkpoint
 // carries an HMAC-SHA256 and any edit is refused with [ErrTampered].
 //
-// A [Store] keeps checkpoints with compare-and-swap on the version:
-// [MemoryStore] and [FileStore] here, SQL and Redis ones beside the session
-// stores; package statetest is the suite every Store passes. A store does
+// A [Store] keeps checkpoints with compare-and-swap on the version: in
+// memory (package state/memstore), in a directory (state/filestore), and
+// SQL and Redis ones beside the session stores; package statetest is the
+// suite every Store passes. All of them are built outside this package, on
+// its public API: this package is the run, not its storage. A store does
 // not rewrite the checkpoint on every save: [Run.Delta] gives it what
 // changed since the version the run was loaded or saved at (the new items,
 // the run's small mutable part as a head, and the context only when it

@@ -3,7 +3,6 @@ package state_test
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
@@ -44,22 +43,4 @@ func ExampleWithSigningKey() {
 	// Output:
 	// signed: <nil>
 	// edited is tampered: true
-}
-
-// Save is a compare-and-swap on the version the run was loaded at: of two
-// workers holding the same version, one wins.
-func ExampleFileStore() {
-	dir, _ := os.MkdirTemp("", "checkpoints")
-	defer os.RemoveAll(dir)
-	store, _ := state.NewFileStore(dir)
-	ctx := context.Background()
-	_ = store.Save(ctx, state.NewRun("run_1", "assistant"))
-
-	a, _ := store.Load(ctx, "run_1")
-	b, _ := store.Load(ctx, "run_1")
-	fmt.Println("a:", store.Save(ctx, a))
-	fmt.Println("b:", store.Save(ctx, b))
-	// Output:
-	// a: <nil>
-	// b: state: save run "run_1": state: version conflict (have version 1, stored 2)
 }

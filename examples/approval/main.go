@@ -6,8 +6,8 @@
 //	go run ./examples/approval -approve              # approves it and finishes
 //	go run ./examples/approval -reject "not today"   # or rejects it with a message
 //
-// Checkpoints live in a file store (-dir, default a directory under the
-// system temp dir), one JSON file per run, signed with -key so that an
+// Checkpoints live in a file store (package state/filestore; -dir, default
+// a directory under the system temp dir), a JSON file per run, signed with -key so that an
 // edited checkpoint is refused. The resume goes through
 // approval.Resume, which claims the checkpoint with compare-and-swap, so
 // two operators approving at once cannot both run the tool.
@@ -31,6 +31,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/filestore"
 )
 
 func main() {
@@ -55,7 +56,7 @@ func run(ctx context.Context, w io.Writer, args []string) error {
 		return errors.New("give -approve or -reject, not both")
 	}
 	k := []byte(*key)
-	store, err := state.NewFileStore(*dir, state.WithCodec(
+	store, err := filestore.New(*dir, filestore.WithCodec(
 		[]state.MarshalOption{state.WithSigningKey("k1", k), state.WithIndent()},
 		[]state.UnmarshalOption{state.WithVerifyKeys(map[string][]byte{"k1": k})},
 	))

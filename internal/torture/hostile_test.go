@@ -13,6 +13,7 @@ import (
 	"github.com/turnkit/turnkit/internal/torture"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/memstore"
 	"github.com/turnkit/turnkit/state/statetest"
 )
 
@@ -41,7 +42,7 @@ func newPaused(t *testing.T) *paused {
 	}
 	t.Cleanup(func() { log.Close() })
 	sess := memory.New()
-	st := torture.NewStack(torture.Plan{Runs: []torture.RunSpec{spec}}, sess, state.NewMemoryStore(), log, nil)
+	st := torture.NewStack(torture.Plan{Runs: []torture.RunSpec{spec}}, sess, memstore.New(), log, nil)
 	run := state.NewRun(spec.ID, st.Agent.Name)
 	run.SetSessionID(spec.Session)
 	res, err := st.Runner.Run(ctx, st.Agent, pipelineInput(spec), withState(run))

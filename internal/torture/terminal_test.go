@@ -11,6 +11,7 @@ import (
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/memstore"
 )
 
 // lostReply is a session store whose final append of a run stores the
@@ -62,7 +63,7 @@ func TestFinishCommitCompletes(t *testing.T) {
 			if !landed {
 				sess.Store = failFinal{mem}
 			}
-			states := state.NewMemoryStore()
+			states := memstore.New()
 			st := torture.NewStack(plan, sess, states, log, nil)
 			w := &torture.Worker{Stack: st, Plan: plan, Recover: true}
 			if err := w.Drive(ctx); err == nil {
@@ -151,7 +152,7 @@ func TestTrippedCommitCompletes(t *testing.T) {
 			t.Cleanup(func() { log.Close() })
 			mem := memory.New()
 			sess := &failWithheld{Store: mem, landed: landed, fail: true}
-			states := state.NewMemoryStore()
+			states := memstore.New()
 			st := torture.NewStack(plan, sess, states, log, nil)
 			w := &torture.Worker{Stack: st, Plan: plan, Recover: true}
 			err = w.Drive(ctx)

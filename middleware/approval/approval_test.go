@@ -14,6 +14,7 @@ import (
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/memstore"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -287,7 +288,7 @@ func TestResumeClaimsOnce(t *testing.T) {
 	t.Parallel()
 	danger := tool("danger")
 	r, a, res := run(t, approval.Require(approval.ByTool("danger")), []pipeline.Tool{danger}, scripted.Call("danger", `{}`))
-	store := state.NewMemoryStore()
+	store := memstore.New()
 	ctx := context.Background()
 	if err := store.Save(ctx, res.State()); err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/memstore"
 )
 
 // oneStore keeps sessions and checkpoints as one store and offers
@@ -22,7 +23,7 @@ import (
 // the next SaveAppend fail before writing anything.
 type oneStore struct {
 	*memory.Store
-	states *state.MemoryStore
+	states *memstore.Store
 
 	mu          sync.Mutex
 	saveAppends int
@@ -30,7 +31,7 @@ type oneStore struct {
 	fail        error
 }
 
-func newOneStore() *oneStore { return &oneStore{Store: memory.New(), states: state.NewMemoryStore()} }
+func newOneStore() *oneStore { return &oneStore{Store: memory.New(), states: memstore.New()} }
 
 func (s *oneStore) Load(ctx context.Context, id string) (*state.Run, error) {
 	return s.states.Load(ctx, id)

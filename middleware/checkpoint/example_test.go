@@ -12,7 +12,7 @@ import (
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session/memory"
-	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/memstore"
 )
 
 func deleteTool() pipeline.Tool {
@@ -25,7 +25,7 @@ func deleteTool() pipeline.Tool {
 // its first turn on, and up to date when it returns.
 func ExampleNew() {
 	ctx := context.Background()
-	states := state.NewMemoryStore() // session/sqlite, session/postgres and session/redis are state stores too
+	states := memstore.New() // session/sqlite, session/postgres and session/redis are state stores too
 	cp := checkpoint.New(states)
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(
 		persistence.Middleware(cp.Session(memory.New())),
@@ -53,7 +53,7 @@ func ExampleNew() {
 // final commit, if a crash lost it).
 func ExampleCheckpointer_Resume() {
 	ctx := context.Background()
-	states, sessions := state.NewMemoryStore(), memory.New()
+	states, sessions := memstore.New(), memory.New()
 	cp := checkpoint.New(states)
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(
 		persistence.Middleware(cp.Session(sessions)),

@@ -17,6 +17,7 @@ import (
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/memstore"
 )
 
 // errCrashed is what every write returns once a world crashed: nothing a
@@ -28,13 +29,13 @@ var errCrashed = errors.New("test: the process crashed")
 // effects the tools had. A process writes through a view of it that can
 // crash.
 type world struct {
-	states   *state.MemoryStore
+	states   *memstore.Store
 	sessions *memory.Store
 	effects  *ledger
 }
 
 func newWorld() *world {
-	return &world{states: state.NewMemoryStore(), sessions: memory.New(), effects: &ledger{}}
+	return &world{states: memstore.New(), sessions: memory.New(), effects: &ledger{}}
 }
 
 // A ledger records every execution of a tool with its idempotency key, as

@@ -19,6 +19,7 @@ import (
 	"github.com/turnkit/turnkit/session/faulty"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/memstore"
 )
 
 // TestTwoWorkersResumeOneCheckpoint: two workers load the same approved
@@ -212,7 +213,7 @@ func TestHandoffCommitFailureKeepsAgent(t *testing.T) {
 		Name: "triage", Handoffs: []pipeline.Handoff{{Agent: billing}},
 		Model: scripted.New(scripted.CallTool(pipeline.HandoffToolName("billing"), `{}`)),
 	}
-	states := state.NewMemoryStore()
+	states := memstore.New()
 	sessions := faulty.New(memory.New(), faulty.FailBefore(2)) // the input lands; the handoff's commit fails
 	cp := checkpoint.New(states)
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(cp.Session(sessions)), cp.Middleware()))
@@ -300,7 +301,7 @@ func TestAgentToolRunIsNotCheckpointedAlone(t *testing.T) {
 		Tools: []pipeline.Tool{pipeline.AgentTool(helper)},
 		Model: scripted.New(scripted.CallTool("helper", `{"input":"answer?"}`), scripted.Reply("It is 42.")),
 	}
-	states := state.NewMemoryStore()
+	states := memstore.New()
 	cp := checkpoint.New(states)
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(cp.Session(memory.New())), cp.Middleware()))
 	res, err := runner.Run(ctx, outer, pipeline.UserInput("Ask the helper."), pipeline.WithRunID(runID), pipeline.WithSessionID(sessionID))
@@ -323,9 +324,9 @@ func TestWiringPanics(t *testing.T) {
 		give func()
 	}{
 		{name: "nil state store", give: func() { checkpoint.New(nil) }},
-		{name: "nil session store", give: func() { checkpoint.New(state.NewMemoryStore()).Session(nil) }},
+		{name: "nil session store", give: func() { checkpoint.New(memstore.New()).Session(nil) }},
 		{name: "second session store", give: func() {
-			cp := checkpoint.New(state.NewMemoryStore())
+			cp := checkpoint.New(memstore.New())
 			cp.Session(memory.New())
 			cp.Session(memory.New())
 		}},

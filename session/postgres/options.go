@@ -40,13 +40,14 @@ func WithSchema(name string) Option {
 }
 
 // WithCodec sets the options the store encodes and decodes run checkpoints
-// with, as [state.WithCodec] does for the stores of package state: with
+// with, as the WithCodec of every checkpoint store does (state/memstore,
+// state/filestore, the other session backends): with
 // [state.WithSigningKey] among marshal, every checkpoint is saved signed;
 // with [state.WithVerifyKeys] among unmarshal, Load refuses a checkpoint
 // that is unsigned, names an unknown key or was edited in the database,
 // with a [*state.StoreError] wrapping a [*state.SignatureError] (errors.Is
 // [state.ErrTampered]). During a key rotation sign with the new key and
-// verify with both. Repeated calls accumulate, as for state.WithCodec.
+// verify with both. Repeated calls accumulate.
 // Sessions (items) are not signed.
 func WithCodec(marshal []state.MarshalOption, unmarshal []state.UnmarshalOption) Option {
 	return optionFunc(func(c *config) { c.codec = c.codec.With(marshal, unmarshal) })

@@ -56,12 +56,13 @@
 //
 // # Signed checkpoints
 //
-// [WithCodec] takes the options of [state.WithCodec], so every store is
-// configured the same way. Signed with [state.WithSigningKey] and verified
-// with [state.WithVerifyKeys], a checkpoint edited in the database (its
-// run, its signature, its key ID) fails to load with an error wrapping
-// [state.ErrTampered]; during a key rotation sign with the new key and
-// verify with the old and the new one:
+// [WithCodec] takes the same options as the WithCodec of every other
+// checkpoint store (state/memstore, state/filestore, the other session
+// backends), so every store is configured the same way. Signed with
+// [state.WithSigningKey] and verified with [state.WithVerifyKeys], a
+// checkpoint edited in the database (its run, its signature, its key ID)
+// fails to load with an error wrapping [state.ErrTampered]; during a key
+// rotation sign with the new key and verify with the old and the new one:
 //
 //	store, err := redis.Open(ctx, url, redis.WithCodec(
 //		[]state.MarshalOption{state.WithSigningKey("k2", newKey)},

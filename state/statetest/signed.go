@@ -11,8 +11,8 @@ import (
 )
 
 // A CodecStoreFunc returns a store that encodes checkpoints with marshal and
-// decodes them with unmarshal (the backend's WithCodec option, see
-// [state.WithCodec]). Every store it returns within one [TestSignedStore]
+// decodes them with unmarshal (the backend's WithCodec option, such as
+// filestore.WithCodec). Every store it returns within one [TestSignedStore]
 // must share one storage: a run saved through one is loaded through
 // another, which is how key rotation is checked. Register any cleanup on t.
 type CodecStoreFunc func(t *testing.T, marshal []state.MarshalOption, unmarshal []state.UnmarshalOption) state.Store

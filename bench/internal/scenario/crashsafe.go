@@ -17,6 +17,7 @@ import (
 	"github.com/turnkit/turnkit/session/redis"
 	"github.com/turnkit/turnkit/session/sqlite"
 	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/memstore"
 )
 
 // A backend is where a crash-safe scenario keeps sessions and checkpoints:
@@ -49,7 +50,7 @@ func backends() []backend {
 	bs := []backend{
 		{name: "memory", open: func(testing.TB) (session.Store, state.Store, func()) {
 			s := memory.New()
-			return s, state.NewMemoryStore(), func() { s.Close() }
+			return s, memstore.New(), func() { s.Close() }
 		}},
 		{name: "sqlite", open: func(tb testing.TB) (session.Store, state.Store, func()) {
 			dir, err := os.MkdirTemp("", "turnbench-sqlite-")

@@ -11,7 +11,7 @@ import (
 )
 
 // A Codec holds the options a store encodes and decodes checkpoints with,
-// as [state.WithCodec] does for the stores of package state: with
+// as the WithCodec option of each store sets them: with
 // [state.WithSigningKey] among Marshal and [state.WithVerifyKeys] among
 // Unmarshal, checkpoints are signed on save and a checkpoint edited at rest
 // fails to load with [state.ErrTampered]. The zero Codec writes and reads
@@ -22,8 +22,8 @@ type Codec struct {
 }
 
 // With returns c with marshal and unmarshal appended (copied, so that c's
-// slices are never shared with the caller's), as repeated
-// [state.WithCodec] options accumulate.
+// slices are never shared with the caller's), as repeated WithCodec
+// options accumulate.
 func (c Codec) With(marshal []state.MarshalOption, unmarshal []state.UnmarshalOption) Codec {
 	return Codec{
 		Marshal:   append(slices.Clip(c.Marshal), marshal...),

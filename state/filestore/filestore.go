@@ -1,4 +1,4 @@
-package state
+package filestore
 
 import (
 	"context"
@@ -12,38 +12,40 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/turnkit/turnkit/state"
 )
 
-// A FileStore is a [Store] that keeps each run in a directory: a head
+// A Store is a [state.Store] that keeps each run in a directory: a head
 // file named after the run ID (escaped) with ".json", and beside it a
 // ".saves" folder with one file per save that wrote items, named by its
-// version (see [Run.Delta]). A save writes its items to a temporary file,
-// syncs it and renames it into place, then does the same for the head: the
-// head's rename commits the save, so a reader or a crash sees the old
-// checkpoint or the new one, never a mix, and a save file of a version the
-// head has not reached is ignored. A head file that is a whole checkpoint
-// (the format of earlier versions) loads as such. The compare-and-swap
-// runs under a lock held by this process and, on Unix, an advisory file
-// lock on the directory's ".lock" file, so several processes may share the
-// directory. It is safe for concurrent use.
-type FileStore struct {
+// version (see [state.Run.Delta]). A save writes its items to a temporary
+// file, syncs it and renames it into place, then does the same for the
+// head: the head's rename commits the save, so a reader or a crash sees
+// the old checkpoint or the new one, never a mix, and a save file of a
+// version the head has not reached is ignored. A head file that is a whole
+// checkpoint (the format of earlier versions) loads as such. The
+// compare-and-swap runs under a lock held by this process and, on Unix, an
+// advisory file lock on the directory's ".lock" file, so several processes
+// may share the directory. It is safe for concurrent use.
+type Store struct {
 	dir string
-	cfg storeConfig
+	cfg config
 	mu  sync.Mutex
 }
 
-var _ Store = (*FileStore)(nil)
+var _ state.Store = (*Store)(nil)
 
-// NewFileStore returns a store in dir, creating the directory if needed.
-func NewFileStore(dir string, opts ...StoreOption) (*FileStore, error) {
+// New returns a store in dir, creating the directory if needed.
+func New(dir string, opts ...Option) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, fmt.Errorf("state: file store: %w", err)
+		return nil, fmt.Errorf("filestore: %w", err)
 	}
-	return &FileStore{dir: dir, cfg: newStoreConfig(opts)}, nil
+	return &Store{dir: dir, cfg: newConfig(opts)}, nil
 }
 
 // Path returns the file that holds the head of the run's checkpoint.
-func (s *FileStore) Path(runID string) string {
+func (s *Store) Path(runID string) string {
 	name := url.PathEscape(runID)
 	if strings.HasPrefix(name, ".") {
 		name = "%2E" + name[1:]
@@ -53,7 +55,7 @@ func (s *FileStore) Path(runID string) string {
 
 // saves returns the directory that holds the run's saves: one file per
 // save, named by its version, with the items (and context) it wrote.
-func (s *FileStore) saves(runID string) string {
+func (s *Store) saves(runID string) string {
 	return strings.TrimSuffix(s.Path(runID), ".json") + ".saves"
 }
 
@@ -70,28 +72,28 @@ type filePiece struct {
 	Data json.RawMessage `json:"data"`
 }
 
-// Load reads the run's checkpoint, or returns [ErrNotFound].
-func (s *FileStore) Load(ctx context.Context, runID string) (*Run, error) {
+// Load reads the run's checkpoint, or returns [state.ErrNotFound].
+func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if runID == "" {
-		return nil, &StoreError{Op: "load", RunID: runID, Err: ErrNotFound}
+		return nil, &state.StoreError{Op: "load", RunID: runID, Err: state.ErrNotFound}
 	}
 	head, err := os.ReadFile(s.Path(runID))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &StoreError{Op: "load", RunID: runID, Err: ErrNotFound}
+		return nil, &state.StoreError{Op: "load", RunID: runID, Err: state.ErrNotFound}
 	}
 	if err != nil {
-		return nil, &StoreError{Op: "load", RunID: runID, Err: err}
+		return nil, &state.StoreError{Op: "load", RunID: runID, Err: err}
 	}
-	version, full, err := headVersions(head)
+	version, full, err := state.HeadVersions(head)
 	if err != nil || full == 0 {
-		return s.cfg.assemble(runID, head, nil, nil) // a whole checkpoint, or an error that says what is wrong
+		return s.assemble(runID, head, nil, nil) // a whole checkpoint, or an error that says what is wrong
 	}
 	var (
 		context []byte
-		items   []Piece
+		items   []state.Piece
 	)
 	for v := full; v <= version; v++ {
 		if err := ctx.Err(); err != nil {
@@ -102,49 +104,52 @@ func (s *FileStore) Load(ctx context.Context, runID string) (*Run, error) {
 			continue // a save that wrote no items
 		}
 		if err != nil {
-			return nil, &StoreError{Op: "load", RunID: runID, Err: err}
+			return nil, &state.StoreError{Op: "load", RunID: runID, Err: err}
 		}
 		var fsave fileSave
 		if err := json.Unmarshal(data, &fsave); err != nil || fsave.Version != v {
-			return nil, &StoreError{Op: "load", RunID: runID, Err: &DecodeError{Path: "$",
-				Err: fmt.Errorf("%w: save file %d of the checkpoint is corrupt", ErrMalformed, v)}}
+			return nil, &state.StoreError{Op: "load", RunID: runID, Err: &state.DecodeError{Path: "$",
+				Err: fmt.Errorf("%w: save file %d of the checkpoint is corrupt", state.ErrMalformed, v)}}
 		}
 		if fsave.Context != nil {
 			context = fsave.Context
 		}
 		for _, p := range fsave.Items {
-			items = append(items, Piece{Seq: p.Seq, Version: v, Data: p.Data})
+			items = append(items, state.Piece{Seq: p.Seq, Version: v, Data: p.Data})
 		}
 	}
-	return s.cfg.assemble(runID, head, context, items)
+	return s.assemble(runID, head, context, items)
 }
 
 // Save writes what changed in run if the stored version equals
 // run.Version() and sets run's version to the new one; otherwise it
-// returns [ErrConflict] and changes nothing. The items and context a save
+// returns [state.ErrConflict] and changes nothing. The items and context a save
 // writes go to a file of their own, named by the new version, and the
 // head's atomic rename commits the save: a crash before it leaves a save
 // file that Load ignores and the next save of that version replaces.
-func (s *FileStore) Save(ctx context.Context, run *Run) error {
+func (s *Store) Save(ctx context.Context, run *state.Run) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	d, err := s.cfg.delta(run)
+	if run == nil || run.ID() == "" {
+		return &state.StoreError{Op: "save", Err: errors.New("nil run or empty run ID")}
+	}
+	d, err := run.Delta(s.cfg.marshal...)
 	if err != nil {
-		return err
+		return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
 	}
 	unlock, err := s.lock()
 	if err != nil {
-		return &StoreError{Op: "save", RunID: run.ID(), Err: err}
+		return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
 	}
 	defer unlock()
 	path := s.Path(run.ID())
 	cur, full, err := storedVersions(path)
 	if err != nil {
-		return &StoreError{Op: "save", RunID: run.ID(), Err: err}
+		return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
 	}
 	if d.Base != cur {
-		return &StoreError{Op: "save", RunID: run.ID(), Err: ErrConflict, Have: d.Base, Stored: cur}
+		return &state.StoreError{Op: "save", RunID: run.ID(), Err: state.ErrConflict, Have: d.Base, Stored: cur}
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -157,23 +162,23 @@ func (s *FileStore) Save(ctx context.Context, run *Run) error {
 		}
 		data, err := json.Marshal(&fsave)
 		if err != nil {
-			return &StoreError{Op: "save", RunID: run.ID(), Err: err}
+			return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
 		}
 		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return &StoreError{Op: "save", RunID: run.ID(), Err: err}
+			return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
 		}
 		if err := writeAtomic(filepath.Join(dir, strconv.FormatInt(d.Version, 10)), data); err != nil {
-			return &StoreError{Op: "save", RunID: run.ID(), Err: err}
+			return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
 		}
 	} else {
 		// A file of this version left by a save that failed before its
 		// commit must not be read as this save's.
 		if err := os.Remove(filepath.Join(dir, strconv.FormatInt(d.Version, 10))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return &StoreError{Op: "save", RunID: run.ID(), Err: err}
+			return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
 		}
 	}
 	if err := writeAtomic(path, d.Head); err != nil {
-		return &StoreError{Op: "save", RunID: run.ID(), Err: err}
+		return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
 	}
 	if d.Full && full > 0 {
 		for v := full; v <= cur; v++ { // the saves a full one replaced
@@ -185,25 +190,34 @@ func (s *FileStore) Save(ctx context.Context, run *Run) error {
 }
 
 // Delete removes the run's checkpoint; a missing one is not an error.
-func (s *FileStore) Delete(ctx context.Context, runID string) error {
+func (s *Store) Delete(ctx context.Context, runID string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	unlock, err := s.lock()
 	if err != nil {
-		return &StoreError{Op: "delete", RunID: runID, Err: err}
+		return &state.StoreError{Op: "delete", RunID: runID, Err: err}
 	}
 	defer unlock()
 	if err := os.Remove(s.Path(runID)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return &StoreError{Op: "delete", RunID: runID, Err: err}
+		return &state.StoreError{Op: "delete", RunID: runID, Err: err}
 	}
 	if err := os.RemoveAll(s.saves(runID)); err != nil {
-		return &StoreError{Op: "delete", RunID: runID, Err: err}
+		return &state.StoreError{Op: "delete", RunID: runID, Err: err}
 	}
 	return nil
 }
 
-func (s *FileStore) lock() (unlock func(), err error) {
+// assemble decodes what the store keeps of a run.
+func (s *Store) assemble(runID string, head, context []byte, items []state.Piece) (*state.Run, error) {
+	r, err := state.Assemble(head, context, items, s.cfg.unmarshal...)
+	if err != nil {
+		return nil, &state.StoreError{Op: "load", RunID: runID, Err: err}
+	}
+	return r, nil
+}
+
+func (s *Store) lock() (unlock func(), err error) {
 	s.mu.Lock()
 	release, err := lockFile(filepath.Join(s.dir, ".lock"))
 	if err != nil {
@@ -226,27 +240,7 @@ func storedVersions(path string) (version, full int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	return headVersions(data)
-}
-
-// headVersions reads a head's version and the version of the last full
-// save its delta record names (0 for a whole checkpoint).
-func headVersions(head []byte) (version, full int64, err error) {
-	var v struct {
-		Run struct {
-			Version   int64 `json:"version"`
-			Extension struct {
-				Delta *deltaRecord `json:"turnkit.delta"`
-			} `json:"extension"`
-		} `json:"run"`
-	}
-	if err := json.Unmarshal(head, &v); err != nil {
-		return 0, 0, &DecodeError{Path: "$", Err: fmt.Errorf("%w: stored checkpoint: %w", ErrMalformed, err)}
-	}
-	if v.Run.Extension.Delta != nil {
-		full = v.Run.Extension.Delta.Full
-	}
-	return v.Run.Version, full, nil
+	return state.HeadVersions(data)
 }
 
 func writeAtomic(path string, data []byte) error {
