@@ -33,7 +33,9 @@ const (
 const DefaultMaxSize = 32 << 20
 
 // A MarshalOption configures [Marshal].
-type MarshalOption interface{ applyMarshal(*marshalConfig) }
+type MarshalOption interface {
+	applyMarshal(marshalConfig) marshalConfig
+}
 
 // An UnmarshalOption configures [Unmarshal].
 type UnmarshalOption interface{ applyUnmarshal(*unmarshalConfig) }
@@ -50,9 +52,22 @@ type unmarshalConfig struct {
 	migrations map[int]Migration
 }
 
-type marshalOptionFunc func(*marshalConfig)
+// Marshal options take and return the config by value: a pointer handed
+// to an interface method escapes, and stores apply their options on every
+// save.
+type marshalOptionFunc func(marshalConfig) marshalConfig
 
-func (f marshalOptionFunc) applyMarshal(c *marshalConfig) { f(c) }
+func (f marshalOptionFunc) applyMarshal(c marshalConfig) marshalConfig { return f(c) }
+
+func newMarshalConfig(opts []MarshalOption) marshalConfig {
+	var cfg marshalConfig
+	for _, o := range opts {
+		if o != nil {
+			cfg = o.applyMarshal(cfg)
+		}
+	}
+	return cfg
+}
 
 type unmarshalOptionFunc func(*unmarshalConfig)
 
@@ -60,7 +75,9 @@ func (f unmarshalOptionFunc) applyUnmarshal(c *unmarshalConfig) { f(c) }
 
 // WithIndent makes Marshal write indented JSON for people to read. The
 // signature, if any, does not depend on layout.
-func WithIndent() MarshalOption { return marshalOptionFunc(func(c *marshalConfig) { c.indent = true }) }
+func WithIndent() MarshalOption {
+	return marshalOptionFunc(func(c marshalConfig) marshalConfig { c.indent = true; return c })
+}
 
 // WithMaxSize sets the largest checkpoint, in bytes, that Unmarshal
 // accepts (default [DefaultMaxSize]); larger input fails with
@@ -129,12 +146,7 @@ func Marshal(r *Run, opts ...MarshalOption) ([]byte, error) {
 	if r == nil {
 		return nil, errors.New("state: marshal nil run")
 	}
-	var cfg marshalConfig
-	for _, o := range opts {
-		if o != nil {
-			o.applyMarshal(&cfg)
-		}
-	}
+	cfg := newMarshalConfig(opts)
 	return marshalWire(r.wire(), &cfg)
 }
 

@@ -115,18 +115,14 @@ func HeadVersions(head []byte) (version, full int64, err error) {
 // as [WithSigningKey]. It takes a consistent snapshot under r's lock and
 // does not change r; [Run.Saved] does, after the write.
 func (r *Run) Delta(opts ...MarshalOption) (*Delta, error) {
-	var cfg marshalConfig
-	for _, o := range opts {
-		if o != nil {
-			o.applyMarshal(&cfg)
-		}
-	}
-	return r.deltaWith(&cfg, marshalWire)
+	cfg := newMarshalConfig(opts)
+	return r.deltaWith(&cfg, false)
 }
 
-// deltaWith is Delta with the head encoded by marshal: [marshalWire], or
-// its reference for the benchmarks.
-func (r *Run) deltaWith(cfg *marshalConfig, marshal func(wireRun, *marshalConfig) ([]byte, error)) (*Delta, error) {
+// deltaWith is Delta with the head encoded by [marshalWire], or by its
+// encoding/json reference for the differential tests. A flag, not a func
+// value: cfg handed to a func value would escape, an allocation per save.
+func (r *Run) deltaWith(cfg *marshalConfig, reference bool) (*Delta, error) {
 	r.mu.Lock()
 	d := &Delta{RunID: r.id, Base: r.version, Version: r.version + 1}
 	d.Full = !r.base.known || r.base.version != r.version
@@ -204,7 +200,12 @@ func (r *Run) deltaWith(cfg *marshalConfig, marshal func(wireRun, *marshalConfig
 	}
 	w.Extension[deltaKey] = rec
 	w.Version = d.Version
-	head, err := marshal(w, cfg)
+	var head []byte
+	if reference {
+		head, err = marshalWireJSON(w, cfg)
+	} else {
+		head, err = marshalWire(w, cfg)
+	}
 	if err != nil {
 		return nil, err
 	}

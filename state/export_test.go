@@ -21,10 +21,7 @@ func UnmarshalFastOnly(data []byte, keys map[string][]byte) *Run {
 
 // MarshalReference is Marshal with encoding/json.
 func MarshalReference(r *Run, opts ...MarshalOption) ([]byte, error) {
-	var cfg marshalConfig
-	for _, o := range opts {
-		o.applyMarshal(&cfg)
-	}
+	cfg := newMarshalConfig(opts)
 	return marshalWireJSON(r.wire(), &cfg)
 }
 
@@ -47,7 +44,7 @@ func JournalLen(r *Run) int {
 }
 
 // DeltaReference is Run.Delta with the head encoded by encoding/json.
-func DeltaReference(r *Run) (*Delta, error) { return r.deltaWith(new(marshalConfig), marshalWireJSON) }
+func DeltaReference(r *Run) (*Delta, error) { return r.deltaWith(new(marshalConfig), true) }
 
 // AssembleReference is Assemble decoding with encoding/json.
 func AssembleReference(head, context []byte, items []Piece) (*Run, error) {

@@ -16,10 +16,12 @@ import (
 // consistent, is detected; layout (whitespace) is not part of it. A nil or
 // empty key leaves the checkpoint unsigned.
 func WithSigningKey(keyID string, key []byte) MarshalOption {
-	return marshalOptionFunc(func(c *marshalConfig) {
+	key = bytes.Clone(key) // once: marshalling never writes it
+	return marshalOptionFunc(func(c marshalConfig) marshalConfig {
 		if len(key) > 0 {
-			c.keyID, c.key = keyID, bytes.Clone(key)
+			c.keyID, c.key = keyID, key
 		}
+		return c
 	})
 }
 
