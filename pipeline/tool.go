@@ -96,9 +96,9 @@ type ToolCall struct {
 // that a retried call is recognised: the run ID and the call ID.
 func (c *ToolCall) IdempotencyKey() string { return c.Turn.Run.ID() + "/" + c.CallID }
 
-// OutputItem returns the output item for the call with the given output,
+// outputItem returns the output item for the call with the given output,
 // placed at the call's reserved position.
-func (c *ToolCall) OutputItem(output string) state.Item {
+func (c *ToolCall) outputItem(output string) state.Item {
 	if c.Item.Kind() == state.KindCustomCall {
 		return state.CustomOutput(c.CallID, c.Name, output).WithSeq(c.OutputSeq)
 	}
@@ -120,16 +120,16 @@ func (c *ToolCall) resultOutput(res *ToolResult) state.Item {
 	if res.Content != nil {
 		return c.contentItem(res.Content)
 	}
-	return c.OutputItem(res.Output)
+	return c.outputItem(res.Output)
 }
 
 // ResultItem returns the output item for the call's result, placed at the
-// call's reserved position: for a function or custom tool call,
-// its content parts when it has them ([ToolResult.Content]), and
-// [ToolCall.OutputItem] of its output otherwise; for an MCP
-// approval request, the approval response, which approves when the call
-// completed without error and otherwise rejects with the output as its
-// reason.
+// call's reserved position: for a function or custom tool call, its
+// output, made of its content parts when it has them
+// ([ToolResult.Content]); for an MCP approval request, the approval
+// response, which approves when the call completed without error and
+// otherwise rejects with the output as its reason. It is the item the core
+// records for the result.
 func (c *ToolCall) ResultItem(res *ToolResult) state.Item {
 	if c.Item.Kind() != state.KindMCPApprovalRequest {
 		return c.resultOutput(res)
