@@ -27,7 +27,8 @@ type Tool interface {
 // and text is their text, joined ([state.JoinText]), which is what
 // guardrails, logs and a terminal tool's final output see; when parts is
 // nil, the output is text, as Call's would be. Call returns the text only.
-// [tool.Func] tools whose func returns a tool.Content are ContentTools.
+// tool.Func and tool.Text tools whose func returns a tool.Content are
+// ContentTools, and so are the tools of package tool/mcp.
 type ContentTool interface {
 	Tool
 	CallContent(ctx context.Context, c *ToolCall) (text string, parts []state.ContentPart, err error)
