@@ -203,8 +203,7 @@ type testTool struct {
 	fx   *effects
 	// block, if set, makes the first execution wait for the call's
 	// context to end.
-	block    *atomic.Bool
-	approval bool
+	block *atomic.Bool
 }
 
 func (tt *testTool) Spec() pipeline.ToolSpec {

@@ -132,7 +132,7 @@ func one(t testing.TB, spans []sdktrace.ReadOnlySpan, name string) sdktrace.Read
 func attrs(kvs []attribute.KeyValue) map[string]string {
 	out := make(map[string]string, len(kvs))
 	for _, kv := range kvs {
-		out[string(kv.Key)] = kv.Value.Emit()
+		out[string(kv.Key)] = kv.Value.String()
 	}
 	return out
 }

@@ -43,7 +43,7 @@ func TestHostedCallEvents(t *testing.T) {
 			}
 			var parts []string
 			for _, kv := range ev.Attributes {
-				parts = append(parts, string(kv.Key)+"="+kv.Value.Emit())
+				parts = append(parts, string(kv.Key)+"="+kv.Value.String())
 			}
 			got = append(got, strings.Join(parts, " "))
 		}

@@ -112,7 +112,7 @@ func TestSaveAppendWhenOneStore(t *testing.T) {
 func TestSaveAppendFailedFinalCommit(t *testing.T) {
 	ctx := context.Background()
 	s := newOneStore()
-	runner, cp := atomicRunner(s)
+	_, cp := atomicRunner(s) // its checkpointer; the runner below adds the failing stage
 	agent := &pipeline.Agent{Name: "a", Model: scripted.New(scripted.Reply("done"))}
 	boom := errors.New("disk full")
 	calls := 0
@@ -126,7 +126,7 @@ func TestSaveAppendFailedFinalCommit(t *testing.T) {
 			return err
 		})
 	}}
-	runner = pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(cp.Session(s)), fail, cp.Middleware()))
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(cp.Session(s)), fail, cp.Middleware()))
 	_, err := runner.Run(ctx, agent, pipeline.UserInput("go"), pipeline.WithSessionID("s1"), pipeline.WithRunID("r1"))
 	if !errors.Is(err, boom) {
 		t.Fatalf("Run = %v, want the failed commit's error", err)

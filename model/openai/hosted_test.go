@@ -41,6 +41,7 @@ func hostedTools() []pipeline.Tool {
 				OfMcpToolApprovalSetting: param.NewOpt("always"),
 			},
 		}),
+		//lint:ignore SA1019 connectors are a remote MCP form the API still takes; the adapter must pass them through
 		openai.MCP(responses.ToolMcpParam{ServerLabel: "drive", ConnectorID: "connector_googledrive", Authorization: param.NewOpt("token")}),
 	}
 }

@@ -46,11 +46,9 @@ const envWorker = "RIVERBENCH_WORKER" // "url schema conc": run as a worker proc
 
 func main() {
 	if spec := os.Getenv(envWorker); spec != "" {
-		if err := workerMain(spec); err != nil {
-			fmt.Fprintln(os.Stderr, "riverbench worker:", err)
-			os.Exit(1)
-		}
-		return
+		err := workerMain(spec) // returns only on failure: a worker runs until killed
+		fmt.Fprintln(os.Stderr, "riverbench worker:", err)
+		os.Exit(1)
 	}
 	url := flag.String("postgres", os.Getenv("TURNKIT_POSTGRES_URL"), "PostgreSQL URL")
 	n := flag.Int("n", 1000, "runs per configuration")

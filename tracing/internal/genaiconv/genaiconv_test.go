@@ -70,7 +70,7 @@ func TestValuesMatchSemconv(t *testing.T) {
 		semconv.GenAIOperationNameChat, semconv.GenAIOperationNameInvokeAgent, semconv.GenAIOperationNameExecuteTool,
 		semconv.GenAIOutputTypeText, semconv.GenAITokenTypeInput, semconv.GenAITokenTypeOutput,
 	}
-	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b attribute.Value) bool { return a.Emit() == b.Emit() })); diff != "" {
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b attribute.Value) bool { return a.String() == b.String() })); diff != "" {
 		t.Fatalf("values differ from semconv v1.41.0 (-want +got):\n%s", diff)
 	}
 	if genaiconv.ToolTypeFunction.Value.AsString() != "function" {

@@ -35,7 +35,7 @@ func TestMatchesSemconv(t *testing.T) {
 	}
 	got := []attribute.KeyValue{mcpconv.MethodNameToolsCall, mcpconv.NetworkTransportPipe, mcpconv.NetworkTransportTCP}
 	want := []attribute.KeyValue{semconv.McpMethodNameToolsCall, semconv.NetworkTransportPipe, semconv.NetworkTransportTCP}
-	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b attribute.Value) bool { return a.Emit() == b.Emit() })); diff != "" {
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b attribute.Value) bool { return a.String() == b.String() })); diff != "" {
 		t.Errorf("values differ from semconv v1.41.0 (-want +got):\n%s", diff)
 	}
 	if mcpconv.NetworkProtocolHTTP.Value.AsString() != "http" {
