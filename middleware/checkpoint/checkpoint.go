@@ -40,6 +40,12 @@ func New(store state.Store, opts ...Option) *Checkpointer {
 	return &Checkpointer{store: store, cfg: newConfig(opts)}
 }
 
+// retryable reports whether c may run again under a new call ID after a
+// crash (see [WithRetryableTools]).
+func (c *Checkpointer) retryable(tc *pipeline.ToolCall) bool {
+	return c.cfg.retryable != nil && c.cfg.retryable(tc)
+}
+
 // Store returns the state store the checkpointer saves into.
 func (c *Checkpointer) Store() state.Store { return c.store }
 
@@ -223,10 +229,11 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 	return nil
 }
 
-// CallTool saves the response before its first call runs.
+// CallTool saves the response before its first call runs, unless that
+// call is retryable (then the first other call makes the save).
 func (h *toolHandler) CallTool(ctx context.Context, tc *pipeline.ToolCall) (*pipeline.ToolResult, error) {
 	ts, ok := ctx.Value(turnSaveKey{}).(*turnSave)
-	if ok && !tc.Resumed && ts.lr.c == h.c && ts.lr.run == tc.Turn.Run {
+	if ok && !tc.Resumed && ts.lr.c == h.c && ts.lr.run == tc.Turn.Run && !h.c.retryable(tc) {
 		ts.once.Do(func() { ts.err = ts.lr.save(ctx, StageTools) })
 		if ts.err != nil {
 			return nil, ts.err

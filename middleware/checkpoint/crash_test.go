@@ -67,14 +67,20 @@ var crashes = []struct {
 // returns the fresh worker and the recovery's outcome.
 func crashAndRecover(t *testing.T, w *world, checkpointed bool, arm func(p *process)) (*process, *pipeline.Result, error) {
 	t.Helper()
+	return crashAndRecoverOn(t, w, checkpointed, func(name string) *process { return newProcess(t, w, name, checkpointed) }, arm)
+}
+
+// crashAndRecoverOn is crashAndRecover with the workers newWorker starts.
+func crashAndRecoverOn(t *testing.T, w *world, checkpointed bool, newWorker func(name string) *process, arm func(p *process)) (*process, *pipeline.Result, error) {
+	t.Helper()
 	ctx := context.Background()
 	pauseAtTransfer(t, w, checkpointed)
-	p1 := newProcess(t, w, "p1", checkpointed)
+	p1 := newWorker("p1")
 	arm(p1)
 	if _, err := resumeByID(ctx, p1); !errors.Is(err, errCrashed) {
 		t.Fatalf("the armed worker returned %v, want it to crash", err)
 	}
-	p2 := newProcess(t, w, "p2", checkpointed)
+	p2 := newWorker("p2")
 	res, err := resumeByID(ctx, p2)
 	return p2, res, err
 }

@@ -73,6 +73,7 @@ type process struct {
 	agent   *pipeline.Agent
 	model   *model
 	crashed atomic.Bool
+	saves   atomic.Int64 // checkpoint saves that landed
 
 	// afterAppend, if set, is called after each append that landed; it
 	// may crash the process.
@@ -94,12 +95,18 @@ func newProcess(t *testing.T, w *world, name string, checkpointed bool) *process
 // and the middleware inner inside persistence and the checkpointer.
 func newProcessWith(t *testing.T, w *world, name string, checkpointed bool, newAgent func(p *process) *pipeline.Agent, inner ...pipeline.Middleware) *process {
 	t.Helper()
+	return newProcessOpts(t, w, name, checkpointed, nil, newAgent, inner...)
+}
+
+// newProcessOpts is newProcessWith with the checkpointer's options.
+func newProcessOpts(t *testing.T, w *world, name string, checkpointed bool, cpOpts []checkpoint.Option, newAgent func(p *process) *pipeline.Agent, inner ...pipeline.Middleware) *process {
+	t.Helper()
 	p := &process{w: w, model: &model{prefix: name}}
 	states := &crashStates{Store: w.states, p: p}
 	var sessions session.Store = &crashSessions{Store: w.sessions, p: p}
 	var mws []pipeline.Middleware
 	if checkpointed {
-		p.cp = checkpoint.New(states)
+		p.cp = checkpoint.New(states, cpOpts...)
 		sessions = p.cp.Session(sessions)
 		mws = append(mws, persistence.Middleware(sessions), p.cp.Middleware())
 	} else {
@@ -129,7 +136,11 @@ func (s *crashStates) Save(ctx context.Context, run *state.Run) error {
 	if s.p.crashed.Load() {
 		return errCrashed
 	}
-	return s.Store.Save(ctx, run)
+	if err := s.Store.Save(ctx, run); err != nil {
+		return err
+	}
+	s.p.saves.Add(1)
+	return nil
 }
 
 type crashSessions struct {

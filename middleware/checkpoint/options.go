@@ -1,6 +1,10 @@
 package checkpoint
 
-import "time"
+import (
+	"time"
+
+	"github.com/turnkit/turnkit/pipeline"
+)
 
 // An Option configures [New].
 type Option interface{ apply(*config) }
@@ -11,6 +15,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
 	detachedTimeout time.Duration
+	retryable       func(c *pipeline.ToolCall) bool
 }
 
 // defaultDetachedTimeout bounds the saves made after a run's context is
@@ -37,4 +42,29 @@ func WithDetachedSaveTimeout(d time.Duration) Option {
 			c.detachedTimeout = d
 		}
 	})
+}
+
+// WithRetryableTools names the calls that may run again under a new call
+// ID after a crash: calls of read-only tools, and of tools whose effect a
+// repeat with the same arguments does not change (MCP's readOnlyHint and
+// idempotentHint annotations say so; see tool/mcp.Retryable). The
+// checkpointer skips its save before such a call runs (the "tools" save,
+// [StageTools]), which exists only so that a call retried after a crash
+// keeps its call ID and hence its idempotency key. A response whose calls
+// are all retryable then costs one durable write fewer; one with another
+// call still makes the save, when that call starts.
+//
+// What a crash does to a retryable call: if the worker dies after the call
+// ran but before its output was committed, the checkpoint does not hold
+// the response that asked for it, so resume asks the model again, and the
+// call may run again under a new call ID. Nothing reaches the session
+// twice: the lost response was never committed. A call whose output was
+// committed is in the checkpoint (every append is preceded by a save) and
+// is not run again.
+//
+// retryable is called once per call, before it runs, and must be safe for
+// concurrent use. A later WithRetryableTools replaces an earlier one; nil
+// makes every call need the save (the default).
+func WithRetryableTools(retryable func(c *pipeline.ToolCall) bool) Option {
+	return optionFunc(func(c *config) { c.retryable = retryable })
 }

@@ -40,6 +40,21 @@ var (
 // must not be modified.
 func (t *Tool) Spec() pipeline.ToolSpec { return *t.spec.Load() }
 
+// Retryable reports whether the server annotates the tool as read-only or
+// idempotent (readOnlyHint, idempotentHint): a call may run again with the
+// same arguments without a further effect. It is what the package already
+// relies on to send a call again to a restarted server. The hints are the
+// server's word: trust them as far as you trust the server.
+func (t *Tool) Retryable() bool { return t.resend.Load() }
+
+// Retryable reports whether c calls an MCP tool that is [Tool.Retryable]:
+// the predicate for middleware/checkpoint's WithRetryableTools, which then
+// skips its save before such a call runs.
+func Retryable(c *pipeline.ToolCall) bool {
+	t, ok := c.Tool.(*Tool)
+	return ok && t.Retryable()
+}
+
 // Server returns the name of the tool's server.
 func (t *Tool) Server() string { return t.server }
 
