@@ -44,7 +44,8 @@
 //     append or its first model call;
 //   - tools: when a response's first tool call is about to run, so a call
 //     retried after a crash carries the same call ID, hence the same
-//     idempotency key ([pipeline.ToolCall.IdempotencyKey]);
+//     idempotency key ([pipeline.ToolCall.IdempotencyKey]); skipped for
+//     calls [WithRetryableTools] names, which may run again under a new one;
 //   - append: before every session append ([Checkpointer.Session]), so the
 //     session never holds an item the checkpoint does not, except a tool
 //     output committed while its call is open in the checkpoint, which
@@ -69,7 +70,9 @@
 // behind the session by construction.
 //
 // The cost is about one save per session append, plus one per response
-// with tool calls, one claim and one at the end. A save writes only what
+// with tool calls (none when every call is to a tool that may run again
+// under a new call ID, see [WithRetryableTools]), one claim and one at the
+// end. A save writes only what
 // changed since the last one ([state.Delta]): the items recorded since,
 // the run's small mutable part, and the context the run started from (the
 // session history) once per run, never again. So a save's size and cost do

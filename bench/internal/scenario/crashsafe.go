@@ -87,17 +87,29 @@ func backends() []backend {
 	return bs
 }
 
-// crashSafeTurns times one turn per iteration of a Runner with the
-// crash-safe chain (persistence over the checkpointer's session, then the
-// checkpointer) on be, or with persistence alone when checkpoints is
-// false, from a session that holds h items of history, read by
-// persistence as in production. It reports the bytes each checkpoint save
-// writes (B/save), measured on one more run after the timed ones.
-func crashSafeTurns(b *testing.B, be backend, h int, checkpoints bool) {
+// A chain is what a crash-safe scenario runs.
+type chain int
+
+const (
+	persistenceAlone   chain = iota // persistence, no checkpoints
+	crashSafe                       // persistence over the checkpointer's session, then the checkpointer
+	crashSafeRetryable              // the same, with the tool declared retryable (checkpoint.WithRetryableTools)
+)
+
+func (c chain) String() string {
+	return [...]string{"persistence", "checkpoint", "checkpoint-retryable"}[c]
+}
+
+// crashSafeTurns times one turn per iteration of a Runner with chain c
+// on be, from a session that holds h items of history, read by
+// persistence as in production. With checkpoints it reports the bytes each
+// checkpoint save writes (B/save), measured on one more run after the
+// timed ones.
+func crashSafeTurns(b *testing.B, be backend, h int, c chain) {
 	sess, st, closeFn := be.open(b)
 	defer closeFn()
 	ctx := context.Background()
-	sessionID := fmt.Sprintf("crashsafe-%s-%d-%v", be.name, h, checkpoints)
+	sessionID := fmt.Sprintf("crashsafe-%s-%d-%v", be.name, h, c)
 	if err := sess.Clear(ctx, sessionID); err != nil {
 		b.Fatal(err)
 	}
@@ -106,8 +118,12 @@ func crashSafeTurns(b *testing.B, be backend, h int, checkpoints bool) {
 		b.Fatal(err)
 	}
 	mws := []pipeline.Middleware{persistence.Middleware(sess)}
-	if checkpoints {
-		cp := checkpoint.New(st)
+	var opts []checkpoint.Option
+	if c == crashSafeRetryable {
+		opts = append(opts, checkpoint.WithRetryableTools(func(*pipeline.ToolCall) bool { return true }))
+	}
+	if c != persistenceAlone {
+		cp := checkpoint.New(st, opts...)
 		mws = []pipeline.Middleware{persistence.Middleware(cp.Session(sess)), cp.Middleware()}
 	}
 	var prev *state.Run
@@ -129,17 +145,17 @@ func crashSafeTurns(b *testing.B, be backend, h int, checkpoints bool) {
 		prev = run
 	}
 	runnerTurnsWith(b, hist, prepare, pipeline.WithMiddleware(mws...))
-	if checkpoints {
-		b.ReportMetric(bytesPerSave(b, st, sess, sessionID, h), "B/save")
+	if c != persistenceAlone {
+		b.ReportMetric(bytesPerSave(b, st, sess, sessionID, h, opts), "B/save")
 	}
 }
 
 // bytesPerSave runs a few turns untimed with the crash-safe chain over a
 // store that measures each save's delta and returns the mean.
-func bytesPerSave(b *testing.B, st state.Store, sess session.Store, sessionID string, h int) float64 {
+func bytesPerSave(b *testing.B, st state.Store, sess session.Store, sessionID string, h int, opts []checkpoint.Option) float64 {
 	ctx := context.Background()
 	m := &measuringStore{Store: st}
-	cp := checkpoint.New(m)
+	cp := checkpoint.New(m, opts...)
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(cp.Session(sess)), cp.Middleware()))
 	agent := &pipeline.Agent{Name: "bench", Model: turnsModel(8), Tools: []pipeline.Tool{trivialTool()}}
 	run := state.NewRun(fmt.Sprintf("bytes-%d", h), "bench")
@@ -182,20 +198,20 @@ func (m *measuringStore) Save(ctx context.Context, run *state.Run) error {
 }
 
 // crashSafeScenarios returns, for each backend and history size, a turn
-// with persistence alone and a turn with the crash-safe chain, whose
-// baseline it is.
+// with persistence alone and turns with the crash-safe chain, with the
+// tool as it is and declared retryable, whose baseline it is.
 func crashSafeScenarios() []Scenario {
 	var out []Scenario
 	for _, be := range backends() {
 		for _, h := range Histories() {
-			alone := fmt.Sprintf("crashsafe/%s/persistence/history=%d", be.name, h)
-			out = append(out,
-				Scenario{Name: alone, Group: "crashsafe", PerOp: 1, Unit: "turn", Skip: be.skip,
-					Bench: func(b *testing.B) { crashSafeTurns(b, be, h, false) }},
-				Scenario{Name: fmt.Sprintf("crashsafe/%s/checkpoint/history=%d", be.name, h), Group: "crashsafe",
+			alone := fmt.Sprintf("crashsafe/%s/%s/history=%d", be.name, persistenceAlone, h)
+			out = append(out, Scenario{Name: alone, Group: "crashsafe", PerOp: 1, Unit: "turn", Skip: be.skip,
+				Bench: func(b *testing.B) { crashSafeTurns(b, be, h, persistenceAlone) }})
+			for _, c := range []chain{crashSafe, crashSafeRetryable} {
+				out = append(out, Scenario{Name: fmt.Sprintf("crashsafe/%s/%s/history=%d", be.name, c, h), Group: "crashsafe",
 					Baseline: alone, PerOp: 1, Unit: "turn", Skip: be.skip,
-					Bench: func(b *testing.B) { crashSafeTurns(b, be, h, true) }},
-			)
+					Bench: func(b *testing.B) { crashSafeTurns(b, be, h, c) }})
+			}
 		}
 	}
 	for i := range out {
