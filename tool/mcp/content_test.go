@@ -324,3 +324,30 @@ func TestContentWithApprovalAndTracing(t *testing.T) {
 		t.Errorf("%d execute_tool spans with mcp.method.name, want 1 (the approved call)", mcpSpans)
 	}
 }
+
+// TestTextResults tests WithTextResults: the tiny image arrives as a
+// plain string output describing the image, as Call's text does.
+func TestTextResults(t *testing.T) {
+	t.Parallel()
+	ts := connect(t, []mcp.Server{stdioEverything(t)}, mcp.WithTextResults())
+	tools := ts.Tools(mcp.Allow("get-tiny-image"))
+	model := scripted.New(scripted.Respond(scripted.Call("get-tiny-image", `{}`)), scripted.Reply("done"))
+	agent := &pipeline.Agent{Name: "a", Model: model, Tools: tools}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := pipeline.NewRunner().Run(ctx, agent, pipeline.UserInput("show me"), pipeline.WithRunID("run_1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	it := outputs(t, res.State())["get-tiny-image"]
+	if it.Content() != nil {
+		t.Fatalf("output %s has content parts; want text only", it)
+	}
+	want, err := tools[0].Call(ctx, &pipeline.ToolCall{Name: "get-tiny-image", CallID: "call_x", Arguments: `{}`, Tool: tools[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it.Text() != want || !strings.Contains(want, `"type":"image"`) {
+		t.Errorf("output %q, want Call's text %q describing the image", it.Text(), want)
+	}
+}

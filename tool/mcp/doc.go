@@ -117,8 +117,9 @@
 // The call's text (what guardrails, logs and a terminal tool's final
 // output see) is then the text parts' text, joined ([state.JoinText]).
 // The Responses API takes these parts; the Chat Completions adapter
-// refuses them with a typed error, so an agent on Chat Completions should
-// not be given tools that return images or blobs.
+// refuses them with a typed error, so for an agent on Chat Completions
+// connect with [WithTextResults], which makes every result text (images
+// and blobs described, as below).
 //
 // Any other result, such as one with text only, is the tool's output
 // text, a plain string: text content as it is, the parts joined by

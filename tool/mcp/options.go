@@ -13,6 +13,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
 	prefix  bool
+	text    bool // results as text only (WithTextResults)
 	onErr   func(error)
 	client  *sdk.Implementation
 	changed func()
@@ -67,4 +68,15 @@ func WithToolsChanged(f func()) Option {
 			c.changed = f
 		}
 	})
+}
+
+// WithTextResults makes the toolset's tools answer the model with text
+// only, as [Tool.Call] does: an image, audio or embedded resource in a
+// result is described as one line of JSON, without its data, instead of
+// being sent as a content part. Use it with a model API that takes text
+// only in tool outputs, such as Chat Completions (whose adapter refuses a
+// tool output with an image or a file, with a typed error, rather than
+// drop it).
+func WithTextResults() Option {
+	return optionFunc(func(c *config) { c.text = true })
 }

@@ -26,6 +26,7 @@ type Tool struct {
 	server   string
 	name     string
 	approval bool
+	textOnly bool // results as text only (WithTextResults)
 	spec     atomic.Pointer[pipeline.ToolSpec]
 	resend   atomic.Bool // read-only or idempotent: may be sent again after a crash
 }
@@ -110,7 +111,7 @@ func (t *Tool) CallContent(ctx context.Context, c *pipeline.ToolCall) (string, [
 	if err != nil {
 		return "", nil, err
 	}
-	if res.IsError || !hasMedia(res) {
+	if res.IsError || t.textOnly || !hasMedia(res) {
 		out, err := t.text(res)
 		return out, nil, err
 	}

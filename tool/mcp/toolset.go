@@ -255,7 +255,7 @@ func (ts *Toolset) commitLocked(lists [][]*sdk.Tool) error {
 		t := ts.tools[e.key]
 		if t == nil {
 			srv := ts.conns[e.key.server].srv
-			t = &Tool{conn: ts.conns[e.key.server], server: srv.Name, name: e.key.name, approval: srv.NeedsApproval}
+			t = &Tool{conn: ts.conns[e.key.server], server: srv.Name, name: e.key.name, approval: srv.NeedsApproval, textOnly: ts.cfg.text}
 			ts.tools[e.key] = t
 		}
 		spec := e.spec
