@@ -22,6 +22,10 @@ const (
 	// HookToolReturned is just after a tool returned, before its output is
 	// committed.
 	HookToolReturned Hook = "tool.returned"
+	// HookLookupReturned is just after a call of [ToolLookup] returned,
+	// before its output is committed (after [HookToolReturned]): a kill
+	// there loses the response if the checkpoint does not hold it yet.
+	HookLookupReturned Hook = "lookup.returned"
 	// HookAppendBefore and HookAppendAfter are just before and just after a
 	// session append.
 	HookAppendBefore Hook = "append.before"
@@ -36,7 +40,7 @@ const (
 )
 
 // AllHooks lists every hook point.
-var AllHooks = []Hook{HookModel, HookToolReturned, HookAppendBefore, HookAppendAfter, HookSaveBefore, HookSaveAfter, HookGuardrail}
+var AllHooks = []Hook{HookModel, HookToolReturned, HookLookupReturned, HookAppendBefore, HookAppendAfter, HookSaveBefore, HookSaveAfter, HookGuardrail}
 
 // Hooks is called at each hook point. It must be safe for concurrent use.
 type Hooks interface {
@@ -84,8 +88,8 @@ func (t *Trap) At(_ context.Context, h Hook) {
 }
 
 // ToolHook returns tool-stage middleware that calls [HookToolReturned]
-// after the tool returned. Place it inside persistence so that it runs
-// before the call's commit.
+// after the tool returned, then [HookLookupReturned] if it was a lookup.
+// Place it inside persistence so that it runs before the call's commit.
 func ToolHook(hooks Hooks) pipeline.Middleware {
 	hooks = orNop(hooks)
 	return pipeline.Middleware{
@@ -95,6 +99,9 @@ func ToolHook(hooks Hooks) pipeline.Middleware {
 				res, err := next.CallTool(ctx, c)
 				if err == nil && res != nil && res.Status == pipeline.ToolCompleted {
 					hooks.At(ctx, HookToolReturned)
+					if c.Name == ToolLookup {
+						hooks.At(ctx, HookLookupReturned)
+					}
 				}
 				return res, err
 			})
