@@ -22,7 +22,7 @@ type Config struct {
 	Runs, Sessions, Concurrency int
 	// MaxDelay bounds the random delay of a kill by time (default 250ms);
 	// MaxNth bounds the random occurrence of a kill at a hook (default 40;
-	// a quarter of it at [HookLookupReturned]).
+	// an eighth of it at [HookLookupReturned]).
 	MaxDelay time.Duration
 	MaxNth   int
 	// ChildTimeout bounds one child's life (default 2m).
@@ -55,7 +55,7 @@ type Report struct {
 // Torture runs the kill-and-resume loop: generation after generation of
 // runs, each driven by child processes that it kills with SIGKILL at
 // random points (a random delay, or a random occurrence of a random
-// [Hook]; one kill in eight at one of the first lookups, whose window is
+// [Hook]; every fifth child at one of the first lookups, whose window is
 // short) until a child drives the generation to its end. After every
 // child it runs [Check] on the stores and the effect log; after the last
 // child of a generation with final set. It stops after cfg.Kills kills,
@@ -85,10 +85,10 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 			c := ccfg
 			var delay time.Duration
 			if rep.Kills < cfg.Kills {
-				switch r := rng.IntN(8); {
-				case r == 0: // just after one of the first lookups: a window random kills seldom hit
-					c.Hook, c.Nth = HookLookupReturned, 1+rng.IntN(max(cfg.MaxNth/4, 1))
-				case r < 4:
+				switch {
+				case rep.Children%5 == 4: // just after one of the first lookups: a window random kills seldom hit
+					c.Hook, c.Nth = HookLookupReturned, 1+rng.IntN(max(cfg.MaxNth/8, 1))
+				case rng.IntN(2) == 0:
 					c.Hook, c.Nth = AllHooks[rng.IntN(len(AllHooks))], 1+rng.IntN(cfg.MaxNth)
 				default:
 					delay = time.Duration(1 + rng.Int64N(int64(cfg.MaxDelay)))
