@@ -91,8 +91,8 @@ func (t *Trap) At(_ context.Context, h Hook) {
 
 // ToolHook returns tool-stage middleware that calls [HookToolReturned]
 // after the tool returned, then [HookLookupReturned] if it was a lookup in
-// a response of lookups only.
-// Place it inside persistence so that it runs before the call's commit.
+// a response of lookups only. Place it inside persistence so that it runs
+// before the call's commit.
 func ToolHook(hooks Hooks) pipeline.Middleware {
 	hooks = orNop(hooks)
 	return pipeline.Middleware{
