@@ -30,6 +30,11 @@ type CheckResult struct {
 	// because an earlier execution crashed before its commit.
 	Executions int `json:"executions"`
 	Retries    int `json:"retries"`
+	// LostRetryable counts the lookup calls ([ToolLookup], retryable)
+	// that ran in a process killed before their output was committed and
+	// that the checkpoint never held: resume asked the model again, and the
+	// lookup ran again under a new call ID.
+	LostRetryable int `json:"lost_retryable"`
 	// Violations lists every broken invariant; it must be empty.
 	Violations []string `json:"violations,omitempty"`
 }
@@ -45,7 +50,14 @@ type CheckResult struct {
 //     rejected call never ran, and a call ran more than once only if each
 //     earlier execution was in a process that was killed before the call's
 //     commit (these retries are counted);
-//   - one logical call (run, step, index) ran under one idempotency key;
+//   - a lookup call ([ToolLookup], retryable) may also have run with no
+//     output in the session, if every execution of it was in a process
+//     that was killed and the run's checkpoint does not hold the call: its
+//     response was lost, and resume asked the model again (these are
+//     counted as LostRetryable); any other call, and a lookup run by a
+//     process that was not killed, must reach the session;
+//   - one logical call (run, step, index) ran under one idempotency key,
+//     not counting the keys of lost lookups;
 //   - a run whose output guardrail tripped was planned to trip, its
 //     session never holds the tripped final output (a finish call's output
 //     is stored as [persistence.WithheldOutput], the checkpoint keeping
@@ -208,13 +220,30 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 
 	// Side effects against the session.
 	byKey := make(map[string][]Execution)
-	logical := make(map[[2]int][]string)
 	for _, e := range execs {
 		if !slices.Contains(byKey[e.Key], e) {
 			byKey[e.Key] = append(byKey[e.Key], e)
 		}
+	}
+	// Lookups whose response was lost: the model was asked again.
+	lostLookup := make(map[string]bool)
+	for key, es := range byKey {
+		callID, ok := strings.CutPrefix(key, id+"/")
+		if !ok || callID == lost {
+			continue
+		}
+		if _, committed := outputs[callID]; committed || hasCall(ck, callID) {
+			continue
+		}
+		if !slices.ContainsFunc(es, func(e Execution) bool { return e.Tool != ToolLookup || !killed[e.PID] }) {
+			lostLookup[key] = true
+			res.LostRetryable++
+		}
+	}
+	logical := make(map[[2]int][]string)
+	for _, e := range execs {
 		at := [2]int{e.Step, e.Index}
-		if !slices.Contains(logical[at], e.Key) {
+		if !lostLookup[e.Key] && !slices.Contains(logical[at], e.Key) {
 			logical[at] = append(logical[at], e.Key)
 		}
 	}
@@ -226,7 +255,7 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 	_, finished := ck.FinalOutput()
 	for key, es := range byKey {
 		callID, ok := strings.CutPrefix(key, id+"/")
-		if ok && callID == lost {
+		if ok && callID == lost || lostLookup[key] {
 			continue
 		}
 		if !ok {

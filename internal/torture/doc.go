@@ -33,15 +33,31 @@
 // in the checkpoint with its output in the session: resume looks the
 // output up and does not run the tool again. A crash after a tool ran and
 // before its commit makes resume run it again with the same idempotency
-// key: the only kind of repeat the checks allow, and they count it.
+// key: the only kind of repeat the checks allow for a call with a side
+// effect, and they count it.
+//
+// Calls of [ToolLookup] are reads: the checkpointer is built with
+// [checkpoint.WithRetryableTools] naming them, so it skips its save before
+// they run: a response of lookups only is not saved before its tools, and
+// one that mixes them with other calls is saved when the first of those
+// starts.
+// A crash after a lookup ran and before its output was committed then
+// leaves a checkpoint without the response: resume asks the model again,
+// which answers the same step with new call IDs, and the lookup runs again
+// under a new idempotency key. The checks allow exactly that: executions
+// of a lookup call that never reached the session, none of them by a
+// process that was not killed, in a run whose checkpoint does not hold the
+// call ([CheckResult].LostRetryable counts them). A lookup whose output reached
+// the session must have it from one of its executions, and the session
+// still holds each logical call once, as for every other tool.
 //
 // # The torture loop
 //
 // [Torture] starts a child process (a program that calls [ChildMain])
 // that drives a plan; it kills it with SIGKILL after a random delay or at
 // a random occurrence of a random [Hook] (mid model call, just after a
-// tool returned, before or after a session append, before or after a
-// checkpoint save), runs [Check] on the stores and the effect log, and
+// tool or a lookup returned, before or after a session append, before or
+// after a checkpoint save, mid guardrail check), runs [Check] on the stores and the effect log, and
 // starts a fresh child that resumes every unfinished run. The cmd/torture
 // program runs it at scale.
 package torture

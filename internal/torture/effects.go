@@ -126,15 +126,24 @@ type tortureTool struct {
 var _ pipeline.Tool = (*tortureTool)(nil)
 
 // NewTools returns the torture agents' tools, [ToolEffect],
-// [ToolTransfer] and [ToolFinish], all recording into log.
+// [ToolTransfer], [ToolFinish] and [ToolLookup], all recording into log.
+// A lookup's record stands for a read: the checks allow what a retryable
+// call may do after a crash (see [Check]).
 func NewTools(log *EffectLog) []pipeline.Tool {
-	return []pipeline.Tool{&tortureTool{name: ToolEffect, log: log}, &tortureTool{name: ToolTransfer, log: log}, &tortureTool{name: ToolFinish, log: log}}
+	return []pipeline.Tool{
+		&tortureTool{name: ToolEffect, log: log}, &tortureTool{name: ToolTransfer, log: log},
+		&tortureTool{name: ToolFinish, log: log}, &tortureTool{name: ToolLookup, log: log},
+	}
 }
 
 func (t *tortureTool) Spec() pipeline.ToolSpec {
+	desc := "Performs a side effect of the torture harness."
+	if t.name == ToolLookup {
+		desc = "Reads something for the torture harness; it changes nothing."
+	}
 	return pipeline.ToolSpec{
 		Name:        t.name,
-		Description: "Performs a side effect of the torture harness.",
+		Description: desc,
 		Parameters: json.RawMessage(`{"type":"object","properties":{"run":{"type":"string"},"step":{"type":"integer"},` +
 			`"index":{"type":"integer"},"reject":{"type":"boolean"},"trip":{"type":"boolean"}},"required":["run","step","index"],"additionalProperties":false}`),
 	}

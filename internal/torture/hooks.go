@@ -22,6 +22,12 @@ const (
 	// HookToolReturned is just after a tool returned, before its output is
 	// committed.
 	HookToolReturned Hook = "tool.returned"
+	// HookLookupReturned is just after a call of [ToolLookup] returned in
+	// a response whose calls are all lookups, before its output is
+	// committed (after [HookToolReturned]). The checkpointer makes no save
+	// before such a response's calls, so a kill there loses the response
+	// unless another of its lookups was committed first.
+	HookLookupReturned Hook = "lookup.returned"
 	// HookAppendBefore and HookAppendAfter are just before and just after a
 	// session append.
 	HookAppendBefore Hook = "append.before"
@@ -36,7 +42,7 @@ const (
 )
 
 // AllHooks lists every hook point.
-var AllHooks = []Hook{HookModel, HookToolReturned, HookAppendBefore, HookAppendAfter, HookSaveBefore, HookSaveAfter, HookGuardrail}
+var AllHooks = []Hook{HookModel, HookToolReturned, HookLookupReturned, HookAppendBefore, HookAppendAfter, HookSaveBefore, HookSaveAfter, HookGuardrail}
 
 // Hooks is called at each hook point. It must be safe for concurrent use.
 type Hooks interface {
@@ -84,7 +90,8 @@ func (t *Trap) At(_ context.Context, h Hook) {
 }
 
 // ToolHook returns tool-stage middleware that calls [HookToolReturned]
-// after the tool returned. Place it inside persistence so that it runs
+// after the tool returned, then [HookLookupReturned] if it was a lookup in
+// a response of lookups only. Place it inside persistence so that it runs
 // before the call's commit.
 func ToolHook(hooks Hooks) pipeline.Middleware {
 	hooks = orNop(hooks)
@@ -95,11 +102,25 @@ func ToolHook(hooks Hooks) pipeline.Middleware {
 				res, err := next.CallTool(ctx, c)
 				if err == nil && res != nil && res.Status == pipeline.ToolCompleted {
 					hooks.At(ctx, HookToolReturned)
+					if !c.Resumed && onlyLookups(c.Turn) {
+						hooks.At(ctx, HookLookupReturned)
+					}
 				}
 				return res, err
 			})
 		},
 	}
+}
+
+// onlyLookups reports whether every tool call of the turn's response is a
+// lookup (handoffs are not tool calls).
+func onlyLookups(t *pipeline.Turn) bool {
+	for _, c := range t.Calls {
+		if c.Name != ToolLookup {
+			return false
+		}
+	}
+	return len(t.Calls) > 0
 }
 
 // hookedSession calls the append hooks around the inner store's Append.

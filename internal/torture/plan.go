@@ -8,10 +8,14 @@ import (
 
 // Tool names of the torture agents. Calls of [ToolTransfer] need approval;
 // [ToolFinish] is terminal: its output is the run's final output.
+// [ToolLookup] is read-only, and the checkpointer of [NewStack] takes it
+// as retryable: a crash after a lookup ran and before its output was
+// committed may make it run again under a new call ID.
 const (
 	ToolEffect   = "effect"
 	ToolTransfer = "transfer"
 	ToolFinish   = "finish"
+	ToolLookup   = "lookup"
 )
 
 // The torture agents: a run starts with [AgentA], and each handoff call
@@ -118,8 +122,10 @@ func (s RunSpec) FinalAgent() string { return s.AgentAt(len(s.Steps) + 1) }
 
 // NewPlan returns a deterministic plan of n runs named prefix-rNNN over
 // sessions sessions named prefix-sNNN: each run takes one to three tool
-// steps of one or two calls, about a third of them transfers (which need
-// approval), a quarter of those rejected. About a third of the steps also
+// steps. About a third of the steps are one or two lookups (calls of
+// [ToolLookup]); the others are one or two calls, about a third of them
+// transfers (which need approval), a quarter of those rejected, the rest
+// effects, and about a quarter of them have a lookup among their calls. About a third of the steps also
 // hand off to the other agent (at a random place among the calls), a
 // third of the runs end with the terminal finish tool instead of a final
 // message, and a quarter have their final output tripped by the output
@@ -140,11 +146,19 @@ func NewPlan(seed uint64, prefix string, n, sessions int) Plan {
 		}
 		for range 1 + rng.IntN(3) {
 			calls := make([]CallSpec, 1+rng.IntN(2))
+			lookups := rng.IntN(3) == 0 // every call retryable
 			for k := range calls {
-				calls[k] = CallSpec{Tool: ToolEffect}
-				if rng.IntN(3) == 0 {
+				switch {
+				case lookups:
+					calls[k] = CallSpec{Tool: ToolLookup}
+				case rng.IntN(3) == 0:
 					calls[k] = CallSpec{Tool: ToolTransfer, Reject: rng.IntN(4) == 0}
+				default:
+					calls[k] = CallSpec{Tool: ToolEffect}
 				}
+			}
+			if !lookups && rng.IntN(4) == 0 { // retryable and not, mixed
+				calls = slices.Insert(calls, rng.IntN(len(calls)+1), CallSpec{Tool: ToolLookup})
 			}
 			if rng.IntN(3) == 0 {
 				calls = slices.Insert(calls, rng.IntN(len(calls)+1), CallSpec{Handoff: true})

@@ -21,7 +21,8 @@ type Config struct {
 	// Concurrency is the runs a child drives at once (default 4).
 	Runs, Sessions, Concurrency int
 	// MaxDelay bounds the random delay of a kill by time (default 250ms);
-	// MaxNth bounds the random occurrence of a kill at a hook (default 40).
+	// MaxNth bounds the random occurrence of a kill at a hook (default 40;
+	// an eighth of it at [HookLookupReturned]).
 	MaxDelay time.Duration
 	MaxNth   int
 	// ChildTimeout bounds one child's life (default 2m).
@@ -32,28 +33,30 @@ type Config struct {
 
 // A Report is what [Torture] did and found.
 type Report struct {
-	Backend     string         `json:"backend"`
-	Kills       int            `json:"kills"`
-	KillsAt     map[string]int `json:"kills_at"` // by hook, and "delay"
-	Children    int            `json:"children"`
-	Generations int            `json:"generations"`
-	Runs        int            `json:"runs"`    // runs ended and checked
-	Tripped     int            `json:"tripped"` // of which stopped by the output guardrail
-	Handoffs    int            `json:"handoffs"`
-	Withheld    int            `json:"withheld"` // terminal outputs withheld after a tripwire
-	Approvals   int64          `json:"decided"`  // approvals and rejections made
-	Resumes     int64          `json:"resumes"`  // resumes reported by children that exited
-	Executions  int            `json:"executions"`
-	Retries     int            `json:"retries"` // executions repeated under the same key after a crash
-	Completed   int64          `json:"completed"`
-	Violations  []string       `json:"violations,omitempty"`
-	Elapsed     time.Duration  `json:"elapsed"`
+	Backend       string         `json:"backend"`
+	Kills         int            `json:"kills"`
+	KillsAt       map[string]int `json:"kills_at"` // by hook, and "delay"
+	Children      int            `json:"children"`
+	Generations   int            `json:"generations"`
+	Runs          int            `json:"runs"`    // runs ended and checked
+	Tripped       int            `json:"tripped"` // of which stopped by the output guardrail
+	Handoffs      int            `json:"handoffs"`
+	Withheld      int            `json:"withheld"` // terminal outputs withheld after a tripwire
+	Approvals     int64          `json:"decided"`  // approvals and rejections made
+	Resumes       int64          `json:"resumes"`  // resumes reported by children that exited
+	Executions    int            `json:"executions"`
+	Retries       int            `json:"retries"`        // executions repeated under the same key after a crash
+	LostRetryable int            `json:"lost_retryable"` // lookups whose response a crash lost, run again under a new call ID
+	Completed     int64          `json:"completed"`
+	Violations    []string       `json:"violations,omitempty"`
+	Elapsed       time.Duration  `json:"elapsed"`
 }
 
 // Torture runs the kill-and-resume loop: generation after generation of
 // runs, each driven by child processes that it kills with SIGKILL at
 // random points (a random delay, or a random occurrence of a random
-// [Hook]) until a child drives the generation to its end. After every
+// [Hook]; every fifth child at one of the first lookups, whose window is
+// short) until a child drives the generation to its end. After every
 // child it runs [Check] on the stores and the effect log; after the last
 // child of a generation with final set. It stops after cfg.Kills kills,
 // once the generation in progress is done. The report's Violations must be
@@ -82,9 +85,12 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 			c := ccfg
 			var delay time.Duration
 			if rep.Kills < cfg.Kills {
-				if rng.IntN(2) == 0 {
+				switch {
+				case rep.Children%5 == 4: // just after one of the first lookups: a window random kills seldom hit
+					c.Hook, c.Nth = HookLookupReturned, 1+rng.IntN(max(cfg.MaxNth/8, 1))
+				case rng.IntN(2) == 0:
 					c.Hook, c.Nth = AllHooks[rng.IntN(len(AllHooks))], 1+rng.IntN(cfg.MaxNth)
-				} else {
+				default:
 					delay = time.Duration(1 + rng.Int64N(int64(cfg.MaxDelay)))
 				}
 			}
@@ -136,9 +142,10 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 			rep.Withheld += res.Withheld
 			rep.Executions += res.Executions
 			rep.Retries += res.Retries
+			rep.LostRetryable += res.LostRetryable
 			if cfg.Progress != nil {
-				fmt.Fprintf(cfg.Progress, "generation %d: %d children, kills %d/%d, retries %d, violations %d\n",
-					gen, children+1, rep.Kills, cfg.Kills, rep.Retries, len(rep.Violations))
+				fmt.Fprintf(cfg.Progress, "generation %d: %d children, kills %d/%d, retries %d, lost lookups %d, violations %d\n",
+					gen, children+1, rep.Kills, cfg.Kills, rep.Retries, rep.LostRetryable, len(rep.Violations))
 			}
 			break
 		}

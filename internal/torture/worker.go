@@ -20,7 +20,8 @@ import (
 )
 
 // A Stack is the torture agents wired to their stores: persistence on the
-// session store, a [checkpoint.Checkpointer] on the state store, approval
+// session store, a [checkpoint.Checkpointer] on the state store (calls of
+// [ToolLookup] retryable: no save before they run), approval
 // of transfers, an output guardrail that trips on [TripMarker], and the
 // hooks at every kill point.
 type Stack struct {
@@ -53,7 +54,7 @@ func NewStack(plan Plan, sessions session.Store, states state.Store, log *Effect
 	} else {
 		hs, hsess = HookState(states, hooks), HookSession(sessions, hooks)
 	}
-	cp := checkpoint.New(hs)
+	cp := checkpoint.New(hs, checkpoint.WithRetryableTools(retryable))
 	runner := pipeline.NewRunner(pipeline.WithMaxTurns(40), pipeline.WithMiddleware(
 		persistence.Middleware(cp.Session(hsess), persistence.WithLimit(100)),
 		cp.Middleware(),
@@ -68,6 +69,10 @@ func NewStack(plan Plan, sessions session.Store, states state.Store, log *Effect
 	b.Handoffs = []pipeline.Handoff{{Agent: a}}
 	return &Stack{Runner: runner, Agent: a, Checkpoints: cp, States: hs, Sessions: hsess}
 }
+
+// retryable names the calls the torture checkpointer runs without the
+// save before them: lookups, which only read.
+func retryable(c *pipeline.ToolCall) bool { return c.Name == ToolLookup }
 
 // GuardrailName is the name of the torture stack's output guardrail.
 const GuardrailName = "torture_trip"
