@@ -31,6 +31,22 @@ func (p ContentPart) Type() string { return p.typ }
 // Text returns a text part's text, and "" for other parts.
 func (p ContentPart) Text() string { return p.text }
 
+// URL returns the URL of an image part (a data URL when the image is
+// inline) or of a file part given by URL, and "" otherwise.
+func (p ContentPart) URL() string { return p.imageURL + p.fileURL }
+
+// FileID returns the Files API ID of an image or file part given by ID,
+// and "" otherwise.
+func (p ContentPart) FileID() string { return p.fileID }
+
+// Detail returns an image part's detail ("low", "high" or "auto"), and ""
+// for other parts.
+func (p ContentPart) Detail() string { return p.detail }
+
+// FileData returns the name and the content (a data URL) of a file part
+// sent inline, and "", "" otherwise.
+func (p ContentPart) FileData() (filename, dataURL string) { return p.fname, p.data }
+
 // TextPart is a text part.
 func TextPart(text string) ContentPart { return ContentPart{typ: "input_text", text: text} }
 

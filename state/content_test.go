@@ -187,3 +187,33 @@ func TestContentCheckpoint(t *testing.T) {
 	}
 	checkCodec(t, r)
 }
+
+// TestContentPartAccessors tests that every part reads back, through
+// Item.Content, what its constructor was given.
+func TestContentPartAccessors(t *testing.T) {
+	it := state.UserContent(
+		state.TextPart("look"),
+		state.ImageURL("https://example.com/a.png", "high"),
+		state.ImageFile("file-img", ""),
+		state.FileID("file-pdf"),
+		state.FileURL("https://example.com/b.pdf"),
+		state.FileData("c.pdf", "data:application/pdf;base64,JVBERi0="),
+	)
+	type view struct{ Type, Text, URL, FileID, Detail, Name, Data string }
+	var got []view
+	for _, p := range it.Content() {
+		name, data := p.FileData()
+		got = append(got, view{p.Type(), p.Text(), p.URL(), p.FileID(), p.Detail(), name, data})
+	}
+	want := []view{
+		{Type: "input_text", Text: "look"},
+		{Type: "input_image", URL: "https://example.com/a.png", Detail: "high"},
+		{Type: "input_image", FileID: "file-img", Detail: "auto"},
+		{Type: "input_file", FileID: "file-pdf"},
+		{Type: "input_file", URL: "https://example.com/b.pdf"},
+		{Type: "input_file", Name: "c.pdf", Data: "data:application/pdf;base64,JVBERi0="},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("parts read back (-want +got):\n%s", diff)
+	}
+}

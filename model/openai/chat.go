@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -362,8 +361,8 @@ func (m *ChatModel) ProviderName() string { return "openai" }
 // without them would not be the run's history.
 func chatExpressible(items state.Items) error {
 	for i, it := range items.All() {
-		if it.Kind() == state.KindUserMessage && hasMedia(it) {
-			if _, err := chatParts(it); err != nil {
+		if it.Kind() == state.KindUserMessage {
+			if _, err := chatParts(mediaParts(it)); err != nil {
 				return &InputError{Index: i, Kind: it.Kind(), Part: -1, Reason: err.Error()}
 			}
 		}
@@ -399,56 +398,44 @@ func partName(p state.ContentPart) string {
 	return fmt.Sprintf("of type %q", p.Type())
 }
 
-// hasMedia reports whether a user message's content has parts other than
-// text (its JSON names an image or a file part).
-func hasMedia(it state.Item) bool {
-	raw := it.AppendRaw(nil)
-	return bytes.Contains(raw, []byte(`"input_image"`)) || bytes.Contains(raw, []byte(`"input_file"`))
-}
-
-// inputPart is a Responses API input content part.
-type inputPart struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	ImageURL string `json:"image_url"`
-	Detail   string `json:"detail"`
-	FileID   string `json:"file_id"`
-	FileURL  string `json:"file_url"`
-	FileData string `json:"file_data"`
-	Filename string `json:"filename"`
+// mediaParts returns the content parts of a user message whose content
+// has parts other than text, and nil for any other message.
+func mediaParts(it state.Item) []state.ContentPart {
+	parts := it.Content()
+	for _, p := range parts {
+		if p.Type() != "input_text" {
+			return parts
+		}
+	}
+	return nil
 }
 
 // chatParts converts a user message's content parts to Chat Completions
-// content parts: text, images by URL (data URLs included) and files by ID
-// or inline data.
-func chatParts(it state.Item) ([]any, error) {
-	var m struct {
-		Content []inputPart `json:"content"`
-	}
-	if err := json.Unmarshal(it.AppendRaw(nil), &m); err != nil {
-		return nil, err
-	}
-	out := make([]any, 0, len(m.Content))
-	for i, p := range m.Content {
+// content parts; a part Chat Completions cannot take (an image by file
+// ID, a file by URL) is an error.
+func chatParts(parts []state.ContentPart) ([]any, error) {
+	out := make([]any, 0, len(parts))
+	for i, p := range parts {
+		name, data := p.FileData()
 		switch {
-		case p.Type == "input_text":
-			out = append(out, map[string]any{"type": "text", "text": p.Text})
-		case p.Type == "input_image" && p.ImageURL != "":
-			img := map[string]any{"url": p.ImageURL}
-			if p.Detail != "" {
-				img["detail"] = p.Detail
+		case p.Type() == "input_text":
+			out = append(out, map[string]any{"type": "text", "text": p.Text()})
+		case p.Type() == "input_image" && p.URL() != "":
+			img := map[string]any{"url": p.URL()}
+			if p.Detail() != "" {
+				img["detail"] = p.Detail()
 			}
 			out = append(out, map[string]any{"type": "image_url", "image_url": img})
-		case p.Type == "input_file" && p.FileID != "":
-			out = append(out, map[string]any{"type": "file", "file": map[string]any{"file_id": p.FileID}})
-		case p.Type == "input_file" && p.FileData != "":
-			out = append(out, map[string]any{"type": "file", "file": map[string]any{"file_data": p.FileData, "filename": p.Filename}})
+		case p.Type() == "input_file" && p.FileID() != "":
+			out = append(out, map[string]any{"type": "file", "file": map[string]any{"file_id": p.FileID()}})
+		case p.Type() == "input_file" && data != "":
+			out = append(out, map[string]any{"type": "file", "file": map[string]any{"file_data": data, "filename": name}})
 		default:
-			what := p.Type
+			what := p.Type()
 			switch {
-			case p.FileURL != "":
+			case p.URL() != "":
 				what += " by URL"
-			case p.FileID != "":
+			case p.FileID() != "":
 				what += " by file ID"
 			}
 			return nil, fmt.Errorf("content part %d (%s): Chat Completions cannot take it", i, what)
@@ -460,10 +447,11 @@ func chatParts(it state.Item) ([]any, error) {
 // appendUserParts appends a user message with content parts, when it has
 // parts other than text and all of them convert.
 func appendUserParts(dst []byte, it state.Item) ([]byte, bool) {
-	if !hasMedia(it) {
+	media := mediaParts(it)
+	if media == nil {
 		return dst, false
 	}
-	parts, err := chatParts(it)
+	parts, err := chatParts(media)
 	if err != nil {
 		return dst, false
 	}
