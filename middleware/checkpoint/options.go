@@ -62,8 +62,10 @@ func WithDetachedSaveTimeout(d time.Duration) Option {
 // committed is in the checkpoint (every append is preceded by a save) and
 // is not run again.
 //
-// retryable is called once per call, before it runs, and must be safe for
-// concurrent use. A later WithRetryableTools replaces an earlier one; nil
+// retryable is called once for each call about to run in a run the
+// checkpointer serves, before it runs; never for a resumed call (one that
+// waited for a decision), whose response the checkpoint already holds. It
+// must be safe for concurrent use: the calls of a response run at once. A later WithRetryableTools replaces an earlier one; nil
 // makes every call need the save (the default).
 func WithRetryableTools(retryable func(c *pipeline.ToolCall) bool) Option {
 	return optionFunc(func(c *config) { c.retryable = retryable })
