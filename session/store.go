@@ -45,6 +45,15 @@ type Store interface {
 	// List returns the session's items in order; limit > 0 returns only the
 	// last limit items (still in order). An unknown session has no items.
 	List(ctx context.Context, sessionID string, limit int) ([]state.Item, error)
+	// ListBefore returns, in order, the session's items placed before the
+	// items of run runID: the history that run started from. limit > 0
+	// returns only the last limit of them. A run with nothing stored yet is
+	// placed after every run, so ListBefore then returns what List does.
+	// Served from the store's index on (session, place, Seq), it costs
+	// O(the items returned), whatever the session's length: a checkpoint
+	// that refers to its run's history ([state.Run.SetSessionHistory])
+	// reads it back with it.
+	ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error)
 	// Append stores items of run runID, each at its Seq (which must be > 0).
 	Append(ctx context.Context, sessionID, runID string, items []state.Item) error
 	// Lookup returns the item stored at (runID, seq), if any. Resume uses it

@@ -66,6 +66,11 @@ func (s *countingStore) List(ctx context.Context, sessionID string, limit int) (
 	return s.Store.List(ctx, sessionID, limit)
 }
 
+func (s *countingStore) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
+	s.c.calls.Add(1)
+	return s.Store.ListBefore(ctx, sessionID, runID, limit)
+}
+
 func (s *countingStore) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
 	s.c.calls.Add(1)
 	s.c.bytes.Add(itemBytes(items))

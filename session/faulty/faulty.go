@@ -248,6 +248,11 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 	return s.inner.List(ctx, sessionID, limit)
 }
 
+// ListBefore calls the inner store's ListBefore.
+func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
+	return s.inner.ListBefore(ctx, sessionID, runID, limit)
+}
+
 // Lookup calls the inner store's Lookup.
 func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) (state.Item, bool, error) {
 	return s.inner.Lookup(ctx, sessionID, runID, seq)

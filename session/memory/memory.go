@@ -105,6 +105,37 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 	return out, nil
 }
 
+// ListBefore returns, in order, the session's items placed before the
+// items of run runID (see [session.Store]); limit > 0 returns only the last
+// limit of them.
+func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, session.ErrClosed
+	}
+	sd := s.sessions[sessionID]
+	if sd == nil {
+		return nil, nil
+	}
+	end := len(sd.entries)
+	if place, ok := sd.places[runID]; ok {
+		end, _ = slices.BinarySearchFunc(sd.entries, place, func(e entry, place int) int { return cmp.Compare(e.place, place) })
+	}
+	from := 0
+	if limit > 0 && limit < end {
+		from = end - limit
+	}
+	out := make([]state.Item, end-from)
+	for i, e := range sd.entries[from:end] {
+		out[i] = e.item
+	}
+	return out, nil
+}
+
 // Append stores items of run runID, each at its Seq, all or none. An item
 // already stored at its (runID, Seq) is skipped; one that differs from the
 // stored item fails the whole call with [session.ErrConflict], and an

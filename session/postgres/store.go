@@ -34,7 +34,7 @@ type Store struct {
 // queries are the statements with the schema name resolved once.
 type queries struct {
 	appendExisting, runPlace, newRun, insertItems, storedItems, lockSession string
-	list, lookup, pop                                                       string
+	list, listBefore, lookup, pop                                           string
 	count, clearHead, clearRuns, clearItems                                 string
 }
 
@@ -74,6 +74,13 @@ func newQueries(schemaName string) queries {
 		list: r.Replace(`SELECT seq, kind, name, raw FROM (
 				SELECT place, seq, kind, name, raw FROM {{schema}}.session_items WHERE session_id = $1
 				ORDER BY place DESC, seq DESC LIMIT $2) last
+			ORDER BY place, seq`),
+		listBefore: r.Replace(`SELECT seq, kind, name, raw FROM (
+				SELECT place, seq, kind, name, raw FROM {{schema}}.session_items
+				WHERE session_id = $1 AND place < COALESCE(
+					(SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2),
+					9223372036854775807)
+				ORDER BY place DESC, seq DESC LIMIT $3) last
 			ORDER BY place, seq`),
 		lookup: r.Replace(`SELECT i.seq, i.kind, i.name, i.raw
 			FROM {{schema}}.session_runs r
@@ -174,6 +181,30 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 		lim = &n
 	}
 	rows, err := s.pool.Query(ctx, s.q.list, sessionID, lim)
+	if err != nil {
+		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
+	}
+	out, err := collectItems(rows)
+	if err != nil {
+		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
+	}
+	return out, nil
+}
+
+// ListBefore returns, in order, the session's items placed before the
+// items of run runID (see [session.Store]); limit > 0 returns only the last
+// limit of them. One statement, served by the primary key from the run's
+// place down.
+func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
+	if err := s.gate.Begin(ctx, "list", sessionID); err != nil {
+		return nil, err
+	}
+	var lim *int64 // NULL: no limit
+	if limit > 0 {
+		n := int64(limit)
+		lim = &n
+	}
+	rows, err := s.pool.Query(ctx, s.q.listBefore, sessionID, runID, lim)
 	if err != nil {
 		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
 	}

@@ -277,6 +277,44 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 	return out, nil
 }
 
+// ListBefore returns, in order, the session's items placed before the
+// items of run runID (see [session.Store]); limit > 0 returns only the last
+// limit of them. One script, one consistent snapshot: the run's place,
+// then one ZREVRANGEBYLEX below it.
+func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
+	if err := s.gate.Begin(ctx, "list", sessionID); err != nil {
+		return nil, err
+	}
+	keys := s.keys(sessionID)
+	members, err := listBeforeScript.Run(ctx, s.client, keys[:2], runID, limit).StringSlice()
+	if err != nil {
+		return nil, s.wrap(ctx, "list", sessionID, err)
+	}
+	if len(members) == 0 {
+		return nil, nil
+	}
+	out := make([]state.Item, len(members))
+	for i, m := range members {
+		// The script returns the items last first.
+		if out[len(members)-1-i], err = decodeMember(m); err != nil {
+			return nil, s.wrap(ctx, "list", sessionID, err)
+		}
+	}
+	return out, nil
+}
+
+// listBeforeScript returns, last first, the last ARGV[2] members (all if
+// it is 0) placed before run ARGV[1]'s place, or before none if the run has
+// no place. KEYS: items, runs.
+var listBeforeScript = goredis.NewScript(`
+local n = tonumber(ARGV[2])
+if n <= 0 then n = -1 end
+local place = redis.call('HGET', KEYS[2], ARGV[1])
+local max = '+'
+if place then max = '(' .. place end
+return redis.call('ZREVRANGEBYLEX', KEYS[1], max, '-', 'LIMIT', 0, n)
+`)
+
 // Append stores items of run runID in one Lua script, which Redis runs
 // atomically: all or none. An item already stored at its (runID, Seq) is
 // skipped; one that differs from the stored item (kind, tool name or JSON)

@@ -41,6 +41,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"SecondOutputRefused", testSecondOutput},
 		{"InvalidAppend", testInvalid},
 		{"Limit", testLimit},
+		{"ListBefore", testListBefore},
 		{"Pop", testPop},
 		{"PopThenReappend", testPopThenReappend},
 		{"Clear", testClear},
@@ -386,6 +387,60 @@ func testLimit(t *testing.T, s session.Store) {
 		t.Run(fmt.Sprint("limit=", tt.limit), func(t *testing.T) {
 			wantList(t, s, sid, tt.limit, tt.want)
 		})
+	}
+}
+
+// testListBefore reads the items placed before a run: the history it
+// started from, which a checkpoint refers to.
+func testListBefore(t *testing.T, s session.Store) {
+	sid := newSessionID(t)
+	mustAppend(t, s, sid, "a", items("a", 1, 2, 4))
+	mustAppend(t, s, sid, "b", items("b", 1, 2))
+	mustAppend(t, s, sid, "c", items("c", 1, 2, 3))
+	mustAppend(t, s, sid, "a", items("a", 3)) // late, but before b
+	a := items("a", 1, 2, 3, 4)
+	ab := concat(a, items("b", 1, 2))
+	all := concat(ab, items("c", 1, 2, 3))
+	tests := []struct {
+		run   string
+		limit int
+		want  []state.Item
+	}{
+		{"a", 0, nil},
+		{"a", 3, nil},
+		{"b", 0, a},
+		{"b", 2, a[2:]},
+		{"c", 0, ab},
+		{"c", -1, ab},
+		{"c", 1, ab[5:]},
+		{"c", 100, ab},
+		{"new", 0, all}, // a run with nothing stored: after every run
+		{"new", 4, all[5:]},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%s/limit=%d", tt.run, tt.limit), func(t *testing.T) {
+			got, err := s.ListBefore(ctx(t), sid, tt.run, tt.limit)
+			if err != nil {
+				t.Fatalf("ListBefore(%q, %d) = %v", tt.run, tt.limit, err)
+			}
+			if diff := cmp.Diff(views(tt.want), views(got)); diff != "" {
+				t.Fatalf("ListBefore(%q, %d) mismatch (-want +got):\n%s", tt.run, tt.limit, diff)
+			}
+		})
+	}
+	if got, err := s.ListBefore(ctx(t), newSessionID(t), "a", 0); err != nil || len(got) != 0 {
+		t.Fatalf("ListBefore(unknown session) = %v, %v; want none, nil", got, err)
+	}
+	// A pop of the session's last item leaves what lies before later runs.
+	if _, ok, err := s.Pop(ctx(t), sid); err != nil || !ok {
+		t.Fatalf("Pop = %v, %v", ok, err)
+	}
+	got, err := s.ListBefore(ctx(t), sid, "c", 0)
+	if err != nil {
+		t.Fatalf("ListBefore after Pop = %v", err)
+	}
+	if diff := cmp.Diff(views(ab), views(got)); diff != "" {
+		t.Fatalf("ListBefore after Pop mismatch (-want +got):\n%s", diff)
 	}
 }
 

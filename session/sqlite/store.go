@@ -124,6 +124,45 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 	return out, nil
 }
 
+// ListBefore returns, in order, the session's items placed before the
+// items of run runID (see [session.Store]); limit > 0 returns only the last
+// limit of them. One statement, one consistent snapshot, served by the
+// primary key from the run's place down.
+func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
+	if err := s.gate.Begin(ctx, "list", sessionID); err != nil {
+		return nil, err
+	}
+	if limit <= 0 {
+		limit = -1 // no limit
+	}
+	rows, err := s.db.QueryContext(ctx, listBeforeSQL, sessionID, runID, limit)
+	if err != nil {
+		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
+	}
+	defer rows.Close()
+	var out []state.Item
+	for rows.Next() {
+		it, err := rowcodec.ScanItem(rows)
+		if err != nil {
+			return nil, s.gate.Wrap(ctx, "list", sessionID, err)
+		}
+		out = append(out, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
+	}
+	return out, nil
+}
+
+// listBeforeSQL reads the last ?3 items before run ?2's place (every item
+// when the run has none).
+const listBeforeSQL = `SELECT seq, kind, name, raw FROM (
+		SELECT place, seq, kind, name, raw FROM session_items
+		WHERE session_id = ?1 AND place < COALESCE(
+			(SELECT place FROM session_runs WHERE session_id = ?1 AND run_id = ?2), 9223372036854775807)
+		ORDER BY place DESC, seq DESC LIMIT ?3
+	) ORDER BY place, seq`
+
 // Append stores items of run runID in one immediate transaction: all or
 // none. An item already stored at its (runID, Seq) is skipped; one that
 // differs from the stored item (kind, tool name or JSON) rejects the whole
