@@ -220,6 +220,13 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 	if maxTurns <= 0 {
 		maxTurns = r.cfg.maxTurns
 	}
+	if sid, n, pending, _ := run.HistoryRef(); pending {
+		// A checkpoint that refers to its session history, which nothing
+		// read: the model would see another input.
+		return res, &state.HistoryError{RunID: run.ID(), SessionID: sid, Count: n,
+			Reason: "not read from the session before the run went on (resume it with the persistence middleware over its session store)",
+			Err:    state.ErrHistoryPending}
+	}
 	var placed []state.Item
 	if !resume {
 		placed = runcore.AddInput(run, input...)

@@ -147,7 +147,11 @@ func Marshal(r *Run, opts ...MarshalOption) ([]byte, error) {
 		return nil, errors.New("state: marshal nil run")
 	}
 	cfg := newMarshalConfig(opts)
-	return marshalWire(r.wire(), &cfg)
+	w, err := r.wire()
+	if err != nil {
+		return nil, err
+	}
+	return marshalWire(w, &cfg)
 }
 
 // marshalWire encodes a snapshot; stores use it to write a new version
@@ -192,11 +196,27 @@ func indent(out []byte, id string, cfg *marshalConfig) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// wire takes a snapshot of r in its wire shape.
-func (r *Run) wire() wireRun {
+// wire takes a snapshot of r in its wire shape, with its whole context:
+// a run whose context is its session's history carries a note saying so
+// (history.go), and one whose context is not read yet fails.
+func (r *Run) wire() (wireRun, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.wireLocked(true)
+	if p := r.ctxPending; p != nil {
+		return wireRun{}, &HistoryError{RunID: r.id, SessionID: p.Session, Count: p.Count, Reason: "marshal", Err: ErrHistoryPending}
+	}
+	w := r.wireLocked(true)
+	if r.ctxRef {
+		note, err := json.Marshal(noteHistory{Session: r.sessionID, Count: len(r.context)})
+		if err != nil {
+			return wireRun{}, fmt.Errorf("state: marshal run %s: %w", r.id, err)
+		}
+		if w.Extension == nil {
+			w.Extension = make(map[string]json.RawMessage, 1)
+		}
+		w.Extension[historyKey] = note
+	}
+	return w, nil
 }
 
 // wireLocked is wire under r's lock; without items it leaves the item and
@@ -418,6 +438,9 @@ func newDecodedRun(d *wireRun, input, items, context []Item) (*Run, error) {
 		}
 	}
 	if err := r.check(); err != nil {
+		return nil, err
+	}
+	if err := r.takeHistoryNote(); err != nil {
 		return nil, err
 	}
 	return r, nil

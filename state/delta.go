@@ -154,6 +154,7 @@ func (r *Run) deltaWith(cfg *marshalConfig, reference bool) (*Delta, error) {
 	if ctxChanged {
 		ctx = slices.Clone(r.context)
 	}
+	ctxRef, ctxPending, sid := r.ctxRef, r.ctxPending, r.sessionID
 	w := r.wireLocked(false)
 	gen := r.ctxGen
 	r.mu.Unlock()
@@ -180,7 +181,8 @@ func (r *Run) deltaWith(cfg *marshalConfig, reference bool) (*Delta, error) {
 		d.next.digest = chain(d.next.digest, d.Version, d.Items) // from zero when full
 	}
 	if ctxChanged {
-		data, err := json.Marshal(wireItems(ctx))
+		// The session history goes as a reference to it (history.go).
+		data, err := contextPiece(sid, ctx, ctxRef, ctxPending)
 		if err != nil {
 			return nil, fmt.Errorf("state: delta of run %s: context: %w", r.id, err)
 		}
@@ -242,6 +244,11 @@ func (r *Run) Saved(d *Delta) {
 // its signature must verify, and items or a context that are not exactly
 // the ones saved fail with a [*SignatureError] wrapping [ErrTampered].
 // Without keys they fail with a [*DecodeError] wrapping [ErrInvalid].
+//
+// A context stored as a reference to the run's session history (see
+// [Run.SetSessionHistory]) is checked for its shape only: the run comes
+// back with its context pending ([Run.HistoryRef]) until
+// [Run.ResolveHistory] is given the session's items.
 //
 // A head without a delta record is a whole checkpoint written by
 // [Marshal] (a store's earlier format): it is decoded as such, and the
@@ -347,6 +354,18 @@ func assemble(head, context []byte, items []Piece, fast bool, opts []UnmarshalOp
 	}
 	payload[keyGuardrails] = jsonList(guards)
 	payload[keyItems] = jsonList(sorted[firstItem:])
+	var ref *historyRef
+	if isRefPiece(context) {
+		// The session history, by reference: the run's context is pending
+		// until the session's items are read (history.go).
+		var sid string
+		_ = json.Unmarshal(payload[keySession], &sid) // a bad session ID fails the decode below
+		var err error
+		if ref, err = decodeRefPiece(context, sid); err != nil {
+			return nil, err
+		}
+		context = []byte("[]")
+	}
 	payload[keyContext] = context
 	delete(ext, deltaKey)
 	if len(ext) == 0 {
@@ -395,6 +414,13 @@ func assemble(head, context []byte, items []Piece, fast bool, opts []UnmarshalOp
 	r.mu.Lock()
 	r.journaling = true
 	r.base = baseline{known: true, version: r.version, full: rec.Full, digest: digest, ctxGen: r.ctxGen, ctxDigest: ctxDigest, guards: len(r.guards)}
+	if ref != nil {
+		if r.ctxFrom != 0 {
+			r.mu.Unlock()
+			return nil, invalid("$.run.context_from", "%d, but a session history comes before every item", r.ctxFrom)
+		}
+		r.ctxRef, r.ctxPending = true, ref
+	}
 	r.mu.Unlock()
 	return r, nil
 }
@@ -405,6 +431,7 @@ var (
 	keyItems      = runFields.Name("Items")
 	keyContext    = runFields.Name("Context")
 	keyExtension  = runFields.Name("Extension")
+	keySession    = runFields.Name("SessionID")
 )
 
 // chain extends digest with the items one save stored, in Seq order, as

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // The errors of package state come in four kinds, each in its own
@@ -260,3 +261,37 @@ var (
 	// context, and replacing it would change what the run's items follow.
 	ErrContextSeen = errors.New("state: the model has seen the run's context")
 )
+
+// Errors of a run's history by reference (see [Run.SetSessionHistory]).
+var (
+	// ErrHistoryPending means a run that came from a store's pieces has not
+	// been given the session history it refers to ([Run.ResolveHistory]):
+	// it cannot be marshaled or run yet. It is wrapped by [*HistoryError].
+	ErrHistoryPending = errors.New("state: the run's session history is not read yet")
+	// ErrHistoryChanged means the session no longer holds the history a
+	// run started from (it was popped, cleared or rewritten): resuming it
+	// would give the model another input. It is wrapped by [*HistoryError].
+	ErrHistoryChanged = errors.New("state: the run's session history changed")
+)
+
+// A HistoryError reports a run whose context, the last Count items of
+// session SessionID before the run, cannot be used. Err is
+// [ErrHistoryPending] or [ErrHistoryChanged].
+type HistoryError struct {
+	RunID     string
+	SessionID string
+	Count     int
+	Reason    string
+	Err       error
+}
+
+func (e *HistoryError) Error() string {
+	s := fmt.Sprintf("state: run %s: history of %d items of session %q", e.RunID, e.Count, e.SessionID)
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	return s + ": " + strings.TrimPrefix(e.Err.Error(), "state: ")
+}
+
+// Unwrap returns the cause.
+func (e *HistoryError) Unwrap() error { return e.Err }

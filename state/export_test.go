@@ -22,7 +22,11 @@ func UnmarshalFastOnly(data []byte, keys map[string][]byte) *Run {
 // MarshalReference is Marshal with encoding/json.
 func MarshalReference(r *Run, opts ...MarshalOption) ([]byte, error) {
 	cfg := newMarshalConfig(opts)
-	return marshalWireJSON(r.wire(), &cfg)
+	w, err := r.wire()
+	if err != nil {
+		return nil, err
+	}
+	return marshalWireJSON(w, &cfg)
 }
 
 // ParseItemReference is ParseItem with encoding/json.

@@ -69,6 +69,11 @@ type Run struct {
 	// index ctxFrom of items follow it.
 	context []Item
 	ctxFrom int
+	// ctxRef: the context is the session's history, which checkpoints
+	// refer to instead of copying (history.go); ctxPending: the run came
+	// from a store's pieces and the context is not read yet.
+	ctxRef     bool
+	ctxPending *historyRef
 
 	completed map[string]int64 // call ID → position of its output
 	pending   []Approval
@@ -203,11 +208,16 @@ func (r *Run) ModelInput() Items {
 func (r *Run) SetHistory(items []Item) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.setHistoryLocked(items)
+}
+
+func (r *Run) setHistoryLocked(items []Item) error {
 	if r.resp != (Boundary{}) {
 		return fmt.Errorf("state: run %s: set history after the response at positions [%d, %d): %w", r.id, r.resp.Start, r.resp.End, ErrContextSeen)
 	}
 	r.context = slices.Clone(items)
 	r.ctxFrom = 0
+	r.ctxRef, r.ctxPending = false, nil
 	r.ctxGen++
 	return nil
 }
@@ -219,6 +229,7 @@ func (r *Run) replaceContext(items []Item) {
 	r.mu.Lock()
 	r.context = slices.Clone(items)
 	r.ctxFrom = len(r.items)
+	r.ctxRef, r.ctxPending = false, nil
 	r.ctxGen++
 	r.mu.Unlock()
 }
@@ -510,6 +521,8 @@ func (r *Run) Clone() *Run {
 		resp:       r.resp,
 		context:    slices.Clone(r.context),
 		ctxFrom:    r.ctxFrom,
+		ctxRef:     r.ctxRef,
+		ctxPending: r.ctxPending, // immutable once set
 		completed:  maps.Clone(r.completed),
 		pending:    clonePending(r.pending),
 		decisions:  slices.Clone(r.decisions),

@@ -132,6 +132,9 @@ func (h *runHandler) ServeRun(ctx context.Context, c *pipeline.RunCall) (*pipeli
 	if err != nil {
 		return nil, err
 	}
+	if err := h.resolveHistory(ctx, run); err != nil {
+		return nil, err
+	}
 	l := &ledger{store: h.store, run: run, sid: sid, base: run.SessionWatermark() + 1, ext: ext}
 	if err := l.fresh(ctx); err != nil {
 		return nil, err
@@ -170,7 +173,8 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 		return err
 	}
 	l := &ledger{store: h.store, run: run, turn: t, sid: sid, base: run.SessionWatermark() + 1, ext: ext}
-	if t.Number == 1 && !t.Resumed {
+	first := t.Number == 1 && !t.Resumed
+	if first && h.cfg.merge != nil {
 		if err := h.loadHistory(ctx, run, sid, t.Input); err != nil {
 			return err
 		}
@@ -184,6 +188,14 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 	}
 	if err := l.append(ctx, l.collect(upTo)); err != nil {
 		return err
+	}
+	if first && h.cfg.merge == nil {
+		// Read after the input is placed: the history is then exactly what
+		// the session holds before the run, which the run's checkpoints
+		// refer to instead of copying it.
+		if err := h.loadSessionHistory(ctx, run, sid); err != nil {
+			return err
+		}
 	}
 	if l.ext.Next != nil {
 		return l.replay(t)
@@ -211,6 +223,41 @@ func (h *toolHandler) CallTool(ctx context.Context, c *pipeline.ToolCall) (*pipe
 		l.commitCall(ctx, c, res)
 	}
 	return res, nil
+}
+
+// loadSessionHistory reads the session's items before the run (the last
+// WithLimit of them) and makes them the run's context, by reference.
+func (h *handler) loadSessionHistory(ctx context.Context, run *state.Run, sid string) error {
+	hist, err := h.store.ListBefore(ctx, sid, run.ID(), h.cfg.limit)
+	if err != nil {
+		return &LoadError{SessionID: sid, RunID: run.ID(), Err: err}
+	}
+	if h.cfg.limit > 0 {
+		hist = trimOrphans(hist)
+	}
+	if len(hist) == 0 {
+		return nil
+	}
+	return run.SetSessionHistory(hist)
+}
+
+// resolveHistory reads the history a resumed run's checkpoint refers to
+// (see [state.Run.HistoryRef]) from the session, before anything of the
+// run goes on; a session that no longer holds it fails with a
+// [*state.HistoryError] wrapping [state.ErrHistoryChanged].
+func (h *handler) resolveHistory(ctx context.Context, run *state.Run) error {
+	sid, n, pending, _ := run.HistoryRef()
+	if !pending {
+		return nil
+	}
+	var hist []state.Item
+	if n > 0 {
+		var err error
+		if hist, err = h.store.ListBefore(ctx, sid, run.ID(), n); err != nil {
+			return &LoadError{SessionID: sid, RunID: run.ID(), Err: err}
+		}
+	}
+	return run.ResolveHistory(hist)
 }
 
 func (h *handler) loadHistory(ctx context.Context, run *state.Run, sid string, input []state.Item) error {

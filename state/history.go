@@ -1,0 +1,207 @@
+package state
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// History by reference.
+//
+// The context most runs follow is their session's history: the items that
+// persistence read from the session before the first model call. Those
+// items are already stored, in the session, so a checkpoint that copied
+// them into every run would make storage grow with the conversation times
+// the number of runs, and every run's first save with the conversation.
+// A run whose context came from its session ([Run.SetSessionHistory])
+// records a reference instead: the session, the number of items, and a
+// digest of them. They are the last Count items of the session placed
+// before the run's own items, which a session store reads from its index
+// (session.Store's ListBefore), and the digest proves on load that they are
+// still the items the run started from.
+//
+// A [Delta] writes the reference as the run's context piece; [Assemble]
+// returns a run whose context is pending until [Run.ResolveHistory] is
+// given the items (the persistence middleware does it on resume, before
+// anything runs, as do the stores that hold the session themselves).
+// [Marshal] stays a complete, portable document: it writes the items
+// themselves, with a note that they came from the session, so a run
+// unmarshaled and saved again refers to them again.
+
+// historyKey is the extension key under which [Marshal] notes that the
+// run's context is its session's history. [Unmarshal] removes it.
+const historyKey = "turnkit.history"
+
+// historyRef is the reference a [Delta] writes in place of the context:
+// the session, how many of its items before the run, and, as a stored
+// piece, the SHA-256 of their JSON as [Marshal] would write the context.
+type historyRef struct {
+	Session string `json:"session"`
+	Count   int    `json:"count"`
+	Digest  string `json:"digest,omitempty"`
+}
+
+// SetSessionHistory sets the context the run's items follow to items, as
+// [Run.SetHistory] does, and records that they are the run's session
+// history: the last len(items) items of session [Run.SessionID] placed
+// before the run's own items, in order. The run's checkpoints then refer
+// to them instead of copying them (see [Run.HistoryRef]). It fails as
+// SetHistory does, and with an error wrapping [ErrInvalid] when the run
+// names no session.
+func (r *Run) SetSessionHistory(items []Item) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sessionID == "" {
+		return fmt.Errorf("state: run %s: session history without a session: %w", r.id, ErrInvalid)
+	}
+	if err := r.setHistoryLocked(items); err != nil {
+		return err
+	}
+	r.ctxRef = true
+	return nil
+}
+
+// HistoryRef reports whether the run's context is its session's history
+// ([Run.SetSessionHistory]), and if so which: the last count items of
+// session sessionID placed before the run's own items. pending reports
+// that the run came from a store's pieces ([Assemble]) and its context
+// has not been read yet: [Run.ResolveHistory] must be given those items
+// before the run can go on.
+func (r *Run) HistoryRef() (sessionID string, count int, pending, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.ctxPending != nil:
+		return r.ctxPending.Session, r.ctxPending.Count, true, true
+	case r.ctxRef:
+		return r.sessionID, len(r.context), false, true
+	}
+	return "", 0, false, false
+}
+
+// ResolveHistory gives a run whose context is pending (see
+// [Run.HistoryRef]) the items it refers to, as a session store reads them.
+// They must be exactly the items the run started from: their number and
+// the digest recorded when the run was saved must match, or it fails with
+// a [*HistoryError] wrapping [ErrHistoryChanged] (the session was popped,
+// cleared, or written behind the run's back) and changes nothing. The
+// items are copied. On a run whose context is not pending it does
+// nothing.
+func (r *Run) ResolveHistory(items []Item) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ref := r.ctxPending
+	if ref == nil {
+		return nil
+	}
+	herr := func(format string, args ...any) error {
+		return &HistoryError{RunID: r.id, SessionID: ref.Session, Count: ref.Count, Reason: fmt.Sprintf(format, args...), Err: ErrHistoryChanged}
+	}
+	if len(items) != ref.Count {
+		return herr("the session holds %d of them", len(items))
+	}
+	_, digest, err := historyDigest(items)
+	if err != nil {
+		return fmt.Errorf("state: run %s: resolve history: %w", r.id, err)
+	}
+	if digest != ref.Digest {
+		return herr("they are not the items the run started from")
+	}
+	r.context = slices.Clone(items)
+	r.ctxPending = nil
+	return nil
+}
+
+// historyDigest returns the JSON of items as [Marshal] writes a context,
+// and its SHA-256 in hex.
+func historyDigest(items []Item) ([]byte, string, error) {
+	data, err := json.Marshal(wireItems(items))
+	if err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256(data)
+	return data, hex.EncodeToString(sum[:]), nil
+}
+
+// contextPiece returns what a delta stores as the run's context: the
+// items' JSON, or the reference to them. Called with r.mu held, on a
+// snapshot.
+func contextPiece(sessionID string, ctx []Item, ref bool, pending *historyRef) ([]byte, error) {
+	switch {
+	case pending != nil:
+		return json.Marshal(pending)
+	case ref:
+		_, digest, err := historyDigest(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(historyRef{Session: sessionID, Count: len(ctx), Digest: digest})
+	}
+	return json.Marshal(wireItems(ctx))
+}
+
+// isRefPiece reports whether a stored context piece is a reference rather
+// than a list of items.
+func isRefPiece(data []byte) bool {
+	data = bytes.TrimLeft(data, " \t\r\n")
+	return len(data) > 0 && data[0] == '{'
+}
+
+// decodeRefPiece decodes a stored context reference strictly.
+func decodeRefPiece(data []byte, sessionID string) (*historyRef, error) {
+	const path = "$.context"
+	var ref historyRef
+	if err := decodeStrict(data, &ref, path); err != nil {
+		return nil, err
+	}
+	switch {
+	case ref.Session == "":
+		return nil, invalid(path+".session", "empty")
+	case ref.Session != sessionID:
+		return nil, invalid(path+".session", "%q, but the run's session is %q", ref.Session, sessionID)
+	case ref.Count < 0:
+		return nil, invalid(path+".count", "%d, want at least 0", ref.Count)
+	}
+	if d, err := hex.DecodeString(ref.Digest); err != nil || len(d) != sha256.Size {
+		return nil, invalid(path+".digest", "not a SHA-256 in hex")
+	}
+	return &ref, nil
+}
+
+// noteHistory is the note [Marshal] writes under historyKey: the context
+// it writes whole came from the session.
+type noteHistory struct {
+	Session string `json:"session"`
+	Count   int    `json:"count"`
+}
+
+// takeHistoryNote reads and removes the note of a decoded run's
+// extension, and checks that it describes the decoded context.
+func (r *Run) takeHistoryNote() error {
+	raw, ok := r.extension[historyKey]
+	if !ok {
+		return nil
+	}
+	const path = "$.run.extension." + historyKey
+	var n noteHistory
+	if err := decodeStrict(raw, &n, path); err != nil {
+		return err
+	}
+	switch {
+	case r.sessionID == "" || n.Session != r.sessionID:
+		return invalid(path+".session", "%q, but the run's session is %q", n.Session, r.sessionID)
+	case n.Count != len(r.context):
+		return invalid(path+".count", "%d, but the context holds %d items", n.Count, len(r.context))
+	case r.ctxFrom != 0:
+		return invalid(path, "a context replaced by a handoff is not the session's history")
+	}
+	delete(r.extension, historyKey)
+	if len(r.extension) == 0 {
+		r.extension = nil
+	}
+	r.ctxRef = true
+	return nil
+}
