@@ -1,0 +1,302 @@
+package conversation_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/turnkit/turnkit/internal/testenv"
+	"github.com/turnkit/turnkit/middleware/approval"
+	"github.com/turnkit/turnkit/middleware/checkpoint"
+	"github.com/turnkit/turnkit/middleware/persistence"
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/memory"
+	"github.com/turnkit/turnkit/session/postgres"
+	"github.com/turnkit/turnkit/session/redis"
+	"github.com/turnkit/turnkit/session/sqlite"
+	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/memstore"
+)
+
+// A backend opens the stores of one deployment; open may be called again
+// to play another process on the same data.
+type backend struct {
+	name string
+	open func(t *testing.T) (session.Store, state.Store)
+}
+
+func backends(t *testing.T) []backend {
+	mem := memory.New()
+	states := memstore.New()
+	path := filepath.Join(t.TempDir(), "conv.db")
+	return []backend{
+		{"memory", func(t *testing.T) (session.Store, state.Store) { return mem, states }},
+		{"sqlite", func(t *testing.T) (session.Store, state.Store) {
+			s, err := sqlite.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			return s, s
+		}},
+		{"postgres", func(t *testing.T) (session.Store, state.Store) {
+			s, err := postgres.Open(t.Context(), testenv.ServerURL(t, "TURNKIT_POSTGRES_URL"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			return s, s
+		}},
+		{"redis", func(t *testing.T) (session.Store, state.Store) {
+			s, err := redis.Open(t.Context(), testenv.ServerURL(t, "TURNKIT_REDIS_URL"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			return s, s
+		}},
+	}
+}
+
+// chatModel answers each message with a lookup, then a reply; a message
+// that says "transfer" asks for a transfer (which needs approval) instead
+// of the lookup. It records what every call was sent, by run and turn.
+type chatModel struct {
+	mu   sync.Mutex
+	sent map[string][]string // "run/turn" → the model input's raw JSON
+}
+
+func (m *chatModel) Respond(_ context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+	run := c.Turn.Run
+	key := fmt.Sprintf("%s/%d", run.ID(), c.Turn.Number)
+	var sent []string
+	for _, it := range c.Input.All() {
+		sent = append(sent, string(it.Raw()))
+	}
+	m.mu.Lock()
+	if m.sent == nil {
+		m.sent = map[string][]string{}
+	}
+	m.sent[key] = sent
+	m.mu.Unlock()
+
+	id := func(kind string) string { return fmt.Sprintf("%s_%s_%d", kind, run.ID(), c.Turn.Number) }
+	own := run.Items()
+	calls := 0
+	for _, it := range own.All() {
+		if it.Kind() == state.KindToolCall {
+			calls++
+		}
+	}
+	if calls > 0 {
+		return &pipeline.ModelResponse{ID: id("resp"), Items: []state.Item{state.AssistantMessage(id("msg"), "Done: "+run.ID())}}, nil
+	}
+	tool := "lookup"
+	if own.Len() > 0 && own.At(0).Text() == "transfer" {
+		tool = "transfer"
+	}
+	return &pipeline.ModelResponse{ID: id("resp"), Items: []state.Item{state.ToolCall(id("fc"), id("call"), tool, `{}`)}}, nil
+}
+
+func (m *chatModel) input(run string, turn int) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sent[fmt.Sprintf("%s/%d", run, turn)]
+}
+
+type process struct {
+	runner *pipeline.Runner
+	agent  *pipeline.Agent
+	cp     *checkpoint.Checkpointer
+	model  *chatModel
+	ss     session.Store
+	states state.Store
+}
+
+func start(t *testing.T, b backend) *process {
+	ss, states := b.open(t)
+	cp := checkpoint.New(states)
+	p := &process{cp: cp, model: &chatModel{}, ss: ss, states: states}
+	p.runner = pipeline.NewRunner(pipeline.WithMiddleware(
+		persistence.Middleware(cp.Session(ss)),
+		cp.Middleware(),
+		approval.Require(approval.ByTool("transfer")),
+	))
+	tool := func(name string) pipeline.Tool {
+		return pipeline.NewTool(pipeline.ToolSpec{Name: name, Description: name}, func(context.Context, json.RawMessage) (string, error) {
+			return name + " ok", nil
+		})
+	}
+	p.agent = &pipeline.Agent{Name: "chat", Model: p.model, Tools: []pipeline.Tool{tool("lookup"), tool("transfer")}}
+	return p
+}
+
+func (p *process) message(t *testing.T, sid, runID, text string) *pipeline.Result {
+	t.Helper()
+	res, err := p.runner.Run(t.Context(), p.agent, pipeline.UserInput(text), pipeline.WithRunID(runID), pipeline.WithSessionID(sid))
+	if err != nil {
+		t.Fatalf("message %s: %v", runID, err)
+	}
+	return res
+}
+
+// TestCheckpointsReferToHistory: each run's checkpoint refers to the
+// history its run started from instead of copying it, and a paused run
+// resumed by another process gives the model exactly the input the live
+// run would have, after the session went on.
+func TestCheckpointsReferToHistory(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			sid := fmt.Sprintf("%s-%s", t.Name(), randomID(t))
+			p := start(t, b)
+			const messages = 12
+			for i := range messages {
+				runID := fmt.Sprintf("%s-r%d", sid, i)
+				before, err := p.ss.List(t.Context(), sid, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res := p.message(t, sid, runID, fmt.Sprintf("message %d", i))
+				if _, ok := res.State().FinalOutput(); !ok {
+					t.Fatalf("message %d did not finish", i)
+				}
+				// The live run refers to what the session held before it.
+				gotSID, n, pending, ok := res.State().HistoryRef()
+				if len(before) == 0 { // nothing to refer to
+					if ok {
+						t.Fatalf("message %d: HistoryRef() of an empty history = %q, %d", i, gotSID, n)
+					}
+					continue
+				}
+				if !ok || pending || gotSID != sid || n != len(before) {
+					t.Fatalf("message %d: HistoryRef() = %q, %d, pending %v, %v; want %q, %d", i, gotSID, n, pending, ok, sid, len(before))
+				}
+			}
+
+			// A message that pauses on a transfer, then two more messages
+			// while it waits.
+			paused := sid + "-paused"
+			res := p.message(t, sid, paused, "transfer")
+			if !res.Interrupted() {
+				t.Fatal("the transfer did not pause")
+			}
+			callID := res.Interruptions()[0].CallID
+			want := p.model.input(paused, 1)
+			for i := range 2 {
+				p.message(t, sid, fmt.Sprintf("%s-after%d", sid, i), "meanwhile")
+			}
+
+			// Another process loads the checkpoint, approves and resumes.
+			q := start(t, b)
+			run, err := q.states.Load(t.Context(), paused)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := run.Approve(callID); err != nil {
+				t.Fatal(err)
+			}
+			res, err = q.runner.Resume(t.Context(), q.agent, run)
+			if err != nil {
+				t.Fatalf("resume: %v", err)
+			}
+			if _, ok := res.State().FinalOutput(); !ok {
+				t.Fatal("the resumed run did not finish")
+			}
+			got := q.model.input(paused, 2)
+			// The resumed turn's input is the paused one's plus what the
+			// run recorded since (the transfer's call and output).
+			if len(got) != len(want)+2 || !slices.Equal(got[:len(want)], want) {
+				t.Fatalf("resumed model input (%d items) does not extend the live one (%d items):\n%q\n%q", len(got), len(want), got, want)
+			}
+		})
+	}
+}
+
+// TestResumeRefusesChangedHistory: a paused run whose session history was
+// cleared behind its back fails to resume with a typed error, before any
+// model call or tool, instead of giving the model another input.
+func TestResumeRefusesChangedHistory(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			sid := fmt.Sprintf("%s-%s", t.Name(), randomID(t))
+			p := start(t, b)
+			p.message(t, sid, sid+"-r0", "hello")
+			res := p.message(t, sid, sid+"-r1", "transfer")
+			if !res.Interrupted() {
+				t.Fatal("the transfer did not pause")
+			}
+			callID := res.Interruptions()[0].CallID
+			if err := p.ss.Clear(t.Context(), sid); err != nil {
+				t.Fatal(err)
+			}
+			q := start(t, b)
+			run, err := q.states.Load(t.Context(), sid+"-r1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := run.Approve(callID); err != nil {
+				t.Fatal(err)
+			}
+			_, err = q.runner.Resume(t.Context(), q.agent, run)
+			var he *state.HistoryError
+			if !errors.Is(err, state.ErrHistoryChanged) || !errors.As(err, &he) || he.SessionID != sid {
+				t.Fatalf("resume after Clear = %v, want a *state.HistoryError wrapping ErrHistoryChanged", err)
+			}
+			if q.model.input(sid+"-r1", 2) != nil {
+				t.Fatal("the model was called")
+			}
+		})
+	}
+}
+
+// TestCheckpointStorageGrowsWithConversation: on SQLite, what the
+// checkpoints of N messages store of their history grows with N, not with
+// N × the conversation.
+func TestCheckpointStorageGrowsWithConversation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conv.db")
+	b := backend{"sqlite", func(t *testing.T) (session.Store, state.Store) {
+		s, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s, s
+	}}
+	p := start(t, b)
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	contextBytes := func() int64 {
+		var n int64
+		if err := db.QueryRow(`SELECT COALESCE(SUM(LENGTH(data)), 0) FROM run_checkpoint_contexts`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var per []int64
+	prev := contextBytes()
+	for i := range 40 {
+		p.message(t, "s", fmt.Sprintf("r%d", i), fmt.Sprintf("message %d", i))
+		now := contextBytes()
+		per = append(per, now-prev)
+		prev = now
+	}
+	// Message 1 stores no history; the others a reference of a constant
+	// size (its count's digits aside).
+	if first, last := per[2], per[len(per)-1]; last > first+4 {
+		t.Fatalf("history stored by message 3: %d bytes, by message 40: %d; want the same", first, last)
+	}
+}
+
+// randomID keeps sessions of earlier test runs on a shared server apart.
+func randomID(*testing.T) string { return fmt.Sprintf("%x", time.Now().UnixNano()) }
