@@ -200,6 +200,15 @@ func TestCheckpointsReferToHistory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// A store that keeps the session too reads the history at
+			// Load; the memory checkpoint store leaves it to persistence.
+			_, _, pending, _ := run.HistoryRef()
+			if pending != (b.name == "memory") {
+				t.Fatalf("loaded run: history pending = %v", pending)
+			}
+			if _, err := state.Marshal(run); (err == nil) != !pending {
+				t.Fatalf("Marshal of the loaded run = %v (history pending %v)", err, pending)
+			}
 			if err := run.Approve(callID); err != nil {
 				t.Fatal(err)
 			}

@@ -120,6 +120,12 @@ func deltaArgs(args []any, d *state.Delta, counted bool) []any {
 // [state.Assemble]. A checkpoint an earlier version of this package wrote
 // (a whole checkpoint in the head hash) loads as it is; its next save is a
 // full one.
+//
+// A checkpoint that refers to the session history its run started from
+// ([state.Run.SetSessionHistory]) gets it from the store's own sessions
+// with one more read ([Store.ListBefore]), so the run comes back whole;
+// if the session no longer holds that history the run's history stays
+// pending, and resuming it fails with [state.ErrHistoryChanged].
 func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 	if err := s.gate.BeginRun(ctx, "load", runID); err != nil {
 		return nil, err
@@ -177,6 +183,9 @@ func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 		// A whole checkpoint of the earlier format holds the version
 		// before its save; the hash holds the stored one.
 		run.SetVersion(version)
+	}
+	if err := rowcodec.ResolveHistory(ctx, s, run); err != nil {
+		return nil, err
 	}
 	return run, nil
 }

@@ -78,6 +78,12 @@ func (c *ckptStmts) close() {
 // checkpoint whose rows were edited, removed or added behind the store's
 // back fails with [state.ErrTampered] when the store verifies signatures
 // (see [WithCodec]), with [state.ErrInvalid] otherwise.
+//
+// A checkpoint that refers to the session history its run started from
+// ([state.Run.SetSessionHistory]) gets it from the store's own sessions
+// with one more read ([Store.ListBefore]), so the run comes back whole;
+// if the session no longer holds that history the run's history stays
+// pending, and resuming it fails with [state.ErrHistoryChanged].
 func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 	if err := s.gate.BeginRun(ctx, "load", runID); err != nil {
 		return nil, err
@@ -117,7 +123,14 @@ func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 	if !found {
 		return nil, &state.StoreError{Op: "load", RunID: runID, Err: state.ErrNotFound}
 	}
-	return s.codec.Assemble(runID, version, head, context, items)
+	run, err := s.codec.Assemble(runID, version, head, context, items)
+	if err != nil {
+		return nil, err
+	}
+	if err := rowcodec.ResolveHistory(ctx, s, run); err != nil {
+		return nil, err
+	}
+	return run, nil
 }
 
 // Save writes what changed in run since it was last loaded or saved (see

@@ -107,6 +107,31 @@ func (c Codec) Assemble(runID string, version int64, head, context []byte, items
 	return run, nil
 }
 
+// ResolveHistory reads the session history a loaded run refers to (see
+// [state.Run.HistoryRef]) from sessions, the store that also keeps the
+// session, so that a run it loads is whole: it marshals, and resumes with
+// the model input it had. A session that no longer holds that history
+// leaves the run's history pending (resume refuses it with
+// [state.ErrHistoryChanged], and the checkpoint can still be read); a
+// failed read is returned as a [*state.StoreError].
+func ResolveHistory(ctx context.Context, sessions session.Store, run *state.Run) error {
+	sid, n, pending, _ := run.HistoryRef()
+	if !pending {
+		return nil
+	}
+	var hist []state.Item
+	if n > 0 {
+		var err error
+		if hist, err = sessions.ListBefore(ctx, sid, run.ID(), n); err != nil {
+			return &state.StoreError{Op: "load", RunID: run.ID(), Err: err}
+		}
+	}
+	if err := run.ResolveHistory(hist); err != nil && !errors.Is(err, state.ErrHistoryChanged) {
+		return &state.StoreError{Op: "load", RunID: run.ID(), Err: err}
+	}
+	return nil
+}
+
 // VersionConflict returns the error of a save whose base version have is not the
 // stored version stored (0: none stored): a [*state.StoreError] wrapping
 // [state.ErrConflict].
