@@ -121,9 +121,9 @@ type process struct {
 	states state.Store
 }
 
-func start(t *testing.T, b backend) *process {
+func start(t *testing.T, b backend, opts ...checkpoint.Option) *process {
 	ss, states := b.open(t)
-	cp := checkpoint.New(states)
+	cp := checkpoint.New(states, opts...)
 	p := &process{cp: cp, model: &chatModel{}, ss: ss, states: states}
 	p.runner = pipeline.NewRunner(pipeline.WithMiddleware(
 		persistence.Middleware(cp.Session(ss)),
@@ -304,6 +304,38 @@ func TestCheckpointStorageGrowsWithConversation(t *testing.T) {
 	// size (its count's digits aside).
 	if first, last := per[2], per[len(per)-1]; last > first+4 {
 		t.Fatalf("history stored by message 3: %d bytes, by message 40: %d; want the same", first, last)
+	}
+}
+
+// TestDeleteFinishedStoresTheConversation: with DeleteFinished, N
+// finished messages leave their items in the session and no checkpoint,
+// so what is stored is what persistence alone stores.
+func TestDeleteFinishedStoresTheConversation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conv.db")
+	b := backend{"sqlite", func(t *testing.T) (session.Store, state.Store) {
+		s, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s, s
+	}}
+	p := start(t, b, checkpoint.WithRetention(checkpoint.DeleteFinished))
+	for i := range 20 {
+		p.message(t, "s", fmt.Sprintf("r%d", i), fmt.Sprintf("message %d", i))
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var heads, items, pieces int
+	if err := db.QueryRow(`SELECT (SELECT count(*) FROM run_checkpoints), (SELECT count(*) FROM session_items),
+		(SELECT count(*) FROM run_checkpoint_items) + (SELECT count(*) FROM run_checkpoint_contexts)`).Scan(&heads, &items, &pieces); err != nil {
+		t.Fatal(err)
+	}
+	if heads != 0 || pieces != 0 || items != 20*4 {
+		t.Fatalf("after 20 messages: %d checkpoints, %d checkpoint pieces, %d session items; want 0, 0, 80", heads, pieces, items)
 	}
 }
 

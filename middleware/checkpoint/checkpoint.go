@@ -165,10 +165,25 @@ func (h *runHandler) ServeRun(ctx context.Context, rc *pipeline.RunCall) (*pipel
 	res, err := h.next.ServeRun(context.WithValue(ctx, liveKey{}, lr), rc)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.c.cfg.detachedTimeout)
 	defer cancel()
-	if serr := lr.save(sctx, StageEnd); serr != nil && !errors.Is(err, serr) {
+	serr := lr.save(sctx, StageEnd)
+	if serr != nil && !errors.Is(err, serr) {
 		err = errors.Join(err, serr)
 	}
+	if err == nil && serr == nil && h.c.cfg.retention == DeleteFinished && committed(rc.Run) {
+		// Best effort: a checkpoint left behind is one KeepAll keeps.
+		_ = h.c.store.Delete(sctx, rc.Run.ID())
+	}
 	return res, err
+}
+
+// committed reports whether run finished and its final commit is in the
+// session: no commit record is left for Resume to complete.
+func committed(run *state.Run) bool {
+	if _, done := run.FinalOutput(); !done {
+		return false
+	}
+	_, pending := run.Extension(extensionKey)
+	return !pending
 }
 
 // staleClaim marks the conflict of a resumed run's claim as stale: the

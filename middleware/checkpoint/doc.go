@@ -74,9 +74,19 @@
 // under a new call ID, see [WithRetryableTools]), one claim and one at the
 // end. A save writes only what
 // changed since the last one ([state.Delta]): the items recorded since,
-// the run's small mutable part, and the context the run started from (the
-// session history) once per run, never again. So a save's size and cost do
+// the run's small mutable part, and the context the run started from once
+// per run (a reference to it when it is the session's history), never
+// again. So a save's size and cost do
 // not depend on the length of the run or its history.
+//
+// A finished run's checkpoint is kept ([KeepAll]) unless [WithRetention]
+// says otherwise: with [DeleteFinished] it is deleted once the run
+// finished and its final commit is in the session, so what a conversation
+// stores grows with the conversation alone. The context a run started
+// from, its session's history, is never copied into its checkpoint: the
+// checkpoint refers to it (see [state.Run.SetSessionHistory]), and a
+// resume reads it back from the session, or fails with
+// [state.ErrHistoryChanged] if the session no longer holds it.
 //
 // # Where it goes in the chain
 //

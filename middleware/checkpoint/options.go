@@ -16,6 +16,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 type config struct {
 	detachedTimeout time.Duration
 	retryable       func(c *pipeline.ToolCall) bool
+	retention       Retention
 }
 
 // defaultDetachedTimeout bounds the saves made after a run's context is
@@ -69,4 +70,34 @@ func WithDetachedSaveTimeout(d time.Duration) Option {
 // makes every call need the save (the default).
 func WithRetryableTools(retryable func(c *pipeline.ToolCall) bool) Option {
 	return optionFunc(func(c *config) { c.retryable = retryable })
+}
+
+// A Retention says what becomes of a run's checkpoint once the run has
+// finished and its final commit is in the session (see [WithRetention]).
+// A run that is paused, failed or unfinished keeps its checkpoint under
+// every retention: it is what resumes it.
+type Retention int
+
+const (
+	// KeepAll keeps every checkpoint (the default): a finished run's
+	// checkpoint holds its items, its result and its claim on the run ID,
+	// so a second start of the same ID fails with [state.ErrConflict].
+	KeepAll Retention = iota
+	// DeleteFinished deletes a run's checkpoint when the run returns
+	// finished with its final commit in the session (or finished without
+	// a session: its caller has the result). Everything the run
+	// did is in the session, so what is stored grows with the
+	// conversation alone; the run ID is no longer claimed, so starting the
+	// same ID again starts a new run (a job queue's uniqueness, such as
+	// River's, guards that). A delete that fails leaves the checkpoint, as
+	// KeepAll would, and does not fail the run.
+	DeleteFinished
+)
+
+// WithRetention sets what becomes of finished runs' checkpoints; the
+// default is [KeepAll]. Retention by age or by count per session (keep
+// the last N) needs a listing of checkpoints by session and time, which
+// [state.Store] does not offer yet.
+func WithRetention(r Retention) Option {
+	return optionFunc(func(c *config) { c.retention = r })
 }
