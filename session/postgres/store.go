@@ -35,7 +35,7 @@ type Store struct {
 type queries struct {
 	appendExisting, runPlace, newRun, insertItems, storedItems, lockSession string
 	list, listBefore, lookup, pop                                           string
-	count, clearHead, clearRuns, clearItems                                 string
+	hasItems, clearHead, clearRuns, clearItems                              string
 }
 
 func newQueries(schemaName string) queries {
@@ -91,7 +91,10 @@ func newQueries(schemaName string) queries {
 				SELECT session_id, place, seq FROM {{schema}}.session_items WHERE session_id = $1
 				ORDER BY place DESC, seq DESC LIMIT 1 FOR UPDATE)
 			RETURNING seq, kind, name, raw`),
-		count:      r.Replace(`SELECT count(*) FROM {{schema}}.session_items WHERE session_id = $1`),
+		// One index entry, read as pop reads it, where count(*) read the
+		// whole session (and EXISTS, left to the planner, a Seq Scan).
+		hasItems: r.Replace(`SELECT 1 FROM {{schema}}.session_items WHERE session_id = $1
+			ORDER BY place DESC, seq DESC LIMIT 1`),
 		clearHead:  r.Replace(`DELETE FROM {{schema}}.session_heads WHERE session_id = $1`),
 		clearRuns:  r.Replace(`DELETE FROM {{schema}}.session_runs WHERE session_id = $1`),
 		clearItems: r.Replace(`DELETE FROM {{schema}}.session_items WHERE session_id = $1`),
@@ -406,11 +409,12 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 		if errors.Is(err, pgx.ErrNoRows) {
 			// Either the session is empty, or a concurrent Pop took the
 			// row this one locked; only the first is the answer.
-			n, err := s.count(ctx, sessionID)
-			if err != nil {
+			var one int
+			err := s.pool.QueryRow(ctx, s.q.hasItems, sessionID).Scan(&one)
+			if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 				return state.Item{}, false, s.gate.Wrap(ctx, "pop from", sessionID, err)
 			}
-			if n == 0 {
+			if err != nil { // no rows: the session is empty
 				return state.Item{}, false, nil
 			}
 			continue
@@ -420,12 +424,6 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 		}
 		return it, true, nil
 	}
-}
-
-func (s *Store) count(ctx context.Context, sessionID string) (int64, error) {
-	var n int64
-	err := s.pool.QueryRow(ctx, s.q.count, sessionID).Scan(&n)
-	return n, err
 }
 
 // Clear removes every item of the session and the places of its runs, in

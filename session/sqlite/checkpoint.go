@@ -26,27 +26,6 @@ type ckptStmts struct {
 	load, version, upsertHead, upsertItem, upsertContext, clearItems, clearContext, deleteHead *sql.Stmt
 }
 
-// ckptSQL are the texts of ckptStmts, in field order.
-var ckptSQL = [...]string{
-	// One statement, so one consistent snapshot: the head row (part 0),
-	// the context (part 1) and the items (part 2).
-	`SELECT 0, version, 0, data FROM run_checkpoints WHERE run_id = ?1
-	UNION ALL
-	SELECT 1, 0, 0, data FROM run_checkpoint_contexts WHERE run_id = ?1
-	UNION ALL
-	SELECT 2, version, seq, data FROM run_checkpoint_items WHERE run_id = ?1`,
-	`SELECT version FROM run_checkpoints WHERE run_id = ?`,
-	`INSERT INTO run_checkpoints (run_id, version, data) VALUES (?, ?, ?)
-	ON CONFLICT (run_id) DO UPDATE SET version = excluded.version, data = excluded.data`,
-	`INSERT INTO run_checkpoint_items (run_id, seq, version, data) VALUES (?, ?, ?, ?)
-	ON CONFLICT (run_id, seq) DO UPDATE SET version = excluded.version, data = excluded.data`,
-	`INSERT INTO run_checkpoint_contexts (run_id, data) VALUES (?, ?)
-	ON CONFLICT (run_id) DO UPDATE SET data = excluded.data`,
-	`DELETE FROM run_checkpoint_items WHERE run_id = ?`,
-	`DELETE FROM run_checkpoint_contexts WHERE run_id = ?`,
-	`DELETE FROM run_checkpoints WHERE run_id = ?`,
-}
-
 // prepareCheckpoints prepares the checkpoint statements on db.
 func prepareCheckpoints(ctx context.Context, db *sql.DB) (*ckptStmts, error) {
 	c := &ckptStmts{}

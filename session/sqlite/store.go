@@ -102,10 +102,7 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 	if limit <= 0 {
 		limit = -1 // no limit
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT seq, kind, name, raw FROM (
-		SELECT place, seq, kind, name, raw FROM session_items WHERE session_id = ?
-		ORDER BY place DESC, seq DESC LIMIT ?
-	) ORDER BY place, seq`, sessionID, limit)
+	rows, err := s.db.QueryContext(ctx, sqlList, sessionID, limit)
 	if err != nil {
 		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
@@ -135,7 +132,7 @@ func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, limit i
 	if limit <= 0 {
 		limit = -1 // no limit
 	}
-	rows, err := s.db.QueryContext(ctx, listBeforeSQL, sessionID, runID, limit)
+	rows, err := s.db.QueryContext(ctx, sqlListBefore, sessionID, runID, limit)
 	if err != nil {
 		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
@@ -153,15 +150,6 @@ func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, limit i
 	}
 	return out, nil
 }
-
-// listBeforeSQL reads the last ?3 items before run ?2's place (every item
-// when the run has none).
-const listBeforeSQL = `SELECT seq, kind, name, raw FROM (
-		SELECT place, seq, kind, name, raw FROM session_items
-		WHERE session_id = ?1 AND place < COALESCE(
-			(SELECT place FROM session_runs WHERE session_id = ?1 AND run_id = ?2), 9223372036854775807)
-		ORDER BY place DESC, seq DESC LIMIT ?3
-	) ORDER BY place, seq`
 
 // Append stores items of run runID in one immediate transaction: all or
 // none. An item already stored at its (runID, Seq) is skipped; one that
@@ -189,12 +177,9 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 
 func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string, items []state.Item) error {
 	var place int64
-	err := tx.QueryRowContext(ctx, `SELECT place FROM session_runs WHERE session_id = ? AND run_id = ?`,
-		sessionID, runID).Scan(&place)
+	err := tx.QueryRowContext(ctx, sqlRunPlace, sessionID, runID).Scan(&place)
 	if errors.Is(err, sql.ErrNoRows) {
-		err = tx.QueryRowContext(ctx, `INSERT INTO session_runs (session_id, run_id, place)
-			SELECT ?, ?, COALESCE(MAX(place), 0) + 1 FROM session_runs WHERE session_id = ?
-			RETURNING place`, sessionID, runID, sessionID).Scan(&place)
+		err = tx.QueryRowContext(ctx, sqlNewRun, sessionID, runID, sessionID).Scan(&place)
 	}
 	if err != nil {
 		return fmt.Errorf("place run %q: %w", runID, err)
@@ -218,8 +203,7 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 		for _, it := range items {
 			var kind, name string
 			var stored []byte
-			if err := tx.QueryRowContext(ctx, `SELECT kind, name, raw FROM session_items
-				WHERE session_id = ? AND place = ? AND seq = ?`, sessionID, place, it.Seq()).Scan(&kind, &name, &stored); err != nil {
+			if err := tx.QueryRowContext(ctx, sqlStoredItem, sessionID, place, it.Seq()).Scan(&kind, &name, &stored); err != nil {
 				return fmt.Errorf("read stored %s: %w", it, err)
 			}
 			if !rowcodec.Same(it, kind, name, stored) {
@@ -230,7 +214,7 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 	return nil
 }
 
-// maxRowsPerInsert keeps an insert's bound parameters (12 per row) under
+// maxRowsPerInsert keeps an insert's bound parameters (13 per row) under
 // SQLite's limit of 32766.
 const maxRowsPerInsert = 1000
 
@@ -238,27 +222,15 @@ const maxRowsPerInsert = 1000
 // positions already taken, and returns how many rows it inserted. callIDs
 // and batchCalls are [rowcodec.Calls] of the items: an output's answers
 // column is the latest call with its ID before it, in the batch or stored
-// (an index lookup); the unique index session_items_answers refuses a
-// second output for one call.
+// (an index lookup, made for outputs only: see sqlInsertRow); the unique
+// index session_items_answers refuses a second output for one call.
 func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place int64, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
-	var q strings.Builder
-	q.WriteString(`INSERT INTO session_items (session_id, place, seq, kind, name, raw, call_id, answers) VALUES `)
-	args := make([]any, 0, 12*len(items))
+	args := make([]any, 0, 13*len(items))
 	for i, it := range items {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		// max(NULL, …) is NULL: only outputs have a batchCalls entry.
-		// The latest call before the item: ORDER BY … LIMIT 1 reads one
-		// index entry, where MAX over the WHERE read every call with the ID.
-		q.WriteString(`(?, ?, ?, ?, ?, ?, ?, max(?, COALESCE((SELECT c.seq FROM session_items c
-			WHERE c.session_id = ? AND c.place = ? AND c.call_id = ? AND c.answers IS NULL AND c.seq < ?
-			ORDER BY c.seq DESC LIMIT 1), 0)))`)
 		args = append(args, sessionID, place, it.Seq(), it.Kind().String(), it.Name(), it.AppendRaw(nil), callIDs[i],
-			batchCalls[i], sessionID, place, callIDs[i], it.Seq())
+			batchCalls[i], batchCalls[i], sessionID, place, callIDs[i], it.Seq())
 	}
-	q.WriteString(" ON CONFLICT (session_id, place, seq) DO NOTHING")
-	res, err := tx.ExecContext(ctx, q.String(), args...)
+	res, err := tx.ExecContext(ctx, insertItemsSQL(len(items)), args...)
 	if err != nil {
 		return 0, fmt.Errorf("insert items: %w", err)
 	}
@@ -280,9 +252,7 @@ func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) 
 	if err := s.gate.Begin(ctx, "lookup in", sessionID); err != nil {
 		return state.Item{}, false, err
 	}
-	it, err := rowcodec.ScanItem(s.db.QueryRowContext(ctx, `SELECT i.seq, i.kind, i.name, i.raw
-		FROM session_runs r JOIN session_items i ON i.session_id = r.session_id AND i.place = r.place
-		WHERE r.session_id = ? AND r.run_id = ? AND i.seq = ?`, sessionID, runID, seq))
+	it, err := rowcodec.ScanItem(s.db.QueryRowContext(ctx, sqlLookup, sessionID, runID, seq))
 	if errors.Is(err, sql.ErrNoRows) {
 		return state.Item{}, false, nil
 	}
@@ -302,11 +272,7 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 		return state.Item{}, false, s.gate.Wrap(ctx, "pop from", sessionID, err)
 	}
 	defer s.unlockWrite()
-	it, err := rowcodec.ScanItem(s.db.QueryRowContext(ctx, `DELETE FROM session_items
-		WHERE (session_id, place, seq) = (
-			SELECT session_id, place, seq FROM session_items WHERE session_id = ?
-			ORDER BY place DESC, seq DESC LIMIT 1)
-		RETURNING seq, kind, name, raw`, sessionID))
+	it, err := rowcodec.ScanItem(s.db.QueryRowContext(ctx, sqlPop, sessionID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return state.Item{}, false, nil
 	}
@@ -327,10 +293,10 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 	}
 	defer s.unlockWrite()
 	return s.gate.Wrap(ctx, "clear", sessionID, s.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM session_items WHERE session_id = ?`, sessionID); err != nil {
+		if _, err := tx.ExecContext(ctx, sqlClearItems, sessionID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM session_runs WHERE session_id = ?`, sessionID)
+		_, err := tx.ExecContext(ctx, sqlClearRuns, sessionID)
 		return err
 	}))
 }

@@ -26,6 +26,19 @@
 //	-peers list    peers to run: eino,eino-adk,genkit,langchaingo,js (default all; "" for none)
 //	-out dir       output folder (default bench/results under the module root,
 //	               the files bench/README.md shows)
+//
+// With -growth it runs, instead, the growth scenarios once each: one long run
+// of -growth-turns tool turns (the first and last 100 turns' cost) and a
+// conversation measured at -growth-sizes items of history (-growth-messages
+// messages at each), on each backend of -growth-backends, with persistence
+// alone and with the crash-safe chain; it writes OUT/table.md, OUT/growth.csv
+// and OUT/growth.png (OUT defaults to bench/results/growth):
+//
+//	go run ./bench/cmd/turnbench -growth
+//	-growth-turns n        tool turns of the long run (default 10000; 0: no long run)
+//	-growth-sizes list     history sizes of the conversation (default 100,1000,10000,100000; "": none)
+//	-growth-messages n     messages measured at each size (default 10)
+//	-growth-backends list  memory,sqlite,postgres,redis (the default)
 package main
 
 import (
@@ -53,6 +66,11 @@ func main() {
 	flag.StringVar(&cfg.run, "run", "", "run only the scenarios whose name matches this regexp")
 	flag.StringVar(&cfg.peers, "peers", knownPeers, "comma-separated peers to run ("+knownPeers+"); empty for none")
 	flag.StringVar(&cfg.out, "out", "", "output folder (default bench/results under the module root)")
+	flag.BoolVar(&cfg.growth, "growth", false, "run the growth scenarios (a long run, a conversation) instead")
+	flag.IntVar(&cfg.growthTurns, "growth-turns", scenario.LongRunTurns, "tool turns of the long run; 0 for none")
+	flag.StringVar(&cfg.growthSizes, "growth-sizes", joinInts(scenario.ConversationSizes()), "history sizes of the conversation; empty for none")
+	flag.IntVar(&cfg.growthMessages, "growth-messages", 10, "messages measured at each history size")
+	flag.StringVar(&cfg.growthBackends, "growth-backends", strings.Join(scenario.BackendNames(), ","), "backends of the growth scenarios")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -68,6 +86,10 @@ type config struct {
 	run       string
 	peers     string
 	out       string
+
+	growth                      bool
+	growthTurns, growthMessages int
+	growthSizes, growthBackends string
 }
 
 func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
@@ -87,6 +109,17 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
+	}
+	if cfg.growth {
+		sizes, err := parseInts(cfg.growthSizes)
+		if err != nil {
+			return fmt.Errorf("-growth-sizes: %w", err)
+		}
+		if cfg.out == "" {
+			cfg.out = filepath.Join(root, "bench", "results", "growth")
+		}
+		return runGrowth(ctx, growthConfig{backends: splitList(cfg.growthBackends), turns: cfg.growthTurns,
+			sizes: sizes, messages: max(1, cfg.growthMessages)}, cfg.out, stdout, progress)
 	}
 	if cfg.out == "" {
 		cfg.out = filepath.Join(root, "bench", "results")

@@ -1,0 +1,324 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/turnkit/turnkit/internal/testenv"
+	"github.com/turnkit/turnkit/state"
+)
+
+// A planKey names the rows a plan test binds a statement to.
+type planKey struct {
+	session, run string
+	place, seq   int64
+	callID       string
+}
+
+// A planCase is one statement of the store with the arguments its plan
+// test binds and the scans it was written for: each "relation index" its
+// plan may read, as planScans lists them (a plan may leave out a scan, as
+// a custom plan prunes a CTE its arguments turn off). Only index scans are
+// allowed: a Seq Scan reads the whole table ("relation -"), and a bitmap
+// scan reads every row its index condition selects before a limit or an
+// order can apply, so it is allowed (bitmap) only in a statement that
+// returns or removes all those rows anyway.
+type planCase struct {
+	args   func(k planKey) []any
+	scans  []string
+	bitmap bool
+}
+
+// planCases are the plan tests of the store's statements, by the field of
+// queries or ckptQueries that holds the statement: TestStatementPlans
+// fails on a field without one, so a statement cannot be added without its
+// plan test.
+var planCases = map[string]planCase{
+	"appendExisting": {
+		args: func(k planKey) []any { return appendArgs(k, k.run) },
+		scans: []string{
+			"session_runs session_runs_pkey",
+			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only
+		}},
+	"runPlace": {
+		args:  func(k planKey) []any { return []any{k.session, k.run} },
+		scans: []string{"session_runs session_runs_pkey"}},
+	"newRun": {
+		args:  func(k planKey) []any { return []any{k.session, k.run + "-new"} },
+		scans: nil}, // upserts by key
+	"insertItems": {
+		args:  func(k planKey) []any { return appendArgs(k, k.place) },
+		scans: []string{"session_items session_items_calls"}},
+	"storedItems": {
+		args:   func(k planKey) []any { return []any{k.session, k.place, []int64{k.seq - 1, k.seq}} },
+		bitmap: true,
+		scans:  []string{"session_items session_items_pkey"}},
+	"lockSession": {
+		args:  func(k planKey) []any { return []any{k.session} },
+		scans: nil},
+	"list": {
+		args:  func(k planKey) []any { return []any{k.session, int64(20)} },
+		scans: []string{"session_items session_items_pkey"}}, // LIMIT, backwards in the key's order
+	"listBefore": { // the history of the run after the long one
+		args:  func(k planKey) []any { return []any{k.session, "next", int64(20)} },
+		scans: []string{"session_items session_items_pkey", "session_runs session_runs_pkey"}},
+	"lookup": {
+		args:  func(k planKey) []any { return []any{k.session, k.run, k.seq} },
+		scans: []string{"session_runs session_runs_pkey", "session_items session_items_pkey"}},
+	"pop": {
+		args:  func(k planKey) []any { return []any{k.session} },
+		scans: []string{"session_items session_items_pkey", "session_items session_items_pkey"}},
+	"hasItems": {
+		args:  func(k planKey) []any { return []any{k.session} },
+		scans: []string{"session_items session_items_pkey"}},
+	"clearHead": {
+		args:   func(k planKey) []any { return []any{k.session} },
+		bitmap: true,
+		scans:  []string{"session_heads session_heads_pkey"}},
+	"clearRuns": {
+		args:   func(k planKey) []any { return []any{k.session} },
+		bitmap: true,
+		scans:  []string{"session_runs session_runs_pkey"}}, // deletes what it reads
+	"clearItems": {
+		args:   func(k planKey) []any { return []any{k.session} },
+		bitmap: true,
+		scans:  []string{"session_items session_items_pkey"}}, // deletes what it reads
+	"ck.load": {
+		args:   func(k planKey) []any { return []any{k.run} },
+		bitmap: true,
+		scans:  []string{"run_checkpoints run_checkpoints_pkey", "run_checkpoint_items run_checkpoint_items_pkey"}},
+	"ck.save": {
+		args: func(k planKey) []any {
+			return []any{k.run, int64(1), int64(2), []byte(`{}`), []byte(nil), false, false, []int64{k.seq}, [][]byte{[]byte(`{}`)}}
+		},
+		bitmap: true,
+		scans:  []string{"run_checkpoints run_checkpoints_pkey", "run_checkpoint_items run_checkpoint_items_pkey"}},
+	"ck.version": {
+		args:  func(k planKey) []any { return []any{k.run} },
+		scans: []string{"run_checkpoints run_checkpoints_pkey"}},
+	"ck.delete": {
+		args:   func(k planKey) []any { return []any{k.run} },
+		bitmap: true,
+		scans:  []string{"run_checkpoint_items run_checkpoint_items_pkey", "run_checkpoints run_checkpoints_pkey"}},
+}
+
+// appendArgs are the arguments of an append of a call with a new ID and
+// an output of an earlier call, at the end of the long run.
+func appendArgs(k planKey, placeOrRun any) []any {
+	zero := int64(0)
+	return []any{k.session, placeOrRun,
+		[]int64{k.seq + 1, k.seq + 2},
+		[]string{"tool_call", "tool_output"},
+		[]string{"echo", "echo"},
+		[][]byte{[]byte(`{}`), []byte(`{}`)},
+		[][]byte{[]byte("call_new"), []byte(k.callID)},
+		[]*int64{nil, &zero}}
+}
+
+// statementsOf returns the statements of q and ck by field name
+// (ckptQueries' prefixed with "ck.").
+func statementsOf(q queries, ck ckptQueries) map[string]string {
+	out := map[string]string{}
+	for prefix, v := range map[string]reflect.Value{"": reflect.ValueOf(q), "ck.": reflect.ValueOf(ck)} {
+		for i := range v.NumField() {
+			out[prefix+v.Type().Field(i).Name] = v.Field(i).String()
+		}
+	}
+	return out
+}
+
+// planData fills the store's schema with a realistic history: one long
+// run of calls and outputs, a second run after it, many small sessions
+// around it, and checkpoint items of many runs; then ANALYZE.
+func planData(t *testing.T, s *Store) planKey {
+	t.Helper()
+	ctx := t.Context()
+	const long = 3000
+	items := make([]state.Item, 0, long)
+	for i := 0; len(items) < long; i++ {
+		id := "call_" + strconv.Itoa(i)
+		items = append(items,
+			state.ToolCall("fc_"+strconv.Itoa(i), id, "echo", `{}`).WithSeq(int64(len(items)+1)),
+			state.ToolOutput(id, "echo", "ok").WithSeq(int64(len(items)+2)))
+	}
+	if err := s.Append(ctx, "plan", "long", items); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "plan", "next", items[:10]); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1000 {
+		if err := s.Append(ctx, "other-"+strconv.Itoa(i), "run", items[:20]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := state.NewRun("long", "agent")
+	if err := run.SetHistory(items[:200]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	for r := range 500 {
+		run := state.NewRun("run-"+strconv.Itoa(r), "agent")
+		if err := s.Save(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		seqs := make([]int64, 40)
+		data := make([][]byte, 40)
+		for i := range seqs {
+			seqs[i], data[i] = int64(i+1), []byte(`{"type":"message"}`)
+		}
+		if _, err := s.pool.Exec(ctx, s.ck.save, run.ID(), run.Version(), run.Version()+1, []byte(`{}`), []byte(nil), false, false, seqs, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.pool.Exec(ctx, "ANALYZE"); err != nil {
+		t.Fatal(err)
+	}
+	return planKey{session: "plan", run: "long", place: 1, seq: long, callID: "call_77"}
+}
+
+// explain returns the plan of q with args as EXPLAIN (FORMAT JSON)
+// EXECUTE gives it under the plan cache mode mode (force_custom_plan or
+// force_generic_plan), without running q.
+func explain(ctx context.Context, pool *pgxpool.Pool, q, mode string, args []any) (any, error) {
+	var plan any
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SET LOCAL plan_cache_mode = "+mode); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "PREPARE tkplan AS "+q); err != nil {
+			return err
+		}
+		defer tx.Exec(ctx, "DEALLOCATE tkplan") //nolint:errcheck // the rollback drops it too
+		ph := make([]string, len(args))
+		for i := range args {
+			ph[i] = "$" + strconv.Itoa(i+1)
+		}
+		var raw []byte
+		qargs := append([]any{pgx.QueryExecModeSimpleProtocol}, args...)
+		if err := tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) EXECUTE tkplan("+strings.Join(ph, ", ")+")", qargs...).Scan(&raw); err != nil {
+			return err
+		}
+		return json.Unmarshal(raw, &plan)
+	})
+	return plan, err
+}
+
+// planScans walks a JSON plan and returns its table scans as "relation
+// index" ("relation -" for a scan with no index), in plan order, and
+// whether it holds a bitmap scan.
+func planScans(plan any) (scans []string, bitmap bool) {
+	var walk func(n any)
+	walk = func(n any) {
+		switch n := n.(type) {
+		case []any:
+			for _, x := range n {
+				walk(x)
+			}
+		case map[string]any:
+			if p, ok := n["Plan"]; ok {
+				walk(p)
+				return
+			}
+			typ, _ := n["Node Type"].(string)
+			rel, isScan := n["Relation Name"].(string)
+			switch {
+			case typ == "Bitmap Heap Scan":
+				bitmap = true
+				scans = append(scans, rel+" "+bitmapIndex(n))
+			case isScan && (typ == "Index Scan" || typ == "Index Only Scan"):
+				scans = append(scans, rel+" "+n["Index Name"].(string))
+			case isScan && typ != "ModifyTable":
+				scans = append(scans, rel+" -") // a Seq Scan, and anything else
+			}
+			walk(n["Plans"])
+		}
+	}
+	walk(plan)
+	return scans, bitmap
+}
+
+// bitmapIndex returns the index a bitmap heap scan's bitmap comes from.
+func bitmapIndex(n map[string]any) string {
+	for _, c := range n["Plans"].([]any) {
+		if c := c.(map[string]any); c["Node Type"] == "Bitmap Index Scan" {
+			return c["Index Name"].(string)
+		}
+	}
+	return "-"
+}
+
+// TestStatementPlans reads the plan of every statement of the store
+// (every field of queries and ckptQueries) on tables of thousands of rows
+// after ANALYZE, as a custom plan for the arguments of the test's longest
+// run and as the generic plan the appends run with, and fails unless each
+// table is read by the index the statement was written for, never by a
+// Seq Scan or a bitmap scan: then no statement's cost grows with the
+// history. The tables are realistic rather than tiny with enable_seqscan
+// off: what is tested is the planner's own choice on data shaped like a
+// long conversation among many.
+func TestStatementPlans(t *testing.T) {
+	url := testenv.ServerURL(t, "TURNKIT_POSTGRES_URL")
+	pool, err := pgxpool.New(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "turnkit_plans_" + hex.EncodeToString(b)
+	defer pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE") //nolint:errcheck
+	s, err := New(t.Context(), pool, WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := planData(t, s)
+	stmts := statementsOf(s.q, s.ck)
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for n := range stmts {
+			if !yield(n) {
+				return
+			}
+		}
+	}) {
+		c, ok := planCases[name]
+		if !ok {
+			t.Errorf("%s: no plan case: add one to planCases", name)
+			continue
+		}
+		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+			plan, err := explain(t.Context(), pool, stmts[name], mode, c.args(k))
+			if err != nil {
+				t.Errorf("%s, %s: %v", name, mode, err)
+				continue
+			}
+			scans, bitmap := planScans(plan)
+			bad := bitmap && !c.bitmap
+			for _, x := range scans {
+				bad = bad || !slices.Contains(c.scans, x)
+			}
+			if bad {
+				out, _ := json.MarshalIndent(plan, "\t", "  ")
+				t.Errorf("%s, %s: scans %q (bitmap: %v), want scans among %q (bitmap allowed: %v); plan:\n\t%s",
+					name, mode, scans, bitmap, c.scans, c.bitmap, out)
+			}
+		}
+	}
+	for name := range planCases {
+		if _, ok := stmts[name]; !ok {
+			t.Errorf("plan case %s: no such statement", name)
+		}
+	}
+}

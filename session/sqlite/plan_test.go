@@ -1,0 +1,226 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/turnkit/turnkit/state"
+)
+
+// planData fills a store with a realistic history: one long run of calls
+// and outputs, a second run after it, many small sessions around, and a
+// checkpoint with items; it returns the key of the long run.
+func planData(t *testing.T, s *Store) planKey {
+	t.Helper()
+	ctx := t.Context()
+	const long = 3000 // items of the long run
+	items := make([]state.Item, 0, long)
+	for i := 0; len(items) < long; i++ {
+		id := "call_" + strconv.Itoa(i)
+		items = append(items,
+			state.ToolCall("fc_"+strconv.Itoa(i), id, "echo", `{}`).WithSeq(int64(len(items)+1)),
+			state.ToolOutput(id, "echo", "ok").WithSeq(int64(len(items)+2)))
+	}
+	if err := s.Append(ctx, "plan", "long", items); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "plan", "next", items[:10]); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		if err := s.Append(ctx, "other-"+strconv.Itoa(i), "run", items[:20]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := state.NewRun("long", "agent")
+	if err := run.SetHistory(items[:200]); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	// Checkpoint items of many runs, as saves write them.
+	for r := range 100 {
+		for seq := range 40 {
+			if _, err := s.db.ExecContext(ctx, sqlCkptUpsertItem, "run-"+strconv.Itoa(r), seq+1, 1, []byte(`{"type":"message"}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return planKey{session: "plan", run: "long", place: 1, seq: long, callID: "call_77"}
+}
+
+// planText returns the EXPLAIN QUERY PLAN of q with args, one line per
+// node, indented by two spaces per level.
+func planText(ctx context.Context, db *sql.DB, q string, args []any) ([]string, error) {
+	rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	depth := map[int]int{0: -1}
+	var out []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			return nil, err
+		}
+		depth[id] = depth[parent] + 1
+		out = append(out, strings.Repeat("  ", depth[id])+detail)
+	}
+	return out, rows.Err()
+}
+
+// growing matches the plan lines whose cost grows with the table: a scan
+// of a table (not of a subquery's rows) and a sort of a table's rows.
+var growing = regexp.MustCompile(`^\s*(SCAN [a-z_]+( |$)|USE TEMP B-TREE FOR (GROUP BY|DISTINCT))`)
+
+// TestStatementPlans reads the plan of every statement of the store, on a
+// table of thousands of rows, before and after ANALYZE (what PRAGMA
+// optimize or an operator may run), and fails unless it is the plan the
+// statement was written for: index lookups whose cost does not grow with
+// the history (see statements.go). The plans are exact, so a statement
+// whose plan changes, for the better too, says so here first.
+func TestStatementPlans(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "plans.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	k := planData(t, s)
+	for _, stats := range []string{"no statistics", "after ANALYZE"} {
+		if stats == "after ANALYZE" {
+			if _, err := s.db.ExecContext(t.Context(), "ANALYZE"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, st := range statements {
+			got, err := planText(t.Context(), s.db, st.sql, st.args(k))
+			if err != nil {
+				t.Errorf("%s, %s: EXPLAIN QUERY PLAN: %v", st.name, stats, err)
+				continue
+			}
+			for _, line := range got {
+				if growing.MatchString(line) {
+					t.Errorf("%s, %s: plan line %q grows with the table", st.name, stats, strings.TrimSpace(line))
+				}
+			}
+			if !slices.Equal(got, st.plan) {
+				t.Errorf("%s, %s: plan\n\t%s\nwant\n\t%s", st.name, stats, strings.Join(got, "\n\t"), strings.Join(st.plan, "\n\t"))
+			}
+		}
+	}
+}
+
+// oldInsertRow is the row of the append's insert before it named its
+// index and guarded the lookup with the item's kind.
+const oldInsertRow = `(?, ?, ?, ?, ?, ?, ?, max(?, COALESCE((SELECT c.seq FROM session_items c
+	WHERE c.session_id = ? AND c.place = ? AND c.call_id = ? AND c.answers IS NULL AND c.seq < ?
+	ORDER BY c.seq DESC LIMIT 1), 0)))`
+
+// TestGrowingPlanIsCaught checks the plan test's eye on the defect it was
+// written for: the append's call lookup as it was searched the primary
+// key by a prefix of the run, walking the run backwards from the item,
+// which TestStatementPlans would have refused.
+func TestGrowingPlanIsCaught(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "plans.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	k := planData(t, s)
+	old := sqlInsertItems + oldInsertRow + sqlInsertTail
+	args := []any{k.session, k.place, k.seq + 1, "tool_output", "echo", []byte(`{}`), k.callID,
+		int64(0), k.session, k.place, k.callID, k.seq + 1}
+	got, err := planText(t.Context(), s.db, old, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("plan of the old insert:\n\t%s", strings.Join(got, "\n\t"))
+	want := []string{"SCALAR SUBQUERY 1", "  SEARCH c USING PRIMARY KEY (session_id=? AND place=? AND seq<?)"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("plan of the old insert = %q, want %q", got, want)
+	}
+	for _, st := range statements {
+		if st.name == "insert items" && slices.Equal(got, st.plan) {
+			t.Fatal("the old insert's plan is the one the insert was written for")
+		}
+	}
+}
+
+// sqlKeyword finds SQL in a string literal.
+var sqlKeyword = regexp.MustCompile(`\b(SELECT|INSERT INTO|UPDATE|DELETE FROM)\b`)
+
+// TestEveryStatementIsListed fails if a statement is written outside
+// statements.go (but for the migrations), or if a statement of
+// statements.go is missing from statements, the list the plan test reads.
+func TestEveryStatementIsListed(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	for _, st := range statements {
+		listed[st.sql] = true
+	}
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") || name == "migrate.go" {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if name == "statements.go" {
+				// Every constant named sql… is a statement, or a piece of
+				// the insert, which insertItemsSQL assembles.
+				vs, ok := n.(*ast.ValueSpec)
+				if !ok {
+					return true
+				}
+				for i, id := range vs.Names {
+					if !strings.HasPrefix(id.Name, "sql") || strings.HasPrefix(id.Name, "sqlInsert") {
+						continue
+					}
+					lit, ok := vs.Values[i].(*ast.BasicLit)
+					if !ok {
+						continue
+					}
+					v, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !listed[v] {
+						t.Errorf("%s: %s is not in statements, so its plan is not tested", fset.Position(id.Pos()), id.Name)
+					}
+				}
+				return true
+			}
+			lit, ok := n.(*ast.BasicLit)
+			if ok && lit.Kind == token.STRING && sqlKeyword.MatchString(lit.Value) {
+				t.Errorf("%s: a statement outside statements.go: %s", fset.Position(lit.Pos()), lit.Value)
+			}
+			return true
+		})
+	}
+	if !listed[insertItemsSQL(1)] {
+		t.Error("the insert of items is not in statements")
+	}
+}

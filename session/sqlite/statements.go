@@ -1,0 +1,228 @@
+package sqlite
+
+import "strings"
+
+// Every statement the store runs, outside its migrations, is written here
+// and listed in statements with the query plan it was written for, so that
+// TestStatementPlans reads the plan of each one (and a statement added
+// without its plan fails TestEveryStatementIsListed). A plan may search a
+// table by a whole key, or by a key's prefix only where the statement reads
+// or removes every row of that prefix it visits (a limit in the index's
+// order, or rows it returns or deletes): none may scan a table, nor walk
+// rows it does not use, so no statement's cost grows with the history.
+
+// Session statements.
+const (
+	sqlRunPlace = `SELECT place FROM session_runs WHERE session_id = ? AND run_id = ?`
+
+	// The session's last place: one index entry, read backwards.
+	sqlNewRun = `INSERT INTO session_runs (session_id, run_id, place)
+		SELECT ?, ?, COALESCE((SELECT place FROM session_runs WHERE session_id = ?
+			ORDER BY place DESC LIMIT 1), 0) + 1
+		RETURNING place`
+
+	// sqlInsertItems, then sqlInsertRow once per item (comma-separated),
+	// then sqlInsertTail. The answers column of a row: for an output (its
+	// batch call not NULL, bound twice) the greater of the latest call of
+	// the batch with its ID before it and the latest such call stored, one
+	// entry of session_items_calls read backwards; NULL for every other
+	// item, whose CASE does not run the lookup. INDEXED BY keeps the lookup
+	// on the index it was written for: left to itself, SQLite searched the
+	// primary key by (session_id, place, seq<?), walking the run backwards
+	// from the item, the whole run for a call with a new ID.
+	sqlInsertItems = `INSERT INTO session_items (session_id, place, seq, kind, name, raw, call_id, answers) VALUES `
+	sqlInsertRow   = `(?, ?, ?, ?, ?, ?, ?, CASE WHEN ? IS NULL THEN NULL ELSE max(?, COALESCE((
+		SELECT c.seq FROM session_items AS c INDEXED BY session_items_calls
+		WHERE c.session_id = ? AND c.place = ? AND c.call_id = ? AND c.answers IS NULL AND c.seq < ?
+		ORDER BY c.seq DESC LIMIT 1), 0)) END)`
+	sqlInsertTail = ` ON CONFLICT (session_id, place, seq) DO NOTHING`
+
+	sqlStoredItem = `SELECT kind, name, raw FROM session_items WHERE session_id = ? AND place = ? AND seq = ?`
+
+	// The last limit items (limit -1: all), read backwards in the primary
+	// key's order, then put back in order.
+	sqlList = `SELECT seq, kind, name, raw FROM (
+		SELECT place, seq, kind, name, raw FROM session_items WHERE session_id = ?
+		ORDER BY place DESC, seq DESC LIMIT ?
+	) ORDER BY place, seq`
+
+	// The last ?3 items before run ?2's place (every item when the run
+	// has none), read backwards in the primary key's order from there.
+	sqlListBefore = `SELECT seq, kind, name, raw FROM (
+		SELECT place, seq, kind, name, raw FROM session_items
+		WHERE session_id = ?1 AND place < COALESCE(
+			(SELECT place FROM session_runs WHERE session_id = ?1 AND run_id = ?2), 9223372036854775807)
+		ORDER BY place DESC, seq DESC LIMIT ?3
+	) ORDER BY place, seq`
+
+	sqlLookup = `SELECT i.seq, i.kind, i.name, i.raw
+		FROM session_runs r JOIN session_items i ON i.session_id = r.session_id AND i.place = r.place
+		WHERE r.session_id = ? AND r.run_id = ? AND i.seq = ?`
+
+	sqlPop = `DELETE FROM session_items
+		WHERE (session_id, place, seq) = (
+			SELECT session_id, place, seq FROM session_items WHERE session_id = ?
+			ORDER BY place DESC, seq DESC LIMIT 1)
+		RETURNING seq, kind, name, raw`
+
+	sqlClearItems = `DELETE FROM session_items WHERE session_id = ?`
+	sqlClearRuns  = `DELETE FROM session_runs WHERE session_id = ?`
+)
+
+// insertItemsSQL returns the insert of n items.
+func insertItemsSQL(n int) string {
+	var q strings.Builder
+	q.Grow(len(sqlInsertItems) + n*(len(sqlInsertRow)+2) + len(sqlInsertTail))
+	q.WriteString(sqlInsertItems)
+	for i := range n {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(sqlInsertRow)
+	}
+	q.WriteString(sqlInsertTail)
+	return q.String()
+}
+
+// Checkpoint statements, prepared once per store (ckptStmts, in field
+// order).
+const (
+	// One statement, so one consistent snapshot: the head row (part 0),
+	// the context (part 1) and the items (part 2).
+	sqlCkptLoad = `SELECT 0, version, 0, data FROM run_checkpoints WHERE run_id = ?1
+	UNION ALL
+	SELECT 1, 0, 0, data FROM run_checkpoint_contexts WHERE run_id = ?1
+	UNION ALL
+	SELECT 2, version, seq, data FROM run_checkpoint_items WHERE run_id = ?1`
+	sqlCkptVersion    = `SELECT version FROM run_checkpoints WHERE run_id = ?`
+	sqlCkptUpsertHead = `INSERT INTO run_checkpoints (run_id, version, data) VALUES (?, ?, ?)
+	ON CONFLICT (run_id) DO UPDATE SET version = excluded.version, data = excluded.data`
+	sqlCkptUpsertItem = `INSERT INTO run_checkpoint_items (run_id, seq, version, data) VALUES (?, ?, ?, ?)
+	ON CONFLICT (run_id, seq) DO UPDATE SET version = excluded.version, data = excluded.data`
+	sqlCkptUpsertContext = `INSERT INTO run_checkpoint_contexts (run_id, data) VALUES (?, ?)
+	ON CONFLICT (run_id) DO UPDATE SET data = excluded.data`
+	sqlCkptClearItems   = `DELETE FROM run_checkpoint_items WHERE run_id = ?`
+	sqlCkptClearContext = `DELETE FROM run_checkpoint_contexts WHERE run_id = ?`
+	sqlCkptDeleteHead   = `DELETE FROM run_checkpoints WHERE run_id = ?`
+)
+
+// ckptSQL are the texts of ckptStmts, in field order.
+var ckptSQL = [...]string{sqlCkptLoad, sqlCkptVersion, sqlCkptUpsertHead, sqlCkptUpsertItem,
+	sqlCkptUpsertContext, sqlCkptClearItems, sqlCkptClearContext, sqlCkptDeleteHead}
+
+// A statement is one of the store's statements with the arguments its plan
+// test binds and the plan it was written for.
+type statement struct {
+	name string
+	sql  string
+	// args are the statement's arguments for the session, run, place,
+	// position and call ID of the test's data.
+	args func(k planKey) []any
+	// plan is the EXPLAIN QUERY PLAN the statement was written for, one
+	// line per node, indented by two spaces per level, as planText
+	// prints it.
+	plan []string
+}
+
+// A planKey names the rows a plan test binds a statement to.
+type planKey struct {
+	session, run string
+	place, seq   int64
+	callID       string
+}
+
+// statements are every statement of the store, with their plans: see the
+// top of this file.
+var statements = []statement{
+	{name: "run place", sql: sqlRunPlace,
+		args: func(k planKey) []any { return []any{k.session, k.run} },
+		plan: []string{"SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)"}},
+	{name: "new run", sql: sqlNewRun,
+		args: func(k planKey) []any { return []any{k.session, k.run + "-new", k.session} },
+		plan: []string{
+			"SCAN CONSTANT ROW",
+			"SCALAR SUBQUERY 1",
+			"  SEARCH session_runs USING COVERING INDEX sqlite_autoindex_session_runs_2 (session_id=?)", // LIMIT 1, in the index's order
+		}},
+	{name: "insert items", sql: insertItemsSQL(1),
+		args: func(k planKey) []any {
+			return []any{k.session, k.place, k.seq + 1, "tool_output", "echo", []byte(`{}`), k.callID,
+				int64(0), int64(0), k.session, k.place, k.callID, k.seq + 1}
+		},
+		plan: []string{
+			"SCALAR SUBQUERY 1",
+			"  SEARCH c USING INDEX session_items_calls (session_id=? AND place=? AND call_id=? AND seq<?)", // LIMIT 1, in the index's order
+		}},
+	{name: "stored item", sql: sqlStoredItem,
+		args: func(k planKey) []any { return []any{k.session, k.place, k.seq} },
+		plan: []string{"SEARCH session_items USING PRIMARY KEY (session_id=? AND place=? AND seq=?)"}},
+	{name: "list", sql: sqlList,
+		args: func(k planKey) []any { return []any{k.session, 20} },
+		plan: []string{
+			"CO-ROUTINE (subquery-1)",
+			"  SEARCH session_items USING PRIMARY KEY (session_id=?)", // LIMIT, in the key's order
+			"SCAN (subquery-1)",
+			"USE TEMP B-TREE FOR ORDER BY", // the limit's rows
+		}},
+	{name: "list before", sql: sqlListBefore,
+		args: func(k planKey) []any { return []any{k.session, k.run + "-after", 20} },
+		plan: []string{
+			"CO-ROUTINE (subquery-2)",
+			"  SEARCH session_items USING PRIMARY KEY (session_id=? AND place<?)", // LIMIT, backwards in the key's order
+			"  SCALAR SUBQUERY 1",
+			"    SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)",
+			"SCAN (subquery-2)",
+			"USE TEMP B-TREE FOR ORDER BY", // the limit's rows
+		}},
+	{name: "lookup", sql: sqlLookup,
+		args: func(k planKey) []any { return []any{k.session, k.run, k.seq} },
+		plan: []string{
+			"SEARCH r USING PRIMARY KEY (session_id=? AND run_id=?)",
+			"SEARCH i USING PRIMARY KEY (session_id=? AND place=? AND seq=?)",
+		}},
+	{name: "pop", sql: sqlPop,
+		args: func(k planKey) []any { return []any{k.session} },
+		plan: []string{
+			"SEARCH session_items USING PRIMARY KEY (session_id=? AND place=? AND seq=?)",
+			"SCALAR SUBQUERY 1",
+			"  SEARCH session_items USING PRIMARY KEY (session_id=?)", // LIMIT 1, in the key's order
+		}},
+	{name: "clear items", sql: sqlClearItems,
+		args: func(k planKey) []any { return []any{k.session + "-none"} },
+		plan: []string{"SEARCH session_items USING PRIMARY KEY (session_id=?)"}}, // deletes what it visits
+	{name: "clear runs", sql: sqlClearRuns,
+		args: func(k planKey) []any { return []any{k.session + "-none"} },
+		plan: []string{"SEARCH session_runs USING PRIMARY KEY (session_id=?)"}}, // deletes what it visits
+	{name: "checkpoint load", sql: sqlCkptLoad,
+		args: func(k planKey) []any { return []any{k.run} },
+		plan: []string{
+			"COMPOUND QUERY",
+			"  LEFT-MOST SUBQUERY",
+			"    SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)",
+			"  UNION ALL",
+			"    SEARCH run_checkpoint_contexts USING INDEX sqlite_autoindex_run_checkpoint_contexts_1 (run_id=?)",
+			"  UNION ALL",
+			"    SEARCH run_checkpoint_items USING PRIMARY KEY (run_id=?)", // returns what it visits
+		}},
+	{name: "checkpoint version", sql: sqlCkptVersion,
+		args: func(k planKey) []any { return []any{k.run} },
+		plan: []string{"SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)"}},
+	{name: "checkpoint head", sql: sqlCkptUpsertHead,
+		args: func(k planKey) []any { return []any{k.run, int64(1), []byte(`{}`)} },
+		plan: nil}, // an upsert by key: no query plan
+	{name: "checkpoint item", sql: sqlCkptUpsertItem,
+		args: func(k planKey) []any { return []any{k.run, int64(1), int64(1), []byte(`{}`)} },
+		plan: nil},
+	{name: "checkpoint context", sql: sqlCkptUpsertContext,
+		args: func(k planKey) []any { return []any{k.run, []byte(`{}`)} },
+		plan: nil},
+	{name: "checkpoint clear items", sql: sqlCkptClearItems,
+		args: func(k planKey) []any { return []any{k.run} },
+		plan: []string{"SEARCH run_checkpoint_items USING PRIMARY KEY (run_id=?)"}}, // deletes what it visits
+	{name: "checkpoint clear context", sql: sqlCkptClearContext,
+		args: func(k planKey) []any { return []any{k.run} },
+		plan: []string{"SEARCH run_checkpoint_contexts USING INDEX sqlite_autoindex_run_checkpoint_contexts_1 (run_id=?)"}},
+	{name: "checkpoint delete head", sql: sqlCkptDeleteHead,
+		args: func(k planKey) []any { return []any{k.run} },
+		plan: []string{"SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)"}},
+}
