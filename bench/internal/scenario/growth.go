@@ -497,6 +497,14 @@ func (s *countingSession) List(ctx context.Context, sessionID string, limit int)
 	return items, err
 }
 
+func (s *countingSession) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
+	items, err := s.sess.ListBefore(ctx, sessionID, runID, limit)
+	s.mu.Lock()
+	s.decoded += int64(len(items))
+	s.mu.Unlock()
+	return items, err
+}
+
 func (s *countingSession) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
 	err := s.sess.Append(ctx, sessionID, runID, items)
 	if err == nil {
@@ -547,6 +555,10 @@ type countingAtomic countingStore
 
 func (s *countingAtomic) List(ctx context.Context, sessionID string, limit int) ([]state.Item, error) {
 	return (*countingSession)(s).List(ctx, sessionID, limit)
+}
+
+func (s *countingAtomic) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
+	return (*countingSession)(s).ListBefore(ctx, sessionID, runID, limit)
 }
 
 func (s *countingAtomic) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
