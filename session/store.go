@@ -21,6 +21,10 @@ var (
 	// call that already has one stored at another position. The Responses
 	// API refuses history in which a call has two outputs.
 	ErrDuplicateOutput = errors.New("session: second output for one call")
+	// ErrCorrupt means a stored item cannot be read back: its stored form
+	// is not one an append writes (an unknown kind, JSON that is not an
+	// item of its kind, a position below 1).
+	ErrCorrupt = errors.New("session: corrupt stored item")
 )
 
 // A Store persists the items of sessions.

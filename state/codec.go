@@ -139,7 +139,8 @@ var (
 
 // Marshal encodes r as a checkpoint of schema [SchemaName], version
 // [SchemaVersion]: every part of the run, so that [Unmarshal] in another
-// process returns a run that resumes exactly as r would. It takes a
+// process returns a run that resumes exactly as r would. A run with an
+// empty ID fails with [ErrNoRunID]. It takes a
 // consistent snapshot under r's lock and does not change r. Items' JSON is
 // written compacted.
 func Marshal(r *Run, opts ...MarshalOption) ([]byte, error) {
@@ -157,6 +158,9 @@ func Marshal(r *Run, opts ...MarshalOption) ([]byte, error) {
 // marshalWire encodes a snapshot; stores use it to write a new version
 // without touching the caller's run before the write succeeded.
 func marshalWire(w wireRun, cfg *marshalConfig) ([]byte, error) {
+	if w.ID == "" {
+		return nil, ErrNoRunID
+	}
 	out, ok := appendCheckpoint(make([]byte, 0, checkpointSize(&w)), &w, cfg)
 	if !ok {
 		return marshalWireJSON(w, cfg)
@@ -261,11 +265,14 @@ func wireItems(items []Item) []wireItem {
 // Unmarshal decodes a checkpoint written by [Marshal] into a new Run.
 //
 // It is strict and never panics: input over the size limit fails with
-// [ErrTooLarge]; truncated, corrupted or mistyped input, unknown fields and
-// missing required fields fail with a [*DecodeError] wrapping
-// [ErrMalformed] with the JSON path of the offending value (for a syntax
+// [ErrTooLarge]; truncated, corrupted or mistyped input, unknown fields,
+// keys that name a field in other letter case (also [ErrKeyCase]: the
+// format's keys match exactly) and missing required fields fail with a
+// [*DecodeError] wrapping [ErrMalformed] with the JSON path of the
+// offending value (for a syntax
 // error, such as NaN, garbage or nesting too deep, the value it occurs
-// in); a run whose parts do not fit together (positions not strictly
+// in); a run whose parts do not fit together or that [Marshal] would
+// refuse (an empty run ID, a guardrail result without a stage, positions not strictly
 // increasing or not reserved, a response boundary out of range, a pending
 // approval that does not name an unanswered tool call at its position, a
 // decision for a call the run does not have, an output without its call, a
@@ -456,6 +463,9 @@ func nilIfEmpty[T any](s []T) []T {
 // check verifies that a decoded run's parts fit together, and rebuilds the
 // ledger of completed calls from the output items.
 func (r *Run) check() error {
+	if r.id == "" {
+		return invalid("$.run.id", "empty run ID")
+	}
 	if r.nextSeq < 1 {
 		return invalid("$.run.next_seq", "%d, want at least 1", r.nextSeq)
 	}
@@ -510,6 +520,11 @@ func (r *Run) check() error {
 	}
 	if r.watermark < 0 || r.watermark >= r.nextSeq {
 		return invalid("$.run.session_watermark", "%d is out of range (next_seq %d)", r.watermark, r.nextSeq)
+	}
+	for i, g := range r.guards {
+		if !g.Stage.valid() {
+			return invalid(elemPath("guardrails", i)+".stage", "no stage")
+		}
 	}
 	pending := make(map[string]bool, len(r.pending))
 	for i, a := range r.pending {
@@ -599,7 +614,8 @@ func (r *Run) itemAtLocked(seq int64) (Item, bool) {
 }
 
 // decodeStrict decodes one JSON value into v, refusing unknown fields,
-// trailing data and a top-level null, and reports errors at path.
+// keys that name a field only by case folding (see [ErrKeyCase]), trailing
+// data and a top-level null, and reports errors at path.
 func decodeStrict(data []byte, v any, path string) error {
 	trimmed := bytes.TrimLeft(data, " \t\r\n")
 	if len(trimmed) == 0 {
@@ -616,6 +632,9 @@ func decodeStrict(data []byte, v any, path string) error {
 			err = io.ErrUnexpectedEOF
 		}
 		return decodeErr(data, path, err)
+	}
+	if key, off := wire.FoldedKey(data, reflect.TypeOf(v), path); key != "" {
+		return &DecodeError{Path: key, Offset: off, Err: fmt.Errorf("%w: %w", ErrMalformed, ErrKeyCase)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -390,7 +390,7 @@ func TestRoundTripArbitraryStringsProperty(t *testing.T) {
 		rapid.Map(rapid.SliceOf(rapid.Byte()), func(b []byte) string { return string(b) }))
 	nonEmpty := rapid.Map(anyString, func(s string) string { return "x" + s })
 	rapid.Check(t, func(t *rapid.T) {
-		r := state.NewRun(anyString.Draw(t, "id"), anyString.Draw(t, "agent"))
+		r := state.NewRun(nonEmpty.Draw(t, "id"), anyString.Draw(t, "agent")) // a checkpoint has a run ID
 		r.SetMaxTurns(3)
 		r.AddInput(state.UserMessage(anyString.Draw(t, "input")))
 		for i := range rapid.IntRange(0, 6).Draw(t, "n") {

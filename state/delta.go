@@ -317,19 +317,7 @@ func assemble(head, context []byte, items []Piece, fast bool, opts []UnmarshalOp
 	if len(sorted) > 0 && sorted[0].Version < rec.Full {
 		return nil, tampered("stored items")
 	}
-	i := 0
-	for i < len(sorted) && sorted[i].Version == rec.Full {
-		i++
-	}
-	digest := chain([32]byte{}, rec.Full, sorted[:i])
-	for i < len(sorted) {
-		j := i
-		for j < len(sorted) && sorted[j].Version == sorted[i].Version {
-			j++
-		}
-		digest = chain(digest, sorted[i].Version, sorted[i:j])
-		i = j
-	}
+	digest := chainAll(rec.Full, sorted)
 	if hex.EncodeToString(digest[:]) != rec.Digest {
 		return nil, tampered("stored items")
 	}
@@ -433,6 +421,25 @@ var (
 	keyExtension  = runFields.Name("Extension")
 	keySession    = runFields.Name("SessionID")
 )
+
+// chainAll is the chain digest of the pieces stored since the full save
+// of version full, sorted by version and then Seq.
+func chainAll(full int64, sorted []Piece) [32]byte {
+	i := 0
+	for i < len(sorted) && sorted[i].Version == full {
+		i++
+	}
+	digest := chain([32]byte{}, full, sorted[:i])
+	for i < len(sorted) {
+		j := i
+		for j < len(sorted) && sorted[j].Version == sorted[i].Version {
+			j++
+		}
+		digest = chain(digest, sorted[i].Version, sorted[i:j])
+		i = j
+	}
+	return digest
+}
 
 // chain extends digest with the items one save stored, in Seq order, as
 // version v.

@@ -39,6 +39,10 @@ var (
 	// call that already has one; the Responses API refuses such history.
 	// A [*DecodeError] wraps it beside [ErrInvalid].
 	ErrDuplicateOutput = errors.New("state: second output for one call")
+	// ErrKeyCase means a checkpoint has a key that names one of the
+	// format's fields in other letter case ("Seq" for "seq"): keys match
+	// exactly. A [*DecodeError] wraps it beside [ErrMalformed].
+	ErrKeyCase = errors.New("state: key names a field in other letter case")
 )
 
 // A DecodeError reports a checkpoint that could not be decoded. Path is
@@ -260,6 +264,10 @@ var (
 	// already placed a model response: the model has seen the run's
 	// context, and replacing it would change what the run's items follow.
 	ErrContextSeen = errors.New("state: the model has seen the run's context")
+	// ErrNoRunID means [Marshal] or [Run.Delta] was asked to encode a run
+	// with an empty ID, which no checkpoint may have: [Unmarshal] refuses
+	// it, so a run saved without an ID could not be loaded.
+	ErrNoRunID = errors.New("state: run has an empty ID")
 )
 
 // Errors of a run's history by reference (see [Run.SetSessionHistory]).

@@ -1,5 +1,13 @@
 package state
 
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+)
+
 // The encoding/json reference paths and the fast paths alone, for the
 // differential tests of codec_fast_test.go.
 
@@ -73,3 +81,44 @@ func (r *Run) ResolveOwned(owner string)                       { r.resolveOwned(
 func (r *Run) AddDecision(d Decision)                          { r.addDecision(d) }
 func (r *Run) ReplaceContext(items []Item)                     { r.replaceContext(items) }
 func (r *Run) Place(items []Item, calls int) (Boundary, error) { return r.place(items, calls) }
+
+// SealHead rewrites the delta record of a stored head so that it binds
+// items and context, as the save that stored them would have written it:
+// FuzzAssemble uses it to reach the decoding behind the digests. A head
+// without a readable delta record is returned as it is.
+func SealHead(head, context []byte, items []Piece) []byte {
+	var env, run, ext map[string]json.RawMessage
+	if json.Unmarshal(head, &env) != nil || json.Unmarshal(env["run"], &run) != nil ||
+		json.Unmarshal(run[keyExtension], &ext) != nil {
+		return head
+	}
+	var rec deltaRecord
+	if json.Unmarshal(ext[deltaKey], &rec) != nil {
+		return head
+	}
+	sorted := slices.Clone(items)
+	slices.SortFunc(sorted, func(a, b Piece) int {
+		return cmp.Or(cmp.Compare(a.Version, b.Version), cmp.Compare(a.Seq, b.Seq))
+	})
+	digest := chainAll(rec.Full, sorted)
+	if context == nil {
+		context = []byte("[]")
+	}
+	ctxDigest := sha256.Sum256(context)
+	rec.Digest, rec.ContextDigest = hex.EncodeToString(digest[:]), hex.EncodeToString(ctxDigest[:])
+	var err error
+	if ext[deltaKey], err = json.Marshal(rec); err != nil {
+		return head
+	}
+	if run[keyExtension], err = json.Marshal(ext); err != nil {
+		return head
+	}
+	if env["run"], err = json.Marshal(run); err != nil {
+		return head
+	}
+	out, err := json.Marshal(env)
+	if err != nil {
+		return head
+	}
+	return out
+}

@@ -34,9 +34,12 @@ func (s GuardrailStage) String() string {
 	return stageNames[s]
 }
 
+// valid reports whether s is one of the stages.
+func (s GuardrailStage) valid() bool { return s != 0 && int(s) < len(stageNames) }
+
 // MarshalText writes the stage's stable name.
 func (s GuardrailStage) MarshalText() ([]byte, error) {
-	if s == 0 || int(s) >= len(stageNames) {
+	if !s.valid() {
 		return nil, errors.New("state: invalid guardrail stage")
 	}
 	return []byte(stageNames[s]), nil

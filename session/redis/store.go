@@ -112,11 +112,11 @@ func encode(it state.Item) []byte {
 // decodeMember rebuilds an item from a sorted-set member.
 func decodeMember(m string) (state.Item, error) {
 	if len(m) < posLen+1 || m[posLen] != 1 {
-		return state.Item{}, fmt.Errorf("malformed member (%d bytes)", len(m))
+		return state.Item{}, fmt.Errorf("%w: malformed member (%d bytes)", session.ErrCorrupt, len(m))
 	}
 	seq, err := strconv.ParseInt(m[16:posLen], 16, 64)
 	if err != nil {
-		return state.Item{}, fmt.Errorf("malformed position %q: %w", m[:posLen], err)
+		return state.Item{}, fmt.Errorf("%w: malformed position %q: %v", session.ErrCorrupt, m[:posLen], err)
 	}
 	rest := []byte(m[posLen+1:])
 	field := func() (string, bool) {
@@ -131,7 +131,7 @@ func decodeMember(m string) (state.Item, error) {
 	kind, ok1 := field()
 	name, ok2 := field()
 	if !ok1 || !ok2 {
-		return state.Item{}, fmt.Errorf("malformed item at seq %d", seq)
+		return state.Item{}, fmt.Errorf("%w: malformed item at seq %d", session.ErrCorrupt, seq)
 	}
 	it, err := rowcodec.Decode(kind, seq, name, rest)
 	if err != nil {

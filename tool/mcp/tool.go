@@ -111,6 +111,11 @@ func (t *Tool) CallContent(ctx context.Context, c *pipeline.ToolCall) (string, [
 	if err != nil {
 		return "", nil, err
 	}
+	return t.content(res)
+}
+
+// content is CallContent's reading of a result the server sent.
+func (t *Tool) content(res *sdk.CallToolResult) (string, []state.ContentPart, error) {
 	if res.IsError || t.textOnly || !hasMedia(res) {
 		out, err := t.text(res)
 		return out, nil, err

@@ -26,15 +26,19 @@ func Validate(pkg, sessionID, runID string, items []state.Item) error {
 	return nil
 }
 
-// Decode rebuilds a stored item.
+// Decode rebuilds a stored item. A stored form that no append writes
+// (see [Validate]) fails with an error wrapping [session.ErrCorrupt].
 func Decode(kind string, seq int64, name string, raw []byte) (state.Item, error) {
+	if seq < 1 {
+		return state.Item{}, fmt.Errorf("%w: position %d", session.ErrCorrupt, seq)
+	}
 	k, err := state.ParseKind(kind)
 	if err != nil {
-		return state.Item{}, err
+		return state.Item{}, fmt.Errorf("%w: %w", session.ErrCorrupt, err)
 	}
 	it, err := state.ParseItem(k, raw)
 	if err != nil {
-		return state.Item{}, err
+		return state.Item{}, fmt.Errorf("%w: %w", session.ErrCorrupt, err)
 	}
 	return it.WithSeq(seq).WithName(name), nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"reflect"
 	"strconv"
 )
 
@@ -90,7 +91,8 @@ func OptInt64(s *Scanner, dst *int64) bool {
 }
 
 // Delegate decodes the value at s into v with encoding/json, strictly
-// (unknown fields refused), as the encoding/json path decodes the value of
+// (unknown fields and keys that match a field only by case folding
+// refused; see [FoldedKey]), as the encoding/json path decodes the value of
 // a field. list says v is a slice, which a run keeps nil when empty.
 func Delegate(s *Scanner, v any, list bool) bool {
 	raw, _, ok := s.Span(1)
@@ -99,6 +101,9 @@ func Delegate(s *Scanner, v any, list bool) bool {
 	}
 	if string(raw) == "null" || list && string(raw) == "[]" {
 		return true // encoding/json would leave v nil, or empty for a nil list
+	}
+	if key, _ := FoldedKey(raw, reflect.TypeOf(v), "$"); key != "" {
+		return false
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
