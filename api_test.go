@@ -7,8 +7,8 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-// TestRunCoreOperationsClosed holds DESIGN.md's rule that a middleware
-// reads and annotates a run but cannot move its positions: the operations
+// TestRunCoreOperationsClosed holds the rule of docs/design.md that a
+// middleware reads and annotates a run but cannot move its positions: the operations
 // that place items, set the response boundary, the turn, the agent or the
 // outcome are not methods of *state.Run (the core reaches them through
 // internal/runcore; see TestDependencyDirection for who may import it).

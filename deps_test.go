@@ -9,8 +9,8 @@ import (
 )
 
 // This test is a statement of policy, like go/build's deps_test.go: it
-// writes DESIGN.md's dependency direction down and fails on a forbidden
-// edge. Do not edit it to make a build pass; change the code instead.
+// writes down the dependency direction of docs/design.md and fails on a
+// forbidden edge. Do not edit it to make a build pass; change the code instead.
 
 const module = "github.com/turnkit/turnkit"
 
@@ -125,7 +125,7 @@ func TestDependencyDirection(t *testing.T) {
 				continue
 			}
 			if !slices.ContainsFunc(allowed[rule].imports, func(pat string) bool { return match(pat, dep) }) {
-				t.Errorf("%s imports %s: forbidden by DESIGN.md's dependency direction", rel, dep)
+				t.Errorf("%s imports %s: forbidden by the dependency direction in docs/design.md", rel, dep)
 			}
 		}
 		if match("examples/...", rel) || match("bench/...", rel) || match("internal/torture/...", rel) {

@@ -20,13 +20,24 @@ var (
 	// accepts. It is wrapped by [*ArgumentError].
 	ErrInvalidArguments = errors.New("pipeline: invalid tool arguments")
 	// ErrUnknownAgent means a checkpoint names an agent that cannot be
-	// reached from the agent given to Resume.
+	// reached from the agent given to Resume. It is wrapped by
+	// [*UnknownAgentError].
 	ErrUnknownAgent = errors.New("pipeline: unknown agent")
 	// ErrNothingToResume means Resume got a run with nothing left to do: it
 	// finished, or it never started (no items and no turn; start it with
 	// [Runner.Run] and [WithState]). A run that paused, failed or was
 	// cancelled part way resumes.
 	ErrNothingToResume = errors.New("pipeline: nothing to resume")
+	// ErrToolFailed means a tool failed and the runner was told to abort
+	// on tool errors (see [WithToolErrorsAbort]). It is wrapped by
+	// [*ToolError].
+	ErrToolFailed = errors.New("pipeline: tool failed")
+	// ErrModel means a model call failed. It is wrapped by [*ModelError],
+	// beside the adapter's own cause.
+	ErrModel = errors.New("pipeline: model call failed")
+	// ErrPanic means a stage panicked and [Recover] turned the panic into
+	// an error. It is wrapped by [*PanicError].
+	ErrPanic = errors.New("pipeline: panic recovered")
 )
 
 // ErrToolPending is returned (wrapped) by a [Tool] whose call cannot
@@ -101,6 +112,10 @@ func (e *UnknownToolError) Unwrap() error { return ErrUnknownTool }
 // An ArgumentError reports tool arguments that could not be decoded or
 // validated. Path is the JSON path of the bad value ("" for the whole
 // arguments, e.g. a syntax error, with the byte offset in Offset).
+//
+// A tool may return one ArgumentError value from many calls, even at
+// once: the runner never changes it. When Tool or CallID is empty, the
+// runner reports a copy with the call's tool name and call ID filled in.
 type ArgumentError struct {
 	Tool   string
 	CallID string
@@ -136,8 +151,8 @@ func (e *ToolError) Error() string {
 	return fmt.Sprintf("pipeline: tool %q call %s: %v", e.Tool, e.CallID, e.Err)
 }
 
-// Unwrap returns the tool's error.
-func (e *ToolError) Unwrap() error { return e.Err }
+// Unwrap returns [ErrToolFailed] and the tool's error.
+func (e *ToolError) Unwrap() []error { return []error{ErrToolFailed, e.Err} }
 
 // A ModelError is a model failure translated at the model adapter's edge.
 type ModelError struct {
@@ -163,8 +178,8 @@ func (e *ModelError) Error() string {
 	return s + ": " + e.Err.Error()
 }
 
-// Unwrap returns the cause.
-func (e *ModelError) Unwrap() error { return e.Err }
+// Unwrap returns [ErrModel] and the cause.
+func (e *ModelError) Unwrap() []error { return []error{ErrModel, e.Err} }
 
 // A PanicError is a panic recovered by [Recover].
 type PanicError struct {
@@ -177,10 +192,12 @@ func (e *PanicError) Error() string {
 	return fmt.Sprintf("pipeline: panic in %s stage: %v", e.Stage, e.Value)
 }
 
-// Unwrap returns the panic value if it is an error.
-func (e *PanicError) Unwrap() error {
-	err, _ := e.Value.(error)
-	return err
+// Unwrap returns [ErrPanic] and the panic value if it is an error.
+func (e *PanicError) Unwrap() []error {
+	if err, ok := e.Value.(error); ok {
+		return []error{ErrPanic, err}
+	}
+	return []error{ErrPanic}
 }
 
 // An UnknownAgentError reports a checkpoint whose current agent cannot be

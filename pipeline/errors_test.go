@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -210,4 +212,94 @@ func TestNothingToResume(t *testing.T) {
 	if _, err := r.Resume(ctx, agent, st); !errors.Is(err, pipeline.ErrNothingToResume) {
 		t.Errorf("Resume of a finished run = %v, want ErrNothingToResume", err)
 	}
+}
+
+// TestSharedArgumentErrorIsNotEdited has two concurrent calls return one
+// shared *ArgumentError without its tool and call ID. The core fills them
+// in on a copy: the shared value stays as the tool made it (editing it in
+// place is a data race that -race reports), and each call's output names
+// its own call.
+func TestSharedArgumentErrorIsNotEdited(t *testing.T) {
+	shared := &pipeline.ArgumentError{Path: "$.n", Err: errors.New("not a number")}
+	var (
+		mu      sync.Mutex
+		arrived int
+		both    = make(chan struct{})
+	)
+	tool := pipeline.NewTool(pipeline.ToolSpec{Name: "t"}, func(ctx context.Context, _ json.RawMessage) (string, error) {
+		mu.Lock()
+		if arrived++; arrived == 2 {
+			close(both)
+		}
+		mu.Unlock()
+		select { // both calls are in flight before either returns
+		case <-both:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+		return "", shared
+	})
+	agent := &pipeline.Agent{Name: "a", Tools: []pipeline.Tool{tool}, Model: scripted.New(
+		scripted.Respond(scripted.Call("t", `{"n":"x"}`), scripted.Call("t", `{"n":"y"}`)),
+		scripted.Reply("done"))}
+	res, err := pipeline.NewRunner(pipeline.WithInvalidCallsToModel()).Run(context.Background(), agent,
+		pipeline.UserInput("go"), pipeline.WithRunID("r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shared.Tool != "" || shared.CallID != "" {
+		t.Errorf("shared error edited: tool %q call %q, want both empty", shared.Tool, shared.CallID)
+	}
+	got := outputs(res.NewItems())
+	want := []string{"call_r_1_1", "call_r_1_2"}
+	if len(got) != len(want) {
+		t.Fatalf("outputs = %q, want %d", got, len(want))
+	}
+	for i, id := range want {
+		if !contains(got[i], "call "+id+":") || !contains(got[i], `tool "t"`) {
+			t.Errorf("output %d = %q, want it to name tool t and call %s", i, got[i], id)
+		}
+	}
+}
+
+// TestErrorKindsMatchSentinels checks that every typed error of the
+// package matches its sentinel with errors.Is, still matches its cause,
+// and is found by errors.As through a wrapper.
+func TestErrorKindsMatchSentinels(t *testing.T) {
+	cause := errors.New("cause")
+	tests := []struct {
+		err      error
+		sentinel error
+		cause    error
+		as       func(error) bool
+	}{
+		{&pipeline.MaxTurnsError{MaxTurns: 3}, pipeline.ErrMaxTurns, nil, asType[*pipeline.MaxTurnsError]},
+		{&pipeline.UnknownToolError{Tool: "t"}, pipeline.ErrUnknownTool, nil, asType[*pipeline.UnknownToolError]},
+		{&pipeline.ArgumentError{Tool: "t", Err: cause}, pipeline.ErrInvalidArguments, cause, asType[*pipeline.ArgumentError]},
+		{&pipeline.ToolError{Tool: "t", Err: cause}, pipeline.ErrToolFailed, cause, asType[*pipeline.ToolError]},
+		{&pipeline.ModelError{Status: 500, Err: cause}, pipeline.ErrModel, cause, asType[*pipeline.ModelError]},
+		{&pipeline.PanicError{Stage: "tool", Value: cause}, pipeline.ErrPanic, cause, asType[*pipeline.PanicError]},
+		{&pipeline.PanicError{Stage: "tool", Value: "boom"}, pipeline.ErrPanic, nil, asType[*pipeline.PanicError]},
+		{&pipeline.UnknownAgentError{Agent: "x"}, pipeline.ErrUnknownAgent, nil, asType[*pipeline.UnknownAgentError]},
+		{&pipeline.OutputError{Agent: "a", Err: cause}, pipeline.ErrInvalidOutput, cause, asType[*pipeline.OutputError]},
+		{&pipeline.RefusalError{Agent: "a"}, pipeline.ErrRefused, nil, asType[*pipeline.RefusalError]},
+		{&pipeline.OutputTypeError{Agent: "a"}, pipeline.ErrOutputType, nil, asType[*pipeline.OutputTypeError]},
+	}
+	for _, tt := range tests {
+		wrapped := fmt.Errorf("outer: %w", tt.err)
+		if !errors.Is(wrapped, tt.sentinel) {
+			t.Errorf("%T: errors.Is(%v) = false", tt.err, tt.sentinel)
+		}
+		if tt.cause != nil && !errors.Is(wrapped, tt.cause) {
+			t.Errorf("%T: does not match its cause", tt.err)
+		}
+		if !tt.as(wrapped) {
+			t.Errorf("%T: errors.As through a wrapper failed", tt.err)
+		}
+	}
+}
+
+func asType[E error](err error) bool {
+	_, ok := errors.AsType[E](err)
+	return ok
 }

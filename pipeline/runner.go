@@ -376,7 +376,10 @@ func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error)
 	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 		return nil, err
 	}
-	if ae, ok := errors.AsType[*ArgumentError](err); ok {
+	if shared, ok := errors.AsType[*ArgumentError](err); ok {
+		// The tool may return one error value from many calls at once:
+		// fill in the call on a copy, never on the tool's value.
+		ae := new(*shared)
 		if ae.Tool == "" {
 			ae.Tool = c.Name
 		}

@@ -101,8 +101,8 @@
 // This package lives in turnkit's module, not in a nested one. River and
 // its drivers enter the module graph (go.mod) of every turnkit user, but
 // Go's graph pruning keeps them out of builds that do not import this
-// package, and DESIGN.md's dependency test keeps them out of every other
-// package. In exchange, `go test ./...` at the root, which is what CI
+// package, and the dependency test (deps_test.go, see docs/design.md)
+// keeps them out of every other package. In exchange, `go test ./...` at the root, which is what CI
 // runs, tests it against the real PostgreSQL; it reuses the reliability
 // harness in internal/torture, which a nested module could not import;
 // and it always builds against the turnkit it ships with. The package

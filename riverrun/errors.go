@@ -3,6 +3,8 @@ package riverrun
 import (
 	"errors"
 	"strconv"
+
+	"github.com/turnkit/turnkit/pipeline"
 )
 
 // Errors of this package; match them with errors.Is. The typed errors
@@ -13,8 +15,9 @@ var (
 	// [*EnqueueError].
 	ErrInvalidStart = errors.New("riverrun: invalid start")
 	// ErrUnknownAgent means a job names an agent the worker's [Registry]
-	// does not hold. The job is cancelled with it.
-	ErrUnknownAgent = errors.New("riverrun: unknown agent")
+	// does not hold. The job is cancelled with it. It wraps
+	// [pipeline.ErrUnknownAgent], so errors.Is matches either.
+	ErrUnknownAgent error = &kindError{msg: "riverrun: unknown agent", kind: pipeline.ErrUnknownAgent}
 	// ErrNoCheckpoint means a resume job or a decision found no checkpoint
 	// for its run. It is wrapped by [*DecideError] and [*EnqueueError], and
 	// a resume job is cancelled with it.
@@ -30,7 +33,26 @@ var (
 	// ErrUndecided means a run waits for decisions that were not made: a
 	// resume job would pause it again. It is wrapped by [*EnqueueError].
 	ErrUndecided = errors.New("riverrun: run waits for decisions")
+	// ErrEnqueue means a run's job was not enqueued. It is wrapped by
+	// [*EnqueueError].
+	ErrEnqueue = errors.New("riverrun: job not enqueued")
+	// ErrDecide means a decision was refused or not saved. It is wrapped
+	// by [*DecideError].
+	ErrDecide = errors.New("riverrun: decision not recorded")
+	// ErrJob means a run's job failed or will be retried. It is wrapped by
+	// [*JobError].
+	ErrJob = errors.New("riverrun: job failed")
 )
+
+// kindError is a sentinel that wraps another package's sentinel: it
+// matches itself and the one it refines.
+type kindError struct {
+	msg  string
+	kind error
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }
 
 // An EnqueueError reports a run's job that was not enqueued. Err wraps
 // [ErrInvalidStart], [ErrNoCheckpoint], [ErrFinished], [ErrUndecided], or
@@ -44,8 +66,8 @@ func (e *EnqueueError) Error() string {
 	return "riverrun: enqueue run " + strconv.Quote(e.RunID) + ": " + e.Err.Error()
 }
 
-// Unwrap returns the cause.
-func (e *EnqueueError) Unwrap() error { return e.Err }
+// Unwrap returns [ErrEnqueue] and the cause.
+func (e *EnqueueError) Unwrap() []error { return []error{ErrEnqueue, e.Err} }
 
 // A DecideError reports a decision that was refused or not saved; the
 // checkpoint is unchanged. Err wraps [ErrNoCheckpoint], [ErrFinished],
@@ -66,8 +88,8 @@ func (e *DecideError) Error() string {
 	return s + ": " + e.Err.Error()
 }
 
-// Unwrap returns the cause.
-func (e *DecideError) Unwrap() error { return e.Err }
+// Unwrap returns [ErrDecide] and the cause.
+func (e *DecideError) Unwrap() []error { return []error{ErrDecide, e.Err} }
 
 // A JobError is the error a run's job failed or will be retried with: the
 // run's error, with the job's run and attempt.
@@ -88,5 +110,5 @@ func (e *JobError) Error() string {
 	return "riverrun: run " + strconv.Quote(e.RunID) + " attempt " + strconv.Itoa(e.Attempt) + " " + what + ": " + e.Err.Error()
 }
 
-// Unwrap returns the run's error.
-func (e *JobError) Unwrap() error { return e.Err }
+// Unwrap returns [ErrJob] and the run's error.
+func (e *JobError) Unwrap() []error { return []error{ErrJob, e.Err} }

@@ -1,7 +1,7 @@
-// Package torture is the reliability harness behind DESIGN.md's promise
-// that nothing is lost, nothing is duplicated and no tool runs twice: a
-// kill-and-resume torture loop, a multi-process load driver, and the
-// checks both share.
+// Package torture is the reliability harness behind the promise of the
+// invariants in docs/design.md that nothing is lost, nothing is
+// duplicated and no tool runs twice: a kill-and-resume torture loop, a
+// multi-process load driver, and the checks both share.
 //
 // A [Plan] lists runs, each with a script that the torture [Model] plays
 // from the run's own state (so a retried model call answers the same step,

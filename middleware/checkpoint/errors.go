@@ -1,10 +1,36 @@
 package checkpoint
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/turnkit/turnkit/pipeline"
 )
+
+// Errors of the checkpointer; match them with errors.Is. The typed errors
+// below wrap them beside the store's error and say which run.
+var (
+	// ErrSave means a checkpoint save failed. It is wrapped by
+	// [*SaveError].
+	ErrSave = errors.New("checkpoint: save failed")
+	// ErrComplete means [Checkpointer.Resume] could not complete the final
+	// commit of a finished run. It is wrapped by [*CompleteError].
+	ErrComplete = errors.New("checkpoint: final commit not completed")
+	// ErrFinished means [Checkpointer.Resume] found the run finished. It
+	// is wrapped by [*FinishedError], and wraps
+	// [pipeline.ErrNothingToResume], so errors.Is matches either.
+	ErrFinished error = &kindError{msg: "checkpoint: run finished", kind: pipeline.ErrNothingToResume}
+)
+
+// kindError is a sentinel that wraps another package's sentinel: it
+// matches itself and the one it refines.
+type kindError struct {
+	msg  string
+	kind error
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }
 
 // A Stage names the point of a run at which the checkpointer saves.
 type Stage uint8
@@ -61,8 +87,8 @@ func (e *SaveError) Error() string {
 	return "checkpoint: save run " + e.RunID + " (" + e.Stage.String() + "): " + e.Err.Error()
 }
 
-// Unwrap returns the store's error.
-func (e *SaveError) Unwrap() error { return e.Err }
+// Unwrap returns [ErrSave] and the store's error.
+func (e *SaveError) Unwrap() []error { return []error{ErrSave, e.Err} }
 
 // A CompleteError reports that [Checkpointer.Resume] could not complete
 // the final commit of a finished run: the session append failed. The
@@ -77,8 +103,8 @@ func (e *CompleteError) Error() string {
 	return "checkpoint: complete run " + e.RunID + " in session " + strconv.Quote(e.SessionID) + ": " + e.Err.Error()
 }
 
-// Unwrap returns the session store's error.
-func (e *CompleteError) Unwrap() error { return e.Err }
+// Unwrap returns [ErrComplete] and the session store's error.
+func (e *CompleteError) Unwrap() []error { return []error{ErrComplete, e.Err} }
 
 // A FinishedError is what [Checkpointer.Resume] returns for a run that had
 // already finished: there is nothing to resume. Completed reports that
@@ -100,5 +126,5 @@ func (e *FinishedError) Error() string {
 	return s + ": " + pipeline.ErrNothingToResume.Error()
 }
 
-// Unwrap returns [pipeline.ErrNothingToResume].
-func (e *FinishedError) Unwrap() error { return pipeline.ErrNothingToResume }
+// Unwrap returns [ErrFinished], which wraps [pipeline.ErrNothingToResume].
+func (e *FinishedError) Unwrap() error { return ErrFinished }

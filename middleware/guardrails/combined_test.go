@@ -21,8 +21,8 @@ import (
 
 // The tests in this file run the guardrails inside the real persistence
 // middleware on session/memory (and session/faulty), in the recommended
-// order, and check what the session holds after each verdict (DESIGN.md
-// invariant 2, seed 001).
+// order, and check what the session holds after each verdict (invariant 2
+// of docs/design.md, seed 001).
 
 const sessionID = "chat"
 

@@ -1,8 +1,23 @@
 package persistence
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
+)
+
+// Errors of the persistence middleware; match them with errors.Is. The
+// typed errors below wrap them beside the store's error and say which
+// session, run and position.
+var (
+	// ErrAppend means a session append failed. It is wrapped by
+	// [*AppendError].
+	ErrAppend = errors.New("persistence: session append failed")
+	// ErrLoad means a session read failed. It is wrapped by [*LoadError].
+	ErrLoad = errors.New("persistence: session read failed")
+	// ErrState means the persistence bookkeeping in a run's state cannot
+	// be read. It is wrapped by [*StateError].
+	ErrState = errors.New("persistence: unreadable state extension")
 )
 
 // An AppendError reports a session append that failed. The run's state is
@@ -31,8 +46,8 @@ func (e *AppendError) Error() string {
 		" at seq " + strconv.FormatInt(e.Seq, 10) + ": " + e.Err.Error()
 }
 
-// Unwrap returns the store's error.
-func (e *AppendError) Unwrap() error { return e.Err }
+// Unwrap returns [ErrAppend] and the store's error.
+func (e *AppendError) Unwrap() []error { return []error{ErrAppend, e.Err} }
 
 // A LoadError reports a store read that failed: the session history on a
 // run's first turn, or the lookup of a call's output before an approved
@@ -52,8 +67,8 @@ func (e *LoadError) Error() string {
 	return fmt.Sprintf("persistence: look up session %q run %s seq %d: %v", e.SessionID, e.RunID, e.Seq, e.Err)
 }
 
-// Unwrap returns the store's error.
-func (e *LoadError) Unwrap() error { return e.Err }
+// Unwrap returns [ErrLoad] and the store's error.
+func (e *LoadError) Unwrap() []error { return []error{ErrLoad, e.Err} }
 
 // A StateError reports persistence bookkeeping in a run's state that cannot
 // be read (a checkpoint edited by hand, or written by a newer version).
@@ -66,5 +81,5 @@ func (e *StateError) Error() string {
 	return "persistence: run " + e.RunID + " state extension " + strconv.Quote(extensionKey) + ": " + e.Err.Error()
 }
 
-// Unwrap returns the cause.
-func (e *StateError) Unwrap() error { return e.Err }
+// Unwrap returns [ErrState] and the cause.
+func (e *StateError) Unwrap() []error { return []error{ErrState, e.Err} }

@@ -31,7 +31,11 @@
 // The tables live in one schema ([WithSchema], default "turnkit"), created
 // and upgraded by migrations embedded in the package, applied in one
 // transaction under an advisory lock and recorded in its schema_version
-// table. Raw item JSON is kept as bytea, byte for byte. Session and run IDs
+// table. [Open] and [New] apply them; where migration is a step of its
+// own, run [Migrate] and make the stores [WithoutMigrations], which only
+// check the version and refuse a schema that is behind with
+// [ErrNotMigrated]. A schema migrated by a newer version of this package is
+// refused with [ErrSchemaVersion]. Raw item JSON is kept as bytea, byte for byte. Session and run IDs
 // are text: they must be valid UTF-8 without NUL bytes.
 //
 // Run checkpoints ([state.Store]) are saved as deltas ([state.Delta]): a

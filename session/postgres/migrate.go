@@ -15,12 +15,35 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
+// Migrate brings the store's schema in the database up to the newest
+// version this package embeds, creating the schema if it is missing, and
+// returns. It is the explicit migration step for deployments that migrate
+// apart from the workers (a release job, an init container), whose
+// workers then open their stores [WithoutMigrations]. Of the options only
+// [WithSchema] matters. [Open] and [New] run the same step by default.
+//
+// Migrate runs in one transaction under an advisory lock, so processes
+// migrating at once apply each migration exactly once; running it on an
+// up-to-date schema changes nothing. It fails with [ErrSchemaVersion]
+// (in a [*SchemaError]) when a newer version of this package migrated the
+// schema, and changes nothing then.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, opts ...Option) error {
+	if pool == nil {
+		panic("postgres: Migrate called with a nil pool")
+	}
+	return migrate(ctx, pool, newConfig(opts).schema)
+}
+
+func migrations(schema string) ([]rowcodec.Migration, error) {
+	return rowcodec.Migrations(pkg, migrationFiles, func(s string) string { return strings.ReplaceAll(s, "{{schema}}", schema) })
+}
+
 // migrate brings the schema up to the latest embedded version in one
 // transaction under an advisory lock, so that workers starting at once
 // apply each migration exactly once.
 func migrate(ctx context.Context, pool *pgxpool.Pool, schemaName string) error {
 	schema := pgx.Identifier{schemaName}.Sanitize()
-	ms, err := rowcodec.Migrations(pkg, migrationFiles, func(s string) string { return strings.ReplaceAll(s, "{{schema}}", schema) })
+	ms, err := migrations(schema)
 	if err != nil {
 		return err
 	}
@@ -40,7 +63,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schemaName string) error {
 			return fmt.Errorf("postgres: migrate schema %s: read version: %w", schema, err)
 		}
 		if current > len(ms) {
-			return fmt.Errorf("postgres: schema %s version %d, this package knows %d: %w", schema, current, len(ms), ErrSchemaVersion)
+			return &SchemaError{Schema: schemaName, Version: current, Want: len(ms)}
 		}
 		for _, m := range ms[current:] {
 			if _, err := tx.Exec(ctx, m.SQL); err != nil {
@@ -52,4 +75,29 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, schemaName string) error {
 		}
 		return nil
 	})
+}
+
+// checkSchema reads the schema's version without changing anything and
+// fails with a *SchemaError unless it is the version this package
+// embeds: what a store opened WithoutMigrations does instead of migrate.
+func checkSchema(ctx context.Context, pool *pgxpool.Pool, schemaName string) error {
+	schema := pgx.Identifier{schemaName}.Sanitize()
+	ms, err := migrations(schema)
+	if err != nil {
+		return err
+	}
+	var exists bool
+	if err := pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, schema+".schema_version").Scan(&exists); err != nil {
+		return fmt.Errorf("postgres: check schema %s: %w", schema, err)
+	}
+	var current int
+	if exists {
+		if err := pool.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM `+schema+`.schema_version`).Scan(&current); err != nil {
+			return fmt.Errorf("postgres: check schema %s: read version: %w", schema, err)
+		}
+	}
+	if current != len(ms) {
+		return &SchemaError{Schema: schemaName, Version: current, Want: len(ms)}
+	}
+	return nil
 }

@@ -13,8 +13,9 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
-	schema string
-	codec  rowcodec.Codec
+	schema    string
+	codec     rowcodec.Codec
+	noMigrate bool
 }
 
 func newConfig(opts []Option) config {
@@ -51,4 +52,15 @@ func WithSchema(name string) Option {
 // Sessions (items) are not signed.
 func WithCodec(marshal []state.MarshalOption, unmarshal []state.UnmarshalOption) Option {
 	return optionFunc(func(c *config) { c.codec = c.codec.With(marshal, unmarshal) })
+}
+
+// WithoutMigrations makes [Open] and [New] check the schema instead of
+// migrating it: they fail at once with a [*SchemaError] wrapping
+// [ErrNotMigrated] when the schema lacks a migration this package embeds
+// (or does not exist), or [ErrSchemaVersion] when it is newer, and change
+// nothing in the database. Use it where migration is an explicit step
+// ([Migrate]) run apart from the workers. By default the store migrates
+// the schema when it is made.
+func WithoutMigrations() Option {
+	return optionFunc(func(c *config) { c.noMigrate = true })
 }

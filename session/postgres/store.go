@@ -124,11 +124,13 @@ func answersExpr(place string) string {
 const lockClass = "1953196404"
 
 // Open connects to the PostgreSQL database at url (a pgx connection string
-// or URL), brings the store's schema up to date, and returns a store that
-// owns the connection pool: [Store.Close] closes it.
+// or URL), brings the store's schema up to date (see [Migrate]; with
+// [WithoutMigrations] it only checks it), and returns a store that owns
+// the connection pool: [Store.Close] closes it.
 //
-// Open fails with [ErrSchemaVersion] if a newer version of this package
-// migrated the schema.
+// Open fails with a [*SchemaError] wrapping [ErrSchemaVersion] if a newer
+// version of this package migrated the schema, or, opened
+// [WithoutMigrations], wrapping [ErrNotMigrated] if the schema is behind.
 func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 	pool, err := pgxpool.New(ctx, url)
 	if err != nil {
@@ -144,14 +146,19 @@ func Open(ctx context.Context, url string, opts ...Option) (*Store, error) {
 }
 
 // New returns a store over a pool the caller owns (and closes, after the
-// store's last use), bringing the store's schema up to date first. The
+// store's last use), bringing the store's schema up to date first (or,
+// with [WithoutMigrations], checking it), and failing as [Open] does. The
 // caller may share the pool with its own queries.
 func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	if pool == nil {
 		panic("postgres: New called with a nil pool")
 	}
 	cfg := newConfig(opts)
-	if err := migrate(ctx, pool, cfg.schema); err != nil {
+	prepare := migrate
+	if cfg.noMigrate {
+		prepare = checkSchema
+	}
+	if err := prepare(ctx, pool, cfg.schema); err != nil {
 		return nil, err
 	}
 	return &Store{pool: pool, q: newQueries(cfg.schema), ck: newCkptQueries(cfg.schema), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec}, nil

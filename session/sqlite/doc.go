@@ -22,7 +22,10 @@
 //
 // The schema is created and upgraded by migrations embedded in the package
 // (migrations/NNNN_name.sql), applied in order in one transaction and
-// recorded in the schema_version table. A file migrated by a newer version
+// recorded in the schema_version table. [Open] applies them; where
+// migration is a step of its own, run [Migrate] and open the store
+// [WithoutMigrations], which only checks the version and refuses a file
+// that is behind with [ErrNotMigrated]. A file migrated by a newer version
 // of this package is refused with [ErrSchemaVersion].
 //
 // Items are stored as (session, the run's place, Seq, kind name, tool name,

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -77,4 +78,33 @@ func ExampleStore_Save() {
 	// Output:
 	// first save: <nil> version 2
 	// second save: state: save run "run-1": state: version conflict (have version 1, stored 2)
+}
+
+// Migration as a step of its own: a deployment job migrates the file, and
+// the processes that use it open it WithoutMigrations, which only checks
+// the schema version. Opened so before the migration, the file is refused
+// at once with ErrNotMigrated.
+func ExampleMigrate() {
+	dir, err := os.MkdirTemp("", "turnkit-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "chat.db")
+
+	_, err = sqlite.Open(path, sqlite.WithoutMigrations())
+	fmt.Println("before Migrate:", errors.Is(err, sqlite.ErrNotMigrated))
+
+	if err := sqlite.Migrate(context.Background(), path); err != nil { // the deployment step
+		log.Fatal(err)
+	}
+	store, err := sqlite.Open(path, sqlite.WithoutMigrations()) // each worker
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	fmt.Println("after Migrate: opened")
+	// Output:
+	// before Migrate: true
+	// after Migrate: opened
 }

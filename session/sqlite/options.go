@@ -18,6 +18,7 @@ type config struct {
 	busyTimeout time.Duration
 	maxConns    int
 	codec       rowcodec.Codec
+	noMigrate   bool
 }
 
 func newConfig(opts []Option) config {
@@ -65,4 +66,14 @@ func WithMaxConns(n int) Option {
 // Sessions (items) are not signed.
 func WithCodec(marshal []state.MarshalOption, unmarshal []state.UnmarshalOption) Option {
 	return optionFunc(func(c *config) { c.codec = c.codec.With(marshal, unmarshal) })
+}
+
+// WithoutMigrations makes [Open] check the database's schema instead of
+// migrating it: Open fails at once with a [*SchemaError] wrapping
+// [ErrNotMigrated] when the file lacks a migration this package embeds (a
+// new, empty file lacks them all), or [ErrSchemaVersion] when it is newer,
+// and writes nothing to the file. Use it where migration is an explicit
+// step ([Migrate]) run apart from the workers. By default Open migrates.
+func WithoutMigrations() Option {
+	return optionFunc(func(c *config) { c.noMigrate = true })
 }

@@ -137,3 +137,83 @@ func TestCrossProcessChild(t *testing.T) {
 		}
 	}
 }
+
+// TestWithoutMigrations: Open WithoutMigrations writes nothing and fails
+// at once, with a typed error, on a file that is new, behind or newer;
+// after the explicit Migrate step it opens and works, and Migrate run
+// again changes nothing.
+func TestWithoutMigrations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	notMigrated := func(what string, version int) {
+		t.Helper()
+		s, err := sqlite.Open(path, sqlite.WithoutMigrations())
+		if err == nil {
+			s.Close()
+			t.Fatalf("Open(%s, WithoutMigrations) = nil error", what)
+		}
+		se, ok := errors.AsType[*sqlite.SchemaError](err)
+		if !ok || !errors.Is(err, sqlite.ErrNotMigrated) || se.Path != path || se.Version != version || se.Want != 3 {
+			t.Fatalf("Open(%s, WithoutMigrations) = %v, want a *SchemaError (ErrNotMigrated) at version %d of 3", what, err, version)
+		}
+	}
+	tables := func() int {
+		t.Helper()
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	notMigrated("a new file", 0)
+	if n := tables(); n != 0 {
+		t.Fatalf("a refused Open left %d tables, want none", n)
+	}
+	for range 2 {
+		if err := sqlite.Migrate(t.Context(), path); err != nil {
+			t.Fatalf("Migrate = %v", err)
+		}
+	}
+	s, err := sqlite.Open(path, sqlite.WithoutMigrations())
+	if err != nil {
+		t.Fatalf("Open(migrated, WithoutMigrations) = %v", err)
+	}
+	if err := s.Append(t.Context(), "s", "r", []state.Item{state.UserMessage("hi").WithSeq(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM schema_version`).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("schema_version rows = %d, %v; want 3 (Migrate twice applies each once)", n, err)
+	}
+	if _, err := db.Exec(`DELETE FROM schema_version WHERE version = 3`); err != nil {
+		t.Fatal(err)
+	}
+	notMigrated("a file at version 2", 2)
+	if err := db.QueryRow(`SELECT count(*) FROM schema_version`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("schema_version rows = %d, %v; want 2 (untouched)", n, err)
+	}
+	if _, err := db.Exec(`INSERT INTO schema_version (version, name) VALUES (3, 'x'), (99, 'future')`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = sqlite.Open(path, sqlite.WithoutMigrations())
+	if !errors.Is(err, sqlite.ErrSchemaVersion) || errors.Is(err, sqlite.ErrNotMigrated) {
+		t.Fatalf("Open(newer, WithoutMigrations) = %v, want ErrSchemaVersion", err)
+	}
+	if err := sqlite.Migrate(t.Context(), path); !errors.Is(err, sqlite.ErrSchemaVersion) {
+		t.Fatalf("Migrate(newer) = %v, want ErrSchemaVersion", err)
+	}
+}

@@ -33,27 +33,25 @@ type Store struct {
 }
 
 // Open opens (creating it if needed) the SQLite database at path, switches
-// it to WAL, and brings its schema up to date with the embedded migrations.
+// it to WAL, and brings its schema up to date with the embedded migrations
+// (see [Migrate]; with [WithoutMigrations] it only checks the schema).
 // path is a file name; it must not contain '?'. The returned store owns the
 // file's connections; call [Store.Close] to release them.
 //
-// Open fails with [ErrSchemaVersion] if a newer version of this package
-// migrated the file.
+// Open fails with a [*SchemaError] wrapping [ErrSchemaVersion] if a newer
+// version of this package migrated the file, or, opened
+// [WithoutMigrations], wrapping [ErrNotMigrated] if its schema is behind.
 func Open(path string, opts ...Option) (*Store, error) {
-	if path == "" || strings.ContainsRune(path, '?') {
-		return nil, fmt.Errorf("sqlite: open %q: the path must be a non-empty file name without '?'", path)
-	}
 	cfg := newConfig(opts)
-	dsn := path + "?_txlock=immediate&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=1" +
-		"&_busy_timeout=" + strconv.FormatInt(cfg.busyTimeout.Milliseconds(), 10)
-	db, err := sql.Open("sqlite", dsn)
+	db, err := openDB(path, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+		return nil, err
 	}
-	db.SetMaxOpenConns(cfg.maxConns)
-	db.SetMaxIdleConns(cfg.maxConns)
-	db.SetConnMaxIdleTime(0)
-	if err := migrate(context.Background(), db); err != nil {
+	prepare := migrate
+	if cfg.noMigrate {
+		prepare = checkSchema
+	}
+	if err := prepare(context.Background(), db, path); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
@@ -63,6 +61,24 @@ func Open(path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
 	return &Store{db: db, write: make(chan struct{}, 1), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec, ck: ck}, nil
+}
+
+// openDB opens the database at path with the store's settings: WAL,
+// immediate write transactions, the busy timeout and the pool size.
+func openDB(path string, cfg config) (*sql.DB, error) {
+	if path == "" || strings.ContainsRune(path, '?') {
+		return nil, fmt.Errorf("sqlite: open %q: the path must be a non-empty file name without '?'", path)
+	}
+	dsn := path + "?_txlock=immediate&_journal_mode=WAL&_synchronous=NORMAL&_foreign_keys=1" +
+		"&_busy_timeout=" + strconv.FormatInt(cfg.busyTimeout.Milliseconds(), 10)
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	db.SetMaxOpenConns(cfg.maxConns)
+	db.SetMaxIdleConns(cfg.maxConns)
+	db.SetConnMaxIdleTime(0)
+	return db, nil
 }
 
 // Close closes the database. Calls after Close return [session.ErrClosed]

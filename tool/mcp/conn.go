@@ -140,7 +140,7 @@ func (c *conn) current() (*session, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed || c.live == nil {
-		return nil, &Error{Server: c.srv.Name, Op: "call", Kind: ErrTransport, Err: errors.New("toolset closed")}
+		return nil, &Error{Server: c.srv.Name, Op: "call", kind: ErrTransport, Err: errors.New("toolset closed")}
 	}
 	return c.live, nil
 }
@@ -151,7 +151,7 @@ func (c *conn) restart(ctx context.Context, old *session) (*session, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, &Error{Server: c.srv.Name, Op: "restart", Kind: ErrTransport, Err: errors.New("toolset closed")}
+		return nil, &Error{Server: c.srv.Name, Op: "restart", kind: ErrTransport, Err: errors.New("toolset closed")}
 	}
 	if c.live != old {
 		return c.live, nil
@@ -177,7 +177,7 @@ func (c *conn) dialLocked(ctx context.Context) (*session, error) {
 	}
 	t, err := c.transport()
 	if err != nil {
-		return nil, &Error{Server: c.srv.Name, Op: op, Kind: ErrTransport, Err: err}
+		return nil, &Error{Server: c.srv.Name, Op: op, kind: ErrTransport, Err: err}
 	}
 	d := c.srv.ConnectTimeout
 	if d == 0 {
@@ -306,7 +306,7 @@ func (c *conn) call(ctx context.Context, p *sdk.CallToolParams, resend bool) (*s
 		if ctx.Err() != nil || !c.restartable() || !c.crashed(s, err) {
 			return nil, classify(ctx, parent, c.srv.Name, "call", p.Name, err)
 		}
-		crash := &Error{Server: c.srv.Name, Op: "call", Tool: p.Name, Kind: ErrServerExited, Err: err}
+		crash := &Error{Server: c.srv.Name, Op: "call", Tool: p.Name, kind: ErrServerExited, Err: err}
 		if restarted {
 			return nil, crash
 		}
@@ -343,20 +343,20 @@ func classify(ctx, parent context.Context, server, op, tool string, err error) e
 	switch {
 	case parent.Err() != nil:
 		// The caller cancelled: its context's error, with where it happened.
-		e.Kind = parent.Err()
+		e.kind = parent.Err()
 		if errors.Is(err, parent.Err()) {
 			e.Err = nil
 		}
 	case ctx.Err() != nil:
-		e.Kind = ErrTimeout
+		e.kind = ErrTimeout
 	case errors.As(err, &wire):
-		e.Kind = ErrProtocol
+		e.kind = ErrProtocol
 	case isTransportError(err):
-		e.Kind = ErrTransport
+		e.kind = ErrTransport
 	case isDecodeError(err):
-		e.Kind = ErrProtocol
+		e.kind = ErrProtocol
 	default:
-		e.Kind = ErrTransport
+		e.kind = ErrTransport
 	}
 	return e
 }

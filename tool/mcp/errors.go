@@ -37,15 +37,18 @@ var (
 
 // An Error reports a failure to talk to a server: Op is what was being
 // done ("connect", "list tools", "call"), Tool the MCP name of the tool
-// called, if any. Kind is one of [ErrTransport], [ErrServerExited],
-// [ErrTimeout] or [ErrProtocol], or the context's error when the caller's
-// context ended; errors.Is matches it and the cause.
+// called, if any, and Err the cause. What kind of failure it is, match
+// with errors.Is: it wraps one of [ErrTransport], [ErrServerExited],
+// [ErrTimeout] or [ErrProtocol], or the context's error
+// ([context.Canceled], [context.DeadlineExceeded]) when the caller's
+// context ended, and it wraps Err. Only this package makes an Error.
 type Error struct {
 	Server string
 	Op     string
 	Tool   string
-	Kind   error
 	Err    error
+
+	kind error // one of the sentinels above, or the caller's context error
 }
 
 func (e *Error) Error() string {
@@ -55,7 +58,7 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, " %q", e.Tool)
 	}
 	b.WriteString(": ")
-	b.WriteString(strings.TrimPrefix(e.Kind.Error(), "mcp: "))
+	b.WriteString(strings.TrimPrefix(e.kindOf().Error(), "mcp: "))
 	if e.Err != nil {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
@@ -63,28 +66,36 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Unwrap returns Kind and the cause.
+// Unwrap returns the kind of failure (see [Error]) and the cause.
 func (e *Error) Unwrap() []error {
 	if e.Err == nil {
-		return []error{e.Kind}
+		return []error{e.kindOf()}
 	}
-	return []error{e.Kind, e.Err}
+	return []error{e.kindOf(), e.Err}
+}
+
+// kindOf returns the kind of failure; an Error made outside this package
+// has none and counts as a transport failure.
+func (e *Error) kindOf() error {
+	if e.kind == nil {
+		return ErrTransport
+	}
+	return e.kind
 }
 
 // ErrorType names the failure for tracing's error.type: the JSON-RPC
 // error code when the server answered with one (such as "-32602"), as the
 // MCP semantic conventions ask; else "mcp_transport", "mcp_server_exited",
-// "mcp_timeout" or "mcp_protocol"; "" when the call's context ended (Kind
-// is then the context's error).
+// "mcp_timeout" or "mcp_protocol"; "" when the call's context ended.
 func (e *Error) ErrorType() string {
-	switch e.Kind {
+	switch e.kindOf() {
 	case context.Canceled, context.DeadlineExceeded:
 		return ""
 	}
 	if code, ok := e.JSONRPCCode(); ok {
 		return strconv.FormatInt(code, 10)
 	}
-	switch e.Kind {
+	switch e.kindOf() {
 	case ErrServerExited:
 		return "mcp_server_exited"
 	case ErrTimeout:

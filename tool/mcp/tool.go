@@ -122,7 +122,7 @@ func (t *Tool) content(res *sdk.CallToolResult) (string, []state.ContentPart, er
 	}
 	parts, err := contentParts(res)
 	if err != nil {
-		return "", nil, &Error{Server: t.server, Op: "call", Tool: t.name, Kind: ErrProtocol, Err: err}
+		return "", nil, &Error{Server: t.server, Op: "call", Tool: t.name, kind: ErrProtocol, Err: err}
 	}
 	return state.JoinText(parts), parts, nil
 }
@@ -145,7 +145,7 @@ func (t *Tool) send(ctx context.Context, c *pipeline.ToolCall) (*sdk.CallToolRes
 func (t *Tool) text(res *sdk.CallToolResult) (string, error) {
 	out, err := render(res)
 	if err != nil {
-		return "", &Error{Server: t.server, Op: "call", Tool: t.name, Kind: ErrProtocol, Err: err}
+		return "", &Error{Server: t.server, Op: "call", Tool: t.name, kind: ErrProtocol, Err: err}
 	}
 	if res.IsError {
 		return "", &ToolError{Server: t.server, Tool: t.name, Output: out}

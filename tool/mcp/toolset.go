@@ -243,7 +243,7 @@ func (ts *Toolset) commitLocked(lists [][]*sdk.Tool) error {
 			owner[name] = key
 			params, strict, err := inputSchema(mt.InputSchema)
 			if err != nil {
-				return &Error{Server: srv.Name, Op: "list tools", Tool: mt.Name, Kind: ErrProtocol, Err: err}
+				return &Error{Server: srv.Name, Op: "list tools", Tool: mt.Name, kind: ErrProtocol, Err: err}
 			}
 			entries = append(entries, entry{key: key, mt: mt, spec: pipeline.ToolSpec{
 				Name: name, Description: description(mt), Parameters: params, Strict: strict,

@@ -49,7 +49,7 @@ func TestTracingFacts(t *testing.T) {
 // code of a JSON-RPC error, tool_error for an isError result.
 func TestErrorType(t *testing.T) {
 	t.Parallel()
-	wire := &mcp.Error{Server: "s", Op: "call", Kind: mcp.ErrProtocol, Err: fmt.Errorf("calling: %w", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad"})}
+	wire := mcp.NewError("s", "call", "", mcp.ErrProtocol, fmt.Errorf("calling: %w", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad"}))
 	tests := []struct {
 		name     string
 		err      interface{ ErrorType() string }
@@ -57,9 +57,9 @@ func TestErrorType(t *testing.T) {
 		wantCode int64
 	}{
 		{"json-rpc error", wire, "-32602", jsonrpc.CodeInvalidParams},
-		{"malformed result", &mcp.Error{Kind: mcp.ErrProtocol, Err: errors.New("unmarshal")}, "mcp_protocol", 0},
-		{"timeout", &mcp.Error{Kind: mcp.ErrTimeout}, "mcp_timeout", 0},
-		{"cancelled", &mcp.Error{Kind: context.Canceled, Err: &jsonrpc.Error{Code: 1}}, "", 1},
+		{"malformed result", mcp.NewError("s", "call", "", mcp.ErrProtocol, errors.New("unmarshal")), "mcp_protocol", 0},
+		{"timeout", mcp.NewError("s", "call", "", mcp.ErrTimeout, nil), "mcp_timeout", 0},
+		{"cancelled", mcp.NewError("s", "call", "", context.Canceled, &jsonrpc.Error{Code: 1}), "", 1},
 		{"isError", &mcp.ToolError{Server: "s", Tool: "t", Output: "no"}, "tool_error", 0},
 	}
 	for _, tt := range tests {
