@@ -506,3 +506,41 @@ func TestInvariant9_ReusedCallIDWaitsForItsOutcome(t *testing.T) {
 		t.Errorf("session after the resume (-want +got):\n%s", d)
 	}
 }
+
+// TestInvariant9_ReasoningWaitsForItsCall: a response shaped "reasoning,
+// then a call that needs approval" pauses. The reasoning belongs to the
+// call, which is stored only with its outcome, so the paused session must
+// not end with the reasoning alone (the Responses API refuses that as
+// input); after the decision it is stored before its call.
+//
+// Checked to fail without it by disabling the loop in ledger.collect that
+// holds back trailing reasoning: the paused session was [user, reasoning].
+func TestInvariant9_ReasoningWaitsForItsCall(t *testing.T) {
+	t.Parallel()
+	store := memory.New()
+	t.Cleanup(func() { _ = store.Close() })
+	var runs counter
+	model := scripted.New(
+		scripted.Respond(scripted.Think("the files are stale"), scripted.Call("delete", `{}`)),
+		scripted.Reply("deleted"),
+	)
+	agent := &pipeline.Agent{Name: "a", Model: model, Tools: []pipeline.Tool{echoTool("delete", &runs, nil)}}
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store), requireApproval("delete")))
+	ctx := context.Background()
+	res, err := runner.Run(ctx, agent, pipeline.UserInput("tidy"), pipeline.WithSessionID(sid))
+	if err != nil || !res.Interrupted() {
+		t.Fatalf("Run = %v, interrupted %v", err, res.Interrupted())
+	}
+	if d := cmp.Diff([]string{"user:tidy"}, show(list(t, store))); d != "" {
+		t.Errorf("session at the pause (-want +got):\n%s", d)
+	}
+	run := pipelinetest.RoundTrip(t, res.State())
+	decideAll(run, state.Approved)
+	if _, err := runner.Resume(ctx, agent, run); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"user:tidy", "reasoning:the files are stale", "call:delete", "out:delete done", "msg:deleted"}
+	if d := cmp.Diff(want, show(list(t, store))); d != "" {
+		t.Errorf("session after the resume (-want +got):\n%s", d)
+	}
+}
