@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -356,7 +357,10 @@ func TestReturnedSnapshotsAreDetached(t *testing.T) {
 	r := newRunner(false)
 	first := start(t, r, sc.agent, false)
 	st := first.State()
-	want, _ := state.Marshal(st)
+	want, err := state.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	first.Interruptions()[0].Arguments = `{"path":"/"}`
 	first.Interruptions()[0].CallID = "forged"
@@ -364,11 +368,20 @@ func TestReturnedSnapshotsAreDetached(t *testing.T) {
 	p[0].Tool, p[0].Arguments = "safe", `{}`
 	items := first.NewItems()
 	items[0] = state.UserMessage("forged")
-	_ = st.Items().Slice()
+	all := st.Items().Slice()
+	if len(all) < 2 {
+		t.Fatalf("the state holds %d items, want a few", len(all))
+	}
+	all[0], all[len(all)-1] = state.UserMessage("forged"), state.AssistantMessage("msg_forged", "forged")
+	slices.Reverse(all)
+	_ = append(all[:1], state.UserMessage("appended"))
 	d := st.Decisions()
 	_ = append(d, state.Decision{Tool: "danger", Always: true, Verdict: state.Approved})
 
-	got, _ := state.Marshal(st)
+	got, err := state.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Fatalf("mutating returned snapshots changed the state:\n%s", diff)
 	}

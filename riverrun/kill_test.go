@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -151,6 +153,34 @@ func TestKillWorkers(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) { testKillWorkers(t, sqliteBackend(t), openSQLite, 2, 6, 2) })
 }
 
+// seedFlag and TURNKIT_KILL_SEED replay a kill test's seed.
+var seedFlag = flag.Uint64("seed", 0, "the kill test's seed (0: from the clock; TURNKIT_KILL_SEED also sets it)")
+
+// killSeed returns the seed of a kill test's plan and kill points: -seed,
+// else TURNKIT_KILL_SEED, else the clock. It is logged at the start and
+// again if the test fails, with how to replay it (the plan and the kill
+// points repeat; the timing of the processes does not).
+func killSeed(t *testing.T) uint64 {
+	t.Helper()
+	seed := *seedFlag
+	if s := os.Getenv("TURNKIT_KILL_SEED"); seed == 0 && s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("TURNKIT_KILL_SEED=%q: %v", s, err)
+		}
+	}
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d", seed)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("replay with: go test -run '^%s$' ./riverrun -args -seed=%d (or TURNKIT_KILL_SEED=%d)", t.Name(), seed, seed)
+		}
+	})
+	return seed
+}
+
 // testKillWorkers runs a torture plan of nruns runs as River jobs on
 // procs worker processes, aiming at wantKills kills: SIGKILLs workers at random hook points (mid model call,
 // after a tool returned, around appends and saves), starts fresh ones,
@@ -163,8 +193,7 @@ func TestKillWorkers(t *testing.T) {
 func testKillWorkers[TTx any](t *testing.T, b backend, open opener[TTx], procs, nruns, wantKills int) {
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Second)
 	defer cancel()
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
+	seed := killSeed(t)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	wc := workerConfig{Seed: seed, Prefix: "k", Runs: nruns, Sessions: 4}
 	plan := wc.plan()

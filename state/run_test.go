@@ -213,6 +213,47 @@ func TestCloneSharesNothing(t *testing.T) {
 	}
 }
 
+// TestCloneDecisionsDetached: a run whose decisions hold an "always"
+// decision is cloned, and one copy decides again on that tool, which
+// replaces the decision in place. The other copy keeps its own decisions,
+// whichever copy decided.
+//
+// Checked to fail without it by letting Clone share the decisions slice:
+// the clone's RejectAlways compacted the shared array and overwrote the
+// original's decisions.
+func TestCloneDecisionsDetached(t *testing.T) {
+	t.Parallel()
+	for _, decider := range []string{"clone", "original"} {
+		t.Run(decider+" decides", func(t *testing.T) {
+			t.Parallel()
+			orig := state.NewRun("run_1", "a")
+			for _, tool := range []string{"t", "u"} {
+				if err := orig.ApproveAlways(tool); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want := orig.Decisions()
+			clone := orig.Clone()
+			changed, kept := clone, orig
+			if decider == "original" {
+				changed, kept = orig, clone
+			}
+			if err := changed.RejectAlways("t", "no"); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, kept.Decisions()); diff != "" {
+				t.Errorf("deciding on the %s changed the other copy's decisions (-before +after):\n%s", decider, diff)
+			}
+			if d, exact, ok := kept.DecisionFor("t", "call_1"); !ok || exact || d.Verdict != state.Approved {
+				t.Errorf("the other copy's decision for t = %+v, %v, %v; want its own always approval", d, exact, ok)
+			}
+			if d, _, _ := changed.DecisionFor("t", "call_1"); d.Verdict != state.Rejected {
+				t.Errorf("the deciding copy's decision for t = %+v, want the new rejection", d)
+			}
+		})
+	}
+}
+
 func TestAccessorsReturnCopies(t *testing.T) {
 	r := populated(t)
 	in := r.Input()

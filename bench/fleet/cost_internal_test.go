@@ -2,13 +2,30 @@ package fleet
 
 import (
 	"context"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/turnkit/turnkit/internal/testenv"
 	"github.com/turnkit/turnkit/state"
 )
+
+// costBackend returns the named backend, its server found in the
+// environment: without it the subtest is skipped, or fails under CI=true
+// or TURNKIT_REQUIRE_BACKENDS=1 (see testenv.ServerURL).
+func costBackend(t *testing.T, name string) Backend {
+	t.Helper()
+	switch name {
+	case Postgres:
+		return Backend{Name: name, PostgresURL: testenv.ServerURL(t, "TURNKIT_POSTGRES_URL"), Schema: "fleet_cost"}
+	case RedisCluster:
+		addrs := testenv.ServerURL(t, "TURNKIT_REDIS_CLUSTER_ADDRS")
+		return Backend{Name: name, ClusterAddrs: strings.Split(addrs, ","), Schema: "fleet_cost"}
+	case Redis:
+		return Backend{Name: name, RedisURL: testenv.ServerURL(t, "TURNKIT_REDIS_URL"), Schema: "fleet_cost"}
+	}
+	return Backend{Name: SQLite, Dir: t.TempDir()}
+}
 
 // TestOneRunCosts pins what one run of the default workload (4 tool turns
 // and a final message) costs each backend, the counts docs/scale.md
@@ -19,40 +36,23 @@ import (
 func TestOneRunCosts(t *testing.T) {
 	ctx := context.Background()
 	backends := []struct {
-		be         Backend
+		name       string
 		roundTrips int64
-	}{{Backend{Name: SQLite, Dir: t.TempDir()}, 0}}
-	if url := os.Getenv("TURNKIT_POSTGRES_URL"); url != "" {
-		backends = append(backends, struct {
-			be         Backend
-			roundTrips int64
-		}{Backend{Name: Postgres, PostgresURL: url, Schema: "fleet_cost"}, 20})
-	}
-	if addrs := os.Getenv("TURNKIT_REDIS_CLUSTER_ADDRS"); addrs != "" {
-		backends = append(backends, struct {
-			be         Backend
-			roundTrips int64
-		}{Backend{Name: RedisCluster, ClusterAddrs: strings.Split(addrs, ","), Schema: "fleet_cost"}, 18})
-	}
-	if url := os.Getenv("TURNKIT_REDIS_URL"); url != "" {
-		backends = append(backends, struct {
-			be         Backend
-			roundTrips int64
-		}{Backend{Name: Redis, RedisURL: url, Schema: "fleet_cost"}, 12})
-	}
+	}{{SQLite, 0}, {Postgres, 20}, {RedisCluster, 18}, {Redis, 12}}
 	for _, b := range backends {
-		t.Run(b.be.Name, func(t *testing.T) {
-			if err := b.be.reset(ctx); err != nil {
+		t.Run(b.name, func(t *testing.T) {
+			be := costBackend(t, b.name)
+			if err := be.reset(ctx); err != nil {
 				t.Fatal(err)
 			}
-			defer b.be.reset(ctx)
+			defer be.reset(ctx)
 			c := &counters{}
-			st, err := b.be.open(ctx, c)
+			st, err := be.open(ctx, c)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			cfg := Config{Backend: b.be, Sessions: 1, ModelLatency: time.Microsecond}
+			cfg := Config{Backend: be, Sessions: 1, ModelLatency: time.Microsecond}
 			cfg.defaults()
 			bd := &bytesByPart{Store: st}
 			p := newProcess(cfg, 0, bd, c)

@@ -18,10 +18,28 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestSimulateSmoke runs a tiny simulation on each backend this machine
-// has (SQLite always; PostgreSQL, the Redis Cluster and Redis when their
-// environment variables are set): two worker processes, ten sessions, a
-// second of measurement. Every run must end, with no failure.
+// backend returns the named backend for a test, its server found in the
+// environment: without it the subtest is skipped, or fails under CI=true
+// or TURNKIT_REQUIRE_BACKENDS=1 (see testenv.ServerURL).
+func backend(t *testing.T, name, schema string) fleet.Backend {
+	t.Helper()
+	switch name {
+	case fleet.Postgres:
+		return fleet.Backend{Name: name, PostgresURL: testenv.ServerURL(t, "TURNKIT_POSTGRES_URL"), Schema: schema}
+	case fleet.RedisCluster:
+		addrs := testenv.ServerURL(t, "TURNKIT_REDIS_CLUSTER_ADDRS")
+		return fleet.Backend{Name: name, ClusterAddrs: strings.Split(addrs, ","), Schema: schema}
+	case fleet.Redis:
+		return fleet.Backend{Name: name, RedisURL: testenv.ServerURL(t, "TURNKIT_REDIS_URL"), Schema: schema}
+	}
+	return fleet.Backend{Name: fleet.SQLite, Dir: t.TempDir()}
+}
+
+// TestSimulateSmoke runs a tiny simulation on each backend: SQLite, and
+// PostgreSQL, the Redis Cluster and Redis when their environment
+// variables are set (skipped without them, failed under CI=true): two
+// worker processes, ten sessions, a second of measurement. Every run must
+// end, with no failure.
 func TestSimulateSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts worker processes")
@@ -30,18 +48,9 @@ func TestSimulateSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	backends := []fleet.Backend{{Name: fleet.SQLite, Dir: t.TempDir()}}
-	if url := os.Getenv("TURNKIT_POSTGRES_URL"); url != "" {
-		backends = append(backends, fleet.Backend{Name: fleet.Postgres, PostgresURL: url, Schema: "fleet_smoke"})
-	}
-	if addrs := os.Getenv("TURNKIT_REDIS_CLUSTER_ADDRS"); addrs != "" {
-		backends = append(backends, fleet.Backend{Name: fleet.RedisCluster, ClusterAddrs: strings.Split(addrs, ","), Schema: "fleet_smoke"})
-	}
-	if url := os.Getenv("TURNKIT_REDIS_URL"); url != "" {
-		backends = append(backends, fleet.Backend{Name: fleet.Redis, RedisURL: url, Schema: "fleet_smoke"})
-	}
-	for _, be := range backends {
-		t.Run(be.Name, func(t *testing.T) {
+	for _, name := range []string{fleet.SQLite, fleet.Postgres, fleet.RedisCluster, fleet.Redis} {
+		t.Run(name, func(t *testing.T) {
+			be := backend(t, name, "fleet_smoke")
 			res, err := fleet.Simulate(context.Background(), fleet.Config{
 				Backend: be, Processes: 2, Sessions: 10, ToolTurns: 2,
 				ModelLatency: 5 * time.Millisecond, Warmup: 200 * time.Millisecond, Duration: time.Second,

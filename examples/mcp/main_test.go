@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/turnkit/turnkit/internal/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -19,10 +22,7 @@ func TestRun(t *testing.T) {
 	_, nodeErr := exec.LookPath("node")
 	_, serverErr := os.Stat(server)
 	if nodeErr != nil || serverErr != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("node (%v) or the reference server (%v) is missing", nodeErr, serverErr)
-		}
-		t.Skip("node or the reference server is missing; npm ci in tool/mcp/testdata/everything")
+		testenv.Missing(t, fmt.Sprintf("node (%v) or the reference server (%v) is missing; npm ci in tool/mcp/testdata/everything", nodeErr, serverErr))
 	}
 	var out bytes.Buffer
 	if err := run(context.Background(), &out, []string{"-server", server}); err != nil {

@@ -17,10 +17,18 @@ import (
 )
 
 // oneStore keeps sessions and checkpoints as one store and offers
-// SaveAppend, as session/sqlite, postgres and redis do. Its SaveAppend
-// saves, then appends, and undoes the save if the append fails: one
-// transaction, as far as the checkpointer can tell. fail, when set, makes
-// the next SaveAppend fail before writing anything.
+// SaveAppend, as session/sqlite, postgres and redis do, so the tests here
+// can see which path the checkpointer takes. It is not atomic: its
+// SaveAppend saves, then appends, and an append that fails leaves the
+// save in place. The tests here only make SaveAppend fail as a whole
+// before it writes anything (fail, when set, fails the next one) and
+// never rely on an undo. Atomicity on the real stores is tested
+// elsewhere: session/internal/ckpttest's SaveAppend cases (an append
+// conflict writes nothing, a version conflict appends nothing), run by
+// TestCheckpointRows in session/sqlite and session/postgres, Redis's
+// TestSaveAppend in session/redis, and the SIGKILL runs of
+// internal/torture (TestTortureSQLite, TestTorturePostgres,
+// TestTortureRedis).
 type oneStore struct {
 	*memory.Store
 	states *memstore.Store

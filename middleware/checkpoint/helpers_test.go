@@ -74,6 +74,7 @@ type process struct {
 	model   *model
 	crashed atomic.Bool
 	saves   atomic.Int64 // checkpoint saves that landed
+	tries   atomic.Int64 // checkpoint saves that reached the store
 
 	// afterAppend, if set, is called after each append that landed; it
 	// may crash the process.
@@ -136,6 +137,7 @@ func (s *crashStates) Save(ctx context.Context, run *state.Run) error {
 	if s.p.crashed.Load() {
 		return errCrashed
 	}
+	s.p.tries.Add(1)
 	if err := s.Store.Save(ctx, run); err != nil {
 		return err
 	}

@@ -106,13 +106,16 @@ func TestStartSameRunTwice(t *testing.T) {
 
 // TestLostRunStops: while worker A runs the payment, worker B takes the
 // run over (it saves the checkpoint). A's next save, before the payment's
-// commit, fails with state.ErrConflict; A stops and appends nothing more;
-// B finishes the run, running the payment again under the same key.
+// commit, fails with state.ErrConflict; A stops and appends nothing more,
+// and no save of A's reaches the store after the conflict (the run's end
+// save returns the conflict without trying again); B finishes the run,
+// running the payment again under the same key.
 func TestLostRunStops(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld()
 	pauseAtTransfer(t, w, true)
 	a := newProcess(t, w, "a", true)
+	var triesAtTakeover int64
 	a.inTool = func(_ *process, c *pipeline.ToolCall) {
 		if c.Name != "pay" {
 			return
@@ -124,11 +127,15 @@ func TestLostRunStops(t *testing.T) {
 		if err != nil {
 			t.Errorf("take over: %v", err)
 		}
+		triesAtTakeover = a.tries.Load()
 	}
 	_, err := a.cp.Resume(ctx, a.runner, a.agent, runID)
 	var se *checkpoint.SaveError
 	if !errors.Is(err, state.ErrConflict) || !errors.As(err, &se) || se.Stage != checkpoint.StageAppend {
 		t.Fatalf("worker A = %v, want a conflict at the save before an append", err)
+	}
+	if n := a.tries.Load() - triesAtTakeover; n != 1 {
+		t.Errorf("worker A tried %d saves after the takeover, want 1 (the one that conflicted)", n)
 	}
 	if _, ok, err := w.sessions.Lookup(ctx, sessionID, runID, 0); err != nil || ok {
 		t.Fatalf("lookup: %v %v", ok, err)

@@ -64,6 +64,36 @@ func (f toolFunc) Call(ctx context.Context, c *pipeline.ToolCall) (string, error
 	return f.fn(ctx, c)
 }
 
+// probeStages are the names under which probe counts the stages it sees.
+var probeStages = []string{"stage:run", "stage:turn", "stage:tool"}
+
+// probe is a middleware that counts, in runs, each run, turn and tool
+// stage that reaches it, so a test can check that nothing inside an outer
+// middleware ran.
+func probe(runs *counter) pipeline.Middleware {
+	return pipeline.Middleware{
+		Name: "probe",
+		Run: func(next pipeline.RunHandler) pipeline.RunHandler {
+			return pipeline.RunHandlerFunc(func(ctx context.Context, c *pipeline.RunCall) (*pipeline.Result, error) {
+				runs.add("stage:run")
+				return next.ServeRun(ctx, c)
+			})
+		},
+		Turn: func(next pipeline.Handler) pipeline.Handler {
+			return pipeline.HandlerFunc(func(ctx context.Context, t *pipeline.Turn) error {
+				runs.add("stage:turn")
+				return next.ServeTurn(ctx, t)
+			})
+		},
+		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {
+			return pipeline.ToolHandlerFunc(func(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
+				runs.add("stage:tool")
+				return next.CallTool(ctx, c)
+			})
+		},
+	}
+}
+
 // requireApproval is a test-local approval middleware: calls to the named
 // tool wait for a decision recorded in the run's state.
 func requireApproval(tool string) pipeline.Middleware {

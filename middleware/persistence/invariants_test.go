@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,6 +13,7 @@ import (
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/pipeline/pipelinetest"
+	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/faulty"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
@@ -290,6 +292,65 @@ func TestInvariant4_ExactlyOnceInSession(t *testing.T) {
 	}
 }
 
+// appendCounter is a session store that counts how often each position
+// of a run is handed to Append.
+type appendCounter struct {
+	session.Store
+	mu sync.Mutex
+	n  map[int64]int
+}
+
+func (s *appendCounter) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
+	s.mu.Lock()
+	if s.n == nil {
+		s.n = make(map[int64]int)
+	}
+	for _, it := range items {
+		s.n[it.Seq()]++
+	}
+	s.mu.Unlock()
+	return s.Store.Append(ctx, sessionID, runID, items)
+}
+
+// TestInvariant4_NothingAppendedTwice: without failures, persistence hands
+// each item to the store once. The store's idempotency is the guard for
+// retries; a ledger that re-sends what it already stored writes more than
+// the turn's new items (invariant 14) and leans on that guard for nothing.
+// The response holds reasoning and two calls, so the second call's commit
+// follows items the first one stored.
+//
+// Checked to fail without it by letting commitCall take items already
+// marked stored: the reasoning reached Append twice.
+func TestInvariant4_NothingAppendedTwice(t *testing.T) {
+	t.Parallel()
+	store := &appendCounter{Store: memory.New()}
+	t.Cleanup(func() { _ = store.Close() })
+	var runs counter
+	agent := &pipeline.Agent{
+		Name: "a", Tools: []pipeline.Tool{echoTool("list", &runs, nil), echoTool("search", &runs, nil)},
+		Model: scripted.New(
+			scripted.Respond(scripted.Think("two lookups"), scripted.Call("list", `{}`), scripted.Call("search", `{}`)),
+			scripted.Reply("found"),
+		),
+	}
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store)))
+	res, err := runner.Run(context.Background(), agent, pipeline.UserInput("hi"), pipeline.WithSessionID(sid))
+	if err != nil || res.FinalOutput() != "found" {
+		t.Fatalf("Run = %q, %v", res.FinalOutput(), err)
+	}
+	items := list(t, store)
+	if len(items) != 7 {
+		t.Fatalf("session holds %v, want 7 items", show(items))
+	}
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	for _, it := range items {
+		if n := store.n[it.Seq()]; n != 1 {
+			t.Errorf("%s was handed to Append %d times, want 1", it, n)
+		}
+	}
+}
+
 // Invariant 5: a tool runs at most once per approval. Resuming the
 // checkpoint saved at the pause after a later resume already ran the tool
 // (and crashed before its state was saved) reuses the committed output.
@@ -502,6 +563,44 @@ func TestInvariant9_ReusedCallIDWaitsForItsOutcome(t *testing.T) {
 	want := []string{"user:tidy", "call:list", "out:list done", "call:delete", "out:delete done", "msg:tidied"}
 	// Each call is followed by its own outcome (validInput would refuse the
 	// reused ID itself, which is the model's doing).
+	if d := cmp.Diff(want, show(list(t, store))); d != "" {
+		t.Errorf("session after the resume (-want +got):\n%s", d)
+	}
+}
+
+// TestInvariant9_ReasoningWaitsForItsCall: a response shaped "reasoning,
+// then a call that needs approval" pauses. The reasoning belongs to the
+// call, which is stored only with its outcome, so the paused session must
+// not end with the reasoning alone (the Responses API refuses that as
+// input); after the decision it is stored before its call.
+//
+// Checked to fail without it by disabling the loop in ledger.collect that
+// holds back trailing reasoning: the paused session was [user, reasoning].
+func TestInvariant9_ReasoningWaitsForItsCall(t *testing.T) {
+	t.Parallel()
+	store := memory.New()
+	t.Cleanup(func() { _ = store.Close() })
+	var runs counter
+	model := scripted.New(
+		scripted.Respond(scripted.Think("the files are stale"), scripted.Call("delete", `{}`)),
+		scripted.Reply("deleted"),
+	)
+	agent := &pipeline.Agent{Name: "a", Model: model, Tools: []pipeline.Tool{echoTool("delete", &runs, nil)}}
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store), requireApproval("delete")))
+	ctx := context.Background()
+	res, err := runner.Run(ctx, agent, pipeline.UserInput("tidy"), pipeline.WithSessionID(sid))
+	if err != nil || !res.Interrupted() {
+		t.Fatalf("Run = %v, interrupted %v", err, res.Interrupted())
+	}
+	if d := cmp.Diff([]string{"user:tidy"}, show(list(t, store))); d != "" {
+		t.Errorf("session at the pause (-want +got):\n%s", d)
+	}
+	run := pipelinetest.RoundTrip(t, res.State())
+	decideAll(run, state.Approved)
+	if _, err := runner.Resume(ctx, agent, run); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"user:tidy", "reasoning:the files are stale", "call:delete", "out:delete done", "msg:deleted"}
 	if d := cmp.Diff(want, show(list(t, store))); d != "" {
 		t.Errorf("session after the resume (-want +got):\n%s", d)
 	}

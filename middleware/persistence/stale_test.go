@@ -36,7 +36,8 @@ var resumeModes = []resumeMode{
 
 // checkRefused resumes run, which must be stale, and checks the refusal:
 // a typed error naming the run that says how to load the newest state,
-// no model call, no tool run, the state and the session unchanged.
+// no model call, no tool run, no stage of a probe inside persistence
+// (when the runner has one), the state and the session unchanged.
 func checkRefused(t *testing.T, mode resumeMode, runner *pipeline.Runner, agent *pipeline.Agent, model *scripted.Model, runs *counter, store *memory.Store, run *state.Run) *state.StaleError {
 	t.Helper()
 	ctx := context.Background()
@@ -45,6 +46,10 @@ func checkRefused(t *testing.T, mode resumeMode, runner *pipeline.Runner, agent 
 		t.Fatal(err)
 	}
 	calls, deletes, session := len(model.Calls()), runs.get("delete"), show(list(t, store))
+	stages := map[string]int{}
+	for _, s := range probeStages {
+		stages[s] = runs.get(s)
+	}
 	err = mode.resume(ctx, runner, agent, run)
 	se, ok := errors.AsType[*state.StaleError](err)
 	if !ok || !errors.Is(err, state.ErrStale) || !errors.Is(err, state.ErrConflict) {
@@ -63,6 +68,11 @@ func checkRefused(t *testing.T, mode resumeMode, runner *pipeline.Runner, agent 
 	}
 	if n := runs.get("delete") - deletes; n != 0 {
 		t.Errorf("the stale state ran delete %d times", n)
+	}
+	for _, s := range probeStages {
+		if n := runs.get(s) - stages[s]; n != 0 {
+			t.Errorf("an inner %s ran %d times after the refusal", s, n)
+		}
 	}
 	after, err := state.Marshal(run)
 	if err != nil {
@@ -93,12 +103,17 @@ func TestStaleSiblingRefused(t *testing.T) {
 		decide  func(run *state.Run)
 		wantSeq int64 // where the session holds what the stale state did not do
 		wantID  bool  // the error names the call whose outcome it is
+		// gate: the refusal comes from the tool stage, after the inner
+		// approval gate answered the rejected call again and the answer
+		// differs from the session's (a rejection is never taken from the
+		// session unasked); inner stages run by design, so no probe.
+		gate bool
 	}{
 		{name: "undecided, the sibling finished", then: scripted.Reply("deleted"), wantSeq: 4},
 		{name: "undecided, the sibling paused again", then: scripted.CallTool("delete", `{"path":"/tmp/y"}`), wantSeq: 3, wantID: true},
 		{name: "approved too, the sibling finished", then: scripted.Reply("deleted"), decide: approve, wantSeq: 4},
 		{name: "rejected, the sibling finished", then: scripted.Reply("deleted"), decide: reject, wantSeq: 4},
-		{name: "rejected, the sibling paused again", then: scripted.CallTool("delete", `{"path":"/tmp/y"}`), decide: reject, wantSeq: 3, wantID: true},
+		{name: "rejected, the sibling paused again", then: scripted.CallTool("delete", `{"path":"/tmp/y"}`), decide: reject, wantSeq: 3, wantID: true, gate: true},
 	}
 	for _, tt := range tests {
 		for _, mode := range resumeModes {
@@ -110,7 +125,11 @@ func TestStaleSiblingRefused(t *testing.T) {
 					var runs counter
 					model := scripted.New(scripted.CallTool("delete", `{"path":"/tmp/x"}`), tt.then)
 					agent := &pipeline.Agent{Name: "a", Tools: []pipeline.Tool{echoTool("delete", &runs, nil)}, Model: model}
-					runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store), requireApproval("delete")))
+					inner := probe(&runs)
+					if tt.gate {
+						inner = pipeline.Middleware{}
+					}
+					runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store), inner, requireApproval("delete")))
 					ctx := context.Background()
 					res, err := runner.Run(ctx, agent, pipeline.UserInput("clean up"), pipeline.WithSessionID(sid))
 					if err != nil || !res.Interrupted() {
@@ -170,7 +189,7 @@ func TestStaleCheckpointFileRefused(t *testing.T) {
 					scripted.Reply("all clean"),
 				)
 				agent := &pipeline.Agent{Name: "a", Tools: []pipeline.Tool{echoTool("delete", &runs, nil), echoTool("list", &runs, nil)}, Model: model}
-				runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store), requireApproval("delete")))
+				runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store), probe(&runs), requireApproval("delete")))
 				ctx := context.Background()
 				res, err := runner.Run(ctx, agent, pipeline.UserInput("clean up"), pipeline.WithSessionID(sid))
 				if err != nil || !res.Interrupted() {
@@ -224,5 +243,68 @@ func TestStaleCheckpointFileRefused(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestReusedOutputChecksTheFingerprint: an approved state resumes, its
+// tool's output is committed, and the model fails before the state is
+// saved. The saved approved state is resumed again with its exact
+// decision's fingerprint edited (another call's arguments): the output
+// the session holds may be reused only under an approval that still
+// matches the call, so the resume fails with ErrArgumentsChanged before
+// the model is asked again.
+//
+// Checked to fail without it by ignoring d.Check's error in ledger.lookup:
+// the resume reused the output and completed.
+func TestReusedOutputChecksTheFingerprint(t *testing.T) {
+	t.Parallel()
+	for _, mode := range resumeModes {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			store := memory.New()
+			t.Cleanup(func() { _ = store.Close() })
+			var runs counter
+			model := scripted.New(scripted.CallTool("delete", `{"path":"/tmp/x"}`), scripted.Fail(errModelDown), scripted.Reply("deleted"))
+			agent := &pipeline.Agent{Name: "a", Tools: []pipeline.Tool{echoTool("delete", &runs, nil)}, Model: model}
+			runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store), requireApproval("delete")))
+			ctx := context.Background()
+			res, err := runner.Run(ctx, agent, pipeline.UserInput("clean up"), pipeline.WithSessionID(sid))
+			if err != nil || !res.Interrupted() {
+				t.Fatalf("Run = %v, interrupted %v; want a pause", err, res.Interrupted())
+			}
+			run := res.State()
+			approve(run)
+			saved, err := state.Marshal(run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := mode.resume(ctx, runner, agent, run); !errors.Is(err, errModelDown) {
+				t.Fatalf("resume = %v, want the model's failure after the tool's commit", err)
+			}
+			if runs.get("delete") != 1 {
+				t.Fatalf("delete ran %d times before the edit, want 1", runs.get("delete"))
+			}
+
+			approved := state.Fingerprint("delete", `{"path":"/tmp/x"}`)
+			edited := bytes.Replace(saved, []byte(approved), []byte(state.Fingerprint("delete", `{"path":"/"}`)), 1)
+			if bytes.Equal(edited, saved) {
+				t.Fatalf("the checkpoint holds no fingerprint %s:\n%s", approved, saved)
+			}
+			stale, err := state.Unmarshal(edited)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := len(model.Calls())
+			err = mode.resume(ctx, runner, agent, stale)
+			if fe, ok := errors.AsType[*state.FingerprintError](err); !ok || !errors.Is(err, state.ErrArgumentsChanged) || fe.CallID == "" {
+				t.Fatalf("resume with the edited fingerprint = %v, want a *state.FingerprintError (ErrArgumentsChanged)", err)
+			}
+			if n := len(model.Calls()) - calls; n != 0 {
+				t.Errorf("the refused resume asked the model %d times", n)
+			}
+			if n := runs.get("delete"); n != 1 {
+				t.Errorf("delete ran %d times, want 1", n)
+			}
+		})
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/turnkit/turnkit/internal/testenv"
 	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/openai"
@@ -298,10 +298,7 @@ func TestHostedItemsSessionBackends(t *testing.T) {
 		testMixedRun(t, true, s, types)
 	})
 	t.Run("postgres", func(t *testing.T) {
-		url := os.Getenv("TURNKIT_POSTGRES_URL")
-		if url == "" {
-			t.Skip("TURNKIT_POSTGRES_URL is not set")
-		}
+		url := testenv.ServerURL(t, "TURNKIT_POSTGRES_URL")
 		s, err := postgres.Open(context.Background(), url)
 		if err != nil {
 			t.Fatal(err)
@@ -309,10 +306,7 @@ func TestHostedItemsSessionBackends(t *testing.T) {
 		testMixedRun(t, false, s, types)
 	})
 	t.Run("redis", func(t *testing.T) {
-		url := os.Getenv("TURNKIT_REDIS_URL")
-		if url == "" {
-			t.Skip("TURNKIT_REDIS_URL is not set")
-		}
+		url := testenv.ServerURL(t, "TURNKIT_REDIS_URL")
 		s, err := redis.Open(context.Background(), url)
 		if err != nil {
 			t.Fatal(err)

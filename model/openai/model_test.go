@@ -514,3 +514,140 @@ func TestCancel(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestSettingsOnTheWire checks, by hand beside the goldens (which
+// -update rewrites from the code under test), how goldenCall's settings
+// map to each API's request: the field names and shapes the APIs document,
+// not whatever the encoder produced.
+func TestRequestSettingsOnTheWire(t *testing.T) {
+	strictTool := func(chat bool, strict any) map[string]any {
+		fn := map[string]any{
+			"name": "get_weather", "description": "Get the weather for a location.", "strict": strict,
+			"parameters": map[string]any{
+				"type": "object", "properties": map[string]any{"location": map[string]any{"type": "string"}},
+				"required": []any{"location"}, "additionalProperties": false,
+			},
+		}
+		if chat {
+			return map[string]any{"type": "function", "function": fn}
+		}
+		fn["type"] = "function"
+		return fn
+	}
+	for _, mode := range modes {
+		t.Run("responses/"+mode.name, func(t *testing.T) {
+			srv := newServer(t, reply{file: "responses_text.json"})
+			m := openai.New(srv.client(0), openai.WithInclude("reasoning.encrypted_content"))
+			if _, err := m.Respond(context.Background(), goldenCall(t, mode.stream)); err != nil {
+				t.Fatal(err)
+			}
+			body := requestBody(t, srv)
+			want := map[string]any{
+				"model":                "gpt-5-mini",
+				"instructions":         "You are a helpful assistant.",
+				"temperature":          0.2,
+				"top_p":                0.9,
+				"max_output_tokens":    512.0,
+				"parallel_tool_calls":  false,
+				"previous_response_id": "resp_prev",
+				"store":                true,
+				"truncation":           "auto",
+				"metadata":             map[string]any{"run": "r1"},
+				"include":              []any{"reasoning.encrypted_content"},
+				"reasoning":            map[string]any{"effort": "low", "summary": "auto"},
+				"tool_choice":          map[string]any{"type": "function", "name": "get_weather"},
+			}
+			if mode.stream {
+				want["stream"] = true
+			}
+			checkFields(t, body, want)
+			tools, _ := body["tools"].([]any)
+			if len(tools) != 3 {
+				t.Fatalf("%d tools, want 3", len(tools))
+			}
+			if diff := cmp.Diff(strictTool(false, true), tools[0]); diff != "" {
+				t.Errorf("the strict tool (-want +got):\n%s", diff)
+			}
+			if lenient, _ := tools[2].(map[string]any); lenient["name"] != "lenient" || lenient["strict"] != false {
+				t.Errorf("the tool without a schema = %v, want name lenient, strict false", tools[2])
+			}
+			if _, ok := body["max_completion_tokens"]; ok {
+				t.Error("a Responses request carries the Chat Completions max_completion_tokens")
+			}
+		})
+		t.Run("chat/"+mode.name, func(t *testing.T) {
+			srv := newServer(t, reply{file: "chat_text.json"})
+			if _, err := openai.NewChat(srv.client(0)).Respond(context.Background(), goldenCall(t, mode.stream)); err != nil {
+				t.Fatal(err)
+			}
+			body := requestBody(t, srv)
+			want := map[string]any{
+				"model":                 "gpt-5-mini",
+				"temperature":           0.2,
+				"top_p":                 0.9,
+				"max_completion_tokens": 512.0,
+				"parallel_tool_calls":   false,
+				"store":                 true,
+				"metadata":              map[string]any{"run": "r1"},
+				"reasoning_effort":      "low",
+				"tool_choice":           map[string]any{"type": "function", "function": map[string]any{"name": "get_weather"}},
+			}
+			if mode.stream {
+				want["stream"] = true
+				want["stream_options"] = map[string]any{"include_usage": true}
+			}
+			checkFields(t, body, want)
+			for _, k := range []string{"max_tokens", "max_output_tokens", "reasoning", "instructions", "input"} {
+				if _, ok := body[k]; ok {
+					t.Errorf("a Chat Completions request carries %q", k)
+				}
+			}
+			messages, _ := body["messages"].([]any)
+			if first, _ := messages[0].(map[string]any); len(messages) == 0 || first["role"] != "system" || first["content"] != "You are a helpful assistant." {
+				t.Errorf("first message = %v, want the instructions as a system message", messages)
+			}
+			tools, _ := body["tools"].([]any)
+			if len(tools) != 3 {
+				t.Fatalf("%d tools, want 3", len(tools))
+			}
+			if diff := cmp.Diff(strictTool(true, true), tools[0]); diff != "" {
+				t.Errorf("the strict tool (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// requestBody decodes the one request srv received.
+func requestBody(t *testing.T, srv *server) map[string]any {
+	t.Helper()
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1", len(reqs))
+	}
+	var body map[string]any
+	if err := json.Unmarshal(reqs[0].body, &body); err != nil {
+		t.Fatalf("request body: %v\n%s", err, reqs[0].body)
+	}
+	return body
+}
+
+// checkFields compares the named fields of body with want; a field want
+// holds must be present.
+func checkFields(t *testing.T, body, want map[string]any) {
+	t.Helper()
+	for k, w := range want {
+		got, ok := body[k]
+		if !ok {
+			t.Errorf("request has no %q, want %v", k, w)
+			continue
+		}
+		if diff := cmp.Diff(w, got); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", k, diff)
+		}
+	}
+	if _, ok := want["stream"]; !ok {
+		if s, ok := body["stream"]; ok && s != false {
+			t.Errorf("a plain request has stream %v", s)
+		}
+	}
+}

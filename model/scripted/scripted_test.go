@@ -27,13 +27,16 @@ type itemID struct {
 	Kind, ID, CallID, Name, Text string
 }
 
-func ids(items []state.Item) []itemID {
+func ids(t *testing.T, items []state.Item) []itemID {
+	t.Helper()
 	out := make([]itemID, len(items))
 	for i, it := range items {
 		var raw struct {
 			ID string `json:"id"`
 		}
-		_ = json.Unmarshal(it.Raw(), &raw)
+		if err := json.Unmarshal(it.Raw(), &raw); err != nil {
+			t.Fatalf("item %d (%s): raw JSON: %v", i, it, err)
+		}
 		out[i] = itemID{it.Kind().String(), raw.ID, it.CallID(), it.Name(), it.Text()}
 	}
 	return out
@@ -54,7 +57,7 @@ func TestDeterministicResponses(t *testing.T) {
 		{"tool_call", "fc_1_3", "call_1_3", "add", `{"a":1}`},
 		{"tool_call", "fc_1_4", "call_1_4", "sub", `{}`},
 	}
-	if diff := cmp.Diff(want, ids(resp.Items)); diff != "" {
+	if diff := cmp.Diff(want, ids(t, resp.Items)); diff != "" {
 		t.Errorf("items (-want +got):\n%s", diff)
 	}
 	if resp.ID != "resp_1" || resp.Model != "scripted" || m.Name() != "scripted" {
@@ -74,8 +77,18 @@ func TestDeterministicResponses(t *testing.T) {
 	}
 
 	// The same script gives the same answers.
-	again, _ := scripted.New(scripted.Respond(scripted.Think("plan"), scripted.Text("calling"), scripted.Call("add", `{"a":1}`), scripted.Call("sub", `{}`))).Respond(context.Background(), call(state.UserMessage("hi")))
-	first, _ := scripted.New(scripted.Respond(scripted.Think("plan"), scripted.Text("calling"), scripted.Call("add", `{"a":1}`), scripted.Call("sub", `{}`))).Respond(context.Background(), call(state.UserMessage("hi")))
+	respond := func() *pipeline.ModelResponse {
+		t.Helper()
+		r, err := scripted.New(scripted.Respond(scripted.Think("plan"), scripted.Text("calling"), scripted.Call("add", `{"a":1}`), scripted.Call("sub", `{}`))).Respond(context.Background(), call(state.UserMessage("hi")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	first, again := respond(), respond()
+	if len(first.Items) != 4 || len(again.Items) != len(first.Items) {
+		t.Fatalf("two runs of one script gave %d and %d items, want 4 each", len(first.Items), len(again.Items))
+	}
 	for i := range first.Items {
 		if !first.Items[i].Equal(again.Items[i]) {
 			t.Errorf("item %d differs between two runs of one script", i)
@@ -87,8 +100,11 @@ func TestCallsAreRecordedCopies(t *testing.T) {
 	m := scripted.New(scripted.Reply("a"), scripted.Reply("b"))
 	c := call(state.UserMessage("hi"))
 	c.Stream = true
-	_, _ = m.Respond(context.Background(), c)
-	_, _ = m.Respond(context.Background(), call())
+	for i, c := range []*pipeline.ModelCall{c, call()} {
+		if resp, err := m.Respond(context.Background(), c); err != nil || len(resp.Items) != 1 {
+			t.Fatalf("call %d = %+v, %v; want one item", i+1, resp, err)
+		}
+	}
 	got := m.Calls()
 	if len(got) != 2 {
 		t.Fatalf("%d calls recorded, want 2", len(got))

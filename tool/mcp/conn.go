@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -303,7 +304,11 @@ func (c *conn) call(ctx context.Context, p *sdk.CallToolParams, resend bool) (*s
 		if err == nil {
 			return res, nil
 		}
-		if ctx.Err() != nil || !c.restartable() || !c.crashed(s, err) {
+		// A process that exited since the last call may not be seen as
+		// ended yet: the request's write then fails with EPIPE, and the
+		// server never read it, so it may be sent again whatever the tool.
+		unsent := errors.Is(err, syscall.EPIPE)
+		if ctx.Err() != nil || !c.restartable() || !unsent && !c.crashed(s, err) {
 			return nil, classify(ctx, parent, c.srv.Name, "call", p.Name, err)
 		}
 		crash := &Error{Server: c.srv.Name, Op: "call", Tool: p.Name, kind: ErrServerExited, Err: err}
@@ -314,7 +319,7 @@ func (c *conn) call(ctx context.Context, p *sdk.CallToolParams, resend bool) (*s
 		if s, err = c.restart(ctx, s); err != nil {
 			return nil, errors.Join(crash, err)
 		}
-		if !resend {
+		if !resend && !unsent {
 			crash.Err = fmt.Errorf("%w (server restarted; the call was not sent again: the tool is not read-only or idempotent)", crash.Err)
 			return nil, crash
 		}

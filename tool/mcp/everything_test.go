@@ -14,20 +14,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnkit/turnkit/internal/testenv"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/tool/mcp"
 )
 
 // everything returns the node binary and the reference server's entry
 // point, installed by `npm ci` in testdata/everything. Without them the
-// test is skipped, or fails when CI is set.
+// test is skipped, or fails under CI or TURNKIT_REQUIRE_BACKENDS=1
+// (testenv.Missing).
 func everything(t *testing.T) (node, entry string) {
 	t.Helper()
 	missing := func(what string) {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is missing; CI must install it (npm ci in tool/mcp/testdata/everything)", what)
-		}
-		t.Skipf("%s is missing; run npm ci in tool/mcp/testdata/everything", what)
+		testenv.Missing(t, what+" is missing; run npm ci in tool/mcp/testdata/everything (CI must install it)")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -244,10 +245,12 @@ func TestStdioRestart(t *testing.T) {
 		if out, err := count.Call(context.Background(), callOf("count", `{}`)); err != nil || out != "helper 1" {
 			t.Fatalf("first call = %q, %v", out, err)
 		}
-		if out, err := find(t, ts.Tools(), "exit_after").Call(context.Background(), callOf("exit_after", `{}`)); err != nil || out != "bye" {
-			t.Fatal(out, err)
+		out, err := find(t, ts.Tools(), "exit_after").Call(context.Background(), callOf("exit_after", `{}`))
+		pid, perr := strconv.Atoi(strings.TrimPrefix(out, "bye "))
+		if err != nil || perr != nil {
+			t.Fatalf("exit_after = %q, %v; want bye and its process ID", out, err)
 		}
-		time.Sleep(500 * time.Millisecond) // the process exits meanwhile
+		waitExit(t, pid) // the process exits between the calls
 		if out, err := count.Call(context.Background(), callOf("count", `{}`)); err != nil || out != "helper 1" {
 			t.Fatalf("call after the exit = %q, %v; want a fresh process's first answer", out, err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -48,7 +49,7 @@ func runHelperServer(mode string) {
 	})
 	s.AddTool(&sdk.Tool{Name: "exit_after", InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		time.AfterFunc(50*time.Millisecond, func() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL) })
-		return text("bye"), nil
+		return text("bye " + strconv.Itoa(os.Getpid())), nil
 	})
 	_ = s.Run(context.Background(), &sdk.StdioTransport{})
 	os.Exit(0)

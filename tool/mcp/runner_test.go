@@ -3,6 +3,7 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 
@@ -134,8 +135,9 @@ func TestRunWithApproval(t *testing.T) {
 		t.Errorf("the session holds %d outputs for the call, want 1", outputs)
 	}
 
-	// Resuming the same checkpoint again finds the output committed and
-	// does not run the tool again.
+	// Resuming the same checkpoint again, after the run went on from it,
+	// is refused as stale before anything runs: the tool does not run
+	// again and the model is not asked.
 	again, err := state.Unmarshal(data)
 	if err != nil {
 		t.Fatal(err)
@@ -143,8 +145,14 @@ func TestRunWithApproval(t *testing.T) {
 	if err := again.Approve(callID); err != nil {
 		t.Fatal(err)
 	}
-	a3 := &pipeline.Agent{Name: "teller", Tools: ts2.Tools(), Model: scripted.New(scripted.Reply("done"))}
-	_, _ = chain().Resume(ctx, a3, again)
+	m3 := scripted.New(scripted.Reply("done"))
+	a3 := &pipeline.Agent{Name: "teller", Tools: ts2.Tools(), Model: m3}
+	if _, err := chain().Resume(ctx, a3, again); !errors.Is(err, state.ErrStale) {
+		t.Errorf("second resume of the same checkpoint = %v, want an error wrapping state.ErrStale", err)
+	}
+	if n := len(m3.Calls()); n != 0 {
+		t.Errorf("the second resume asked the model %d times, want 0", n)
+	}
 	if n := len(bank.served()); n != 1 {
 		t.Errorf("the tool ran %d times after a second resume of the same checkpoint, want 1", n)
 	}
