@@ -328,7 +328,7 @@ func openGrowth(ctx context.Context, backend, chain string) (*growthBackend, err
 
 // grow appends made-up rounds to the session until it holds size items
 // (*have counts them), 1 000 items per append, through the backend's own
-// store: neither counted nor checkpointed.
+// store: not checkpointed, and not counted as written, but held.
 func (g *growthBackend) grow(ctx context.Context, have *int, size int) error {
 	for *have < size {
 		n := min(1000, size-*have)
@@ -336,6 +336,7 @@ func (g *growthBackend) grow(ctx context.Context, have *int, size int) error {
 		if err := g.sess.Append(ctx, g.sessionID, "history-"+strconv.Itoa(*have), items); err != nil {
 			return fmt.Errorf("grow the history to %d items: %w", size, err)
 		}
+		g.count.hold(items)
 		*have += n
 	}
 	return nil
@@ -463,6 +464,17 @@ func (c *countingStore) state() state.Store {
 		return s
 	}
 	return (*countingState)(c)
+}
+
+// hold adds items appended behind the counters to what the backend holds.
+func (c *countingStore) hold(items []state.Item) {
+	var n int64
+	for _, it := range items {
+		n += int64(len(it.AppendRaw(nil)))
+	}
+	c.mu.Lock()
+	c.items += n
+	c.mu.Unlock()
 }
 
 func (c *countingStore) addItems(items []state.Item) {
