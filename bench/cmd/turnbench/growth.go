@@ -56,7 +56,7 @@ func runGrowth(ctx context.Context, cfg growthConfig, out string, stdout, progre
 					fmt.Fprintln(progress, "FAILED:", err)
 					rep.fails = append(rep.fails, fmt.Sprintf("long run on %s with %s: %v", be, chain, firstLine(err.Error())))
 				} else {
-					fmt.Fprintf(progress, "first %s, last %s per turn (%.2f×), %s in all\n",
+					fmt.Fprintf(progress, "median turn: first %s, last %s (%.2f×), %s in all\n",
 						r.First.Round(time.Microsecond), r.Last.Round(time.Microsecond), r.Ratio(), r.Total.Round(time.Millisecond))
 					rep.long = append(rep.long, r)
 				}
@@ -103,11 +103,12 @@ func (r *growthReport) markdown() string {
 		fmt.Fprintf(&b, "Failed: %s.\n", f)
 	}
 	if len(r.long) > 0 {
-		fmt.Fprintf(&b, "\n#### One long run of tool turns on an empty session: mean time of the first and the last %d turns\n\n", scenario.LongRunWindow)
+		fmt.Fprintf(&b, "\n#### One long run of tool turns on an empty session: a turn among the first and the last %d turns (median; mean in brackets)\n\n", scenario.LongRunWindow)
 		b.WriteString("| backend | chain | turns | first turns | last turns | last ÷ first | whole run |\n|---|---|--:|--:|--:|--:|--:|\n")
 		for _, x := range r.long {
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %.2f× | %s |\n", x.Backend, x.Chain, x.Turns,
-				formatNs(float64(x.First)), formatNs(float64(x.Last)), x.Ratio(), x.Total.Round(time.Millisecond))
+			fmt.Fprintf(&b, "| %s | %s | %d | %s (%s) | %s (%s) | %.2f× (%.2f×) | %s |\n", x.Backend, x.Chain, x.Turns,
+				formatNs(float64(x.First)), formatNs(float64(x.FirstMean)), formatNs(float64(x.Last)), formatNs(float64(x.LastMean)),
+				x.Ratio(), float64(x.LastMean)/float64(x.FirstMean), x.Total.Round(time.Millisecond))
 		}
 	}
 	if len(r.conv) == 0 {
@@ -124,7 +125,7 @@ func (r *growthReport) markdown() string {
 	// crash-safe chain's storage against persistence alone's.
 	lo := r.cfg.sizes[0]
 	fmt.Fprintf(&b, "\n#### Growth: a message at the largest h measured ÷ a message at h = %d; bytes stored ÷ persistence alone's on the same backend\n\n", lo)
-	b.WriteString("| backend | chain | largest h | time | B written | items decoded | B sent to the model | stored growth per message ÷ persistence alone's | B stored in all ÷ persistence alone's |\n|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| backend | chain | largest h | time | B written | items decoded | B sent to the model | stored growth per message ÷ persistence alone's | ÷ persistence alone's B written per message | B stored in all ÷ persistence alone's |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, be := range r.cfg.backends {
 		for _, chain := range scenario.GrowthChains() {
 			a, ok := r.message(be, chain, lo)
@@ -137,17 +138,21 @@ func (r *growthReport) markdown() string {
 					z = m
 				}
 			}
-			storedGrowth, stored := "base", "base"
+			// A page-granular store may not grow at all over a few
+			// messages of persistence alone (n/a then); what those
+			// messages wrote, their items, is the steady figure.
+			storedGrowth, perWritten, stored := "base", "base", "base"
 			if chain != scenario.GrowthChains()[0] {
-				storedGrowth, stored = "n/a", "n/a"
+				storedGrowth, perWritten, stored = "n/a", "n/a", "n/a"
 				if p, ok := r.message(be, scenario.GrowthChains()[0], z.History); ok {
 					storedGrowth = ratioOrNA(z.StoredGrowth, p.StoredGrowth)
+					perWritten = ratioOrNA(z.StoredGrowth, p.Written)
 					stored = ratioOrNA(float64(z.Stored), float64(p.Stored))
 				}
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", be, chain, z.History,
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", be, chain, z.History,
 				ratioOrNA(float64(z.Time), float64(a.Time)), ratioOrNA(z.Written, a.Written),
-				ratioOrNA(z.Decoded, a.Decoded), ratioOrNA(z.ModelBytes, a.ModelBytes), storedGrowth, stored)
+				ratioOrNA(z.Decoded, a.Decoded), ratioOrNA(z.ModelBytes, a.ModelBytes), storedGrowth, perWritten, stored)
 		}
 	}
 	return b.String()
@@ -159,14 +164,15 @@ func (r *growthReport) writeCSV(path string) error {
 		return err
 	}
 	w := csv.NewWriter(f)
-	_ = w.Write([]string{"scenario", "backend", "chain", "history_or_turns", "messages", "ns", "first_ns", "last_ns", "bytes_written", "stored_growth", "bytes_stored", "items_decoded", "model_bytes"})
+	_ = w.Write([]string{"scenario", "backend", "chain", "history_or_turns", "messages", "ns", "first_median_ns", "last_median_ns", "first_mean_ns", "last_mean_ns", "bytes_written", "stored_growth", "bytes_stored", "items_decoded", "model_bytes"})
 	i := strconv.Itoa
 	fl := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 	for _, x := range r.long {
-		_ = w.Write([]string{"longrun", x.Backend, x.Chain, i(x.Turns), "", i(int(x.Total)), i(int(x.First)), i(int(x.Last)), "", "", "", "", ""})
+		_ = w.Write([]string{"longrun", x.Backend, x.Chain, i(x.Turns), "", i(int(x.Total)), i(int(x.First)), i(int(x.Last)),
+			i(int(x.FirstMean)), i(int(x.LastMean)), "", "", "", "", ""})
 	}
 	for _, m := range r.conv {
-		_ = w.Write([]string{"conversation", m.Backend, m.Chain, i(m.History), i(m.Messages), i(int(m.Time)), "", "",
+		_ = w.Write([]string{"conversation", m.Backend, m.Chain, i(m.History), i(m.Messages), i(int(m.Time)), "", "", "", "",
 			fl(m.Written), fl(m.StoredGrowth), strconv.FormatInt(m.Stored, 10), fl(m.Decoded), fl(m.ModelBytes)})
 	}
 	w.Flush()

@@ -56,9 +56,11 @@ const LongRunWindow = 100
 type LongRun struct {
 	Backend, Chain string
 	Turns          int
-	// First and Last are the mean time of the first and the last
-	// LongRunWindow turns.
-	First, Last time.Duration
+	// First and Last are the median time of a turn among the first and
+	// the last LongRunWindow turns (the median, as on a shared machine a
+	// burst of load moves a mean); FirstMean and LastMean are their means.
+	First, Last         time.Duration
+	FirstMean, LastMean time.Duration
 	// Total is the whole run's time.
 	Total time.Duration
 }
@@ -68,7 +70,7 @@ func (r LongRun) Ratio() float64 { return float64(r.Last) / float64(r.First) }
 
 // RunLong runs one run of turns tool turns (then a reply) with chain
 // ("persistence" or "checkpoint") on backend, on an empty session, and
-// returns the cost of its first and last turns. A turn's time is the time
+// returns the cost of its first and last LongRunWindow turns. A turn's time is the time
 // between two model calls: the whole cycle of the tool call, its output,
 // the appends and saves, and the next model input.
 func RunLong(ctx context.Context, backend, chain string, turns int) (LongRun, error) {
@@ -97,9 +99,20 @@ func RunLong(ctx context.Context, backend, chain string, turns int) (LongRun, er
 	if len(stamps) < turns+1 {
 		return LongRun{}, fmt.Errorf("long run on %s with %s: %d model calls, want %d", backend, chain, len(stamps), turns+1)
 	}
+	// Turn k (from 0) is the time from model call k to model call k+1.
 	w := min(LongRunWindow, turns/2)
-	mean := func(from int) time.Duration { return stamps[from+w].Sub(stamps[from]) / time.Duration(w) }
-	return LongRun{Backend: backend, Chain: chain, Turns: turns, First: mean(0), Last: mean(turns - w), Total: total}, nil
+	window := func(from int) (median, mean time.Duration) {
+		d := make([]time.Duration, w)
+		for i := range d {
+			d[i] = stamps[from+i+1].Sub(stamps[from+i])
+		}
+		slices.Sort(d)
+		return d[w/2], stamps[from+w].Sub(stamps[from]) / time.Duration(w)
+	}
+	r := LongRun{Backend: backend, Chain: chain, Turns: turns, Total: total}
+	r.First, r.FirstMean = window(0)
+	r.Last, r.LastMean = window(turns - w)
+	return r, nil
 }
 
 // A Message is the cost of the messages of a conversation measured at one
@@ -315,7 +328,7 @@ func openGrowth(ctx context.Context, backend, chain string) (*growthBackend, err
 
 // grow appends made-up rounds to the session until it holds size items
 // (*have counts them), 1 000 items per append, through the backend's own
-// store: neither counted nor checkpointed.
+// store: not checkpointed, and not counted as written, but held.
 func (g *growthBackend) grow(ctx context.Context, have *int, size int) error {
 	for *have < size {
 		n := min(1000, size-*have)
@@ -323,6 +336,7 @@ func (g *growthBackend) grow(ctx context.Context, have *int, size int) error {
 		if err := g.sess.Append(ctx, g.sessionID, "history-"+strconv.Itoa(*have), items); err != nil {
 			return fmt.Errorf("grow the history to %d items: %w", size, err)
 		}
+		g.count.hold(items)
 		*have += n
 	}
 	return nil
@@ -450,6 +464,17 @@ func (c *countingStore) state() state.Store {
 		return s
 	}
 	return (*countingState)(c)
+}
+
+// hold adds items appended behind the counters to what the backend holds.
+func (c *countingStore) hold(items []state.Item) {
+	var n int64
+	for _, it := range items {
+		n += int64(len(it.AppendRaw(nil)))
+	}
+	c.mu.Lock()
+	c.items += n
+	c.mu.Unlock()
 }
 
 func (c *countingStore) addItems(items []state.Item) {
