@@ -25,6 +25,7 @@ type growthConfig struct {
 	turns    int   // of the long run; 0: none
 	sizes    []int // of the conversation; none: no conversation
 	messages int   // measured at each size
+	conv     scenario.ConversationOptions
 }
 
 // growthReport holds the results of the growth scenarios.
@@ -62,7 +63,7 @@ func runGrowth(ctx context.Context, cfg growthConfig, out string, stdout, progre
 				}
 			}
 			if len(cfg.sizes) > 0 {
-				ms, err := scenario.Conversation(ctx, be, chain, cfg.sizes, cfg.messages, progress)
+				ms, err := scenario.Conversation(ctx, be, chain, cfg.sizes, cfg.messages, cfg.conv, progress)
 				rep.conv = append(rep.conv, ms...)
 				if err != nil {
 					fmt.Fprintln(progress, "conversation FAILED:", err)
@@ -114,7 +115,7 @@ func (r *growthReport) markdown() string {
 	if len(r.conv) == 0 {
 		return b.String()
 	}
-	fmt.Fprintf(&b, "\n#### A conversation: one short run per message (the user's message, one tool call, a reply) at h items of history; per message (%d messages at each h; time: the median)\n\n", r.cfg.messages)
+	fmt.Fprintf(&b, "\n#### A conversation: one short run per message (the user's message, one tool call, a reply) at h items of history; per message (%d messages at each h; time: the median; %s)\n\n", r.cfg.messages, r.cfg.convText())
 	b.WriteString("| backend | chain | h | time | B written | B stored (growth per message) | B stored in all | items decoded | B sent to the model |\n|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, m := range r.conv {
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", m.Backend, m.Chain, m.History,
@@ -245,4 +246,16 @@ func parseInts(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// convText says how the conversation's chain was configured.
+func (c growthConfig) convText() string {
+	view := "the model's view: the whole session"
+	if c.conv.View > 0 {
+		view = fmt.Sprintf("the model's view: the last %d items (persistence.WithLimit)", c.conv.View)
+	}
+	if c.conv.DeleteFinished {
+		return view + "; checkpoints of finished runs deleted (checkpoint.DeleteFinished)"
+	}
+	return view + "; every checkpoint kept (checkpoint.KeepAll)"
 }

@@ -39,6 +39,8 @@
 //	-growth-sizes list     history sizes of the conversation (default 100,1000,10000,100000; "": none)
 //	-growth-messages n     messages measured at each size (default 10)
 //	-growth-backends list  memory,sqlite,postgres,redis (the default)
+//	-growth-view n         the model's view in the conversation: the last n items (default 0: all)
+//	-growth-delete-finished  the crash-safe chain deletes finished runs' checkpoints
 package main
 
 import (
@@ -70,6 +72,8 @@ func main() {
 	flag.IntVar(&cfg.growthTurns, "growth-turns", scenario.LongRunTurns, "tool turns of the long run; 0 for none")
 	flag.StringVar(&cfg.growthSizes, "growth-sizes", joinInts(scenario.ConversationSizes()), "history sizes of the conversation; empty for none")
 	flag.IntVar(&cfg.growthMessages, "growth-messages", 10, "messages measured at each history size")
+	flag.IntVar(&cfg.growthView, "growth-view", 0, "the conversation's model view: the last n items of the session (0: all)")
+	flag.BoolVar(&cfg.growthDelete, "growth-delete-finished", false, "the crash-safe chain deletes finished runs' checkpoints (checkpoint.DeleteFinished)")
 	flag.StringVar(&cfg.growthBackends, "growth-backends", strings.Join(scenario.BackendNames(), ","), "backends of the growth scenarios")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -89,6 +93,8 @@ type config struct {
 
 	growth                      bool
 	growthTurns, growthMessages int
+	growthView                  int
+	growthDelete                bool
 	growthSizes, growthBackends string
 }
 
@@ -119,7 +125,8 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 			cfg.out = filepath.Join(root, "bench", "results", "growth")
 		}
 		return runGrowth(ctx, growthConfig{backends: splitList(cfg.growthBackends), turns: cfg.growthTurns,
-			sizes: sizes, messages: max(1, cfg.growthMessages)}, cfg.out, stdout, progress)
+			sizes: sizes, messages: max(1, cfg.growthMessages),
+			conv: scenario.ConversationOptions{View: cfg.growthView, DeleteFinished: cfg.growthDelete}}, cfg.out, stdout, progress)
 	}
 	if cfg.out == "" {
 		cfg.out = filepath.Join(root, "bench", "results")

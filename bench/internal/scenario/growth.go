@@ -74,7 +74,7 @@ func (r LongRun) Ratio() float64 { return float64(r.Last) / float64(r.First) }
 // between two model calls: the whole cycle of the tool call, its output,
 // the appends and saves, and the next model input.
 func RunLong(ctx context.Context, backend, chain string, turns int) (LongRun, error) {
-	g, err := openGrowth(ctx, backend, chain)
+	g, err := openGrowth(ctx, backend, chain, ConversationOptions{})
 	if err != nil {
 		return LongRun{}, err
 	}
@@ -151,8 +151,8 @@ type Message struct {
 // to the size with a bulk append of made-up rounds (1 000 items per
 // append, as one run per append: no model), then runs messages messages
 // and measures each. progress, if not nil, gets a line per size.
-func Conversation(ctx context.Context, backend, chain string, sizes []int, messages int, progress io.Writer) ([]Message, error) {
-	g, err := openGrowth(ctx, backend, chain)
+func Conversation(ctx context.Context, backend, chain string, sizes []int, messages int, opts ConversationOptions, progress io.Writer) ([]Message, error) {
+	g, err := openGrowth(ctx, backend, chain, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +230,18 @@ type growthBackend struct {
 
 // openGrowth opens backend for chain on a fresh session (a schema, a key
 // prefix or a file of its own).
-func openGrowth(ctx context.Context, backend, chain string) (*growthBackend, error) {
+// ConversationOptions are what a conversation's chain is configured with
+// beyond its backend.
+type ConversationOptions struct {
+	// View is the persistence middleware's WithLimit: the last View items
+	// of the session are the model's view (0: the whole session).
+	View int
+	// DeleteFinished sets the checkpointer's retention to
+	// checkpoint.DeleteFinished.
+	DeleteFinished bool
+}
+
+func openGrowth(ctx context.Context, backend, chain string, opts ConversationOptions) (*growthBackend, error) {
 	g := &growthBackend{sessionID: "growth-" + chain}
 	var st state.Store
 	switch backend {
@@ -307,12 +318,20 @@ func openGrowth(ctx context.Context, backend, chain string) (*growthBackend, err
 		g.stored = func(context.Context) (int64, error) { return g.count.held(), nil }
 	}
 	var mws []pipeline.Middleware
+	var popts []persistence.Option
+	if opts.View > 0 {
+		popts = append(popts, persistence.WithLimit(opts.View))
+	}
 	switch chain {
 	case persistenceAlone.String():
-		mws = []pipeline.Middleware{persistence.Middleware(g.count.session())}
+		mws = []pipeline.Middleware{persistence.Middleware(g.count.session(), popts...)}
 	case crashSafe.String():
-		cp := checkpoint.New(g.count.state())
-		mws = []pipeline.Middleware{persistence.Middleware(cp.Session(g.count.session())), cp.Middleware()}
+		var copts []checkpoint.Option
+		if opts.DeleteFinished {
+			copts = append(copts, checkpoint.WithRetention(checkpoint.DeleteFinished))
+		}
+		cp := checkpoint.New(g.count.state(), copts...)
+		mws = []pipeline.Middleware{persistence.Middleware(cp.Session(g.count.session()), popts...), cp.Middleware()}
 	default:
 		g.close()
 		return nil, fmt.Errorf("unknown chain %q", chain)

@@ -16,7 +16,7 @@ func TestConversationCounts(t *testing.T) {
 	t.Setenv("TMPDIR", filepath.Clean(t.TempDir()))
 	for _, be := range []string{"memory", "sqlite"} {
 		for _, chain := range scenario.GrowthChains() {
-			ms, err := scenario.Conversation(t.Context(), be, chain, []int{10, 50}, 2, nil)
+			ms, err := scenario.Conversation(t.Context(), be, chain, []int{10, 50}, 2, scenario.ConversationOptions{}, nil)
 			if err != nil {
 				t.Fatalf("%s/%s: %v", be, chain, err)
 			}
@@ -35,8 +35,8 @@ func TestConversationCounts(t *testing.T) {
 				t.Errorf("%s/%s: the model got %.0f B at h=50, %.0f B at h=10: want more", be, chain, ms[1].ModelBytes, ms[0].ModelBytes)
 			}
 		}
-		alone, _ := scenario.Conversation(t.Context(), be, "persistence", []int{10}, 1, nil)
-		cp, _ := scenario.Conversation(t.Context(), be, "checkpoint", []int{10}, 1, nil)
+		alone, _ := scenario.Conversation(t.Context(), be, "persistence", []int{10}, 1, scenario.ConversationOptions{}, nil)
+		cp, _ := scenario.Conversation(t.Context(), be, "checkpoint", []int{10}, 1, scenario.ConversationOptions{}, nil)
 		if len(alone) == 1 && len(cp) == 1 && cp[0].Written <= alone[0].Written {
 			t.Errorf("%s: a message writes %.0f B with checkpoints, %.0f B without: the saves are not counted", be, cp[0].Written, alone[0].Written)
 		}
