@@ -122,11 +122,15 @@ type process struct {
 }
 
 func start(t *testing.T, b backend, opts ...checkpoint.Option) *process {
+	return startWith(t, b, []persistence.Option{persistence.WithHistoryByReference()}, opts...)
+}
+
+func startWith(t *testing.T, b backend, popts []persistence.Option, opts ...checkpoint.Option) *process {
 	ss, states := b.open(t)
 	cp := checkpoint.New(states, opts...)
 	p := &process{cp: cp, model: &chatModel{}, ss: ss, states: states}
 	p.runner = pipeline.NewRunner(pipeline.WithMiddleware(
-		persistence.Middleware(cp.Session(ss)),
+		persistence.Middleware(cp.Session(ss), popts...),
 		cp.Middleware(),
 		approval.Require(approval.ByTool("transfer")),
 	))
@@ -261,6 +265,52 @@ func TestResumeRefusesChangedHistory(t *testing.T) {
 			}
 			if q.model.input(sid+"-r1", 2) != nil {
 				t.Fatal("the model was called")
+			}
+		})
+	}
+}
+
+// TestEarlierRunGoesOnWhileLaterPaused pins what WithHistoryByReference
+// documents: a later run paused while an earlier run of its session goes
+// on refuses to resume with a typed error (its history is no longer what
+// lies before it), and resumes without the option, whose checkpoint holds
+// a copy of the history.
+func TestEarlierRunGoesOnWhileLaterPaused(t *testing.T) {
+	for _, byRef := range []bool{true, false} {
+		t.Run(fmt.Sprintf("byReference=%v", byRef), func(t *testing.T) {
+			b := backends(t)[1] // sqlite
+			var popts []persistence.Option
+			if byRef {
+				popts = append(popts, persistence.WithHistoryByReference())
+			}
+			p := startWith(t, b, popts)
+			sid := "s"
+			p.message(t, sid, "r0", "hello")
+			first := p.message(t, sid, "p1", "transfer")
+			second := p.message(t, sid, "p2", "transfer")
+			if !first.Interrupted() || !second.Interrupted() {
+				t.Fatal("the transfers did not pause")
+			}
+			approveResume := func(runID, callID string) error {
+				run, err := p.states.Load(t.Context(), runID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := run.Approve(callID); err != nil {
+					t.Fatal(err)
+				}
+				_, err = p.runner.Resume(t.Context(), p.agent, run)
+				return err
+			}
+			if err := approveResume("p1", first.Interruptions()[0].CallID); err != nil {
+				t.Fatalf("resume of the earlier run: %v", err)
+			}
+			err := approveResume("p2", second.Interruptions()[0].CallID)
+			if byRef && !errors.Is(err, state.ErrHistoryChanged) {
+				t.Fatalf("resume of the later run = %v, want ErrHistoryChanged", err)
+			}
+			if !byRef && err != nil {
+				t.Fatalf("resume of the later run with a copied history: %v", err)
 			}
 		})
 	}

@@ -23,6 +23,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 type config struct {
 	limit int
 	merge MergeFunc
+	byRef bool
 }
 
 func newConfig(opts []Option) *config {
@@ -56,4 +57,28 @@ func WithMerge(f MergeFunc) Option {
 			c.merge = f
 		}
 	})
+}
+
+// WithHistoryByReference makes each run's checkpoints refer to the session
+// history the run started from instead of copying it (see
+// [state.Run.SetSessionHistory]): the session, how many of its items
+// before the run, and their digest. A checkpoint then costs O(the run's
+// own items) whatever the conversation's length, and the storage of a
+// conversation grows with the conversation, not with the conversation
+// times its runs. A resume reads the history back from the session
+// ([session.Store.ListBefore]) and checks the digest.
+//
+// The history must still be in the session, unchanged, when the run
+// resumes. That holds when a session runs one run at a time (a chat that
+// waits for each answer, and for each approval, before the next message).
+// It does not when an earlier run of the session goes on while a later
+// one is paused or cut short (a paused run approved after the next
+// message started): the earlier run's new items then sit before the later
+// run's own, and resuming the later run fails with
+// [state.ErrHistoryChanged] before anything runs, as it does after the
+// session was popped or cleared. Without this option the history is
+// copied into the run's first save, and any resume works. Ignored with
+// [WithMerge], whose history is the merge function's own.
+func WithHistoryByReference() Option {
+	return optionFunc(func(c *config) { c.byRef = true })
 }

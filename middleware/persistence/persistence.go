@@ -192,7 +192,7 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 	if first && h.cfg.merge == nil {
 		// Read after the input is placed: the history is then exactly what
 		// the session holds before the run, which the run's checkpoints
-		// refer to instead of copying it.
+		// may refer to instead of copying it.
 		if err := h.loadSessionHistory(ctx, run, sid); err != nil {
 			return err
 		}
@@ -226,7 +226,8 @@ func (h *toolHandler) CallTool(ctx context.Context, c *pipeline.ToolCall) (*pipe
 }
 
 // loadSessionHistory reads the session's items before the run (the last
-// WithLimit of them) and makes them the run's context, by reference.
+// WithLimit of them) and makes them the run's context; by reference with
+// WithHistoryByReference.
 func (h *handler) loadSessionHistory(ctx context.Context, run *state.Run, sid string) error {
 	hist, err := h.store.ListBefore(ctx, sid, run.ID(), h.cfg.limit)
 	if err != nil {
@@ -238,7 +239,10 @@ func (h *handler) loadSessionHistory(ctx context.Context, run *state.Run, sid st
 	if len(hist) == 0 {
 		return nil
 	}
-	return run.SetSessionHistory(hist)
+	if h.cfg.byRef {
+		return run.SetSessionHistory(hist)
+	}
+	return run.SetHistory(hist)
 }
 
 // resolveHistory reads the history a resumed run's checkpoint refers to

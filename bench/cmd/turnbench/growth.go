@@ -254,6 +254,11 @@ func (c growthConfig) convText() string {
 	if c.conv.View > 0 {
 		view = fmt.Sprintf("the model's view: the last %d items (persistence.WithLimit)", c.conv.View)
 	}
+	if c.conv.ByReference {
+		view += "; checkpoints refer to the history (persistence.WithHistoryByReference)"
+	} else {
+		view += "; checkpoints copy the history"
+	}
 	if c.conv.DeleteFinished {
 		return view + "; checkpoints of finished runs deleted (checkpoint.DeleteFinished)"
 	}

@@ -41,6 +41,7 @@
 //	-growth-backends list  memory,sqlite,postgres,redis (the default)
 //	-growth-view n         the model's view in the conversation: the last n items (default 0: all)
 //	-growth-delete-finished  the crash-safe chain deletes finished runs' checkpoints
+//	-growth-by-reference   checkpoints refer to the session history instead of copying it
 package main
 
 import (
@@ -74,6 +75,7 @@ func main() {
 	flag.IntVar(&cfg.growthMessages, "growth-messages", 10, "messages measured at each history size")
 	flag.IntVar(&cfg.growthView, "growth-view", 0, "the conversation's model view: the last n items of the session (0: all)")
 	flag.BoolVar(&cfg.growthDelete, "growth-delete-finished", false, "the crash-safe chain deletes finished runs' checkpoints (checkpoint.DeleteFinished)")
+	flag.BoolVar(&cfg.growthByRef, "growth-by-reference", false, "checkpoints refer to the session history (persistence.WithHistoryByReference)")
 	flag.StringVar(&cfg.growthBackends, "growth-backends", strings.Join(scenario.BackendNames(), ","), "backends of the growth scenarios")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -94,7 +96,7 @@ type config struct {
 	growth                      bool
 	growthTurns, growthMessages int
 	growthView                  int
-	growthDelete                bool
+	growthDelete, growthByRef   bool
 	growthSizes, growthBackends string
 }
 
@@ -126,7 +128,7 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 		}
 		return runGrowth(ctx, growthConfig{backends: splitList(cfg.growthBackends), turns: cfg.growthTurns,
 			sizes: sizes, messages: max(1, cfg.growthMessages),
-			conv: scenario.ConversationOptions{View: cfg.growthView, DeleteFinished: cfg.growthDelete}}, cfg.out, stdout, progress)
+			conv: scenario.ConversationOptions{View: cfg.growthView, DeleteFinished: cfg.growthDelete, ByReference: cfg.growthByRef}}, cfg.out, stdout, progress)
 	}
 	if cfg.out == "" {
 		cfg.out = filepath.Join(root, "bench", "results")

@@ -236,6 +236,9 @@ type ConversationOptions struct {
 	// View is the persistence middleware's WithLimit: the last View items
 	// of the session are the model's view (0: the whole session).
 	View int
+	// ByReference makes checkpoints refer to the session history instead
+	// of copying it (persistence.WithHistoryByReference).
+	ByReference bool
 	// DeleteFinished sets the checkpointer's retention to
 	// checkpoint.DeleteFinished.
 	DeleteFinished bool
@@ -321,6 +324,9 @@ func openGrowth(ctx context.Context, backend, chain string, opts ConversationOpt
 	var popts []persistence.Option
 	if opts.View > 0 {
 		popts = append(popts, persistence.WithLimit(opts.View))
+	}
+	if opts.ByReference {
+		popts = append(popts, persistence.WithHistoryByReference())
 	}
 	switch chain {
 	case persistenceAlone.String():
