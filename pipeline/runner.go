@@ -346,7 +346,7 @@ func coreModel(ctx context.Context, c *ModelCall) (*ModelResponse, error) {
 	if c.Agent.Model == nil {
 		return nil, fmt.Errorf("pipeline: agent %q has no model", c.Agent.Name)
 	}
-	return c.Agent.Model.Respond(ctx, c)
+	return c.respond(ctx)
 }
 
 func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error) {
