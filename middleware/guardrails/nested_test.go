@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"github.com/turnkit/turnkit/middleware/approval"
+	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/memstore"
 )
 
 // noCard trips on a card number in the run's input.
@@ -244,5 +246,40 @@ func TestNestedResultsOnceAcrossPause(t *testing.T) {
 				t.Errorf("nested results %v, want no_card,no_secret once each", names)
 			}
 		})
+	}
+}
+
+// TestNestedTripwireInOuterCheckpoint: with the checkpoint middleware, the
+// outer run's stored checkpoint holds the nested run's tripped result once
+// after an abort on it, and a resume from that checkpoint is refused with
+// the tripwire.
+func TestNestedTripwireInOuterCheckpoint(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	inner := scripted.New(scripted.Reply("the SECRET plan"))
+	researcher := &pipeline.Agent{Name: "researcher", Model: inner}
+	boss := &pipeline.Agent{
+		Name:  "boss",
+		Model: scripted.New(scripted.CallTool("researcher", `{"input":"look"}`), scripted.Reply("boss done")),
+		Tools: []pipeline.Tool{pipeline.AgentTool(researcher)},
+	}
+	cp := checkpoint.New(memstore.New())
+	r := pipeline.NewRunner(pipeline.WithToolErrorsAbort(), pipeline.WithMiddleware(
+		cp.Middleware(),
+		guardrails.Output(noSecret, guardrails.WithName("no_secret")),
+	))
+	if _, err := r.Run(ctx, boss, pipeline.UserInput("hi"), pipeline.WithRunID("run_cp")); !errors.Is(err, guardrails.ErrTripwire) {
+		t.Fatalf("run error %v, want a tripwire", err)
+	}
+	stored, err := cp.Store().Load(ctx, "run_cp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantNestedTrip(t, "stored checkpoint", stored, "no_secret", state.StageOutput)
+	if _, err := cp.Resume(ctx, r, boss, "run_cp"); !errors.Is(err, guardrails.ErrTripwire) {
+		t.Fatalf("resume error %v, want the tripwire again", err)
+	}
+	if n := len(inner.Calls()); n != 1 {
+		t.Errorf("the nested model was called %d times, want once", n)
 	}
 }
