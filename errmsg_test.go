@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/turnkit/turnkit/internal/testenv"
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/middleware/guardrails"
@@ -16,6 +19,8 @@ import (
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/faulty"
 	"github.com/turnkit/turnkit/session/memory"
+	"github.com/turnkit/turnkit/session/postgres"
+	"github.com/turnkit/turnkit/session/redis"
 	"github.com/turnkit/turnkit/session/sqlite"
 	"github.com/turnkit/turnkit/state"
 	"github.com/turnkit/turnkit/state/filestore"
@@ -237,5 +242,67 @@ func TestRepeatedPrefix(t *testing.T) {
 		if got := repeatedPrefix(msg); got != want {
 			t.Errorf("repeatedPrefix(%q) = %q, want %q", msg, got, want)
 		}
+	}
+}
+
+// serverStore is a session and checkpoint store on one server.
+type serverStore interface {
+	session.Store
+	state.Store
+}
+
+// TestServerStoreErrorMessagesNameEachPackageOnce walks the errors of the
+// PostgreSQL and Redis stores like TestErrorMessagesNameEachPackageOnce
+// (skipped without the servers, as the backends' own tests are).
+func TestServerStoreErrorMessagesNameEachPackageOnce(t *testing.T) {
+	t.Parallel()
+	open := map[string]func(t *testing.T) serverStore{
+		"postgres": func(t *testing.T) serverStore {
+			s, err := postgres.Open(t.Context(), testenv.ServerURL(t, "TURNKIT_POSTGRES_URL"), postgres.WithSchema("errmsg_test"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+		"redis": func(t *testing.T) serverStore {
+			s, err := redis.Open(t.Context(), testenv.ServerURL(t, "TURNKIT_REDIS_URL"), redis.WithPrefix("errmsg_test:"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+	}
+	for name, open := range open {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := open(t)
+			id := strconv.FormatInt(time.Now().UnixNano(), 36)
+			sid, rid := "s_"+id, "run_"+id
+			t.Cleanup(func() {
+				_ = s.Clear(ctx, sid)
+				_ = s.Delete(ctx, rid)
+			})
+			errs := map[string]error{}
+			if err := s.Append(ctx, sid, rid, []state.Item{state.UserMessage("a").WithSeq(1)}); err != nil {
+				t.Fatal(err)
+			}
+			errs["conflict"] = s.Append(ctx, sid, rid, []state.Item{state.UserMessage("b").WithSeq(1)})
+			_, errs["load a missing run"] = s.Load(ctx, "run_missing_"+id)
+			if err := s.Save(ctx, state.NewRun(rid, "a")); err != nil {
+				t.Fatal(err)
+			}
+			errs["lost compare-and-swap"] = s.Save(ctx, state.NewRun(rid, "a"))
+			for what, err := range errs {
+				if err == nil {
+					t.Errorf("%s: no error: the error path was not taken", what)
+				}
+				walk(err, func(e error) {
+					if p := repeatedPrefix(e.Error()); p != "" {
+						t.Errorf("%s: %q names %q twice", what, e.Error(), p+":")
+					}
+				})
+			}
+		})
 	}
 }
