@@ -106,3 +106,47 @@ func TestNestedRunCarriesSessionID(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedTripCountedOnce: a nested run's guardrail results, which the
+// outer run's state also records (tagged with their owner), are recorded
+// by the nested run's spans and counted once, not again on the outer
+// turn.
+func TestNestedTripCountedOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	inner := &pipeline.Agent{Name: "researcher", Model: scripted.New(scripted.Reply("the SECRET plan"))}
+	outer := &pipeline.Agent{
+		Name:  "boss",
+		Model: scripted.New(scripted.CallTool("researcher", `{"input":"look"}`), scripted.Reply("done")),
+		Tools: []pipeline.Tool{pipeline.AgentTool(inner)},
+	}
+	noSecret := guardrails.Output(func(_ context.Context, _ *pipeline.Agent, out string) (guardrails.Verdict, error) {
+		if strings.Contains(out, "SECRET") {
+			return guardrails.Trip("secret"), nil
+		}
+		return guardrails.Verdict{}, nil
+	}, guardrails.WithName("no_secret"))
+	r := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware(), noSecret))
+	if _, err := r.Run(context.Background(), outer, pipeline.UserInput("hi")); err != nil {
+		t.Fatal(err)
+	}
+	trips, _ := h.metrics(t)["turnkit.guardrail.trips"].(metricdata.Sum[int64])
+	var n int64
+	for _, p := range trips.DataPoints {
+		n += p.Value
+	}
+	if n != 1 {
+		t.Errorf("%d trips counted, want 1", n)
+	}
+	events := 0
+	for _, s := range find(h.ended(), "turn") {
+		for _, e := range s.Events() {
+			if e.Name == "turnkit.guardrail" && attrs(e.Attributes)["turnkit.guardrail.tripped"] == "true" {
+				events++
+			}
+		}
+	}
+	if events != 1 {
+		t.Errorf("%d tripped guardrail events on turn spans, want 1", events)
+	}
+}
