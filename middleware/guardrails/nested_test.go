@@ -283,3 +283,38 @@ func TestNestedTripwireInOuterCheckpoint(t *testing.T) {
 		t.Errorf("the nested model was called %d times, want once", n)
 	}
 }
+
+// TestNestedTripwireStaysStoppedWithOwnRunner: when only the nested run's
+// runner has the guardrail (WithAgentToolRunner), a resume of the outer run
+// aborted on its tripwire resumes the nested run kept in the outer state,
+// which its guardrail refuses: the nested agent does not run again.
+func TestNestedTripwireStaysStoppedWithOwnRunner(t *testing.T) {
+	t.Parallel()
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			t.Parallel()
+			inner := scripted.New(scripted.Reply("the SECRET plan"), scripted.Reply("the SECRET plan"))
+			researcher := &pipeline.Agent{Name: "researcher", Model: inner}
+			guarded := pipeline.NewRunner(pipeline.WithMiddleware(guardrails.Output(noSecret, guardrails.WithName("no_secret"))))
+			boss := &pipeline.Agent{
+				Name:  "boss",
+				Model: scripted.New(scripted.CallTool("researcher", `{"input":"look"}`), scripted.Reply("boss done")),
+				Tools: []pipeline.Tool{pipeline.AgentTool(researcher, pipeline.WithAgentToolRunner(guarded))},
+			}
+			r := pipeline.NewRunner(pipeline.WithToolErrorsAbort())
+			got := runOnce(t, r, boss, m.stream, "hi")
+			if !errors.Is(got.err, guardrails.ErrTripwire) {
+				t.Fatalf("run error %v, want a tripwire", got.err)
+			}
+			rt := pipelinetest.RoundTrip(t, got.state)
+			again := resumeOnce(t, r, boss, m.stream, rt)
+			if !errors.Is(again.err, guardrails.ErrTripwire) {
+				t.Fatalf("resume error %v, want the tripwire again", again.err)
+			}
+			if n := len(inner.Calls()); n != 1 {
+				t.Errorf("the nested model was called %d times, want once", n)
+			}
+			wantNestedTrip(t, "after the refused resume", rt, "no_secret", state.StageOutput)
+		})
+	}
+}
