@@ -24,6 +24,7 @@ var allowed = []struct {
 	{"internal/jsonw", nil},                                          // JSON writing shared by state and the model adapters
 	{"internal/testenv", nil},                                        // CI plumbing of turnkit's own tests
 	{"internal/mutate", nil},                                         // the mutation test (go run ./internal/mutate), a command
+	{"internal/conversation", nil},                                   // tests only: a long conversation on every backend
 	{"internal/childproc", nil},                                      // the worker processes of the multi-process harnesses
 	{"internal/runcore/hook", nil},                                   // where state leaves its core operations for runcore
 	{"internal/runcore", []string{"state", "internal/runcore/hook"}}, // the core's operations on a run; importers listed below

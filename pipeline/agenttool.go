@@ -69,6 +69,28 @@ func WithAgentToolRunner(r *Runner) AgentToolOption {
 // across pause and resume. When the outer run streams, the nested run
 // streams too, and its events reach the outer stream wrapped in
 // [NestedEvent].
+//
+// The nested run's guardrail results are recorded in the outer run's state
+// as the call returns, whatever its outcome (an output, a pause, a
+// failure), each once across pause and resume, so they travel in the
+// outer checkpoint and reach [Result.State] and [StateOf]. They are told
+// apart from the outer run's own results by [state.GuardrailResult.Owner]
+// (the outer call ID) and Agent (the nested agent); a tool guardrail's
+// CallID is qualified like a nested approval's.
+//
+// A nested run that fails (a guardrail's tripwire, a model error, the
+// turn limit …) fails the call with the nested run's error (a
+// [*RunError]), which the outer run treats as any tool's error: by
+// default the model sees its text as the call's output
+// ([WithToolErrorText]) and the outer run goes on, so a later resume of the
+// outer run is not refused for it; with [WithToolErrorsAbort] the outer run
+// ends with a [*ToolError] wrapping it (errors.Is sees the tripwire). A
+// run stopped by a tripwire stays stopped, nested or not: after an abort
+// on a nested tripwire, the nested state stays in the outer state, and a
+// resume of the outer run resumes the nested run, whose guardrails refuse
+// it with the same tripwire error; the nested agent does not run again.
+// (Guardrails in the outer runner's chain with the tripped check's name
+// refuse the outer resume even earlier, before any turn runs.)
 func AgentTool(agent *Agent, opts ...AgentToolOption) Tool {
 	if agent == nil {
 		panic("pipeline: AgentTool called with a nil agent")
@@ -115,11 +137,12 @@ func (a *agentTool) Call(ctx context.Context, c *ToolCall) (string, error) {
 			return "", fmt.Errorf("pipeline: agent tool %q call %s: nested state: %w", a.spec.Name, c.CallID, uerr)
 		}
 		carryDecisions(outer, nested, c.CallID)
-		before := nested.Usage()
+		before, guards := nested.Usage(), nested.GuardrailCount()
 		res, err = a.resume(ctx, runner, c, nested)
 		runcore.AddUsage(outer, usageSince(before, nested.Usage()))
+		runcore.AddNestedGuardrails(outer, c.CallID, a.agent.Name, nested.GuardrailResultsSince(guards))
 		if err != nil {
-			return "", err
+			return "", a.failed(outer, c, key, nested, err)
 		}
 		runcore.ResolveOwned(outer, c.CallID)
 		return a.settle(outer, c, key, res, nested)
@@ -133,8 +156,9 @@ func (a *agentTool) Call(ctx context.Context, c *ToolCall) (string, error) {
 	nested := state.NewRun(outer.ID()+"/"+c.CallID, a.agent.Name)
 	res, err = a.run(ctx, runner, c, args.Input, nested)
 	runcore.AddUsage(outer, nested.Usage())
+	runcore.AddNestedGuardrails(outer, c.CallID, a.agent.Name, nested.GuardrailResults())
 	if err != nil {
-		return "", err
+		return "", a.failed(outer, c, key, nested, err)
 	}
 	return a.settle(outer, c, key, res, nested)
 }
@@ -195,6 +219,35 @@ func (a *agentTool) settle(outer *state.Run, c *ToolCall, key string, res *Resul
 		runcore.AddPending(outer, ap)
 	}
 	return "", fmt.Errorf("%w: agent %q waits for %d decision(s)", ErrToolPending, a.agent.Name, len(res.interruptions))
+}
+
+// failed settles a nested run that failed with err and returns err. When
+// a guardrail tripped in it and the outer run aborts on tool errors, the
+// outer run stops as the nested one did, so the nested state is kept (as
+// for a pause): a resume of the outer run resumes the nested run, which
+// its guardrails refuse with the same tripwire instead of running the
+// nested agent again. Otherwise (a failure the model is told of, or one a
+// retry may cure) nothing of the nested run is kept.
+func (a *agentTool) failed(outer *state.Run, c *ToolCall, key string, nested *state.Run, err error) error {
+	if tripped(err) && c.Turn.runner != nil && c.Turn.runner.cfg.abortOnToolErr {
+		if data, merr := state.Marshal(nested); merr == nil {
+			outer.SetExtension(key, data)
+			return err
+		}
+	}
+	outer.SetExtension(key, nil)
+	return err
+}
+
+// tripped reports whether err is a guardrail's tripwire, recognised
+// without importing the guardrails: it yields a tripped result through
+// errors.As.
+func tripped(err error) bool {
+	g, ok := errors.AsType[interface {
+		error
+		GuardrailResult() state.GuardrailResult
+	}](err)
+	return ok && g.GuardrailResult().Tripped
 }
 
 // carryDecisions copies the outer run's decisions that concern the nested

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/turnkit/turnkit/state"
 )
@@ -132,7 +133,7 @@ func (e *ArgumentError) Error() string {
 	if e.Offset > 0 {
 		where += " at offset " + strconv.FormatInt(e.Offset, 10)
 	}
-	return fmt.Sprintf("pipeline: tool %q call %s: %s: %v", e.Tool, e.CallID, where, e.Err)
+	return fmt.Sprintf("pipeline: tool %q call %s: %s: %s", e.Tool, e.CallID, where, cause(e.Err))
 }
 
 // Unwrap returns the cause; errors.Is(err, ErrInvalidArguments) also
@@ -148,7 +149,7 @@ type ToolError struct {
 }
 
 func (e *ToolError) Error() string {
-	return fmt.Sprintf("pipeline: tool %q call %s: %v", e.Tool, e.CallID, e.Err)
+	return fmt.Sprintf("pipeline: tool %q call %s: %s", e.Tool, e.CallID, cause(e.Err))
 }
 
 // Unwrap returns [ErrToolFailed] and the tool's error.
@@ -175,7 +176,7 @@ func (e *ModelError) Error() string {
 	if e.RequestID != "" {
 		s += " request " + e.RequestID
 	}
-	return s + ": " + e.Err.Error()
+	return s + ": " + cause(e.Err)
 }
 
 // Unwrap returns [ErrModel] and the cause.
@@ -276,3 +277,28 @@ func (e *RunError) State() *state.Run { return e.result.State() }
 // state. A streamed run gets it here. Each call returns a new, detached
 // copy.
 func (e *RunError) Result() *Result { return e.result.copy() }
+
+// cause returns err's message without this package's prefix, so that a
+// pipeline error wrapping another names the package once.
+func cause(err error) string { return strings.TrimPrefix(err.Error(), "pipeline: ") }
+
+// A wrapError is an error with its own message that wraps err; it lets a
+// message name a sentinel of this package without repeating its prefix.
+type wrapError struct {
+	msg string
+	err error
+}
+
+func (e *wrapError) Error() string { return e.msg }
+func (e *wrapError) Unwrap() error { return e.err }
+
+// wrapf returns an error reading format's message followed by ": " and
+// err's message without the package prefix, then tail if not empty;
+// it wraps err.
+func wrapf(err error, tail, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...) + ": " + cause(err)
+	if tail != "" {
+		msg += ": " + tail
+	}
+	return &wrapError{msg: msg, err: err}
+}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/turnkit/turnkit/state"
 )
@@ -57,7 +58,8 @@ type ModelCall struct {
 	// Stream asks the model to stream its text through Emit.
 	Stream bool
 
-	emit func(Event)
+	emit      func(Event)
+	observers []ModelObserver
 }
 
 // Emit sends an event to the run's stream, if the run streams. It is safe
@@ -66,6 +68,54 @@ func (c *ModelCall) Emit(ev Event) {
 	if c.emit != nil {
 		c.emit(ev)
 	}
+}
+
+// A ModelObserver watches a model call that truly happens: the core calls
+// it just before it calls the agent's model, with the context it makes the
+// call with, and calls the func it returns (if not nil) once the model
+// returned, with the model's response and error. It returns the context to
+// make the call with.
+type ModelObserver func(ctx context.Context) (context.Context, func(*ModelResponse, error))
+
+// Observe adds obs to the observers of the call. A model-stage middleware
+// that records the model call itself, such as tracing's span, observes it
+// rather than acting around next.Respond, because a stage inside it may
+// answer without calling the model: a blocking input guardrail that trips
+// refuses the call, and then no observer is called. Observe must be called
+// before the call is passed on. Observers are called in the order they
+// were added, the funcs they return in reverse order (also when the model
+// panics, with an error then).
+func (c *ModelCall) Observe(obs ModelObserver) {
+	if obs != nil {
+		c.observers = append(c.observers, obs)
+	}
+}
+
+// errModelPanicked is what a model call's observers hear of a model that
+// panicked.
+var errModelPanicked = errors.New("pipeline: the model panicked")
+
+// respond calls the agent's model, with the call's observers around it.
+func (c *ModelCall) respond(ctx context.Context) (*ModelResponse, error) {
+	if len(c.observers) == 0 {
+		return c.Agent.Model.Respond(ctx, c)
+	}
+	ends := make([]func(*ModelResponse, error), 0, len(c.observers))
+	for _, obs := range c.observers {
+		var end func(*ModelResponse, error)
+		if ctx, end = obs(ctx); end != nil {
+			ends = append(ends, end)
+		}
+	}
+	var resp *ModelResponse
+	err := errModelPanicked
+	defer func() {
+		for i := len(ends) - 1; i >= 0; i-- {
+			ends[i](resp, err)
+		}
+	}()
+	resp, err = c.Agent.Model.Respond(ctx, c)
+	return resp, err
 }
 
 // A ModelResponse is the model's answer. Items are in the order the model

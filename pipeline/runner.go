@@ -161,10 +161,10 @@ func (r *Runner) prepareResume(agent *Agent, run *state.Run) (*Agent, error) {
 		return nil, errors.New("pipeline: resume: nil agent or run")
 	}
 	if _, done := run.FinalOutput(); done {
-		return nil, fmt.Errorf("pipeline: resume run %s: %w: it finished", run.ID(), ErrNothingToResume)
+		return nil, wrapf(ErrNothingToResume, "it finished", "pipeline: resume run %s", run.ID())
 	}
 	if run.Len() == 0 && run.Turn() == 0 {
-		return nil, fmt.Errorf("pipeline: resume run %s: %w: it never started; start it with Run and WithState", run.ID(), ErrNothingToResume)
+		return nil, wrapf(ErrNothingToResume, "it never started; start it with Run and WithState", "pipeline: resume run %s", run.ID())
 	}
 	current := agent.find(run.Agent())
 	if current == nil {
@@ -353,7 +353,7 @@ func coreModel(ctx context.Context, c *ModelCall) (*ModelResponse, error) {
 	if c.Agent.Model == nil {
 		return nil, fmt.Errorf("pipeline: agent %q has no model", c.Agent.Name)
 	}
-	return c.Agent.Model.Respond(ctx, c)
+	return c.respond(ctx)
 }
 
 func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error) {

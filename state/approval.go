@@ -196,10 +196,14 @@ func (r *Run) IsPending(callID string) bool {
 // decision binds to the call's tool and the fingerprint of the arguments it
 // has now. A call ID with no pending approval fails with a
 // [*DecisionError] wrapping [ErrUnknownCall], and a call already decided
-// with one wrapping [ErrAlreadyDecided]: the first decision on a call
+// (pending still, or run or rejected since) with one wrapping
+// [ErrAlreadyDecided] and [ErrConflict]: the first decision on a call
 // stands, here, in [Run.DecisionFor] and the core's own recording, and a
 // checkpoint holding a contradicting second one is refused by
-// [Unmarshal]. A failed call changes nothing.
+// [Unmarshal]. So of two processes deciding one call of a stored
+// checkpoint at once, the second fails with an error matching
+// [ErrConflict], here or, if it loaded the checkpoint before the first
+// saved, when it saves. A failed call changes nothing.
 func (r *Run) Approve(callID string) error { return r.decide(callID, Approved, "") }
 
 // Reject rejects the pending call callID: the next resume does not run it
@@ -224,6 +228,10 @@ func (r *Run) decide(callID string, v Verdict, message string) error {
 	defer r.mu.Unlock()
 	i := slices.IndexFunc(r.pending, func(a Approval) bool { return a.CallID == callID })
 	if i < 0 {
+		if d := slices.IndexFunc(r.decisions, func(x Decision) bool { return !x.Always && x.CallID == callID }); d >= 0 {
+			// Decided, and the resume that ran (or rejected) it went on.
+			return &DecisionError{RunID: r.id, CallID: callID, Tool: r.decisions[d].Tool, Err: ErrAlreadyDecided}
+		}
 		return &DecisionError{RunID: r.id, CallID: callID, Err: ErrUnknownCall}
 	}
 	a := r.pending[i]

@@ -63,7 +63,7 @@ func (e *DecodeError) Error() string {
 	if e.Offset > 0 {
 		s += " (byte " + strconv.FormatInt(e.Offset, 10) + ")"
 	}
-	return s + ": " + e.Err.Error()
+	return s + ": " + cause(e.Err)
 }
 
 // Unwrap returns the cause.
@@ -134,11 +134,21 @@ func (e *DecisionError) Error() string {
 	if e.CallID == "" {
 		who = "tool " + strconv.Quote(e.Tool)
 	}
-	return "state: run " + e.RunID + ": decide " + who + ": " + e.Err.Error()
+	return "state: run " + e.RunID + ": decide " + who + ": " + cause(e.Err)
 }
 
-// Unwrap returns the cause.
-func (e *DecisionError) Unwrap() error { return e.Err }
+// Unwrap returns the cause, and [ErrConflict] too when the cause is
+// [ErrAlreadyDecided]: a second decision on a call conflicts with the
+// first, which stands. So the loser of two concurrent decisions on one
+// call gets an error matching ErrConflict whichever way it lost: it loaded
+// the checkpoint after the winner saved its decision (this error), or
+// before, and lost the compare-and-swap of the save ([*StoreError]).
+func (e *DecisionError) Unwrap() []error {
+	if errors.Is(e.Err, ErrAlreadyDecided) {
+		return []error{e.Err, ErrConflict}
+	}
+	return []error{e.Err}
+}
 
 // A FingerprintError reports a call whose arguments no longer match the
 // decision made on it: the checkpoint changed after the decision, or the
@@ -187,7 +197,7 @@ type StoreError struct {
 }
 
 func (e *StoreError) Error() string {
-	s := "state: " + e.Op + " run " + strconv.Quote(e.RunID) + ": " + e.Err.Error()
+	s := "state: " + e.Op + " run " + strconv.Quote(e.RunID) + ": " + cause(e.Err)
 	if errors.Is(e.Err, ErrConflict) {
 		s += " (have version " + strconv.FormatInt(e.Have, 10) + ", stored " + strconv.FormatInt(e.Stored, 10) + ")"
 	}
@@ -298,8 +308,28 @@ func (e *HistoryError) Error() string {
 	if e.Reason != "" {
 		s += ": " + e.Reason
 	}
-	return s + ": " + strings.TrimPrefix(e.Err.Error(), "state: ")
+	return s + ": " + cause(e.Err)
 }
 
 // Unwrap returns the cause.
 func (e *HistoryError) Unwrap() error { return e.Err }
+// cause returns err's message without this package's prefix, so that a
+// state error wrapping another names the package once:
+// "state: save run "x": version conflict".
+func cause(err error) string { return strings.TrimPrefix(err.Error(), "state: ") }
+
+// A wrapError is an error with its own message that wraps err; it lets a
+// message name a sentinel of this package without repeating its prefix.
+type wrapError struct {
+	msg string
+	err error
+}
+
+func (e *wrapError) Error() string { return e.msg }
+func (e *wrapError) Unwrap() error { return e.err }
+
+// wrapf returns an error reading format's message followed by ": " and
+// err's message without the package prefix, wrapping err.
+func wrapf(err error, format string, args ...any) error {
+	return &wrapError{msg: fmt.Sprintf(format, args...) + ": " + cause(err), err: err}
+}

@@ -61,8 +61,21 @@ type GuardrailResult struct {
 	Name  string         `json:"name"`
 	Stage GuardrailStage `json:"stage"`
 	Turn  int            `json:"turn"`
-	// CallID names the tool call a tool guardrail checked.
+	// CallID names the tool call a tool guardrail checked. In a nested
+	// run's result it is qualified like Owner's pending approvals:
+	// "<owner>/<nested call ID>".
 	CallID string `json:"call_id,omitempty"`
+	// Owner is set on a result recorded by a nested run (an agent used as
+	// a tool, see pipeline.AgentTool) and copied into the outer run: the
+	// outer call ID that ran the nested run, "<call>/<call>" one level
+	// deeper. It is empty for the run's own results. Only the core sets it:
+	// [Run.AddGuardrailResult] clears it.
+	Owner string `json:"owner,omitempty"`
+	// Agent names the nested run's agent that the guardrail checked, on a
+	// result with an Owner.
+	Agent string `json:"agent,omitempty"`
+	// Turn is the turn of the run that recorded the result: for a result
+	// with an Owner, the nested run's turn.
 	// Tripped reports a tripwire. Behavior says what a passing tool
 	// guardrail did: "allow", "reject" or "replace".
 	Tripped  bool            `json:"tripped"`
@@ -79,11 +92,13 @@ func (r *Run) GuardrailResults() []GuardrailResult {
 	return cloneGuards(r.guards)
 }
 
-// AddGuardrailResult records a guardrail result. Guardrails record their
-// result before anything later in the turn that could fail, so a failed
-// session append cannot lose it.
+// AddGuardrailResult records a guardrail result of the run itself (its
+// Owner and Agent are cleared). Guardrails record their result before
+// anything later in the turn that could fail, so a failed session append
+// cannot lose it.
 func (r *Run) AddGuardrailResult(g GuardrailResult) {
 	g.Info = slices.Clone(g.Info)
+	g.Owner, g.Agent = "", ""
 	r.mu.Lock()
 	r.guards = append(r.guards, g)
 	r.mu.Unlock()
@@ -95,4 +110,29 @@ func cloneGuards(g []GuardrailResult) []GuardrailResult {
 		out[i].Info = slices.Clone(out[i].Info)
 	}
 	return out
+}
+
+// addNestedGuards records the results a nested run recorded, tagged as
+// its: owner is the call of r that ran it, agent the nested run's agent.
+// A result that is itself nested deeper keeps its agent, and its Owner and
+// CallID are qualified once more, as the nested run's approvals are.
+func (r *Run) addNestedGuards(owner, agent string, gs []GuardrailResult) {
+	if len(gs) == 0 {
+		return
+	}
+	gs = cloneGuards(gs)
+	for i := range gs {
+		g := &gs[i]
+		if g.Owner == "" {
+			g.Owner, g.Agent = owner, agent
+		} else {
+			g.Owner = owner + "/" + g.Owner
+		}
+		if g.CallID != "" {
+			g.CallID = owner + "/" + g.CallID
+		}
+	}
+	r.mu.Lock()
+	r.guards = append(r.guards, gs...)
+	r.mu.Unlock()
 }

@@ -213,7 +213,7 @@ func (r *Run) SetHistory(items []Item) error {
 
 func (r *Run) setHistoryLocked(items []Item) error {
 	if r.resp != (Boundary{}) {
-		return fmt.Errorf("state: run %s: set history after the response at positions [%d, %d): %w", r.id, r.resp.Start, r.resp.End, ErrContextSeen)
+		return wrapf(ErrContextSeen, "state: run %s: set history after the response at positions [%d, %d)", r.id, r.resp.Start, r.resp.End)
 	}
 	r.context = slices.Clone(items)
 	r.ctxFrom = 0

@@ -26,7 +26,7 @@ func (m *middleware) providerName(a *pipeline.Agent) string {
 	return m.cfg.provider
 }
 
-func (m *middleware) runAttributes(c *pipeline.RunCall) []attribute.KeyValue {
+func (m *middleware) runAttributes(ctx context.Context, c *pipeline.RunCall) []attribute.KeyValue {
 	attrs := make([]attribute.KeyValue, 0, 8)
 	attrs = append(attrs,
 		genaiconv.OperationNameInvokeAgent,
@@ -41,10 +41,34 @@ func (m *middleware) runAttributes(c *pipeline.RunCall) []attribute.KeyValue {
 	if model := c.Agent.Settings.Model; model != "" {
 		attrs = append(attrs, genaiconv.RequestModelKey.String(model))
 	}
-	if id := c.Run.SessionID(); id != "" {
+	if id := conversationID(ctx, c.Run); id != "" {
 		attrs = append(attrs, genaiconv.ConversationIDKey.String(id))
 	}
 	return attrs
+}
+
+// conversationKey is the context key of the session ID of the run a
+// nested run runs in.
+type conversationKey struct{}
+
+// withConversation returns ctx carrying run's session ID (or the one ctx
+// carries already) for the runs nested in it.
+func withConversation(ctx context.Context, run *state.Run) context.Context {
+	if id := run.SessionID(); id != "" && id != ctx.Value(conversationKey{}) {
+		return context.WithValue(ctx, conversationKey{}, id)
+	}
+	return ctx
+}
+
+// conversationID returns the conversation a run belongs to: its session
+// ID or, for a nested run (an agent used as a tool, which has no session
+// of its own), the session ID of the run it is nested in.
+func conversationID(ctx context.Context, run *state.Run) string {
+	if id := run.SessionID(); id != "" {
+		return id
+	}
+	id, _ := ctx.Value(conversationKey{}).(string)
+	return id
 }
 
 // runOutcome describes how a run (or resumption) ended: its outcome, the
@@ -79,7 +103,7 @@ func turnAttributes(t *pipeline.Turn) []attribute.KeyValue {
 	return attrs
 }
 
-func (m *middleware) requestAttributes(c *pipeline.ModelCall) []attribute.KeyValue {
+func (m *middleware) requestAttributes(ctx context.Context, c *pipeline.ModelCall) []attribute.KeyValue {
 	s := c.Settings
 	attrs := make([]attribute.KeyValue, 0, 10)
 	attrs = append(attrs,
@@ -104,7 +128,7 @@ func (m *middleware) requestAttributes(c *pipeline.ModelCall) []attribute.KeyVal
 		attrs = append(attrs, genaiconv.RequestMaxTokensKey.Int64(*s.MaxOutputTokens))
 	}
 	if c.Turn != nil {
-		if id := c.Turn.Run.SessionID(); id != "" {
+		if id := conversationID(ctx, c.Turn.Run); id != "" {
 			attrs = append(attrs, genaiconv.ConversationIDKey.String(id))
 		}
 	}

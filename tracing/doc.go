@@ -24,7 +24,8 @@
 // keys left go.opentelemetry.io/otel/semconv in v1.42.0, so they are kept in
 // an internal package checked against v1.41.0): gen_ai.operation.name,
 // gen_ai.provider.name, gen_ai.agent.name, gen_ai.conversation.id (the
-// run's session ID), gen_ai.request.model, temperature, top_p, max_tokens,
+// run's session ID; for a nested run, the outer run's),
+// gen_ai.request.model, temperature, top_p, max_tokens,
 // gen_ai.request.stream, gen_ai.response.id, gen_ai.response.model,
 // gen_ai.usage.input_tokens and output_tokens (and reasoning and cache-read
 // tokens when reported), gen_ai.tool.name, gen_ai.tool.call.id,
@@ -73,6 +74,19 @@
 // An error is recorded on the span of every stage it passes through
 // (RecordError, status Error, error.type). A tool's own failure that was
 // reported to the model marks the tool call's span only.
+//
+// Spans record what happened: the chat span and the model-call metrics
+// are those of the call to the model itself ([pipeline.ModelCall.Observe]),
+// so a model call that a stage inside tracing refused (a blocking input
+// guardrail that tripped) has neither; its turn span records the verdict
+// and the error.
+//
+// # Nested runs
+//
+// The run of an agent used as a tool ([pipeline.AgentTool]) has no session
+// of its own (its items are not the conversation's), but it belongs to
+// the outer run's conversation: its spans carry the outer run's session ID
+// as gen_ai.conversation.id, and nest under the outer run's tool call.
 //
 // # Resuming
 //

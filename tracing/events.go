@@ -16,10 +16,15 @@ import (
 // guardrails reports the guardrail results a stage added as events on its
 // span and counts the trips. The turn's span (callID "") takes the input and
 // output guardrails; a tool call's span takes the tool guardrails of its
-// call.
+// call. A nested run's results (their Owner set), which the outer run's
+// state records too, are left to the nested run's own spans: each result is
+// reported and counted once.
 func (m *middleware) guardrails(ctx context.Context, span trace.Span, results []state.GuardrailResult, callID string) {
 	recording := span.IsRecording()
 	for _, g := range results {
+		if g.Owner != "" {
+			continue // a nested run's, recorded by its own stages
+		}
 		toolStage := g.Stage == state.StageToolInput || g.Stage == state.StageToolOutput
 		if callID == "" && toolStage || callID != "" && (!toolStage || g.CallID != callID) {
 			continue

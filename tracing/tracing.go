@@ -100,7 +100,8 @@ func (m *middleware) wrapRun(next pipeline.RunHandler) pipeline.RunHandler {
 		span.SetName("invoke_agent " + c.Agent.Name)
 		m.saveTraceContext(ctx, c.Run)
 		before := c.Run.Usage()
-		span.SetAttributes(m.runAttributes(c)...)
+		span.SetAttributes(m.runAttributes(ctx, c)...)
+		ctx = withConversation(ctx, c.Run)
 		res, err := next.ServeRun(ctx, c)
 		span.SetAttributes(runOutcome(c.Run, res, err, before)...)
 		if err != nil {
@@ -140,24 +141,41 @@ func (m *middleware) wrapTurn(next pipeline.Handler) pipeline.Handler {
 
 func (m *middleware) wrapModel(next pipeline.Model) pipeline.Model {
 	return pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
-		measure := m.inst.opDuration.Enabled(ctx) || m.inst.tokenUsage.Enabled(ctx)
-		var start time.Time
-		if measure {
-			start = time.Now()
+		if disabled(ctx) && !m.inst.opDuration.Enabled(ctx) && !m.inst.tokenUsage.Enabled(ctx) {
+			return next.Respond(ctx, c)
 		}
-		ctx, span := m.start(ctx, "chat", m.client)
+		// The span and the metrics are of the model call itself, made
+		// when a stage inside this one passes the call on to the model:
+		// a blocking input guardrail that trips refuses it, and then
+		// nothing is recorded of a call that never happened.
+		c.Observe(func(ctx context.Context) (context.Context, func(*pipeline.ModelResponse, error)) {
+			return m.observeModel(ctx, c)
+		})
+		return next.Respond(ctx, c)
+	})
+}
+
+// observeModel starts the chat span of model call c as the model is
+// called and returns the func that ends it once the model returned.
+func (m *middleware) observeModel(ctx context.Context, c *pipeline.ModelCall) (context.Context, func(*pipeline.ModelResponse, error)) {
+	measure := m.inst.opDuration.Enabled(ctx) || m.inst.tokenUsage.Enabled(ctx)
+	var start time.Time
+	if measure {
+		start = time.Now()
+	}
+	ctx, span := m.start(ctx, "chat", m.client)
+	recording := span.IsRecording()
+	if recording {
+		if c.Settings.Model != "" {
+			span.SetName("chat " + c.Settings.Model)
+		}
+		span.SetAttributes(m.requestAttributes(ctx, c)...)
+		if m.cfg.content {
+			span.SetAttributes(requestContent(c)...)
+		}
+	}
+	return ctx, func(resp *pipeline.ModelResponse, err error) {
 		defer span.End()
-		recording := span.IsRecording()
-		if recording {
-			if c.Settings.Model != "" {
-				span.SetName("chat " + c.Settings.Model)
-			}
-			span.SetAttributes(m.requestAttributes(c)...)
-			if m.cfg.content {
-				span.SetAttributes(requestContent(c)...)
-			}
-		}
-		resp, err := next.Respond(ctx, c)
 		if recording && resp != nil {
 			span.SetAttributes(responseAttributes(resp)...)
 			hostedCalls(span, resp.Items)
@@ -171,8 +189,7 @@ func (m *middleware) wrapModel(next pipeline.Model) pipeline.Model {
 		if measure {
 			m.recordModelMetrics(ctx, c, resp, err, time.Since(start))
 		}
-		return resp, err
-	})
+	}
 }
 
 func (m *middleware) wrapTool(next pipeline.ToolHandler) pipeline.ToolHandler {

@@ -34,6 +34,7 @@ type coreOps interface {
 	ResolveOwned(r *state.Run, owner string)
 	AddDecision(r *state.Run, d state.Decision)
 	ReplaceContext(r *state.Run, items []state.Item)
+	AddNestedGuardrails(r *state.Run, owner, agent string, gs []state.GuardrailResult)
 }
 
 var ops = hook.Ops.(coreOps)
@@ -113,3 +114,12 @@ func AddDecision(r *state.Run, d state.Decision) { ops.AddDecision(r, d) }
 // model calls see items followed by the run's items recorded after this
 // call. Handoff input filters use it.
 func ReplaceContext(r *state.Run, items []state.Item) { ops.ReplaceContext(r, items) }
+
+// AddNestedGuardrails records in r the guardrail results gs that a nested
+// run recorded (an agent used as a tool): owner is the call of r that ran
+// the nested run and agent the nested run's agent. Each result is tagged
+// with them ([state.GuardrailResult.Owner], Agent; its CallID qualified as
+// "<owner>/<call ID>"), so it is told apart from r's own results.
+func AddNestedGuardrails(r *state.Run, owner, agent string, gs []state.GuardrailResult) {
+	ops.AddNestedGuardrails(r, owner, agent, gs)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -312,4 +313,81 @@ func TestResumeClaimsOnce(t *testing.T) {
 	if danger.n.Load() != 1 {
 		t.Errorf("danger ran %d times", danger.n.Load())
 	}
+}
+
+// TestConcurrentDecisionsConflict is issue 34 point 5: of two workers that
+// Load → decide → Resume one call at the same moment, the loser's error
+// matches state.ErrConflict whichever way it lost, and names the state
+// package once: it decided on a copy loaded before the winner's claim (and
+// its claim loses the compare-and-swap), or it loaded the checkpoint after
+// that claim and finds the call decided (state.ErrAlreadyDecided too).
+func TestConcurrentDecisionsConflict(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	setup := func(t *testing.T) (*pipeline.Runner, *pipeline.Agent, counted, state.Store, string, string) {
+		danger := tool("danger")
+		r, a, res := run(t, approval.Require(approval.ByTool("danger")), []pipeline.Tool{danger}, scripted.Call("danger", `{}`))
+		store := memstore.New()
+		if err := store.Save(ctx, res.State()); err != nil {
+			t.Fatal(err)
+		}
+		return r, a, danger, store, res.RunID(), res.Interruptions()[0].CallID
+	}
+	decide := func(store state.Store, r *pipeline.Runner, a *pipeline.Agent, runID, callID string, verdict bool) error {
+		st, err := store.Load(ctx, runID)
+		if err != nil {
+			return err
+		}
+		if verdict {
+			err = st.Approve(callID)
+		} else {
+			err = st.Reject(callID, "no")
+		}
+		if err != nil {
+			return err
+		}
+		_, err = approval.Resume(ctx, store, r, a, st)
+		return err
+	}
+	check := func(t *testing.T, err error, danger counted) {
+		t.Helper()
+		if !errors.Is(err, state.ErrConflict) {
+			t.Errorf("the loser's error %v does not match state.ErrConflict", err)
+		}
+		if msg := err.Error(); strings.Count(msg, "state: ") > 1 {
+			t.Errorf("the loser's error %q names the state package twice", msg)
+		}
+		if n := danger.n.Load(); n > 1 {
+			t.Errorf("danger ran %d times", n)
+		}
+	}
+
+	t.Run("loaded after the claim", func(t *testing.T) {
+		t.Parallel()
+		r, a, danger, store, runID, callID := setup(t)
+		if err := decide(store, r, a, runID, callID, true); err != nil {
+			t.Fatal(err)
+		}
+		err := decide(store, r, a, runID, callID, false)
+		if !errors.Is(err, state.ErrAlreadyDecided) {
+			t.Errorf("error %v, want state.ErrAlreadyDecided too", err)
+		}
+		check(t, err, danger)
+	})
+	t.Run("at once", func(t *testing.T) {
+		t.Parallel()
+		for range 20 {
+			r, a, danger, store, runID, callID := setup(t)
+			var wg sync.WaitGroup
+			errs := make([]error, 2)
+			for i := range errs {
+				wg.Go(func() { errs[i] = decide(store, r, a, runID, callID, i == 0) })
+			}
+			wg.Wait()
+			if (errs[0] == nil) == (errs[1] == nil) {
+				t.Fatalf("errors %v, want exactly one", errs)
+			}
+			check(t, errors.Join(errs...), danger)
+		}
+	})
 }

@@ -31,7 +31,10 @@
 // With several workers, keep checkpoints in a [state.Store] and use
 // [Resume]: Load → decide → Resume saves with compare-and-swap before any
 // tool runs, so of two workers resuming the same checkpoint exactly one
-// goes on and the other gets [state.ErrConflict].
+// goes on and the other gets [state.ErrConflict]. A worker that loads the
+// checkpoint after the other saved its decision fails to decide the call
+// ([state.Run.Approve], [state.Run.Reject]) with an error matching both
+// [state.ErrAlreadyDecided] and [state.ErrConflict].
 //
 // # Ordering
 //

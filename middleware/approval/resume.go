@@ -24,6 +24,8 @@ import (
 //
 // A worker that loads the checkpoint after another claimed it finds the
 // call already decided ([state.ErrAlreadyDecided]) and must not resume.
+// Either way the loser of two concurrent decisions on one call gets an
+// error matching [state.ErrConflict]: the claim's, or the decision's.
 // The result is that of [pipeline.Runner.Resume]; a failure of the final
 // save is joined to its error, and the run's state then is the resumable
 // state as far as it got.

@@ -56,10 +56,20 @@
 // truly runs again (the process died after the tool ran but before the
 // turn recorded or committed its output) is checked, and counted, again.
 //
+// A nested run (an agent used as a tool, [pipeline.AgentTool]) records its
+// results in its own state, and the core copies them into the outer run's
+// as the call returns, tagged with Owner (the outer call ID) and Agent
+// (the nested agent), each once across pause and resume; in both failure
+// modes the outer state, its checkpoint and [pipeline.StateOf] of the
+// outer error report them.
+//
 // A tripwire error carries a deep copy of the state at the moment it
 // tripped (the items so far and every result), and the run's
 // [pipeline.Result] holds the live state. A run stopped by a tripwire
-// stays stopped: resuming it returns the same [*TripwireError].
+// stays stopped: resuming it returns the same [*TripwireError]. That holds
+// for an outer run aborted ([pipeline.WithToolErrorsAbort]) by a nested
+// run's tripwire; an outer run that reported the nested failure to its
+// model (the default) was not stopped, and resumes.
 //
 // A middleware outside the guardrails (persistence, logging, tracing)
 // learns a turn's verdict from the error without importing this package:

@@ -3,6 +3,7 @@ package guardrails
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -95,14 +96,25 @@ func (h *inputModel) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipel
 // one of the checks tripped: the verdict stands, so the resumed run ends
 // with the same *TripwireError (its Info the recorded JSON, a
 // json.RawMessage) before any turn runs.
+//
+// A result a nested run recorded (an agent used as a tool; its Owner is
+// set) stopped the run only if the call that ran the nested run has no
+// output: the run aborted on it. When the model was told of the nested
+// failure instead, the run went on, and its resume is not refused.
 func refuseTripped[T Subject](stage state.GuardrailStage, checks []named[T]) func(pipeline.RunHandler) pipeline.RunHandler {
 	return func(next pipeline.RunHandler) pipeline.RunHandler {
 		return pipeline.RunHandlerFunc(func(ctx context.Context, c *pipeline.RunCall) (*pipeline.Result, error) {
 			if c.Resumed {
 				for _, r := range c.Run.GuardrailResults() {
-					if r.Tripped && r.Stage == stage && slices.ContainsFunc(checks, func(n named[T]) bool { return n.name == r.Name }) {
-						return nil, &TripwireError{Guardrail: r.Name, Stage: r.Stage, Turn: r.Turn, CallID: r.CallID, Info: r.Info, Result: r, State: c.Run.Clone()}
+					if !r.Tripped || r.Stage != stage || !slices.ContainsFunc(checks, func(n named[T]) bool { return n.name == r.Name }) {
+						continue
 					}
+					if call, _, _ := strings.Cut(r.Owner, "/"); call != "" {
+						if _, answered := c.Run.Completed(call); answered {
+							continue
+						}
+					}
+					return nil, &TripwireError{Guardrail: r.Name, Stage: r.Stage, Turn: r.Turn, CallID: r.CallID, Info: r.Info, Result: r, State: c.Run.Clone()}
 				}
 			}
 			return next.ServeRun(ctx, c)

@@ -250,9 +250,14 @@ func (l *logMiddleware) approval(c *pipeline.ToolCall, res *pipeline.ToolResult)
 
 // guardrails logs the guardrail results a stage added: the turn (callID
 // "") logs the input and output guardrails, a tool call the tool guardrails
-// of its call.
+// of its call. A nested run's results (their Owner set), which the outer
+// run's state records too, are left to the nested run's own stages, so each
+// is logged once.
 func (l *logMiddleware) guardrails(run *state.Run, results []state.GuardrailResult, callID string) {
 	for _, g := range results {
+		if g.Owner != "" {
+			continue // a nested run's, recorded by its own stages
+		}
 		toolStage := g.Stage == state.StageToolInput || g.Stage == state.StageToolOutput
 		if callID == "" && toolStage || callID != "" && (!toolStage || g.CallID != callID) {
 			continue

@@ -21,4 +21,20 @@
 // The model records the calls it received; [Model.Calls] returns copies.
 // It is safe for concurrent use; steps are handed out in the order calls
 // arrive.
+//
+// # Rules
+//
+// A script in call order serves one run in one process. [Rules] answers by
+// the call instead: each [Rule] ([On]) matches calls ([ForAgent],
+// [LastUserContains], [AfterOutput], [All], or any func of the call) and
+// answers them with its steps, its position kept in the run's state. So
+// one model serves concurrent runs, several agents, and runs resumed from
+// a checkpoint in another process, with no hand-written
+// [pipeline.ModelFunc]:
+//
+//	m := scripted.Rules(
+//		scripted.On(scripted.AfterOutput(""), scripted.Reply("Refunded.")),
+//		scripted.On(scripted.LastUserContains("refund"), scripted.CallTool("refund", `{"order":"A1"}`)),
+//		scripted.On(scripted.ForAgent("faq"), scripted.Reply("See the FAQ.")),
+//	)
 package scripted

@@ -115,6 +115,7 @@ type Request struct {
 type Model struct {
 	name string
 	next func(n int) (Step, bool)
+	pick func(c *pipeline.ModelCall) (Step, error) // a Rules model's, instead of next
 
 	mu    sync.Mutex
 	n     int
@@ -177,9 +178,9 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	})
 	m.mu.Unlock()
 
-	step, ok := m.next(n)
-	if !ok {
-		return nil, &ExhaustedError{Steps: m.steps, Call: n}
+	step, err := m.step(c, n)
+	if err != nil {
+		return nil, err
 	}
 	if step.block {
 		<-ctx.Done()
@@ -227,6 +228,18 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 		resp.Usage = state.Usage{Requests: 1, InputTokens: int64(c.Input.Len()), OutputTokens: int64(len(step.parts))}
 	}
 	return resp, nil
+}
+
+// step returns the step that answers call c, the model's n-th.
+func (m *Model) step(c *pipeline.ModelCall, n int) (Step, error) {
+	if m.pick != nil {
+		return m.pick(c)
+	}
+	step, ok := m.next(n)
+	if !ok {
+		return Step{}, &ExhaustedError{Steps: m.steps, Call: n}
+	}
+	return step, nil
 }
 
 // idPrefix returns the part the IDs of a response share: "_<run>_<turn>_"

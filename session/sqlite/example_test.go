@@ -77,7 +77,7 @@ func ExampleStore_Save() {
 	fmt.Println("second save:", store.Save(ctx, b))
 	// Output:
 	// first save: <nil> version 2
-	// second save: state: save run "run-1": state: version conflict (have version 1, stored 2)
+	// second save: state: save run "run-1": version conflict (have version 1, stored 2)
 }
 
 // Migration as a step of its own: a deployment job migrates the file, and

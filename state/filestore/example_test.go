@@ -24,5 +24,5 @@ func Example() {
 	fmt.Println("b:", store.Save(ctx, b))
 	// Output:
 	// a: <nil>
-	// b: state: save run "run_1": state: version conflict (have version 1, stored 2)
+	// b: state: save run "run_1": version conflict (have version 1, stored 2)
 }
