@@ -53,7 +53,7 @@ const (
 		WHERE session_id = ?1 AND place < COALESCE(
 			(SELECT place FROM session_runs WHERE session_id = ?1 AND run_id = ?2), 9223372036854775807)
 		ORDER BY place DESC, seq DESC LIMIT ?3
-	) ORDER BY place, seq`
+	) ORDER BY place ASC, seq ASC`
 
 	sqlLookup = `SELECT i.seq, i.kind, i.name, i.raw
 		FROM session_runs r JOIN session_items i ON i.session_id = r.session_id AND i.place = r.place
