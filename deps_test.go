@@ -26,6 +26,7 @@ var allowed = []struct {
 	{"internal/mutate", nil},                                         // the mutation test (go run ./internal/mutate), a command
 	{"internal/conversation", nil},                                   // tests only: a long conversation on every backend
 	{"internal/childproc", nil},                                      // the worker processes of the multi-process harnesses
+	{"internal/crossbackend", nil},                                   // tests across the real backends, out of the user-facing packages' tests
 	{"internal/runcore/hook", nil},                                   // where state leaves its core operations for runcore
 	{"internal/runcore", []string{"state", "internal/runcore/hook"}}, // the core's operations on a run; importers listed below
 	{"state", []string{"internal/jsonw", "internal/runcore/hook"}},
@@ -44,9 +45,10 @@ var allowed = []struct {
 	{"session/internal/ckpttest", []string{"session", "state", "state/statetest", "internal/runcore"}}, // test helpers of the stores
 	{"session/...", []string{"session", "session/internal/...", "state"}},
 	{"middleware/persistence", []string{"pipeline", "state", "session"}},
+	{"middleware/persistence/internal/faultsuite", []string{"middleware/persistence", "model/scripted", "pipeline", "pipeline/pipelinetest", "session", "session/faulty", "state"}}, // the fault suite any session.Store runs through persistence
 	{"middleware/checkpoint", []string{"pipeline", "state", "session"}}, // session's interface, like persistence
 	{"middleware/...", []string{"pipeline", "state"}},
-	{"riverrun", []string{"pipeline", "state", "session", "middleware/checkpoint", "middleware/persistence"}}, // runs as River jobs; River stays here
+	{"riverrun", []string{"pipeline", "state", "session", "middleware/checkpoint", "middleware/persistence"}}, // runs as River jobs, in a module of its own; River stays here
 	{"model/...", []string{"pipeline", "state", "internal/jsonw"}},
 	{"tracing/...", []string{"pipeline", "state", "tracing/internal/..."}},
 	{"tool/mcp", []string{"pipeline", "state"}}, // MCP servers' tools; the go-sdk stays here
@@ -88,7 +90,14 @@ type listedPackage struct {
 }
 
 func TestDependencyDirection(t *testing.T) {
-	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", "./...").Output()
+	// Every module of the workspace (go.work): the library, riverrun, bench
+	// and examples; ./... alone would stop at the nested modules.
+	mods, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}/...").Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
+	}
+	args := append([]string{"list", "-json=ImportPath,Imports,Deps"}, strings.Fields(string(mods))...)
+	out, err := exec.Command("go", args...).Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}

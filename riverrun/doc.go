@@ -5,6 +5,10 @@
 // checkpointer (middleware/checkpoint) makes every attempt take the run on
 // from where the last one stopped.
 //
+// riverrun is a module of its own, github.com/turnkit/turnkit/riverrun, so
+// that River's version (River ships breaking changes in minor releases)
+// is a requirement of riverrun's users only, not of every turnkit user.
+//
 //	cp := checkpoint.New(store)                 // a state.Store: session/postgres, session/sqlite, ...
 //	runner := pipeline.NewRunner(pipeline.WithMiddleware(
 //		persistence.Middleware(cp.Session(store)),

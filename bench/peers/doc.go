@@ -17,6 +17,6 @@
 //
 // genkit and langchaingo have modules of their own so that their large
 // dependency graphs move neither eino's versions nor each other's.
-// bench/cmd/turnbench in the main module drives them all and puts them in
+// bench/cmd/turnbench, in the bench module, drives them all and puts them in
 // one table with turnkit.
 package peers

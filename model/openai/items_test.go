@@ -16,16 +16,12 @@ import (
 
 	"github.com/openai/openai-go/v3/responses"
 
-	"github.com/turnkit/turnkit/internal/testenv"
 	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/openai"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/memory"
-	"github.com/turnkit/turnkit/session/postgres"
-	"github.com/turnkit/turnkit/session/redis"
-	"github.com/turnkit/turnkit/session/sqlite"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -267,6 +263,7 @@ func passThroughTypes(t *testing.T) []string {
 // and streamed, with a session: the items are recorded in model order,
 // stored in the session in that order, replayed to the model unchanged on
 // the next call and on the next run, and kept by a checkpoint.
+// internal/crossbackend stores such a run in the real session backends.
 func TestHostedAndUnknownItemsRun(t *testing.T) {
 	types := passThroughTypes(t)
 	for _, mode := range modes {
@@ -284,35 +281,6 @@ func TestHostedItemsEachType(t *testing.T) {
 			testMixedRun(t, false, memory.New(), []string{typ})
 		})
 	}
-}
-
-// TestHostedItemsSessionBackends stores the mixed run in the real session
-// backends: SQLite always, PostgreSQL and Redis when their servers are set.
-func TestHostedItemsSessionBackends(t *testing.T) {
-	types := passThroughTypes(t)
-	t.Run("sqlite", func(t *testing.T) {
-		s, err := sqlite.Open(filepath.Join(t.TempDir(), "session.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		testMixedRun(t, true, s, types)
-	})
-	t.Run("postgres", func(t *testing.T) {
-		url := testenv.ServerURL(t, "TURNKIT_POSTGRES_URL")
-		s, err := postgres.Open(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		testMixedRun(t, false, s, types)
-	})
-	t.Run("redis", func(t *testing.T) {
-		url := testenv.ServerURL(t, "TURNKIT_REDIS_URL")
-		s, err := redis.Open(context.Background(), url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		testMixedRun(t, false, s, types)
-	})
 }
 
 type closer interface{ Close() error }

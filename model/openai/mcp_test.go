@@ -3,10 +3,6 @@ package openai_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -19,7 +15,6 @@ import (
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/memory"
-	"github.com/turnkit/turnkit/session/sqlite"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -171,106 +166,5 @@ func TestMCPApprovalWithoutApprovalStage(t *testing.T) {
 	}
 	if resp.IsZero() || resp.MCPApproved() || resp.CallID() != "mcpr_1" {
 		t.Fatalf("response %v %s, want a rejection of mcpr_1", resp, resp.Raw())
-	}
-}
-
-// TestMCPApprovalAcrossProcesses pauses a run on an MCP approval request
-// in this process, with a SQLite session, and approves and resumes it in a
-// child process from the checkpoint file; the child talks to this test's
-// server.
-func TestMCPApprovalAcrossProcesses(t *testing.T) {
-	if os.Getenv("TURNKIT_MCP_CHILD") != "" {
-		t.Skip("the child's own run")
-	}
-	ctx := context.Background()
-	dir := t.TempDir()
-	db, ckpt := filepath.Join(dir, "session.db"), filepath.Join(dir, "run.json")
-	srv := newServer(t, mcpReplies(t)...)
-	store, err := sqlite.Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store), approval.Require(nil)))
-	res, err := runner.Run(ctx, mcpAgent(srv.srv.URL), pipeline.UserInput("what is a turn?"), pipeline.WithSessionID("s"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Interruptions()) != 1 || res.Interruptions()[0].Tool != mcpName {
-		t.Fatalf("interruptions %+v", res.Interruptions())
-	}
-	checkNoDanglingCall(t, store, "s")
-	data, err := state.Marshal(res.State())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ckpt, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	cmd := exec.Command(os.Args[0], "-test.run=^TestMCPApprovalChild$", "-test.v")
-	cmd.Env = append(os.Environ(), "TURNKIT_MCP_CHILD="+srv.srv.URL, "TURNKIT_MCP_DB="+db, "TURNKIT_MCP_CKPT="+ckpt)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
-
-	store, err = sqlite.Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	stored, err := store.List(ctx, "s", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"user_message", "hosted_call(mcp_list_tools)", "mcp_approval_request(" + mcpName + ")",
-		"mcp_approval_response(" + mcpName + ")", "hosted_call(mcp_call)", "assistant_message"}
-	if got := describe(stored); !slices.Equal(got, want) {
-		t.Errorf("session %v, want %v\nchild:\n%s", got, want, out)
-	}
-	if n := len(srv.Requests()); n != 2 {
-		t.Errorf("%d requests, want 2", n)
-	}
-}
-
-// TestMCPApprovalChild is the child process of
-// TestMCPApprovalAcrossProcesses; it does nothing on its own.
-func TestMCPApprovalChild(t *testing.T) {
-	url := os.Getenv("TURNKIT_MCP_CHILD")
-	if url == "" {
-		t.Skip("run by TestMCPApprovalAcrossProcesses")
-	}
-	ctx := context.Background()
-	data, err := os.ReadFile(os.Getenv("TURNKIT_MCP_CKPT"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	run, err := state.Unmarshal(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := run.Pending()
-	if len(p) != 1 || p[0].Tool != mcpName {
-		t.Fatalf("pending %+v", p)
-	}
-	if err := run.Approve(p[0].CallID); err != nil {
-		t.Fatal(err)
-	}
-	store, err := sqlite.Open(os.Getenv("TURNKIT_MCP_DB"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store), approval.Require(nil)))
-	res, err := runner.Resume(ctx, mcpAgent(url), run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Println("final:", res.FinalOutput())
-	if res.FinalOutput() != "Done and dusted." {
-		t.Fatalf("final %q", res.FinalOutput())
 	}
 }

@@ -84,6 +84,9 @@ func runPeer(ctx context.Context, peer, root, benchtime string, turns []int, pro
 		args := append([]string{"run"}, gp.args...)
 		cmd = exec.CommandContext(ctx, "go", append(args, "-turns", strings.Join(list, ","), "-benchtime", benchtime)...)
 		cmd.Dir = filepath.Join(dir, gp.dir)
+		// The peers' modules stay out of the repository's go.work, so that
+		// their dependency graphs never move turnkit's versions.
+		cmd.Env = append(os.Environ(), "GOWORK=off")
 	case peer == "js":
 		if _, err := exec.LookPath("node"); err != nil {
 			return nil, "", errors.New("node is not on PATH (install Node.js 20 or later)")

@@ -1,4 +1,4 @@
-package tracing_test
+package mcp_test
 
 import (
 	"context"
@@ -12,21 +12,29 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/tool/mcp"
 	"github.com/turnkit/turnkit/tracing"
 )
 
+// The spans tracing records for MCP tools' calls. They are tool/mcp's
+// tests rather than tracing's, so that a module importing tracing does not
+// get the MCP SDK in its go.sum through tracing's tests.
+
 var _ tracing.MCPTool = (*mcp.Tool)(nil)
 
-// mcpServer is an in-process go-sdk server with three tools: "lookup"
+// spanServer is an in-process go-sdk server with three tools: "lookup"
 // answers, "broken" returns an isError result and "strict" answers with
 // a JSON-RPC error (invalid params).
-func mcpServer() *sdk.Server {
+func spanServer() *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "files", Version: "v0"}, nil)
 	obj := json.RawMessage(`{"type":"object","properties":{}}`)
 	s.AddTool(&sdk.Tool{Name: "lookup", Description: "Looks up.", InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
@@ -41,11 +49,11 @@ func mcpServer() *sdk.Server {
 	return s
 }
 
-// inMemoryServer serves mcpServer over the go-sdk's in-memory transport.
-func inMemoryServer(t *testing.T) mcp.Server {
+// spanInMemory serves spanServer over the go-sdk's in-memory transport.
+func spanInMemory(t *testing.T) mcp.Server {
 	t.Helper()
 	st, ct := sdk.NewInMemoryTransports()
-	ss, err := mcpServer().Connect(context.Background(), st, nil)
+	ss, err := spanServer().Connect(context.Background(), st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,19 +64,19 @@ func inMemoryServer(t *testing.T) mcp.Server {
 	return mcp.Server{Name: "files", Transport: ct}
 }
 
-// httpServer serves mcpServer over streamable HTTP on a loopback port.
-func httpServer(t *testing.T) (srv mcp.Server, port int) {
+// spanHTTP serves spanServer over streamable HTTP on a loopback port.
+func spanHTTP(t *testing.T) (srv mcp.Server, port int) {
 	t.Helper()
-	s := mcpServer()
+	s := spanServer()
 	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
 	t.Cleanup(hs.Close)
 	port = hs.Listener.Addr().(*net.TCPAddr).Port
 	return mcp.Server{Name: "files", HTTP: &mcp.HTTP{URL: hs.URL + "/mcp", Client: hs.Client()}}, port
 }
 
-// runMCP runs an agent that calls the three MCP tools and a function tool
+// runSpans runs an agent that calls the three MCP tools and a function tool
 // and returns the execute_tool spans by tool name.
-func runMCP(t *testing.T, h *otelHarness, srv mcp.Server) (map[string]trace.SpanKind, map[string]map[string]string, *mcp.Toolset) {
+func runSpans(t *testing.T, h *spanHarness, srv mcp.Server) (map[string]trace.SpanKind, map[string]map[string]string, *mcp.Toolset) {
 	t.Helper()
 	ts, err := mcp.Connect(context.Background(), []mcp.Server{srv})
 	if err != nil {
@@ -78,7 +86,7 @@ func runMCP(t *testing.T, h *otelHarness, srv mcp.Server) (map[string]trace.Span
 	a := &pipeline.Agent{
 		Name:  "helper",
 		Model: scripted.New(scripted.Respond(scripted.Call("lookup", `{}`), scripted.Call("broken", `{}`), scripted.Call("strict", `{}`), scripted.Call("echo", `{}`)), scripted.Reply("done")),
-		Tools: append(ts.Tools(), echoTool("echo")),
+		Tools: append(ts.Tools(), echoSpanTool()),
 	}
 	r := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware()))
 	if _, err := r.Run(context.Background(), a, pipeline.UserInput("hi")); err != nil {
@@ -87,9 +95,9 @@ func runMCP(t *testing.T, h *otelHarness, srv mcp.Server) (map[string]trace.Span
 	kinds := map[string]trace.SpanKind{}
 	got := map[string]map[string]string{}
 	for _, name := range []string{"lookup", "broken", "strict", "echo"} {
-		s := one(t, h.ended(), "execute_tool "+name)
+		s := oneSpan(t, h.spans.Ended(), "execute_tool "+name)
 		kinds[name] = s.SpanKind()
-		got[name] = attrs(s.Attributes())
+		got[name] = spanAttrs(s.Attributes())
 		if wantErr := name == "broken" || name == "strict"; wantErr != (s.Status().Code == codes.Error) {
 			t.Errorf("%s: status %v, want Error: %v", name, s.Status().Code, wantErr)
 		}
@@ -103,8 +111,8 @@ func runMCP(t *testing.T, h *otelHarness, srv mcp.Server) (map[string]trace.Span
 // error. A function tool's span is unchanged.
 func TestMCPToolSpans(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	kinds, got, ts := runMCP(t, h, inMemoryServer(t))
+	h := newSpanHarness(t)
+	kinds, got, ts := runSpans(t, h, spanInMemory(t))
 	_, version := ts.Tools()[0].(*mcp.Tool).MCPSession()
 	if version == "" {
 		t.Fatal("no protocol version negotiated")
@@ -163,9 +171,9 @@ func TestMCPToolSpans(t *testing.T) {
 // session, the transport and the server's address and port.
 func TestMCPToolSpansHTTP(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	srv, port := httpServer(t)
-	_, got, ts := runMCP(t, h, srv)
+	h := newSpanHarness(t)
+	srv, port := spanHTTP(t)
+	_, got, ts := runSpans(t, h, srv)
 	id, _ := ts.Tools()[0].(*mcp.Tool).MCPSession()
 	if id == "" {
 		t.Fatal("no session ID over streamable HTTP")
@@ -178,7 +186,7 @@ func TestMCPToolSpansHTTP(t *testing.T) {
 		"server.port":           strconv.Itoa(port),
 	}
 	for _, name := range []string{"lookup", "broken", "strict"} {
-		if diff := cmp.Diff(want, subset(got[name], want)); diff != "" {
+		if diff := cmp.Diff(want, attrSubset(got[name], want)); diff != "" {
 			t.Errorf("%s: attributes (-want +got):\n%s", name, diff)
 		}
 	}
@@ -188,23 +196,83 @@ func TestMCPToolSpansHTTP(t *testing.T) {
 // its span has no MCP attributes.
 func TestMCPToolSpanPending(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t)
-	ts, err := mcp.Connect(context.Background(), []mcp.Server{inMemoryServer(t)})
+	h := newSpanHarness(t)
+	ts, err := mcp.Connect(context.Background(), []mcp.Server{spanInMemory(t)})
 	if err != nil {
 		t.Fatalf("Connect: %v", err)
 	}
 	t.Cleanup(func() { _ = ts.Close() })
 	a := &pipeline.Agent{Name: "helper", Model: scripted.New(scripted.CallTool("lookup", `{}`), scripted.Reply("done")), Tools: ts.Tools()}
-	r := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware(), requireApproval("lookup")))
+	r := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware(), approval.Require(approval.ByTool("lookup"))))
 	res, err := r.Run(context.Background(), a, pipeline.UserInput("hi"))
 	if err != nil || !res.Interrupted() {
 		t.Fatalf("Run = %v, %v; want an interruption", res, err)
 	}
-	got := attrs(one(t, h.ended(), "execute_tool lookup").Attributes())
+	got := spanAttrs(oneSpan(t, h.spans.Ended(), "execute_tool lookup").Attributes())
 	if got["turnkit.tool.status"] != "pending" {
 		t.Fatalf("status = %q, want pending", got["turnkit.tool.status"])
 	}
 	if v, ok := got["mcp.method.name"]; ok {
 		t.Errorf("a pending call's span has mcp.method.name = %q", v)
 	}
+}
+
+// spanHarness records the spans of the tracing middleware it makes.
+type spanHarness struct {
+	spans *tracetest.SpanRecorder
+	tp    *sdktrace.TracerProvider
+}
+
+func newSpanHarness(t testing.TB) *spanHarness {
+	t.Helper()
+	h := &spanHarness{spans: tracetest.NewSpanRecorder()}
+	h.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(h.spans))
+	t.Cleanup(func() { _ = h.tp.Shutdown(context.Background()) })
+	return h
+}
+
+func (h *spanHarness) middleware() pipeline.Middleware {
+	return tracing.Middleware(tracing.WithTracerProvider(h.tp))
+}
+
+// oneSpan returns the one ended span named name.
+func oneSpan(t testing.TB, spans []sdktrace.ReadOnlySpan, name string) sdktrace.ReadOnlySpan {
+	t.Helper()
+	var got []sdktrace.ReadOnlySpan
+	for _, s := range spans {
+		if s.Name() == name {
+			got = append(got, s)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d spans named %q, want 1", len(got), name)
+	}
+	return got[0]
+}
+
+// spanAttrs returns a span's attributes as a map of emitted values.
+func spanAttrs(kvs []attribute.KeyValue) map[string]string {
+	out := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		out[string(kv.Key)] = kv.Value.String()
+	}
+	return out
+}
+
+// attrSubset returns the entries of got whose keys are in want, for
+// cmp.Diff against want.
+func attrSubset(got, want map[string]string) map[string]string {
+	out := map[string]string{}
+	for k := range want {
+		if v, ok := got[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// echoSpanTool is a function tool, whose span has no MCP attributes.
+func echoSpanTool() pipeline.Tool {
+	return pipeline.NewTool(pipeline.ToolSpec{Name: "echo", Description: "echoes its arguments"},
+		func(_ context.Context, args json.RawMessage) (string, error) { return "echo:" + string(args), nil })
 }

@@ -1,13 +1,14 @@
-package persistence_test
+package backends_test
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/turnkit/turnkit/internal/testenv"
+	"github.com/turnkit/turnkit/middleware/persistence/internal/faultsuite"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/postgres"
 	"github.com/turnkit/turnkit/session/redis"
@@ -21,7 +22,7 @@ import (
 
 func TestFaultsSQLite(t *testing.T) {
 	t.Parallel()
-	testFaults(t, func(t *testing.T) session.Store {
+	faultsuite.Run(t, func(t *testing.T) session.Store {
 		s, err := sqlite.Open(filepath.Join(t.TempDir(), "session.db"))
 		if err != nil {
 			t.Fatal(err)
@@ -32,8 +33,8 @@ func TestFaultsSQLite(t *testing.T) {
 
 func TestFaultsPostgres(t *testing.T) {
 	t.Parallel()
-	url := backendURL(t, "TURNKIT_POSTGRES_URL")
-	testFaults(t, func(t *testing.T) session.Store {
+	url := testenv.ServerURL(t, "TURNKIT_POSTGRES_URL")
+	faultsuite.Run(t, func(t *testing.T) session.Store {
 		s, err := postgres.Open(context.Background(), url)
 		if err != nil {
 			t.Fatal(err)
@@ -44,8 +45,8 @@ func TestFaultsPostgres(t *testing.T) {
 
 func TestFaultsRedis(t *testing.T) {
 	t.Parallel()
-	url := backendURL(t, "TURNKIT_REDIS_URL")
-	testFaults(t, func(t *testing.T) session.Store {
+	url := testenv.ServerURL(t, "TURNKIT_REDIS_URL")
+	faultsuite.Run(t, func(t *testing.T) session.Store {
 		s, err := redis.Open(context.Background(), url)
 		if err != nil {
 			t.Fatal(err)
@@ -54,25 +55,11 @@ func TestFaultsRedis(t *testing.T) {
 	})
 }
 
-// backendURL returns the server URL in env, or skips the test (fails it
-// under CI=true or TURNKIT_REQUIRE_BACKENDS=1).
-func backendURL(t *testing.T, env string) string {
-	t.Helper()
-	url := os.Getenv(env)
-	if url == "" {
-		if os.Getenv("CI") == "true" || os.Getenv("TURNKIT_REQUIRE_BACKENDS") == "1" {
-			t.Fatalf("%s is not set", env)
-		}
-		t.Skipf(`%s is not set; run eval "$(.ci/services start)" to start the servers`, env)
-	}
-	return url
-}
-
-// scoped maps the tests' session ID to a fresh one on a shared store.
+// scoped maps the suite's session ID to a fresh one on a shared store.
 func scoped(s session.Store) session.Store {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return &scopedStore{Store: s, id: sid + "-" + hex.EncodeToString(b[:])}
+	return &scopedStore{Store: s, id: "chat-" + hex.EncodeToString(b[:])}
 }
 
 type scopedStore struct {
