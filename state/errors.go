@@ -313,6 +313,7 @@ func (e *HistoryError) Error() string {
 
 // Unwrap returns the cause.
 func (e *HistoryError) Unwrap() error { return e.Err }
+
 // cause returns err's message without this package's prefix, so that a
 // state error wrapping another names the package once:
 // "state: save run "x": version conflict".
