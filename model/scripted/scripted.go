@@ -121,6 +121,7 @@ type Model struct {
 	n     int
 	calls []Request
 	steps int
+	fresh bool // FreshIDs: every response's IDs are new
 }
 
 var _ pipeline.Model = (*Model)(nil)
@@ -144,6 +145,20 @@ func Generate(f func(n int) Step) *Model {
 		panic("scripted: Generate called with a nil func")
 	}
 	return &Model{name: "scripted", steps: -1, next: func(n int) (Step, bool) { return f(n), true }}
+}
+
+// FreshIDs makes every response carry IDs no earlier response of m had,
+// and returns m. By default the IDs of a response depend only on its run
+// and turn (call_<run>_<turn>_<k>), so a turn replayed after a crash gets
+// the same call IDs, which a test of tools cannot tell from a retry. A
+// real model answers again with new IDs: use FreshIDs in crash and resume
+// tests that must see a tool re-run under a new call ID (and a new
+// idempotency key). Call it before the model's first use.
+func (m *Model) FreshIDs() *Model {
+	m.mu.Lock()
+	m.fresh = true
+	m.mu.Unlock()
+	return m
 }
 
 // Name returns the model name the responses report ("scripted").
@@ -172,7 +187,7 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	}
 	m.mu.Lock()
 	m.n++
-	n := m.n
+	n, fresh := m.n, m.fresh
 	m.calls = append(m.calls, Request{
 		Agent: c.Agent.Name, Instructions: c.Instructions, Input: c.Input, Tools: tools, Stream: c.Stream,
 	})
@@ -199,6 +214,9 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 		return nil, step.err
 	}
 	prefix := idPrefix(c, n)
+	if fresh && c.Turn != nil && c.Turn.Run != nil {
+		prefix += "c" + strconv.Itoa(n) + "_" // the model's n-th call: never seen before
+	}
 	resp := &pipeline.ModelResponse{ID: "resp" + prefix[:len(prefix)-1], Model: m.name, Items: make([]state.Item, len(step.parts))}
 	for k, p := range step.parts {
 		id := prefix + strconv.Itoa(k+1)
@@ -242,7 +260,8 @@ func (m *Model) step(c *pipeline.ModelCall, n int) (Step, error) {
 	return step, nil
 }
 
-// idPrefix returns the part the IDs of a response share: "_<run>_<turn>_"
+// idPrefix returns the part the IDs of a response share (before
+// [Model.FreshIDs] adds the call's number): "_<run>_<turn>_"
 // for a call made by a run, so that IDs are unique across the runs of a
 // session and across the models of one run (a handoff), and deterministic
 // for a given run ID; "_<n>_" for the n-th call of a model used outside a

@@ -290,3 +290,30 @@ func TestIDsOfNestedRuns(t *testing.T) {
 		t.Errorf("response ID = %q", resp.ID)
 	}
 }
+
+// TestFreshIDs: by default a turn asked again answers with the same call
+// IDs; with FreshIDs, with new ones, as a real model does.
+func TestFreshIDs(t *testing.T) {
+	ask := func(m *scripted.Model) string {
+		t.Helper()
+		run := state.NewRun("r1", "a")
+		runner := pipeline.NewRunner()
+		agent := &pipeline.Agent{Name: "a", Model: m}
+		res, err := runner.Run(t.Context(), agent, pipeline.UserInput("hi"), pipeline.WithState(run))
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := res.NewItems()
+		return string(items[len(items)-1].Raw()) // the message, with its ID
+	}
+	for _, fresh := range []bool{false, true} {
+		m := scripted.New(scripted.Reply("one"), scripted.Reply("one"))
+		if fresh {
+			m.FreshIDs()
+		}
+		first, second := ask(m), ask(m)
+		if same := first == second; same == fresh {
+			t.Errorf("FreshIDs %v: the same run and turn answered %s then %s", fresh, first, second)
+		}
+	}
+}
