@@ -193,6 +193,11 @@ func TestUnmarshalErrors(t *testing.T) {
 			at(r, "items", 5)["raw"] = map[string]any{"type": "function_call_output", "call_id": "call_other", "output": "x"}
 		}), wantErr: state.ErrInvalid, wantPath: "$.run.items[5]"},
 		{name: "context_from out of range", give: edit(t, good, func(_, r map[string]any) { r["context_from"] = 50 }), wantErr: state.ErrInvalid, wantPath: "$.run.context_from"},
+		{name: "pending call repeated", give: edit(t, good, func(_, r map[string]any) {
+			p := r["pending"].([]any)
+			r["pending"] = append(p, p[0])
+		}), wantErr: state.ErrInvalid, wantPath: "$.run.pending[1]"},
+		{name: "pending call ID empty", give: edit(t, good, func(_, r map[string]any) { at(r, "pending", 0)["call_id"] = "" }), wantErr: state.ErrInvalid, wantPath: "$.run.pending[0]"},
 		{name: "watermark past next_seq", give: edit(t, good, func(_, r map[string]any) { r["session_watermark"] = 999 }), wantErr: state.ErrInvalid, wantPath: "$.run.session_watermark"},
 		{name: "watermark at next_seq", give: edit(t, good, func(_, r map[string]any) { r["session_watermark"] = r["next_seq"] }), wantErr: state.ErrInvalid, wantPath: "$.run.session_watermark"},
 		{name: "watermark negative", give: edit(t, good, func(_, r map[string]any) { r["session_watermark"] = -1 }), wantErr: state.ErrInvalid, wantPath: "$.run.session_watermark"},

@@ -193,6 +193,22 @@ func TestAssembleRefusesEditedParts(t *testing.T) {
 				t.Errorf("signed=%v, %s: Assemble = %v, want %v", signed, name, err, want)
 			}
 		}
+
+		// A whole checkpoint (Marshal's, a store's earlier format) has no
+		// delta record: it is decoded alone, and stored items beside it
+		// are not its own.
+		whole, err := state.Marshal(r, mopts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := state.Assemble(whole, nil, nil, uopts...); err != nil {
+			t.Errorf("signed=%v: Assemble of a whole checkpoint: %v", signed, err)
+		} else if d := statetest.Diff(t, got, r); d != "" {
+			t.Errorf("signed=%v: Assemble of a whole checkpoint (-want +got):\n%s", signed, d)
+		}
+		if _, err := state.Assemble(whole, d1.Context, items, uopts...); !errors.Is(err, state.ErrInvalid) {
+			t.Errorf("signed=%v: Assemble of a whole checkpoint with stored items = %v, want ErrInvalid", signed, err)
+		}
 	}
 }
 

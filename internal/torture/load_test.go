@@ -87,3 +87,13 @@ func TestClaimPostgres(t *testing.T) {
 func TestClaimSQLite(t *testing.T) {
 	runClaim(t, torture.Backend{Dir: t.TempDir()})
 }
+
+// TestLoadRedis is TestLoadSQLite on one Redis server.
+func TestLoadRedis(t *testing.T) {
+	runLoad(t, torture.Backend{Dir: t.TempDir(), RedisURL: redisURL(t), Schema: fmt.Sprintf("load_%d", time.Now().UnixNano())})
+}
+
+// TestClaimRedis is TestClaimPostgres on one Redis server.
+func TestClaimRedis(t *testing.T) {
+	runClaim(t, torture.Backend{Dir: t.TempDir(), RedisURL: redisURL(t), Schema: fmt.Sprintf("claim_%d", time.Now().UnixNano())})
+}

@@ -14,10 +14,8 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-var (
-	sinkErr  error
-	benchRun atomic.Int64 // each benchmark invocation appends to a new session
-)
+// benchRun numbers the benchmark invocations: each appends to a new session.
+var benchRun atomic.Int64
 
 func benchSession() string { return "bench-" + strconv.FormatInt(benchRun.Add(1), 10) }
 
@@ -32,11 +30,10 @@ func BenchmarkAppend(b *testing.B) {
 		sid := benchSession()
 		var i int64
 		for b.Loop() {
-			sinkErr = s.Append(ctx, sid, "run", sessiontest.Batch(i))
+			if err := s.Append(ctx, sid, "run", sessiontest.Batch(i)); err != nil {
+				b.Fatal(err)
+			}
 			i++
-		}
-		if sinkErr != nil {
-			b.Fatal(sinkErr)
 		}
 	})
 	b.Run("raw", func(b *testing.B) {
@@ -53,11 +50,10 @@ func BenchmarkAppend(b *testing.B) {
 		sid := benchSession()
 		var i int64
 		for b.Loop() {
-			sinkErr = rawAppend(ctx, db, sid, sessiontest.Batch(i))
+			if err := rawAppend(ctx, db, sid, sessiontest.Batch(i)); err != nil {
+				b.Fatal(err)
+			}
 			i++
-		}
-		if sinkErr != nil {
-			b.Fatal(sinkErr)
 		}
 	})
 }
@@ -109,16 +105,19 @@ func BenchmarkCheckpointSave(b *testing.B) {
 			for b.Loop() {
 				turn++
 				ckpttest.Turn(b, r, turn)
-				sinkErr = s.Save(ctx, r)
-			}
-			if sinkErr != nil {
-				b.Fatal(sinkErr)
+				if err := s.Save(ctx, r); err != nil {
+					b.Fatalf("save of turn %d: %v", turn, err)
+				}
 			}
 			sizes := make([]int64, 9)
 			for i := range sizes {
 				turn++
 				ckpttest.Turn(b, r, turn)
-				_, sizes[i] = walWritten(b, db, path, r.ID(), func() { sinkErr = s.Save(ctx, r) })
+				var err error
+				_, sizes[i] = walWritten(b, db, path, r.ID(), func() { err = s.Save(ctx, r) })
+				if err != nil {
+					b.Fatalf("measured save of turn %d: %v", turn, err)
+				}
 			}
 			slices.Sort(sizes)
 			b.ReportMetric(float64(sizes[len(sizes)/2]), "B-written/save")
