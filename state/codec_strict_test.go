@@ -116,3 +116,37 @@ func TestMarshalRefusesEmptyRunID(t *testing.T) {
 		t.Errorf("Delta = %v, want ErrNoRunID", err)
 	}
 }
+
+// TestParseItemKeysMatchExactly: the members of an item's JSON that
+// ParseItem reads match exactly too, on both paths: a call whose
+// "CALL_ID" the API would not read is no call of "c".
+func TestParseItemKeysMatchExactly(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		kind state.Kind
+		raw  string
+	}{
+		{"call ID", state.KindToolCall, `{"type":"function_call","CALL_ID":"c","name":"x","arguments":"{}"}`},
+		{"type", state.KindUserMessage, `{"Type":"message","role":"user","content":"hi"}`},
+		{"content part", state.KindUserMessage, `{"type":"message","role":"user","content":[{"type":"input_text","Text":"hi"}]}`},
+		{"output part", state.KindToolOutput, `{"type":"function_call_output","call_id":"c","output":[{"type":"input_text","TEXT":"ok"}]}`},
+		{"summary", state.KindReasoning, `{"type":"reasoning","summary":[{"type":"summary_text","teXt":"why"}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if _, ok := state.ParseItemFastOnly(tt.kind, []byte(tt.raw)); ok {
+				t.Fatal("the fast path accepted a key in other letter case")
+			}
+			for _, parse := range []func(state.Kind, []byte) (state.Item, error){state.ParseItem, state.ParseItemReference} {
+				if _, err := parse(tt.kind, []byte(tt.raw)); !errors.Is(err, state.ErrKeyCase) {
+					t.Errorf("ParseItem(%s) = %v, want ErrKeyCase", tt.raw, err)
+				}
+			}
+		})
+	}
+	// In a checkpoint, the item's path says where.
+	data := []byte(`{"schema":"turnkit.run","version":1,"run":{"id":"r","next_seq":2,"items":[{"seq":1,"kind":"tool_call","raw":` + tests[0].raw + `}]}}`)
+	wantDecodeError(t, unmarshalBoth(t, data), "$.run.items[0].raw", state.ErrMalformed, state.ErrKeyCase)
+}

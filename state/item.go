@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"reflect"
 	"strconv"
+
+	"github.com/turnkit/turnkit/state/internal/wire"
 )
 
 // Kind says what an [Item] is. The zero Kind is invalid: every item has a
@@ -235,7 +238,10 @@ func HandoffOutput(callID, name, output string) Item {
 
 // ParseItem builds an item of the given kind from its canonical
 // Responses-API JSON, which it validates and copies. It is how stores and
-// checkpoints rebuild items; the returned item has no Seq.
+// checkpoints rebuild items; the returned item has no Seq. The members
+// it reads (type, call_id, name, arguments, content and output parts,
+// summary) match exactly: one named in other letter case, which the API
+// would not read, fails with an error wrapping [ErrKeyCase].
 func ParseItem(kind Kind, raw []byte) (Item, error) {
 	if !kind.Valid() {
 		return Item{}, fmt.Errorf("state: parse item: invalid kind %d", kind)
@@ -264,6 +270,9 @@ func parseItemJSON(kind Kind, raw []byte) (Item, error) {
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return Item{}, fmt.Errorf("state: parse %s item: %w", kind, err)
+	}
+	if key, _ := wire.FoldedKey(raw, shapeOf(kind), "$"); key != "" {
+		return Item{}, fmt.Errorf("state: parse %s item: key %s: %w", kind, key, ErrKeyCase)
 	}
 	it := Item{kind: kind, raw: append([]byte(nil), raw...)}
 	switch kind {
@@ -349,6 +358,65 @@ func contentText(raw json.RawMessage) (string, error) {
 		s += p.Text + p.Refusal
 	}
 	return s, nil
+}
+
+// The shapes of an item's JSON as parseItemJSON reads it, for
+// [wire.FoldedKey]: its keys match exactly, like a checkpoint's, where
+// the item is read (a message's content parts, an output's parts, a
+// summary). Content and output stay raw where the kind does not read
+// them.
+type (
+	partShape struct {
+		Text    string `json:"text"`
+		Refusal string `json:"refusal"`
+	}
+	messageShape struct {
+		Type      string          `json:"type"`
+		Role      string          `json:"role"`
+		CallID    string          `json:"call_id"`
+		Name      string          `json:"name"`
+		Arguments string          `json:"arguments"`
+		Output    json.RawMessage `json:"output"`
+		Content   []partShape     `json:"content"`
+		Summary   []summaryText   `json:"summary"`
+	}
+	outputShape struct {
+		Type      string          `json:"type"`
+		Role      string          `json:"role"`
+		CallID    string          `json:"call_id"`
+		Name      string          `json:"name"`
+		Arguments string          `json:"arguments"`
+		Output    []partShape     `json:"output"`
+		Content   json.RawMessage `json:"content"`
+		Summary   []summaryText   `json:"summary"`
+	}
+	otherShape struct {
+		Type      string          `json:"type"`
+		Role      string          `json:"role"`
+		CallID    string          `json:"call_id"`
+		Name      string          `json:"name"`
+		Arguments string          `json:"arguments"`
+		Output    json.RawMessage `json:"output"`
+		Content   json.RawMessage `json:"content"`
+		Summary   []summaryText   `json:"summary"`
+	}
+)
+
+var (
+	messageShapeType = reflect.TypeFor[messageShape]()
+	outputShapeType  = reflect.TypeFor[outputShape]()
+	otherShapeType   = reflect.TypeFor[otherShape]()
+)
+
+// shapeOf returns the shape parseItemJSON reads an item of kind k in.
+func shapeOf(k Kind) reflect.Type {
+	switch {
+	case k.isMessage():
+		return messageShapeType
+	case k.IsOutput():
+		return outputShapeType
+	}
+	return otherShapeType
 }
 
 type summaryText struct {

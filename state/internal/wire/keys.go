@@ -128,9 +128,13 @@ func (w *keyWalker) members(member func(key []byte, start int) (string, int64)) 
 		start := w.i
 		w.skip()
 		key := w.b[start:w.i]
-		var s string
-		if json.Unmarshal(key, &s) == nil {
-			key = []byte(s)
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var s string
+			if json.Unmarshal(key, &s) == nil {
+				key = []byte(s)
+			}
+		} else if len(key) >= 2 {
+			key = key[1 : len(key)-1] // no escapes: the bytes between the quotes
 		}
 		w.ws()
 		w.i++ // the colon
