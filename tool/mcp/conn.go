@@ -305,9 +305,11 @@ func (c *conn) call(ctx context.Context, p *sdk.CallToolParams, resend bool) (*s
 			return res, nil
 		}
 		// A process that exited since the last call may not be seen as
-		// ended yet: the request's write then fails with EPIPE, and the
-		// server never read it, so it may be sent again whatever the tool.
-		unsent := errors.Is(err, syscall.EPIPE)
+		// ended yet: the request's write then fails with EPIPE, or the
+		// SDK refuses the call before writing it because its read side
+		// already saw the pipe close. Either way the server never read
+		// it, so it may be sent again whatever the tool.
+		unsent := errors.Is(err, syscall.EPIPE) || refusedUnwritten(err)
 		if ctx.Err() != nil || !c.restartable() || !unsent && !c.crashed(s, err) {
 			return nil, classify(ctx, parent, c.srv.Name, "call", p.Name, err)
 		}
@@ -324,6 +326,17 @@ func (c *conn) call(ctx context.Context, p *sdk.CallToolParams, resend bool) (*s
 			return nil, crash
 		}
 	}
+}
+
+// refusedUnwritten reports an SDK call refused before its request was
+// written, because the connection was already shutting down: the SDK's
+// jsonrpc2 ErrClientClosing, which it exposes only as the text of an
+// ErrConnectionClosed (go-sdk v1.8.0, mcp/transport.go). A call whose
+// request was written and whose connection broke gets the read error
+// instead (jsonrpc2 retires in-flight calls with it), so this never
+// mistakes a call the server may have run for an unsent one.
+func refusedUnwritten(err error) bool {
+	return errors.Is(err, sdk.ErrConnectionClosed) && strings.Contains(err.Error(), "client is closing")
 }
 
 // crashed reports whether err came from s ending: the process exited.
