@@ -94,15 +94,21 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 	if sd == nil {
 		return nil, nil
 	}
+	return sd.last(len(sd.entries), limit), nil
+}
+
+// last returns the items of the last limit entries before index end (all
+// of them for limit <= 0).
+func (sd *sessionData) last(end, limit int) []state.Item {
 	from := 0
-	if limit > 0 && limit < len(sd.entries) {
-		from = len(sd.entries) - limit
+	if limit > 0 && limit < end {
+		from = end - limit
 	}
-	out := make([]state.Item, len(sd.entries)-from)
-	for i, e := range sd.entries[from:] {
+	out := make([]state.Item, end-from)
+	for i, e := range sd.entries[from:end] {
 		out[i] = e.item
 	}
-	return out, nil
+	return out
 }
 
 // ListBefore returns, in order, the session's items placed before the
@@ -125,15 +131,7 @@ func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, limit i
 	if place, ok := sd.places[runID]; ok {
 		end, _ = slices.BinarySearchFunc(sd.entries, place, func(e entry, place int) int { return cmp.Compare(e.place, place) })
 	}
-	from := 0
-	if limit > 0 && limit < end {
-		from = end - limit
-	}
-	out := make([]state.Item, end-from)
-	for i, e := range sd.entries[from:end] {
-		out[i] = e.item
-	}
-	return out, nil
+	return sd.last(end, limit), nil
 }
 
 // Append stores items of run runID, each at its Seq, all or none. An item

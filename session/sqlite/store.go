@@ -112,29 +112,10 @@ func (s *Store) unlockWrite() { <-s.write }
 // limit > 0 returns only the last limit items. It reads one consistent
 // snapshot. An unknown session has no items.
 func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.Item, error) {
-	if err := s.gate.Begin(ctx, "list", sessionID); err != nil {
-		return nil, err
-	}
 	if limit <= 0 {
 		limit = -1 // no limit
 	}
-	rows, err := s.db.QueryContext(ctx, sqlList, sessionID, limit)
-	if err != nil {
-		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
-	}
-	defer rows.Close()
-	var out []state.Item
-	for rows.Next() {
-		it, err := rowcodec.ScanItem(rows)
-		if err != nil {
-			return nil, s.gate.Wrap(ctx, "list", sessionID, err)
-		}
-		out = append(out, it)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
-	}
-	return out, nil
+	return s.listItems(ctx, sessionID, sqlList, sessionID, limit)
 }
 
 // ListBefore returns, in order, the session's items placed before the
@@ -142,13 +123,18 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 // limit of them. One statement, one consistent snapshot, served by the
 // primary key from the run's place down.
 func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
-	if err := s.gate.Begin(ctx, "list", sessionID); err != nil {
-		return nil, err
-	}
 	if limit <= 0 {
 		limit = -1 // no limit
 	}
-	rows, err := s.db.QueryContext(ctx, sqlListBefore, sessionID, runID, limit)
+	return s.listItems(ctx, sessionID, sqlListBefore, sessionID, runID, limit)
+}
+
+// listItems runs a query of items of session sessionID and decodes them.
+func (s *Store) listItems(ctx context.Context, sessionID, query string, args ...any) ([]state.Item, error) {
+	if err := s.gate.Begin(ctx, "list", sessionID); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
