@@ -26,7 +26,8 @@ type OutputType interface {
 	// Decode validates text against the schema and decodes it into a new
 	// value of the type (never a pointer the caller shares). A text that
 	// does not match is an [*OutputError] whose Path says where; the
-	// runner fills in its Agent.
+	// runner reports a copy with its Agent and Raw filled in, and never
+	// changes the value Decode returned.
 	Decode(text string) (any, error)
 }
 
@@ -205,7 +206,10 @@ func decodeOutput(a *Agent, text string) (any, error) {
 	if err == nil {
 		return v, nil
 	}
-	if oe, ok := errors.AsType[*OutputError](err); ok {
+	if shared, ok := errors.AsType[*OutputError](err); ok {
+		// An output type may return one error value from many runs at
+		// once: fill in the run on a copy, never on its value.
+		oe := new(*shared)
 		if oe.Agent == "" {
 			oe.Agent = a.Name
 		}

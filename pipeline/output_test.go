@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -373,4 +374,42 @@ func TestOutputGuardrailSeesValue(t *testing.T) {
 			t.Errorf("the check saw (-want +got):\n%s", d)
 		}
 	})
+}
+
+// sharedOutputError is an output type whose Decode returns one shared
+// *OutputError, without agent or raw text, for every text.
+type sharedOutputError struct{ err *pipeline.OutputError }
+
+func (o sharedOutputError) OutputSpec() pipeline.OutputSpec {
+	return pipeline.OutputSpec{Name: "shared", Schema: []byte(`{"type":"object"}`)}
+}
+
+func (o sharedOutputError) Decode(string) (any, error) { return nil, o.err }
+
+// TestSharedOutputErrorIsNotEdited runs two agents at once whose output
+// type returns one shared *OutputError. The core fills in the agent and
+// the raw text on a copy: the shared value stays as the output type made
+// it (editing it in place is a data race that -race reports), and each
+// run's error names its own agent and text.
+func TestSharedOutputErrorIsNotEdited(t *testing.T) {
+	shared := &pipeline.OutputError{Path: "$", Err: errors.New("not an object")}
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() {
+			name, text := fmt.Sprintf("agent%d", i), fmt.Sprintf("text %d", i)
+			agent := &pipeline.Agent{Name: name, Output: sharedOutputError{shared}, Model: scripted.New(scripted.Reply(text))}
+			_, errs[i] = pipeline.NewRunner().Run(context.Background(), agent, pipeline.UserInput("go"))
+		})
+	}
+	wg.Wait()
+	if shared.Agent != "" || shared.Raw != "" {
+		t.Errorf("shared error edited: agent %q raw %q, want both empty", shared.Agent, shared.Raw)
+	}
+	for i, err := range errs {
+		oe, ok := errors.AsType[*pipeline.OutputError](err)
+		if want := fmt.Sprintf("agent%d", i); !ok || oe.Agent != want || oe.Raw != fmt.Sprintf("text %d", i) || oe.Path != "$" {
+			t.Errorf("run %d: error %v, want an *OutputError of %s with its own text", i, err, want)
+		}
+	}
 }
