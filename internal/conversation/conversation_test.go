@@ -33,20 +33,26 @@ type backend struct {
 	open func(t *testing.T) (session.Store, state.Store)
 }
 
+// sqliteBackend opens the SQLite file at path, the sessions and the
+// checkpoints in one store.
+func sqliteBackend(path string) backend {
+	return backend{"sqlite", func(t *testing.T) (session.Store, state.Store) {
+		s, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s, s
+	}}
+}
+
 func backends(t *testing.T) []backend {
 	mem := memory.New()
 	states := memstore.New()
 	path := filepath.Join(t.TempDir(), "conv.db")
 	return []backend{
 		{"memory", func(t *testing.T) (session.Store, state.Store) { return mem, states }},
-		{"sqlite", func(t *testing.T) (session.Store, state.Store) {
-			s, err := sqlite.Open(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = s.Close() })
-			return s, s
-		}},
+		sqliteBackend(path),
 		{"postgres", func(t *testing.T) (session.Store, state.Store) {
 			s, err := postgres.Open(t.Context(), testenv.ServerURL(t, "TURNKIT_POSTGRES_URL"))
 			if err != nil {
@@ -321,14 +327,7 @@ func TestEarlierRunGoesOnWhileLaterPaused(t *testing.T) {
 // N × the conversation.
 func TestCheckpointStorageGrowsWithConversation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "conv.db")
-	b := backend{"sqlite", func(t *testing.T) (session.Store, state.Store) {
-		s, err := sqlite.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s, s
-	}}
+	b := sqliteBackend(path)
 	p := start(t, b)
 	db, err := sql.Open("sqlite", path)
 	if err != nil {
@@ -362,14 +361,7 @@ func TestCheckpointStorageGrowsWithConversation(t *testing.T) {
 // so what is stored is what persistence alone stores.
 func TestDeleteFinishedStoresTheConversation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "conv.db")
-	b := backend{"sqlite", func(t *testing.T) (session.Store, state.Store) {
-		s, err := sqlite.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		return s, s
-	}}
+	b := sqliteBackend(path)
 	p := start(t, b, checkpoint.WithRetention(checkpoint.DeleteFinished))
 	for i := range 20 {
 		p.message(t, "s", fmt.Sprintf("r%d", i), fmt.Sprintf("message %d", i))
