@@ -36,7 +36,7 @@ var (
 	// ErrModel means a model call failed. It is wrapped by [*ModelError],
 	// beside the adapter's own cause.
 	ErrModel = errors.New("pipeline: model call failed")
-	// ErrPanic means a stage panicked and [Recover] turned the panic into
+	// ErrPanic means a stage panicked and [WithRecover] turned the panic into
 	// an error. It is wrapped by [*PanicError].
 	ErrPanic = errors.New("pipeline: panic recovered")
 )
@@ -182,7 +182,7 @@ func (e *ModelError) Error() string {
 // Unwrap returns [ErrModel] and the cause.
 func (e *ModelError) Unwrap() []error { return []error{ErrModel, e.Err} }
 
-// A PanicError is a panic recovered by [Recover].
+// A PanicError is a panic recovered by [WithRecover].
 type PanicError struct {
 	Stage string // "turn", "model" or "tool"
 	Value any

@@ -34,6 +34,7 @@ type config struct {
 	reportInvalid   bool
 	toolErrorText   func(c *ToolCall, err error) string
 	newID           func() string
+	recover         bool
 }
 
 func newConfig(opts []Option) config {

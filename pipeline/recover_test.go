@@ -55,7 +55,7 @@ func TestRecover(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := pipeline.NewRunner(pipeline.WithMiddleware(pipeline.Recover)).Run(context.Background(), tt.agent, pipeline.UserInput("hi"))
+			res, err := pipeline.NewRunner(pipeline.WithRecover()).Run(context.Background(), tt.agent, pipeline.UserInput("hi"))
 			var pe *pipeline.PanicError
 			if !errors.As(err, &pe) {
 				t.Fatalf("err = %v (%T), want *PanicError", err, err)
@@ -73,8 +73,9 @@ func TestRecover(t *testing.T) {
 	}
 }
 
-// TestRecoverSeesInnerMiddlewarePanics checks that middleware inside
-// Recover is covered and middleware outside it sees an ordinary error.
+// TestRecoverSeesInnerMiddlewarePanics checks that a panic in one
+// middleware is recovered and the middleware outside it sees an ordinary
+// error.
 func TestRecoverSeesInnerMiddlewarePanics(t *testing.T) {
 	var outerErr error
 	outer := pipeline.Middleware{Turn: func(next pipeline.Handler) pipeline.Handler {
@@ -89,9 +90,39 @@ func TestRecoverSeesInnerMiddlewarePanics(t *testing.T) {
 		})
 	}}
 	a := &pipeline.Agent{Name: "a", Model: scripted.New(scripted.Reply("x"))}
-	_, err := pipeline.NewRunner(pipeline.WithMiddleware(outer, pipeline.Recover, inner)).Run(context.Background(), a, pipeline.UserInput("hi"))
+	_, err := pipeline.NewRunner(pipeline.WithMiddleware(outer, inner), pipeline.WithRecover()).Run(context.Background(), a, pipeline.UserInput("hi"))
 	var pe *pipeline.PanicError
 	if !errors.As(err, &pe) || pe.Stage != "model" || !errors.As(outerErr, &pe) {
 		t.Errorf("err = %v, outer saw %v; want a model-stage *PanicError in both", err, outerErr)
+	}
+}
+
+// TestRecoverCoversOutermostMiddleware checks that a panic in the
+// outermost middleware's run and turn stages ends the run with a
+// *PanicError rather than crashing the program.
+func TestRecoverCoversOutermostMiddleware(t *testing.T) {
+	for _, stage := range []string{"run", "turn"} {
+		t.Run(stage, func(t *testing.T) {
+			mw := pipeline.Middleware{}
+			switch stage {
+			case "run":
+				mw.Run = func(pipeline.RunHandler) pipeline.RunHandler {
+					return pipeline.RunHandlerFunc(func(context.Context, *pipeline.RunCall) (*pipeline.Result, error) { panic("outer run") })
+				}
+			case "turn":
+				mw.Turn = func(pipeline.Handler) pipeline.Handler {
+					return pipeline.HandlerFunc(func(context.Context, *pipeline.Turn) error { panic("outer turn") })
+				}
+			}
+			a := &pipeline.Agent{Name: "a", Model: scripted.New(scripted.Reply("x"))}
+			res, err := pipeline.NewRunner(pipeline.WithMiddleware(mw), pipeline.WithRecover()).Run(context.Background(), a, pipeline.UserInput("hi"))
+			var pe *pipeline.PanicError
+			if !errors.As(err, &pe) || pe.Stage != stage || pe.Value != "outer "+stage {
+				t.Fatalf("err = %v, want a %s-stage *PanicError", err, stage)
+			}
+			if res == nil {
+				t.Fatal("nil result after a recovered panic")
+			}
+		})
 	}
 }

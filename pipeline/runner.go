@@ -28,7 +28,11 @@ type Runner struct {
 // (see [WithMiddleware]) is composed here, once.
 func NewRunner(opts ...Option) *Runner {
 	r := &Runner{cfg: newConfig(opts)}
-	chain := Chain(r.cfg.middleware...)
+	mws := r.cfg.middleware
+	if r.cfg.recover {
+		mws = withRecovery(mws)
+	}
+	chain := Chain(mws...)
 	r.model = chain.Model(ModelFunc(coreModel))
 	r.tool = chain.Tool(ToolHandlerFunc(r.coreTool))
 	r.turn = chain.Turn(HandlerFunc(r.coreTurn))
