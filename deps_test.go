@@ -46,7 +46,7 @@ var allowed = []struct {
 	{"session/...", []string{"session", "session/internal/...", "state"}},
 	{"middleware/persistence", []string{"pipeline", "state", "session"}},
 	{"middleware/persistence/internal/faultsuite", []string{"middleware/persistence", "model/scripted", "pipeline", "pipeline/pipelinetest", "session", "session/faulty", "state"}}, // the fault suite any session.Store runs through persistence
-	{"middleware/checkpoint", []string{"pipeline", "state", "session"}}, // session's interface, like persistence
+	{"middleware/checkpoint", []string{"pipeline", "state", "session", "middleware/persistence"}}, // wires persistence through its write-ahead (WithSession)
 	{"middleware/...", []string{"pipeline", "state"}},
 	{"riverrun", []string{"pipeline", "state", "session", "middleware/checkpoint", "middleware/persistence"}}, // runs as River jobs, in a module of its own; River stays here
 	{"model/...", []string{"pipeline", "state", "internal/jsonw"}},

@@ -17,7 +17,9 @@ package pipeline
 //   - the checkpointer sits inside persistence, whose session store it
 //     wraps, so every append is preceded by a save, and outside approval
 //     and the guardrails, so their verdicts are in the run before it is
-//     saved;
+//     saved. A checkpointer made with checkpoint.WithSession brings its
+//     persistence with it: its middleware goes in Checkpoint and
+//     Persistence stays empty;
 //   - approval sits outside the guardrails on the tool stage, so a pending
 //     or rejected call never reaches a tool guardrail nor the tool, and a
 //     tool guardrail runs once, when the call executes. A program that

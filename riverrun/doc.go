@@ -9,10 +9,10 @@
 // that River's version (River ships breaking changes in minor releases)
 // is a requirement of riverrun's users only, not of every turnkit user.
 //
-//	cp := checkpoint.New(store)                 // a state.Store: session/postgres, session/sqlite, ...
+//	// store: session/postgres or session/sqlite, a state.Store and a session.Store
+//	cp := checkpoint.New(store, checkpoint.WithSession(store))
 //	runner := pipeline.NewRunner(pipeline.WithMiddleware(
-//		persistence.Middleware(cp.Session(store)),
-//		cp.Middleware(),
+//		cp.Middleware(), // persistence, with the checkpointer inside it
 //		approval.Require(approval.ByTool("transfer")),
 //	))
 //	workers := river.NewWorkers()

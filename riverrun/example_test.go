@@ -14,7 +14,6 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
-	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/riverrun"
 	"github.com/turnkit/turnkit/session/sqlite"
@@ -44,9 +43,8 @@ func Example() {
 	}
 
 	// The worker: the production chain, and the agents by name.
-	cp := checkpoint.New(store)
+	cp := checkpoint.New(store, checkpoint.WithSession(store))
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(
-		persistence.Middleware(cp.Session(store)),
 		cp.Middleware(),
 		approval.Require(approval.ByTool("refund")),
 	))

@@ -26,7 +26,6 @@ import (
 	"github.com/turnkit/turnkit/internal/testenv"
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
-	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/riverrun"
 	"github.com/turnkit/turnkit/session"
@@ -280,9 +279,8 @@ type testStack struct {
 // (each a recording testTool; "transfer" needs approval).
 func newTestStack(st store, tools ...string) *testStack {
 	s := &testStack{fx: &effects{}, block: &atomic.Bool{}, model: &testModel{tools: tools, fail: map[string][]error{}}}
-	s.cp = checkpoint.New(st)
+	s.cp = checkpoint.New(st, checkpoint.WithSession(st))
 	s.runner = pipeline.NewRunner(pipeline.WithMiddleware(
-		persistence.Middleware(s.cp.Session(st)),
 		s.cp.Middleware(),
 		approval.Require(approval.ByTool("transfer")),
 	))

@@ -9,7 +9,6 @@ import (
 	"github.com/riverqueue/river/rivertype"
 	"github.com/riverqueue/rivercontrib/otelriver"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
-	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/riverrun"
 	"github.com/turnkit/turnkit/tracing"
@@ -38,10 +37,9 @@ func TestTraces(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.close()
-	cp := checkpoint.New(st)
+	cp := checkpoint.New(st, checkpoint.WithSession(st))
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(
 		tracing.Middleware(tracing.WithTracerProvider(tp)),
-		persistence.Middleware(cp.Session(st)),
 		cp.Middleware(),
 	))
 	stack := newTestStack(st, "effect")

@@ -102,8 +102,8 @@ type Worker struct {
 var _ river.Worker[RunArgs] = (*Worker)(nil)
 
 // NewWorker returns a worker that runs jobs with runner, whose chain must
-// hold cp's middleware and whose persistence middleware must append
-// through cp.Session (see middleware/checkpoint), and looks their agents
+// hold cp's middleware, cp made with checkpoint.WithSession (see
+// middleware/checkpoint), and looks their agents
 // up in agents. It panics if any of them is nil.
 func NewWorker(runner *pipeline.Runner, cp *checkpoint.Checkpointer, agents *Registry, opts ...Option) *Worker {
 	if runner == nil || cp == nil || agents == nil {

@@ -6,9 +6,8 @@
 // main calls [ChildMain] first). Each serves its share of M sessions, one
 // run at a time per session, in a loop: a run is a few tool turns of a
 // scripted model that answers after a fixed latency, then a final
-// message, with persistence over
-// [github.com/turnkit/turnkit/middleware/checkpoint.Checkpointer.Session] and the
-// checkpointer's middleware, the backend's store being both the session
+// message, with the checkpointer's middleware persisting through
+// [github.com/turnkit/turnkit/middleware/checkpoint.WithSession], the backend's store being both the session
 // store and the state store so that each commit saves and appends in one
 // SaveAppend. After a warm-up, the workers measure for a window: turns
 // and runs per second, the turn latency's p50 and p99, the store's calls

@@ -172,8 +172,8 @@ type childReport struct {
 // lets them open their stores, starts them all at once, and collects
 // their reports after the warm-up and the window. Every worker process
 // serves its sessions in a loop of runs with the crash-safe chain
-// (persistence over checkpoint.Checkpointer.Session of the store, then
-// the checkpointer's middleware; one store for both, so that a commit's
+// (the checkpointer's middleware with persistence through
+// checkpoint.WithSession; one store for both, so that a commit's
 // save and append are one SaveAppend). It empties the backend again at
 // the end.
 func Simulate(ctx context.Context, cfg Config, launch Launcher) (*Result, error) {

@@ -47,11 +47,10 @@ type process struct {
 
 func newProcess(cfg Config, index int, store Store, c *counters) *process {
 	p := &process{cfg: cfg, index: index, store: store, count: c}
-	p.cp = checkpoint.New(store)
+	p.cp = checkpoint.New(store, checkpoint.WithSession(store, persistence.WithLimit(cfg.HistoryLimit)))
 	p.runner = pipeline.NewRunner(
 		pipeline.WithMaxTurns(cfg.ToolTurns+5),
 		pipeline.WithMiddleware(
-			persistence.Middleware(p.cp.Session(store), persistence.WithLimit(cfg.HistoryLimit)),
 			p.cp.Middleware(),
 		))
 	tool := pipeline.NewTool(pipeline.ToolSpec{Name: ToolName, Description: "Looks something up."},

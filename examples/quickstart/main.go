@@ -21,7 +21,6 @@ import (
 
 	"github.com/turnkit/turnkit/examples/internal/exmodel"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
-	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session/sqlite"
@@ -151,11 +150,10 @@ func run(ctx context.Context, w io.Writer, dbPath string) error {
 		Tools:        tools(),
 	}
 	tm := &timing{}
-	cp := checkpoint.New(store)
+	cp := checkpoint.New(store, checkpoint.WithSession(store)) // tool side effects at once, answers after the verdict
 	stack := pipeline.Stack{
-		Persistence: persistence.Middleware(cp.Session(store)), // tool side effects at once, answers after the verdict
-		Checkpoint:  cp.Middleware(),                           // a crash at any point resumes from here
-		Extra:       []pipeline.Middleware{tm.middleware()},
+		Checkpoint: cp.Middleware(), // a crash at any point resumes from here
+		Extra:      []pipeline.Middleware{tm.middleware()},
 	}
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(stack.Middleware()...))
 

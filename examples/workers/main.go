@@ -54,7 +54,6 @@ import (
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/middleware/logging"
-	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/riverrun"
 	"github.com/turnkit/turnkit/session"
@@ -171,12 +170,11 @@ func command[TTx any](ctx context.Context, w io.Writer, zl *zap.Logger, driver r
 		return err
 	}
 
-	cp := checkpoint.New(st)
+	cp := checkpoint.New(st, checkpoint.WithSession(st))
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(pipeline.Stack{
-		Logging:     logging.Middleware(zl.Named("turnkit")), // the runs log through zap too
-		Persistence: persistence.Middleware(cp.Session(st)),
-		Checkpoint:  cp.Middleware(),
-		Approval:    approval.Require(approval.ByTool("refund")),
+		Logging:    logging.Middleware(zl.Named("turnkit")), // the runs log through zap too
+		Checkpoint: cp.Middleware(),
+		Approval:   approval.Require(approval.ByTool("refund")),
 	}.Middleware()...))
 	agent := newAgent()
 	workers := river.NewWorkers()

@@ -133,10 +133,9 @@ func start(t *testing.T, b backend, opts ...checkpoint.Option) *process {
 
 func startWith(t *testing.T, b backend, popts []persistence.Option, opts ...checkpoint.Option) *process {
 	ss, states := b.open(t)
-	cp := checkpoint.New(states, opts...)
+	cp := checkpoint.New(states, append(opts[:len(opts):len(opts)], checkpoint.WithSession(ss, popts...))...)
 	p := &process{cp: cp, model: &chatModel{}, ss: ss, states: states}
 	p.runner = pipeline.NewRunner(pipeline.WithMiddleware(
-		persistence.Middleware(cp.Session(ss), popts...),
 		cp.Middleware(),
 		approval.Require(approval.ByTool("transfer")),
 	))

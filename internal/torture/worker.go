@@ -54,9 +54,8 @@ func NewStack(plan Plan, sessions session.Store, states state.Store, log *Effect
 	} else {
 		hs, hsess = HookState(states, hooks), HookSession(sessions, hooks)
 	}
-	cp := checkpoint.New(hs, checkpoint.WithRetryableTools(retryable))
+	cp := checkpoint.New(hs, checkpoint.WithRetryableTools(retryable), checkpoint.WithSession(hsess, persistence.WithLimit(100)))
 	runner := pipeline.NewRunner(pipeline.WithMaxTurns(40), pipeline.WithMiddleware(
-		persistence.Middleware(cp.Session(hsess), persistence.WithLimit(100)),
 		cp.Middleware(),
 		approval.Require(approval.ByTool(ToolTransfer)),
 		guardrails.Output(TripCheck(hooks), guardrails.WithName(GuardrailName)),

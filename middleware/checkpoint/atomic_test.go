@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/turnkit/turnkit/middleware/checkpoint"
-	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session/memory"
@@ -70,8 +69,8 @@ func (s *oneStore) SaveAppend(ctx context.Context, run *state.Run, sessionID str
 }
 
 func atomicRunner(s *oneStore) (*pipeline.Runner, *checkpoint.Checkpointer) {
-	cp := checkpoint.New(s)
-	return pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(cp.Session(s)), cp.Middleware())), cp
+	cp := checkpoint.New(s, checkpoint.WithSession(s))
+	return pipeline.NewRunner(pipeline.WithMiddleware(cp.Middleware())), cp
 }
 
 func atomicAgent() *pipeline.Agent {
@@ -134,7 +133,7 @@ func TestSaveAppendFailedFinalCommit(t *testing.T) {
 			return err
 		})
 	}}
-	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(cp.Session(s)), fail, cp.Middleware()))
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(cp.Middleware(), fail))
 	_, err := runner.Run(ctx, agent, pipeline.UserInput("go"), pipeline.WithSessionID("s1"), pipeline.WithRunID("r1"))
 	if !errors.Is(err, boom) {
 		t.Fatalf("Run = %v, want the failed commit's error", err)
@@ -170,5 +169,29 @@ func TestSaveAppendConflictLosesRun(t *testing.T) {
 	}
 	if items, _ := s.List(ctx, "s1", 0); len(items) != 0 {
 		t.Errorf("session holds %d items after the lost run", len(items))
+	}
+}
+
+// TestAtomicReportsTheWiring checks that Atomic says when saves and
+// appends share a transaction: only when WithSession gets the state store
+// itself and it offers SaveAppend. A wrapped store given to one side only
+// is the wiring mistake Atomic lets a test catch.
+func TestAtomicReportsTheWiring(t *testing.T) {
+	one := newOneStore()
+	wrapped := struct{ *oneStore }{one} // hides nothing, but is another value
+	tests := []struct {
+		name string
+		cp   *checkpoint.Checkpointer
+		want bool
+	}{
+		{"one store for both", checkpoint.New(one, checkpoint.WithSession(one)), true},
+		{"no session store", checkpoint.New(one), false},
+		{"a wrapped session store", checkpoint.New(one, checkpoint.WithSession(wrapped)), false},
+		{"stores without SaveAppend", checkpoint.New(memstore.New(), checkpoint.WithSession(memory.New())), false},
+	}
+	for _, tt := range tests {
+		if got := tt.cp.Atomic(); got != tt.want {
+			t.Errorf("%s: Atomic() = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

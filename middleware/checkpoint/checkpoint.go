@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
@@ -18,26 +19,46 @@ import (
 // the checkpoint. See the package documentation for what it saves, when,
 // and why.
 //
-// Wire it in two places: [Checkpointer.Middleware] in the runner's chain,
-// inside the persistence middleware, and [Checkpointer.Session] around the
-// session store given to persistence. A Checkpointer is safe for
-// concurrent use: one serves every run of a runner, and any number of
+// Wire it with one call: [Checkpointer.Middleware] in the runner's chain
+// (the Checkpoint field of [pipeline.Stack]); with [WithSession], that
+// middleware persists runs to a session store too. A Checkpointer is safe
+// for concurrent use: one serves every run of a runner, and any number of
 // runners.
 type Checkpointer struct {
-	store state.Store
-	cfg   config
-
-	mu      sync.Mutex
-	session session.Store // the store Session wrapped, for Resume
+	store   state.Store
+	cfg     config
+	session session.Store       // the session store of WithSession, or nil
+	persist pipeline.Middleware // persistence over the write-ahead store, or zero
 }
 
 // New returns a checkpointer that saves into store. It panics if store is
-// nil.
+// nil, or if [WithSession] gives a nil session store.
 func New(store state.Store, opts ...Option) *Checkpointer {
 	if store == nil {
 		panic("checkpoint: New called with a nil state.Store")
 	}
-	return &Checkpointer{store: store, cfg: newConfig(opts)}
+	c := &Checkpointer{store: store, cfg: newConfig(opts)}
+	if c.cfg.hasSessions {
+		if c.cfg.sessions == nil {
+			panic("checkpoint: WithSession called with a nil session.Store")
+		}
+		c.session = c.cfg.sessions
+		c.persist = persistence.Middleware(&aheadSession{Store: c.session, c: c}, c.cfg.persist...)
+	}
+	return c
+}
+
+// Atomic reports whether each checkpoint save and the session append it
+// guards are one transaction: the session store of [WithSession] is the
+// checkpointer's state store, the same value, and offers a save-and-append.
+// Otherwise the save is made first and the append after it, which is still
+// crash-safe (see the package documentation) at one more durable write.
+func (c *Checkpointer) Atomic() bool {
+	if c.session == nil {
+		return false
+	}
+	_, ok := (&aheadSession{Store: c.session, c: c}).atomic()
+	return ok
 }
 
 // retryable reports whether c may run again under a new call ID after a
@@ -122,6 +143,15 @@ func (lr *live) saveLocked(ctx context.Context, stage Stage) error {
 // as a tool, [pipeline.AgentTool]) is not checkpointed on its own: its
 // state travels in the outer run's checkpoint.
 func (c *Checkpointer) Middleware() pipeline.Middleware {
+	own := c.middleware()
+	if c.session == nil {
+		return own
+	}
+	return pipeline.Chain(c.persist, own)
+}
+
+// middleware is the checkpointer's own stages, without persistence.
+func (c *Checkpointer) middleware() pipeline.Middleware {
 	return pipeline.Middleware{
 		Name: "checkpoint",
 		Run:  func(next pipeline.RunHandler) pipeline.RunHandler { return &runHandler{c: c, next: next} },

@@ -4,11 +4,11 @@
 // checkpoint with nothing lost, nothing stored twice, and no tool run
 // under a new idempotency key.
 //
-//	cp := checkpoint.New(store)           // a state.Store: session/sqlite, session/postgres, ...
+//	// store is a state.Store and a session.Store: session/sqlite, session/postgres, ...
+//	cp := checkpoint.New(store, checkpoint.WithSession(store))
 //	runner := pipeline.NewRunner(pipeline.WithMiddleware(
 //		tracing.Middleware(),
-//		persistence.Middleware(cp.Session(sessions)),
-//		cp.Middleware(),
+//		cp.Middleware(), // persistence, then the checkpointer inside it
 //		approval.Require(approval.ByTool("transfer")),
 //		guardrails.Output(noSecrets),
 //	))
@@ -46,7 +46,7 @@
 //     retried after a crash carries the same call ID, hence the same
 //     idempotency key ([pipeline.ToolCall.IdempotencyKey]); skipped for
 //     calls [WithRetryableTools] names, which may run again under a new one;
-//   - append: before every session append ([Checkpointer.Session]), so the
+//   - append: before every session append (through [WithSession]), so the
 //     session never holds an item the checkpoint does not, except a tool
 //     output committed while its call is open in the checkpoint, which
 //     resume finds in the session and does not run again;
@@ -95,9 +95,10 @@
 //
 //   - Inside persistence: the turn stage must record a final output or a
 //     handoff before persistence commits the turn, which it does when the
-//     inner stages return. Give persistence the store that
-//     [Checkpointer.Session] returns, so that every append is preceded by
-//     a save.
+//     inner stages return. [WithSession] puts the persistence middleware
+//     in [Checkpointer.Middleware], outside the checkpointer and writing
+//     through it, so that every append is preceded by a save; do not add
+//     a second persistence middleware of your own.
 //   - Outside approval and the guardrails: their verdicts (a pending call,
 //     a rejection, a tripwire) are in the run before it is saved, and a
 //     turn stopped by an output tripwire is not marked finished.

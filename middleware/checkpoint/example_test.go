@@ -8,7 +8,6 @@ import (
 
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
-	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session/memory"
@@ -26,9 +25,8 @@ func deleteTool() pipeline.Tool {
 func ExampleNew() {
 	ctx := context.Background()
 	states := memstore.New() // session/sqlite, session/postgres and session/redis are state stores too
-	cp := checkpoint.New(states)
+	cp := checkpoint.New(states, checkpoint.WithSession(memory.New()))
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(
-		persistence.Middleware(cp.Session(memory.New())),
 		cp.Middleware(),
 	))
 	agent := &pipeline.Agent{
@@ -54,9 +52,8 @@ func ExampleNew() {
 func ExampleCheckpointer_Resume() {
 	ctx := context.Background()
 	states, sessions := memstore.New(), memory.New()
-	cp := checkpoint.New(states)
+	cp := checkpoint.New(states, checkpoint.WithSession(sessions))
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(
-		persistence.Middleware(cp.Session(sessions)),
 		cp.Middleware(),
 		approval.Require(approval.ByTool("delete_files")),
 	))

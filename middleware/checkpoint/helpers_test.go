@@ -107,9 +107,8 @@ func newProcessOpts(t *testing.T, w *world, name string, checkpointed bool, cpOp
 	var sessions session.Store = &crashSessions{Store: w.sessions, p: p}
 	var mws []pipeline.Middleware
 	if checkpointed {
-		p.cp = checkpoint.New(states, cpOpts...)
-		sessions = p.cp.Session(sessions)
-		mws = append(mws, persistence.Middleware(sessions), p.cp.Middleware())
+		p.cp = checkpoint.New(states, append(cpOpts[:len(cpOpts):len(cpOpts)], checkpoint.WithSession(sessions))...)
+		mws = append(mws, p.cp.Middleware())
 	} else {
 		mws = append(mws, persistence.Middleware(sessions))
 	}

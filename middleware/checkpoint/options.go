@@ -3,7 +3,9 @@ package checkpoint
 import (
 	"time"
 
+	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/session"
 )
 
 // An Option configures [New].
@@ -17,6 +19,9 @@ type config struct {
 	detachedTimeout time.Duration
 	retryable       func(c *pipeline.ToolCall) bool
 	retention       Retention
+	sessions        session.Store
+	persist         []persistence.Option
+	hasSessions     bool
 }
 
 // defaultDetachedTimeout bounds the saves made after a run's context is
@@ -31,6 +36,29 @@ func newConfig(opts []Option) config {
 		}
 	}
 	return c
+}
+
+// WithSession makes the checkpointer's [Checkpointer.Middleware] persist
+// runs to the session store sessions as well: it includes the persistence
+// middleware ([persistence.Middleware] with opts), placed outside the
+// checkpointer and writing through it, so that a checkpoint save precedes
+// every session append. This is the one way to wire a checkpointer with
+// persistence; give [New] a single WithSession.
+//
+// When sessions is the same value as the state store given to New and
+// offers a save-and-append in one transaction (session/sqlite,
+// session/postgres and session/redis do), each save and the append it
+// guards are one transaction; a wrapped store must be given as both and
+// must forward that method. [Checkpointer.Atomic] reports which applies.
+//
+// [New] panics if sessions is nil. A later WithSession replaces an
+// earlier one: a checkpointer serves one session store.
+func WithSession(sessions session.Store, opts ...persistence.Option) Option {
+	return optionFunc(func(c *config) {
+		c.sessions = sessions
+		c.persist = opts
+		c.hasSessions = true
+	})
 }
 
 // WithDetachedSaveTimeout bounds the save a run makes when it returns,

@@ -74,9 +74,9 @@ func (c *Checkpointer) complete(ctx context.Context, run *state.Run) (bool, erro
 	if err != nil || !ok {
 		return false, err
 	}
-	sess := c.sessionStore()
+	sess := c.session
 	if sess == nil {
-		return false, &CompleteError{RunID: run.ID(), SessionID: sid, Err: errors.New("the checkpointer has no session store (Checkpointer.Session was never called)")}
+		return false, &CompleteError{RunID: run.ID(), SessionID: sid, Err: errors.New("the checkpointer has no session store (New was not given WithSession)")}
 	}
 	if err := c.store.Save(ctx, run); err != nil { // claim: one worker completes
 		return false, &SaveError{RunID: run.ID(), Stage: StageComplete, Err: err}

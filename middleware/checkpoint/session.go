@@ -8,39 +8,14 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-// Session returns inner with the write-ahead: before each Append made for
-// a run this checkpointer serves, the run is saved, so the session never
-// holds model output the checkpoint has not seen. The append of a
-// finished run (its final commit) is recorded in the checkpoint before it
-// is made, so that [Checkpointer.Resume] can complete it after a crash.
-// If the save fails, the append is not made and Append returns the
-// [*SaveError]. Appends for other runs, and every other method, pass
-// through to inner.
-//
-// Give the returned store to the persistence middleware. A Checkpointer
-// serves one session store: Session panics if inner is nil or if it was
-// already called with another store. The returned store is safe for
-// concurrent use if inner is.
-func (c *Checkpointer) Session(inner session.Store) session.Store {
-	if inner == nil {
-		panic("checkpoint: Session called with a nil session.Store")
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.session != nil && c.session != inner {
-		panic("checkpoint: Session called with a second session store; use one Checkpointer per session store")
-	}
-	c.session = inner
-	return &aheadSession{Store: inner, c: c}
-}
-
-// sessionStore returns the store Session wrapped, or nil.
-func (c *Checkpointer) sessionStore() session.Store {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.session
-}
-
+// An aheadSession is the session store of [WithSession] with the
+// write-ahead: before each Append made for a run this checkpointer serves,
+// the run is saved, so the session never holds model output the checkpoint
+// has not seen. The append of a finished run (its final commit) is
+// recorded in the checkpoint before it is made, so that
+// [Checkpointer.Resume] can complete it after a crash. If the save fails,
+// the append is not made and Append returns the [*SaveError]. Appends for
+// other runs, and every other method, pass through to the inner store.
 type aheadSession struct {
 	session.Store
 	c *Checkpointer

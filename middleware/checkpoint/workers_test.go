@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/turnkit/turnkit/middleware/checkpoint"
-	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session/faulty"
@@ -222,8 +221,8 @@ func TestHandoffCommitFailureKeepsAgent(t *testing.T) {
 	}
 	states := memstore.New()
 	sessions := faulty.New(memory.New(), faulty.FailBefore(2)) // the input lands; the handoff's commit fails
-	cp := checkpoint.New(states)
-	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(cp.Session(sessions)), cp.Middleware()))
+	cp := checkpoint.New(states, checkpoint.WithSession(sessions))
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(cp.Middleware()))
 	_, err := runner.Run(ctx, triage, pipeline.UserInput("My invoice is wrong."), pipeline.WithRunID(runID), pipeline.WithSessionID(sessionID))
 	if !errors.Is(err, faulty.ErrInjected) {
 		t.Fatalf("run = %v, want the injected append failure", err)
@@ -309,8 +308,8 @@ func TestAgentToolRunIsNotCheckpointedAlone(t *testing.T) {
 		Model: scripted.New(scripted.CallTool("helper", `{"input":"answer?"}`), scripted.Reply("It is 42.")),
 	}
 	states := memstore.New()
-	cp := checkpoint.New(states)
-	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(cp.Session(memory.New())), cp.Middleware()))
+	cp := checkpoint.New(states, checkpoint.WithSession(memory.New()))
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(cp.Middleware()))
 	res, err := runner.Run(ctx, outer, pipeline.UserInput("Ask the helper."), pipeline.WithRunID(runID), pipeline.WithSessionID(sessionID))
 	if err != nil || res.FinalOutput() != "It is 42." {
 		t.Fatalf("run = %q, %v", res.FinalOutput(), err)
@@ -331,12 +330,7 @@ func TestWiringPanics(t *testing.T) {
 		give func()
 	}{
 		{name: "nil state store", give: func() { checkpoint.New(nil) }},
-		{name: "nil session store", give: func() { checkpoint.New(memstore.New()).Session(nil) }},
-		{name: "second session store", give: func() {
-			cp := checkpoint.New(memstore.New())
-			cp.Session(memory.New())
-			cp.Session(memory.New())
-		}},
+		{name: "nil session store", give: func() { checkpoint.New(memstore.New(), checkpoint.WithSession(nil)) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
-	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
@@ -80,10 +79,9 @@ func (e effects) tool(name string) pipeline.Tool {
 func newWorker(t *testing.T, client goredis.UniversalClient, prefix string, fx effects, steps ...scripted.Step) *worker {
 	w := &worker{}
 	store := newStore(t, client, redis.WithPrefix(prefix))
-	w.cp = checkpoint.New(crashStates{store, w})
 	var sessions session.Store = crashSessions{store, w}
+	w.cp = checkpoint.New(crashStates{store, w}, checkpoint.WithSession(sessions))
 	w.runner = pipeline.NewRunner(pipeline.WithMiddleware(
-		persistence.Middleware(w.cp.Session(sessions)),
 		w.cp.Middleware(),
 		approval.Require(approval.ByTool("transfer")),
 	))

@@ -35,7 +35,6 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
-	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/riverrun"
 	"github.com/turnkit/turnkit/session/postgres"
@@ -133,8 +132,8 @@ func newStack(ctx context.Context, url, schema string) (*stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	cp := checkpoint.New(st)
-	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(cp.Session(st)), cp.Middleware()))
+	cp := checkpoint.New(st, checkpoint.WithSession(st))
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(cp.Middleware()))
 	lookup := pipeline.NewTool(pipeline.ToolSpec{
 		Name: "lookup", Description: "Looks something up.", Parameters: json.RawMessage(`{"type":"object"}`),
 	}, func(context.Context, json.RawMessage) (string, error) { return `{"found":true}`, nil })

@@ -123,8 +123,8 @@ func crashSafeTurns(b *testing.B, be backend, h int, c chain) {
 		opts = append(opts, checkpoint.WithRetryableTools(func(*pipeline.ToolCall) bool { return true }))
 	}
 	if c != persistenceAlone {
-		cp := checkpoint.New(st, opts...)
-		mws = []pipeline.Middleware{persistence.Middleware(cp.Session(sess)), cp.Middleware()}
+		cp := checkpoint.New(st, append(opts[:len(opts):len(opts)], checkpoint.WithSession(sess))...)
+		mws = []pipeline.Middleware{cp.Middleware()}
 	}
 	var prev *state.Run
 	prepare := func(run *state.Run) {
@@ -155,8 +155,8 @@ func crashSafeTurns(b *testing.B, be backend, h int, c chain) {
 func bytesPerSave(b *testing.B, st state.Store, sess session.Store, sessionID string, h int, opts []checkpoint.Option) float64 {
 	ctx := context.Background()
 	m := &measuringStore{Store: st}
-	cp := checkpoint.New(m, opts...)
-	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(cp.Session(sess)), cp.Middleware()))
+	cp := checkpoint.New(m, append(opts[:len(opts):len(opts)], checkpoint.WithSession(sess))...)
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(cp.Middleware()))
 	agent := &pipeline.Agent{Name: "bench", Model: turnsModel(8), Tools: []pipeline.Tool{trivialTool()}}
 	run := state.NewRun(fmt.Sprintf("bytes-%d", h), "bench")
 	run.SetSessionID(sessionID)

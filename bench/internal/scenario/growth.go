@@ -336,8 +336,9 @@ func openGrowth(ctx context.Context, backend, chain string, opts ConversationOpt
 		if opts.DeleteFinished {
 			copts = append(copts, checkpoint.WithRetention(checkpoint.DeleteFinished))
 		}
+		copts = append(copts, checkpoint.WithSession(g.count.session(), popts...))
 		cp := checkpoint.New(g.count.state(), copts...)
-		mws = []pipeline.Middleware{persistence.Middleware(cp.Session(g.count.session()), popts...), cp.Middleware()}
+		mws = []pipeline.Middleware{cp.Middleware()}
 	default:
 		g.close()
 		return nil, fmt.Errorf("unknown chain %q", chain)
