@@ -1,0 +1,106 @@
+package bench_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/turnkit/turnkit/bench/internal/scenario"
+)
+
+// A budget is the most allocations one unit of a scenario (a turn, a
+// cycle, an operation) may make, and why it is what it is. Allocation
+// counts do not depend on the machine's speed or load, so unlike a time
+// they can be checked in a test: a change that allocates more on a hot
+// path fails here, and raises the budget in the same commit, with its
+// reason beside the number.
+type budget struct {
+	scenario string
+	allocs   float64
+	why      string
+}
+
+// budgets are checked by TestAllocBudgets. Each is the count measured when
+// it was set (2026-12-01), averaged over allocIterations and rounded up to
+// a tenth; a scenario's count varies by less than 0.2 between runs (map
+// growth and pools are amortized over the iterations), and one more
+// allocation per unit adds 1, over the slack. The scenarios are
+// bench/internal/scenario's, the same that BenchmarkTurn and the others
+// time; the per-middleware rows are the Runner's turn with that one
+// middleware.
+var budgets = []budget{
+	{"turn/runner/history=10", 15.6, "the Runner's turn: the model call, the response's items placed, the next step decided"},
+	{"turn/runner+5mw/history=10", 15.6, "five pass-through middleware add their handler closures' calls, no allocation each"},
+	{"middleware/tracing/history=10", 15.6, "spans with no provider: the attribute slices"},
+	{"middleware/persistence+memory/history=10", 27.6, "the turn's items appended to the session"},
+	{"middleware/approval/history=10", 15.6, "nothing gated"},
+	{"middleware/guardrails/history=10", 15.6, "an input and an output check"},
+	{"middleware/logging/history=10", 15.6, "zap.NewNop: fields built, nothing written"},
+	{"middleware/chain/history=10", 27.7, "the default chain"},
+	{"approval/cycle", 129.4, "interrupt, marshal, unmarshal, approve, resume"},
+	{"checkpoint/marshal/items=10", 4, "state.Marshal of 10 items"},
+	{"checkpoint/unmarshal/items=10", 38, "state.Unmarshal of 10 items"},
+	{"crashsafe/memory/persistence/history=10", 27.6, "a tool turn's appends on session/memory"},
+	{"crashsafe/memory/checkpoint/history=10", 72.1, "the crash-safe tool turn on memory: saves and appends"},
+	{"crashsafe/sqlite/persistence/history=10", 92.1, "a tool turn's appends on SQLite"},
+	{"crashsafe/sqlite/checkpoint/history=10", 255.9, "the crash-safe tool turn on SQLite"},
+	{"crashsafe/postgres/persistence/history=10", 116.6, "a tool turn's appends on PostgreSQL"},
+	{"crashsafe/postgres/checkpoint/history=10", 216.6, "the crash-safe tool turn on PostgreSQL"},
+	{"crashsafe/redis/persistence/history=10", 57.6, "a tool turn's appends on Redis"},
+	{"crashsafe/redis/checkpoint/history=10", 137.8, "the crash-safe tool turn on Redis"},
+}
+
+// allocIterations is how many units each scenario runs for its count.
+const allocIterations = 400
+
+// slack is how far above its budget a count may be: half an allocation,
+// so any new allocation per unit fails.
+const slack = 0.5
+
+// TestAllocBudgets runs each budgeted scenario as a benchmark and fails
+// if it allocates more per unit than its budget. It does not run under
+// -race, which changes the counts; .ci/run runs it without. Set
+// TURNKIT_ALLOCS_PRINT=1 to print every count beside its budget.
+func TestAllocBudgets(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under -race; .ci/run runs this test without it")
+	}
+	if testing.Short() {
+		t.Skip("runs the benchmarks; not in -short")
+	}
+	byName := map[string]scenario.Scenario{}
+	for _, s := range scenario.All() {
+		byName[s.Name] = s
+	}
+	bt := flag.Lookup("test.benchtime")
+	old := bt.Value.String()
+	if err := bt.Value.Set(fmt.Sprintf("%dx", allocIterations)); err != nil {
+		t.Fatal(err)
+	}
+	defer bt.Value.Set(old)
+	print := os.Getenv("TURNKIT_ALLOCS_PRINT") != ""
+	for _, bg := range budgets {
+		s, ok := byName[bg.scenario]
+		if !ok {
+			t.Errorf("budget for %q: no such scenario", bg.scenario)
+			continue
+		}
+		if s.Skip != "" {
+			t.Logf("%s: skipped: %s", s.Name, s.Skip)
+			continue
+		}
+		r := testing.Benchmark(s.Bench)
+		if r.N == 0 {
+			t.Errorf("%s: the benchmark failed", s.Name)
+			continue
+		}
+		got := float64(r.MemAllocs) / float64(r.N) / float64(s.PerOp)
+		if print {
+			fmt.Printf("%-45s %8.2f allocs/%s  budget %6.1f\n", s.Name, got, s.Unit, bg.allocs)
+		}
+		if got > bg.allocs+slack {
+			t.Errorf("%s: %.2f allocations per %s, over its budget of %.1f (%s); remove the new allocation, or raise the budget in budget_test.go with the reason", s.Name, got, s.Unit, bg.allocs, bg.why)
+		}
+	}
+}
