@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/turnkit/turnkit/internal/runcore"
@@ -68,11 +69,14 @@ func signed(t *testing.T, b Backend) Store {
 		[]state.UnmarshalOption{state.WithVerifyKeys(map[string][]byte{"k1": signKey})})
 }
 
-var ids int
+// ids numbers the IDs newID makes; atomic, because a store's tests may
+// run their cases in parallel.
+var ids atomic.Int64
 
+// newID returns a run or session ID unique within the test binary, named
+// after the test for a reader of the database.
 func newID(t *testing.T) string {
-	ids++
-	return fmt.Sprintf("ckpttest-%s-%d", strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()), ids)
+	return fmt.Sprintf("ckpttest-%s-%d", strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()), ids.Add(1))
 }
 
 func must(t *testing.T, err error) {
