@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -27,6 +26,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/riverrun"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/postgres"
@@ -165,57 +165,21 @@ func riverConfig(schema string, workers *river.Workers) *river.Config {
 	return cfg
 }
 
-// effects records tool executions by idempotency key.
-type effects struct {
-	mu   sync.Mutex
-	runs map[string][]string // idempotency key → tool names, one per execution
-}
-
-func (e *effects) add(key, tool string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.runs == nil {
-		e.runs = make(map[string][]string)
+// testTool returns a tool that records its executions in fx; while block
+// is set, the first execution to see it clears it and waits for the
+// call's context to end.
+func testTool(name string, fx *pipelinetest.Ledger, block *atomic.Bool) pipeline.Tool {
+	return &pipelinetest.EffectTool{
+		Name: name, Ledger: fx, Description: "test tool",
+		During: func(ctx context.Context, _ *pipeline.ToolCall) error {
+			if block.CompareAndSwap(true, false) {
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return nil
+		},
+		Output: func(c *pipeline.ToolCall) string { return `{"ok":true,"key":"` + c.IdempotencyKey() + `"}` },
 	}
-	e.runs[key] = append(e.runs[key], tool)
-}
-
-func (e *effects) count(key string) int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.runs[key])
-}
-
-func (e *effects) total() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	n := 0
-	for _, v := range e.runs {
-		n += len(v)
-	}
-	return n
-}
-
-// testTool is a function tool that records its executions.
-type testTool struct {
-	name string
-	fx   *effects
-	// block, if set, makes the first execution wait for the call's
-	// context to end.
-	block *atomic.Bool
-}
-
-func (tt *testTool) Spec() pipeline.ToolSpec {
-	return pipeline.ToolSpec{Name: tt.name, Description: "test tool", Parameters: json.RawMessage(`{"type":"object"}`)}
-}
-
-func (tt *testTool) Call(ctx context.Context, c *pipeline.ToolCall) (string, error) {
-	tt.fx.add(c.IdempotencyKey(), tt.name)
-	if tt.block != nil && tt.block.CompareAndSwap(true, false) {
-		<-ctx.Done()
-		return "", ctx.Err()
-	}
-	return `{"ok":true,"key":"` + c.IdempotencyKey() + `"}`, nil
 }
 
 // testModel answers by the run's own items: first a call of each of its
@@ -271,14 +235,14 @@ type testStack struct {
 	cp     *checkpoint.Checkpointer
 	agent  *pipeline.Agent
 	model  *testModel
-	fx     *effects
+	fx     *pipelinetest.Ledger
 	block  *atomic.Bool
 }
 
 // newTestStack wires an agent named "agent" whose model calls tools
 // (each a recording testTool; "transfer" needs approval).
 func newTestStack(st store, tools ...string) *testStack {
-	s := &testStack{fx: &effects{}, block: &atomic.Bool{}, model: &testModel{tools: tools, fail: map[string][]error{}}}
+	s := &testStack{fx: &pipelinetest.Ledger{}, block: &atomic.Bool{}, model: &testModel{tools: tools, fail: map[string][]error{}}}
 	s.cp = checkpoint.New(st, checkpoint.WithSession(st))
 	s.runner = pipeline.NewRunner(pipeline.WithMiddleware(
 		s.cp.Middleware(),
@@ -286,7 +250,7 @@ func newTestStack(st store, tools ...string) *testStack {
 	))
 	var ptools []pipeline.Tool
 	for _, name := range tools {
-		ptools = append(ptools, &testTool{name: name, fx: s.fx, block: s.block})
+		ptools = append(ptools, testTool(name, s.fx, s.block))
 	}
 	s.agent = &pipeline.Agent{Name: "agent", Instructions: "test", Model: s.model, Tools: ptools}
 	return s

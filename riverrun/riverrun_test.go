@@ -33,7 +33,7 @@ func testRunFinishes[TTx any](t *testing.T, e *env[TTx]) {
 	if err != nil || len(items) != 4 {
 		t.Fatalf("session holds %d items (%v), want 4: user, call, output, message", len(items), err)
 	}
-	if n := e.stack.fx.count("r1/call_effect_0"); n != 1 {
+	if n := e.stack.fx.Count("r1/call_effect_0"); n != 1 {
 		t.Fatalf("effect ran %d times, want 1", n)
 	}
 	// The job of a finished run, run again (as a rescued job would be),
@@ -78,7 +78,7 @@ func testRetries[TTx any](t *testing.T, e *env[TTx]) {
 	if out := output(t, j); out.Status != riverrun.StatusFinished {
 		t.Fatalf("output = %+v", out)
 	}
-	if n := e.stack.fx.count("retry/call_effect_0"); n != 1 {
+	if n := e.stack.fx.Count("retry/call_effect_0"); n != 1 {
 		t.Fatalf("effect ran %d times, want 1", n)
 	}
 
@@ -125,7 +125,7 @@ func testApproval[TTx any](t *testing.T, e *env[TTx]) {
 	if err != nil || len(pending) != 1 || pending[0].CallID != out.Pending[0].CallID {
 		t.Fatalf("Pending = %+v, %v; want the call the job recorded", pending, err)
 	}
-	if n := e.stack.fx.count("ap/" + pending[0].CallID); n != 0 {
+	if n := e.stack.fx.Count("ap/" + pending[0].CallID); n != 0 {
 		t.Fatalf("transfer ran %d times before approval", n)
 	}
 
@@ -138,7 +138,7 @@ func testApproval[TTx any](t *testing.T, e *env[TTx]) {
 	if out := output(t, j); out.Status != riverrun.StatusFinished || out.FinalOutput != "done ap" {
 		t.Fatalf("resume job output = %+v, want finished", out)
 	}
-	if n := e.stack.fx.count("ap/" + pending[0].CallID); n != 1 {
+	if n := e.stack.fx.Count("ap/" + pending[0].CallID); n != 1 {
 		t.Fatalf("transfer ran %d times, want 1", n)
 	}
 	// The run is done: a late decision is refused.
@@ -257,7 +257,7 @@ func testCancel[TTx any](t *testing.T, e *env[TTx]) {
 		t.Fatal(err)
 	}
 	waitJob(t, e.rc, res.Job.ID, rivertype.JobStateRunning)
-	for e.stack.fx.count("c1/call_effect_0") == 0 {
+	for e.stack.fx.Count("c1/call_effect_0") == 0 {
 		select {
 		case <-ctx.Done():
 			t.Fatal(ctx.Err())
@@ -288,7 +288,7 @@ func testCancel[TTx any](t *testing.T, e *env[TTx]) {
 	if out := output(t, j); out.Status != riverrun.StatusFinished || out.FinalOutput != "done c1" {
 		t.Fatalf("resume output = %+v", out)
 	}
-	if n, total := e.stack.fx.count("c1/call_effect_0"), e.stack.fx.total(); n != 2 || total != 2 {
+	if n, total := e.stack.fx.Count("c1/call_effect_0"), e.stack.fx.Len(); n != 2 || total != 2 {
 		t.Fatalf("effect ran %d times under its key, %d in all; want 2 under one key", n, total)
 	}
 	items, err := e.store.List(ctx, "s", 0)

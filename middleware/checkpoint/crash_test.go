@@ -119,11 +119,11 @@ func TestCrashRecovery(t *testing.T) {
 				t.Errorf("session messages mismatch (-want +got):\n%s", diff)
 			}
 			for _, tool := range []string{"transfer", "pay"} {
-				if keys := w.effects.executions(tool); len(keys) == 0 || distinct(keys) != 1 {
+				if keys := w.effects.Keys(tool); len(keys) == 0 || distinct(keys) != 1 {
 					t.Errorf("%s ran under keys %v, want one key", tool, keys)
 				}
 			}
-			if n := len(w.effects.executions("transfer")); n != 1 {
+			if n := len(w.effects.Keys("transfer")); n != 1 {
 				t.Errorf("transfer ran %d times, want once", n)
 			}
 			run, err := w.states.Load(context.Background(), runID)
@@ -151,7 +151,7 @@ func TestCrashRecoveryWithoutCheckpointer(t *testing.T) {
 		if _, _, err := crashAndRecover(t, w, false, crashes[0].arm); err != nil {
 			t.Fatalf("recovery: %v", err)
 		}
-		if keys := w.effects.executions("pay"); distinct(keys) != 2 {
+		if keys := w.effects.Keys("pay"); distinct(keys) != 2 {
 			t.Errorf("pay ran under keys %v; the naive program should have used two", keys)
 		}
 	})

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
@@ -31,37 +30,11 @@ var errCrashed = errors.New("test: the process crashed")
 type world struct {
 	states   *memstore.Store
 	sessions *memory.Store
-	effects  *ledger
+	effects  *pipelinetest.Ledger
 }
 
 func newWorld() *world {
-	return &world{states: memstore.New(), sessions: memory.New(), effects: &ledger{}}
-}
-
-// A ledger records every execution of a tool with its idempotency key, as
-// an external system would see it.
-type ledger struct {
-	mu   sync.Mutex
-	keys []string // "<tool> <key>", in execution order
-}
-
-func (l *ledger) add(tool, key string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.keys = append(l.keys, tool+" "+key)
-}
-
-// executions returns the keys under which tool ran, in order.
-func (l *ledger) executions(tool string) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []string
-	for _, k := range l.keys {
-		if key, ok := strings.CutPrefix(k, tool+" "); ok {
-			out = append(out, key)
-		}
-	}
-	return out
+	return &world{states: memstore.New(), sessions: memory.New(), effects: &pipelinetest.Ledger{}}
 }
 
 // A process is one worker: its own runner, model and checkpointer over
@@ -84,36 +57,48 @@ type process struct {
 	inTool func(p *process, c *pipeline.ToolCall)
 }
 
-// newProcess starts a worker on w running the bank agent. With
-// checkpointed unset it has no checkpointer: the naive program that saves
-// res.State() itself.
-func newProcess(t *testing.T, w *world, name string, checkpointed bool) *process {
-	t.Helper()
-	return newProcessWith(t, w, name, checkpointed, bankAgent, approval.Require(approval.ByTool("transfer")))
+// A procConfig is what a process runs: its agent, the middleware inside
+// persistence and the checkpointer, and the checkpointer's options.
+type procConfig struct {
+	newAgent func(p *process) *pipeline.Agent
+	inner    []pipeline.Middleware
+	cpOpts   []checkpoint.Option
 }
 
-// newProcessWith starts a worker on w with the agent that newAgent makes
-// and the middleware inner inside persistence and the checkpointer.
-func newProcessWith(t *testing.T, w *world, name string, checkpointed bool, newAgent func(p *process) *pipeline.Agent, inner ...pipeline.Middleware) *process {
-	t.Helper()
-	return newProcessOpts(t, w, name, checkpointed, nil, newAgent, inner...)
+type procOption func(*procConfig)
+
+// withAgent runs the agent newAgent makes, with the middleware inner
+// (none unless given) in place of the bank agent and its approval.
+func withAgent(newAgent func(p *process) *pipeline.Agent, inner ...pipeline.Middleware) procOption {
+	return func(c *procConfig) { c.newAgent, c.inner = newAgent, inner }
 }
 
-// newProcessOpts is newProcessWith with the checkpointer's options.
-func newProcessOpts(t *testing.T, w *world, name string, checkpointed bool, cpOpts []checkpoint.Option, newAgent func(p *process) *pipeline.Agent, inner ...pipeline.Middleware) *process {
+// withCheckpointOptions gives the checkpointer opts.
+func withCheckpointOptions(opts ...checkpoint.Option) procOption {
+	return func(c *procConfig) { c.cpOpts = opts }
+}
+
+// newProcess starts a worker on w, by default running the bank agent with
+// the transfer behind approval. With checkpointed unset it has no
+// checkpointer: the naive program that saves res.State() itself.
+func newProcess(t *testing.T, w *world, name string, checkpointed bool, opts ...procOption) *process {
 	t.Helper()
+	cfg := procConfig{newAgent: bankAgent, inner: []pipeline.Middleware{approval.Require(approval.ByTool("transfer"))}}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	p := &process{w: w, model: &model{prefix: name}}
 	states := &crashStates{Store: w.states, p: p}
 	var sessions session.Store = &crashSessions{Store: w.sessions, p: p}
 	var mws []pipeline.Middleware
 	if checkpointed {
-		p.cp = checkpoint.New(states, append(cpOpts[:len(cpOpts):len(cpOpts)], checkpoint.WithSession(sessions))...)
+		p.cp = checkpoint.New(states, append(slices.Clip(cfg.cpOpts), checkpoint.WithSession(sessions))...)
 		mws = append(mws, p.cp.Middleware())
 	} else {
 		mws = append(mws, persistence.Middleware(sessions))
 	}
-	p.runner = pipeline.NewRunner(pipeline.WithMiddleware(append(mws, inner...)...))
-	p.agent = newAgent(p)
+	p.runner = pipeline.NewRunner(pipeline.WithMiddleware(append(mws, cfg.inner...)...))
+	p.agent = cfg.newAgent(p)
 	return p
 }
 
@@ -121,7 +106,7 @@ func bankAgent(p *process) *pipeline.Agent {
 	return &pipeline.Agent{
 		Name:  "bank",
 		Model: p.model,
-		Tools: []pipeline.Tool{&effectTool{p: p, name: "transfer"}, &effectTool{p: p, name: "pay"}},
+		Tools: []pipeline.Tool{effectTool(p, "transfer"), effectTool(p, "pay")},
 	}
 }
 
@@ -162,22 +147,16 @@ func (s *crashSessions) Append(ctx context.Context, sessionID, runID string, ite
 	return nil
 }
 
-// effectTool records its execution in the world's ledger.
-type effectTool struct {
-	p    *process
-	name string
-}
-
-func (e *effectTool) Spec() pipeline.ToolSpec {
-	return pipeline.ToolSpec{Name: e.name, Description: "Moves money."}
-}
-
-func (e *effectTool) Call(_ context.Context, c *pipeline.ToolCall) (string, error) {
-	e.p.w.effects.add(e.name, c.IdempotencyKey())
-	if e.p.inTool != nil {
-		e.p.inTool(e.p, c)
-	}
-	return e.name + " done", nil
+// effectTool returns a tool that records its executions in the world's
+// ledger and calls the process's inTool hook.
+func effectTool(p *process, name string) pipeline.Tool {
+	return &pipelinetest.EffectTool{Name: name, Ledger: p.w.effects, Description: "Moves money.",
+		During: func(_ context.Context, c *pipeline.ToolCall) error {
+			if p.inTool != nil {
+				p.inTool(p, c)
+			}
+			return nil
+		}}
 }
 
 // model plays a script from the run's own items, with fresh IDs on every

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -27,7 +26,7 @@ func TestDeleteFinished(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
 			w := newWorld()
-			p := newProcessOpts(t, w, "p0", true, tt.opts, bankAgent, approval.Require(approval.ByTool("transfer")))
+			p := newProcess(t, w, "p0", true, withCheckpointOptions(tt.opts...))
 			res, err := p.runner.Run(ctx, p.agent, pipeline.UserInput("Pay invoice 7."), pipeline.WithRunID(runID), pipeline.WithSessionID(sessionID))
 			if err != nil || !res.Interrupted() {
 				t.Fatalf("run = %v, interrupted %v; want a pause", err, res.Interrupted())
@@ -64,7 +63,7 @@ func TestDeleteFinishedKeepsUnfinished(t *testing.T) {
 	w := newWorld()
 	opts := []checkpoint.Option{checkpoint.WithRetention(checkpoint.DeleteFinished)}
 	pauseAtTransfer(t, w, true)
-	p := newProcessOpts(t, w, "p1", true, opts, bankAgent, approval.Require(approval.ByTool("transfer")))
+	p := newProcess(t, w, "p1", true, withCheckpointOptions(opts...))
 	p.afterAppend = func(p *process, items []state.Item) {
 		for _, it := range items {
 			if it.Kind().IsOutput() && it.Name() == "pay" {
@@ -78,7 +77,7 @@ func TestDeleteFinishedKeepsUnfinished(t *testing.T) {
 	if _, err := w.states.Load(ctx, runID); err != nil {
 		t.Fatalf("the checkpoint of a run a crash cut short: %v; want it kept", err)
 	}
-	q := newProcessOpts(t, w, "p2", true, opts, bankAgent, approval.Require(approval.ByTool("transfer")))
+	q := newProcess(t, w, "p2", true, withCheckpointOptions(opts...))
 	if _, err := resumeByID(ctx, q); err != nil {
 		t.Fatalf("resume on another worker: %v", err)
 	}

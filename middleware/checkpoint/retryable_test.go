@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/pipeline"
 )
@@ -18,7 +17,7 @@ var payIsRetryable = checkpoint.WithRetryableTools(func(c *pipeline.ToolCall) bo
 
 func retryableWorker(t *testing.T, w *world) func(name string) *process {
 	return func(name string) *process {
-		return newProcessOpts(t, w, name, true, []checkpoint.Option{payIsRetryable}, bankAgent, approval.Require(approval.ByTool("transfer")))
+		return newProcess(t, w, name, true, withCheckpointOptions(payIsRetryable))
 	}
 }
 
@@ -80,11 +79,11 @@ func TestRetryableToolAfterCrash(t *testing.T) {
 			if diff := cmp.Diff([]string{"Transferred; now paying the invoice.", finalAnswer}, checkSession(t, w)); diff != "" {
 				t.Errorf("session messages mismatch (-want +got):\n%s", diff)
 			}
-			pay := w.effects.executions("pay")
+			pay := w.effects.Keys("pay")
 			if len(pay) != tt.payRuns || distinct(pay) != tt.payRuns {
 				t.Errorf("pay ran under keys %v, want %d distinct", pay, tt.payRuns)
 			}
-			if n := len(w.effects.executions("transfer")); n != 1 {
+			if n := len(w.effects.Keys("transfer")); n != 1 {
 				t.Errorf("transfer ran %d times, want once", n)
 			}
 		})
@@ -102,7 +101,7 @@ func TestRetryablePredicateNotForResumedCalls(t *testing.T) {
 		asked = append(asked, c.Name)
 		return false
 	})
-	p := newProcessOpts(t, w, "p1", true, []checkpoint.Option{opt}, bankAgent, approval.Require(approval.ByTool("transfer")))
+	p := newProcess(t, w, "p1", true, withCheckpointOptions(opt))
 	if _, err := resumeByID(context.Background(), p); err != nil && !errors.Is(err, errCrashed) {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func refused(t *testing.T, w *world, run *state.Run, streamed bool) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	transfers, pays := len(w.effects.executions("transfer")), len(w.effects.executions("pay"))
+	transfers, pays := len(w.effects.Keys("transfer")), len(w.effects.Keys("pay"))
 	resumeErr := resumeWith(context.Background(), p, run, streamed)
 	err = resumeErr
 	if !errors.Is(err, state.ErrStale) || !errors.Is(err, state.ErrConflict) {
@@ -51,7 +51,7 @@ func refused(t *testing.T, w *world, run *state.Run, streamed bool) error {
 	if n := p.model.calls(); n != 0 {
 		t.Errorf("the stale state asked the model %d times", n)
 	}
-	if len(w.effects.executions("transfer")) != transfers || len(w.effects.executions("pay")) != pays {
+	if len(w.effects.Keys("transfer")) != transfers || len(w.effects.Keys("pay")) != pays {
 		t.Error("a tool ran for the stale state")
 	}
 	after, err := state.Marshal(run)
@@ -92,7 +92,7 @@ func TestStaleSiblingRefused(t *testing.T) {
 				t.Fatalf("resume of the approved state: %v", err)
 			}
 			refused(t, w, second, streamed)
-			if n := len(w.effects.executions("transfer")); n != 1 {
+			if n := len(w.effects.Keys("transfer")); n != 1 {
 				t.Errorf("transfer ran %d times, want once", n)
 			}
 			checkSession(t, w)
@@ -152,7 +152,7 @@ func TestStaleCheckpointFileRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			refused(t, w, old, streamed)
-			if n := len(w.effects.executions("transfer")); n != 1 {
+			if n := len(w.effects.Keys("transfer")); n != 1 {
 				t.Errorf("transfer ran %d times, want once", n)
 			}
 			if _, err := resumeByID(ctx, newProcess(t, w, "p2", true)); !errors.Is(err, pipeline.ErrNothingToResume) {

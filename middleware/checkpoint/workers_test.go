@@ -68,7 +68,7 @@ func TestTwoWorkersResumeOneCheckpoint(t *testing.T) {
 	if diff := cmp.Diff([2]int{1, 1}, [2]int{ok, conflicts}); diff != "" {
 		t.Errorf("(went on, conflicts at the claim) mismatch (-want +got):\n%s", diff)
 	}
-	if n := len(w.effects.executions("transfer")); n != 1 {
+	if n := len(w.effects.Keys("transfer")); n != 1 {
 		t.Errorf("transfer ran %d times, want once", n)
 	}
 	checkSession(t, w)
@@ -147,7 +147,7 @@ func TestLostRunStops(t *testing.T) {
 	if res.FinalOutput() != finalAnswer {
 		t.Errorf("final output %q, want %q", res.FinalOutput(), finalAnswer)
 	}
-	if keys := w.effects.executions("pay"); len(keys) != 2 || distinct(keys) != 1 {
+	if keys := w.effects.Keys("pay"); len(keys) != 2 || distinct(keys) != 1 {
 		t.Errorf("pay ran under keys %v, want twice under one key", keys)
 	}
 	if diff := cmp.Diff([]string{"Transferred; now paying the invoice.", finalAnswer}, checkSession(t, w)); diff != "" {
@@ -177,7 +177,7 @@ func TestCrashAfterHandoffCommit(t *testing.T) {
 		}
 	}
 	w := newWorld()
-	p1 := newProcessWith(t, w, "p1", true, agents)
+	p1 := newProcess(t, w, "p1", true, withAgent(agents))
 	p1.afterAppend = func(p *process, items []state.Item) {
 		for _, it := range items {
 			if it.Kind() == state.KindHandoffOutput {
@@ -193,7 +193,7 @@ func TestCrashAfterHandoffCommit(t *testing.T) {
 	// count the model calls of the recovery alone.
 	triageCalls.Store(0)
 	billingCalls.Store(0)
-	p2 := newProcessWith(t, w, "p2", true, agents)
+	p2 := newProcess(t, w, "p2", true, withAgent(agents))
 	res, err := p2.cp.Resume(ctx, p2.runner, p2.agent, runID)
 	if err != nil {
 		t.Fatalf("recovery: %v", err)
@@ -269,7 +269,7 @@ func TestDroppedOutputStaysOutAfterCrash(t *testing.T) {
 		})
 	}}
 	w := newWorld()
-	p1 := newProcessWith(t, w, "p1", true, agent, cancelFirstTurn)
+	p1 := newProcess(t, w, "p1", true, withAgent(agent, cancelFirstTurn))
 	if _, err := p1.runner.Run(ctx, p1.agent, pipeline.UserInput("Answer me."), pipeline.WithRunID(runID), pipeline.WithSessionID(sessionID)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("run = %v, want it cancelled", err)
 	}
@@ -284,7 +284,7 @@ func TestDroppedOutputStaysOutAfterCrash(t *testing.T) {
 	if wm := run.SessionWatermark(); wm != 1 {
 		t.Fatalf("the crashed checkpoint's watermark is %d, want 1 (the input): the dropped answer is above it", wm)
 	}
-	p2 := newProcessWith(t, w, "p2", true, agent)
+	p2 := newProcess(t, w, "p2", true, withAgent(agent))
 	_, err = p2.cp.Resume(ctx, p2.runner, p2.agent, runID)
 	if fe, ok := errors.AsType[*checkpoint.FinishedError](err); !ok || !fe.Completed || fe.FinalOutput != "Answer 2." {
 		t.Fatalf("recovery = %v, want the final commit of answer 2 completed", err)

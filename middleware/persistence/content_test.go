@@ -20,12 +20,12 @@ import (
 // image.
 var chartParts = tool.Content{state.TextPart("the chart:"), state.ImageURL("data:image/png;base64,iVBORw0KGgo=", "low")}
 
-func plotTool(runs *counter) pipeline.Tool {
+func plotTool(runs *pipelinetest.Ledger) pipeline.Tool {
 	type args struct {
 		Series []int `json:"series"`
 	}
 	return tool.Func("plot", "Plots a series.", func(ctx context.Context, in args) (tool.Content, error) {
-		runs.add("plot")
+		runs.Record("plot", "")
 		return chartParts, nil
 	})
 }
@@ -64,7 +64,7 @@ func TestContentOutput(t *testing.T) {
 			t.Parallel()
 			store := memory.New()
 			t.Cleanup(func() { _ = store.Close() })
-			var runs counter
+			var runs pipelinetest.Ledger
 			model := scripted.New(
 				scripted.CallTool("plot", `{"series":[1,2]}`),
 				scripted.Reply("a rising line"),
@@ -110,7 +110,7 @@ func TestContentOutputResumed(t *testing.T) {
 			t.Parallel()
 			store := memory.New()
 			t.Cleanup(func() { _ = store.Close() })
-			var runs counter
+			var runs pipelinetest.Ledger
 			model := scripted.New(
 				scripted.CallTool("plot", `{"series":[1,2]}`),
 				scripted.Fail(errModelDown), // the first resume crashes after the tool ran
@@ -142,7 +142,7 @@ func TestContentOutputResumed(t *testing.T) {
 			if err := resume(); err != nil {
 				t.Fatalf("second resume = %v", err)
 			}
-			if n := runs.get("plot"); n != 1 {
+			if n := runs.Runs("plot"); n != 1 {
 				t.Errorf("plot ran %d times, want 1", n)
 			}
 			checkChart(t, "second resume's model call", lastOutput(t, model.Calls()[2].Input))

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
 )
@@ -20,37 +20,14 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 const sid = "chat"
 
-// counter counts tool runs by name; tools with external effects would
-// pass the idempotency key on, the tests count.
-type counter struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *counter) add(name string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.n == nil {
-		c.n = make(map[string]int)
-	}
-	c.n[name]++
-}
-
-func (c *counter) get(name string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n[name]
-}
-
-// echoTool returns a tool that answers "<name> done", counting its runs,
+// echoTool returns a tool that answers "<name> done", recording its runs,
 // and calls during (if set) while it runs.
-func echoTool(name string, runs *counter, during func(ctx context.Context, c *pipeline.ToolCall)) pipeline.Tool {
-	return toolFunc{name: name, fn: func(ctx context.Context, c *pipeline.ToolCall) (string, error) {
-		runs.add(name)
+func echoTool(name string, runs *pipelinetest.Ledger, during func(ctx context.Context, c *pipeline.ToolCall)) pipeline.Tool {
+	return &pipelinetest.EffectTool{Name: name, Ledger: runs, During: func(ctx context.Context, c *pipeline.ToolCall) error {
 		if during != nil {
 			during(ctx, c)
 		}
-		return name + " done", nil
+		return nil
 	}}
 }
 
@@ -67,27 +44,27 @@ func (f toolFunc) Call(ctx context.Context, c *pipeline.ToolCall) (string, error
 // probeStages are the names under which probe counts the stages it sees.
 var probeStages = []string{"stage:run", "stage:turn", "stage:tool"}
 
-// probe is a middleware that counts, in runs, each run, turn and tool
+// probe is a middleware that records, in runs, each run, turn and tool
 // stage that reaches it, so a test can check that nothing inside an outer
 // middleware ran.
-func probe(runs *counter) pipeline.Middleware {
+func probe(runs *pipelinetest.Ledger) pipeline.Middleware {
 	return pipeline.Middleware{
 		Name: "probe",
 		Run: func(next pipeline.RunHandler) pipeline.RunHandler {
 			return pipeline.RunHandlerFunc(func(ctx context.Context, c *pipeline.RunCall) (*pipeline.Result, error) {
-				runs.add("stage:run")
+				runs.Record("stage:run", "")
 				return next.ServeRun(ctx, c)
 			})
 		},
 		Turn: func(next pipeline.Handler) pipeline.Handler {
 			return pipeline.HandlerFunc(func(ctx context.Context, t *pipeline.Turn) error {
-				runs.add("stage:turn")
+				runs.Record("stage:turn", "")
 				return next.ServeTurn(ctx, t)
 			})
 		},
 		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {
 			return pipeline.ToolHandlerFunc(func(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
-				runs.add("stage:tool")
+				runs.Record("stage:tool", "")
 				return next.CallTool(ctx, c)
 			})
 		},

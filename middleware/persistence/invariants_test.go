@@ -38,7 +38,7 @@ func TestInvariant1_SideEffectsCommitAtOnce(t *testing.T) {
 		atBoom = show(list(t, store)) // the session as the next tool starts
 		return "", errBoom
 	}}
-	var runs counter
+	var runs pipelinetest.Ledger
 	agent := &pipeline.Agent{
 		Name: "a", Tools: []pipeline.Tool{echoTool("search", &runs, nil), boom},
 		Model: scripted.New(scripted.Respond(scripted.Think("plan"), scripted.Text("let me look"), scripted.Call("search", `{}`), scripted.Call("boom", `{}`))),
@@ -155,7 +155,7 @@ func TestInvariant2_ModelOutputWaitsForVerdict(t *testing.T) {
 			t.Cleanup(func() { _ = store.Close() })
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var runs counter
+			var runs pipelinetest.Ledger
 			var atCheck []string
 			check := outputCheck(tt.verdict, func(context.Context, *pipeline.Turn) {
 				atCheck = show(list(t, store))
@@ -217,7 +217,7 @@ func TestInvariant3_OriginalOrder(t *testing.T) {
 			return res, err
 		})
 	}}
-	var runs counter
+	var runs pipelinetest.Ledger
 	slow := echoTool("slow", &runs, func(ctx context.Context, _ *pipeline.ToolCall) {
 		select {
 		case <-fastCommitted:
@@ -265,7 +265,7 @@ func TestInvariant4_ExactlyOnceInSession(t *testing.T) {
 			t.Parallel()
 			store := faulty.New(memory.New(), fault)
 			t.Cleanup(func() { _ = store.Close() })
-			var runs counter
+			var runs pipelinetest.Ledger
 			agent := &pipeline.Agent{
 				Name: "a", Tools: []pipeline.Tool{echoTool("search", &runs, nil)},
 				Model: scripted.New(scripted.Respond(scripted.Text("looking"), scripted.Call("search", `{}`)), scripted.Reply("found")),
@@ -285,7 +285,7 @@ func TestInvariant4_ExactlyOnceInSession(t *testing.T) {
 			if d := cmp.Diff(want, show(list(t, store))); d != "" {
 				t.Errorf("session (-want +got):\n%s", d)
 			}
-			if n := runs.get("search"); n != 1 {
+			if n := runs.Runs("search"); n != 1 {
 				t.Errorf("search ran %d times, want 1", n)
 			}
 		})
@@ -325,7 +325,7 @@ func TestInvariant4_NothingAppendedTwice(t *testing.T) {
 	t.Parallel()
 	store := &appendCounter{Store: memory.New()}
 	t.Cleanup(func() { _ = store.Close() })
-	var runs counter
+	var runs pipelinetest.Ledger
 	agent := &pipeline.Agent{
 		Name: "a", Tools: []pipeline.Tool{echoTool("list", &runs, nil), echoTool("search", &runs, nil)},
 		Model: scripted.New(
@@ -361,7 +361,7 @@ func TestInvariant5_ToolRunsAtMostOnce(t *testing.T) {
 	t.Parallel()
 	store := memory.New()
 	t.Cleanup(func() { _ = store.Close() })
-	var runs counter
+	var runs pipelinetest.Ledger
 	agent := &pipeline.Agent{
 		Name: "a", Tools: []pipeline.Tool{echoTool("delete", &runs, nil)},
 		Model: scripted.New(
@@ -395,7 +395,7 @@ func TestInvariant5_ToolRunsAtMostOnce(t *testing.T) {
 	if err != nil || res.FinalOutput() != "deleted" {
 		t.Fatalf("second resume = %q, %v", res.FinalOutput(), err)
 	}
-	if n := runs.get("delete"); n != 1 {
+	if n := runs.Runs("delete"); n != 1 {
 		t.Errorf("delete ran %d times, want 1", n)
 	}
 	want := []string{"user:clean up", "call:delete", "out:delete done", "msg:deleted"}
@@ -415,7 +415,7 @@ func TestInvariant6_ResultsPublishedBeforeAppendFails(t *testing.T) {
 	t.Parallel()
 	store := faulty.New(memory.New(), faulty.FailBefore(3)) // 1 input, 2 tool, 3 final message
 	t.Cleanup(func() { _ = store.Close() })
-	var runs counter
+	var runs pipelinetest.Ledger
 	agent := &pipeline.Agent{
 		Name: "a", Tools: []pipeline.Tool{echoTool("search", &runs, nil)},
 		Model: scripted.New(scripted.CallTool("search", `{}`), scripted.Reply("fine")),
@@ -483,7 +483,7 @@ func TestInvariant9_HistoryIsValidModelInput(t *testing.T) {
 			t.Parallel()
 			store := memory.New()
 			t.Cleanup(func() { _ = store.Close() })
-			var runs counter
+			var runs pipelinetest.Ledger
 			model := scripted.New(
 				scripted.Respond(scripted.Call("list", `{}`), scripted.Call("delete", `{}`)),
 				scripted.Reply("tidied"),
@@ -530,7 +530,7 @@ func TestInvariant9_ReusedCallIDWaitsForItsOutcome(t *testing.T) {
 	t.Parallel()
 	store := memory.New()
 	t.Cleanup(func() { _ = store.Close() })
-	var runs counter
+	var runs pipelinetest.Ledger
 	step := 0
 	model := pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 		step++
@@ -580,7 +580,7 @@ func TestInvariant9_ReasoningWaitsForItsCall(t *testing.T) {
 	t.Parallel()
 	store := memory.New()
 	t.Cleanup(func() { _ = store.Close() })
-	var runs counter
+	var runs pipelinetest.Ledger
 	model := scripted.New(
 		scripted.Respond(scripted.Think("the files are stale"), scripted.Call("delete", `{}`)),
 		scripted.Reply("deleted"),

@@ -9,6 +9,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
 )
@@ -42,7 +43,7 @@ func TestHistoryLimitAndMerge(t *testing.T) {
 			t.Parallel()
 			store := memory.New()
 			t.Cleanup(func() { _ = store.Close() })
-			var runs counter
+			var runs pipelinetest.Ledger
 			model := scripted.New(scripted.CallTool("weather", `{}`), scripted.Reply("sunny"), scripted.Reply("still sunny"))
 			agent := &pipeline.Agent{Name: "a", Model: model, Tools: []pipeline.Tool{echoTool("weather", &runs, nil)}}
 			ctx := context.Background()

@@ -7,6 +7,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
 )
@@ -22,7 +23,7 @@ func TestSessionIsAValidPrefixWhenEachToolStarts(t *testing.T) {
 	t.Cleanup(func() { _ = store.Close() })
 	var views [][]state.Item
 	look := func(context.Context, *pipeline.ToolCall) { views = append(views, list(t, store)) }
-	var runs counter
+	var runs pipelinetest.Ledger
 	agent := &pipeline.Agent{
 		Name: "a",
 		Tools: []pipeline.Tool{

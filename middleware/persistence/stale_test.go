@@ -38,17 +38,17 @@ var resumeModes = []resumeMode{
 // a typed error naming the run that says how to load the newest state,
 // no model call, no tool run, no stage of a probe inside persistence
 // (when the runner has one), the state and the session unchanged.
-func checkRefused(t *testing.T, mode resumeMode, runner *pipeline.Runner, agent *pipeline.Agent, model *scripted.Model, runs *counter, store *memory.Store, run *state.Run) *state.StaleError {
+func checkRefused(t *testing.T, mode resumeMode, runner *pipeline.Runner, agent *pipeline.Agent, model *scripted.Model, runs *pipelinetest.Ledger, store *memory.Store, run *state.Run) *state.StaleError {
 	t.Helper()
 	ctx := context.Background()
 	before, err := state.Marshal(run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls, deletes, session := len(model.Calls()), runs.get("delete"), show(list(t, store))
+	calls, deletes, session := len(model.Calls()), runs.Runs("delete"), show(list(t, store))
 	stages := map[string]int{}
 	for _, s := range probeStages {
-		stages[s] = runs.get(s)
+		stages[s] = runs.Runs(s)
 	}
 	err = mode.resume(ctx, runner, agent, run)
 	se, ok := errors.AsType[*state.StaleError](err)
@@ -66,11 +66,11 @@ func checkRefused(t *testing.T, mode resumeMode, runner *pipeline.Runner, agent 
 	if n := len(model.Calls()) - calls; n != 0 {
 		t.Errorf("the stale state asked the model %d times", n)
 	}
-	if n := runs.get("delete") - deletes; n != 0 {
+	if n := runs.Runs("delete") - deletes; n != 0 {
 		t.Errorf("the stale state ran delete %d times", n)
 	}
 	for _, s := range probeStages {
-		if n := runs.get(s) - stages[s]; n != 0 {
+		if n := runs.Runs(s) - stages[s]; n != 0 {
 			t.Errorf("an inner %s ran %d times after the refusal", s, n)
 		}
 	}
@@ -122,7 +122,7 @@ func TestStaleSiblingRefused(t *testing.T) {
 					t.Parallel()
 					store := memory.New()
 					t.Cleanup(func() { _ = store.Close() })
-					var runs counter
+					var runs pipelinetest.Ledger
 					model := scripted.New(scripted.CallTool("delete", `{"path":"/tmp/x"}`), tt.then)
 					agent := &pipeline.Agent{Name: "a", Tools: []pipeline.Tool{echoTool("delete", &runs, nil)}, Model: model}
 					inner := probe(&runs)
@@ -150,7 +150,7 @@ func TestStaleSiblingRefused(t *testing.T) {
 					if se.Seq != tt.wantSeq || (se.CallID != "") != tt.wantID {
 						t.Errorf("StaleError at seq %d call %q, want seq %d, a call ID %v", se.Seq, se.CallID, tt.wantSeq, tt.wantID)
 					}
-					if n := runs.get("delete"); n != 1 {
+					if n := runs.Runs("delete"); n != 1 {
 						t.Errorf("delete ran %d times, want 1", n)
 					}
 					if err := validInput(list(t, store)); err != nil {
@@ -181,7 +181,7 @@ func TestStaleCheckpointFileRefused(t *testing.T) {
 				t.Parallel()
 				store := memory.New()
 				t.Cleanup(func() { _ = store.Close() })
-				var runs counter
+				var runs pipelinetest.Ledger
 				model := scripted.New(
 					scripted.CallTool("delete", `{"path":"/tmp/x"}`),
 					scripted.Respond(scripted.Text("now listing"), scripted.Call("list", `{}`)),
@@ -235,7 +235,7 @@ func TestStaleCheckpointFileRefused(t *testing.T) {
 				if out, _ := run.FinalOutput(); out != "all clean" {
 					t.Errorf("final output %q", out)
 				}
-				if n := runs.get("delete"); n != 2 {
+				if n := runs.Runs("delete"); n != 2 {
 					t.Errorf("delete ran %d times, want 2 (once per call)", n)
 				}
 				if err := validInput(list(t, store)); err != nil {
@@ -263,7 +263,7 @@ func TestReusedOutputChecksTheFingerprint(t *testing.T) {
 			t.Parallel()
 			store := memory.New()
 			t.Cleanup(func() { _ = store.Close() })
-			var runs counter
+			var runs pipelinetest.Ledger
 			model := scripted.New(scripted.CallTool("delete", `{"path":"/tmp/x"}`), scripted.Fail(errModelDown), scripted.Reply("deleted"))
 			agent := &pipeline.Agent{Name: "a", Tools: []pipeline.Tool{echoTool("delete", &runs, nil)}, Model: model}
 			runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store), requireApproval("delete")))
@@ -281,8 +281,8 @@ func TestReusedOutputChecksTheFingerprint(t *testing.T) {
 			if err := mode.resume(ctx, runner, agent, run); !errors.Is(err, errModelDown) {
 				t.Fatalf("resume = %v, want the model's failure after the tool's commit", err)
 			}
-			if runs.get("delete") != 1 {
-				t.Fatalf("delete ran %d times before the edit, want 1", runs.get("delete"))
+			if runs.Runs("delete") != 1 {
+				t.Fatalf("delete ran %d times before the edit, want 1", runs.Runs("delete"))
 			}
 
 			approved := state.Fingerprint("delete", `{"path":"/tmp/x"}`)
@@ -302,7 +302,7 @@ func TestReusedOutputChecksTheFingerprint(t *testing.T) {
 			if n := len(model.Calls()) - calls; n != 0 {
 				t.Errorf("the refused resume asked the model %d times", n)
 			}
-			if n := runs.get("delete"); n != 1 {
+			if n := runs.Runs("delete"); n != 1 {
 				t.Errorf("delete ran %d times, want 1", n)
 			}
 		})

@@ -9,7 +9,9 @@
 // stages' requests, and [Wrap] puts a middleware around a recorder on every
 // stage. [RoundTrip] passes a run through its checkpoint, as another
 // process resuming it sees it, and [Drain] runs a stream to its end, so a
-// test runs each case plainly and streamed.
+// test runs each case plainly and streamed. An [EffectTool] stands in for
+// a tool with an external effect and records each execution, under its
+// idempotency key, in a [Ledger]: what a test of crash safety checks.
 //
 //	func TestMyMiddleware(t *testing.T) {
 //		rec := &pipelinetest.Recorder{}
