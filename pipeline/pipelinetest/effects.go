@@ -53,24 +53,20 @@ func (l *Ledger) Keys(tool string) []string {
 
 // Runs returns how many times tool ran.
 func (l *Ledger) Runs(tool string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, e := range l.execs {
-		if e.Tool == tool {
-			n++
-		}
-	}
-	return n
+	return l.count(func(e Execution) bool { return e.Tool == tool })
 }
 
 // Count returns how many times any tool ran under key.
 func (l *Ledger) Count(key string) int {
+	return l.count(func(e Execution) bool { return e.Key == key })
+}
+
+func (l *Ledger) count(match func(Execution) bool) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0
 	for _, e := range l.execs {
-		if e.Key == key {
+		if match(e) {
 			n++
 		}
 	}
