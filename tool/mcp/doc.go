@@ -131,6 +131,19 @@
 // [*ToolError] whose output is this text, which the runner reports to the
 // model as the tool's error output by default.
 //
+// # Prompts and resources
+//
+// Besides tools, a server may offer prompts (message templates with
+// arguments) and resources (files, documents, records). [Toolset.Prompts]
+// and [Toolset.Resources] list every server's; [Toolset.GetPrompt] returns
+// a prompt's messages as items a run takes as input, and
+// [Toolset.ReadResource] a resource's contents as content parts, for a
+// user message (state.UserContent) or a tool's output:
+//
+//	parts, err := ts.ReadResource(ctx, "docs", "file:///handbook.md")
+//	input := []state.Item{state.UserContent(append([]state.ContentPart{state.TextPart("Summarise:")}, parts...)...)}
+//	res, err := runner.Run(ctx, agent, input)
+//
 // # Restarts
 //
 // A stdio server that the toolset started and that has exited is started

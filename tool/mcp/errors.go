@@ -33,6 +33,8 @@ var (
 	// ErrInvalidServer means a [Server] is configured wrongly. It is wrapped
 	// by [*ConfigError].
 	ErrInvalidServer = errors.New("mcp: invalid server")
+	// ErrUnknownServer means a server name is not one of the toolset's.
+	ErrUnknownServer = errors.New("no MCP server named")
 )
 
 // An Error reports a failure to talk to a server: Op is what was being
