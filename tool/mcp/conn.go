@@ -51,14 +51,19 @@ func (s *session) ended() bool {
 	}
 }
 
-func newConn(srv *Server, impl *sdk.Implementation, changed func()) *conn {
+func newConn(srv *Server, cfg *config, changed func()) *conn {
 	c := &conn{srv: srv, changed: changed, where: endpointOf(srv)}
 	if srv.Session == nil {
-		c.client = sdk.NewClient(impl, &sdk.ClientOptions{
+		opts := &sdk.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed() },
-			// No roots, sampling or elicitation: the toolset only calls tools.
+			// No roots or elicitation; sampling only with WithSampling.
 			Capabilities: &sdk.ClientCapabilities{},
-		})
+		}
+		if cfg.sampling != nil {
+			opts.CreateMessageHandler = cfg.sampling
+			opts.Capabilities.Sampling = &sdk.SamplingCapabilities{}
+		}
+		c.client = sdk.NewClient(cfg.client, opts)
 	}
 	return c
 }

@@ -144,6 +144,10 @@
 //	input := []state.Item{state.UserContent(append([]state.ContentPart{state.TextPart("Summarise:")}, parts...)...)}
 //	res, err := runner.Run(ctx, agent, input)
 //
+// A server may also ask the client for a model call (sampling). That is
+// off by default; [WithSampling] serves such requests with runs of an
+// agent's model.
+//
 // # Restarts
 //
 // A stdio server that the toolset started and that has exited is started

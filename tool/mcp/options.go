@@ -1,6 +1,8 @@
 package mcp
 
 import (
+	"context"
+
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -12,11 +14,13 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
-	prefix  bool
-	text    bool // results as text only (WithTextResults)
-	onErr   func(error)
-	client  *sdk.Implementation
-	changed func()
+	prefix bool
+	text   bool // results as text only (WithTextResults)
+	onErr  func(error)
+	client *sdk.Implementation
+	// sampling serves the servers' sampling requests; nil: not offered.
+	sampling func(context.Context, *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error)
+	changed  func()
 }
 
 func newConfig(opts []Option) config {

@@ -68,7 +68,7 @@ func Connect(ctx context.Context, servers []Server, opts ...Option) (*Toolset, e
 			return nil, &ConfigError{Server: s.Name, Index: i, Reason: fmt.Sprintf("name already used by server #%d", j)}
 		}
 		names[s.Name] = i
-		ts.conns[i] = newConn(&s, ts.cfg.client, func() { ts.changed(i) })
+		ts.conns[i] = newConn(&s, &ts.cfg, func() { ts.changed(i) })
 	}
 	ts.ctx, ts.cancel = context.WithCancel(context.WithoutCancel(ctx))
 
