@@ -224,99 +224,91 @@ func (c *compiler) compile(t reflect.Type, s *jsonschema.Schema, path string) (*
 	if c.nilOK && t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Map) {
 		n.nullable = true
 	}
+	var err error
 	switch typ {
 	case typeObject:
-		if err := c.compileObject(n, t, s, path); err != nil {
-			return nil, err
-		}
+		err = c.compileObject(n, t, s, path)
 	case typeArray:
-		n.minItems, n.maxItems = s.MinItems, s.MaxItems
-		if s.Items != nil {
-			var et reflect.Type
-			if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-				et = t.Elem()
-			}
-			items, err := c.compile(et, s.Items, path+"[]")
-			if err != nil {
-				return nil, err
-			}
-			n.items = items
-		}
+		err = c.compileArray(n, t, s, path)
 	case typeString:
-		n.minLen, n.maxLen = s.MinLength, s.MaxLength
-		if s.Pattern != "" {
-			re, err := regexp.Compile(s.Pattern)
-			if err != nil {
-				return nil, fmt.Errorf("%s: pattern %q: %w", orRoot(path), s.Pattern, err)
-			}
-			n.pattern = re
-		}
+		err = compileString(n, s, path)
 	case typeInteger, typeNumber:
-		if t != nil {
-			switch t.Kind() {
-			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-				n.bits = t.Bits()
-			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-				n.bits, n.unsigned = t.Bits(), true
-			}
-		}
-		var err error
-		for _, b := range []struct {
-			dst **float64
-			v   json.Number
-		}{{&n.min, s.Minimum}, {&n.max, s.Maximum}, {&n.exclMin, s.ExclusiveMinimum}, {&n.exclMax, s.ExclusiveMaximum}} {
-			if b.v == "" {
-				continue
-			}
-			f, perr := b.v.Float64()
-			if perr != nil {
-				err = fmt.Errorf("%s: bound %q: %w", orRoot(path), b.v, perr)
-				break
-			}
-			*b.dst = &f
-		}
-		if err != nil {
-			return nil, err
-		}
+		err = compileNumber(n, t, s, path)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return n, nil
 }
 
-func (c *compiler) compileObject(n *node, t reflect.Type, s *jsonschema.Schema, path string) error {
-	var fields map[string]reflect.Type
-	if t != nil && t.Kind() == reflect.Struct {
-		fields = map[string]reflect.Type{}
-		jsonFields(t, fields)
+// compileArray builds n's item validator and length bounds.
+func (c *compiler) compileArray(n *node, t reflect.Type, s *jsonschema.Schema, path string) error {
+	n.minItems, n.maxItems = s.MinItems, s.MaxItems
+	if s.Items == nil {
+		return nil
 	}
-	if s.Properties != nil && s.Properties.Len() > 0 {
-		n.props = make(map[string]*node, s.Properties.Len())
-		required := make([]string, 0, s.Properties.Len())
-		type prop struct {
-			name string
-			s    *jsonschema.Schema
+	var et reflect.Type
+	if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+		et = t.Elem()
+	}
+	items, err := c.compile(et, s.Items, path+"[]")
+	if err != nil {
+		return err
+	}
+	n.items = items
+	return nil
+}
+
+// compileString sets n's length bounds and pattern.
+func compileString(n *node, s *jsonschema.Schema, path string) error {
+	n.minLen, n.maxLen = s.MinLength, s.MaxLength
+	if s.Pattern == "" {
+		return nil
+	}
+	re, err := regexp.Compile(s.Pattern)
+	if err != nil {
+		return fmt.Errorf("%s: pattern %q: %w", orRoot(path), s.Pattern, err)
+	}
+	n.pattern = re
+	return nil
+}
+
+// compileNumber sets n's bounds, and the bit size and sign of the Go
+// integer type t, if it is one.
+func compileNumber(n *node, t reflect.Type, s *jsonschema.Schema, path string) error {
+	if t != nil {
+		switch t.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			n.bits = t.Bits()
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+			n.bits, n.unsigned = t.Bits(), true
 		}
-		props := make([]prop, 0, s.Properties.Len())
-		for name, ps := range s.Properties.FromOldest() {
-			props = append(props, prop{name, ps})
+	}
+	for _, b := range []struct {
+		dst **float64
+		v   json.Number
+	}{{&n.min, s.Minimum}, {&n.max, s.Maximum}, {&n.exclMin, s.ExclusiveMinimum}, {&n.exclMax, s.ExclusiveMaximum}} {
+		if b.v == "" {
+			continue
 		}
-		for _, p := range props {
-			name, ps := p.name, p.s
-			ft := fields[name]
-			child, err := c.compile(ft, ps, joinKey(path, name))
-			if err != nil {
-				return err
-			}
-			if ft != nil && ft.Kind() == reflect.Pointer && !child.allowsNull() {
-				// An optional argument: strict mode has every property
-				// required, so optional means nullable.
-				s.Properties.Set(name, &jsonschema.Schema{AnyOf: []*jsonschema.Schema{ps, {Type: "null"}}})
-				child.nullable = true
-			}
-			n.props[name] = child
-			n.order = append(n.order, name)
-			required = append(required, name)
+		f, err := b.v.Float64()
+		if err != nil {
+			return fmt.Errorf("%s: bound %q: %w", orRoot(path), b.v, err)
 		}
-		s.Required = required
+		*b.dst = &f
+	}
+	return nil
+}
+
+// compileObject builds n's property validators (all required, pointer
+// fields nullable) and what it does with other keys.
+func (c *compiler) compileObject(n *node, t reflect.Type, s *jsonschema.Schema, path string) error {
+	if err := c.compileProps(n, t, s, path); err != nil {
+		return err
+	}
+	var elem reflect.Type // a map's value type
+	if t != nil && t.Kind() == reflect.Map {
+		elem = t.Elem()
 	}
 	switch {
 	case len(s.PatternProperties) > 0:
@@ -329,18 +321,14 @@ func (c *compiler) compileObject(n *node, t reflect.Type, s *jsonschema.Schema, 
 			if err != nil {
 				return fmt.Errorf("%s: property pattern %q: %w", orRoot(path), pat, err)
 			}
-			var et reflect.Type
-			if t != nil && t.Kind() == reflect.Map {
-				et = t.Elem()
-			}
-			extra, err := c.compile(et, ps, path+"{}")
+			extra, err := c.compile(elem, ps, path+"{}")
 			if err != nil {
 				return err
 			}
 			n.keyMatch, n.extra, n.closed = re, extra, true
 		}
 	case s.AdditionalProperties == nil:
-		if t != nil && t.Kind() == reflect.Map {
+		if elem != nil {
 			c.loose(path, "a map has no fixed properties") // a map of any values
 		} else {
 			// A struct: closed, for strict mode and for DisallowUnknownFields.
@@ -350,21 +338,59 @@ func (c *compiler) compileObject(n *node, t reflect.Type, s *jsonschema.Schema, 
 	case isFalseSchema(s.AdditionalProperties):
 		n.closed = true
 	default:
-		if t != nil && t.Kind() == reflect.Map {
+		if elem != nil {
 			c.loose(path, "a map has no fixed properties")
 		} else {
 			c.loose(path, "an object with additional properties has no fixed properties")
 		}
-		var et reflect.Type
-		if t != nil && t.Kind() == reflect.Map {
-			et = t.Elem()
-		}
-		extra, err := c.compile(et, s.AdditionalProperties, path+"{}")
+		extra, err := c.compile(elem, s.AdditionalProperties, path+"{}")
 		if err != nil {
 			return err
 		}
 		n.extra = extra
 	}
+	return nil
+}
+
+// compileProps builds the validators of s's properties, in their order,
+// and makes them all required, as strict mode has it: a pointer field
+// becomes nullable instead of optional.
+func (c *compiler) compileProps(n *node, t reflect.Type, s *jsonschema.Schema, path string) error {
+	if s.Properties == nil || s.Properties.Len() == 0 {
+		return nil
+	}
+	var fields map[string]reflect.Type
+	if t != nil && t.Kind() == reflect.Struct {
+		fields = map[string]reflect.Type{}
+		jsonFields(t, fields)
+	}
+	n.props = make(map[string]*node, s.Properties.Len())
+	required := make([]string, 0, s.Properties.Len())
+	type prop struct {
+		name string
+		s    *jsonschema.Schema
+	}
+	props := make([]prop, 0, s.Properties.Len())
+	for name, ps := range s.Properties.FromOldest() {
+		props = append(props, prop{name, ps}) // collected first: the loop below sets properties
+	}
+	for _, p := range props {
+		ft := fields[p.name]
+		child, err := c.compile(ft, p.s, joinKey(path, p.name))
+		if err != nil {
+			return err
+		}
+		if ft != nil && ft.Kind() == reflect.Pointer && !child.allowsNull() {
+			// An optional argument: strict mode has every property
+			// required, so optional means nullable.
+			s.Properties.Set(p.name, &jsonschema.Schema{AnyOf: []*jsonschema.Schema{p.s, {Type: "null"}}})
+			child.nullable = true
+		}
+		n.props[p.name] = child
+		n.order = append(n.order, p.name)
+		required = append(required, p.name)
+	}
+	s.Required = required
 	return nil
 }
 
