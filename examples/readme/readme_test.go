@@ -99,8 +99,12 @@ type PlotArgs struct {
 }
 
 func toolBlocks(png string) []pipeline.Tool {
+	type WeatherArgs struct {
+		City string `json:"city" jsonschema:"description=City name, e.g. Oslo"`
+	}
+
 	weather := tool.Func("get_weather", "Current weather in a city.",
-		func(ctx context.Context, in struct{ City string `json:"city"` }) (Forecast, error) { return lookup(ctx, in.City) })
+		func(ctx context.Context, in WeatherArgs) (Forecast, error) { return lookup(ctx, in.City) })
 
 	chart := tool.Func("plot", "Plots a series.",
 		func(ctx context.Context, in PlotArgs) (tool.Content, error) {
@@ -145,5 +149,5 @@ func hostedBlock(ctx context.Context, runner *pipeline.Runner, agent *pipeline.A
 
 func tracingBlock(tp *sdktrace.TracerProvider, mp metric.MeterProvider, logger *zap.Logger) {
 	tracing.Middleware(tracing.WithTracerProvider(tp), tracing.WithMeterProvider(mp)) // GenAI spans and metrics
-	logging.Middleware(logger)                                                         // zap; logging.WithPayloads() to log content
+	logging.Middleware(logger)                                                        // zap; logging.WithPayloads() to log content
 }
