@@ -48,6 +48,26 @@
 // chart the tool drew or a PDF it fetched; this holds for [Func] and
 // [Text] alike. Any other output type of a Func is marshalled to JSON.
 //
+// # Idempotency keys and errors
+//
+// A func gets its arguments; [CallFromContext] gives it the call it
+// serves, whose [pipeline.ToolCall.IdempotencyKey] (run ID and call ID) a
+// tool with external effects passes on, such as in an Idempotency-Key
+// header, so that a call run again after a crash or an aborted run is
+// recognised as the same call:
+//
+//	charge := tool.Func("charge", "Charges the card.",
+//		func(ctx context.Context, in ChargeArgs) (string, error) {
+//			call, _ := tool.CallFromContext(ctx)
+//			return payments.Charge(ctx, in.Cents, call.IdempotencyKey())
+//		})
+//
+// The error a func returns becomes the call's output, which the model
+// sees, unless the runner has pipeline.WithToolErrorsAbort; either way the
+// typed error stays readable (pipeline.ToolResult.Err,
+// pipeline.ToolCallEnded.Err, or the run's *pipeline.ToolError). The
+// package doc of pipeline says more under "Tool errors".
+//
 // # Output types
 //
 // [Output] makes a Go type an agent's output type ([pipeline.Agent.Output]),
