@@ -133,6 +133,8 @@
 // does not decode is an [*OutputError], a refusal a [*RefusalError]; both
 // end the run unfinished. The state keeps only the raw text, so a checkpoint
 // gives the same value in any process.
+// Optional fields (a nullable pointer the model still sends in strict
+// mode) and the schema's default name are described by package tool.
 //
 // # Cost
 //

@@ -84,6 +84,15 @@
 //	res, err := runner.Run(ctx, agent, pipeline.UserInput(mail))
 //	v, err := pipeline.OutputAs[Verdict](res)
 //
+// An optional field is a pointer: strict mode lists every property as
+// required, so its property is nullable (anyOf the value and null), and
+// the model sends it all the same, as null when it has no value; a reply
+// that leaves it out is a [*pipeline.OutputError] ("missing property").
+// The schema's name, which the model sees, is the Go type's name
+// (exported or not, a generic type's without its arguments, characters
+// the API refuses replaced by "_", at most 64 bytes; "output" for an
+// unnamed type), unless [OutputName] sets one.
+//
 // A Func tool reports its result type ([pipeline.ResultTyper]), so a
 // terminal tool whose result cannot be its agent's output type is refused
 // before a run starts.
