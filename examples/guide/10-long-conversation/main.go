@@ -3,7 +3,7 @@
 // a message costs does not grow with the conversation.
 //
 //	go run ./examples/guide/10-long-conversation            # 300 messages, then one that pauses for approval
-//	go run ./examples/guide/10-long-conversation -n 5000
+//	go run ./examples/guide/10-long-conversation -n 5000 -limit 200
 //
 // Three settings make it so:
 //
@@ -43,11 +43,12 @@ const sessionID = "chat-ada"
 
 func main() {
 	n := flag.Int("n", 300, "messages before the one that pauses")
+	limit := flag.Int("limit", 200, "items of history a run reads")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "turnkit-chat-")
 	if err == nil {
 		defer os.RemoveAll(dir)
-		err = run(context.Background(), os.Stdout, filepath.Join(dir, "chat.db"), *n)
+		err = run(context.Background(), os.Stdout, filepath.Join(dir, "chat.db"), *n, *limit)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "10-long-conversation:", err)
@@ -78,24 +79,24 @@ func newAgent() *pipeline.Agent {
 }
 
 // newRunner returns the crash-safe chain with the long-conversation
-// settings, on store.
-func newRunner(store *sqlite.Store) *pipeline.Runner {
+// settings, on store; a run reads the last limit items of the session.
+func newRunner(store *sqlite.Store, limit int) *pipeline.Runner {
 	cp := checkpoint.New(store, checkpoint.WithRetention(checkpoint.DeleteFinished))
 	return pipeline.NewRunner(pipeline.WithMiddleware(pipeline.Stack{
 		Persistence: persistence.Middleware(cp.Session(store),
-			persistence.WithLimit(200), persistence.WithHistoryByReference()),
+			persistence.WithLimit(limit), persistence.WithHistoryByReference()),
 		Checkpoint: cp.Middleware(),
 		Approval:   approval.Require(approval.ByTool("book")),
 	}.Middleware()...))
 }
 
-func run(ctx context.Context, w io.Writer, dbPath string, n int) error {
+func run(ctx context.Context, w io.Writer, dbPath string, n, limit int) error {
 	store, err := sqlite.Open(dbPath)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	runner, agent := newRunner(store), newAgent()
+	runner, agent := newRunner(store, limit), newAgent()
 	for i := 1; i <= n; i++ { // one run per user message
 		_, err := runner.Run(ctx, agent, pipeline.UserInput(fmt.Sprintf("Note %d: buy milk.", i)),
 			pipeline.WithSessionID(sessionID), pipeline.WithRunID(fmt.Sprintf("msg-%d", i)))
