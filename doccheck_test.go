@@ -181,3 +181,26 @@ func receiverType(e ast.Expr) string {
 		}
 	}
 }
+
+// TestUndocumentedFindsEachKind checks the rules on a package with one of
+// each case: what is reported, and what counts as documented.
+func TestUndocumentedFindsEachKind(t *testing.T) {
+	got := undocumented(t, filepath.Join("testdata", "doccheck"))
+	sort.Strings(got)
+	want := []string{
+		"testdata/doccheck/p.go:4: func Bare has no doc comment",
+		"testdata/doccheck/p.go:9: type T has no doc comment",
+		"testdata/doccheck/p.go:14: method T.M has no doc comment",
+		"testdata/doccheck/p.go:15: method G.N has no doc comment",
+		"testdata/doccheck/p.go:29: const D has no doc comment",
+		"testdata/doccheck/p.go:32: var E has no doc comment",
+		"testdata/doccheck/p.go:37: type H has no doc comment",
+	}
+	for i := range want {
+		want[i] = filepath.FromSlash(want[i])
+	}
+	sort.Strings(want)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("reported:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
