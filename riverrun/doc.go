@@ -130,8 +130,9 @@
 // ([WithTimeout] or JobTimeout) below it, so that a live attempt stops
 // before its job is handed to another worker. Should both go on, the
 // checkpoint's compare-and-swap lets one win (state.ErrConflict for the
-// other), so a rescue that came too early costs an attempt, not a
-// duplicate tool call.
+// other): a rescue that came too early costs an attempt, and at worst a
+// tool call that was running on the loser runs on both, under the same
+// idempotency key, which a service that honours the key recognises.
 //
 // # Module
 //
