@@ -50,7 +50,8 @@
 //
 // # Names
 //
-// An [Interruption] and a decision name the call's tool as the model
+// An interruption (a [state.Approval] in res.Interruptions()) and a
+// decision name the call's tool as the model
 // called it, which is what [ByTool] matches:
 //
 //   - a function tool: its name ("delete_file");
