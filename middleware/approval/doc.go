@@ -51,8 +51,8 @@
 // # Names
 //
 // An interruption (a [state.Approval] in res.Interruptions()) and a
-// decision name the call's tool as the model
-// called it, which is what [ByTool] matches:
+// decision name the call's tool as the model called it, which is what
+// [ByTool] matches:
 //
 //   - a function tool: its name ("delete_file");
 //   - a tool of an MCP server connected with tool/mcp: its name as offered
