@@ -98,6 +98,29 @@
 // nil agent, an invalid input, a run with nothing to resume) carry no
 // state: the caller's state, if any, is unchanged.
 //
+// # Tool errors
+//
+// A tool's error does not end the run by default: the text
+// [WithToolErrorText] makes of it becomes the call's output, which the
+// model sees and may act on (retry, apologise, pick another tool). The
+// error itself is kept for the program: a tool-stage middleware reads it
+// in [ToolResult].Err after the stage below it returns, and a stream's
+// consumer in [ToolCallEnded].Err; errors.As finds the tool's own type
+// there. [WithToolErrorsAbort] ends the run instead, with a [*ToolError]
+// that wraps the tool's error (errors.As finds both). The call is then
+// unanswered in the state: [Runner.Resume] runs it again under the same
+// call ID, so the same [ToolCall.IdempotencyKey], without asking the
+// model again. Arguments that do not decode are an [*ArgumentError],
+// reported to the model or ending the run as [WithInvalidCallsToModel]
+// says.
+//
+// Every call carries an idempotency key, the run ID and the call ID
+// ([ToolCall.IdempotencyKey]); a tool with external effects passes it on
+// to the service it calls (a [Tool] reads it from its [*ToolCall], a
+// tool.Func's func from tool.CallFromContext). Across a crash the key
+// stays the same only if the checkpoint held the response that asked for
+// the call: middleware/checkpoint saves it before the first call runs.
+//
 // # Structured output
 //
 // An agent may declare the Go type of its final output ([Agent.Output], an
@@ -110,6 +133,8 @@
 // does not decode is an [*OutputError], a refusal a [*RefusalError]; both
 // end the run unfinished. The state keeps only the raw text, so a checkpoint
 // gives the same value in any process.
+// Optional fields (a nullable pointer the model still sends in strict
+// mode) and the schema's default name are described by package tool.
 //
 // # Cost
 //

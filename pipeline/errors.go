@@ -89,6 +89,7 @@ type MaxTurnsError struct {
 	MaxTurns int
 }
 
+// Error gives the turn limit that was exceeded.
 func (e *MaxTurnsError) Error() string {
 	return "pipeline: max turns (" + strconv.Itoa(e.MaxTurns) + ") exceeded"
 }
@@ -103,6 +104,7 @@ type UnknownToolError struct {
 	CallID string
 }
 
+// Error names the agent, the tool and the call.
 func (e *UnknownToolError) Error() string {
 	return fmt.Sprintf("pipeline: agent %q has no tool %q (call %s)", e.Agent, e.Tool, e.CallID)
 }
@@ -125,6 +127,7 @@ type ArgumentError struct {
 	Err    error
 }
 
+// Error names the tool, the call, the JSON path or byte offset, and the cause.
 func (e *ArgumentError) Error() string {
 	where := e.Path
 	if where == "" {
@@ -148,6 +151,7 @@ type ToolError struct {
 	Err    error
 }
 
+// Error names the tool, the call and the tool's error.
 func (e *ToolError) Error() string {
 	return fmt.Sprintf("pipeline: tool %q call %s: %s", e.Tool, e.CallID, cause(e.Err))
 }
@@ -168,6 +172,7 @@ type ModelError struct {
 	Err  error
 }
 
+// Error gives the status, request ID and code, where known, and the cause.
 func (e *ModelError) Error() string {
 	s := "pipeline: model"
 	if e.Status != 0 {
@@ -189,6 +194,7 @@ type PanicError struct {
 	Stack []byte
 }
 
+// Error names the stage that panicked and the panic value.
 func (e *PanicError) Error() string {
 	return fmt.Sprintf("pipeline: panic in %s stage: %v", e.Stage, e.Value)
 }
@@ -207,6 +213,7 @@ type UnknownAgentError struct {
 	Agent string
 }
 
+// Error names the agent that is not reachable.
 func (e *UnknownAgentError) Error() string {
 	return fmt.Sprintf("pipeline: resume: agent %q is not reachable from the given agent", e.Agent)
 }

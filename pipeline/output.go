@@ -76,6 +76,7 @@ type OutputError struct {
 	Err    error
 }
 
+// Error names the agent, the JSON path or byte offset, and the cause.
 func (e *OutputError) Error() string {
 	where := e.Path
 	if where == "" {
@@ -99,6 +100,7 @@ type RefusalError struct {
 	Refusal string
 }
 
+// Error names the agent and quotes the refusal.
 func (e *RefusalError) Error() string {
 	return fmt.Sprintf("pipeline: agent %q: model refused: %s", e.Agent, e.Refusal)
 }
@@ -118,6 +120,7 @@ type OutputTypeError struct {
 	Got   string
 }
 
+// Error names the agent, the terminal tool, if any, and the two types.
 func (e *OutputTypeError) Error() string {
 	if e.Tool != "" {
 		return fmt.Sprintf("pipeline: agent %q: terminal tool %q returns %s, not the output type %s", e.Agent, e.Tool, e.Got, e.Want)

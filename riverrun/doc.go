@@ -100,17 +100,46 @@
 // once. examples/workers wires both. The job's outcome is in its [Output]
 // and, for failures, in River's job errors.
 //
-// # One module
+// # Setting up River: migrations
 //
-// This package lives in turnkit's module, not in a nested one. River and
-// its drivers enter the module graph (go.mod) of every turnkit user, but
-// Go's graph pruning keeps them out of builds that do not import this
-// package, and the dependency test (deps_test.go, see docs/design.md)
-// keeps them out of every other package. In exchange, `go test ./...` at the root, which is what CI
-// runs, tests it against the real PostgreSQL; it reuses the reliability
-// harness in internal/torture, which a nested module could not import;
-// and it always builds against the turnkit it ships with. The package
-// itself imports no River driver: it is generic over the driver's
-// transaction type, so pgx enters a build only with riverpgxv5, and
-// SQLite only with riversqlite, both chosen by the caller.
+// riverrun does not create River's tables. Run River's migrations as a
+// step of their own before the first client starts, with the migration
+// tool of the River version riverrun's go.mod requires (rivermigrate, as
+// examples/workers does, or the river command's migrate-up):
+//
+//	m, err := rivermigrate.New(riverpgxv5.New(pool), nil)
+//	_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+//
+// turnkit's own tables (sessions and checkpoints) are another matter: the
+// session stores create and migrate theirs when they open (see
+// session/postgres.Open and its WithoutMigrations).
+//
+// # How fast a dead worker's run comes back
+//
+// A worker that dies (SIGKILL, a lost node) leaves its job running in
+// River's table. River's rescuer, a maintenance service of the elected
+// leader among the clients that work jobs, looks for stuck jobs every 30
+// seconds, an interval River fixes (it is not in river.Config), and takes
+// a job for stuck once it has run longer than river.Config's
+// RescueStuckJobsAfter: one hour by default, or JobTimeout plus one hour
+// when JobTimeout is longer. It then schedules the job's retry by the
+// client's retry policy. So a dead worker's run resumes on another worker
+// after RescueStuckJobsAfter, plus up to 30 s, plus the retry's backoff.
+// To bring runs back sooner, lower RescueStuckJobsAfter to a little above
+// the longest run attempt you allow, and keep the attempt's timeout
+// ([WithTimeout] or JobTimeout) below it, so that a live attempt stops
+// before its job is handed to another worker. Should both go on, the
+// checkpoint's compare-and-swap lets one win (state.ErrConflict for the
+// other): a rescue that came too early costs an attempt, and at worst a
+// tool call that was running on the loser runs on both, under the same
+// idempotency key, which a service that honours the key recognises.
+//
+// # Module
+//
+// riverrun is a module of its own (see above) and imports no River
+// driver: it is generic over the driver's transaction type, so pgx enters
+// a build only with riverpgxv5, and SQLite only with riversqlite, both
+// chosen by the caller. Its tests run against the real PostgreSQL (CI sets
+// TURNKIT_POSTGRES_URL) and reuse the reliability harness in
+// internal/torture.
 package riverrun

@@ -62,6 +62,7 @@ type EnqueueError struct {
 	Err   error
 }
 
+// Error names the run and the cause.
 func (e *EnqueueError) Error() string {
 	return "riverrun: enqueue run " + strconv.Quote(e.RunID) + ": " + e.Err.Error()
 }
@@ -80,6 +81,7 @@ type DecideError struct {
 	Err    error
 }
 
+// Error names the run, the call, if any, and the cause.
 func (e *DecideError) Error() string {
 	s := "riverrun: decide run " + strconv.Quote(e.RunID)
 	if e.CallID != "" {
@@ -102,6 +104,7 @@ type JobError struct {
 	Err   error
 }
 
+// Error names the run and the attempt, says whether River will retry it, and gives the cause.
 func (e *JobError) Error() string {
 	what := "failed"
 	if e.Retry {

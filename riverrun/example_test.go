@@ -29,7 +29,8 @@ func Example() {
 	dir, _ := os.MkdirTemp("", "riverrun-example")
 	defer os.RemoveAll(dir)
 
-	// turnkit's sessions and checkpoints, and River's tables.
+	// turnkit's sessions and checkpoints (sqlite.Open migrates them), and
+	// River's tables, which River's own migrations create: riverrun does not.
 	store, _ := sqlite.Open(filepath.Join(dir, "turnkit.db"))
 	defer store.Close()
 	db, _ := sql.Open("sqlite", filepath.Join(dir, "river.db")+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)")

@@ -13,6 +13,37 @@
 // reserved before the calls run, so an output decided later (after an
 // approval) still lands at its original position.
 //
+// # Item kinds
+//
+// [Item.Kind] says what an item is; the constants are of type [Kind], and
+// [Kind.String] gives the stable name a checkpoint and a session store
+// write:
+//
+//   - [KindUserMessage], [KindAssistantMessage], [KindSystemMessage]:
+//     messages ("user_message", "assistant_message", "system_message");
+//   - [KindReasoning]: the model's reasoning ("reasoning");
+//   - [KindToolCall], [KindToolOutput]: a function call and its output
+//     ("tool_call", "tool_output");
+//   - [KindHandoffCall], [KindHandoffOutput]: a handoff to another agent
+//     and its acknowledgement;
+//   - [KindCustomCall], [KindCustomOutput]: a custom tool's call (freeform
+//     text in) and its output;
+//   - [KindHostedCall]: a call of a tool the API runs (web search, file
+//     search, code interpreter, a remote MCP call ...), with its status;
+//   - [KindMCPApprovalRequest], [KindMCPApprovalResponse]: a remote MCP
+//     server's request to approve a call, and the answer;
+//   - [KindOpaque]: an item of a type turnkit does not interpret, kept
+//     and replayed as the model sent it.
+//
+// [Kind.IsCall] and [Kind.IsOutput] group the calls and their outputs.
+//
+// # MCP approval names
+//
+// A remote MCP server's approval request is a call named
+// "mcp:<server>/<tool>": [MCPApprovalName] builds the name and
+// [SplitMCPApprovalName] takes it apart. Interruptions, decisions and
+// approval policies see that name.
+//
 // # Copies
 //
 // Accessors return copies or O(1) immutable views ([Items]); a caller never

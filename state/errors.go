@@ -58,6 +58,7 @@ type DecodeError struct {
 	Err    error
 }
 
+// Error gives the JSON path where the checkpoint failed to decode, and the cause.
 func (e *DecodeError) Error() string {
 	s := "state: decode checkpoint at " + e.Path
 	if e.Offset > 0 {
@@ -77,6 +78,7 @@ type VersionError struct {
 	Version int
 }
 
+// Error gives the checkpoint's schema or version and the one this package reads.
 func (e *VersionError) Error() string {
 	if e.Schema != SchemaName {
 		return fmt.Sprintf("state: checkpoint schema %q, want %q", e.Schema, SchemaName)
@@ -97,6 +99,7 @@ type SignatureError struct {
 	Reason string
 }
 
+// Error names the signing key and the reason the signature was refused.
 func (e *SignatureError) Error() string {
 	return fmt.Sprintf("state: checkpoint signature (key %q): %s", e.KeyID, e.Reason)
 }
@@ -129,6 +132,7 @@ type DecisionError struct {
 	Err    error
 }
 
+// Error names the run, the call (or the tool, for an "always" decision) and the cause.
 func (e *DecisionError) Error() string {
 	who := "call " + strconv.Quote(e.CallID)
 	if e.CallID == "" {
@@ -161,6 +165,7 @@ type FingerprintError struct {
 	Decided, Got string
 }
 
+// Error names the tool and the call, with the two fingerprints' prefixes.
 func (e *FingerprintError) Error() string {
 	return fmt.Sprintf("state: tool %q call %s: arguments changed after the decision (fingerprint %.12s, decided %.12s)",
 		e.Tool, e.CallID, e.Got, e.Decided)
@@ -196,6 +201,7 @@ type StoreError struct {
 	Err    error
 }
 
+// Error names the operation and the run, with the versions on a conflict.
 func (e *StoreError) Error() string {
 	s := "state: " + e.Op + " run " + strconv.Quote(e.RunID) + ": " + cause(e.Err)
 	if errors.Is(e.Err, ErrConflict) {
@@ -232,6 +238,7 @@ type StaleError struct {
 	Err error
 }
 
+// Error names the run and what shows that it went on in another state.
 func (e *StaleError) Error() string {
 	s := "state: run " + strconv.Quote(e.RunID) + " went on in another state: "
 	switch {
@@ -303,6 +310,7 @@ type HistoryError struct {
 	Err       error
 }
 
+// Error names the run, the size and session of the history, and the cause.
 func (e *HistoryError) Error() string {
 	s := fmt.Sprintf("state: run %s: history of %d items of session %q", e.RunID, e.Count, e.SessionID)
 	if e.Reason != "" {

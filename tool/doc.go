@@ -48,6 +48,26 @@
 // chart the tool drew or a PDF it fetched; this holds for [Func] and
 // [Text] alike. Any other output type of a Func is marshalled to JSON.
 //
+// # Idempotency keys and errors
+//
+// A func gets its arguments; [CallFromContext] gives it the call it
+// serves, whose [pipeline.ToolCall.IdempotencyKey] (run ID and call ID) a
+// tool with external effects passes on, such as in an Idempotency-Key
+// header, so that a call run again after a crash or an aborted run is
+// recognised as the same call:
+//
+//	charge := tool.Func("charge", "Charges the card.",
+//		func(ctx context.Context, in ChargeArgs) (string, error) {
+//			call, _ := tool.CallFromContext(ctx)
+//			return payments.Charge(ctx, in.Cents, call.IdempotencyKey())
+//		})
+//
+// The error a func returns becomes the call's output, which the model
+// sees, unless the runner has pipeline.WithToolErrorsAbort; either way the
+// typed error stays readable (pipeline.ToolResult.Err,
+// pipeline.ToolCallEnded.Err, or the run's *pipeline.ToolError). The
+// package doc of pipeline says more under "Tool errors".
+//
 // # Output types
 //
 // [Output] makes a Go type an agent's output type ([pipeline.Agent.Output]),
@@ -63,6 +83,15 @@
 //	agent := &pipeline.Agent{Name: "classifier", Model: m, Output: tool.MustOutput[Verdict]()}
 //	res, err := runner.Run(ctx, agent, pipeline.UserInput(mail))
 //	v, err := pipeline.OutputAs[Verdict](res)
+//
+// An optional field is a pointer: strict mode lists every property as
+// required, so its property is nullable (anyOf the value and null), and
+// the model sends it all the same, as null when it has no value; a reply
+// that leaves it out is a [*pipeline.OutputError] ("missing property").
+// The schema's name, which the model sees, is the Go type's name
+// (exported or not, a generic type's without its arguments, characters
+// the API refuses replaced by "_", at most 64 bytes; "output" for an
+// unnamed type), unless [OutputName] sets one.
 //
 // A Func tool reports its result type ([pipeline.ResultTyper]), so a
 // terminal tool whose result cannot be its agent's output type is refused

@@ -23,6 +23,7 @@ type StrictError struct {
 	Reason string
 }
 
+// Error names the type, the field's path and why strict mode cannot express it.
 func (e *StrictError) Error() string {
 	where := "field " + e.Path
 	if e.Path == "" {

@@ -36,6 +36,33 @@
 // ([state.Run.Approve], [state.Run.Reject]) with an error matching both
 // [state.ErrAlreadyDecided] and [state.ErrConflict].
 //
+// # Approvals the tools ask for: Require(nil)
+//
+// A nil policy is allowed: Require(nil) holds only the calls whose tool
+// asks for approval itself (a [pipeline.ApprovalRequirer]): a
+// tool.Func made with tool.NeedsApproval or tool.NeedsApprovalFunc, and a
+// remote MCP server declared with openai.MCP whose require_approval makes
+// the server ask (its approval request always needs a decision). Without
+// any approval stage in the chain such a request is rejected, failing
+// closed, and the model is told why; so an agent with a remote MCP server
+// that asks for approval needs Require in its chain, with a nil policy if
+// nothing else needs one.
+//
+// # Names
+//
+// An interruption (a [state.Approval] in res.Interruptions()) and a
+// decision name the call's tool as the model called it, which is what
+// [ByTool] matches:
+//
+//   - a function tool: its name ("delete_file");
+//   - a tool of an MCP server connected with tool/mcp: its name as offered
+//     to the model ("<server>_<tool>" with mcp.WithServerPrefix);
+//     mcp.FromServers("bank") matches every tool of a server;
+//   - a remote MCP server's approval request (an item of kind
+//     [state.KindMCPApprovalRequest]): "mcp:<server>/<tool>", which
+//     [state.MCPApprovalName] builds and [state.SplitMCPApprovalName]
+//     splits; ApproveAlways on that name covers the server's tool.
+//
 // # Ordering
 //
 // Place approval outside the tool guardrails: a held or rejected call then

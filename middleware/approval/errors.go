@@ -19,6 +19,7 @@ type PolicyError struct {
 	Err    error
 }
 
+// Error names the tool, the call and the policy's error.
 func (e *PolicyError) Error() string {
 	return fmt.Sprintf("approval: tool %q call %s: approval requirement failed (held for approval): %v", e.Tool, e.CallID, e.Err)
 }

@@ -64,11 +64,6 @@
 // before its commit in the same way (and back if the commit fails), so a
 // resumed run goes on with the agent it handed off to.
 //
-// Where the state store and the session store are one store that offers
-// it (session/sqlite, session/postgres, session/redis on one server), the
-// append save and the append are one transaction: the checkpoint is never
-// behind the session by construction.
-//
 // The cost is about one save per session append, plus one per response
 // with tool calls (none when every call is to a tool that may run again
 // under a new call ID, see [WithRetryableTools]), one claim and one at the
@@ -87,6 +82,37 @@
 // checkpoint refers to it (see [state.Run.SetSessionHistory]), and a
 // resume reads it back from the session, or fails with
 // [state.ErrHistoryChanged] if the session no longer holds it.
+//
+// # Wiring: one store for both
+//
+// Give the checkpointer and the persistence middleware the same store
+// value, and the save before each append and the append become one
+// transaction:
+//
+//	store, err := postgres.Open(ctx, url)   // a session.Store and a state.Store
+//	cp := checkpoint.New(store)
+//	persist := persistence.Middleware(cp.Session(store))
+//
+// The transaction is used when two conditions hold, checked once per
+// append: the value given to [New] and the value given to
+// [Checkpointer.Session] are the same (== on the interface values: same
+// type, same pointer), and that value has the method
+//
+//	SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error
+//
+// which session/sqlite, session/postgres and session/redis have (on a
+// Redis Cluster it is two writes in that order; see session/redis). A store you wrap (for metrics, logging, fault
+// injection) must be passed to both, and must forward SaveAppend to the
+// store inside: a struct that embeds the store's pointer type
+// (*postgres.Store) forwards it on its own; one that embeds the
+// session.Store or state.Store interface does not, and neither does
+// session/faulty. examples/guide/07-crash-safe shows a wrapper that
+// forwards it.
+//
+// Otherwise (two stores, a wrapper without SaveAppend, a memory store)
+// each append is a save and then the append, two writes: still correct,
+// since the save comes first and a resume finds in the session whatever
+// the append wrote, but one more round trip and commit per append.
 //
 // # Where it goes in the chain
 //

@@ -83,6 +83,7 @@ type SaveError struct {
 	Err   error
 }
 
+// Error names the run, the stage of the save and the store's error.
 func (e *SaveError) Error() string {
 	return "checkpoint: save run " + e.RunID + " (" + e.Stage.String() + "): " + e.Err.Error()
 }
@@ -99,6 +100,7 @@ type CompleteError struct {
 	Err       error
 }
 
+// Error names the run, the session and the session store's error.
 func (e *CompleteError) Error() string {
 	return "checkpoint: complete run " + e.RunID + " in session " + strconv.Quote(e.SessionID) + ": " + e.Err.Error()
 }
@@ -118,6 +120,7 @@ type FinishedError struct {
 	Completed   bool
 }
 
+// Error names the run and says whether its final commit completed.
 func (e *FinishedError) Error() string {
 	s := "checkpoint: run " + e.RunID + " finished"
 	if e.Completed {

@@ -45,6 +45,7 @@ type TripwireError struct {
 	State *state.Run
 }
 
+// Error names the stage, the guardrail, the turn and the call, if any.
 func (e *TripwireError) Error() string {
 	s := fmt.Sprintf("guardrails: %s guardrail %q tripped on turn %d", e.Stage, e.Guardrail, e.Turn)
 	if e.CallID != "" {
@@ -88,6 +89,7 @@ type CheckError struct {
 	Err error
 }
 
+// Error names the stage, the guardrail, the turn, the call, if any, and the check's error.
 func (e *CheckError) Error() string {
 	s := fmt.Sprintf("guardrails: %s guardrail %q on turn %d", e.Stage, e.Guardrail, e.Turn)
 	if e.CallID != "" {

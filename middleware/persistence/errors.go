@@ -41,6 +41,7 @@ type AppendError struct {
 	Err error
 }
 
+// Error names the session, the run, the first position and the store's error.
 func (e *AppendError) Error() string {
 	return "persistence: append session " + strconv.Quote(e.SessionID) + " run " + e.RunID +
 		" at seq " + strconv.FormatInt(e.Seq, 10) + ": " + e.Err.Error()
@@ -60,6 +61,7 @@ type LoadError struct {
 	Err       error
 }
 
+// Error names the session, the run, the position looked up (if any) and the store's error.
 func (e *LoadError) Error() string {
 	if e.Seq == 0 {
 		return fmt.Sprintf("persistence: load session %q history for run %s: %v", e.SessionID, e.RunID, e.Err)
@@ -77,6 +79,7 @@ type StateError struct {
 	Err   error
 }
 
+// Error names the run, the state extension and the cause.
 func (e *StateError) Error() string {
 	return "persistence: run " + e.RunID + " state extension " + strconv.Quote(extensionKey) + ": " + e.Err.Error()
 }

@@ -64,6 +64,7 @@ type InputError struct {
 	Reason string
 }
 
+// Error names the input item by index and kind, its call, if any, and the reason.
 func (e *InputError) Error() string {
 	s := "openai: chat: input[" + strconv.Itoa(e.Index) + "] (" + e.Kind.String()
 	if e.CallID != "" {
@@ -82,6 +83,7 @@ type DecodeError struct {
 	Err   error
 }
 
+// Error names where in the response decoding failed, and the cause.
 func (e *DecodeError) Error() string { return "openai: decode " + e.Where + ": " + e.Err.Error() }
 
 // Unwrap returns the cause and [ErrMalformedResponse], unless the cause
@@ -100,6 +102,7 @@ type FailedError struct {
 	Message    string
 }
 
+// Error names the response, its error code and message, as the API reported them.
 func (e *FailedError) Error() string {
 	s := "openai: response"
 	if e.ResponseID != "" {

@@ -18,6 +18,11 @@
 // digits, '-' and '_' become '-'. A model called outside a run (no
 // [pipeline.ModelCall.Turn]) numbers its n-th call instead: "call_n_k".
 //
+// Because of that, a turn replayed after a crash gets the same call IDs
+// again, where a real model would answer with new ones: a crash test that
+// must see a tool run again under a new call ID (and idempotency key) uses
+// [Model.FreshIDs].
+//
 // The model records the calls it received; [Model.Calls] returns copies.
 // It is safe for concurrent use; steps are handed out in the order calls
 // arrive.

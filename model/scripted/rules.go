@@ -22,6 +22,7 @@ type NoRuleError struct {
 	Turn  int    // the run's turn (0 outside a run)
 }
 
+// Error names the agent and the turn no rule matched.
 func (e *NoRuleError) Error() string {
 	return "scripted: no rule matches the call of agent " + strconv.Quote(e.Agent) + " on turn " + strconv.Itoa(e.Turn)
 }

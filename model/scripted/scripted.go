@@ -23,6 +23,7 @@ type ExhaustedError struct {
 	Call  int // the call that found no step, from 1
 }
 
+// Error names the call number and the script's length.
 func (e *ExhaustedError) Error() string {
 	return "scripted: call " + strconv.Itoa(e.Call) + " but the script has " + strconv.Itoa(e.Steps) + " steps"
 }

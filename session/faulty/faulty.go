@@ -142,6 +142,7 @@ type InjectedError struct {
 	Written bool
 }
 
+// Error names the append, its session, run and position, the fault and whether the items were written.
 func (e *InjectedError) Error() string {
 	s := "faulty: append " + strconv.Itoa(e.Append) + " (session " + strconv.Quote(e.SessionID) +
 		" run " + e.RunID + " seq " + strconv.FormatInt(e.Seq, 10) + "): injected " + e.Mode.String() + " failure"

@@ -28,6 +28,7 @@ type SchemaError struct {
 	Want    int
 }
 
+// Error gives the schema's version and the one this package needs, and what to do.
 func (e *SchemaError) Error() string {
 	s := "postgres: schema " + strconv.Quote(e.Schema) + " is at version " + strconv.Itoa(e.Version) +
 		", this package needs " + strconv.Itoa(e.Want)

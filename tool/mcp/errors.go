@@ -53,6 +53,8 @@ type Error struct {
 	kind error // one of the sentinels above, or the caller's context error
 }
 
+// Error names the server, the operation, the tool (if any), the kind of
+// failure and the cause.
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "mcp: server %q: %s", e.Server, e.Op)
@@ -128,6 +130,7 @@ type ToolError struct {
 	Output string
 }
 
+// Error names the server and the tool, with the result rendered as output.
 func (e *ToolError) Error() string {
 	return fmt.Sprintf("mcp: server %q tool %q: %s", e.Server, e.Tool, e.Output)
 }
@@ -149,6 +152,7 @@ type DuplicateToolError struct {
 	Tools   [2]string
 }
 
+// Error names the tool and the servers that both offer it.
 func (e *DuplicateToolError) Error() string {
 	return fmt.Sprintf("mcp: tool name %q is offered by server %q (tool %q) and server %q (tool %q); use WithServerPrefix or filter one out",
 		e.Name, e.Servers[0], e.Tools[0], e.Servers[1], e.Tools[1])
@@ -166,6 +170,7 @@ type ConfigError struct {
 	Reason string
 }
 
+// Error names the server and what is wrong with its configuration.
 func (e *ConfigError) Error() string {
 	return fmt.Sprintf("mcp: server %q (#%d): %s", e.Server, e.Index, e.Reason)
 }
