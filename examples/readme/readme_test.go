@@ -20,7 +20,6 @@ import (
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/middleware/logging"
-	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/openai"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
@@ -44,14 +43,14 @@ func TestChain(t *testing.T) {
 	agent := &pipeline.Agent{Name: "janitor", Model: scripted.New(scripted.Reply("Done."))}
 
 	store, _ := sqlite.Open("agent.db") // sessions and checkpoints in one file
-	cp := checkpoint.New(store)
+	// The checkpointer persists the session too (WithSession), its saves ahead of the appends.
+	cp := checkpoint.New(store, checkpoint.WithSession(store))
 	stack := pipeline.Stack{ // the recommended order, whatever order the places are filled in
-		Tracing:     tracing.Middleware(),                      // spans: invoke_agent → turn → chat / execute_tool
-		Logging:     logging.Middleware(logger),                // zap, payloads off by default
-		Persistence: persistence.Middleware(cp.Session(store)), // tool side effects at once, model output after the verdict
-		Checkpoint:  cp.Middleware(),                           // crash-safe checkpoints (optional)
-		Approval:    approval.Require(approval.ByTool("delete_file")),
-		Guardrails:  []pipeline.Middleware{guardrails.Output(noSecrets)},
+		Tracing:    tracing.Middleware(),       // spans: invoke_agent → turn → chat / execute_tool
+		Logging:    logging.Middleware(logger), // zap, payloads off by default
+		Checkpoint: cp.Middleware(),            // persistence (tool side effects at once, model output after the verdict) and crash-safe checkpoints
+		Approval:   approval.Require(approval.ByTool("delete_file")),
+		Guardrails: []pipeline.Middleware{guardrails.Output(noSecrets)},
 	}
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(stack.Middleware()...))
 	res, err := runner.Run(ctx, agent, pipeline.UserInput("clean up /tmp"), pipeline.WithSessionID("user-42"))

@@ -85,18 +85,17 @@
 //
 // # Wiring: one store for both
 //
-// Give the checkpointer and the persistence middleware the same store
-// value, and the save before each append and the append become one
-// transaction:
+// Give the checkpointer the same store value twice, as its state store and
+// through [WithSession] as its session store, and the save before each
+// append and the append become one transaction:
 //
 //	store, err := postgres.Open(ctx, url)   // a session.Store and a state.Store
-//	cp := checkpoint.New(store)
-//	persist := persistence.Middleware(cp.Session(store))
+//	cp := checkpoint.New(store, checkpoint.WithSession(store))
 //
-// The transaction is used when two conditions hold, checked once per
-// append: the value given to [New] and the value given to
-// [Checkpointer.Session] are the same (== on the interface values: same
-// type, same pointer), and that value has the method
+// The transaction is used when two conditions hold ([Checkpointer.Atomic]
+// reports them): the value given to [New] and the value given to
+// [WithSession] are the same (== on the interface values: same type, same
+// pointer), and that value has the method
 //
 //	SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error
 //

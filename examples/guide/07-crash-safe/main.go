@@ -28,7 +28,6 @@ import (
 
 	"github.com/turnkit/turnkit/examples/internal/exmodel"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
-	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session/sqlite"
@@ -136,10 +135,9 @@ func open(dir string) (*metered, *checkpoint.Checkpointer, *pipeline.Runner, err
 		return nil, nil, nil, err
 	}
 	store := &metered{Store: db}
-	cp := checkpoint.New(store) // the same value twice: saves and appends share one transaction
+	cp := checkpoint.New(store, checkpoint.WithSession(store)) // the same value twice: saves and appends share one transaction
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(pipeline.Stack{
-		Persistence: persistence.Middleware(cp.Session(store)),
-		Checkpoint:  cp.Middleware(),
+		Checkpoint: cp.Middleware(), // persistence, with the checkpointer inside it
 	}.Middleware()...))
 	return store, cp, runner, nil
 }

@@ -81,10 +81,9 @@ func newAgent() *pipeline.Agent {
 // newRunner returns the crash-safe chain with the long-conversation
 // settings, on store; a run reads the last limit items of the session.
 func newRunner(store *sqlite.Store, limit int) *pipeline.Runner {
-	cp := checkpoint.New(store, checkpoint.WithRetention(checkpoint.DeleteFinished))
+	cp := checkpoint.New(store, checkpoint.WithRetention(checkpoint.DeleteFinished),
+		checkpoint.WithSession(store, persistence.WithLimit(limit), persistence.WithHistoryByReference()))
 	return pipeline.NewRunner(pipeline.WithMiddleware(pipeline.Stack{
-		Persistence: persistence.Middleware(cp.Session(store),
-			persistence.WithLimit(limit), persistence.WithHistoryByReference()),
 		Checkpoint: cp.Middleware(),
 		Approval:   approval.Require(approval.ByTool("book")),
 	}.Middleware()...))
