@@ -15,7 +15,7 @@ import (
 )
 
 // docsWithCode are the documents whose Go code blocks must compile.
-var docsWithCode = []string{"README.md", "docs/guide.md"}
+var docsWithCode = []string{"README.md", "docs/guide.md", "docs/features.md"}
 
 // TestDocCodeCompiles holds the rule that every Go code block of the README
 // and the guide compiles. The rule, one for every block:
