@@ -12,10 +12,12 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-// listedRun returns a run of the session sid (none if "") in the given
-// status: paused on one call, finished, or neither, at turn 2 of agent
-// "lister".
-func listedRun(tb testing.TB, id, sid string, status state.RunStatus) *state.Run {
+// RunWithStatus returns a run with the given ID, of the session sid (none
+// if ""), in the given status: paused on one call of the tool "refund"
+// with the call ID "call_"+id, finished with the output "done", or
+// unfinished; at turn 2 of the agent "lister", with a user message as
+// input.
+func RunWithStatus(tb testing.TB, id, sid string, status state.RunStatus) *state.Run {
 	tb.Helper()
 	r := state.NewRun(id, "lister")
 	runcore.SetTurn(r, 2)
@@ -97,14 +99,14 @@ func testListRuns(t *testing.T, s state.Store) {
 	var runs []*state.Run
 	var idsOf []string
 	for i, st := range statuses {
-		r := listedRun(t, newID(t)+"-"+string(rune('a'+i)), sid, st)
+		r := RunWithStatus(t, newID(t)+"-"+string(rune('a'+i)), sid, st)
 		save(t, s, r)
 		runs = append(runs, r)
 		idsOf = append(idsOf, r.ID())
 	}
-	elsewhere := listedRun(t, newID(t)+"-other", other, state.RunPaused)
+	elsewhere := RunWithStatus(t, newID(t)+"-other", other, state.RunPaused)
 	save(t, s, elsewhere)
-	loose := listedRun(t, newID(t)+"-loose", "", state.RunPaused)
+	loose := RunWithStatus(t, newID(t)+"-loose", "", state.RunPaused)
 	save(t, s, loose)
 	newestFirst := func(idx ...int) []string {
 		out := make([]string, len(idx))
