@@ -196,6 +196,21 @@ func testListRuns(t *testing.T, s state.Store) {
 		t.Errorf("summary after a full save: turn %d, version %d; want 3, 2", last.Turn, last.Version)
 	}
 
+	// A save that loses the compare-and-swap changes no listing.
+	stale, fresh := load(t, s, idsOf[4]), load(t, s, idsOf[4])
+	runcore.SetTurn(fresh, 5)
+	save(t, s, fresh)
+	runcore.Finish(stale, "late")
+	if err := s.Save(ctx, stale); !errors.Is(err, state.ErrConflict) {
+		t.Fatalf("Save(stale) = %v, want ErrConflict", err)
+	}
+	if d := cmp.Diff(newestFirst(2, 1), byStatus(state.RunFinished, sid, 5)); d != "" {
+		t.Errorf("finished after a stale save (-want +got):\n%s", d)
+	}
+	if got := listAll(t, l, state.RunQuery{SessionID: sid, Status: state.RunUnfinished}, 5); len(got) == 0 || got[0].RunID != idsOf[4] || got[0].Turn != 5 {
+		t.Errorf("unfinished after a stale save: %+v, want %s at turn 5 first", got, idsOf[4])
+	}
+
 	// A deleted run leaves every list.
 	if err := s.Delete(ctx, idsOf[3]); err != nil {
 		t.Fatal(err)
