@@ -44,7 +44,9 @@ func TestListingMigration(t *testing.T) {
 	for _, q := range []string{
 		`DROP TABLE run_index`,
 		`DELETE FROM sqlite_sequence WHERE name = 'run_index'`,
-		`DELETE FROM schema_version WHERE version = 4`,
+		`DROP TABLE session_index`,
+		`DELETE FROM sqlite_sequence WHERE name = 'session_index'`,
+		`DELETE FROM schema_version WHERE version >= 4`,
 		`INSERT INTO run_checkpoints (run_id, version, data) VALUES ('e', 1, x'00ff')`,
 	} {
 		if _, err := db.Exec(q); err != nil {

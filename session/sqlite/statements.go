@@ -67,6 +67,27 @@ const (
 
 	sqlClearItems = `DELETE FROM session_items WHERE session_id = ?`
 	sqlClearRuns  = `DELETE FROM session_runs WHERE session_id = ?`
+
+	// The listing of sessions (browse.go): a session is filed when its
+	// first run is placed, and leaves when it is cleared.
+	sqlSessionFile   = `INSERT INTO session_index (session_id) VALUES (?) ON CONFLICT (session_id) DO NOTHING`
+	sqlSessionUnfile = `DELETE FROM session_index WHERE session_id = ?`
+	// Newest first, below the cursor's serial, one more than the page.
+	sqlListSessions = `SELECT serial, session_id FROM session_index WHERE serial < ? ORDER BY serial DESC LIMIT ?`
+	// The IDs from the prefix (?2, or after the cursor's ID ?1) up to the
+	// prefix followed by the byte 0xFF, which no UTF-8 text holds, in ID
+	// order, one more than the page.
+	sqlSearchSessions = `SELECT serial, session_id FROM session_index
+		WHERE session_id > ?1 AND session_id >= ?2 AND session_id < ?3 ORDER BY session_id LIMIT ?4`
+	// A page of a session's items before a position, newest first, with
+	// their runs: read backwards along the primary key, the run of each
+	// item looked up by (session, place). A subquery, not a join: joined,
+	// SQLite built a bloom filter over every run of the session.
+	sqlPage = `SELECT (SELECT r.run_id FROM session_runs AS r WHERE r.session_id = i.session_id AND r.place = i.place),
+			i.place, i.seq, i.kind, i.name, i.raw
+		FROM session_items AS i
+		WHERE i.session_id = ?1 AND (i.place, i.seq) < (?2, ?3)
+		ORDER BY i.place DESC, i.seq DESC LIMIT ?4`
 )
 
 // insertItemsSQL returns the insert of n items.
@@ -218,6 +239,25 @@ var statements = []statement{
 	{name: "clear runs", sql: sqlClearRuns,
 		args: func(k planKey) []any { return []any{k.session + "-none"} },
 		plan: []string{"SEARCH session_runs USING PRIMARY KEY (session_id=?)"}}, // deletes what it visits
+	{name: "file session", sql: sqlSessionFile,
+		args: func(k planKey) []any { return []any{k.session} },
+		plan: nil}, // an insert by key
+	{name: "unfile session", sql: sqlSessionUnfile,
+		args: func(k planKey) []any { return []any{k.session + "-none"} },
+		plan: []string{"SEARCH session_index USING INDEX sqlite_autoindex_session_index_1 (session_id=?)"}},
+	{name: "list sessions", sql: sqlListSessions,
+		args: func(k planKey) []any { return []any{int64(150), 21} },
+		plan: []string{"SEARCH session_index USING INTEGER PRIMARY KEY (rowid<?)"}}, // LIMIT, backwards in the key's order
+	{name: "search sessions", sql: sqlSearchSessions,
+		args: func(k planKey) []any { return []any{"other-1", "other-1", "other-1\xff", 21} },
+		plan: []string{"SEARCH session_index USING COVERING INDEX sqlite_autoindex_session_index_1 (session_id>? AND session_id<?)"}}, // LIMIT, in the index's order
+	{name: "page", sql: sqlPage,
+		args: func(k planKey) []any { return []any{k.session, k.place, k.seq - 100, 51} },
+		plan: []string{
+			"SEARCH i USING PRIMARY KEY (session_id=? AND (place,seq)<(?,?))", // LIMIT, backwards in the key's order
+			"CORRELATED SCALAR SUBQUERY 1",
+			"  SEARCH r USING INDEX sqlite_autoindex_session_runs_2 (session_id=? AND place=?)",
+		}},
 	{name: "checkpoint load", sql: sqlCkptLoad,
 		args: func(k planKey) []any { return []any{k.run} },
 		plan: []string{
