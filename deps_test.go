@@ -53,6 +53,8 @@ var allowed = []struct {
 	{"tracing/...", []string{"pipeline", "state", "tracing/internal/..."}},
 	{"tool/mcp", []string{"pipeline", "state"}}, // MCP servers' tools; the go-sdk stays here
 	{"tool/...", []string{"pipeline", "state"}},
+	{"inspect", []string{"session", "state"}}, // the inspector: any store, through the interfaces
+	{"cmd/...", []string{"..."}},              // commands wire the backends together
 	{"examples/...", []string{"..."}},
 	{"bench/...", []string{"..."}},
 	{"internal/torture/...", []string{"..."}}, // the reliability harness drives real backends
