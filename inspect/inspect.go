@@ -54,7 +54,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "+
 		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	hdr.Set("X-Content-Type-Options", "nosniff")
-	hdr.Set("Referrer-Policy", "no-referrer")
+	// same-origin, not no-referrer: under no-referrer a browser sends
+	// "Origin: null" with the page's own form posts, which the CSRF check
+	// cannot tell from a cross-site one.
+	hdr.Set("Referrer-Policy", "same-origin")
 	hdr.Set("Cache-Control", "no-store")
 	h.mux.ServeHTTP(w, r)
 }
@@ -82,7 +85,7 @@ func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 
 // fail writes an error page with status and the error's text.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
-	p := page{Title: h.cfg.title, Error: err.Error()}
+	p := page{Title: h.cfg.title, Writes: h.cfg.decide != nil, Error: err.Error()}
 	h.write(w, status, "error", p)
 }
 
@@ -272,5 +275,9 @@ func (h *Handler) serveDecide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	notice := verdict + "d call " + callID
-	http.Redirect(w, r, "run?id="+urlQuery(runID)+"&notice="+urlQuery(notice), http.StatusSeeOther)
+	// A relative Location, resolved by the browser against this request's
+	// URL: http.Redirect would resolve it against the path a StripPrefix
+	// left, dropping the prefix the handler is mounted under.
+	w.Header().Set("Location", "run?id="+urlQuery(runID)+"&notice="+urlQuery(notice))
+	w.WriteHeader(http.StatusSeeOther)
 }
