@@ -329,3 +329,33 @@ func TestWithWritesNeedsHooks(t *testing.T) {
 	}()
 	inspect.WithWrites(nil, func(context.Context, *state.Run) error { return nil })
 }
+
+// TestDecideRedirectsUnderItsMount checks that after a decision the
+// browser goes back to the run's page under the prefix the handler is
+// mounted at (a Location relative to the request).
+func TestDecideRedirectsUnderItsMount(t *testing.T) {
+	f := newFixture(t)
+	h := inspect.New(f.sessions, f.runs, inspect.WithWrites(
+		func(*http.Request) error { return nil },
+		func(ctx context.Context, run *state.Run) error { return f.runs.Save(ctx, run) }))
+	mux := http.NewServeMux()
+	mux.Handle("/debug/turnkit/", http.StripPrefix("/debug/turnkit", h))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	_, page := get(t, c, srv, "/debug/turnkit/run?id=run_paused")
+	m := csrfField.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no write form:\n%s", page)
+	}
+	form := url.Values{"run": {"run_paused"}, "call": {"call_run_paused"}, "verdict": {"approve"}, "csrf": {m[1]}}
+	resp, err := c.PostForm(srv.URL+"/debug/turnkit/decide", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/debug/turnkit/run" || resp.Request.URL.Query().Get("id") != "run_paused" {
+		t.Fatalf("after the decision: %d at %s, want 200 at /debug/turnkit/run?id=run_paused", resp.StatusCode, resp.Request.URL)
+	}
+}
