@@ -43,7 +43,9 @@ func TestListingMigration(t *testing.T) {
 	sch := pgx.Identifier{schema}.Sanitize()
 	for _, q := range []string{
 		`DROP TABLE ` + sch + `.run_index`,
-		`DELETE FROM ` + sch + `.schema_version WHERE version = 4`,
+		`DROP TABLE ` + sch + `.session_index`,
+		`DROP INDEX ` + sch + `.session_runs_place`,
+		`DELETE FROM ` + sch + `.schema_version WHERE version >= 4`,
 		`INSERT INTO ` + sch + `.run_checkpoints (run_id, version, data) VALUES ('e', 1, '\x00ff'::bytea)`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {

@@ -93,6 +93,18 @@ var planCases = map[string]planCase{
 		args:   func(k planKey) []any { return []any{k.session} },
 		bitmap: true,
 		scans:  []string{"session_items session_items_pkey"}}, // deletes what it reads
+	"clearIndex": {
+		args:  func(k planKey) []any { return []any{k.session} },
+		scans: []string{"session_index session_index_pkey"}},
+	"listSessions": {
+		args:  func(k planKey) []any { return []any{int64(500), int64(21)} },
+		scans: []string{"session_index session_index_serial_key"}}, // LIMIT, backwards in the index's order
+	"searchSessions": {
+		args:  func(k planKey) []any { return []any{"other-1", "other-1", "other-1\U0010FFFF", int64(21)} },
+		scans: []string{"session_index session_index_pkey"}}, // LIMIT, in the key's order
+	"page": {
+		args:  func(k planKey) []any { return []any{k.session, k.place, k.seq - 100, int64(51)} },
+		scans: []string{"session_items session_items_pkey", "session_runs session_runs_place"}},
 	"ck.load": {
 		args:   func(k planKey) []any { return []any{k.run} },
 		bitmap: true,
