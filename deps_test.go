@@ -54,6 +54,7 @@ var allowed = []struct {
 	{"tool/mcp", []string{"pipeline", "state"}}, // MCP servers' tools; the go-sdk stays here
 	{"tool/...", []string{"pipeline", "state"}},
 	{"inspect", []string{"session", "state"}}, // the inspector: any store, through the interfaces
+	{"inspect/browsertest", nil},              // its browser test, a module of its own (chromedp)
 	{"cmd/...", []string{"..."}},              // commands wire the backends together
 	{"examples/...", []string{"..."}},
 	{"bench/...", []string{"..."}},
