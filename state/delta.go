@@ -40,6 +40,9 @@ type Delta struct {
 	Head    []byte
 	Items   []Piece
 	Context []byte // a JSON array of items; nil: unchanged
+	// Summary is what a [Lister] files the run under as of this save:
+	// a store that lists runs writes it to its index with the save.
+	Summary RunSummary
 
 	mark int      // journal entries this delta covers
 	next baseline // what the run's baseline becomes once the delta is saved
@@ -155,6 +158,7 @@ func (r *Run) deltaWith(cfg *marshalConfig, reference bool) (*Delta, error) {
 		ctx = slices.Clone(r.context)
 	}
 	ctxRef, ctxPending, sid := r.ctxRef, r.ctxPending, r.sessionID
+	d.Summary = r.summaryLocked(d.Version)
 	w := r.wireLocked(false)
 	gen := r.ctxGen
 	r.mu.Unlock()

@@ -76,6 +76,23 @@
 // Marshal and Unmarshal stay the complete, portable document, for files,
 // links and signing.
 //
+// # Listing runs
+//
+// A [Store] that also implements [Lister] lists the runs it keeps, a page
+// at a time, newest first, by status ([RunPaused]: waiting on approvals;
+// [RunUnfinished]; [RunFinished]) and by session, so that an operator
+// finds what waits for a human without knowing run IDs:
+//
+//	page, err := store.(state.Lister).ListRuns(ctx, state.RunQuery{Status: state.RunPaused, Limit: 20})
+//	// page.Runs: summaries; page.Next: the cursor of the next page.
+//
+// Each save hands the store the run's [RunSummary] ([Delta].Summary),
+// which the stores of this module write to an index in the same atomic
+// step as the save, so a page costs O(its runs). Lister is an interface
+// of its own, not a method of Store, so that Stores written before it (and
+// wrappers) stay Stores; memstore and the SQLite, PostgreSQL and Redis
+// stores implement it, filestore does not.
+//
 // # Fast paths
 //
 // The checkpoint schema is declared once, in an internal package; the

@@ -194,7 +194,7 @@ var (
 // wraps [ErrConflict] (then Have is the caller's version and Stored the
 // stored one), [ErrNotFound], or the cause.
 type StoreError struct {
-	Op     string // "load", "save" or "delete"
+	Op     string // "load", "save", "delete", or "list" ([Lister], with no RunID)
 	RunID  string
 	Have   int64
 	Stored int64
@@ -203,6 +203,9 @@ type StoreError struct {
 
 // Error names the operation and the run, with the versions on a conflict.
 func (e *StoreError) Error() string {
+	if e.Op == "list" && e.RunID == "" {
+		return "state: list runs: " + cause(e.Err)
+	}
 	s := "state: " + e.Op + " run " + strconv.Quote(e.RunID) + ": " + cause(e.Err)
 	if errors.Is(e.Err, ErrConflict) {
 		s += " (have version " + strconv.FormatInt(e.Have, 10) + ", stored " + strconv.FormatInt(e.Stored, 10) + ")"

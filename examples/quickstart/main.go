@@ -187,5 +187,9 @@ func run(ctx context.Context, w io.Writer, dbPath string) error {
 	fmt.Fprintf(w, "stored in %s: the session holds %d items; the run's checkpoint is at version %d\n",
 		filepath.Base(dbPath), len(stored), saved.Version())
 	fmt.Fprintln(w, "final output:", res.FinalOutput())
+	fmt.Fprintln(w, "see what it stored:")
+	fmt.Fprintf(w, "  go run github.com/turnkit/turnkit/cmd/turnkit -db %s show quickstart\n", dbPath)
+	fmt.Fprintf(w, "  go run github.com/turnkit/turnkit/cmd/turnkit -db %s runs\n", dbPath)
+	fmt.Fprintf(w, "  go run github.com/turnkit/turnkit/cmd/turnkit -db %s serve   # the web inspector on http://127.0.0.1:8080/\n", dbPath)
 	return nil
 }

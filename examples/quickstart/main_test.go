@@ -30,6 +30,9 @@ func TestRun(t *testing.T) {
 		"tool convert_temperature",
 		"stored in agent.db: the session holds 8 items",
 		"final output: Oslo is clear and 18°C (64.4°F), dry all week.",
+		"go run github.com/turnkit/turnkit/cmd/turnkit -db ", // the command that opens it
+		"agent.db show quickstart",
+		"agent.db serve",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)

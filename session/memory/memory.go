@@ -19,10 +19,18 @@ type Store struct {
 	mu       sync.Mutex
 	sessions map[string]*sessionData
 	closed   bool
+	// The listing's index (browse.go): the last serial given, the
+	// sessions' serials and IDs, each sorted, and the session of a serial.
+	serial   int64
+	newest   []int64
+	ids      []string
+	bySerial map[int64]string
 }
 
 // New returns an empty store.
-func New() *Store { return &Store{sessions: make(map[string]*sessionData)} }
+func New() *Store {
+	return &Store{sessions: make(map[string]*sessionData), bySerial: make(map[int64]string)}
+}
 
 // key locates an item in a session.
 type key struct {
@@ -37,7 +45,9 @@ type entry struct {
 }
 
 type sessionData struct {
+	serial  int64          // the session's number in the listing
 	places  map[string]int // run ID → its place, fixed at its first append
+	runs    map[int]string // place → run ID
 	entries []entry        // sorted by (place, seq)
 	index   map[key]state.Item
 	calls   map[callKey][]int64 // the positions of a run's calls with one ID, sorted
@@ -187,9 +197,10 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		return fmt.Errorf("memory: append to session %q run %q: %w", sessionID, runID, err)
 	}
 	if sd == nil {
-		sd = &sessionData{places: make(map[string]int), index: make(map[key]state.Item),
+		sd = &sessionData{places: make(map[string]int), runs: make(map[int]string), index: make(map[key]state.Item),
 			calls: make(map[callKey][]int64), answers: make(map[answerKey]int64)}
 		s.sessions[sessionID] = sd
+		s.list(sessionID, sd)
 	}
 	for k, seq := range answers {
 		sd.answers[k] = seq
@@ -198,6 +209,7 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	if !ok {
 		place = len(sd.places)
 		sd.places[runID] = place
+		sd.runs[place] = runID
 	}
 	for _, it := range fresh {
 		sd.index[key{runID, it.Seq()}] = it
@@ -324,7 +336,10 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 	if s.closed {
 		return session.ErrClosed
 	}
-	delete(s.sessions, sessionID)
+	if sd := s.sessions[sessionID]; sd != nil {
+		s.unlist(sessionID, sd)
+		delete(s.sessions, sessionID)
+	}
 	return nil
 }
 
@@ -334,6 +349,6 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
-	s.sessions = nil
+	s.sessions, s.newest, s.ids, s.bySerial = nil, nil, nil, nil
 	return nil
 }

@@ -13,7 +13,10 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-var _ state.Store = (*Store)(nil)
+var (
+	_ state.Store  = (*Store)(nil)
+	_ state.Lister = (*Store)(nil)
+)
 
 // A checkpoint is stored as deltas (see [state.Delta]): its head in
 // run_checkpoints.data, its context in run_checkpoints.context (replaced
@@ -25,6 +28,8 @@ var _ state.Store = (*Store)(nil)
 // ckptQueries are the checkpoint statements with the schema name resolved.
 type ckptQueries struct {
 	load, save, version, delete string
+	// The listing's (list.go), one per filter.
+	listAll, listStatus, listSession, listSessionStatus string
 }
 
 func newCkptQueries(schemaName string) ckptQueries {
@@ -40,8 +45,11 @@ func newCkptQueries(schemaName string) ckptQueries {
 		// base version otherwise), and, only if it took, the removal of
 		// the items a full save replaces and the upsert of the delta's
 		// items. It returns 1 if the save took, 0 on a conflict.
+		// With it, the listing's row of the run (run_index), which keeps
+		// the number of its first save.
 		// $1 run, $2 base, $3 version, $4 head, $5 context, $6 replace the
-		// context, $7 full, $8 item positions, $9 item JSON.
+		// context, $7 full, $8 item positions, $9 item JSON; the summary:
+		// $10 session, $11 status, $12 agent, $13 turn, $14 pending.
 		save: r.Replace(`WITH ins AS (
 				INSERT INTO {{schema}}.run_checkpoints (run_id, version, data, context)
 				SELECT $1, $3, $4, $5 WHERE $2::bigint = 0
@@ -60,11 +68,30 @@ func newCkptQueries(schemaName string) ckptQueries {
 				INSERT INTO {{schema}}.run_checkpoint_items (run_id, seq, version, data)
 				SELECT $1, t.seq, $3, t.data FROM unnest($8::bigint[], $9::bytea[]) AS t(seq, data)
 				WHERE EXISTS (SELECT 1 FROM ok)
-				ON CONFLICT (run_id, seq) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data)
+				ON CONFLICT (run_id, seq) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data),
+			idx AS (
+				INSERT INTO {{schema}}.run_index (run_id, session_id, status, agent, turn, pending, version)
+				SELECT $1, $10, $11, $12, $13, $14, $3 WHERE EXISTS (SELECT 1 FROM ok)
+				ON CONFLICT (run_id) DO UPDATE SET session_id = EXCLUDED.session_id, status = EXCLUDED.status,
+					agent = EXCLUDED.agent, turn = EXCLUDED.turn, pending = EXCLUDED.pending, version = EXCLUDED.version)
 			SELECT count(*) FROM ok`),
 		version: r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
-		delete: r.Replace(`WITH items AS (DELETE FROM {{schema}}.run_checkpoint_items WHERE run_id = $1)
+		delete: r.Replace(`WITH items AS (DELETE FROM {{schema}}.run_checkpoint_items WHERE run_id = $1),
+			idx AS (DELETE FROM {{schema}}.run_index WHERE run_id = $1)
 			DELETE FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
+		// A page of the listing: the runs numbered below the cursor ($1),
+		// newest first, one more than the page ($2) to learn whether more
+		// follow; each reads its own index (see the migration
+		// 0004_run_index.sql). $3 the status or session, $4 the session
+		// after a status.
+		listAll: r.Replace(`SELECT ` + indexCols + ` FROM {{schema}}.run_index
+			WHERE -serial > -$1::bigint ORDER BY -serial LIMIT $2`),
+		listStatus: r.Replace(`SELECT ` + indexCols + ` FROM {{schema}}.run_index
+			WHERE status = $3 AND serial < $1 ORDER BY serial DESC LIMIT $2`),
+		listSession: r.Replace(`SELECT ` + indexCols + ` FROM {{schema}}.run_index
+			WHERE session_id = $3 AND serial < $1 ORDER BY serial DESC LIMIT $2`),
+		listSessionStatus: r.Replace(`SELECT ` + indexCols + ` FROM {{schema}}.run_index
+			WHERE status = $3 AND session_id = $4 AND serial < $1 ORDER BY serial DESC LIMIT $2`),
 	}
 }
 
@@ -187,7 +214,7 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	err = s.pipelinedTx(ctx,
 		func(b *pgx.Batch) {
 			seqs, data := rowcodec.Columns(d)
-			b.Queue(s.ck.save, d.RunID, d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil, d.Full, seqs, data)
+			b.Queue(s.ck.save, saveArgs(d, seqs, data)...)
 			b.Queue(s.q.appendExisting, a.args(sessionID, run.ID())...)
 		},
 		func(br pgx.BatchResults) error {
@@ -225,12 +252,19 @@ type querier interface {
 func (s *Store) saveDelta(ctx context.Context, q querier, d *state.Delta) (bool, error) {
 	seqs, data := rowcodec.Columns(d)
 	var n int64
-	err := q.QueryRow(ctx, s.ck.save, d.RunID, d.Base, d.Version, d.Head, d.Context,
-		d.Full || d.Context != nil, d.Full, seqs, data).Scan(&n)
+	err := q.QueryRow(ctx, s.ck.save, saveArgs(d, seqs, data)...).Scan(&n)
 	if err != nil {
 		return false, fmt.Errorf("save checkpoint: %w", err)
 	}
 	return n == 1, nil
+}
+
+// saveArgs are the arguments of the save of d, with its items' positions
+// and JSON.
+func saveArgs(d *state.Delta, seqs []int64, data [][]byte) []any {
+	sum := d.Summary
+	return []any{d.RunID, d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil, d.Full, seqs, data,
+		sum.SessionID, int16(sum.Status), sum.Agent, int64(sum.Turn), int64(sum.Pending)}
 }
 
 // conflict returns the conflict error of a save of d that did not take,

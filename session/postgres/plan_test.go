@@ -93,23 +93,50 @@ var planCases = map[string]planCase{
 		args:   func(k planKey) []any { return []any{k.session} },
 		bitmap: true,
 		scans:  []string{"session_items session_items_pkey"}}, // deletes what it reads
+	"clearIndex": {
+		args:  func(k planKey) []any { return []any{k.session} },
+		scans: []string{"session_index session_index_pkey"}},
+	"listSessions": {
+		args:  func(k planKey) []any { return []any{int64(500), int64(21)} },
+		scans: []string{"session_index session_index_serial_key"}}, // LIMIT, backwards in the index's order
+	"searchSessions": {
+		args:  func(k planKey) []any { return []any{"other-1", "other-1", "other-1\U0010FFFF", int64(21)} },
+		scans: []string{"session_index session_index_pkey"}}, // LIMIT, in the key's order
+	"page": {
+		args:  func(k planKey) []any { return []any{k.session, k.place, k.seq - 100, int64(51)} },
+		scans: []string{"session_items session_items_pkey", "session_runs session_runs_place"}},
 	"ck.load": {
 		args:   func(k planKey) []any { return []any{k.run} },
 		bitmap: true,
 		scans:  []string{"run_checkpoints run_checkpoints_pkey", "run_checkpoint_items run_checkpoint_items_pkey"}},
 	"ck.save": {
 		args: func(k planKey) []any {
-			return []any{k.run, int64(1), int64(2), []byte(`{}`), []byte(nil), false, false, []int64{k.seq}, [][]byte{[]byte(`{}`)}}
+			return []any{k.run, int64(1), int64(2), []byte(`{}`), []byte(nil), false, false, []int64{k.seq}, [][]byte{[]byte(`{}`)},
+				k.session, int16(1), "agent", int64(1), int64(1)}
 		},
 		bitmap: true,
-		scans:  []string{"run_checkpoints run_checkpoints_pkey", "run_checkpoint_items run_checkpoint_items_pkey"}},
+		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_checkpoint_items run_checkpoint_items_pkey",
+			"run_index run_index_pkey"}},
+	"ck.listAll": {
+		args:  func(k planKey) []any { return []any{int64(2000), int64(21)} },
+		scans: []string{"run_index run_index_all"}}, // LIMIT, in the index's order
+	"ck.listStatus": {
+		args:  func(k planKey) []any { return []any{int64(2000), int64(21), int16(1)} },
+		scans: []string{"run_index run_index_status"}},
+	"ck.listSession": {
+		args:  func(k planKey) []any { return []any{int64(2000), int64(21), k.session} },
+		scans: []string{"run_index run_index_session"}},
+	"ck.listSessionStatus": {
+		args:  func(k planKey) []any { return []any{int64(2000), int64(21), int16(1), k.session} },
+		scans: []string{"run_index run_index_session_status"}},
 	"ck.version": {
 		args:  func(k planKey) []any { return []any{k.run} },
 		scans: []string{"run_checkpoints run_checkpoints_pkey"}},
 	"ck.delete": {
 		args:   func(k planKey) []any { return []any{k.run} },
 		bitmap: true,
-		scans:  []string{"run_checkpoint_items run_checkpoint_items_pkey", "run_checkpoints run_checkpoints_pkey"}},
+		scans: []string{"run_checkpoint_items run_checkpoint_items_pkey", "run_checkpoints run_checkpoints_pkey",
+			"run_index run_index_pkey"}},
 }
 
 // appendArgs are the arguments of an append of a call with a new ID and
@@ -140,7 +167,7 @@ func statementsOf(q queries, ck ckptQueries) map[string]string {
 // planData fills the store's schema with a realistic history: one long
 // run of calls and outputs, a second run after it, many small sessions
 // around it, and checkpoint items of many runs; then ANALYZE.
-func planData(t *testing.T, s *Store) planKey {
+func planData(t *testing.T, s *Store, schema string) planKey {
 	t.Helper()
 	ctx := t.Context()
 	const long = 3000
@@ -179,9 +206,20 @@ func planData(t *testing.T, s *Store) planKey {
 		for i := range seqs {
 			seqs[i], data[i] = int64(i+1), []byte(`{"type":"message"}`)
 		}
-		if _, err := s.pool.Exec(ctx, s.ck.save, run.ID(), run.Version(), run.Version()+1, []byte(`{}`), []byte(nil), false, false, seqs, data); err != nil {
+		if _, err := s.pool.Exec(ctx, s.ck.save, run.ID(), run.Version(), run.Version()+1, []byte(`{}`), []byte(nil), false, false, seqs, data,
+			"", int16(2), "agent", int64(1), int64(0)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// The listing's rows of many runs in every status: a long
+	// conversation of a run per message (every other run), and many
+	// small sessions.
+	if _, err := s.pool.Exec(ctx, `INSERT INTO `+pgx.Identifier{schema}.Sanitize()+`.run_index
+		(run_id, session_id, status, agent, turn, pending, version)
+		SELECT 'listed-' || i, CASE WHEN i % 2 = 0 THEN 'plan' ELSE 'other-' || (i % 500) END,
+			i % 3 + 1, 'agent', 1, i % 3 % 2, 1
+		FROM generate_series(1, 5000) AS i`); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := s.pool.Exec(ctx, "ANALYZE"); err != nil {
 		t.Fatal(err)
@@ -284,7 +322,7 @@ func TestStatementPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := planData(t, s)
+	k := planData(t, s, schema)
 	stmts := statementsOf(s.q, s.ck)
 	for _, name := range slices.Sorted(func(yield func(string) bool) {
 		for n := range stmts {

@@ -36,6 +36,8 @@ type queries struct {
 	appendExisting, runPlace, newRun, insertItems, storedItems, lockSession string
 	list, listBefore, lookup, pop                                           string
 	hasItems, clearHead, clearRuns, clearItems                              string
+	// The listing of sessions and the pages of a session (browse.go).
+	clearIndex, listSessions, searchSessions, page string
 }
 
 func newQueries(schemaName string) queries {
@@ -56,10 +58,14 @@ func newQueries(schemaName string) queries {
 		runPlace: r.Replace(`SELECT place FROM {{schema}}.session_runs
 			WHERE session_id = $1 AND run_id = $2`),
 		lockSession: `SELECT pg_advisory_xact_lock(` + lockClass + `, hashtext($1))`,
+		// A session's first run lists the session (session_index).
 		newRun: r.Replace(`WITH head AS (
 				INSERT INTO {{schema}}.session_heads AS h (session_id, last_place) VALUES ($1, 1)
 				ON CONFLICT (session_id) DO UPDATE SET last_place = h.last_place + 1
-				RETURNING last_place)
+				RETURNING last_place),
+			idx AS (
+				INSERT INTO {{schema}}.session_index (session_id) SELECT $1 FROM head WHERE last_place = 1
+				ON CONFLICT (session_id) DO NOTHING)
 			INSERT INTO {{schema}}.session_runs (session_id, run_id, place)
 			SELECT $1, $2, last_place FROM head
 			ON CONFLICT (session_id, run_id) DO NOTHING
@@ -98,6 +104,21 @@ func newQueries(schemaName string) queries {
 		clearHead:  r.Replace(`DELETE FROM {{schema}}.session_heads WHERE session_id = $1`),
 		clearRuns:  r.Replace(`DELETE FROM {{schema}}.session_runs WHERE session_id = $1`),
 		clearItems: r.Replace(`DELETE FROM {{schema}}.session_items WHERE session_id = $1`),
+		clearIndex: r.Replace(`DELETE FROM {{schema}}.session_index WHERE session_id = $1`),
+		// Newest first below the cursor's serial ($1), $2 rows.
+		listSessions: r.Replace(`SELECT serial, session_id FROM {{schema}}.session_index
+			WHERE serial < $1 ORDER BY serial DESC LIMIT $2`),
+		// The IDs after $1, from the prefix $2 up to $3 (the prefix and
+		// U+10FFFF), in byte order, $4 rows.
+		searchSessions: r.Replace(`SELECT serial, session_id FROM {{schema}}.session_index
+			WHERE session_id > $1 AND session_id >= $2 AND session_id < $3 ORDER BY session_id LIMIT $4`),
+		// A page of a session's items before ($2, $3), newest first, $4
+		// rows, each with its run.
+		page: r.Replace(`SELECT (SELECT r.run_id FROM {{schema}}.session_runs AS r WHERE r.session_id = i.session_id AND r.place = i.place),
+				i.place, i.seq, i.kind, i.name, i.raw
+			FROM {{schema}}.session_items AS i
+			WHERE i.session_id = $1 AND (i.place, i.seq) < ($2, $3)
+			ORDER BY i.place DESC, i.seq DESC LIMIT $4`),
 	}
 }
 
@@ -444,7 +465,7 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// The exclusive lock waits for appends in flight to commit; the
 		// deletes then see what they wrote.
-		for _, q := range []string{s.q.lockSession, s.q.clearHead, s.q.clearRuns, s.q.clearItems} {
+		for _, q := range []string{s.q.lockSession, s.q.clearHead, s.q.clearRuns, s.q.clearItems, s.q.clearIndex} {
 			if _, err := tx.Exec(ctx, q, sessionID); err != nil {
 				return err
 			}

@@ -14,7 +14,10 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-var _ state.Store = (*Store)(nil)
+var (
+	_ state.Store  = (*Store)(nil)
+	_ state.Lister = (*Store)(nil)
+)
 
 func (s *Store) storeErr(ctx context.Context, op, runID string, err error) error {
 	if errors.Is(err, goredis.ErrClosed) {
@@ -26,8 +29,10 @@ func (s *Store) storeErr(ctx context.Context, op, runID string, err error) error
 // checkpointLua holds the functions the save scripts share. KEYS (k): the
 // run's head hash, items hash and context (see [Store.runKeys]). ARGV (a):
 // the base version (0: none stored), the new version, "1" if the save is
-// full, the head, "1" if the context is replaced, the context, then (Seq,
-// item JSON) pairs from index first to last.
+// full, the head, "1" if the context is replaced, the context; then the
+// listing's index base ("": the caller indexes apart), the run's status,
+// session ID and summary JSON (see indexLua); then (Seq, item JSON) pairs
+// from index first to last.
 //
 // cas returns -1 if the stored version is the base, else the stored
 // version. write applies the delta: a full one first removes the stored
@@ -48,15 +53,73 @@ local function write(k, a, first, last)
 		redis.call('HSET', k[2], a[i], tag .. a[i + 1])
 	end
 end
+` + indexLua
+
+// indexLua keeps the listing's index (list.go), whose keys all start
+// with base and share its hash tag: base.."sum", a hash of each run's
+// summary ("<serial>:<status>:<length of the session ID>:<session
+// ID><JSON>"); base.."serial", the last serial given; and sorted sets of
+// run IDs scored by serial: base.."g:0" (every run), base.."g:<status>",
+// base.."s:0:<session>" and base.."s:<status>:<session>". index files
+// run id under its new status and session, numbering it if it is new,
+// and unindex removes it; each costs O(log n) per set it touches.
+//
+// The scripts build the names of these keys from base rather than take
+// them in KEYS: which sets a run leaves depends on its stored summary.
+// They are in the hash slot of their first declared key (base.."sum"),
+// so in a Redis Cluster a script that touches them runs where they are.
+const indexLua = `
+local function parseSum(v)
+	local n, t, l, at = string.match(v, '^(%d+):(%d):(%d+):()')
+	l = tonumber(l)
+	return n, t, string.sub(v, at, at + l - 1), string.sub(v, at + l)
+end
+local function unlist(base, id, t, sid)
+	redis.call('ZREM', base .. 'g:' .. t, id)
+	if sid ~= '' then
+		redis.call('ZREM', base .. 's:0:' .. sid, id)
+		redis.call('ZREM', base .. 's:' .. t .. ':' .. sid, id)
+	end
+end
+local function index(base, id, status, sid, doc)
+	local hk = base .. 'sum'
+	local old = redis.call('HGET', hk, id)
+	local serial
+	if old then
+		local n, t, osid = parseSum(old)
+		serial = n
+		if t ~= status or osid ~= sid then unlist(base, id, t, osid) end
+	else
+		serial = redis.call('INCR', base .. 'serial')
+		redis.call('ZADD', base .. 'g:0', serial, id)
+	end
+	redis.call('ZADD', base .. 'g:' .. status, serial, id)
+	if sid ~= '' then
+		redis.call('ZADD', base .. 's:0:' .. sid, serial, id)
+		redis.call('ZADD', base .. 's:' .. status .. ':' .. sid, serial, id)
+	end
+	redis.call('HSET', hk, id, serial .. ':' .. status .. ':' .. #sid .. ':' .. sid .. doc)
+end
+local function unindex(base, id)
+	local hk = base .. 'sum'
+	local old = redis.call('HGET', hk, id)
+	if not old then return end
+	local n, t, sid = parseSum(old)
+	redis.call('ZREM', base .. 'g:0', id)
+	unlist(base, id, t, sid)
+	redis.call('HDEL', hk, id)
+end
 `
 
-// saveScript applies a delta if the stored version is its base (see
-// checkpointLua; the items run from ARGV[7] to the end). It returns -1 on
-// success, or the stored version on a conflict, having written nothing.
+// saveScript applies a delta if the stored version is its base, and files
+// the run in the listing's index unless ARGV[7] is "" (see checkpointLua;
+// the items run from ARGV[12] to the end). It returns -1 on success, or
+// the stored version on a conflict, having written nothing.
 var saveScript = goredis.NewScript(checkpointLua + `
 local stored = cas(KEYS, ARGV)
 if stored ~= -1 then return stored end
-write(KEYS, ARGV, 7, #ARGV)
+write(KEYS, ARGV, 12, #ARGV)
+if ARGV[7] ~= '' then index(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]) end
 return -1
 `)
 
@@ -67,18 +130,44 @@ return -1
 // appendScript's ARGV (run ID, then (Seq, item) pairs). It returns {0} on
 // success, {1, stored version} on a version conflict and {2, what
 // appendScript returned} when the append is refused; then nothing is
-// written.
+// written. It files the run in the listing's index as saveScript does.
 var saveAppendScript = goredis.NewScript(checkpointLua +
 	"local function sessionAppend(KEYS, ARGV)\n" + appendLua + "\nend\n" + `
 local stored = cas(KEYS, ARGV)
 if stored ~= -1 then return {1, stored} end
-local last = 7 + 2 * tonumber(ARGV[7])
+local last = 12 + 2 * tonumber(ARGV[12])
 local sargv = {}
 for i = last + 1, #ARGV do sargv[#sargv + 1] = ARGV[i] end
 local res = sessionAppend({KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]}, sargv)
 if res ~= 0 then return {2, res} end
-write(KEYS, ARGV, 8, last)
+write(KEYS, ARGV, 13, last)
+if ARGV[7] ~= '' then index(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]) end
 return {0}
+`)
+
+// indexScript files a run in the listing's index, apart from its save
+// (in a Redis Cluster). KEYS: base.."sum". ARGV: base, the run ID, its
+// status, session ID and summary JSON.
+var indexScript = goredis.NewScript(indexLua + `
+index(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+return 0
+`)
+
+// deleteScript removes a run's checkpoint and its entry in the listing's
+// index at once (on a standalone server). KEYS: the run's three keys, then
+// base.."sum". ARGV: base, the run ID.
+var deleteScript = goredis.NewScript(indexLua + `
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+unindex(ARGV[1], ARGV[2])
+return 0
+`)
+
+// unindexScript removes a run from the listing's index, apart from the
+// deletion of its checkpoint (in a Redis Cluster). KEYS: base.."sum".
+// ARGV: base, the run ID.
+var unindexScript = goredis.NewScript(indexLua + `
+unindex(ARGV[1], ARGV[2])
+return 0
 `)
 
 // delta returns what saving run writes, encoded with the store's codec.
@@ -93,9 +182,10 @@ func (s *Store) delta(run *state.Run) (*state.Delta, error) {
 	return d, nil
 }
 
-// deltaArgs appends d's ARGV (see checkpointLua) to args; with counted set,
-// the number of its items goes before them (saveAppendScript).
-func deltaArgs(args []any, d *state.Delta, counted bool) []any {
+// deltaArgs appends d's ARGV (see checkpointLua) to args, with the index
+// base (or "" when the run is indexed apart); with counted set, the
+// number of its items goes before them (saveAppendScript).
+func deltaArgs(args []any, d *state.Delta, base string, counted bool) []any {
 	full, hasCtx := "0", "0"
 	if d.Full {
 		full = "1"
@@ -104,6 +194,8 @@ func deltaArgs(args []any, d *state.Delta, counted bool) []any {
 		hasCtx = "1"
 	}
 	args = append(args, d.Base, d.Version, full, d.Head, hasCtx, d.Context)
+	args = append(args, base)
+	args = summaryArgs(args, d.Summary)
 	if counted {
 		args = append(args, len(d.Items))
 	}
@@ -216,7 +308,12 @@ func (s *Store) save(ctx context.Context, run *state.Run, d *state.Delta) error 
 	if err := s.gate.BeginRun(ctx, "save", run.ID()); err != nil {
 		return err
 	}
-	args := deltaArgs(make([]any, 0, 6+2*len(d.Items)), d, false)
+	_, oneScript := s.client.(*goredis.Client)
+	base := ""
+	if oneScript {
+		base = s.indexBase()
+	}
+	args := deltaArgs(make([]any, 0, 11+2*len(d.Items)), d, base, false)
 	stored, err := saveScript.Run(ctx, s.client, s.runKeys(run.ID()), args...).Int64()
 	if err != nil {
 		return s.storeErr(ctx, "save", run.ID(), err)
@@ -225,6 +322,9 @@ func (s *Store) save(ctx context.Context, run *state.Run, d *state.Delta) error 
 		return &state.StoreError{Op: "save", RunID: run.ID(), Have: d.Base, Stored: stored, Err: state.ErrConflict}
 	}
 	run.Saved(d)
+	if !oneScript {
+		return s.index(ctx, d)
+	}
 	return nil
 }
 
@@ -263,7 +363,7 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if err := s.gate.BeginRun(ctx, "save", run.ID()); err != nil {
 		return err
 	}
-	args := deltaArgs(make([]any, 0, 8+2*len(d.Items)+1+4*len(items)), d, true)
+	args := deltaArgs(make([]any, 0, 12+2*len(d.Items)+1+4*len(items)), d, s.indexBase(), true)
 	args = appendArgs(args, run.ID(), items)
 	keys := append(s.runKeys(run.ID()), s.keys(sessionID)...)
 	res, err := saveAppendScript.Run(ctx, s.client, keys, args...).Slice()
@@ -286,11 +386,21 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	return s.storeErr(ctx, "save", run.ID(), fmt.Errorf("unexpected reply %v", res))
 }
 
-// Delete removes the run's checkpoint (its head, items and context, with
-// one DEL); deleting a missing one is not an error.
+// Delete removes the run's checkpoint (its head, items and context) and
+// its entry in the listing's index, with one script on a standalone
+// server; in a Redis Cluster the index entry goes second, apart (see
+// [Store.ListRuns]). Deleting a missing one is not an error.
 func (s *Store) Delete(ctx context.Context, runID string) error {
 	if err := s.gate.BeginRun(ctx, "delete", runID); err != nil {
 		return err
 	}
-	return s.storeErr(ctx, "delete", runID, s.client.Del(ctx, s.runKeys(runID)...).Err())
+	base := s.indexBase()
+	if _, ok := s.client.(*goredis.Client); ok {
+		keys := append(s.runKeys(runID), base+"sum")
+		return s.storeErr(ctx, "delete", runID, deleteScript.Run(ctx, s.client, keys, base, runID).Err())
+	}
+	if err := s.client.Del(ctx, s.runKeys(runID)...).Err(); err != nil {
+		return s.storeErr(ctx, "delete", runID, err)
+	}
+	return s.storeErr(ctx, "delete", runID, unindexScript.Run(ctx, s.client, []string{base + "sum"}, base, runID).Err())
 }

@@ -52,6 +52,8 @@ func TestStore(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"LargeItem", testLargeItem},
 		{"UnicodeItems", testUnicode},
 		{"ContentParts", testContentParts},
+		{"ListSessions", testListSessions},
+		{"ListPage", testListPage},
 		{"CancelledContext", testCancelled},
 		{"UseAfterClose", testClosed},
 	}

@@ -11,7 +11,10 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-var _ state.Store = (*Store)(nil)
+var (
+	_ state.Store  = (*Store)(nil)
+	_ state.Lister = (*Store)(nil)
+)
 
 // A checkpoint is stored as deltas (see [state.Delta]): its head in
 // run_checkpoints.data, its context in run_checkpoint_contexts (written
@@ -24,12 +27,21 @@ var _ state.Store = (*Store)(nil)
 // reused by every save and load.
 type ckptStmts struct {
 	load, version, upsertHead, upsertItem, upsertContext, clearItems, clearContext, deleteHead *sql.Stmt
+	// The listing's (list.go).
+	indexUpsert, indexDelete, listAll, listStatus, listSession, listSessionStatus *sql.Stmt
+}
+
+// all returns the statements' fields, in the order of ckptSQL.
+func (c *ckptStmts) all() []**sql.Stmt {
+	return []**sql.Stmt{&c.load, &c.version, &c.upsertHead, &c.upsertItem, &c.upsertContext, &c.clearItems,
+		&c.clearContext, &c.deleteHead, &c.indexUpsert, &c.indexDelete, &c.listAll, &c.listStatus,
+		&c.listSession, &c.listSessionStatus}
 }
 
 // prepareCheckpoints prepares the checkpoint statements on db.
 func prepareCheckpoints(ctx context.Context, db *sql.DB) (*ckptStmts, error) {
 	c := &ckptStmts{}
-	dst := [...]**sql.Stmt{&c.load, &c.version, &c.upsertHead, &c.upsertItem, &c.upsertContext, &c.clearItems, &c.clearContext, &c.deleteHead}
+	dst := c.all()
 	for i, q := range ckptSQL {
 		st, err := db.PrepareContext(ctx, q)
 		if err != nil {
@@ -43,9 +55,9 @@ func prepareCheckpoints(ctx context.Context, db *sql.DB) (*ckptStmts, error) {
 
 // close closes the statements prepared so far.
 func (c *ckptStmts) close() {
-	for _, st := range [...]*sql.Stmt{c.load, c.version, c.upsertHead, c.upsertItem, c.upsertContext, c.clearItems, c.clearContext, c.deleteHead} {
-		if st != nil {
-			_ = st.Close()
+	for _, st := range c.all() {
+		if *st != nil {
+			_ = (*st).Close()
 		}
 	}
 }
@@ -204,6 +216,11 @@ func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error
 			}
 		}
 	}
+	sum := d.Summary
+	if _, err := tx.StmtContext(ctx, s.ck.indexUpsert).ExecContext(ctx, d.RunID, sum.SessionID, int(sum.Status),
+		sum.Agent, sum.Turn, sum.Pending, sum.Version); err != nil {
+		return fmt.Errorf("write the listing's row: %w", err)
+	}
 	return nil
 }
 
@@ -218,7 +235,7 @@ func (s *Store) Delete(ctx context.Context, runID string) error {
 	}
 	defer s.unlockWrite()
 	return s.gate.WrapRun(ctx, "delete", runID, s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, st := range [...]*sql.Stmt{s.ck.clearItems, s.ck.clearContext, s.ck.deleteHead} {
+		for _, st := range [...]*sql.Stmt{s.ck.clearItems, s.ck.clearContext, s.ck.deleteHead, s.ck.indexDelete} {
 			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, runID); err != nil {
 				return err
 			}

@@ -57,7 +57,18 @@ func planData(t *testing.T, s *Store) planKey {
 			}
 		}
 	}
-	return planKey{session: "plan", run: "long", place: 1, seq: long, callID: "call_77"}
+	// The listing's rows of many runs, in many sessions and every status,
+	// as saves write them.
+	for r := range 3000 {
+		sid := "other-" + strconv.Itoa(r%200)
+		if r%100 == 0 {
+			sid = "plan"
+		}
+		if _, err := s.db.ExecContext(ctx, sqlIndexUpsert, "listed-"+strconv.Itoa(r), sid, r%3+1, "agent", 1, r%3%2, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return planKey{session: "plan", run: "long", place: 1, seq: long, callID: "call_77", listBefore: 2000}
 }
 
 // planText returns the EXPLAIN QUERY PLAN of q with args, one line per

@@ -67,6 +67,27 @@ const (
 
 	sqlClearItems = `DELETE FROM session_items WHERE session_id = ?`
 	sqlClearRuns  = `DELETE FROM session_runs WHERE session_id = ?`
+
+	// The listing of sessions (browse.go): a session is filed when its
+	// first run is placed, and leaves when it is cleared.
+	sqlSessionFile   = `INSERT INTO session_index (session_id) VALUES (?) ON CONFLICT (session_id) DO NOTHING`
+	sqlSessionUnfile = `DELETE FROM session_index WHERE session_id = ?`
+	// Newest first, below the cursor's serial, one more than the page.
+	sqlListSessions = `SELECT serial, session_id FROM session_index WHERE serial < ? ORDER BY serial DESC LIMIT ?`
+	// The IDs from the prefix (?2, or after the cursor's ID ?1) up to the
+	// prefix followed by the byte 0xFF, which no UTF-8 text holds, in ID
+	// order, one more than the page.
+	sqlSearchSessions = `SELECT serial, session_id FROM session_index
+		WHERE session_id > ?1 AND session_id >= ?2 AND session_id < ?3 ORDER BY session_id LIMIT ?4`
+	// A page of a session's items before a position, newest first, with
+	// their runs: read backwards along the primary key, the run of each
+	// item looked up by (session, place). A subquery, not a join: joined,
+	// SQLite built a bloom filter over every run of the session.
+	sqlPage = `SELECT (SELECT r.run_id FROM session_runs AS r WHERE r.session_id = i.session_id AND r.place = i.place),
+			i.place, i.seq, i.kind, i.name, i.raw
+		FROM session_items AS i
+		WHERE i.session_id = ?1 AND (i.place, i.seq) < (?2, ?3)
+		ORDER BY i.place DESC, i.seq DESC LIMIT ?4`
 )
 
 // insertItemsSQL returns the insert of n items.
@@ -104,11 +125,35 @@ const (
 	sqlCkptClearItems   = `DELETE FROM run_checkpoint_items WHERE run_id = ?`
 	sqlCkptClearContext = `DELETE FROM run_checkpoint_contexts WHERE run_id = ?`
 	sqlCkptDeleteHead   = `DELETE FROM run_checkpoints WHERE run_id = ?`
+
+	// The listing's row of a run, written with each save: a new run gets
+	// the next serial, a saved one keeps its own.
+	sqlIndexUpsert = `INSERT INTO run_index (run_id, session_id, status, agent, turn, pending, version)
+	VALUES (?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (run_id) DO UPDATE SET session_id = excluded.session_id, status = excluded.status,
+		agent = excluded.agent, turn = excluded.turn, pending = excluded.pending, version = excluded.version`
+	sqlIndexDelete = `DELETE FROM run_index WHERE run_id = ?`
+
+	// A page of the listing: the runs numbered below the cursor, newest
+	// first, one more than the page to learn whether more follow; one
+	// statement per filter, each read backwards along its own index.
+	// INDEXED BY keeps a filter on its index: after ANALYZE, with runs of
+	// each status alike in number, SQLite walked every run backwards and
+	// skipped those of other statuses, whose number has no bound.
+	sqlListRuns              = `SELECT ` + indexCols + ` FROM run_index WHERE serial < ?1 ORDER BY serial DESC LIMIT ?2`
+	sqlListRunsStatus        = `SELECT ` + indexCols + ` FROM run_index INDEXED BY run_index_status WHERE status = ?3 AND serial < ?1 ORDER BY serial DESC LIMIT ?2`
+	sqlListRunsSession       = `SELECT ` + indexCols + ` FROM run_index INDEXED BY run_index_session WHERE session_id = ?4 AND serial < ?1 ORDER BY serial DESC LIMIT ?2`
+	sqlListRunsSessionStatus = `SELECT ` + indexCols + ` FROM run_index INDEXED BY run_index_session_status WHERE session_id = ?4 AND status = ?3 AND serial < ?1 ORDER BY serial DESC LIMIT ?2`
 )
+
+// indexCols are the columns of run_index a listing reads, in the order
+// scanSummary scans them.
+const indexCols = `serial, run_id, session_id, status, agent, turn, pending, version`
 
 // ckptSQL are the texts of ckptStmts, in field order.
 var ckptSQL = [...]string{sqlCkptLoad, sqlCkptVersion, sqlCkptUpsertHead, sqlCkptUpsertItem,
-	sqlCkptUpsertContext, sqlCkptClearItems, sqlCkptClearContext, sqlCkptDeleteHead}
+	sqlCkptUpsertContext, sqlCkptClearItems, sqlCkptClearContext, sqlCkptDeleteHead,
+	sqlIndexUpsert, sqlIndexDelete, sqlListRuns, sqlListRunsStatus, sqlListRunsSession, sqlListRunsSessionStatus}
 
 // A statement is one of the store's statements with the arguments its plan
 // test binds and the plan it was written for.
@@ -129,6 +174,7 @@ type planKey struct {
 	session, run string
 	place, seq   int64
 	callID       string
+	listBefore   int64 // a serial of the listing's index
 }
 
 // statements are every statement of the store, with their plans: see the
@@ -193,6 +239,25 @@ var statements = []statement{
 	{name: "clear runs", sql: sqlClearRuns,
 		args: func(k planKey) []any { return []any{k.session + "-none"} },
 		plan: []string{"SEARCH session_runs USING PRIMARY KEY (session_id=?)"}}, // deletes what it visits
+	{name: "file session", sql: sqlSessionFile,
+		args: func(k planKey) []any { return []any{k.session} },
+		plan: nil}, // an insert by key
+	{name: "unfile session", sql: sqlSessionUnfile,
+		args: func(k planKey) []any { return []any{k.session + "-none"} },
+		plan: []string{"SEARCH session_index USING INDEX sqlite_autoindex_session_index_1 (session_id=?)"}},
+	{name: "list sessions", sql: sqlListSessions,
+		args: func(k planKey) []any { return []any{int64(150), 21} },
+		plan: []string{"SEARCH session_index USING INTEGER PRIMARY KEY (rowid<?)"}}, // LIMIT, backwards in the key's order
+	{name: "search sessions", sql: sqlSearchSessions,
+		args: func(k planKey) []any { return []any{"other-1", "other-1", "other-1\xff", 21} },
+		plan: []string{"SEARCH session_index USING COVERING INDEX sqlite_autoindex_session_index_1 (session_id>? AND session_id<?)"}}, // LIMIT, in the index's order
+	{name: "page", sql: sqlPage,
+		args: func(k planKey) []any { return []any{k.session, k.place, k.seq - 100, 51} },
+		plan: []string{
+			"SEARCH i USING PRIMARY KEY (session_id=? AND (place,seq)<(?,?))", // LIMIT, backwards in the key's order
+			"CORRELATED SCALAR SUBQUERY 1",
+			"  SEARCH r USING INDEX sqlite_autoindex_session_runs_2 (session_id=? AND place=?)",
+		}},
 	{name: "checkpoint load", sql: sqlCkptLoad,
 		args: func(k planKey) []any { return []any{k.run} },
 		plan: []string{
@@ -225,4 +290,28 @@ var statements = []statement{
 	{name: "checkpoint delete head", sql: sqlCkptDeleteHead,
 		args: func(k planKey) []any { return []any{k.run} },
 		plan: []string{"SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)"}},
+	{name: "index upsert", sql: sqlIndexUpsert,
+		args: func(k planKey) []any { return []any{k.run, k.session, 1, "agent", 1, 1, int64(2)} },
+		plan: nil}, // an upsert by key
+	{name: "index delete", sql: sqlIndexDelete,
+		args: func(k planKey) []any { return []any{k.run} },
+		plan: []string{"SEARCH run_index USING INDEX sqlite_autoindex_run_index_1 (run_id=?)"}},
+	{name: "list runs", sql: sqlListRuns,
+		args: func(k planKey) []any { return listArgs(k) },
+		plan: []string{"SEARCH run_index USING INTEGER PRIMARY KEY (rowid<?)"}}, // LIMIT, backwards in the key's order
+	{name: "list runs by status", sql: sqlListRunsStatus,
+		args: func(k planKey) []any { return listArgs(k) },
+		plan: []string{"SEARCH run_index USING INDEX run_index_status (status=? AND serial<?)"}},
+	{name: "list runs of a session", sql: sqlListRunsSession,
+		args: func(k planKey) []any { return listArgs(k) },
+		plan: []string{"SEARCH run_index USING INDEX run_index_session (session_id=? AND serial<?)"}},
+	{name: "list runs of a session by status", sql: sqlListRunsSessionStatus,
+		args: func(k planKey) []any { return listArgs(k) },
+		plan: []string{"SEARCH run_index USING INDEX run_index_session_status (session_id=? AND status=? AND serial<?)"}},
+}
+
+// listArgs are the arguments of a listing's second page: below the
+// cursor (?1), 21 runs (?2), paused (?3), of the test's session (?4).
+func listArgs(k planKey) []any {
+	return []any{k.listBefore, 21, 1, k.session}
 }

@@ -182,6 +182,9 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 	err := tx.QueryRowContext(ctx, sqlRunPlace, sessionID, runID).Scan(&place)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = tx.QueryRowContext(ctx, sqlNewRun, sessionID, runID, sessionID).Scan(&place)
+		if err == nil && place == 1 { // the session's first run: list the session
+			_, err = tx.ExecContext(ctx, sqlSessionFile, sessionID)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("place run %q: %w", runID, err)
@@ -298,7 +301,10 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 		if _, err := tx.ExecContext(ctx, sqlClearItems, sessionID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, sqlClearRuns, sessionID)
+		if _, err := tx.ExecContext(ctx, sqlClearRuns, sessionID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, sqlSessionUnfile, sessionID)
 		return err
 	}))
 }

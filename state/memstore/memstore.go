@@ -17,6 +17,11 @@ type Store struct {
 	cfg  config
 	mu   sync.Mutex
 	runs map[string]*entry
+	// The listing's index (list.go): the last serial given, the run of
+	// each serial, and the serials of each list in ascending order.
+	serial   int64
+	bySerial map[int64]string
+	lists    map[listKey][]int64
 }
 
 type entry struct {
@@ -24,13 +29,19 @@ type entry struct {
 	head    []byte
 	context []byte
 	items   map[int64]state.Piece
+	serial  int64
+	summary state.RunSummary
 }
 
-var _ state.Store = (*Store)(nil)
+var (
+	_ state.Store  = (*Store)(nil)
+	_ state.Lister = (*Store)(nil)
+)
 
 // New returns an empty in-memory store.
 func New(opts ...Option) *Store {
-	return &Store{cfg: newConfig(opts), runs: make(map[string]*entry)}
+	return &Store{cfg: newConfig(opts), runs: make(map[string]*entry),
+		bySerial: make(map[int64]string), lists: make(map[listKey][]int64)}
 }
 
 // Load returns a new copy of the run's checkpoint, or [state.ErrNotFound].
@@ -87,9 +98,14 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 		return &state.StoreError{Op: "save", RunID: run.ID(), Err: state.ErrConflict, Have: d.Base, Stored: cur}
 	}
 	if e == nil || d.Full {
+		old := e
 		e = &entry{items: make(map[int64]state.Piece, len(d.Items))}
+		if old != nil {
+			e.serial, e.summary = old.serial, old.summary
+		}
 		s.runs[run.ID()] = e
 	}
+	s.index(e, d.Summary)
 	e.version, e.head = d.Version, d.Head
 	if d.Context != nil {
 		e.context = d.Context
@@ -107,7 +123,10 @@ func (s *Store) Delete(ctx context.Context, runID string) error {
 		return err
 	}
 	s.mu.Lock()
-	delete(s.runs, runID)
+	if e, ok := s.runs[runID]; ok {
+		s.unindex(e)
+		delete(s.runs, runID)
+	}
 	s.mu.Unlock()
 	return nil
 }

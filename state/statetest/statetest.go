@@ -37,6 +37,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) state.Store) {
 		{"CancelledContext", testCancelled},
 		{"DeltaSaves", testDeltaSaves},
 		{"ContentParts", testContentParts},
+		{"ListRuns", testListRuns},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore(t)) })

@@ -149,3 +149,13 @@ func Columns(d *state.Delta) (seqs []int64, data [][]byte) {
 	}
 	return seqs, data
 }
+
+// Page returns the page of a listing that fetched up to n+1 runs newest
+// first, with their serials: the first n, and the cursor after the nth
+// when an n+1th followed.
+func Page(sums []state.RunSummary, serials []int64, n int) state.RunPage {
+	if len(sums) <= n {
+		return state.RunPage{Runs: sums}
+	}
+	return state.RunPage{Runs: sums[:n], Next: state.RunCursor(serials[n-1])}
+}

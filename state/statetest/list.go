@@ -1,0 +1,238 @@
+package statetest
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/turnkit/turnkit/internal/runcore"
+	"github.com/turnkit/turnkit/state"
+)
+
+// RunWithStatus returns a run with the given ID, of the session sid (none
+// if ""), in the given status: paused on one call of the tool "refund"
+// with the call ID "call_"+id, finished with the output "done", or
+// unfinished; at turn 2 of the agent "lister", with a user message as
+// input.
+func RunWithStatus(tb testing.TB, id, sid string, status state.RunStatus) *state.Run {
+	tb.Helper()
+	r := state.NewRun(id, "lister")
+	runcore.SetTurn(r, 2)
+	if sid != "" {
+		r.SetSessionID(sid)
+	}
+	runcore.AddInput(r, state.UserMessage("hello"))
+	switch status {
+	case state.RunPaused:
+		seq := runcore.Reserve(r, 2)
+		must(tb, runcore.Record(r, state.ToolCall("fc_"+id, "call_"+id, "refund", `{"amount":5}`).WithSeq(seq)))
+		runcore.SetResponse(r, state.Boundary{Start: seq, End: seq + 1, OutputsEnd: seq + 2})
+		runcore.AddPending(r, state.Approval{Tool: "refund", CallID: "call_" + id, Arguments: `{"amount":5}`,
+			Agent: "lister", Seq: seq, OutputSeq: seq + 1})
+	case state.RunFinished:
+		runcore.Finish(r, "done")
+	}
+	if got := r.Status(); got != status {
+		tb.Fatalf("run %s: status %v, want %v", id, got, status)
+	}
+	return r
+}
+
+// listAll pages through the listing q selects with pages of size limit and
+// returns the runs in the order listed, failing on a page larger than
+// limit or a run listed twice.
+func listAll(t *testing.T, l state.Lister, q state.RunQuery, limit int) []state.RunSummary {
+	t.Helper()
+	q.Limit = limit
+	var all []state.RunSummary
+	seen := map[string]bool{}
+	for pages := 0; ; pages++ {
+		page, err := l.ListRuns(context.Background(), q)
+		if err != nil {
+			t.Fatalf("ListRuns(%+v) = %v", q, err)
+		}
+		if len(page.Runs) > limit {
+			t.Fatalf("ListRuns(%+v): %d runs on a page of %d", q, len(page.Runs), limit)
+		}
+		for _, r := range page.Runs {
+			if seen[r.RunID] {
+				t.Fatalf("ListRuns(%+v): run %s listed twice", q, r.RunID)
+			}
+			seen[r.RunID] = true
+		}
+		all = append(all, page.Runs...)
+		if page.Next == "" {
+			return all
+		}
+		if len(page.Runs) == 0 {
+			t.Fatalf("ListRuns(%+v): an empty page with a next cursor", q)
+		}
+		q.Cursor = page.Next
+	}
+}
+
+// ids returns the run IDs of sums that are in want, in order.
+func ids(sums []state.RunSummary, want ...string) []string {
+	var out []string
+	for _, s := range sums {
+		if slices.Contains(want, s.RunID) {
+			out = append(out, s.RunID)
+		}
+	}
+	return out
+}
+
+// testListRuns checks a store's [state.Lister]: pages newest first by the
+// first save, filters by status and by session, a run moving between
+// statuses, a full save and a delete, and a bad cursor.
+func testListRuns(t *testing.T, s state.Store) {
+	l, ok := s.(state.Lister)
+	if !ok {
+		t.Skipf("%T does not implement state.Lister", s)
+	}
+	ctx := context.Background()
+	sid, other := newID(t), newID(t)
+	statuses := []state.RunStatus{state.RunUnfinished, state.RunPaused, state.RunFinished, state.RunPaused, state.RunUnfinished}
+	var runs []*state.Run
+	var idsOf []string
+	for i, st := range statuses {
+		r := RunWithStatus(t, newID(t)+"-"+string(rune('a'+i)), sid, st)
+		save(t, s, r)
+		runs = append(runs, r)
+		idsOf = append(idsOf, r.ID())
+	}
+	elsewhere := RunWithStatus(t, newID(t)+"-other", other, state.RunPaused)
+	save(t, s, elsewhere)
+	loose := RunWithStatus(t, newID(t)+"-loose", "", state.RunPaused)
+	save(t, s, loose)
+	newestFirst := func(idx ...int) []string {
+		out := make([]string, len(idx))
+		for i, j := range idx {
+			out[i] = idsOf[j]
+		}
+		return out
+	}
+
+	// The session's runs, newest first, at every page size.
+	for _, limit := range []int{1, 2, 5, 50} {
+		got := listAll(t, l, state.RunQuery{SessionID: sid}, limit)
+		if d := cmp.Diff(newestFirst(4, 3, 2, 1, 0), ids(got, append(idsOf, elsewhere.ID(), loose.ID())...)); d != "" {
+			t.Errorf("session listing, pages of %d (-want +got):\n%s", limit, d)
+		}
+	}
+	page, err := l.ListRuns(ctx, state.RunQuery{SessionID: sid, Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if page.Next != "" {
+		t.Errorf("a page holding the last run has next cursor %q, want none", page.Next)
+	}
+	want := state.RunSummary{RunID: idsOf[1], SessionID: sid, Agent: "lister", Turn: 2,
+		Status: state.RunPaused, Pending: 1, Version: 1}
+	if len(page.Runs) != 5 {
+		t.Fatalf("session listing: %d runs, want 5", len(page.Runs))
+	}
+	if d := cmp.Diff(want, page.Runs[3]); d != "" {
+		t.Errorf("summary of a paused run (-want +got):\n%s", d)
+	}
+
+	// By status, in the session and across sessions.
+	byStatus := func(st state.RunStatus, sessionID string, limit int) []string {
+		return ids(listAll(t, l, state.RunQuery{Status: st, SessionID: sessionID}, limit),
+			append(idsOf, elsewhere.ID(), loose.ID())...)
+	}
+	for _, tt := range []struct {
+		status  state.RunStatus
+		session string
+		want    []string
+	}{
+		{state.RunPaused, sid, newestFirst(3, 1)},
+		{state.RunUnfinished, sid, newestFirst(4, 0)},
+		{state.RunFinished, sid, newestFirst(2)},
+		{state.RunPaused, other, []string{elsewhere.ID()}},
+		{state.RunPaused, "", []string{loose.ID(), elsewhere.ID(), idsOf[3], idsOf[1]}},
+		{0, "", []string{loose.ID(), elsewhere.ID(), idsOf[4], idsOf[3], idsOf[2], idsOf[1], idsOf[0]}},
+	} {
+		for _, limit := range []int{1, 3} {
+			if d := cmp.Diff(tt.want, byStatus(tt.status, tt.session, limit)); d != "" {
+				t.Errorf("status %v, session %q, pages of %d (-want +got):\n%s", tt.status, tt.session, limit, d)
+			}
+		}
+	}
+
+	// The paused run b is decided and finishes: it moves to finished and
+	// keeps its place, its first save.
+	b := load(t, s, idsOf[1])
+	must(t, b.Approve("call_"+idsOf[1]))
+	must(t, runcore.Record(b, state.ToolOutput("call_"+idsOf[1], "refund", "ok").WithSeq(b.Pending()[0].OutputSeq)))
+	runcore.ResolvePending(b, "call_"+idsOf[1])
+	runcore.Finish(b, "refunded")
+	save(t, s, b)
+	if d := cmp.Diff(newestFirst(3), byStatus(state.RunPaused, sid, 2)); d != "" {
+		t.Errorf("paused after b finished (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(newestFirst(2, 1), byStatus(state.RunFinished, sid, 1)); d != "" {
+		t.Errorf("finished after b finished (-want +got):\n%s", d)
+	}
+	// A full save (a checkpoint file saved back) keeps the place too.
+	data, err := state.Marshal(load(t, s, idsOf[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := state.Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runcore.SetTurn(a, 3)
+	save(t, s, a)
+	got := listAll(t, l, state.RunQuery{SessionID: sid}, 10)
+	if d := cmp.Diff(newestFirst(4, 3, 2, 1, 0), ids(got, idsOf...)); d != "" {
+		t.Errorf("after a full save (-want +got):\n%s", d)
+	}
+	if last := got[len(got)-1]; last.Turn != 3 || last.Version != 2 {
+		t.Errorf("summary after a full save: turn %d, version %d; want 3, 2", last.Turn, last.Version)
+	}
+
+	// A save that loses the compare-and-swap changes no listing.
+	stale, fresh := load(t, s, idsOf[4]), load(t, s, idsOf[4])
+	runcore.SetTurn(fresh, 5)
+	save(t, s, fresh)
+	runcore.Finish(stale, "late")
+	if err := s.Save(ctx, stale); !errors.Is(err, state.ErrConflict) {
+		t.Fatalf("Save(stale) = %v, want ErrConflict", err)
+	}
+	if d := cmp.Diff(newestFirst(2, 1), byStatus(state.RunFinished, sid, 5)); d != "" {
+		t.Errorf("finished after a stale save (-want +got):\n%s", d)
+	}
+	if got := listAll(t, l, state.RunQuery{SessionID: sid, Status: state.RunUnfinished}, 5); len(got) == 0 || got[0].RunID != idsOf[4] || got[0].Turn != 5 {
+		t.Errorf("unfinished after a stale save: %+v, want %s at turn 5 first", got, idsOf[4])
+	}
+
+	// A deleted run leaves every list.
+	if err := s.Delete(ctx, idsOf[3]); err != nil {
+		t.Fatal(err)
+	}
+	if got := byStatus(state.RunPaused, sid, 2); len(got) != 0 {
+		t.Errorf("paused after the delete: %q, want none", got)
+	}
+	if d := cmp.Diff(newestFirst(4, 2, 1, 0), byStatus(0, sid, 2)); d != "" {
+		t.Errorf("session after the delete (-want +got):\n%s", d)
+	}
+
+	// A cursor no listing returned.
+	for _, c := range []string{"nonsense", "r", "r-1", "r0", "s1"} {
+		_, err := l.ListRuns(ctx, state.RunQuery{Cursor: c})
+		var ce *state.CursorError
+		if !errors.Is(err, state.ErrCursor) || !errors.As(err, &ce) || ce.Cursor != c {
+			t.Errorf("ListRuns(cursor %q) = %v, want a *state.CursorError", c, err)
+		}
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := l.ListRuns(cancelled, state.RunQuery{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("ListRuns(cancelled context) = %v, want context.Canceled", err)
+	}
+}
