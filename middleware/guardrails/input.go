@@ -2,6 +2,8 @@ package guardrails
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -19,7 +21,12 @@ import (
 // item of the first response is recorded and no tool runs before every
 // check passed, and a tripwire ends the run with a [*TripwireError] whose
 // State holds the run's input; the model's output, if any, is discarded. A
-// check error ends the run with a [*CheckError].
+// check error ends the run with a [*CheckError]. The checks get the input
+// alone, or with [WithHistory] the history before it too.
+//
+// A blocked input is stored in the session like any input, unless
+// [DropBlockedInput] keeps it out or [RedactBlockedInput] stores a
+// redacted form (see the package documentation).
 //
 // The guardrail wraps the model stage (and the run stage, to refuse
 // resuming a run it stopped). Its handlers are safe for concurrent use.
@@ -27,10 +34,24 @@ import (
 // [WithCheck]).
 func Input(check Check[[]state.Item], opts ...Option) pipeline.Middleware {
 	cfg := newConfig(state.StageInput, opts)
-	g := &input{checks: checks("Input", check, cfg), parallel: cfg.parallel}
+	g := &input{checks: checks("Input", check, cfg), parallel: cfg.parallel,
+		blocked: cfg.blocked, redact: cfg.redact, history: cfg.history}
+	refuse := refuseTripped(state.StageInput, g.checks)
+	run := refuse
+	if g.blocked != keepBlocked {
+		run = func(next pipeline.RunHandler) pipeline.RunHandler {
+			inner := refuse(next)
+			return pipeline.RunHandlerFunc(func(ctx context.Context, c *pipeline.RunCall) (*pipeline.Result, error) {
+				if !c.Resumed {
+					ctx, _ = pipeline.HoldInput(ctx) // the session waits for the ruling
+				}
+				return inner.ServeRun(ctx, c)
+			})
+		}
+	}
 	return pipeline.Middleware{
 		Name: "guardrails.Input",
-		Run:  refuseTripped(state.StageInput, g.checks),
+		Run:  run,
 		Model: func(next pipeline.Model) pipeline.Model {
 			return &inputModel{input: g, next: next}
 		},
@@ -40,6 +61,43 @@ func Input(check Check[[]state.Item], opts ...Option) pipeline.Middleware {
 type input struct {
 	checks   []named[[]state.Item]
 	parallel bool
+	blocked  blockedInput
+	redact   RedactFunc
+	history  bool
+}
+
+// check evaluates the checks on the run's input (with the history before
+// it, with WithHistory) and, on a tripwire, rules on what the session
+// keeps of the input.
+func (g *input) check(ctx context.Context, c *pipeline.ModelCall, sc scope) error {
+	t := c.Turn
+	subject := slices.Clone(t.Input)
+	if g.history {
+		subject = c.Input.Slice()
+	}
+	_, err := evaluate(ctx, g.checks, t.Agent, subject, sc)
+	if err == nil || g.blocked == keepBlocked {
+		return err
+	}
+	hold := pipeline.InputHoldFrom(ctx)
+	if _, tripped := errors.AsType[*TripwireError](err); !tripped || hold == nil {
+		return err
+	}
+	if g.blocked == dropBlocked {
+		hold.Withhold(nil)
+		return err
+	}
+	stored, rerr := g.redact(ctx, slices.Clone(t.Input))
+	if rerr != nil {
+		hold.Withhold(nil)
+		return errors.Join(err, fmt.Errorf("guardrails: redact blocked input of run %s: %w", t.Run.ID(), rerr))
+	}
+	if len(stored) > len(t.Input) {
+		hold.Withhold(nil)
+		return errors.Join(err, fmt.Errorf("guardrails: redact blocked input of run %s: %d items for %d input items", t.Run.ID(), len(stored), len(t.Input)))
+	}
+	hold.Withhold(stored)
+	return err
 }
 
 type inputModel struct {
@@ -54,9 +112,8 @@ func (h *inputModel) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipel
 		return h.next.Respond(ctx, c)
 	}
 	sc := scope{run: t.Run, stage: state.StageInput, turn: t.Number, t: t}
-	in := slices.Clone(t.Input)
 	if !h.parallel {
-		if _, err := evaluate(ctx, h.checks, t.Agent, in, sc); err != nil {
+		if err := h.check(ctx, c, sc); err != nil {
 			return nil, err
 		}
 		return h.next.Respond(ctx, c)
@@ -78,7 +135,7 @@ func (h *inputModel) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipel
 		}()
 		a.resp, a.err = h.next.Respond(mctx, c)
 	}()
-	_, gerr := evaluate(ctx, h.checks, t.Agent, in, sc)
+	gerr := h.check(ctx, c, sc)
 	if gerr != nil {
 		cancel() // the model's output is discarded
 	}
