@@ -182,6 +182,16 @@ func approveRefund(ctx context.Context, w io.Writer, store *sqlite.Store, runner
 	if err != nil {
 		return err
 	}
+	// The handoff's arguments and the triage travel in the checkpoint.
+	r, err := pipeline.HandoffInputAs[Refund](triage, st, "refunds")
+	if err != nil {
+		return err
+	}
+	c, err := pipeline.HandoffOutputAs[Triage](triage, st, "triage")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "checkpoint %s: %s (%s), order %s, %d EUR\n", runID, c.Category, c.Summary, r.Order, r.Amount)
 	for _, p := range st.Pending() {
 		if err := st.Approve(p.CallID); err != nil {
 			return err

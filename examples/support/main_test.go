@@ -43,6 +43,7 @@ func TestRun(t *testing.T) {
 			"  handoff to refunds: order A1, 20 EUR\n",
 			"  triage: refund (broken kettle) -> refunds\n",
 			"  waiting for approval: refund {\"order\":\"A1\",\"amount\":20}\n",
+			"] checkpoint alice-1: refund (broken kettle), order A1, 20 EUR\n",
 			"] approved refund {\"order\":\"A1\",\"amount\":20}\n",
 			"] refunds: Your refund of 20 EUR for order A1 is on its way.\n",
 			"  blocked by guardrail \"input\": card number\n",
