@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/turnkit/turnkit/internal/testenv"
+	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
@@ -132,40 +133,67 @@ func fileHolds(t *testing.T, path, s string) bool {
 // RedactBlockedInput its redacted form takes its place. For SQLite the
 // number is looked for in the database file's bytes.
 func TestBlockedInputBackends(t *testing.T) {
+	drop, redact := guardrails.DropBlockedInput(), guardrails.RedactBlockedInput(redactCards)
+	hist, parallel := guardrails.WithHistory(), guardrails.WithParallel()
 	cases := []struct {
 		name   string
-		opt    guardrails.Option
+		opts   []guardrails.Option
 		stored string // the blocked message as the session keeps it; "" for none
 	}{
 		{"default", nil, "my card is " + card},
-		{"drop", guardrails.DropBlockedInput(), ""},
-		{"drop parallel", guardrails.DropBlockedInput(), ""},
-		{"redact", guardrails.RedactBlockedInput(redactCards), "my card is [card]"},
+		{"drop", []guardrails.Option{drop}, ""},
+		{"drop parallel", []guardrails.Option{drop, parallel}, ""},
+		{"redact", []guardrails.Option{redact}, "my card is [card]"},
+		// With the history the checks run on the first turn, after the
+		// input was placed: the session still never holds it.
+		{"drop history", []guardrails.Option{drop, hist}, ""},
+		{"drop history parallel", []guardrails.Option{drop, hist, parallel}, ""},
+		{"redact history", []guardrails.Option{redact, hist}, "my card is [card]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			eachBackend(t, func(t *testing.T, b backend) { // a database file of its own
 				ctx := context.Background()
 				sid := freshSession("blocked")
-				opts := []guardrails.Option{tc.opt}
-				if strings.HasSuffix(tc.name, "parallel") {
-					opts = append(opts, guardrails.WithParallel())
-				}
+				opts := tc.opts
+				ruledFirst := len(opts) > 0 && !strings.Contains(tc.name, "history") // before the input is placed
 				m := scripted.Rules(scripted.On(scripted.Any(), scripted.Reply("Hi.")))
 				agent := &pipeline.Agent{Name: "assistant", Model: m}
-				r := pipeline.NewRunner(pipeline.WithMiddleware(
-					persistence.Middleware(b.store),
-					guardrails.Input(noCards, opts...),
-				))
+				// The crash-safe chain where the backend keeps checkpoints
+				// too: the checkpoints must not hold the number either.
+				mws := []pipeline.Middleware{persistence.Middleware(b.store), guardrails.Input(noCards, opts...)}
+				ckpts, crashSafe := b.store.(state.Store)
+				if crashSafe {
+					cp := checkpoint.New(ckpts)
+					mws = []pipeline.Middleware{persistence.Middleware(cp.Session(b.store)), cp.Middleware(), guardrails.Input(noCards, opts...)}
+				}
+				r := pipeline.NewRunner(pipeline.WithMiddleware(mws...))
 				if _, err := r.Run(ctx, agent, pipeline.UserInput("hello"), pipeline.WithSessionID(sid)); err != nil {
 					t.Fatal(err)
 				}
-				_, err := r.Run(ctx, agent, pipeline.UserInput("my card is "+card), pipeline.WithSessionID(sid))
+				blocked := sid + "-2"
+				_, err := r.Run(ctx, agent, pipeline.UserInput("my card is "+card), pipeline.WithSessionID(sid), pipeline.WithRunID(blocked))
 				if !errors.Is(err, guardrails.ErrTripwire) {
 					t.Fatalf("blocked run: %v, want a tripwire", err)
 				}
+				if crashSafe && ruledFirst {
+					saved, err := ckpts.Load(ctx, blocked)
+					if err != nil {
+						t.Fatal(err)
+					}
+					data, err := state.Marshal(saved)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if strings.Contains(string(data), card) {
+						t.Errorf("the blocked run's checkpoint holds the card number")
+					}
+				}
 				// A resume of the blocked run is refused, and stores nothing more.
 				st, _ := pipeline.StateOf(err)
+				if data, err := state.Marshal(st); err != nil || (ruledFirst && strings.Contains(string(data), card)) {
+					t.Errorf("the blocked run's state holds the card number (%v)", err)
+				}
 				if _, err := r.Resume(ctx, agent, st); !errors.Is(err, guardrails.ErrTripwire) {
 					t.Errorf("resume of the blocked run: %v, want the tripwire again", err)
 				}
@@ -188,8 +216,8 @@ func TestBlockedInputBackends(t *testing.T) {
 				if got, want := strings.Join(seen, "|"), strings.Join(append(want, "thanks"), "|"); got != want {
 					t.Errorf("the next message's model input is %q, want %q", got, want)
 				}
-				if b.file != "" {
-					if held, want := fileHolds(t, b.file, card), tc.opt == nil; held != want {
+				if b.file != "" && (ruledFirst || tc.opts == nil) {
+					if held, want := fileHolds(t, b.file, card), tc.opts == nil; held != want {
 						t.Errorf("the SQLite file %s holds the blocked card number: %v, want %v", b.file, held, want)
 					}
 				}

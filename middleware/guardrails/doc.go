@@ -119,12 +119,14 @@
 // By default the session middleware stores a run's input at the start of
 // its first turn, before the model is called, so a blocked input is in the
 // session and the next run of the session sends it to the model again.
-// [DropBlockedInput] keeps it out: the input is stored only once the input
-// checks passed (still before any tool commits), and a blocked one never
-// is, on this run or on a resume; the next message's history lacks it.
-// [RedactBlockedInput] stores the form a func makes of it instead (a card
-// number masked). Either way the run's state keeps the input as given:
-// do not checkpoint a blocked run if it must not be kept.
+// [DropBlockedInput] keeps it out: the checks run before the run places
+// its input, and a blocked input is never placed, so neither the run's
+// state, nor its checkpoints, nor its session hold it, and the next
+// message's history lacks it. [RedactBlockedInput] places the form a func
+// makes of it instead (a card number masked). With [WithHistory] the
+// checks run on the first turn, after the input was placed in the state;
+// the session then stores the input only once the checks passed (still
+// before any tool commits) and never stores a blocked one.
 //
 // # Streaming
 //

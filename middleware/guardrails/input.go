@@ -24,9 +24,11 @@ import (
 // check error ends the run with a [*CheckError]. The checks get the input
 // alone, or with [WithHistory] the history before it too.
 //
-// A blocked input is stored in the session like any input, unless
-// [DropBlockedInput] keeps it out or [RedactBlockedInput] stores a
-// redacted form (see the package documentation).
+// A blocked input is stored in the run's state and session like any
+// input, unless [DropBlockedInput] keeps it out or [RedactBlockedInput]
+// puts a redacted form in its place: the checks then run before the run
+// places its input, and the [*TripwireError]'s State holds what was placed
+// (see the package documentation, and WithHistory's exception).
 //
 // The guardrail wraps the model stage (and the run stage, to refuse
 // resuming a run it stopped). Its handlers are safe for concurrent use.
@@ -42,8 +44,15 @@ func Input(check Check[[]state.Item], opts ...Option) pipeline.Middleware {
 		run = func(next pipeline.RunHandler) pipeline.RunHandler {
 			inner := refuse(next)
 			return pipeline.RunHandlerFunc(func(ctx context.Context, c *pipeline.RunCall) (*pipeline.Result, error) {
-				if !c.Resumed {
-					ctx, _ = pipeline.HoldInput(ctx) // the session waits for the ruling
+				switch {
+				case c.Resumed:
+				case g.history:
+					// The history is read on the first turn: the checks
+					// run in the model stage, and the session waits for
+					// their ruling.
+					ctx, _ = pipeline.HoldInput(ctx)
+				default:
+					ctx = context.WithValue(ctx, ruledKey{g}, g.rule(ctx, c))
 				}
 				return inner.ServeRun(ctx, c)
 			})
@@ -66,6 +75,74 @@ type input struct {
 	history  bool
 }
 
+// ruledKey carries, to the model stage, the ruling g made on a run's
+// input before the run placed it.
+type ruledKey struct{ g *input }
+
+// A ruling is what the checks said of a run's input before it was placed:
+// nothing (passed), a tripwire (with what the redaction failed of, if it
+// did), or a check error.
+type ruling struct {
+	err   error
+	trip  *TripwireError
+	extra error
+}
+
+// rule runs the checks on a run's input before the run places it. On a
+// tripwire the input is replaced (c.Input) by its stored form: nothing,
+// or the redacted items, so the blocked input never enters the run's
+// state, its checkpoints or its session.
+func (g *input) rule(ctx context.Context, c *pipeline.RunCall) *ruling {
+	in := slices.Clone(c.Input)
+	sc := scope{run: c.Run, stage: state.StageInput, turn: 1}
+	if c.Streaming() {
+		sc.emit = c.Emit
+	}
+	_, err := evaluate(ctx, g.checks, c.Agent, in, sc)
+	tw, tripped := errors.AsType[*TripwireError](err)
+	if !tripped {
+		return &ruling{err: err}
+	}
+	stored, rerr := g.storedForm(ctx, c.Run.ID(), in)
+	c.Input = stored
+	return &ruling{trip: tw, extra: rerr}
+}
+
+// storedForm returns what the session keeps of a blocked input: nothing
+// (DropBlockedInput), or the redacted items; an error keeps nothing.
+func (g *input) storedForm(ctx context.Context, runID string, in []state.Item) ([]state.Item, error) {
+	if g.blocked == dropBlocked {
+		return nil, nil
+	}
+	stored, err := g.redact(ctx, slices.Clone(in))
+	if err != nil {
+		return nil, fmt.Errorf("guardrails: redact blocked input of run %s: %w", runID, err)
+	}
+	if len(stored) > len(in) {
+		return nil, fmt.Errorf("guardrails: redact blocked input of run %s: %d items for %d input items", runID, len(stored), len(in))
+	}
+	for i, it := range stored {
+		if it.IsZero() {
+			return nil, fmt.Errorf("guardrails: redact blocked input of run %s: item %d is the zero Item", runID, i)
+		}
+	}
+	return stored, nil
+}
+
+// result returns the ruling as the model stage of turn t returns it: a
+// tripwire with the run's state as it is now.
+func (r *ruling) result(t *pipeline.Turn) error {
+	if r.trip == nil {
+		return r.err
+	}
+	tw := *r.trip
+	tw.State = t.Run.Clone()
+	if r.extra != nil {
+		return errors.Join(&tw, r.extra)
+	}
+	return &tw
+}
+
 // check evaluates the checks on the run's input (with the history before
 // it, with WithHistory) and, on a tripwire, rules on what the session
 // keeps of the input.
@@ -83,20 +160,11 @@ func (g *input) check(ctx context.Context, c *pipeline.ModelCall, sc scope) erro
 	if _, tripped := errors.AsType[*TripwireError](err); !tripped || hold == nil {
 		return err
 	}
-	if g.blocked == dropBlocked {
-		hold.Withhold(nil)
-		return err
-	}
-	stored, rerr := g.redact(ctx, slices.Clone(t.Input))
-	if rerr != nil {
-		hold.Withhold(nil)
-		return errors.Join(err, fmt.Errorf("guardrails: redact blocked input of run %s: %w", t.Run.ID(), rerr))
-	}
-	if len(stored) > len(t.Input) {
-		hold.Withhold(nil)
-		return errors.Join(err, fmt.Errorf("guardrails: redact blocked input of run %s: %d items for %d input items", t.Run.ID(), len(stored), len(t.Input)))
-	}
+	stored, rerr := g.storedForm(ctx, t.Run.ID(), t.Input)
 	hold.Withhold(stored)
+	if rerr != nil {
+		return errors.Join(err, rerr)
+	}
 	return err
 }
 
@@ -109,6 +177,12 @@ type inputModel struct {
 func (h *inputModel) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 	t := c.Turn
 	if t == nil || t.Number != 1 || t.Resumed {
+		return h.next.Respond(ctx, c)
+	}
+	if r, ok := ctx.Value(ruledKey{h.input}).(*ruling); ok {
+		if err := r.result(t); err != nil {
+			return nil, err
+		}
 		return h.next.Respond(ctx, c)
 	}
 	sc := scope{run: t.Run, stage: state.StageInput, turn: t.Number, t: t}

@@ -41,25 +41,34 @@ const (
 // use. An error stores nothing of the input.
 type RedactFunc func(ctx context.Context, input []state.Item) ([]state.Item, error)
 
-// DropBlockedInput keeps an input the guardrail blocked out of the
-// session: the session middleware ([persistence.Middleware]) stores the
-// run's input only once the input checks passed, and never stores a
-// blocked one, on this run or on a resume. By default a blocked input is
-// stored, like any input, before the model is called. The run's state
-// (the [*TripwireError]'s State) still holds the input; do not checkpoint
-// a blocked run if it must not be kept. Only [Input] accepts it; a later
-// DropBlockedInput or [RedactBlockedInput] replaces an earlier one.
+// DropBlockedInput keeps an input the guardrail blocked out of the run.
+// The checks then run before the run places its input (blocking;
+// [WithParallel] has no effect on them), and a blocked input is never
+// placed: the run's state, its checkpoints (middleware/checkpoint) and its
+// session never hold it, and the run stops on its first turn with the
+// [*TripwireError], before any model call. By default a blocked input is
+// placed and stored, like any input, before the model is called.
+//
+// With [WithHistory] the checks need the history, which is read on the
+// first turn, after the input was placed: the session middleware
+// ([persistence.Middleware]) then stores the input only once the checks
+// passed and never stores a blocked one, on this run or on a resume, but
+// the run's state (and a checkpoint of it) holds it.
+//
+// Only [Input] accepts it; a later DropBlockedInput or
+// [RedactBlockedInput] replaces an earlier one.
 //
 // [persistence.Middleware]: https://pkg.go.dev/github.com/turnkit/turnkit/middleware/persistence#Middleware
 func DropBlockedInput() Option {
 	return optionFunc(func(c *config) { c.blocked, c.redact = dropBlocked, nil })
 }
 
-// RedactBlockedInput stores the form f returns of an input the guardrail
-// blocked, in place of the input, as [DropBlockedInput] keeps it out: the
-// session never holds the original. A nil f is ignored. Only [Input]
-// accepts it; a later DropBlockedInput or RedactBlockedInput replaces an
-// earlier one.
+// RedactBlockedInput places the form f returns of an input the guardrail
+// blocked in place of the input, where [DropBlockedInput] places nothing:
+// the run's state, its checkpoints and its session hold the redacted form,
+// never the original (with [WithHistory], the session only, as for
+// DropBlockedInput). A nil f is ignored. Only [Input] accepts it; a later
+// DropBlockedInput or RedactBlockedInput replaces an earlier one.
 func RedactBlockedInput(f RedactFunc) Option {
 	return optionFunc(func(c *config) {
 		if f != nil {
