@@ -229,6 +229,9 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 // valid prefix of the run when the first tool commits.
 func (h *modelHandler) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 	resp, err := h.next.Respond(ctx, c)
+	if t := c.Turn; t == nil || t.Number != 1 || t.Resumed {
+		return resp, err // only a run's first turn holds its input
+	}
 	if l, ok := ctx.Value(ledgerKey{}).(*ledger); ok && l.turn == c.Turn {
 		if serr := l.settleInput(ctx, c.Turn); serr != nil && err == nil {
 			return nil, serr
