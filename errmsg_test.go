@@ -25,6 +25,7 @@ import (
 	"github.com/turnkit/turnkit/state"
 	"github.com/turnkit/turnkit/state/filestore"
 	"github.com/turnkit/turnkit/state/memstore"
+	"github.com/turnkit/turnkit/tool"
 )
 
 // packages are the prefixes the library's errors start with.
@@ -128,6 +129,18 @@ func TestErrorMessagesNameEachPackageOnce(t *testing.T) {
 		Tools: []pipeline.Tool{pipeline.AgentTool(loops)},
 	}, pipeline.UserInput("hi"))
 	add("pipeline: a nested run past its turn limit aborts the outer run", err)
+	type order struct {
+		ID string `json:"id"`
+	}
+	target := &pipeline.Agent{Name: "b", Model: scripted.New(scripted.Reply("x"))}
+	_, err = pipeline.NewRunner().Run(ctx, &pipeline.Agent{Name: "a", Model: scripted.New(scripted.CallTool("transfer_to_b", `{"id":7}`)),
+		Handoffs: []pipeline.Handoff{tool.Handoff[order](target, nil)}}, pipeline.UserInput("hi"))
+	add("pipeline: handoff arguments of the wrong type", err)
+	_, err = pipeline.NewRunner().Run(ctx, &pipeline.Agent{Name: "a", Model: scripted.New(scripted.CallTool("transfer_to_b", `{"id":"7"}`)),
+		Handoffs: []pipeline.Handoff{tool.Handoff(target, func(context.Context, order) error {
+			return pipeline.ErrNoHandoff // any error of the library's
+		})}}, pipeline.UserInput("hi"))
+	add("pipeline: a handoff callback fails", err)
 
 	// guardrails: a tripwire, in a run and in a nested run.
 	trip := guardrails.Output(func(context.Context, *pipeline.Agent, string) (guardrails.Verdict, error) {

@@ -79,7 +79,34 @@ func (a *Agent) find(name string) *Agent {
 
 // A Handoff lets an agent transfer the conversation to another agent. The
 // model sees a function named transfer_to_<agent name>; calling it ends the
-// turn, and the next turn runs the target agent.
+// turn, and the next turn runs the target agent. When a response calls
+// several handoffs, the first is taken and the others are answered as
+// ignored.
+//
+// A handoff may carry arguments: with Input set, the model's call follows
+// the input type's schema, and its arguments are validated and decoded
+// before anything of the turn runs (tool calls included). Arguments that
+// do not match are an [*ArgumentError], handled like a tool's bad
+// arguments: by default the run ends with it (the call stays unanswered,
+// so a resume meets it again); with [WithInvalidCallsToModel] it is the
+// call's output, the handoff is not taken, and the same agent's model
+// answers again. The decoded value reaches OnHandoff and is recorded in
+// the run's state (see [Handoffs], [HandoffInputAs]), so it survives a
+// checkpoint.
+//
+// # A final message beside a handoff
+//
+// A response may hold both a final message (for an agent with an output
+// type, its JSON) and a handoff call. The handoff wins: the run goes on
+// with the target, and the message is the handing-off agent's answer. For
+// an agent with an output type it must decode into that type before the
+// handoff is taken, exactly as a final output would; a message that does
+// not (or a refusal) refuses the handoff with the [*OutputError] (or
+// [*RefusalError]), handled like bad arguments above. The decoded value
+// reaches OnHandoff as [HandoffCall].Output and is recorded with the
+// handoff, so [HandoffOutputAs] returns it, live or from a checkpoint:
+// one model call gives both a typed classification and the transfer.
+// [OutputAs] still returns the run's final output, the last agent's.
 type Handoff struct {
 	Agent *Agent
 	// ToolName overrides the function name the model sees.
@@ -90,6 +117,18 @@ type Handoff struct {
 	// model input at the handoff (handoff call and output included) and
 	// returns the items the target's model calls start from.
 	InputFilter func(ctx context.Context, in HandoffInput) ([]state.Item, error)
+	// Input, if set, is the type of the call's arguments (see above);
+	// package tool builds one (tool.Input, or tool.Handoff for the whole
+	// handoff). Nil means no arguments.
+	Input InputType
+	// OnHandoff, if set, is called when the handoff is taken, after the
+	// handoff is recorded in the run's state and before the input filter
+	// and the target agent's first model call. An error stops the run
+	// with a [*HandoffError]; a resume takes the handoff again and calls
+	// OnHandoff again, so it runs at least once per handoff, and may run
+	// again after a failure or a crash. It must be safe for concurrent
+	// use.
+	OnHandoff func(ctx context.Context, c *HandoffCall) error
 }
 
 // HandoffInput is what a handoff input filter gets.
@@ -126,6 +165,10 @@ func (h *Handoff) spec() ToolSpec {
 	desc := h.Description
 	if desc == "" {
 		desc = "Handoff to the " + h.Agent.Name + " agent to handle the request."
+	}
+	if h.Input != nil {
+		in := h.Input.InputSpec()
+		return ToolSpec{Name: h.toolName(), Description: desc, Parameters: in.Schema, Strict: in.Strict}
 	}
 	return ToolSpec{
 		Name:        h.toolName(),

@@ -136,6 +136,23 @@
 // Optional fields (a nullable pointer the model still sends in strict
 // mode) and the schema's default name are described by package tool.
 //
+// # Handoffs
+//
+// A [Handoff] makes a function transfer_to_<agent> that the model calls to
+// hand the conversation over. With [Handoff.Input] (package tool builds one,
+// or a whole typed handoff with tool.Handoff) the call carries arguments
+// that are validated and decoded before anything of the turn runs, like a
+// tool's; [Handoff.OnHandoff] gets the value before the target runs. A
+// response holding both a final message and a handoff call hands off, and
+// the message is the handing-off agent's answer: validated against its
+// output type before the handoff is taken, refused with the
+// [*OutputError] if it does not decode (see [Handoff] for the full rule).
+// Every handoff taken is recorded in the run's state: [Handoffs] lists
+// them, [HandoffInputAs] and [HandoffOutputAs] decode their input and the
+// answer beside them, from a live result's state or a checkpoint alike.
+// The answer beside a handoff is not a final output: output guardrails do
+// not check it, and [OutputAs] returns the last agent's final output.
+//
 // # Cost
 //
 // The chain is built once, in [NewRunner]. A turn's work is O(its new

@@ -566,6 +566,23 @@ func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 	for i, h := range handoffs {
 		_, handoffs[i].done = answered(run, h.item.CallID(), h.outSeq)
 	}
+	// The first handoff is checked before anything of the turn runs: its
+	// arguments, and the message beside it (see Handoff). Decoding is
+	// deterministic, so a resumed turn reaches the same verdict.
+	var hand handoffStep
+	if len(handoffs) > 0 {
+		first := handoffs[0]
+		to := a.handoff(first.item.Name())
+		hc, err := checkHandoff(t, to, first.item, hasMessage, final)
+		switch {
+		case err == nil:
+			hand = handoffStep{to: to, call: hc, call0: first}
+		case !r.cfg.reportInvalid:
+			return err
+		default:
+			hand.refused = err
+		}
+	}
 	var toRun []int // indexes into t.Calls of calls that run now
 	for _, c := range t.Calls {
 		if out, done := answered(run, c.CallID, c.OutputSeq); done {
@@ -589,30 +606,42 @@ func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 		return runErr
 	}
 
-	var target *Handoff
 	for i, h := range handoffs {
-		to := a.handoff(h.item.Name())
-		if i == 0 {
-			target = to
-		}
-		if h.done {
-			continue
+		if h.done || (i == 0 && hand.to != nil) {
+			continue // the handoff taken is answered as it is taken
 		}
 		out := "Multiple handoffs detected, ignoring this one."
 		if i == 0 {
-			out = `{"assistant":` + quoteJSON(to.Agent.Name) + `}`
+			out = hand.refused.Error()
 		}
-		item, _ := state.ToolOutput(h.item.CallID(), h.item.Name(), out).WithKind(state.KindHandoffOutput)
-		item = item.WithSeq(h.outSeq)
-		if err := runcore.Record(run, item); err != nil {
+		if err := recordHandoffOutput(t, h, out); err != nil {
 			return err
 		}
-		t.record(item)
-		if t.emit != nil {
-			t.Emit(ItemCreated{Item: item})
-		}
 	}
-	return r.decide(ctx, t, hasMessage, final, target)
+	return r.decide(ctx, t, hasMessage, final, hand)
+}
+
+// A handoffStep is the handoff a turn takes (to set), or the reason its
+// handoff call was refused (refused set).
+type handoffStep struct {
+	to      *Handoff
+	call    *HandoffCall
+	call0   handoffCall // the call, its output position, whether answered
+	refused error
+}
+
+// recordHandoffOutput records the output of handoff call h.
+func recordHandoffOutput(t *Turn, h handoffCall, out string) error {
+	item, _ := state.ToolOutput(h.item.CallID(), h.item.Name(), out).WithKind(state.KindHandoffOutput)
+	item = item.WithSeq(h.outSeq)
+	if err := runcore.Record(t.Run, item); err != nil {
+		return err
+	}
+	t.record(item)
+	if t.emit != nil {
+		t.Emit(ItemCreated{Item: item})
+	}
+	return nil
 }
 
 // checkCall answers a call that cannot run: an unknown tool or arguments
@@ -767,18 +796,24 @@ func (r *Runner) recordResults(t *Turn) error {
 }
 
 // decide sets the turn's next step.
-func (r *Runner) decide(ctx context.Context, t *Turn, hasMessage bool, final string, target *Handoff) error {
+func (r *Runner) decide(ctx context.Context, t *Turn, hasMessage bool, final string, hand handoffStep) error {
 	for _, res := range t.Results {
 		if res != nil && res.Status == ToolPending {
 			t.Next = NextStep{Kind: NextInterruption}
 			return nil
 		}
 	}
-	if target != nil {
-		if err := r.handoff(ctx, t, target); err != nil {
+	if hand.to != nil {
+		if err := r.takeHandoff(ctx, t, hand, hasMessage, final); err != nil {
 			return err
 		}
-		t.Next = NextStep{Kind: NextHandoff, Agent: target.Agent}
+		t.Next = NextStep{Kind: NextHandoff, Agent: hand.to.Agent}
+		return nil
+	}
+	if hand.refused != nil {
+		// The model was told why its handoff was refused, and answers
+		// again; its message beside the call is not a final output.
+		t.Next = NextStep{Kind: NextRunAgain}
 		return nil
 	}
 	if len(t.Calls) == 0 {

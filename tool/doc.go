@@ -97,6 +97,17 @@
 // terminal tool whose result cannot be its agent's output type is refused
 // before a run starts.
 //
+// # Typed handoffs
+//
+// [Input] makes a Go type a handoff's input type ([pipeline.Handoff.Input]),
+// with [Func]'s schema and decoding, and [Handoff] builds the handoff with a
+// typed callback that runs before the target agent does:
+//
+//	toRefunds := tool.Handoff(refunds, func(ctx context.Context, r Refund) error {
+//		return tickets.Open(ctx, r.Order)
+//	})
+//	triage := &pipeline.Agent{Name: "triage", Model: m, Handoffs: []pipeline.Handoff{toRefunds}}
+//
 // # Approval
 //
 // [NeedsApproval] and [NeedsApprovalFunc] make the tool a

@@ -24,6 +24,8 @@
 //   - [Input] checks the run's input (a Check[[]state.Item]) on the first
 //     turn of a run, never again (not on later turns, not on resume),
 //     blocking before the model call or, with [WithParallel], beside it.
+//     With [WithHistory] it sees the history the model will see before
+//     the input, too.
 //   - [Output] checks the final output (a Check[string]) of the turn that
 //     ends the run, whichever agent serves it: a final message or a
 //     terminal tool's output. Non-final turns are not checked. [Typed]
@@ -111,6 +113,20 @@
 // results (one per name, on the turn it was made and the turn it ran), a
 // call that needed none has two on the same turn, and a call the human
 // rejected has only the pre-approval one.
+//
+// # A blocked input and the session
+//
+// By default the session middleware stores a run's input at the start of
+// its first turn, before the model is called, so a blocked input is in the
+// session and the next run of the session sends it to the model again.
+// [DropBlockedInput] keeps it out: the checks run before the run places
+// its input, and a blocked input is never placed, so neither the run's
+// state, nor its checkpoints, nor its session hold it, and the next
+// message's history lacks it. [RedactBlockedInput] places the form a func
+// makes of it instead (a card number masked). With [WithHistory] the
+// checks run on the first turn, after the input was placed in the state;
+// the session then stores the input only once the checks passed (still
+// before any tool commits) and never stores a blocked one.
 //
 // # Streaming
 //

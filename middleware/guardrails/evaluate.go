@@ -21,7 +21,8 @@ type scope struct {
 	stage  state.GuardrailStage
 	turn   int
 	callID string
-	t      *pipeline.Turn // for the stream's GuardrailChecked events
+	t      *pipeline.Turn       // for the stream's GuardrailChecked events
+	emit   func(pipeline.Event) // for them without a turn (a run's input ruled before it is placed)
 }
 
 // outcome is what one check came to.
@@ -170,7 +171,9 @@ func settle[T Subject](checks []named[T], outs []outcome, sc scope) (Verdict, er
 			}
 		}
 		sc.run.AddGuardrailResult(r)
-		if sc.t != nil && sc.t.Streaming() {
+		if sc.emit != nil {
+			sc.emit(pipeline.GuardrailChecked{Result: r})
+		} else if sc.t != nil && sc.t.Streaming() {
 			sc.t.Emit(pipeline.GuardrailChecked{Result: r})
 		}
 		if i == trip {

@@ -2,6 +2,8 @@ package guardrails
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -19,7 +21,14 @@ import (
 // item of the first response is recorded and no tool runs before every
 // check passed, and a tripwire ends the run with a [*TripwireError] whose
 // State holds the run's input; the model's output, if any, is discarded. A
-// check error ends the run with a [*CheckError].
+// check error ends the run with a [*CheckError]. The checks get the input
+// alone, or with [WithHistory] the history before it too.
+//
+// A blocked input is stored in the run's state and session like any
+// input, unless [DropBlockedInput] keeps it out or [RedactBlockedInput]
+// puts a redacted form in its place: the checks then run before the run
+// places its input, and the [*TripwireError]'s State holds what was placed
+// (see the package documentation, and WithHistory's exception).
 //
 // The guardrail wraps the model stage (and the run stage, to refuse
 // resuming a run it stopped). Its handlers are safe for concurrent use.
@@ -27,10 +36,31 @@ import (
 // [WithCheck]).
 func Input(check Check[[]state.Item], opts ...Option) pipeline.Middleware {
 	cfg := newConfig(state.StageInput, opts)
-	g := &input{checks: checks("Input", check, cfg), parallel: cfg.parallel}
+	g := &input{checks: checks("Input", check, cfg), parallel: cfg.parallel,
+		blocked: cfg.blocked, redact: cfg.redact, history: cfg.history}
+	refuse := refuseTripped(state.StageInput, g.checks)
+	run := refuse
+	if g.blocked != keepBlocked {
+		run = func(next pipeline.RunHandler) pipeline.RunHandler {
+			inner := refuse(next)
+			return pipeline.RunHandlerFunc(func(ctx context.Context, c *pipeline.RunCall) (*pipeline.Result, error) {
+				switch {
+				case c.Resumed:
+				case g.history:
+					// The history is read on the first turn: the checks
+					// run in the model stage, and the session waits for
+					// their ruling.
+					ctx, _ = pipeline.HoldInput(ctx)
+				default:
+					ctx = context.WithValue(ctx, ruledKey{g}, g.rule(ctx, c))
+				}
+				return inner.ServeRun(ctx, c)
+			})
+		}
+	}
 	return pipeline.Middleware{
 		Name: "guardrails.Input",
-		Run:  refuseTripped(state.StageInput, g.checks),
+		Run:  run,
 		Model: func(next pipeline.Model) pipeline.Model {
 			return &inputModel{input: g, next: next}
 		},
@@ -40,6 +70,102 @@ func Input(check Check[[]state.Item], opts ...Option) pipeline.Middleware {
 type input struct {
 	checks   []named[[]state.Item]
 	parallel bool
+	blocked  blockedInput
+	redact   RedactFunc
+	history  bool
+}
+
+// ruledKey carries, to the model stage, the ruling g made on a run's
+// input before the run placed it.
+type ruledKey struct{ g *input }
+
+// A ruling is what the checks said of a run's input before it was placed:
+// nothing (passed), a tripwire (with what the redaction failed of, if it
+// did), or a check error.
+type ruling struct {
+	err   error
+	trip  *TripwireError
+	extra error
+}
+
+// rule runs the checks on a run's input before the run places it. On a
+// tripwire the input is replaced (c.Input) by its stored form: nothing,
+// or the redacted items, so the blocked input never enters the run's
+// state, its checkpoints or its session.
+func (g *input) rule(ctx context.Context, c *pipeline.RunCall) *ruling {
+	in := slices.Clone(c.Input)
+	sc := scope{run: c.Run, stage: state.StageInput, turn: 1}
+	if c.Streaming() {
+		sc.emit = c.Emit
+	}
+	_, err := evaluate(ctx, g.checks, c.Agent, in, sc)
+	tw, tripped := errors.AsType[*TripwireError](err)
+	if !tripped {
+		return &ruling{err: err}
+	}
+	stored, rerr := g.storedForm(ctx, c.Run.ID(), in)
+	c.Input = stored
+	return &ruling{trip: tw, extra: rerr}
+}
+
+// storedForm returns what the session keeps of a blocked input: nothing
+// (DropBlockedInput), or the redacted items; an error keeps nothing.
+func (g *input) storedForm(ctx context.Context, runID string, in []state.Item) ([]state.Item, error) {
+	if g.blocked == dropBlocked {
+		return nil, nil
+	}
+	stored, err := g.redact(ctx, slices.Clone(in))
+	if err != nil {
+		return nil, fmt.Errorf("guardrails: redact blocked input of run %s: %w", runID, err)
+	}
+	if len(stored) > len(in) {
+		return nil, fmt.Errorf("guardrails: redact blocked input of run %s: %d items for %d input items", runID, len(stored), len(in))
+	}
+	for i, it := range stored {
+		if it.IsZero() {
+			return nil, fmt.Errorf("guardrails: redact blocked input of run %s: item %d is the zero Item", runID, i)
+		}
+	}
+	return stored, nil
+}
+
+// result returns the ruling as the model stage of turn t returns it: a
+// tripwire with the run's state as it is now.
+func (r *ruling) result(t *pipeline.Turn) error {
+	if r.trip == nil {
+		return r.err
+	}
+	tw := *r.trip
+	tw.State = t.Run.Clone()
+	if r.extra != nil {
+		return errors.Join(&tw, r.extra)
+	}
+	return &tw
+}
+
+// check evaluates the checks on the run's input (with the history before
+// it, with WithHistory) and, on a tripwire, rules on what the session
+// keeps of the input.
+func (g *input) check(ctx context.Context, c *pipeline.ModelCall, sc scope) error {
+	t := c.Turn
+	subject := slices.Clone(t.Input)
+	if g.history {
+		subject = c.Input.Slice()
+	}
+	_, err := evaluate(ctx, g.checks, t.Agent, subject, sc)
+	if err == nil || g.blocked == keepBlocked {
+		return err
+	}
+	hold := pipeline.InputHoldFrom(ctx)
+	if _, tripped := errors.AsType[*TripwireError](err); !tripped || hold == nil {
+		return err
+	}
+	stored, rerr := g.storedForm(ctx, t.Run.ID(), t.Input)
+	hold.Withhold(stored)
+	if rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
 }
 
 type inputModel struct {
@@ -53,10 +179,15 @@ func (h *inputModel) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipel
 	if t == nil || t.Number != 1 || t.Resumed {
 		return h.next.Respond(ctx, c)
 	}
+	if r, ok := ctx.Value(ruledKey{h.input}).(*ruling); ok {
+		if err := r.result(t); err != nil {
+			return nil, err
+		}
+		return h.next.Respond(ctx, c)
+	}
 	sc := scope{run: t.Run, stage: state.StageInput, turn: t.Number, t: t}
-	in := slices.Clone(t.Input)
 	if !h.parallel {
-		if _, err := evaluate(ctx, h.checks, t.Agent, in, sc); err != nil {
+		if err := h.check(ctx, c, sc); err != nil {
 			return nil, err
 		}
 		return h.next.Respond(ctx, c)
@@ -78,7 +209,7 @@ func (h *inputModel) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipel
 		}()
 		a.resp, a.err = h.next.Respond(mctx, c)
 	}()
-	_, gerr := evaluate(ctx, h.checks, t.Agent, in, sc)
+	gerr := h.check(ctx, c, sc)
 	if gerr != nil {
 		cancel() // the model's output is discarded
 	}

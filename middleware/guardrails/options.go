@@ -1,6 +1,7 @@
 package guardrails
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/turnkit/turnkit/state"
@@ -18,7 +19,71 @@ type config struct {
 	parallel       bool
 	beforeApproval bool
 	extra          []extraCheck
+	blocked        blockedInput
+	redact         RedactFunc
+	history        bool
 }
+
+// blockedInput says what the session keeps of an input an input
+// guardrail blocked.
+type blockedInput uint8
+
+const (
+	keepBlocked   blockedInput = iota // stored as given (the default)
+	dropBlocked                       // not stored
+	redactBlocked                     // stored as the RedactFunc returns it
+)
+
+// A RedactFunc returns the form of a blocked input the session keeps: it
+// gets the run's input items (a copy) and returns at most as many items,
+// the i-th stored at the position of the i-th input item; input items
+// beyond the returned ones are not stored. It must be safe for concurrent
+// use. An error stores nothing of the input.
+type RedactFunc func(ctx context.Context, input []state.Item) ([]state.Item, error)
+
+// DropBlockedInput keeps an input the guardrail blocked out of the run.
+// The checks then run before the run places its input (blocking;
+// [WithParallel] has no effect on them), and a blocked input is never
+// placed: the run's state, its checkpoints (middleware/checkpoint) and its
+// session never hold it, and the run stops on its first turn with the
+// [*TripwireError], before any model call. By default a blocked input is
+// placed and stored, like any input, before the model is called.
+//
+// With [WithHistory] the checks need the history, which is read on the
+// first turn, after the input was placed: the session middleware
+// ([persistence.Middleware]) then stores the input only once the checks
+// passed and never stores a blocked one, on this run or on a resume, but
+// the run's state (and a checkpoint of it) holds it.
+//
+// Only [Input] accepts it; a later DropBlockedInput or
+// [RedactBlockedInput] replaces an earlier one.
+//
+// [persistence.Middleware]: https://pkg.go.dev/github.com/turnkit/turnkit/middleware/persistence#Middleware
+func DropBlockedInput() Option {
+	return optionFunc(func(c *config) { c.blocked, c.redact = dropBlocked, nil })
+}
+
+// RedactBlockedInput places the form f returns of an input the guardrail
+// blocked in place of the input, where [DropBlockedInput] places nothing:
+// the run's state, its checkpoints and its session hold the redacted form,
+// never the original (with [WithHistory], the session only, as for
+// DropBlockedInput). A nil f is ignored. Only [Input] accepts it; a later
+// DropBlockedInput or RedactBlockedInput replaces an earlier one.
+func RedactBlockedInput(f RedactFunc) Option {
+	return optionFunc(func(c *config) {
+		if f != nil {
+			c.blocked, c.redact = redactBlocked, f
+		}
+	})
+}
+
+// WithHistory makes an input guardrail's checks see what the model will
+// see on the run's first turn: the history the run starts from (the
+// session's items as persistence loaded them, after its limit and merge)
+// followed by the run's input, instead of the input alone. So a check can
+// trip on what an earlier message left in the conversation. Only [Input]
+// accepts it.
+func WithHistory() Option { return optionFunc(func(c *config) { c.history = true }) }
 
 // extraCheck is a check added with WithCheck; its type is checked against
 // the guardrail's kind at construction.
@@ -78,6 +143,9 @@ func newConfig(stage state.GuardrailStage, opts []Option) config {
 	}
 	if c.parallel && stage != state.StageInput {
 		panic(fmt.Sprintf("guardrails: WithParallel given to a %s guardrail; only Input runs in parallel", stage))
+	}
+	if (c.blocked != keepBlocked || c.history) && stage != state.StageInput {
+		panic(fmt.Sprintf("guardrails: DropBlockedInput, RedactBlockedInput or WithHistory given to a %s guardrail; only Input takes them", stage))
 	}
 	if c.beforeApproval && stage != state.StageToolInput {
 		panic(fmt.Sprintf("guardrails: BeforeApproval given to a %s guardrail; only ToolInput runs before approval", stage))

@@ -16,7 +16,10 @@
 // a crash, and always valid model input:
 //
 //   - the user's input is appended on the run's first turn, before the
-//     model is called;
+//     model is called; when an input guardrail rules on what is kept of
+//     a blocked input (guardrails.DropBlockedInput, RedactBlockedInput,
+//     through a [pipeline.InputHold]), it is appended once the model stage
+//     returned, before any tool commits, as the ruling says;
 //   - a tool's call and output are appended as soon as the tool returns,
 //     with the earlier items of the same response (a message before the
 //     call, reasoning);

@@ -32,7 +32,8 @@ type ledger struct {
 	base  int64    // positions below base were settled when the turn began
 	st    []status // st[seq-base]
 	ext   extState
-	err   error // the turn's first append failure; later commits wait for resume
+	err   error               // the turn's first append failure; later commits wait for resume
+	hold  *pipeline.InputHold // the first turn's input, held for an input guardrail's ruling
 }
 
 type ledgerKey struct{}
@@ -229,4 +230,42 @@ func withheld(out state.Item) state.Item {
 	}
 	it, _ := state.ToolOutput(out.CallID(), out.Name(), WithheldOutput).WithKind(out.Kind())
 	return it.WithSeq(out.Seq())
+}
+
+// settleInput stores the run's input, held on its first turn for an input
+// guardrail's ruling ([pipeline.InputHold]), once: as it is if it was not
+// withheld, else the ruling's replacement at the input's positions (or
+// nothing). A withheld input's positions are excluded in the run's state
+// before any append, so no later append, and no resume, stores the
+// original, even after a failed append.
+func (l *ledger) settleInput(ctx context.Context, t *pipeline.Turn) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	hold := l.hold
+	if hold == nil {
+		return nil
+	}
+	l.hold = nil
+	stored, withheld := hold.Ruling()
+	if !withheld {
+		return l.append(ctx, l.collect(t.Input[len(t.Input)-1].Seq()+1))
+	}
+	for _, it := range t.Input {
+		l.ext.Excluded = append(l.ext.Excluded, it.Seq())
+	}
+	if err := saveExt(l.run, &l.ext); err != nil {
+		return err
+	}
+	batch := make([]state.Item, 0, len(stored))
+	for i, it := range t.Input {
+		if i < len(stored) {
+			batch = append(batch, stored[i].WithSeq(it.Seq()))
+		} else {
+			l.mark(it.Seq(), dropped)
+		}
+	}
+	if len(batch) == 0 {
+		return l.advance()
+	}
+	return l.append(ctx, batch)
 }

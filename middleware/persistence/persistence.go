@@ -23,7 +23,10 @@ const WithheldOutput = "Output withheld by an output guardrail."
 // On a run's first turn it reads the session's history (see [WithLimit]
 // and [WithMerge]), makes it the context the model sees before the input,
 // and appends the run's input at once: accepted input is kept even if the
-// run fails later. History that was read is never appended again.
+// run fails later. History that was read is never appended again. An
+// input guardrail that rules on a blocked input ([pipeline.InputHold])
+// defers that append to the return of the first model stage, before any
+// tool commits, and decides what it stores.
 //
 // Tool side effects commit at once: when a tool returns, its call and
 // output are appended before any later stage runs, with the earlier items
@@ -79,10 +82,11 @@ func Middleware(store session.Store, opts ...Option) pipeline.Middleware {
 	}
 	h := &handler{store: store, cfg: newConfig(opts)}
 	return pipeline.Middleware{
-		Name: "persistence",
-		Run:  func(next pipeline.RunHandler) pipeline.RunHandler { return &runHandler{handler: h, next: next} },
-		Turn: func(next pipeline.Handler) pipeline.Handler { return &turnHandler{handler: h, next: next} },
-		Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler { return &toolHandler{handler: h, next: next} },
+		Name:  "persistence",
+		Run:   func(next pipeline.RunHandler) pipeline.RunHandler { return &runHandler{handler: h, next: next} },
+		Turn:  func(next pipeline.Handler) pipeline.Handler { return &turnHandler{handler: h, next: next} },
+		Tool:  func(next pipeline.ToolHandler) pipeline.ToolHandler { return &toolHandler{handler: h, next: next} },
+		Model: func(next pipeline.Model) pipeline.Model { return &modelHandler{handler: h, next: next} },
 	}
 }
 
@@ -108,7 +112,13 @@ type toolHandler struct {
 	next pipeline.ToolHandler
 }
 
+type modelHandler struct {
+	*handler
+	next pipeline.Model
+}
+
 var (
+	_ pipeline.Model       = (*modelHandler)(nil)
 	_ pipeline.RunHandler  = (*runHandler)(nil)
 	_ pipeline.Handler     = (*turnHandler)(nil)
 	_ pipeline.ToolHandler = (*toolHandler)(nil)
@@ -186,6 +196,13 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 	if t.Resumed {
 		upTo = run.Response().Start
 	}
+	if first && len(t.Input) > 0 {
+		if l.hold = pipeline.InputHoldFrom(ctx); l.hold != nil {
+			// An input guardrail rules on the input first (see
+			// settleInput): it is stored once the model stage returned.
+			upTo = t.Input[0].Seq()
+		}
+	}
 	if err := l.append(ctx, l.collect(upTo)); err != nil {
 		return err
 	}
@@ -201,7 +218,26 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 		return l.replay(t)
 	}
 	err = h.next.ServeTurn(context.WithValue(ctx, ledgerKey{}, l), t)
+	if serr := l.settleInput(ctx, t); serr != nil && serr != l.err {
+		err = errors.Join(err, serr) // an append failure is l.err, which finish reports
+	}
 	return l.finish(ctx, t, err)
+}
+
+// Respond stores a held input as soon as the model stage inside returned,
+// before anything of the response is placed, so the session is still a
+// valid prefix of the run when the first tool commits.
+func (h *modelHandler) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+	resp, err := h.next.Respond(ctx, c)
+	if t := c.Turn; t == nil || t.Number != 1 || t.Resumed {
+		return resp, err // only a run's first turn holds its input
+	}
+	if l, ok := ctx.Value(ledgerKey{}).(*ledger); ok && l.turn == c.Turn {
+		if serr := l.settleInput(ctx, c.Turn); serr != nil && err == nil {
+			return nil, serr
+		}
+	}
+	return resp, err
 }
 
 // CallTool commits the call and its output when the tool returns.
@@ -332,7 +368,7 @@ func (l *ledger) finish(ctx context.Context, t *pipeline.Turn, err error) error 
 	switch {
 	case l.err == nil:
 		return err
-	case err == nil:
+	case err == nil, err == l.err:
 		return l.err
 	}
 	return errors.Join(err, l.err)
