@@ -350,7 +350,7 @@ func answered(run *state.Run, callID string, outSeq int64) (state.Item, bool) {
 }
 
 func coreModel(ctx context.Context, c *ModelCall) (*ModelResponse, error) {
-	if c.Agent.Model == nil {
+	if c.Model() == nil {
 		return nil, fmt.Errorf("pipeline: agent %q has no model", c.Agent.Name)
 	}
 	return c.respond(ctx)
