@@ -362,10 +362,10 @@ func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error)
 		parts []state.ContentPart
 		err   error
 	)
-	if ct, ok := c.Tool.(ContentTool); ok {
-		out, parts, err = ct.CallContent(ctx, c)
+	if d := r.toolTimeout(c); d > 0 {
+		out, parts, err = callWithTimeout(ctx, c, d)
 	} else {
-		out, err = c.Tool.Call(ctx, c)
+		out, parts, err = invokeTool(ctx, c)
 	}
 	if err == nil {
 		return &ToolResult{Status: ToolCompleted, Output: out, Content: parts}, nil
@@ -391,7 +391,7 @@ func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error)
 		}
 		return &ToolResult{Status: ToolCompleted, Output: ae.Error(), Err: ae}, nil
 	}
-	if r.cfg.abortOnToolErr {
+	if r.cfg.abortOnToolErr || (r.cfg.abortOnTimeout && errors.Is(err, ErrToolTimeout)) {
 		return nil, &ToolError{Tool: c.Name, CallID: c.CallID, Err: err}
 	}
 	return &ToolResult{Status: ToolCompleted, Output: r.cfg.toolErrorText(c, err), Err: err}, nil
