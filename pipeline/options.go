@@ -34,6 +34,7 @@ type config struct {
 	abortOnToolErr  bool
 	abortOnTimeout  bool          // timeout.go
 	toolTimeout     time.Duration // timeout.go
+	keepToolChoice  bool          // toolchoice.go
 	reportInvalid   bool
 	toolErrorText   func(c *ToolCall, err error) string
 	newID           func() string

@@ -421,7 +421,9 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 			return nil, fmt.Errorf("pipeline: agent %q instructions: %w", a.Name, err)
 		}
 	}
-	resp, err := r.model.Respond(ctx, newModelCall(t, instructions))
+	c := newModelCall(t, instructions)
+	r.resetToolChoice(t, c)
+	resp, err := r.model.Respond(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -442,6 +444,7 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 	if err := placeResponse(t.Run, a, resp.Items); err != nil {
 		return nil, err
 	}
+	r.noteToolChoice(t, c, resp)
 	t.record(resp.Items...)
 	if t.emit != nil {
 		for _, it := range resp.Items {
