@@ -90,6 +90,9 @@ type Handoff struct {
 	// model input at the handoff (handoff call and output included) and
 	// returns the items the target's model calls start from.
 	InputFilter func(ctx context.Context, in HandoffInput) ([]state.Item, error)
+	// Enabled, if set, offers the handoff only on the turns it reports
+	// true for (see [Condition]).
+	Enabled Condition
 }
 
 // HandoffInput is what a handoff input filter gets.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
 	"time"
 
@@ -239,7 +240,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 	}
 	resumed := resume && hasOpenCalls(run)
 	current := agent
-	tools := toolSpecs(current)
+	tools, conds := toolSpecs(current), conditionsOf(current)
 	for {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -254,7 +255,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 		}
 		t := &Turn{
 			Run: run, Agent: current, Number: n, Resumed: resumed, Input: placed,
-			emit: emit, runner: r, recorded: &res.newItems, tools: tools,
+			emit: emit, runner: r, recorded: &res.newItems, tools: tools, conds: conds,
 		}
 		placed, resumed = nil, false
 		if t.emit != nil {
@@ -287,7 +288,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 			}
 			runcore.SetAgent(run, to.Name)
 			current = to
-			tools = toolSpecs(current)
+			tools, conds = toolSpecs(current), conditionsOf(current)
 			res.lastAgent = to
 		case NextInterruption:
 			res.interruptions = run.Pending()
@@ -404,6 +405,7 @@ func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error)
 // the response, the tool stage, and the decision.
 func (r *Runner) coreTurn(ctx context.Context, t *Turn) error {
 	var err error
+	applyConditions(ctx, t)
 	if t.Resumed {
 		t.Response = pausedResponse(t.Run)
 	} else if t.Response, err = r.callModel(ctx, t); err != nil {
@@ -441,7 +443,7 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 
 	// The runner owns the response the model stage returned (see
 	// [Model]): its items are placed in place.
-	if err := placeResponse(t.Run, a, resp.Items); err != nil {
+	if err := placeResponse(t.Run, a, resp.Items, t.disabled); err != nil {
 		return nil, err
 	}
 	r.noteToolChoice(t, c, resp)
@@ -473,15 +475,17 @@ func newModelCall(t *Turn, instructions string) *ModelCall {
 // its items at the next positions in model order, calls to a's handoffs
 // re-kinded as handoff calls, then one reserved position per call for its
 // output, in call order; the run's response boundary spans both. items are
-// changed in place to carry their kinds and positions.
-func placeResponse(run *state.Run, a *Agent, items []state.Item) error {
+// changed in place to carry their kinds and positions. A call to a
+// disabled handoff stays a tool call, which the turn answers with a
+// *ToolDisabledError.
+func placeResponse(run *state.Run, a *Agent, items []state.Item, disabled []string) error {
 	ncalls := 0
 	for i, it := range items {
 		if !it.Kind().IsCall() {
 			continue
 		}
 		ncalls++
-		if a.handoff(it.Name()) != nil {
+		if a.handoff(it.Name()) != nil && !slices.Contains(disabled, it.Name()) {
 			items[i], _ = it.WithKind(state.KindHandoffCall)
 		}
 	}
@@ -618,6 +622,9 @@ func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 // that are not JSON. It returns a result to report to the model, or an
 // error to end the run, or neither if the call can run.
 func (r *Runner) checkCall(c *ToolCall) (*ToolResult, error) {
+	if res := checkDisabled(c); res != nil {
+		return res, nil
+	}
 	var err error
 	switch {
 	case c.Tool == nil:

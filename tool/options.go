@@ -22,6 +22,7 @@ type config struct {
 	approval     bool
 	approvalFunc func(ctx context.Context, c *pipeline.ToolCall) (bool, error)
 	timeout      time.Duration
+	enabled      pipeline.Condition
 }
 
 func newConfig(opts []Option) config {
@@ -87,4 +88,12 @@ func Grammar(syntax, definition string) Option {
 // even when the runner has a default, and 0 leaves the default.
 func WithTimeout(d time.Duration) Option {
 	return optionFunc(func(c *config) { c.timeout = d })
+}
+
+// WithEnabled offers the tool only on the turns cond reports true for (see
+// [pipeline.Condition]): on the others it is not sent to the model, and a
+// call to it gets a [*pipeline.ToolDisabledError] as its output. A nil
+// cond leaves the tool always enabled.
+func WithEnabled(cond pipeline.Condition) Option {
+	return optionFunc(func(c *config) { c.enabled = cond })
 }

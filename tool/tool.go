@@ -57,7 +57,7 @@ func Func[In, Out any](name, description string, fn func(ctx context.Context, in
 		Parameters:  s.json,
 		Strict:      cfg.strict && s.strict,
 	}
-	t := &funcTool[In, Out]{spec: spec, schema: s, fn: fn, timeout: cfg.timeout}
+	t := &funcTool[In, Out]{spec: spec, schema: s, fn: fn, timeout: cfg.timeout, enabled: cfg.enabled}
 	switch {
 	case cfg.approvalFunc != nil:
 		return &approvalTool[In, Out]{funcTool: t, need: cfg.approvalFunc}
@@ -75,9 +75,16 @@ type funcTool[In, Out any] struct {
 	schema  *schema
 	fn      func(ctx context.Context, in In) (Out, error)
 	timeout time.Duration
+	enabled pipeline.Condition
 }
 
-var _ pipeline.TimeoutTool = (*funcTool[struct{}, string])(nil)
+var (
+	_ pipeline.TimeoutTool     = (*funcTool[struct{}, string])(nil)
+	_ pipeline.ConditionalTool = (*funcTool[struct{}, string])(nil)
+)
+
+// Condition returns the condition set with [WithEnabled], nil if none was.
+func (t *funcTool[In, Out]) Condition() pipeline.Condition { return t.enabled }
 
 // Timeout returns the limit of each call set with [WithTimeout], 0 if none
 // was.
