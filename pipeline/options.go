@@ -35,6 +35,7 @@ type config struct {
 	abortOnTimeout  bool          // timeout.go
 	toolTimeout     time.Duration // timeout.go
 	keepToolChoice  bool          // toolchoice.go
+	budget          *Budget       // budget.go
 	reportInvalid   bool
 	toolErrorText   func(c *ToolCall, err error) string
 	newID           func() string

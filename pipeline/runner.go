@@ -410,12 +410,21 @@ func (r *Runner) coreTurn(ctx context.Context, t *Turn) error {
 		t.Response = pausedResponse(t.Run)
 	} else if t.Response, err = r.callModel(ctx, t); err != nil {
 		return err
+	} else if b := r.cfg.budget; b != nil && hasOpenCalls(t.Run) {
+		if err := b.reached(t.Run); err != nil {
+			return err // the calls stay open: resuming the run runs them
+		}
 	}
 	return r.runCalls(ctx, t)
 }
 
 func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error) {
 	a := t.Agent
+	if b := r.cfg.budget; b != nil {
+		if err := b.reached(t.Run); err != nil {
+			return nil, err
+		}
+	}
 	instructions := a.Instructions
 	if a.InstructionsFunc != nil {
 		var err error
@@ -440,6 +449,10 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 		u.Requests = 1
 	}
 	runcore.AddUsage(t.Run, u)
+	var priceErr error
+	if b := r.cfg.budget; b != nil {
+		priceErr = b.charge(t.Run, c.Settings.Model, resp)
+	}
 
 	// The runner owns the response the model stage returned (see
 	// [Model]): its items are placed in place.
@@ -453,7 +466,7 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 			t.Emit(ItemCreated{Item: it})
 		}
 	}
-	return resp, nil
+	return resp, priceErr // the response is recorded either way
 }
 
 // newModelCall returns the model call of turn t with the given
