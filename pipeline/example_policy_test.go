@@ -16,7 +16,7 @@ import (
 // goes on where it stopped, with the cost so far counted.
 func ExampleWithBudget() {
 	prices := map[string]pipeline.Price{"scripted": {Input: 2, Output: 8}} // per million tokens
-	used := state.Usage{InputTokens: 250_000, OutputTokens: 50_000}          // 0.50 + 0.40 per call
+	used := state.Usage{InputTokens: 250_000, OutputTokens: 50_000}        // 0.50 + 0.40 per call
 	search := pipeline.NewTool(pipeline.ToolSpec{Name: "search"}, func(context.Context, json.RawMessage) (string, error) {
 		return "3 results", nil
 	})

@@ -48,8 +48,10 @@ type ModelCall struct {
 	// the run's items since, as an O(1) read-only view.
 	Input state.Items
 	// Tools are the function tools offered, handoffs included. The slice
-	// is built once per agent per run and shared by its model calls: treat
-	// it as read-only, and assign a new slice to offer other tools.
+	// is built once per agent per run and shared by its model calls (a
+	// turn on which a [Condition] disabled some gets a slice without
+	// them): treat it as read-only, and assign a new slice to offer other
+	// tools.
 	Tools []ToolSpec
 	// Settings are the agent's model settings.
 	Settings ModelSettings
