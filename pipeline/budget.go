@@ -137,9 +137,34 @@ func spent(run *state.Run) float64 {
 	return s.Cost
 }
 
-// charge adds the cost of response resp, asked for with settings
-// model name requested, to the run's, when the budget limits cost.
-func (b *Budget) charge(run *state.Run, requested string, resp *ModelResponse) error {
+// A spend is what a run has spent, kept by the run's loop for its turns so
+// that a check reads no extension: the run's cost as recorded when the
+// run (or its resumption) began, plus what its model calls cost since.
+type spend struct {
+	cost float64
+}
+
+// newSpend returns the spend of a run the runner serves, nil without a
+// cost limit.
+func (b *Budget) newSpend(run *state.Run) *spend {
+	if b == nil || b.Cost <= 0 {
+		return nil
+	}
+	return &spend{cost: spent(run)}
+}
+
+// total returns the run's cost so far.
+func (s *spend) total(run *state.Run) float64 {
+	if s == nil {
+		return spent(run) // a turn the runner did not make
+	}
+	return s.cost
+}
+
+// charge adds the cost of response resp, asked for with settings model
+// name requested, to the run's, when the budget limits cost, and records
+// the new total in the run.
+func (b *Budget) charge(run *state.Run, s *spend, requested string, resp *ModelResponse) error {
 	if b.Cost <= 0 {
 		return nil
 	}
@@ -147,8 +172,13 @@ func (b *Budget) charge(run *state.Run, requested string, resp *ModelResponse) e
 	if !ok {
 		return &NoPriceError{Model: resp.Model, Requested: requested}
 	}
-	raw, _ := json.Marshal(budgetState{Cost: spent(run) + p.cost(resp.Usage)}) // a float always marshals
-	run.SetExtension(budgetKey, raw)
+	total := s.total(run) + p.cost(resp.Usage)
+	if s != nil {
+		s.cost = total
+	}
+	var buf [48]byte
+	raw := strconv.AppendFloat(append(buf[:0], `{"cost":`...), total, 'g', -1, 64)
+	run.SetExtension(budgetKey, append(raw, '}'))
 	return nil
 }
 
@@ -170,7 +200,7 @@ func (b *Budget) price(model, requested string) (Price, bool) {
 }
 
 // reached returns the error of the first limit the run reached, or nil.
-func (b *Budget) reached(run *state.Run) error {
+func (b *Budget) reached(run *state.Run, s *spend) error {
 	u := run.Usage()
 	var e *BudgetError
 	switch {
@@ -179,7 +209,7 @@ func (b *Budget) reached(run *state.Run) error {
 	case b.OutputTokens > 0 && u.OutputTokens >= b.OutputTokens:
 		e = &BudgetError{Limit: "output_tokens", Max: float64(b.OutputTokens), Used: float64(u.OutputTokens)}
 	case b.Cost > 0:
-		if c := spent(run); c >= b.Cost {
+		if c := s.total(run); c >= b.Cost {
 			e = &BudgetError{Limit: "cost", Max: b.Cost, Used: c}
 		}
 	}
@@ -188,7 +218,7 @@ func (b *Budget) reached(run *state.Run) error {
 	}
 	e.Usage = u
 	if b.Cost > 0 {
-		e.Cost = spent(run)
+		e.Cost = s.total(run)
 	}
 	return e
 }

@@ -241,6 +241,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 	resumed := resume && hasOpenCalls(run)
 	current := agent
 	tools, conds := toolSpecs(current), conditionsOf(current)
+	spent := r.cfg.budget.newSpend(run)
 	for {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -255,7 +256,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 		}
 		t := &Turn{
 			Run: run, Agent: current, Number: n, Resumed: resumed, Input: placed,
-			emit: emit, runner: r, recorded: &res.newItems, tools: tools, conds: conds,
+			emit: emit, runner: r, recorded: &res.newItems, tools: tools, conds: conds, spent: spent,
 		}
 		placed, resumed = nil, false
 		if t.emit != nil {
@@ -411,7 +412,7 @@ func (r *Runner) coreTurn(ctx context.Context, t *Turn) error {
 	} else if t.Response, err = r.callModel(ctx, t); err != nil {
 		return err
 	} else if b := r.cfg.budget; b != nil && hasOpenCalls(t.Run) {
-		if err := b.reached(t.Run); err != nil {
+		if err := b.reached(t.Run, t.spent); err != nil {
 			return err // the calls stay open: resuming the run runs them
 		}
 	}
@@ -421,7 +422,7 @@ func (r *Runner) coreTurn(ctx context.Context, t *Turn) error {
 func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error) {
 	a := t.Agent
 	if b := r.cfg.budget; b != nil {
-		if err := b.reached(t.Run); err != nil {
+		if err := b.reached(t.Run, t.spent); err != nil {
 			return nil, err
 		}
 	}
@@ -451,7 +452,7 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 	runcore.AddUsage(t.Run, u)
 	var priceErr error
 	if b := r.cfg.budget; b != nil {
-		priceErr = b.charge(t.Run, c.Settings.Model, resp)
+		priceErr = b.charge(t.Run, t.spent, c.Settings.Model, resp)
 	}
 
 	// The runner owns the response the model stage returned (see

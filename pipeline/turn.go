@@ -44,6 +44,7 @@ type Turn struct {
 	tools    []ToolSpec      // the agent's tool specs, built once per agent per run
 	conds    []toolCondition // the conditions of its tools and handoffs (condition.go)
 	disabled []string        // the tools and handoffs disabled on this turn
+	spent    *spend          // the run's cost so far, with a cost budget (budget.go)
 	runner   *Runner         // the runner serving the turn, for agents used as tools
 }
 

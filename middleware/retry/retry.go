@@ -39,10 +39,16 @@ type model struct {
 	next pipeline.Model
 }
 
-// Respond makes the call's attempts.
+// Respond makes the call's attempts. Nothing of the bookkeeping escapes
+// to the heap until a call fails: a call that succeeds at once costs one
+// attempt's copy of the call.
 func (m *model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 	cfg := m.cfg
-	e := Error{}
+	var (
+		attempts, models int
+		stopped, last    error
+	)
+	fail := func() error { return &Error{Attempts: attempts, Models: models, Stopped: stopped, Err: last} }
 	for i := -1; i < len(cfg.fallbacks); i++ {
 		var (
 			use  pipeline.Model
@@ -50,46 +56,46 @@ func (m *model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 		)
 		if i >= 0 {
 			fb := cfg.fallbacks[i]
-			if !fb.On(e.Err) {
+			if !fb.On(last) {
 				continue
 			}
 			use, name = fb.Model, fb.Name
 		}
-		e.Models++
-		e.Stopped = nil
+		models++
+		stopped = nil
 		for k := 1; ; k++ {
 			a := c.Attempt(use)
 			if name != "" {
 				a.Settings.Model = name
 			}
 			resp, err := m.next.Respond(ctx, a)
-			e.Attempts++
+			attempts++
 			if err == nil {
 				return resp, nil
 			}
-			e.Err = err
+			last = err
 			if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
 				return nil, err // the run was cancelled: no model failed
 			}
 			if a.Emitted() {
-				e.Stopped = ErrStreamed
-				return nil, &e
+				stopped = ErrStreamed
+				return nil, fail()
 			}
 			if k >= cfg.attempts || !cfg.on(err) {
 				break
 			}
 			wait := m.wait(k, err)
 			if dl, ok := ctx.Deadline(); ok && !cfg.now().Add(wait).Before(dl) {
-				e.Stopped = ErrDeadline
+				stopped = ErrDeadline
 				break
 			}
 			if serr := cfg.sleep(ctx, wait); serr != nil {
-				e.Stopped = serr
-				return nil, &e
+				stopped = serr
+				return nil, fail()
 			}
 		}
 	}
-	return nil, &e
+	return nil, fail()
 }
 
 // wait returns how long to wait before retry k (from 1) after err: the
