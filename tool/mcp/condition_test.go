@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -56,5 +57,32 @@ func TestServerEnabled(t *testing.T) {
 	}
 	if n := len(bank.served()); n != 1 {
 		t.Errorf("the server served %d calls, want 1", n)
+	}
+}
+
+// A server's own Timeout bounds its calls; without one, the runner's
+// default applies.
+func TestServerTimeoutOverridesTheRunnersDefault(t *testing.T) {
+	t.Parallel()
+	bank := newLedger()
+	tools := func(timeout time.Duration) []pipeline.Tool {
+		st, ct := sdk.NewInMemoryTransports()
+		ss, err := bank.server.Connect(context.Background(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ss.Close(); _ = ss.Wait() })
+		return connect(t, []mcp.Server{{Name: "bank", Transport: ct, Timeout: timeout}}).Tools()
+	}
+	for _, tc := range []struct {
+		timeout time.Duration
+		want    time.Duration
+	}{{timeout: time.Minute, want: -1}, {timeout: 0, want: 0}} {
+		for _, tl := range tools(tc.timeout) {
+			tt, ok := tl.(pipeline.TimeoutTool)
+			if !ok || tt.Timeout() != tc.want {
+				t.Errorf("server timeout %v: tool %s Timeout() = %v, want %v", tc.timeout, tl.Spec().Name, tt.Timeout(), tc.want)
+			}
+		}
 	}
 }
