@@ -38,6 +38,9 @@ type CheckResult struct {
 	// TimedOut counts the stored outputs of slow lookups: their timeout,
 	// naming the execution that ran past its limit.
 	TimedOut int `json:"timed_out"`
+	// TimedOutEarly counts the stored outputs of lookups whose limit
+	// passed before they began, on a busy machine: they never ran.
+	TimedOutEarly int `json:"timed_out_early"`
 	// Violations lists every broken invariant; it must be empty.
 	Violations []string `json:"violations,omitempty"`
 }
@@ -53,7 +56,9 @@ type CheckResult struct {
 //     (a flaky step's first call, [FailedMarker]);
 //   - a slow lookup's stored output is its timeout ([TimedOutNote]) and
 //     names the execution that ran past its limit; no other output is a
-//     timeout;
+//     timeout, but a lookup's whose limit passed before it began
+//     ([TimedOutEarlyNote]), which names no execution: the call never
+//     ran (its earlier executions, if any, were all killed);
 //   - every stored tool output comes from an execution of that call, a
 //     rejected call never ran, and a call ran more than once only if each
 //     earlier execution was in a process that was killed before the call's
@@ -295,7 +300,9 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 			res.Retries += len(es) - 1
 			continue
 		}
-		if committed {
+		if committed && timedOutEarly(out) {
+			from = "" // every execution was killed before its commit; the last call timed out before it ran
+		} else if committed {
 			var o toolOutput
 			if out.Text() == RejectMessage || json.Unmarshal([]byte(out.Text()), &o) != nil {
 				bad("run %s call %s: ran %d times but its stored output is %q", id, callID, len(es), out.Text())
@@ -325,6 +332,10 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 	}
 	for callID, out := range outputs {
 		if out.Text() == RejectMessage || out.Kind() == state.KindHandoffOutput {
+			continue
+		}
+		if timedOutEarly(out) {
+			res.TimedOutEarly++
 			continue
 		}
 		if len(byKey[id+"/"+callID]) == 0 {
@@ -415,4 +426,11 @@ func (s RunSpec) slow(step, index int) bool {
 		return false
 	}
 	return s.Steps[step-1][index].Slow
+}
+
+// timedOutEarly reports whether out is the output of a lookup whose time
+// limit passed before it began (see [TimedOutEarlyNote]).
+func timedOutEarly(out state.Item) bool {
+	var o toolOutput
+	return out.Name() == ToolLookup && json.Unmarshal([]byte(out.Text()), &o) == nil && o.Note == TimedOutEarlyNote && o.Exec == ""
 }

@@ -119,11 +119,16 @@ type toolOutput struct {
 
 // LookupTimeout is the time limit of a lookup call: a slow one (see
 // [CallSpec.Slow]) runs past it.
-const LookupTimeout = 20 * time.Millisecond
+const LookupTimeout = 100 * time.Millisecond
 
-// TimedOutNote is the note of a slow lookup's output: the call timed out,
-// and the model got the timeout as the output.
-const TimedOutNote = "timed out"
+// Notes of a lookup's output that is its timeout, which the model got as
+// the output: TimedOutNote when the lookup ran past its limit (a slow
+// one), TimedOutEarlyNote when the limit passed before the lookup began
+// (a busy machine may delay any call that long), so it never ran.
+const (
+	TimedOutNote      = "timed out"
+	TimedOutEarlyNote = "timed out before it ran"
+)
 
 // A slowError is what a slow lookup returns once its context is done: the
 // execution it was, so that the output the model gets names it.
@@ -137,11 +142,15 @@ func (e *slowError) Unwrap() error { return e.err }
 
 // ToolErrorText renders the output the model gets for a tool error: a
 // timed out lookup's as a tool output naming the execution, with
-// [TimedOutNote]; anything else as the runner's default would.
+// [TimedOutNote], or with [TimedOutEarlyNote] and no execution when it
+// never ran; anything else as the runner's default would.
 func ToolErrorText(c *pipeline.ToolCall, err error) string {
-	se, isSlow := errors.AsType[*slowError](err)
-	if _, timedOut := errors.AsType[*pipeline.ToolTimeoutError](err); isSlow && timedOut {
-		out, _ := json.Marshal(toolOutput{Exec: se.exec, Key: se.key, Note: TimedOutNote}) // strings always marshal
+	if _, timedOut := errors.AsType[*pipeline.ToolTimeoutError](err); timedOut {
+		o := toolOutput{Key: c.IdempotencyKey(), Note: TimedOutEarlyNote}
+		if se, isSlow := errors.AsType[*slowError](err); isSlow {
+			o = toolOutput{Exec: se.exec, Key: se.key, Note: TimedOutNote}
+		}
+		out, _ := json.Marshal(o) // strings always marshal
 		return string(out)
 	}
 	return "An error occurred while running the tool. Please try again. Error: " + err.Error()
