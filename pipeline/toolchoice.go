@@ -18,7 +18,9 @@ const toolChoiceKey = "turnkit.tool_choice"
 // call; from then on, for the rest of the run, its calls go out with
 // "auto", so that a forced choice cannot make the model call tools until
 // the run reaches its turn limit. The run's state records which agents
-// went back to auto, so a resumed run does the same in any process.
+// went back to auto, so a resumed run does the same in any process. A
+// choice naming a tool that a [Condition] disabled on the turn goes out as
+// "auto" either way.
 func WithToolChoiceKept() Option {
 	return optionFunc(func(c *config) { c.keepToolChoice = true })
 }
@@ -43,12 +45,19 @@ func choiceUsed(run *state.Run, agent string) bool {
 }
 
 // resetToolChoice sets the tool choice of model call c to auto when its
-// agent forces a call and already made one in the run.
+// agent forces a call and already made one in the run, and when it names
+// a tool that a condition disabled on the turn (the model could not call
+// it), kept or not.
 func (r *Runner) resetToolChoice(t *Turn, c *ModelCall) {
-	if r.cfg.keepToolChoice || !forcedChoice(c.Settings.ToolChoice) {
+	choice := c.Settings.ToolChoice
+	if !forcedChoice(choice) {
 		return
 	}
-	if choiceUsed(t.Run, t.Agent.Name) {
+	if choice != "required" && !t.ToolEnabled(choice) {
+		c.Settings.ToolChoice = "auto"
+		return
+	}
+	if !r.cfg.keepToolChoice && choiceUsed(t.Run, t.Agent.Name) {
 		c.Settings.ToolChoice = "auto"
 	}
 }

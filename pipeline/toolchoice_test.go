@@ -126,3 +126,33 @@ func TestToolChoiceResetSurvivesCheckpoint(t *testing.T) {
 		t.Errorf("tool choices (-want +got):\n%s", diff)
 	}
 }
+
+// A tool choice that names a tool disabled on the turn goes to auto, kept
+// or not: the model could not call the tool.
+func TestToolChoiceOfADisabledTool(t *testing.T) {
+	t.Parallel()
+	for _, keep := range []bool{false, true} {
+		m := &choiceModel{}
+		var opts []pipeline.Option
+		if keep {
+			opts = append(opts, pipeline.WithToolChoiceKept())
+		}
+		off := conditional{Tool: lookupTool(), cond: func(context.Context, *pipeline.Turn) bool { return false }}
+		agent := &pipeline.Agent{Name: "a", Model: m, Tools: []pipeline.Tool{off}, Settings: pipeline.ModelSettings{ToolChoice: "lookup"}}
+		res, err := pipeline.NewRunner(opts...).Run(context.Background(), agent, pipeline.UserInput("go"))
+		if err != nil || res.FinalOutput() != "answered" {
+			t.Fatalf("keep %v: run = %q, %v", keep, res.FinalOutput(), err)
+		}
+		if diff := cmp.Diff([]string{"auto"}, m.got()); diff != "" {
+			t.Errorf("keep %v: tool choices (-want +got):\n%s", keep, diff)
+		}
+	}
+}
+
+// conditional is a tool with a condition.
+type conditional struct {
+	pipeline.Tool
+	cond pipeline.Condition
+}
+
+func (c conditional) Condition() pipeline.Condition { return c.cond }
