@@ -3,6 +3,7 @@ package turnkit_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/middleware/persistence"
+	"github.com/turnkit/turnkit/middleware/retry"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
@@ -33,7 +35,7 @@ var packages = map[string]bool{
 	"state": true, "pipeline": true, "approval": true, "persistence": true, "checkpoint": true,
 	"guardrails": true, "session": true, "memory": true, "sqlite": true, "postgres": true,
 	"redis": true, "faulty": true, "memstore": true, "filestore": true, "scripted": true,
-	"tool": true, "mcp": true, "tracing": true, "riverrun": true, "openai": true,
+	"tool": true, "mcp": true, "tracing": true, "riverrun": true, "openai": true, "retry": true,
 }
 
 // repeatedPrefix returns a package prefix msg names twice, or "".
@@ -141,6 +143,31 @@ func TestErrorMessagesNameEachPackageOnce(t *testing.T) {
 			return pipeline.ErrNoHandoff // any error of the library's
 		})}}, pipeline.UserInput("hi"))
 	add("pipeline: a handoff callback fails", err)
+	slow := pipeline.NewTool(pipeline.ToolSpec{Name: "slow"}, func(ctx context.Context, _ json.RawMessage) (string, error) {
+		<-ctx.Done()
+		return "", ctx.Err()
+	})
+	_, err = pipeline.NewRunner(pipeline.WithToolTimeout(time.Millisecond), pipeline.WithToolTimeoutsAbort()).Run(ctx, &pipeline.Agent{
+		Name: "a", Model: scripted.New(scripted.CallTool("slow", `{}`)), Tools: []pipeline.Tool{slow},
+	}, pipeline.UserInput("hi"))
+	add("pipeline: a tool timeout aborts the run", err)
+	spender := func() *pipeline.Agent {
+		return &pipeline.Agent{Name: "a", Model: scripted.New(scripted.CallTool("slow", `{}`).WithUsage(state.Usage{OutputTokens: 9})), Tools: []pipeline.Tool{slow}}
+	}
+	_, err = pipeline.NewRunner(pipeline.WithBudget(pipeline.Budget{OutputTokens: 5})).Run(ctx, spender(), pipeline.UserInput("hi"))
+	add("pipeline: budget exceeded", err)
+	_, err = pipeline.NewRunner(pipeline.WithBudget(pipeline.Budget{Cost: 5})).Run(ctx, spender(), pipeline.UserInput("hi"))
+	add("pipeline: no price", err)
+
+	// retry: the attempts failed.
+	_, err = pipeline.NewRunner(pipeline.WithMiddleware(retry.Middleware(
+		retry.WithSleep(func(context.Context, time.Duration) error { return nil }),
+	))).Run(ctx, &pipeline.Agent{Name: "a", Model: scripted.New(
+		scripted.Fail(&pipeline.ModelError{Status: 503, Retryable: true, Err: errors.New("openai: overloaded")}),
+		scripted.Fail(&pipeline.ModelError{Status: 503, Retryable: true, Err: errors.New("openai: overloaded")}),
+		scripted.Fail(&pipeline.ModelError{Status: 503, Retryable: true, Err: errors.New("openai: overloaded")}),
+	)}, pipeline.UserInput("hi"))
+	add("retry: attempts failed", err)
 
 	// guardrails: a tripwire, in a run and in a nested run.
 	trip := guardrails.Output(func(context.Context, *pipeline.Agent, string) (guardrails.Verdict, error) {

@@ -41,6 +41,12 @@ func BenchmarkRun(b *testing.B) { runGroup(b, "run") }
 // an output guardrail).
 func BenchmarkMiddleware(b *testing.B) { runGroup(b, "middleware") }
 
+// BenchmarkPolicies is the per-turn cost of the full default chain with
+// issue 30's policies configured but not triggered (retries and fallback,
+// a tool timeout, a budget, a conditional tool), each alone and all at
+// once, against the chain without them.
+func BenchmarkPolicies(b *testing.B) { runGroup(b, "policies") }
+
 // BenchmarkCheckpoint is state.Marshal and state.Unmarshal at 10, 100 and
 // 1 000 items, against encoding/json of the items alone.
 func BenchmarkCheckpoint(b *testing.B) { runGroup(b, "checkpoint") }

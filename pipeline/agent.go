@@ -129,6 +129,9 @@ type Handoff struct {
 	// again after a failure or a crash. It must be safe for concurrent
 	// use.
 	OnHandoff func(ctx context.Context, c *HandoffCall) error
+	// Enabled, if set, offers the handoff only on the turns it reports
+	// true for (see [Condition]).
+	Enabled Condition
 }
 
 // HandoffInput is what a handoff input filter gets.

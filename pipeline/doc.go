@@ -153,6 +153,31 @@
 // The answer beside a handoff is not a final output: output guardrails do
 // not check it, and [OutputAs] returns the last agent's final output.
 //
+// # Policies
+//
+// Around the model and the tools, options of the runner and of the tools
+// set what production runs need; none costs anything measurable until it
+// is configured (bench's BenchmarkPolicies has the figures):
+//
+//   - Retries and fallback are middleware on the model stage
+//     (middleware/retry, in the Extra place of a [Stack]), built on
+//     [ModelCall.Attempt]: each attempt is a call of its own, traced
+//     apart, and [ModelError].RetryAfter carries the server's wait.
+//   - Tool timeouts: [WithToolTimeout], or a [TimeoutTool]'s own limit
+//     (tool.WithTimeout), gives a call's context a deadline; a call past
+//     it is a [*ToolTimeoutError], the call's output unless the runner
+//     aborts on tool errors or on timeouts ([WithToolTimeoutsAbort]).
+//   - A forced tool choice ("required", or a tool's name) goes back to
+//     "auto" once the agent made a call, for the rest of the run, so it
+//     cannot loop until the turn limit; [WithToolChoiceKept] keeps it.
+//   - A [Condition] enables a tool ([ConditionalTool]: tool.WithEnabled,
+//     an MCP server's Enabled) or a handoff ([Handoff].Enabled) per turn,
+//     or per run; a disabled one is not offered, and a call to it is
+//     answered with a [*ToolDisabledError].
+//   - A [Budget] ([WithBudget]) limits a run's input tokens, output tokens
+//     or cost (with a price table); a run that reaches it ends with a
+//     [*BudgetError] whose state resumes on a larger budget.
+//
 // # Cost
 //
 // The chain is built once, in [NewRunner]. A turn's work is O(its new

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/turnkit/turnkit/state"
 )
@@ -169,7 +170,10 @@ type ModelError struct {
 	RequestID string
 	// Code is the provider's error code, if any.
 	Code string
-	Err  error
+	// RetryAfter is how long the provider asked to wait before the call is
+	// made again (its Retry-After), or 0 when it did not say.
+	RetryAfter time.Duration
+	Err        error
 }
 
 // Error gives the status, request ID and code, where known, and the cause.

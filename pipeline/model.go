@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 
 	"github.com/turnkit/turnkit/state"
 )
@@ -47,8 +48,10 @@ type ModelCall struct {
 	// the run's items since, as an O(1) read-only view.
 	Input state.Items
 	// Tools are the function tools offered, handoffs included. The slice
-	// is built once per agent per run and shared by its model calls: treat
-	// it as read-only, and assign a new slice to offer other tools.
+	// is built once per agent per run and shared by its model calls (a
+	// turn on which a [Condition] disabled some gets a slice without
+	// them): treat it as read-only, and assign a new slice to offer other
+	// tools.
 	Tools []ToolSpec
 	// Settings are the agent's model settings.
 	Settings ModelSettings
@@ -60,6 +63,8 @@ type ModelCall struct {
 
 	emit      func(Event)
 	observers []ModelObserver
+	model     Model        // set by Attempt: called instead of the agent's
+	sent      *atomic.Bool // set by Attempt: an event of the attempt was sent
 }
 
 // Emit sends an event to the run's stream, if the run streams. It is safe
@@ -98,7 +103,7 @@ var errModelPanicked = errors.New("pipeline: the model panicked")
 // respond calls the agent's model, with the call's observers around it.
 func (c *ModelCall) respond(ctx context.Context) (*ModelResponse, error) {
 	if len(c.observers) == 0 {
-		return c.Agent.Model.Respond(ctx, c)
+		return c.callModel(ctx)
 	}
 	ends := make([]func(*ModelResponse, error), 0, len(c.observers))
 	for _, obs := range c.observers {
@@ -114,7 +119,7 @@ func (c *ModelCall) respond(ctx context.Context) (*ModelResponse, error) {
 			ends[i](resp, err)
 		}
 	}()
-	resp, err = c.Agent.Model.Respond(ctx, c)
+	resp, err = c.callModel(ctx)
 	return resp, err
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"time"
 
 	"github.com/turnkit/turnkit/state"
 )
@@ -31,6 +32,10 @@ type config struct {
 	onMaxTurns      MaxTurnsHandler
 	toolConcurrency int
 	abortOnToolErr  bool
+	abortOnTimeout  bool          // timeout.go
+	toolTimeout     time.Duration // timeout.go
+	keepToolChoice  bool          // toolchoice.go
+	budget          *Budget       // budget.go
 	reportInvalid   bool
 	toolErrorText   func(c *ToolCall, err error) string
 	newID           func() string

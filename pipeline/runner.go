@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"sync"
 	"time"
 
@@ -243,7 +244,8 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 	}
 	resumed := resume && hasOpenCalls(run)
 	current := agent
-	tools := toolSpecs(current)
+	tools, conds := toolSpecs(current), conditionsOf(current)
+	spent := r.cfg.budget.newSpend(run)
 	for {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -258,7 +260,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 		}
 		t := &Turn{
 			Run: run, Agent: current, Number: n, Resumed: resumed, Input: placed,
-			emit: emit, runner: r, recorded: &res.newItems, tools: tools,
+			emit: emit, runner: r, recorded: &res.newItems, tools: tools, conds: conds, spent: spent,
 		}
 		placed, resumed = nil, false
 		if t.emit != nil {
@@ -291,7 +293,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 			}
 			runcore.SetAgent(run, to.Name)
 			current = to
-			tools = toolSpecs(current)
+			tools, conds = toolSpecs(current), conditionsOf(current)
 			res.lastAgent = to
 		case NextInterruption:
 			res.interruptions = run.Pending()
@@ -354,7 +356,7 @@ func answered(run *state.Run, callID string, outSeq int64) (state.Item, bool) {
 }
 
 func coreModel(ctx context.Context, c *ModelCall) (*ModelResponse, error) {
-	if c.Agent.Model == nil {
+	if c.Model() == nil {
 		return nil, fmt.Errorf("pipeline: agent %q has no model", c.Agent.Name)
 	}
 	return c.respond(ctx)
@@ -366,10 +368,10 @@ func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error)
 		parts []state.ContentPart
 		err   error
 	)
-	if ct, ok := c.Tool.(ContentTool); ok {
-		out, parts, err = ct.CallContent(ctx, c)
+	if d := r.toolTimeout(c); d > 0 {
+		out, parts, err = callWithTimeout(ctx, c, d)
 	} else {
-		out, err = c.Tool.Call(ctx, c)
+		out, parts, err = invokeTool(ctx, c)
 	}
 	if err == nil {
 		return &ToolResult{Status: ToolCompleted, Output: out, Content: parts}, nil
@@ -395,7 +397,7 @@ func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error)
 		}
 		return &ToolResult{Status: ToolCompleted, Output: ae.Error(), Err: ae}, nil
 	}
-	if r.cfg.abortOnToolErr {
+	if r.cfg.abortOnToolErr || (r.cfg.abortOnTimeout && errors.Is(err, ErrToolTimeout)) {
 		return nil, &ToolError{Tool: c.Name, CallID: c.CallID, Err: err}
 	}
 	return &ToolResult{Status: ToolCompleted, Output: r.cfg.toolErrorText(c, err), Err: err}, nil
@@ -408,16 +410,26 @@ func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error)
 // the response, the tool stage, and the decision.
 func (r *Runner) coreTurn(ctx context.Context, t *Turn) error {
 	var err error
+	applyConditions(ctx, t)
 	if t.Resumed {
 		t.Response = pausedResponse(t.Run)
 	} else if t.Response, err = r.callModel(ctx, t); err != nil {
 		return err
+	} else if b := r.cfg.budget; b != nil && hasOpenCalls(t.Run) {
+		if err := b.reached(t.Run, t.spent); err != nil {
+			return err // the calls stay open: resuming the run runs them
+		}
 	}
 	return r.runCalls(ctx, t)
 }
 
 func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error) {
 	a := t.Agent
+	if b := r.cfg.budget; b != nil {
+		if err := b.reached(t.Run, t.spent); err != nil {
+			return nil, err
+		}
+	}
 	instructions := a.Instructions
 	if a.InstructionsFunc != nil {
 		var err error
@@ -425,7 +437,9 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 			return nil, fmt.Errorf("pipeline: agent %q instructions: %w", a.Name, err)
 		}
 	}
-	resp, err := r.model.Respond(ctx, newModelCall(t, instructions))
+	c := newModelCall(t, instructions)
+	r.resetToolChoice(t, c)
+	resp, err := r.model.Respond(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -440,19 +454,24 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 		u.Requests = 1
 	}
 	runcore.AddUsage(t.Run, u)
+	var priceErr error
+	if b := r.cfg.budget; b != nil {
+		priceErr = b.charge(t.Run, t.spent, c.Settings.Model, resp)
+	}
 
 	// The runner owns the response the model stage returned (see
 	// [Model]): its items are placed in place.
-	if err := placeResponse(t.Run, a, resp.Items); err != nil {
+	if err := placeResponse(t.Run, a, resp.Items, t.disabled); err != nil {
 		return nil, err
 	}
+	r.noteToolChoice(t, c, resp)
 	t.record(resp.Items...)
 	if t.emit != nil {
 		for _, it := range resp.Items {
 			t.Emit(ItemCreated{Item: it})
 		}
 	}
-	return resp, nil
+	return resp, priceErr // the response is recorded either way
 }
 
 // newModelCall returns the model call of turn t with the given
@@ -474,15 +493,17 @@ func newModelCall(t *Turn, instructions string) *ModelCall {
 // its items at the next positions in model order, calls to a's handoffs
 // re-kinded as handoff calls, then one reserved position per call for its
 // output, in call order; the run's response boundary spans both. items are
-// changed in place to carry their kinds and positions.
-func placeResponse(run *state.Run, a *Agent, items []state.Item) error {
+// changed in place to carry their kinds and positions. A call to a
+// disabled handoff stays a tool call, which the turn answers with a
+// *ToolDisabledError.
+func placeResponse(run *state.Run, a *Agent, items []state.Item, disabled []string) error {
 	ncalls := 0
 	for i, it := range items {
 		if !it.Kind().IsCall() {
 			continue
 		}
 		ncalls++
-		if a.handoff(it.Name()) != nil {
+		if a.handoff(it.Name()) != nil && !slices.Contains(disabled, it.Name()) {
 			items[i], _ = it.WithKind(state.KindHandoffCall)
 		}
 	}
@@ -648,6 +669,9 @@ func recordHandoffOutput(t *Turn, h handoffCall, out string) error {
 // that are not JSON. It returns a result to report to the model, or an
 // error to end the run, or neither if the call can run.
 func (r *Runner) checkCall(c *ToolCall) (*ToolResult, error) {
+	if res := checkDisabled(c); res != nil {
+		return res, nil
+	}
 	var err error
 	switch {
 	case c.Tool == nil:

@@ -26,6 +26,10 @@ package pipeline
 //     wants a tool check before approval puts a second guardrail in Extra
 //     of an outer Stack, or composes by hand.
 //
+// Model-stage policies that make a model call more than once, such as
+// middleware/retry's retries and fallback, go in Extra: then the stages
+// outside see one model call, and tracing records each attempt.
+//
 // A place left empty (the zero Middleware) is skipped.
 type Stack struct {
 	Tracing     Middleware

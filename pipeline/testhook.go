@@ -13,7 +13,7 @@ func init() {
 		return &Turn{Run: run, Agent: agent, Number: number, emit: emit}
 	}
 	testhook.PlaceResponse = func(t *Turn, resp *ModelResponse) error {
-		if err := placeResponse(t.Run, t.Agent, resp.Items); err != nil {
+		if err := placeResponse(t.Run, t.Agent, resp.Items, t.disabled); err != nil {
 			return err
 		}
 		t.Response = resp

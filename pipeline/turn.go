@@ -40,9 +40,12 @@ type Turn struct {
 
 	emit     func(Event) // the run's event sink; nil if the run does not stream
 	ends     bool
-	recorded *[]state.Item // the result's new items; the core appends what it records
-	tools    []ToolSpec    // the agent's tool specs, built once per agent per run
-	runner   *Runner       // the runner serving the turn, for agents used as tools
+	recorded *[]state.Item   // the result's new items; the core appends what it records
+	tools    []ToolSpec      // the agent's tool specs, built once per agent per run
+	conds    []toolCondition // the conditions of its tools and handoffs (condition.go)
+	disabled []string        // the tools and handoffs disabled on this turn
+	spent    *spend          // the run's cost so far, with a cost budget (budget.go)
+	runner   *Runner         // the runner serving the turn, for agents used as tools
 }
 
 // Emit sends an event to the run's stream, if the run streams. It is safe

@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/turnkit/turnkit/pipeline"
 )
@@ -20,6 +21,8 @@ type config struct {
 	approvalSet  bool
 	approval     bool
 	approvalFunc func(ctx context.Context, c *pipeline.ToolCall) (bool, error)
+	timeout      time.Duration
+	enabled      pipeline.Condition
 }
 
 func newConfig(opts []Option) config {
@@ -73,4 +76,24 @@ func Grammar(syntax, definition string) Option {
 		}{"grammar", syntax, definition})
 		c.grammar = b
 	})
+}
+
+// WithTimeout limits each call of the tool to d: the context its func
+// gets has that deadline, and a call that returns an error once it passed
+// is a [*pipeline.ToolTimeoutError], which the model sees as the call's
+// output, or which ends the run, as the runner is configured
+// ([pipeline.WithToolErrorsAbort], [pipeline.WithToolTimeoutsAbort]). The
+// func must honour its context for the limit to stop it. It overrides the
+// runner's default ([pipeline.WithToolTimeout]); d below 0 means no limit
+// even when the runner has a default, and 0 leaves the default.
+func WithTimeout(d time.Duration) Option {
+	return optionFunc(func(c *config) { c.timeout = d })
+}
+
+// WithEnabled offers the tool only on the turns cond reports true for (see
+// [pipeline.Condition]): on the others it is not sent to the model, and a
+// call to it gets a [*pipeline.ToolDisabledError] as its output. A nil
+// cond leaves the tool always enabled.
+func WithEnabled(cond pipeline.Condition) Option {
+	return optionFunc(func(c *config) { c.enabled = cond })
 }

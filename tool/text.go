@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -36,7 +37,7 @@ func Text[Out string | Content](name, description string, fn func(ctx context.Co
 	if format == nil {
 		format = json.RawMessage(`{"type":"text"}`)
 	}
-	t := &textTool[Out]{spec: pipeline.ToolSpec{Name: name, Description: description, Custom: format}, fn: fn}
+	t := &textTool[Out]{spec: pipeline.ToolSpec{Name: name, Description: description, Custom: format}, fn: fn, timeout: cfg.timeout, enabled: cfg.enabled}
 	switch {
 	case cfg.approvalFunc != nil:
 		return &textApprovalTool[Out]{textTool: t, need: cfg.approvalFunc}
@@ -48,9 +49,23 @@ func Text[Out string | Content](name, description string, fn func(ctx context.Co
 }
 
 type textTool[Out string | Content] struct {
-	spec pipeline.ToolSpec
-	fn   func(ctx context.Context, input string) (Out, error)
+	spec    pipeline.ToolSpec
+	fn      func(ctx context.Context, input string) (Out, error)
+	timeout time.Duration
+	enabled pipeline.Condition
 }
+
+var (
+	_ pipeline.TimeoutTool     = (*textTool[string])(nil)
+	_ pipeline.ConditionalTool = (*textTool[string])(nil)
+)
+
+// Condition returns the condition set with [WithEnabled], nil if none was.
+func (t *textTool[Out]) Condition() pipeline.Condition { return t.enabled }
+
+// Timeout returns the limit of each call set with [WithTimeout], 0 if none
+// was.
+func (t *textTool[Out]) Timeout() time.Duration { return t.timeout }
 
 var _ pipeline.ContentTool = (*textTool[Content])(nil)
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"time"
 
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -56,7 +57,7 @@ func Func[In, Out any](name, description string, fn func(ctx context.Context, in
 		Parameters:  s.json,
 		Strict:      cfg.strict && s.strict,
 	}
-	t := &funcTool[In, Out]{spec: spec, schema: s, fn: fn}
+	t := &funcTool[In, Out]{spec: spec, schema: s, fn: fn, timeout: cfg.timeout, enabled: cfg.enabled}
 	switch {
 	case cfg.approvalFunc != nil:
 		return &approvalTool[In, Out]{funcTool: t, need: cfg.approvalFunc}
@@ -70,10 +71,24 @@ func Func[In, Out any](name, description string, fn func(ctx context.Context, in
 }
 
 type funcTool[In, Out any] struct {
-	spec   pipeline.ToolSpec
-	schema *schema
-	fn     func(ctx context.Context, in In) (Out, error)
+	spec    pipeline.ToolSpec
+	schema  *schema
+	fn      func(ctx context.Context, in In) (Out, error)
+	timeout time.Duration
+	enabled pipeline.Condition
 }
+
+var (
+	_ pipeline.TimeoutTool     = (*funcTool[struct{}, string])(nil)
+	_ pipeline.ConditionalTool = (*funcTool[struct{}, string])(nil)
+)
+
+// Condition returns the condition set with [WithEnabled], nil if none was.
+func (t *funcTool[In, Out]) Condition() pipeline.Condition { return t.enabled }
+
+// Timeout returns the limit of each call set with [WithTimeout], 0 if none
+// was.
+func (t *funcTool[In, Out]) Timeout() time.Duration { return t.timeout }
 
 // Spec returns the tool's spec. Parameters is shared and must not be
 // modified.

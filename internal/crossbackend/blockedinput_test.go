@@ -164,8 +164,8 @@ func TestBlockedInputBackends(t *testing.T) {
 				mws := []pipeline.Middleware{persistence.Middleware(b.store), guardrails.Input(noCards, opts...)}
 				ckpts, crashSafe := b.store.(state.Store)
 				if crashSafe {
-					cp := checkpoint.New(ckpts)
-					mws = []pipeline.Middleware{persistence.Middleware(cp.Session(b.store)), cp.Middleware(), guardrails.Input(noCards, opts...)}
+					cp := checkpoint.New(ckpts, checkpoint.WithSession(b.store))
+					mws = []pipeline.Middleware{cp.Middleware(), guardrails.Input(noCards, opts...)}
 				}
 				r := pipeline.NewRunner(pipeline.WithMiddleware(mws...))
 				if _, err := r.Run(ctx, agent, pipeline.UserInput("hello"), pipeline.WithSessionID(sid)); err != nil {

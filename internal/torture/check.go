@@ -35,6 +35,12 @@ type CheckResult struct {
 	// that the checkpoint never held: resume asked the model again, and the
 	// lookup ran again under a new call ID.
 	LostRetryable int `json:"lost_retryable"`
+	// TimedOut counts the stored outputs of slow lookups: their timeout,
+	// naming the execution that ran past its limit.
+	TimedOut int `json:"timed_out"`
+	// TimedOutEarly counts the stored outputs of lookups whose limit
+	// passed before they began, on a busy machine: they never ran.
+	TimedOutEarly int `json:"timed_out_early"`
 	// Violations lists every broken invariant; it must be empty.
 	Violations []string `json:"violations,omitempty"`
 }
@@ -46,6 +52,13 @@ type CheckResult struct {
 //   - the session never holds an item of a run that the run's checkpoint
 //     does not, except a tool output whose call the checkpoint holds open
 //     (resume finds it through the persistence ledger);
+//   - no checkpoint and no session holds anything of a failed model call
+//     (a flaky step's first call, [FailedMarker]);
+//   - a slow lookup's stored output is its timeout ([TimedOutNote]) and
+//     names the execution that ran past its limit; no other output is a
+//     timeout, but a lookup's whose limit passed before it began
+//     ([TimedOutEarlyNote]), which names no execution: the call never
+//     ran (its earlier executions, if any, were all killed);
 //   - every stored tool output comes from an execution of that call, a
 //     rejected call never ran, and a call ran more than once only if each
 //     earlier execution was in a process that was killed before the call's
@@ -162,6 +175,12 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 		return false, fmt.Errorf("torture: check: load run %s: %w", id, err)
 	}
 
+	for _, it := range ck.Items().All() {
+		if strings.Contains(it.Text(), FailedMarker) {
+			bad("run %s seq %d: the checkpoint holds %s, of a failed model call", id, it.Seq(), it)
+		}
+	}
+
 	// What the session holds of the run, position by position.
 	stored := make(map[int64]state.Item)
 	for seq := int64(1); seq < ck.NextSeq()+3; seq++ {
@@ -180,6 +199,9 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 		}
 		if strings.Contains(it.Text(), TripMarker) {
 			bad("run %s seq %d: the session holds %s, a final output the output guardrail rejected", id, seq, it)
+		}
+		if strings.Contains(it.Text(), FailedMarker) {
+			bad("run %s seq %d: the session holds %s, of a failed model call", id, seq, it)
 		}
 		if x, ok := ck.ItemAt(seq); ok {
 			if it.Kind().IsOutput() && it.Text() == persistence.WithheldOutput {
@@ -278,7 +300,9 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 			res.Retries += len(es) - 1
 			continue
 		}
-		if committed {
+		if committed && timedOutEarly(out) {
+			from = "" // every execution was killed before its commit; the last call timed out before it ran
+		} else if committed {
 			var o toolOutput
 			if out.Text() == RejectMessage || json.Unmarshal([]byte(out.Text()), &o) != nil {
 				bad("run %s call %s: ran %d times but its stored output is %q", id, callID, len(es), out.Text())
@@ -287,6 +311,14 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 			from = o.Exec
 			if !slices.ContainsFunc(es, func(e Execution) bool { return e.Exec == from }) {
 				bad("run %s call %s: the stored output names execution %s, which is not in the log", id, callID, from)
+			}
+			switch slow := spec.slow(es[0].Step, es[0].Index); {
+			case slow && o.Note != TimedOutNote:
+				bad("run %s call %s: a slow lookup's stored output %q is not its timeout", id, callID, out.Text())
+			case !slow && o.Note == TimedOutNote:
+				bad("run %s call %s: stored output %q is a timeout, but the call was not slow", id, callID, out.Text())
+			case slow:
+				res.TimedOut++
 			}
 			res.Retries += len(es) - 1
 		} else if final || finished && es[0].Tool != ToolFinish { // a finished run's pending final commit holds the finish output
@@ -300,6 +332,10 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 	}
 	for callID, out := range outputs {
 		if out.Text() == RejectMessage || out.Kind() == state.KindHandoffOutput {
+			continue
+		}
+		if timedOutEarly(out) {
+			res.TimedOutEarly++
 			continue
 		}
 		if len(byKey[id+"/"+callID]) == 0 {
@@ -382,4 +418,19 @@ func hasCall(run *state.Run, callID string) bool {
 		}
 	}
 	return false
+}
+
+// slow reports whether the call at index of step is a slow lookup.
+func (s RunSpec) slow(step, index int) bool {
+	if step < 1 || step > len(s.Steps) || index < 0 || index >= len(s.Steps[step-1]) {
+		return false
+	}
+	return s.Steps[step-1][index].Slow
+}
+
+// timedOutEarly reports whether out is the output of a lookup whose time
+// limit passed before it began (see [TimedOutEarlyNote]).
+func timedOutEarly(out state.Item) bool {
+	var o toolOutput
+	return out.Name() == ToolLookup && json.Unmarshal([]byte(out.Text()), &o) == nil && o.Note == TimedOutEarlyNote && o.Exec == ""
 }

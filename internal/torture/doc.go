@@ -51,6 +51,17 @@
 // the session must have it from one of its executions, and the session
 // still holds each logical call once, as for every other tool.
 //
+// # Model and tool faults
+//
+// About a quarter of the model calls of a plan are flaky ([RunSpec.Flaky]):
+// the first attempt in a process fails with a retryable error beside a
+// partial answer, and the stack's retry middleware (middleware/retry)
+// makes the call again; no checkpoint and no session may ever hold the
+// partial answer. About a quarter of the lookups are slow
+// ([CallSpec.Slow]): they run past their time limit ([LookupTimeout]),
+// and the model gets the timeout as the call's output, which names the
+// execution, so the checks hold it to the same rules as any output.
+//
 // # The torture loop
 //
 // [Torture] starts a child process (a program that calls [ChildMain])

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/turnkit/turnkit/pipeline"
 )
@@ -116,6 +117,45 @@ type toolOutput struct {
 	Note string `json:"note,omitempty"`
 }
 
+// LookupTimeout is the time limit of a lookup call: a slow one (see
+// [CallSpec.Slow]) runs past it.
+const LookupTimeout = 100 * time.Millisecond
+
+// Notes of a lookup's output that is its timeout, which the model got as
+// the output: TimedOutNote when the lookup ran past its limit (a slow
+// one), TimedOutEarlyNote when the limit passed before the lookup began
+// (a busy machine may delay any call that long), so it never ran.
+const (
+	TimedOutNote      = "timed out"
+	TimedOutEarlyNote = "timed out before it ran"
+)
+
+// A slowError is what a slow lookup returns once its context is done: the
+// execution it was, so that the output the model gets names it.
+type slowError struct {
+	exec, key string
+	err       error
+}
+
+func (e *slowError) Error() string { return "torture: lookup " + e.exec + ": " + e.err.Error() }
+func (e *slowError) Unwrap() error { return e.err }
+
+// ToolErrorText renders the output the model gets for a tool error: a
+// timed out lookup's as a tool output naming the execution, with
+// [TimedOutNote], or with [TimedOutEarlyNote] and no execution when it
+// never ran; anything else as the runner's default would.
+func ToolErrorText(c *pipeline.ToolCall, err error) string {
+	if _, timedOut := errors.AsType[*pipeline.ToolTimeoutError](err); timedOut {
+		o := toolOutput{Key: c.IdempotencyKey(), Note: TimedOutEarlyNote}
+		if se, isSlow := errors.AsType[*slowError](err); isSlow {
+			o = toolOutput{Exec: se.exec, Key: se.key, Note: TimedOutNote}
+		}
+		out, _ := json.Marshal(o) // strings always marshal
+		return string(out)
+	}
+	return "An error occurred while running the tool. Please try again. Error: " + err.Error()
+}
+
 // A tortureTool records each execution in the effect log and returns the
 // execution's ID.
 type tortureTool struct {
@@ -123,7 +163,16 @@ type tortureTool struct {
 	log  *EffectLog
 }
 
-var _ pipeline.Tool = (*tortureTool)(nil)
+var _ pipeline.TimeoutTool = (*tortureTool)(nil)
+
+// Timeout returns [LookupTimeout] for a lookup, and 0 (no limit) for the
+// other tools.
+func (t *tortureTool) Timeout() time.Duration {
+	if t.name == ToolLookup {
+		return LookupTimeout
+	}
+	return 0
+}
 
 // NewTools returns the torture agents' tools, [ToolEffect],
 // [ToolTransfer], [ToolFinish] and [ToolLookup], all recording into log.
@@ -145,7 +194,7 @@ func (t *tortureTool) Spec() pipeline.ToolSpec {
 		Name:        t.name,
 		Description: desc,
 		Parameters: json.RawMessage(`{"type":"object","properties":{"run":{"type":"string"},"step":{"type":"integer"},` +
-			`"index":{"type":"integer"},"reject":{"type":"boolean"},"trip":{"type":"boolean"}},"required":["run","step","index"],"additionalProperties":false}`),
+			`"index":{"type":"integer"},"reject":{"type":"boolean"},"trip":{"type":"boolean"},"slow":{"type":"boolean"}},"required":["run","step","index"],"additionalProperties":false}`),
 	}
 }
 
@@ -160,6 +209,10 @@ func (t *tortureTool) Call(ctx context.Context, c *pipeline.ToolCall) (string, e
 	e, err := t.log.record(Execution{Key: c.IdempotencyKey(), Tool: t.name, Run: a.Run, Step: a.Step, Index: a.Index})
 	if err != nil {
 		return "", err
+	}
+	if a.Slow {
+		<-ctx.Done() // runs past its time limit
+		return "", &slowError{exec: e.Exec, key: e.Key, err: ctx.Err()}
 	}
 	o := toolOutput{Exec: e.Exec, Key: e.Key}
 	if a.Trip {

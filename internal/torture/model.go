@@ -5,7 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -15,14 +18,30 @@ import (
 // reads the step a run is at from the run's own items (the step named in
 // the arguments of its last tool call, plus one), so a model call retried
 // after a crash answers the same step; like a real model it gives every
-// item a fresh ID. Odd steps start with reasoning, even ones with a
+// item a fresh ID. The first call of a flaky step fails (see
+// [RunSpec.Flaky]). Odd steps start with reasoning, even ones with a
 // message. It calls [HookModel] in the middle of each call. A call served
 // by another agent than the script says (see [RunSpec.AgentAt]) fails: a
 // resumed run must go on with the agent it was handed off to.
 type Model struct {
 	runs  map[string]RunSpec
 	hooks Hooks
+
+	failed  sync.Map // run ID and step of the flaky calls failed in this process
+	retries atomic.Int64
 }
+
+// FailedMarker is in the partial answer a flaky model call returns beside
+// its error (see [RunSpec.Flaky]); no checkpoint and no session may ever
+// hold it.
+const FailedMarker = "[failed attempt]"
+
+// errFlaky is the cause of a flaky model call's error.
+var errFlaky = errors.New("torture: model: overloaded (a planned flaky call)")
+
+// Retries returns how many model calls failed as planned, each then made
+// again by the retry middleware.
+func (m *Model) Retries() int64 { return m.retries.Load() }
 
 var _ pipeline.Model = (*Model)(nil)
 
@@ -43,6 +62,8 @@ type callArgs struct {
 	Reject bool   `json:"reject,omitempty"`
 	// Trip asks the finish tool to put [TripMarker] in its output.
 	Trip bool `json:"trip,omitempty"`
+	// Slow makes a lookup run past its time limit.
+	Slow bool `json:"slow,omitempty"`
 }
 
 // Respond answers the run's next step.
@@ -62,6 +83,15 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	}
 	if want := spec.AgentAt(step); c.Turn.Agent == nil || c.Turn.Agent.Name != want {
 		return nil, fmt.Errorf("torture: model: run %s step %d served by agent %q, want %q", spec.ID, step, agentName(c.Turn.Agent), want)
+	}
+	if spec.IsFlaky(step) {
+		if _, failed := m.failed.LoadOrStore(fmt.Sprintf("%s/%d", spec.ID, step), true); !failed {
+			m.retries.Add(1)
+			partial := &pipeline.ModelResponse{ID: "resp_" + newID(), Model: "torture", Items: []state.Item{
+				state.AssistantMessage("msg_"+newID(), "Partial answer "+FailedMarker),
+			}}
+			return partial, &pipeline.ModelError{Status: 503, Retryable: true, Err: errFlaky}
+		}
 	}
 	m.hooks.At(ctx, HookModel)
 	if err := ctx.Err(); err != nil {
@@ -97,7 +127,7 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 			resp.Items = append(resp.Items, state.ToolCall("fc_"+newID(), "call_"+newID(), pipeline.HandoffToolName(to), "{}"))
 			continue
 		}
-		args, err := json.Marshal(callArgs{Run: spec.ID, Step: step, Index: i, Reject: cs.Reject})
+		args, err := json.Marshal(callArgs{Run: spec.ID, Step: step, Index: i, Reject: cs.Reject, Slow: cs.Slow})
 		if err != nil {
 			return nil, err
 		}

@@ -57,6 +57,7 @@ func addStats(a *WorkerStats, b WorkerStats) {
 	a.Completed += b.Completed
 	a.Conflicts += b.Conflicts
 	a.Items += b.Items
+	a.ModelRetries += b.ModelRetries
 }
 
 var errTimeout = errors.New("torture: child timed out")

@@ -55,6 +55,12 @@ type RunSpec struct {
 	// guardrail trips: the run ends with a tripwire, its final message (or
 	// the finish tool's output) never reaches the session.
 	Trip bool
+	// Flaky lists the steps (1-based; len(Steps)+1 is the last response)
+	// whose first model call in a process fails with a retryable error
+	// beside a partial response: the stack's retry middleware makes the
+	// call again, and nothing of the failed attempt may reach a checkpoint
+	// or the session.
+	Flaky []int
 }
 
 // A CallSpec is one call the model makes: a call of Tool, or with
@@ -65,6 +71,10 @@ type CallSpec struct {
 	Reject bool
 	// Handoff makes the call a handoff to the other agent (Tool unused).
 	Handoff bool
+	// Slow makes a lookup wait until its context is done: it runs past
+	// its time limit ([LookupTimeout]), and its output is the timeout,
+	// which the model sees.
+	Slow bool
 }
 
 // Calls returns the number of calls in the run's script whose output the
@@ -117,6 +127,10 @@ func (s RunSpec) AgentAt(step int) string {
 	return AgentA
 }
 
+// IsFlaky reports whether the first model call of step fails (see
+// [RunSpec.Flaky]).
+func (s RunSpec) IsFlaky(step int) bool { return slices.Contains(s.Flaky, step) }
+
 // FinalAgent returns the agent that serves the run's last response.
 func (s RunSpec) FinalAgent() string { return s.AgentAt(len(s.Steps) + 1) }
 
@@ -129,9 +143,14 @@ func (s RunSpec) FinalAgent() string { return s.AgentAt(len(s.Steps) + 1) }
 // hand off to the other agent (at a random place among the calls), a
 // third of the runs end with the terminal finish tool instead of a final
 // message, and a quarter have their final output tripped by the output
-// guardrail.
+// guardrail. About a quarter of the model calls fail once with a
+// retryable error, which the retry middleware recovers from, and about a
+// quarter of the lookups time out.
 func NewPlan(seed uint64, prefix string, n, sessions int) Plan {
 	rng := rand.New(rand.NewPCG(seed, 0x746f7274757265))
+	// The faults of issue 30 draw from a stream of their own, so a seed
+	// gives the same runs as before they were added.
+	faultRng := rand.New(rand.NewPCG(seed, 0x6661756c7473))
 	if sessions < 1 {
 		sessions = 1
 	}
@@ -170,9 +189,28 @@ func NewPlan(seed uint64, prefix string, n, sessions int) Plan {
 		if spec.Trip {
 			spec.Final = "Done with run " + id + " " + TripMarker
 		}
+		faults(faultRng, &spec)
 		p.Runs[i] = spec
 	}
 	return p
+}
+
+// faults adds the model and tool faults to spec: about a quarter of its
+// model calls fail once (a retried model call), and about a quarter of
+// its lookups run past their time limit.
+func faults(rng *rand.Rand, spec *RunSpec) {
+	for step := 1; step <= len(spec.Steps)+1; step++ {
+		if rng.IntN(4) == 0 {
+			spec.Flaky = append(spec.Flaky, step)
+		}
+	}
+	for _, st := range spec.Steps {
+		for k := range st {
+			if st[k].Tool == ToolLookup && rng.IntN(4) == 0 {
+				st[k].Slow = true
+			}
+		}
+	}
 }
 
 // Run returns the spec of the run with the given ID.

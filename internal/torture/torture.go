@@ -45,8 +45,11 @@ type Report struct {
 	Approvals     int64          `json:"decided"`  // approvals and rejections made
 	Resumes       int64          `json:"resumes"`  // resumes reported by children that exited
 	Executions    int            `json:"executions"`
-	Retries       int            `json:"retries"`        // executions repeated under the same key after a crash
-	LostRetryable int            `json:"lost_retryable"` // lookups whose response a crash lost, run again under a new call ID
+	Retries       int            `json:"retries"`         // executions repeated under the same key after a crash
+	LostRetryable int            `json:"lost_retryable"`  // lookups whose response a crash lost, run again under a new call ID
+	ModelRetries  int64          `json:"model_retries"`   // flaky model calls made again by the retry middleware (children that exited)
+	TimedOut      int            `json:"timed_out"`       // lookups whose output is their timeout
+	TimedOutEarly int            `json:"timed_out_early"` // lookups whose limit passed before they began (a busy machine)
 	Completed     int64          `json:"completed"`
 	Violations    []string       `json:"violations,omitempty"`
 	Elapsed       time.Duration  `json:"elapsed"`
@@ -120,6 +123,7 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 				rep.Approvals += stats.Decided
 				rep.Resumes += stats.Resumed
 				rep.Completed += stats.Completed
+				rep.ModelRetries += stats.ModelRetries
 			}
 			execs, _, err := ReadEffectLog(cfg.Backend.EffectLogPath())
 			if err != nil {
@@ -143,6 +147,8 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 			rep.Executions += res.Executions
 			rep.Retries += res.Retries
 			rep.LostRetryable += res.LostRetryable
+			rep.TimedOut += res.TimedOut
+			rep.TimedOutEarly += res.TimedOutEarly
 			if cfg.Progress != nil {
 				fmt.Fprintf(cfg.Progress, "generation %d: %d children, kills %d/%d, retries %d, lost lookups %d, violations %d\n",
 					gen, children+1, rep.Kills, cfg.Kills, rep.Retries, rep.LostRetryable, len(rep.Violations))

@@ -48,8 +48,8 @@ func runTorture(t *testing.T, b torture.Backend, n int) {
 	if err != nil {
 		t.Fatalf("torture: %v\n%s", err, progress.String())
 	}
-	t.Logf("%s: %d kills (%v) over %d children, %d generations, %d runs ended (%d by a tripwire, %d terminal outputs withheld), %d handoffs, %d decisions, %d executions, %d retries after a crash, %d lookups run again under a new call ID, %d commits completed on resume, %v",
-		rep.Backend, rep.Kills, rep.KillsAt, rep.Children, rep.Generations, rep.Runs, rep.Tripped, rep.Withheld, rep.Handoffs, rep.Approvals, rep.Executions, rep.Retries, rep.LostRetryable, rep.Completed, rep.Elapsed.Round(time.Millisecond))
+	t.Logf("%s: %d kills (%v) over %d children, %d generations, %d runs ended (%d by a tripwire, %d terminal outputs withheld), %d handoffs, %d decisions, %d executions, %d retries after a crash, %d lookups run again under a new call ID, %d commits completed on resume, %d model calls retried, %d lookups timed out (%d before they began), %v",
+		rep.Backend, rep.Kills, rep.KillsAt, rep.Children, rep.Generations, rep.Runs, rep.Tripped, rep.Withheld, rep.Handoffs, rep.Approvals, rep.Executions, rep.Retries, rep.LostRetryable, rep.Completed, rep.ModelRetries, rep.TimedOut, rep.TimedOutEarly, rep.Elapsed.Round(time.Millisecond))
 	for _, v := range rep.Violations {
 		t.Error(v)
 	}
@@ -58,6 +58,9 @@ func runTorture(t *testing.T, b torture.Backend, n int) {
 	}
 	if !testing.Short() && (rep.Tripped == 0 || rep.Handoffs == 0) {
 		t.Errorf("torture ended %d runs by a tripwire and made %d handoffs, want some of each", rep.Tripped, rep.Handoffs)
+	}
+	if !testing.Short() && (rep.ModelRetries == 0 || rep.TimedOut == 0) {
+		t.Errorf("torture retried %d model calls and timed out %d lookups, want some of each", rep.ModelRetries, rep.TimedOut)
 	}
 	if !testing.Short() && rep.LostRetryable == 0 {
 		t.Errorf("no kill lost a lookup's response, want some (a crash after a retryable call ran and before its commit)")

@@ -14,6 +14,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/middleware/persistence"
+	"github.com/turnkit/turnkit/middleware/retry"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
@@ -22,13 +23,16 @@ import (
 // A Stack is the torture agents wired to their stores: persistence on the
 // session store, a [checkpoint.Checkpointer] on the state store (calls of
 // [ToolLookup] retryable: no save before they run), approval
-// of transfers, an output guardrail that trips on [TripMarker], and the
-// hooks at every kill point.
+// of transfers, an output guardrail that trips on [TripMarker], the
+// hooks at every kill point, and innermost the retry middleware, which
+// makes the failed flaky model calls again (see [RunSpec.Flaky]).
 type Stack struct {
 	Runner *pipeline.Runner
 	// Agent is [AgentA], where every run starts; it and [AgentB] hand off
 	// to each other, and both end a run at a call of [ToolFinish].
-	Agent       *pipeline.Agent
+	Agent *pipeline.Agent
+	// Model is the agents' model.
+	Model       *Model
 	Checkpoints *checkpoint.Checkpointer
 	States      state.Store   // with the save hooks
 	Sessions    session.Store // with the append hooks
@@ -55,18 +59,19 @@ func NewStack(plan Plan, sessions session.Store, states state.Store, log *Effect
 		hs, hsess = HookState(states, hooks), HookSession(sessions, hooks)
 	}
 	cp := checkpoint.New(hs, checkpoint.WithRetryableTools(retryable), checkpoint.WithSession(hsess, persistence.WithLimit(100)))
-	runner := pipeline.NewRunner(pipeline.WithMaxTurns(40), pipeline.WithMiddleware(
+	runner := pipeline.NewRunner(pipeline.WithMaxTurns(40), pipeline.WithToolErrorText(ToolErrorText), pipeline.WithMiddleware(
 		cp.Middleware(),
 		approval.Require(approval.ByTool(ToolTransfer)),
 		guardrails.Output(TripCheck(hooks), guardrails.WithName(GuardrailName)),
 		ToolHook(hooks),
+		retry.Middleware(retry.WithBackoff(time.Millisecond, 4*time.Millisecond)),
 	))
 	model, tools := NewModel(plan, hooks), NewTools(log)
 	a := &pipeline.Agent{Name: AgentA, Instructions: "Do the work.", Model: model, Tools: tools, ToolUse: pipeline.StopAtTools(ToolFinish)}
 	b := &pipeline.Agent{Name: AgentB, Instructions: "Do the rest of the work.", Model: model, Tools: tools, ToolUse: pipeline.StopAtTools(ToolFinish)}
 	a.Handoffs = []pipeline.Handoff{{Agent: b}}
 	b.Handoffs = []pipeline.Handoff{{Agent: a}}
-	return &Stack{Runner: runner, Agent: a, Checkpoints: cp, States: hs, Sessions: hsess}
+	return &Stack{Runner: runner, Agent: a, Model: model, Checkpoints: cp, States: hs, Sessions: hsess}
 }
 
 // retryable names the calls the torture checkpointer runs without the
@@ -124,6 +129,9 @@ type WorkerStats struct {
 	Completed int64 `json:"completed"` // finished runs whose last commit the worker completed
 	Conflicts int64 `json:"conflicts"` // typed conflicts (state.ErrConflict), each retried
 	Items     int64 `json:"items"`     // items the runs this worker served recorded
+	// ModelRetries counts the flaky model calls that failed and were
+	// made again.
+	ModelRetries int64 `json:"model_retries"`
 }
 
 // Stats returns a copy of the worker's counters.
@@ -132,6 +140,7 @@ func (w *Worker) Stats() WorkerStats {
 		Started: atomic.LoadInt64(&w.stats.Started), Resumed: atomic.LoadInt64(&w.stats.Resumed),
 		Decided: atomic.LoadInt64(&w.stats.Decided), Completed: atomic.LoadInt64(&w.stats.Completed),
 		Conflicts: atomic.LoadInt64(&w.stats.Conflicts), Items: atomic.LoadInt64(&w.stats.Items),
+		ModelRetries: w.Stack.Model.Retries(),
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
 )
@@ -38,7 +39,7 @@ func TestHeldInputStoredBeforeTools(t *testing.T) {
 	t.Parallel()
 	store := memory.New()
 	var during []state.Item
-	look := echoTool("look", &counter{}, func(ctx context.Context, c *pipeline.ToolCall) {
+	look := echoTool("look", &pipelinetest.Ledger{}, func(ctx context.Context, c *pipeline.ToolCall) {
 		during, _ = store.List(ctx, sid, 0)
 	})
 	agent := &pipeline.Agent{Name: "a", Tools: []pipeline.Tool{look},

@@ -63,10 +63,14 @@
 // every other failure is a [*pipeline.ModelError] with the HTTP status,
 // the provider's error code and request ID, and a Retryable flag (429,
 // 408, 409, 5xx, network failures, cut streams, and failed responses with
-// code server_error or rate_limit_exceeded). Its Err wraps the client's
-// *openai.Error for API errors, or [*DecodeError] / [*FailedError]. The
-// adapters never retry: the client's own retries apply (set them with
-// option.WithMaxRetries on the client, or [WithRequestOptions]).
+// code server_error or rate_limit_exceeded), and the wait the server asked
+// for in RetryAfter (its retry-after-ms or Retry-After header). Its Err
+// wraps the client's *openai.Error for API errors, or [*DecodeError] /
+// [*FailedError]. The adapters never retry: the client's own retries apply
+// (set them with option.WithMaxRetries on the client, or
+// [WithRequestOptions]). To retry with backoff in the pipeline instead,
+// with each attempt traced and a fallback model, use middleware/retry and
+// option.WithMaxRetries(0).
 //
 // # Chat Completions
 //

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"syscall"
+	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 
@@ -150,6 +151,7 @@ func translate(ctx context.Context, api string, err error, status int, requestID
 		}
 		if apiErr.Response != nil {
 			me.RequestID = apiErr.Response.Header.Get("x-request-id")
+			me.RetryAfter = retryAfter(apiErr.Response.Header, time.Now())
 		}
 		if me.Code == "" {
 			me.Code = apiErr.Type
@@ -193,6 +195,32 @@ func statusRetryable(res *http.Response, status int) bool {
 	}
 	return status == http.StatusRequestTimeout || status == http.StatusConflict ||
 		status == http.StatusTooManyRequests || status >= http.StatusInternalServerError
+}
+
+// retryAfter returns the wait the server asked for, as the client reads
+// it: retry-after-ms (milliseconds), else Retry-After (seconds, or an HTTP
+// date, relative to now); 0 when it asked for none or the value is not
+// understood.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := h.Get("retry-after-ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := h.Get("retry-after")
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil {
+		if s > 0 {
+			return time.Duration(s * float64(time.Second))
+		}
+		return 0
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 // apiError adds the API's message to the client's error, whose own text

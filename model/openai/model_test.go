@@ -376,7 +376,11 @@ func TestErrors(t *testing.T) {
 		{name: "429 then success/chat", chat: true, retries: 2, replies: []reply{rateLimited, {file: "chat_text.json"}}, requests: 2},
 		{
 			name: "429 retries used up", retries: 1, replies: []reply{rateLimited, rateLimited}, requests: 2,
-			want: &pipeline.ModelError{Status: 429, Retryable: true, RequestID: "req_2", Code: "rate_limit_exceeded"}, sdkError: true,
+			want: &pipeline.ModelError{Status: 429, Retryable: true, RequestID: "req_2", Code: "rate_limit_exceeded", RetryAfter: time.Millisecond}, sdkError: true,
+		},
+		{
+			name: "429 with Retry-After in seconds", replies: []reply{{status: http.StatusTooManyRequests, file: "error_429.json", header: map[string]string{"retry-after": "2"}}}, requests: 1,
+			want: &pipeline.ModelError{Status: 429, Retryable: true, RequestID: "req_1", Code: "rate_limit_exceeded", RetryAfter: 2 * time.Second}, sdkError: true,
 		},
 		{
 			name: "400", retries: 2, replies: []reply{{status: 400, file: "error_400.json"}}, requests: 1,
@@ -461,7 +465,7 @@ func TestErrors(t *testing.T) {
 			if !ok {
 				t.Fatalf("err = %T %v, want *pipeline.ModelError", err, err)
 			}
-			got := pipeline.ModelError{Status: me.Status, Retryable: me.Retryable, RequestID: me.RequestID, Code: me.Code}
+			got := pipeline.ModelError{Status: me.Status, Retryable: me.Retryable, RequestID: me.RequestID, Code: me.Code, RetryAfter: me.RetryAfter}
 			want := *tt.want
 			want.Err = nil
 			if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b error) bool { return a == b })); diff != "" {

@@ -92,7 +92,17 @@
 // (Server.Timeout) or a crashed stdio server is an [*Error] wrapping one of
 // [ErrTransport], [ErrProtocol], [ErrTimeout] or [ErrServerExited].
 // Cancelling the call's context cancels the MCP request
-// (notifications/cancelled) and the call returns the context's error.
+// (notifications/cancelled) and the call returns the context's error. A
+// server with a Timeout bounds its calls with it alone; a server without
+// one gets the runner's default (pipeline.WithToolTimeout), whose timeout
+// is a [*pipeline.ToolTimeoutError].
+//
+// # Conditions
+//
+// Server.Enabled, a [pipeline.Condition], enables all of a server's tools
+// at once, per turn or per run: on a turn it reports false for, none of
+// them is sent to the model, and a call to one is answered with a
+// [*pipeline.ToolDisabledError] without reaching the server.
 //
 // # Results
 //

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/turnkit/turnkit/pipeline"
 )
 
 // A Server says how to reach one MCP server and which of its tools to
@@ -44,6 +46,11 @@ type Server struct {
 	// NeedsApproval makes every tool of the server a
 	// [pipeline.ApprovalRequirer] that asks for a human decision.
 	NeedsApproval bool
+	// Enabled, if set, offers the server's tools only on the turns it
+	// reports true for (see [pipeline.Condition]): on the others they are
+	// not sent to the model, and a call to one gets a
+	// [*pipeline.ToolDisabledError] as its output.
+	Enabled pipeline.Condition
 }
 
 // A Command is a stdio MCP server: a program the toolset runs, talking

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -35,7 +36,24 @@ var (
 	_ pipeline.Tool             = (*Tool)(nil)
 	_ pipeline.ContentTool      = (*Tool)(nil)
 	_ pipeline.ApprovalRequirer = (*Tool)(nil)
+	_ pipeline.ConditionalTool  = (*Tool)(nil)
+	_ pipeline.TimeoutTool      = (*Tool)(nil)
 )
+
+// Condition returns the condition of the tool's server (Server.Enabled),
+// nil if it has none.
+func (t *Tool) Condition() pipeline.Condition { return t.conn.srv.Enabled }
+
+// Timeout returns -1 when the tool's server has a Timeout, which bounds
+// its calls (as [ErrTimeout]) instead of the runner's default
+// (pipeline.WithToolTimeout), and 0 otherwise: the runner's default
+// applies.
+func (t *Tool) Timeout() time.Duration {
+	if t.conn.srv.Timeout > 0 {
+		return -1
+	}
+	return 0
+}
 
 // Spec returns the tool's spec as last listed. Parameters is shared and
 // must not be modified.

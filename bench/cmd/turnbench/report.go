@@ -96,6 +96,7 @@ var groupTitles = map[string]string{
 	"turn":       "Per turn, one turn per iteration, at h items of history (ratio: to the bare loop at the same h)",
 	"run":        "Whole runs of N tool turns and a final message, per turn (ratio: to the bare loop at the same N)",
 	"middleware": "Per turn with middleware, history of 10 items (ratio: to the bare loop)",
+	"policies":   "Per turn of the default chain with issue 30's policies configured but not triggered (retry middleware, a tool timeout, a token and cost budget, a conditional tool), history of 10 items (ratio: to the chain without them)",
 	"checkpoint": "Checkpoints: state.Marshal and state.Unmarshal of a run of N items, per checkpoint (ratio: to encoding/json of the items' JSON alone)",
 	"approval":   "The approval cycle: interrupt → marshal → unmarshal → approve → resume (ratio: to the same two turns with nothing gated)",
 	"session":    "Session commits: each backend's own BenchmarkAppend, one append of three items per commit (ratio: to the raw driver doing the same inserts)",
@@ -103,7 +104,7 @@ var groupTitles = map[string]string{
 	"crashsafe":  "The crash-safe chain per turn (persistence over the checkpointer's session, then the checkpointer) on each backend, history of h items read from the session (ratio: to persistence alone on the same backend and h)",
 }
 
-var groupOrder = []string{"turn", "middleware", "run", "checkpoint", "approval", "session", "crashsafe", "mcp"}
+var groupOrder = []string{"turn", "middleware", "policies", "run", "checkpoint", "approval", "session", "crashsafe", "mcp"}
 
 // markdown renders the whole report.
 func (r *report) markdown() string {

@@ -86,27 +86,34 @@ func (s stack) turns(b *testing.B, hist []state.Item) {
 	if s.store {
 		store = memory.New()
 		defer store.Close()
-		ctx := context.Background()
-		var prev *state.Run
-		prepare = func(run *state.Run) {
-			// The session holds the history and then the previous run's
-			// items: pop those, so the session keeps its grown capacity as a
-			// long-lived session would, rather than being rebuilt per run.
-			if prev == nil {
-				if err := store.Append(ctx, benchSession, "history", hist); err != nil {
-					b.Fatal(err)
-				}
-			}
-			for i := 0; prev != nil && i < prev.Len(); i++ {
-				if _, ok, err := store.Pop(ctx, benchSession); err != nil || !ok {
-					b.Fatalf("pop the previous run's items: %v, %v", ok, err)
-				}
-			}
-			run.SetSessionID(benchSession)
-			prev = run
-		}
+		prepare = sessionPrepare(b, store, hist)
 	}
 	runnerTurnsWith(b, hist, prepare, pipeline.WithMiddleware(s.mws(store)...))
+}
+
+// sessionPrepare returns the hook that prepares each fresh run of a
+// scenario with a session store: the session holds the history, written
+// untimed, which persistence reads as the run's history.
+func sessionPrepare(b *testing.B, store *memory.Store, hist []state.Item) func(*state.Run) {
+	ctx := context.Background()
+	var prev *state.Run
+	return func(run *state.Run) {
+		// The session holds the history and then the previous run's
+		// items: pop those, so the session keeps its grown capacity as a
+		// long-lived session would, rather than being rebuilt per run.
+		if prev == nil {
+			if err := store.Append(ctx, benchSession, "history", hist); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for i := 0; prev != nil && i < prev.Len(); i++ {
+			if _, ok, err := store.Pop(ctx, benchSession); err != nil || !ok {
+				b.Fatalf("pop the previous run's items: %v, %v", ok, err)
+			}
+		}
+		run.SetSessionID(benchSession)
+		prev = run
+	}
 }
 
 // middlewareScenarios returns the per-turn scenarios of each middleware

@@ -20,7 +20,7 @@ type Scenario struct {
 	// the sub-benchmark name under its group's Benchmark func.
 	Name string
 	// Group is the table section: "turn", "run", "middleware",
-	// "checkpoint", "approval", "session", "crashsafe" or "mcp".
+	// "policies", "checkpoint", "approval", "session", "crashsafe" or "mcp".
 	Group string
 	// Baseline names the scenario that ratios are taken against, or "" for
 	// a scenario that is its own baseline.
@@ -48,8 +48,8 @@ func Histories() []int { return []int{10, 1_000, 10_000} }
 func RunLengths() []int { return []int{10, 100, 1_000} }
 
 // All returns every scenario, by group in this order: turn, run,
-// checkpoint, approval, crashsafe, mcp, middleware, then the run
-// scenarios with the default chain (turnbench's table keeps this order
+// checkpoint, approval, crashsafe, mcp, middleware, policies, then the
+// run scenarios with the default chain (turnbench's table keeps this order
 // within a group). Scenarios whose servers or programs are missing are
 // present with Skip set. Each call builds new scenarios.
 func All() []Scenario {
@@ -62,6 +62,7 @@ func All() []Scenario {
 		crashSafeScenarios,
 		mcpScenarios,
 		middlewareScenarios,
+		policyScenarios,
 		chainRunScenarios,
 	} {
 		out = append(out, group()...)
@@ -235,8 +236,13 @@ func runnerTurns(b *testing.B, history []state.Item, opts ...pipeline.Option) {
 // runnerTurnsWith is runnerTurns with a hook that prepares each fresh
 // run's state (a session ID, say) before it starts, untimed.
 func runnerTurnsWith(b *testing.B, history []state.Item, prepare func(run *state.Run), opts ...pipeline.Option) {
+	runnerTurnsTool(b, history, prepare, trivialTool(), opts...)
+}
+
+// runnerTurnsTool is runnerTurnsWith with the tool the model calls, which
+// must answer as the trivial tool does.
+func runnerTurnsTool(b *testing.B, history []state.Item, prepare func(run *state.Run), tool pipeline.Tool, opts ...pipeline.Option) {
 	ctx := context.Background()
-	tool := trivialTool()
 	perRun := turnsPerRun(len(history))
 	runner := pipeline.NewRunner(append(opts, pipeline.WithMaxTurns(perRun+2))...)
 	input := pipeline.UserInput("go")
