@@ -104,6 +104,9 @@ func (m *model) compact(ctx context.Context, c *pipeline.ModelCall) error {
 	if err := pipeline.SetView(run, v); err != nil {
 		return &Error{RunID: run.ID(), Turn: c.Turn.Number, Err: err}
 	}
+	// A stored response the run would have continued holds the input
+	// before the cut, not this one: a chain starts again from the view.
+	pipeline.SetContinuation(run, pipeline.Continuation{})
 	out := make([]state.Item, 0, len(placed)+in.Len()-cut)
 	out = append(out, placed...)
 	for _, it := range in.From(cut).All() {

@@ -184,3 +184,36 @@ func TestUnderThresholdPassesThrough(t *testing.T) {
 		t.Fatalf("model input %q, want the whole history", got)
 	}
 }
+
+// TestCompactionEndsTheContinuation: a run that would continue a stored
+// response (which holds the input before the cut) drops the continuation
+// when it compacts, so that a chaining adapter sends the compacted view.
+func TestCompactionEndsTheContinuation(t *testing.T) {
+	t.Parallel()
+	var found []bool
+	probe := pipeline.Middleware{Name: "probe", Model: func(next pipeline.Model) pipeline.Model {
+		return pipeline.ModelFunc(func(ctx context.Context, mc *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+			_, ok, err := pipeline.ContinuationOf(mc.Turn.Run)
+			if err != nil {
+				return nil, err
+			}
+			found = append(found, ok)
+			return next.Respond(ctx, mc)
+		})
+	}}
+	r := pipeline.NewRunner(pipeline.WithMiddleware(
+		compaction.Middleware(compaction.Summarize(scripted.New(scripted.Reply("short"))), compaction.WithMaxItems(3), compaction.WithKeep(1)),
+		probe))
+	run := state.NewRun("r", "a")
+	if err := run.SetHistory([]state.Item{state.UserMessage("1"), state.AssistantMessage("", "2"), state.UserMessage("3"), state.AssistantMessage("", "4")}); err != nil {
+		t.Fatal(err)
+	}
+	pipeline.SetContinuation(run, pipeline.Continuation{ResponseID: "resp_old", Seen: 4})
+	agent := &pipeline.Agent{Name: "a", Model: scripted.New(scripted.Reply("ok"))}
+	if _, err := r.Run(context.Background(), agent, pipeline.UserInput("5"), pipeline.WithState(run)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(found, []bool{false}) {
+		t.Fatalf("continuation seen by the model calls: %v, want none after the compaction", found)
+	}
+}
