@@ -1,6 +1,9 @@
 package pipeline
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 
@@ -36,10 +39,34 @@ const ContinuationKey = "turnkit.continuation"
 // so a model call sees Items followed by the model input from index From.
 // ID names the compaction that made it, so a store can tell one boundary
 // from the next.
+//
+// Covered, when set, identifies the last item Items stand for (see
+// [CoveredDigest]): if the run's context is replaced under the view (a
+// handoff input filter) so that this item is no longer where the view
+// says, the view no longer describes the model input, and the core drops
+// it: the model sees the new context whole.
 type View struct {
-	ID    string
-	Items []state.Item
-	From  int
+	ID      string
+	Items   []state.Item
+	From    int
+	Covered string
+}
+
+// CoveredDigest returns what [View].Covered holds for the model input
+// in with a view from index from: a digest of in's item at from-1, or ""
+// when from is 0.
+func CoveredDigest(in state.Items, from int) string {
+	if from <= 0 || from > in.Len() {
+		return ""
+	}
+	it := in.At(from - 1)
+	h := sha256.New()
+	var b [9]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(it.Seq()))
+	b[8] = byte(it.Kind())
+	h.Write(b[:])
+	h.Write(it.Raw())
+	return hex.EncodeToString(h.Sum(nil)[:12])
 }
 
 // Apply returns the view of in: v.Items followed by in from index v.From.
@@ -62,9 +89,10 @@ func (v *View) Apply(in state.Items) (state.Items, error) {
 
 // viewJSON is the stored form of a View.
 type viewJSON struct {
-	ID    string     `json:"id,omitempty"`
-	Items []viewItem `json:"items"`
-	From  int        `json:"from"`
+	ID      string     `json:"id,omitempty"`
+	Items   []viewItem `json:"items"`
+	From    int        `json:"from"`
+	Covered string     `json:"covered,omitempty"`
 }
 
 type viewItem struct {
@@ -83,7 +111,7 @@ func ViewOf(run *state.Run) (*View, bool, error) {
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, false, fmt.Errorf("pipeline: run %s: extension %s: %w", run.ID(), ViewKey, err)
 	}
-	v := &View{ID: w.ID, From: w.From, Items: make([]state.Item, len(w.Items))}
+	v := &View{ID: w.ID, From: w.From, Covered: w.Covered, Items: make([]state.Item, len(w.Items))}
 	for i, wi := range w.Items {
 		it, err := state.ParseItem(wi.Kind, wi.Raw)
 		if err != nil {
@@ -101,7 +129,7 @@ func SetView(run *state.Run, v *View) error {
 		run.SetExtension(ViewKey, nil)
 		return nil
 	}
-	w := viewJSON{ID: v.ID, From: v.From, Items: make([]viewItem, len(v.Items))}
+	w := viewJSON{ID: v.ID, From: v.From, Covered: v.Covered, Items: make([]viewItem, len(v.Items))}
 	for i, it := range v.Items {
 		w.Items[i] = viewItem{Kind: it.Kind(), Raw: it.Raw()}
 	}
@@ -148,11 +176,16 @@ func SetContinuation(run *state.Run, c Continuation) {
 	run.SetExtension(ContinuationKey, b)
 }
 
-// applyView makes c see the run's view, if it has one.
+// applyView makes c see the run's view, if it has one. A view whose
+// covered item moved (the context was replaced under it) is dropped.
 func applyView(c *ModelCall) error {
 	v, ok, err := ViewOf(c.Turn.Run)
 	if err != nil || !ok {
 		return err
+	}
+	if v.Covered != "" && CoveredDigest(c.Input, v.From) != v.Covered {
+		c.Turn.Run.SetExtension(ViewKey, nil)
+		return nil
 	}
 	in, err := v.Apply(c.Input)
 	if err != nil {

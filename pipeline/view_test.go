@@ -80,3 +80,32 @@ func equalStrings(a, b []string) bool {
 	}
 	return true
 }
+
+// TestViewDroppedWhenItsContextIsReplaced checks that a view whose covered
+// item is no longer where it says (a handoff filter replaced the context)
+// is dropped: the model sees the model input whole.
+func TestViewDroppedWhenItsContextIsReplaced(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(scripted.Reply("fine"))
+	run := state.NewRun("r1", "a")
+	hist := []state.Item{state.UserMessage("one"), state.AssistantMessage("", "two")}
+	if err := run.SetHistory(hist); err != nil {
+		t.Fatal(err)
+	}
+	other := state.ItemsOf([]state.Item{state.UserMessage("other"), state.AssistantMessage("", "two")})
+	v := &pipeline.View{ID: "b1", Items: []state.Item{state.SystemMessage("summary")}, From: 1, Covered: pipeline.CoveredDigest(other, 1)}
+	if err := pipeline.SetView(run, v); err != nil {
+		t.Fatal(err)
+	}
+	res, err := pipeline.NewRunner().Run(context.Background(), &pipeline.Agent{Name: "a", Model: m}, []state.Item{state.UserMessage("three")}, pipeline.WithState(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"user_message:one", "assistant_message:two", "user_message:three"}
+	if got := inputTexts(m.Calls()[0].Input); !equalStrings(got, want) {
+		t.Errorf("model input = %q, want %q", got, want)
+	}
+	if _, ok, _ := pipeline.ViewOf(res.State()); ok {
+		t.Error("the stale view is still in the run's state")
+	}
+}

@@ -101,6 +101,7 @@ func (m *model) compact(ctx context.Context, c *pipeline.ModelCall) error {
 		Items: placed,
 		From:  old.From + cut - len(old.Items),
 	}
+	v.Covered = pipeline.CoveredDigest(run.ModelInput(), v.From)
 	if err := pipeline.SetView(run, v); err != nil {
 		return &Error{RunID: run.ID(), Turn: c.Turn.Number, Err: err}
 	}
