@@ -228,8 +228,12 @@ func endsRun(run *state.Run, last state.Item) bool {
 	return true
 }
 
-// appendMark appends a mark as the run's one item of the marks session.
+// appendMark appends a mark as the one item of run runID in the marks
+// session msid, under an ID of its own ("<run>#mark"), so that a session
+// wrapper that acts on the run's own appends (the checkpointer's) leaves
+// it alone.
 func (h *handler) appendMark(ctx context.Context, msid, runID string, v any) error {
+	runID += "#mark"
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return err
