@@ -125,17 +125,21 @@ func Cut(in state.Items, want int) int {
 	cut := min(max(want, 0), in.Len())
 	for cut > 0 {
 		moved := false
-		// Outputs kept whose calls would be cut: keep the calls.
-		calls := map[string]int{}
-		for i := 0; i < cut; i++ {
-			if it := in.At(i); it.Kind().IsCall() {
-				calls[it.CallID()] = i
-			}
-		}
-		for _, it := range in.From(cut).All() {
-			if it.Kind().IsOutput() {
-				if at, ok := calls[it.CallID()]; ok && at < cut {
-					cut, moved = at, true
+		// An output kept without its call (a call ID may come again in a
+		// later response: the output answers the latest call before it)
+		// keeps the call: the cut moves back to it.
+		inTail := map[string]bool{}
+		for i := cut; i < in.Len() && !moved; i++ {
+			it := in.At(i)
+			switch {
+			case it.Kind().IsCall():
+				inTail[it.CallID()] = true
+			case it.Kind().IsOutput() && !inTail[it.CallID()]:
+				for j := cut - 1; j >= 0; j-- {
+					if c := in.At(j); c.Kind().IsCall() && c.CallID() == it.CallID() {
+						cut, moved = j, true
+						break
+					}
 				}
 			}
 		}

@@ -51,6 +51,8 @@ func TestCut(t *testing.T) {
 		{"keeps the reasoning before a call", []state.Item{user, think, call, out, reply}, 3, 1},
 		{"keeps the reasoning before a message", []state.Item{user, think, reply, user}, 2, 1},
 		{"nothing left to cut", []state.Item{call, out}, 1, 0},
+		{"a call ID used again keeps the latest call", []state.Item{call, out, user, call, out, reply}, 4, 3},
+		{"a call ID used again, both pairs kept", []state.Item{user, call, out, call, out}, 1, 1},
 		{"beyond the end", []state.Item{user, reply}, 5, 2},
 	}
 	for _, tt := range tests {
