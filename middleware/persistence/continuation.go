@@ -190,7 +190,10 @@ func (h *handler) writeMarks(ctx context.Context, run *state.Run, responseID str
 	if err != nil {
 		return &MarkError{SessionID: sid, RunID: run.ID(), Err: err}
 	}
-	if ok {
+	// The view's tail is the session's last items only while the model
+	// input is the session's history and the run's items: a handoff
+	// filter that replaced the context leaves no boundary to recall.
+	if ok && run.ModelInput().Len() == len(run.History())+run.Len() {
 		tip.View = &viewMark{ID: v.ID, Tail: run.ModelInput().Len() - v.From}
 		var b boundaryMark
 		found, err := h.readMark(ctx, sid, sid+boundarySuffix, &b)
