@@ -36,6 +36,16 @@ type TextDelta struct {
 // call or an output.
 type ItemCreated struct{ Item state.Item }
 
+// ContinuationLost reports that a model call continued a server-side
+// conversation the server no longer holds (the stored response
+// ResponseID, expired or deleted) and was sent again, once, with the whole
+// model input. The run goes on; the call costs what it would without
+// chaining.
+type ContinuationLost struct {
+	Turn       int
+	ResponseID string
+}
+
 // ApprovalRequested reports a call that waits for a decision.
 type ApprovalRequested struct{ Approval state.Approval }
 
@@ -129,3 +139,4 @@ func (GuardrailChecked) isEvent()   {}
 func (NestedEvent) isEvent()        {}
 func (RunCompleted) isEvent()       {}
 func (HostedCallProgress) isEvent() {}
+func (ContinuationLost) isEvent()   {}

@@ -132,6 +132,12 @@ type ModelResponse struct {
 	Model string
 	Items []state.Item
 	Usage state.Usage
+	// ContinuationLost, when set, is the stored response the call tried
+	// to continue (previous_response_id) and the server no longer had:
+	// the adapter sent the call again with the whole model input, once.
+	// Tracing records it as a span attribute, logging as a field; the
+	// adapter also emits a [ContinuationLost] event.
+	ContinuationLost string
 }
 
 // ModelSettings are the per-agent settings passed to the model. Nil
@@ -149,7 +155,10 @@ type ModelSettings struct {
 	Truncation        string
 	Store             *bool
 	Metadata          map[string]string
-	// PreviousResponseID continues a server-side conversation.
+	// PreviousResponseID continues a server-side conversation: the stored
+	// response named here is taken to hold the history the run started
+	// from, and an adapter that supports it (model/openai) sends only the
+	// run's own items after it, then chains the run's later calls.
 	PreviousResponseID string
 }
 

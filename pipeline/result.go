@@ -15,6 +15,9 @@ type Result struct {
 	finalOutput   string
 	interruptions []state.Approval
 	lastAgent     *Agent
+	// lastResponseID is the ID of the last model response of the run's
+	// invocation.
+	lastResponseID string
 
 	run      *state.Run
 	newItems []state.Item
@@ -48,6 +51,13 @@ func (r *Result) NewItems() []state.Item {
 	slices.SortStableFunc(out, func(a, b state.Item) int { return cmp.Compare(a.Seq(), b.Seq()) })
 	return out
 }
+
+// LastResponseID returns the ID of the last model response the run got in
+// this invocation (Run, Resume or Stream), or "" when it made no model call
+// or the model gives no IDs. With the Responses API it is what a next
+// request's previous_response_id continues; a session with the
+// persistence middleware's WithContinuation remembers it by itself.
+func (r *Result) LastResponseID() string { return r.lastResponseID }
 
 // Usage returns the run's usage totals.
 func (r *Result) Usage() state.Usage { return r.run.Usage() }

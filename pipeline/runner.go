@@ -267,6 +267,9 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 			t.Emit(TurnStarted{Turn: n, Agent: current.Name, Resumed: t.Resumed})
 		}
 		err := r.turn.ServeTurn(ctx, t)
+		if t.Response != nil && t.Response.ID != "" {
+			res.lastResponseID = t.Response.ID
+		}
 		if err != nil {
 			res.noteOutputErr(err)
 			return res, err
@@ -439,6 +442,9 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 	}
 	c := newModelCall(t, instructions)
 	r.resetToolChoice(t, c)
+	if err := applyView(c); err != nil {
+		return nil, err
+	}
 	resp, err := r.model.Respond(ctx, c)
 	if err != nil {
 		return nil, err

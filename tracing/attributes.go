@@ -153,6 +153,9 @@ func responseAttributes(r *pipeline.ModelResponse) []attribute.KeyValue {
 	if r.Usage.CachedTokens > 0 {
 		attrs = append(attrs, genaiconv.UsageCacheReadInputTokensKey.Int64(r.Usage.CachedTokens))
 	}
+	if r.ContinuationLost != "" {
+		attrs = append(attrs, genaiconv.ContinuationLostKey.String(r.ContinuationLost))
+	}
 	return attrs
 }
 

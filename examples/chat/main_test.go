@@ -5,6 +5,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -84,5 +87,57 @@ func TestRunOnSharedServers(t *testing.T) {
 				t.Errorf("second run (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestChain runs the conversation with -chain: from the second message
+// on, each message continues the last response and sends only itself.
+func TestChain(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "chat.db")
+	var out bytes.Buffer
+	if err := run(context.Background(), &out, []string{"-db", db, "-chain", "Hi, I'm Ada.", "What time is it?", "Do you remember my name?"}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out.String(), "\n")
+	want := []*regexp.Regexp{
+		regexp.MustCompile(`^> Hi, I'm Ada\.$`), regexp.MustCompile(`^Nice to meet you, Ada\.$`), regexp.MustCompile(`^  \(sends 1 item\)$`),
+		regexp.MustCompile(`^> What time is it\?$`), regexp.MustCompile(`^It is 12:00\.$`),
+		regexp.MustCompile(`^  \(continues resp_\S+: sends 1 of the 3 items the model sees\)$`),
+		regexp.MustCompile(`^> Do you remember my name\?$`), regexp.MustCompile(`^Of course, Ada\. This is message 3 of our conversation\.$`),
+		regexp.MustCompile(`^  \(continues resp_\S+: sends 1 of the 7 items the model sees\)$`),
+	}
+	if len(lines) < len(want) {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	for i, re := range want {
+		if !re.MatchString(lines[i]) {
+			t.Errorf("line %d = %q, want %s", i+1, lines[i], re)
+		}
+	}
+}
+
+// TestCompact runs a conversation with -compact 6: no message sends more
+// than 6 items, a summary stands for the older ones and still knows the
+// user's name, and the session keeps every item.
+func TestCompact(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "chat.db")
+	var out bytes.Buffer
+	args := []string{"-db", db, "-compact", "6", "-transcript", "Hi, I'm Ada.", "Hello again.", "What time is it?", "Hello again.", "Do you remember my name?"}
+	if err := run(context.Background(), &out, args); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, m := range regexp.MustCompile(`\(sends (\d+) items?`).FindAllStringSubmatch(got, -1) {
+		if n, _ := strconv.Atoi(m[1]); n > 6 {
+			t.Errorf("a message sent %d items, over 6:\n%s", n, got)
+		}
+	}
+	for _, want := range []string{
+		"Of course, Ada. This is message 5 of our conversation.\n  (sends 2 items, the first a summary)\n",
+		"session chat (12 items):",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
 	}
 }

@@ -18,8 +18,10 @@ import (
 
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
+	"github.com/turnkit/turnkit/middleware/compaction"
 	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/middleware/logging"
+	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/openai"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
@@ -150,3 +152,18 @@ func tracingBlock(tp *sdktrace.TracerProvider, mp metric.MeterProvider, logger *
 	tracing.Middleware(tracing.WithTracerProvider(tp), tracing.WithMeterProvider(mp)) // GenAI spans and metrics
 	logging.Middleware(logger)                                                        // zap; logging.WithPayloads() to log content
 }
+
+// longConversation holds the features page's block on what the model is
+// sent in a long conversation; it compiles, and is not run (it needs the
+// Responses API).
+func longConversation(ctx context.Context, store *sqlite.Store, cheapModel pipeline.Model, agent *pipeline.Agent, input []state.Item, id string) (string, error) {
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(
+		persistence.Middleware(store, persistence.WithContinuation()),                           // the session remembers where it stands
+		compaction.Middleware(compaction.Summarize(cheapModel), compaction.WithMaxTokens(8000)), // or compaction.Middleware(openaiModel, …): /responses/compact
+	))
+	res, err := runner.Run(ctx, agent, input, pipeline.WithSessionID(id), openai.ChainResponses())
+	res.LastResponseID()
+	return res.LastResponseID(), err
+}
+
+var _ = longConversation

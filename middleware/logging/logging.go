@@ -164,6 +164,9 @@ func (l *logMiddleware) wrapModel(next pipeline.Model) pipeline.Model {
 				if h := hostedOf(resp.Items); len(h) > 0 {
 					fields = append(fields, zap.Array("hosted_calls", h))
 				}
+				if resp.ContinuationLost != "" {
+					fields = append(fields, zap.String("continuation_lost", resp.ContinuationLost))
+				}
 				if l.cfg.payloads {
 					fields = append(fields, zap.Array("output", itemsArray(resp.Items)))
 				}

@@ -51,4 +51,39 @@
 // committed. The state keeps a watermark ([state.Run.SessionWatermark])
 // and, only after a rejected, cancelled or failed turn, a small record
 // under the extension key "turnkit.persistence".
+//
+// # Continuation
+//
+// With [WithContinuation], when a run of a session finishes, persistence
+// records where the conversation stands in two marks, each an item of a
+// session of its own beside the conversation's (so every [session.Store]
+// keeps them, through its ordinary Append and List, and the conversation's
+// items stay as they were):
+//
+//   - the tip mark, in session "<id>#turnkit.tip": the session's last item
+//     when the run finished (its run, position and a digest of it), the ID
+//     of the run's last model response when that response ends the
+//     session (its output is the last thing the session holds), and, when
+//     a compaction bounded the run's view, the boundary's ID and how many
+//     of the session's last items follow it in the view;
+//   - the boundary mark, in session "<id>#turnkit.boundary", written once
+//     per compaction: its ID and the items that stand for what it covers
+//     (a summary, or the Responses API's compaction item).
+//
+// On the next run's first turn the tip mark is read (one item, from the
+// store's index) and checked against the session: its last item before
+// the run must be the one recorded, and still stored at its run and
+// position. If so, the run's history is the boundary's items followed by
+// only the session's last items the mark counts ([pipeline.View]), and a
+// model adapter that chains responses on its server continues from the
+// recorded response ([pipeline.Continuation]), sending only the run's own
+// items. If not (the session was popped, cleared, or written by a run
+// without this option), the marks are ignored and the run reads the
+// history as it would without them.
+//
+// The marks bound what a message costs in what the model is sent, not in
+// what the run reads: a chained run still reads its history (the whole
+// session, or [WithLimit]'s cut), which the call sends again if the
+// server lost the response; a run after a compaction reads only the items
+// after the boundary.
 package persistence

@@ -18,6 +18,9 @@ var (
 	// ErrState means the persistence bookkeeping in a run's state cannot
 	// be read. It is wrapped by [*StateError].
 	ErrState = errors.New("persistence: unreadable state extension")
+	// ErrMark means the marks of a finished run could not be written. It
+	// is wrapped by [*MarkError].
+	ErrMark = errors.New("persistence: session marks not written")
 )
 
 // An AppendError reports a session append that failed. The run's state is
@@ -71,6 +74,25 @@ func (e *LoadError) Error() string {
 
 // Unwrap returns [ErrLoad] and the store's error.
 func (e *LoadError) Unwrap() []error { return []error{ErrLoad, e.Err} }
+
+// A MarkError reports that the marks of a finished run (see
+// [WithContinuation]) could not be written. The run finished and its
+// result holds its output; only the next run's continuation is lost: it
+// reads the history as it would without the option (the marks are checked
+// against the session, so a missing or stale mark never gives a wrong
+// history).
+type MarkError struct {
+	SessionID string
+	RunID     string
+	Err       error
+}
+
+func (e *MarkError) Error() string {
+	return fmt.Sprintf("persistence: record where session %q stands after run %s: %v", e.SessionID, e.RunID, e.Err)
+}
+
+// Unwrap returns [ErrMark] and the cause.
+func (e *MarkError) Unwrap() []error { return []error{ErrMark, e.Err} }
 
 // A StateError reports persistence bookkeeping in a run's state that cannot
 // be read (a checkpoint edited by hand, or written by a newer version).

@@ -24,6 +24,7 @@ type config struct {
 	limit int
 	merge MergeFunc
 	byRef bool
+	cont  bool
 }
 
 func newConfig(opts []Option) *config {
@@ -81,4 +82,31 @@ func WithMerge(f MergeFunc) Option {
 // [WithMerge], whose history is the merge function's own.
 func WithHistoryByReference() Option {
 	return optionFunc(func(c *config) { c.byRef = true })
+}
+
+// WithContinuation makes the session remember where its conversation
+// stands, so that the next run continues from there instead of starting
+// from the whole history: when a run finishes, persistence records the ID
+// of its last model response and, when a compaction middleware bounded
+// what the model sees ([pipeline.View]), the boundary, in marks kept
+// beside the session (see the package documentation, # Continuation).
+//
+// On the next run's first turn, if the marks still hold for the session:
+//   - after a compaction, the run reads only the session's items after the
+//     boundary, and the model sees the boundary's items (a summary, the
+//     Responses API's compaction item) followed by them;
+//   - the run carries a [pipeline.Continuation]: a model adapter that
+//     chains responses on its server (model/openai's ChainResponses)
+//     sends previous_response_id and only the run's own items.
+//
+// Marks that no longer hold (the session was popped or cleared, or a run
+// without this option wrote to it) are ignored, and the run reads the
+// history as it would without the option. The marks live in two sessions
+// of the same store named after the session ("<id>#turnkit.tip" and
+// "<id>#turnkit.boundary"), one small item per finished run and one per
+// compaction; clearing a session leaves them, ignored, and a user clears
+// them with the session's Clear on those names. Every run of a session
+// must use the same option. Ignored with [WithMerge].
+func WithContinuation() Option {
+	return optionFunc(func(c *config) { c.cont = true })
 }

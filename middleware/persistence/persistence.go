@@ -135,8 +135,11 @@ var (
 func (h *runHandler) ServeRun(ctx context.Context, c *pipeline.RunCall) (*pipeline.Result, error) {
 	run := c.Run
 	sid := run.SessionID()
-	if !c.Resumed || sid == "" {
+	if sid == "" {
 		return h.next.ServeRun(ctx, c)
+	}
+	if !c.Resumed {
+		return h.serveRun(ctx, c)
 	}
 	ext, err := loadExt(run)
 	if err != nil {
@@ -154,7 +157,20 @@ func (h *runHandler) ServeRun(ctx context.Context, c *pipeline.RunCall) (*pipeli
 			return nil, err
 		}
 	}
-	return h.next.ServeRun(ctx, c)
+	return h.serveRun(ctx, c)
+}
+
+// serveRun runs next and, with WithContinuation, records where the session
+// stands once the run finished.
+func (h *runHandler) serveRun(ctx context.Context, c *pipeline.RunCall) (*pipeline.Result, error) {
+	res, err := h.next.ServeRun(ctx, c)
+	if err != nil || !h.cfg.cont || h.cfg.merge != nil || res == nil {
+		return res, err
+	}
+	if _, done := c.Run.FinalOutput(); !done {
+		return res, nil
+	}
+	return res, h.writeMarks(ctx, c.Run, res.LastResponseID())
 }
 
 // paused reports whether the run's current response has a call without
@@ -265,6 +281,11 @@ func (h *toolHandler) CallTool(ctx context.Context, c *pipeline.ToolCall) (*pipe
 // WithLimit of them) and makes them the run's context; by reference with
 // WithHistoryByReference.
 func (h *handler) loadSessionHistory(ctx context.Context, run *state.Run, sid string) error {
+	if h.cfg.cont {
+		if ok, err := h.loadContinued(ctx, run, sid); err != nil || ok {
+			return err
+		}
+	}
 	hist, err := h.store.ListBefore(ctx, sid, run.ID(), h.cfg.limit)
 	if err != nil {
 		return &LoadError{SessionID: sid, RunID: run.ID(), Err: err}
@@ -272,13 +293,7 @@ func (h *handler) loadSessionHistory(ctx context.Context, run *state.Run, sid st
 	if h.cfg.limit > 0 {
 		hist = trimOrphans(hist)
 	}
-	if len(hist) == 0 {
-		return nil
-	}
-	if h.cfg.byRef {
-		return run.SetSessionHistory(hist)
-	}
-	return run.SetHistory(hist)
+	return h.setHistory(run, hist)
 }
 
 // resolveHistory reads the history a resumed run's checkpoint refers to

@@ -2,7 +2,10 @@ package openai
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+
+	sdk "github.com/openai/openai-go/v3"
 
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
@@ -15,6 +18,28 @@ import (
 // the conversation, and each call sends only the items the server has not
 // seen: the tool outputs and input added since the last response, O(new
 // items) instead of O(history).
+//
+// One way per mode, across the runs of a session (one run per user
+// message):
+//
+//   - the response chain: [ChainResponses] on every run, and the
+//     persistence middleware with WithContinuation. The session remembers
+//     the last response of each finished run at its position
+//     ([pipeline.Continuation]), and the next run's first call sends
+//     previous_response_id and only the run's own input. If the server no
+//     longer has that response (400 previous_response_not_found: expired,
+//     deleted, or not stored), the call is sent again once with the whole
+//     input, and says so: a [pipeline.ContinuationLost] event, the
+//     response's ContinuationLost (the turnkit.continuation.lost span
+//     attribute, the continuation_lost log field);
+//   - a conversation object: [InConversation] with the same ID on every
+//     run; the conversation holds what earlier runs added.
+//
+// [pipeline.Result.LastResponseID] gives the last response's ID. A
+// response named by hand in the agent's settings (PreviousResponseID)
+// starts a chain: it is taken to hold the history the run started from,
+// so only the run's own items are sent with it, never the whole history
+// again, and the run's later calls chain on their own responses.
 //
 // What the server holds is kept in the run's state (the extension
 // [ServerStateKey]), so a checkpoint resumes in any process where it left
@@ -49,8 +74,11 @@ type serverState struct {
 
 // ChainResponses returns the run option that chains the run's model calls
 // on the server: each call after the first sends previous_response_id (set
-// from the last response) and only the items added since. The responses
-// must be stored (the API's default; see ModelSettings.Store).
+// from the last response) and only the items added since. The run's first
+// call continues the response its session remembers, when the persistence
+// middleware has WithContinuation (see the package documentation), and
+// otherwise sends the whole input. The responses must be stored (the API's
+// default; see ModelSettings.Store).
 func ChainResponses() pipeline.RunOption {
 	return pipeline.WithExtension(ServerStateKey, json.RawMessage(`{"chain":true}`))
 }
@@ -68,22 +96,90 @@ func InConversation(id string) pipeline.RunOption {
 
 // serverStateOf returns the run's server state, or nil when the run does
 // not keep its conversation on the server.
+//
+// A chain's first call continues from a stored response when there is
+// one: the response the session remembers ([pipeline.Continuation], set by
+// the persistence middleware's WithContinuation), else one named by hand
+// in the agent's settings (PreviousResponseID). Either holds the history
+// the run started from, so only the run's own items are sent.
 func serverStateOf(c *pipeline.ModelCall) (*serverState, error) {
 	if c.Turn == nil || c.Turn.Run == nil {
 		return nil, nil
 	}
-	raw, ok := c.Turn.Run.Extension(ServerStateKey)
-	if !ok {
-		return nil, nil
-	}
+	run := c.Turn.Run
 	var s serverState
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return nil, fmt.Errorf("openai: run %s: extension %s: %w", c.Turn.Run.ID(), ServerStateKey, err)
+	raw, ok := run.Extension(ServerStateKey)
+	if ok {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, fmt.Errorf("openai: run %s: extension %s: %w", run.ID(), ServerStateKey, err)
+		}
 	}
+	byHand := c.Settings.PreviousResponseID
 	if !s.Chain && s.Conversation == "" {
-		return nil, nil
+		if byHand == "" {
+			return nil, nil
+		}
+		s.Chain = true // a response named by hand starts a chain
+	}
+	if s.Chain && !s.Started {
+		cont, ok, err := pipeline.ContinuationOf(run)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case ok && cont.Seen <= c.Input.Len():
+			s.continueFrom(c, cont.ResponseID, cont.Seen)
+		case byHand != "":
+			s.continueFrom(c, byHand, c.Input.Len()-ownItems(c))
+		}
 	}
 	return &s, nil
+}
+
+// ownItems returns how many items at the end of c's input are the run's
+// own: those after the context it started from.
+func ownItems(c *pipeline.ModelCall) int {
+	return min(c.Turn.Run.Len(), c.Input.Len())
+}
+
+// continueFrom makes the first call continue the stored response id,
+// which holds the first seen items of the call's input.
+func (s *serverState) continueFrom(c *pipeline.ModelCall, id string, seen int) {
+	s.Started, s.ResponseID, s.Seen, s.Sent, s.LastSeq = true, id, seen, seen, 0
+	if seen > 0 {
+		s.LastSeq = c.Input.At(seen - 1).Seq()
+	}
+}
+
+// previous returns the response the request continues, if any.
+func previous(p *responses.ResponseNewParams) string {
+	if p.PreviousResponseID.Valid() {
+		return p.PreviousResponseID.Value
+	}
+	return ""
+}
+
+// restart makes the request send the whole input and continue nothing:
+// the server no longer holds what it continued.
+func (s *serverState) restart(p *responses.ResponseNewParams, c *pipeline.ModelCall) {
+	s.Seen, s.Sent, s.LastSeq, s.ResponseID = 0, 0, 0, ""
+	p.PreviousResponseID = param.Opt[string]{}
+	s.apply(p, c)
+}
+
+// isContinuationLost reports whether err is the API's answer to a
+// previous_response_id it does not hold: code previous_response_not_found
+// (HTTP 400), or a not-found or invalid-request error about that
+// parameter.
+func isContinuationLost(err error) bool {
+	apiErr, ok := errors.AsType[*sdk.Error](err)
+	if !ok {
+		return false
+	}
+	if apiErr.Code == "previous_response_not_found" {
+		return true
+	}
+	return apiErr.Param == "previous_response_id" && (apiErr.StatusCode == 400 || apiErr.StatusCode == 404)
 }
 
 // apply makes the request send only what the server has not seen.
@@ -98,8 +194,13 @@ func (s *serverState) apply(p *responses.ResponseNewParams, c *pipeline.ModelCal
 		seen, s.ResponseID = 0, "" // the context was replaced: start again
 	}
 	p.Input = param.Override[responses.ResponseNewParamsInputUnion](json.RawMessage(appendInput(nil, in.From(seen))))
-	if s.Chain && s.ResponseID != "" {
-		p.PreviousResponseID = param.NewOpt(s.ResponseID)
+	if s.Chain {
+		// Exactly the response the chain continues: never one named in
+		// the settings beside the whole input.
+		p.PreviousResponseID = param.Opt[string]{}
+		if s.ResponseID != "" {
+			p.PreviousResponseID = param.NewOpt(s.ResponseID)
+		}
 	}
 	if s.Conversation != "" {
 		p.Conversation = responses.ResponseNewParamsConversationUnion{OfString: param.NewOpt(s.Conversation)}

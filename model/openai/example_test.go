@@ -12,8 +12,10 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/openai"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/tool"
 )
 
@@ -115,4 +117,32 @@ func ExampleNewChat() {
 	// 3 tool_output call_abc123 sunny, 22 °C in Paris, France
 	// 4 assistant_message  It is sunny in Paris, 22 °C.
 	// final: It is sunny in Paris, 22 °C.
+}
+
+// A conversation chained on the server across its runs: ChainResponses on
+// every run, and persistence with WithContinuation, which remembers the
+// last response of each message in the session. The second message sends
+// previous_response_id and only itself. The responses are recorded ones,
+// served locally.
+func ExampleChainResponses() {
+	srv := recorded("responses_text.json", "responses_text.json")
+	defer srv.Close()
+	client := sdk.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("sk-example"))
+
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(
+		persistence.Middleware(memory.New(), persistence.WithContinuation()),
+	))
+	agent := &pipeline.Agent{Name: "assistant", Model: openai.New(client), Settings: pipeline.ModelSettings{Model: "gpt-5-mini"}}
+	for _, text := range []string{"Hello!", "And again."} {
+		res, err := runner.Run(context.Background(), agent, pipeline.UserInput(text),
+			pipeline.WithSessionID("chat"), openai.ChainResponses())
+		if err != nil {
+			fmt.Println("error:", err)
+			return
+		}
+		fmt.Println("last response:", res.LastResponseID())
+	}
+	// Output:
+	// last response: resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b
+	// last response: resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b
 }

@@ -52,6 +52,15 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	if srv != nil {
 		srv.apply(&params, c)
 		out, err := m.respond(ctx, c, params)
+		if lost := previous(&params); err != nil && lost != "" && isContinuationLost(err) {
+			// The stored response expired or was deleted: send the whole
+			// input once, and say so.
+			srv.restart(&params, c)
+			c.Emit(pipeline.ContinuationLost{Turn: c.Turn.Number, ResponseID: lost})
+			if out, err = m.respond(ctx, c, params); err == nil {
+				out.ContinuationLost = lost
+			}
+		}
 		if err == nil {
 			srv.advance(c, out)
 		}

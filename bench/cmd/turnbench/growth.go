@@ -116,17 +116,17 @@ func (r *growthReport) markdown() string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "\n#### A conversation: one short run per message (the user's message, one tool call, a reply) at h items of history; per message (%d messages at each h; time: the median; %s)\n\n", r.cfg.messages, r.cfg.convText())
-	b.WriteString("| backend | chain | h | time | B written | B stored (growth per message) | B stored in all | items decoded | B sent to the model |\n|---|---|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| backend | chain | h | time | B written | B stored (growth per message) | B stored in all | items decoded | B sent to the model | model calls | B per call (mean) | B per call (max) |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, m := range r.conv {
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s |\n", m.Backend, m.Chain, m.History,
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %d | %s | %d |\n", m.Backend, m.Chain, m.History,
 			formatNs(float64(m.Time)), formatNum(m.Written), formatNum(m.StoredGrowth), strconv.FormatInt(m.Stored, 10),
-			formatNum(m.Decoded), formatNum(m.ModelBytes))
+			formatNum(m.Decoded), formatNum(m.ModelBytes), m.Calls, formatNum(m.CallBytes), m.MaxCallBytes)
 	}
 	// The ratios: the largest size measured against the smallest, and the
 	// crash-safe chain's storage against persistence alone's.
 	lo := r.cfg.sizes[0]
 	fmt.Fprintf(&b, "\n#### Growth: a message at the largest h measured ÷ a message at h = %d; bytes stored ÷ persistence alone's on the same backend\n\n", lo)
-	b.WriteString("| backend | chain | largest h | time | B written | items decoded | B sent to the model | stored growth per message ÷ persistence alone's | ÷ persistence alone's B written per message | B stored in all ÷ persistence alone's |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	b.WriteString("| backend | chain | largest h | time | B written | items decoded | B sent to the model | B per call | stored growth per message ÷ persistence alone's | ÷ persistence alone's B written per message | B stored in all ÷ persistence alone's |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, be := range r.cfg.backends {
 		for _, chain := range scenario.GrowthChains() {
 			a, ok := r.message(be, chain, lo)
@@ -151,9 +151,9 @@ func (r *growthReport) markdown() string {
 					stored = ratioOrNA(float64(z.Stored), float64(p.Stored))
 				}
 			}
-			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", be, chain, z.History,
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", be, chain, z.History,
 				ratioOrNA(float64(z.Time), float64(a.Time)), ratioOrNA(z.Written, a.Written),
-				ratioOrNA(z.Decoded, a.Decoded), ratioOrNA(z.ModelBytes, a.ModelBytes), storedGrowth, perWritten, stored)
+				ratioOrNA(z.Decoded, a.Decoded), ratioOrNA(z.ModelBytes, a.ModelBytes), ratioOrNA(z.CallBytes, a.CallBytes), storedGrowth, perWritten, stored)
 		}
 	}
 	return b.String()
@@ -165,16 +165,17 @@ func (r *growthReport) writeCSV(path string) error {
 		return err
 	}
 	w := csv.NewWriter(f)
-	_ = w.Write([]string{"scenario", "backend", "chain", "history_or_turns", "messages", "ns", "first_median_ns", "last_median_ns", "first_mean_ns", "last_mean_ns", "bytes_written", "stored_growth", "bytes_stored", "items_decoded", "model_bytes"})
+	_ = w.Write([]string{"scenario", "backend", "chain", "history_or_turns", "messages", "ns", "first_median_ns", "last_median_ns", "first_mean_ns", "last_mean_ns", "bytes_written", "stored_growth", "bytes_stored", "items_decoded", "model_bytes", "model_calls", "call_bytes_mean", "call_bytes_max"})
 	i := strconv.Itoa
 	fl := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 	for _, x := range r.long {
 		_ = w.Write([]string{"longrun", x.Backend, x.Chain, i(x.Turns), "", i(int(x.Total)), i(int(x.First)), i(int(x.Last)),
-			i(int(x.FirstMean)), i(int(x.LastMean)), "", "", "", "", ""})
+			i(int(x.FirstMean)), i(int(x.LastMean)), "", "", "", "", "", "", "", ""})
 	}
 	for _, m := range r.conv {
 		_ = w.Write([]string{"conversation", m.Backend, m.Chain, i(m.History), i(m.Messages), i(int(m.Time)), "", "", "", "",
-			fl(m.Written), fl(m.StoredGrowth), strconv.FormatInt(m.Stored, 10), fl(m.Decoded), fl(m.ModelBytes)})
+			fl(m.Written), fl(m.StoredGrowth), strconv.FormatInt(m.Stored, 10), fl(m.Decoded), fl(m.ModelBytes),
+			i(m.Calls), fl(m.CallBytes), strconv.FormatInt(m.MaxCallBytes, 10)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -258,6 +259,18 @@ func (c growthConfig) convText() string {
 		view += "; checkpoints refer to the history (persistence.WithHistoryByReference)"
 	} else {
 		view += "; checkpoints copy the history"
+	}
+	switch {
+	case c.conv.Chain:
+		view += "; the Responses adapter over an in-process fake API, responses chained across runs (openai.ChainResponses, persistence.WithContinuation): B sent are request bodies"
+	case c.conv.OpenAI:
+		view += "; the Responses adapter over an in-process fake API: B sent are request bodies"
+	}
+	if c.conv.Compact > 0 {
+		view += fmt.Sprintf("; the view compacted at %d estimated tokens (compaction.Summarize, persistence.WithContinuation)", c.conv.Compact)
+	}
+	if c.conv.Chain || c.conv.Compact > 0 {
+		view += "; at each h one message, not measured, first reads the history grown behind the session's marks"
 	}
 	if c.conv.DeleteFinished {
 		return view + "; checkpoints of finished runs deleted (checkpoint.DeleteFinished)"

@@ -42,6 +42,9 @@
 //	-growth-view n         the model's view in the conversation: the last n items (default 0: all)
 //	-growth-delete-finished  the crash-safe chain deletes finished runs' checkpoints
 //	-growth-by-reference   checkpoints refer to the session history instead of copying it
+//	-growth-openai         the model is the Responses adapter over an in-process fake API (bytes sent: request bodies)
+//	-growth-chain          chain responses across runs (openai.ChainResponses, persistence.WithContinuation)
+//	-growth-compact n      bound the model's view at n estimated tokens (compaction middleware, a summary)
 package main
 
 import (
@@ -76,6 +79,9 @@ func main() {
 	flag.IntVar(&cfg.growthView, "growth-view", 0, "the conversation's model view: the last n items of the session (0: all)")
 	flag.BoolVar(&cfg.growthDelete, "growth-delete-finished", false, "the crash-safe chain deletes finished runs' checkpoints (checkpoint.DeleteFinished)")
 	flag.BoolVar(&cfg.growthByRef, "growth-by-reference", false, "checkpoints refer to the session history (persistence.WithHistoryByReference)")
+	flag.BoolVar(&cfg.growthOpenAI, "growth-openai", false, "the conversation's model is the Responses adapter over an in-process fake API: bytes sent are request bodies")
+	flag.BoolVar(&cfg.growthChain, "growth-chain", false, "chain responses on the server across runs (openai.ChainResponses, persistence.WithContinuation); implies -growth-openai")
+	flag.IntVar(&cfg.growthCompact, "growth-compact", 0, "bound the model's view at n estimated tokens with the compaction middleware and a summary (0: none)")
 	flag.StringVar(&cfg.growthBackends, "growth-backends", strings.Join(scenario.BackendNames(), ","), "backends of the growth scenarios")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -97,6 +103,8 @@ type config struct {
 	growthTurns, growthMessages int
 	growthView                  int
 	growthDelete, growthByRef   bool
+	growthOpenAI, growthChain   bool
+	growthCompact               int
 	growthSizes, growthBackends string
 }
 
@@ -128,7 +136,8 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 		}
 		return runGrowth(ctx, growthConfig{backends: splitList(cfg.growthBackends), turns: cfg.growthTurns,
 			sizes: sizes, messages: max(1, cfg.growthMessages),
-			conv: scenario.ConversationOptions{View: cfg.growthView, DeleteFinished: cfg.growthDelete, ByReference: cfg.growthByRef}}, cfg.out, stdout, progress)
+			conv: scenario.ConversationOptions{View: cfg.growthView, DeleteFinished: cfg.growthDelete, ByReference: cfg.growthByRef,
+				OpenAI: cfg.growthOpenAI, Chain: cfg.growthChain, Compact: cfg.growthCompact}}, cfg.out, stdout, progress)
 	}
 	if cfg.out == "" {
 		cfg.out = filepath.Join(root, "bench", "results")

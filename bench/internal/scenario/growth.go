@@ -19,6 +19,8 @@ import (
 
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/middleware/persistence"
+	"github.com/turnkit/turnkit/model/openai"
+	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/memory"
@@ -142,8 +144,14 @@ type Message struct {
 	// store (every item List returns is decoded from its stored form).
 	Decoded float64
 	// ModelBytes is the mean number of bytes of JSON a message sent to the
-	// model: its model calls' input items.
+	// model: its model calls' input items (with ConversationOptions.OpenAI,
+	// the request bodies).
 	ModelBytes float64
+	// CallBytes and MaxCallBytes are the mean and the largest number of
+	// bytes one model call sent; Calls is the number of model calls.
+	CallBytes    float64
+	MaxCallBytes int64
+	Calls        int
 }
 
 // Conversation measures messages of one conversation with chain on
@@ -157,8 +165,8 @@ func Conversation(ctx context.Context, backend, chain string, sizes []int, messa
 		return nil, err
 	}
 	defer g.close()
-	var modelBytes int64
-	inner := turnsModel(1)
+	var calls []int64 // the bytes of each model call since the last reset
+	inner := messageModel()
 	var buf []byte
 	agent := &pipeline.Agent{Name: "bench", Tools: []pipeline.Tool{trivialTool()},
 		Model: pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
@@ -170,9 +178,25 @@ func Conversation(ctx context.Context, backend, chain string, sizes []int, messa
 					n++ // ,
 				}
 			}
-			modelBytes += n
+			calls = append(calls, n)
 			return inner.Respond(ctx, c)
 		})}
+	var runOpts []pipeline.RunOption
+	wire := &fakeResponses{}
+	if opts.OpenAI || opts.Chain {
+		agent.Model = wireModel(wire)
+	}
+	if opts.Chain {
+		runOpts = append(runOpts, openai.ChainResponses())
+	}
+	take := func() []int64 {
+		if opts.OpenAI || opts.Chain {
+			return wire.take()
+		}
+		out := calls
+		calls = nil
+		return out
+	}
 	have, msg := 0, 0
 	var out []Message
 	for _, size := range sizes {
@@ -183,19 +207,40 @@ func Conversation(ctx context.Context, backend, chain string, sizes []int, messa
 		if err != nil {
 			return out, err
 		}
-		g.count.reset()
-		modelBytes = 0
-		times := make([]time.Duration, 0, messages)
-		for range messages {
+		message := func() (time.Duration, error) {
 			msg++
 			run := state.NewRun("msg-"+strconv.Itoa(msg), "bench")
 			run.SetSessionID(g.sessionID)
 			t0 := time.Now()
-			if _, err := g.runner.Run(ctx, agent, pipeline.UserInput("question "+strconv.Itoa(msg)), pipeline.WithState(run)); err != nil {
-				return out, fmt.Errorf("message %d on %s with %s: %w", msg, backend, chain, err)
+			if _, err := g.runner.Run(ctx, agent, pipeline.UserInput("question "+strconv.Itoa(msg)), append(runOpts, pipeline.WithState(run))...); err != nil {
+				return 0, fmt.Errorf("message %d on %s with %s: %w", msg, backend, chain, err)
 			}
-			times = append(times, time.Since(t0))
 			have += run.Len()
+			return time.Since(t0), nil
+		}
+		if opts.continued() {
+			// The history grown behind the session's marks: one message,
+			// not measured, reads it whole (and compacts it), and leaves
+			// the marks the next messages continue from.
+			if _, err := message(); err != nil {
+				return out, err
+			}
+		}
+		g.count.reset()
+		take()
+		times := make([]time.Duration, 0, messages)
+		for range messages {
+			d, err := message()
+			if err != nil {
+				return out, err
+			}
+			times = append(times, d)
+		}
+		sent := take()
+		var modelBytes, maxCall int64
+		for _, n := range sent {
+			modelBytes += n
+			maxCall = max(maxCall, n)
 		}
 		after, err := g.stored(ctx)
 		if err != nil {
@@ -206,14 +251,33 @@ func Conversation(ctx context.Context, backend, chain string, sizes []int, messa
 		written, decoded := g.count.totals()
 		x := Message{Backend: backend, Chain: chain, History: size, Messages: messages,
 			Time: times[len(times)/2], Written: float64(written) / m, StoredGrowth: float64(after-before) / m,
-			Stored: after, Decoded: float64(decoded) / m, ModelBytes: float64(modelBytes) / m}
+			Stored: after, Decoded: float64(decoded) / m, ModelBytes: float64(modelBytes) / m,
+			Calls: len(sent), MaxCallBytes: maxCall}
+		if len(sent) > 0 {
+			x.CallBytes = float64(modelBytes) / float64(len(sent))
+		}
 		out = append(out, x)
 		if progress != nil {
-			fmt.Fprintf(progress, "conversation/%s/%s/history=%d: %s/message, %.0f B written, %.0f decoded, %.0f B to the model, %d B stored\n",
-				backend, chain, size, x.Time.Round(time.Microsecond), x.Written, x.Decoded, x.ModelBytes, x.Stored)
+			fmt.Fprintf(progress, "conversation/%s/%s/history=%d: %s/message, %.0f B written, %.0f decoded, %.0f B to the model (%.0f B per call, %d B at most), %d B stored\n",
+				backend, chain, size, x.Time.Round(time.Microsecond), x.Written, x.Decoded, x.ModelBytes, x.CallBytes, x.MaxCallBytes, x.Stored)
 		}
 	}
 	return out, nil
+}
+
+// messageModel answers each message as the conversation's messages go:
+// a call of the tool, then, once its output is in, a reply. (One model
+// over all the messages: a script by call number would call the tool in
+// the first message only.)
+func messageModel() pipeline.Model {
+	call := scripted.Generate(func(int) scripted.Step { return callStep })
+	reply := scripted.Generate(func(int) scripted.Step { return replyStep })
+	return pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+		if n := c.Input.Len(); n > 0 && c.Input.At(n-1).Kind().IsOutput() {
+			return reply.Respond(ctx, c)
+		}
+		return call.Respond(ctx, c)
+	})
 }
 
 // growthBackend is one backend opened for a growth scenario with its
@@ -242,7 +306,22 @@ type ConversationOptions struct {
 	// DeleteFinished sets the checkpointer's retention to
 	// checkpoint.DeleteFinished.
 	DeleteFinished bool
+	// OpenAI makes the agent's model the Responses adapter over an
+	// in-process fake of the API; the bytes sent to the model are then
+	// the request bodies (input, instructions, tools, settings).
+	OpenAI bool
+	// Chain chains each run's calls on the server and continues the last
+	// response across runs (openai.ChainResponses and
+	// persistence.WithContinuation); it implies OpenAI.
+	Chain bool
+	// Compact bounds the model's view at Compact estimated tokens with the
+	// compaction middleware and a summary (and persistence's
+	// WithContinuation, so that a run reads from the boundary); 0: none.
+	Compact int
 }
+
+// continued reports whether the conversation records where it stands.
+func (o ConversationOptions) continued() bool { return o.Chain || o.Compact > 0 }
 
 func openGrowth(ctx context.Context, backend, chain string, opts ConversationOptions) (*growthBackend, error) {
 	g := &growthBackend{sessionID: "growth-" + chain}
@@ -328,9 +407,16 @@ func openGrowth(ctx context.Context, backend, chain string, opts ConversationOpt
 	if opts.ByReference {
 		popts = append(popts, persistence.WithHistoryByReference())
 	}
+	if opts.continued() {
+		popts = append(popts, persistence.WithContinuation())
+	}
+	var inner []pipeline.Middleware
+	if opts.Compact > 0 {
+		inner = append(inner, compactionMiddleware(opts.Compact))
+	}
 	switch chain {
 	case persistenceAlone.String():
-		mws = []pipeline.Middleware{persistence.Middleware(g.count.session(), popts...)}
+		mws = append([]pipeline.Middleware{persistence.Middleware(g.count.session(), popts...)}, inner...)
 	case crashSafe.String():
 		var copts []checkpoint.Option
 		if opts.DeleteFinished {
@@ -338,7 +424,7 @@ func openGrowth(ctx context.Context, backend, chain string, opts ConversationOpt
 		}
 		copts = append(copts, checkpoint.WithSession(g.count.session(), popts...))
 		cp := checkpoint.New(g.count.state(), copts...)
-		mws = []pipeline.Middleware{cp.Middleware()}
+		mws = append([]pipeline.Middleware{cp.Middleware()}, inner...)
 	default:
 		g.close()
 		return nil, fmt.Errorf("unknown chain %q", chain)

@@ -98,6 +98,7 @@ const (
 	HandoffFromKey      = attribute.Key("turnkit.handoff.from")
 	HandoffToKey        = attribute.Key("turnkit.handoff.to")
 	LinkTypeKey         = attribute.Key("turnkit.link.type")
+	ContinuationLostKey = attribute.Key("turnkit.continuation.lost")
 	HostedTypeKey       = attribute.Key("turnkit.hosted.type")
 	HostedStatusKey     = attribute.Key("turnkit.hosted.status")
 	HostedServerKey     = attribute.Key("turnkit.hosted.server")
