@@ -307,3 +307,26 @@ func TestHandoffSurvivesResume(t *testing.T) {
 		t.Errorf("HandoffOutputAs after resume = %+v, %v", out, err)
 	}
 }
+
+// TestHandoffCallSeesOutput: OnHandoff gets the answer beside the call
+// decoded into the agent's output type, and the input decoded into the
+// handoff's.
+func TestHandoffCallSeesOutput(t *testing.T) {
+	t.Parallel()
+	refunds := &pipeline.Agent{Name: "refunds", Model: scripted.New(scripted.Reply("Refunded."))}
+	var got pipeline.HandoffCall
+	h := pipeline.Handoff{Agent: refunds, Input: tool.MustInput[refundIn](), OnHandoff: func(ctx context.Context, c *pipeline.HandoffCall) error {
+		got = *c
+		return nil
+	}}
+	triage := &pipeline.Agent{Name: "triage", Output: tool.MustOutput[triageOut](), Handoffs: []pipeline.Handoff{h},
+		Model: scripted.New(scripted.Respond(scripted.Text(`{"category":"refund","urgent":true}`),
+			scripted.Call("transfer_to_refunds", `{"order":"A1","amount":20}`)))}
+	if _, err := pipeline.NewRunner().Run(context.Background(), triage, pipeline.UserInput("refund A1")); err != nil {
+		t.Fatal(err)
+	}
+	if got.Output != (triageOut{Category: "refund", Urgent: true}) || got.OutputErr != nil ||
+		got.Input != (refundIn{Order: "A1", Amount: 20}) || got.From != triage || got.To != refunds || got.CallID == "" {
+		t.Errorf("OnHandoff got %+v", got)
+	}
+}
