@@ -98,15 +98,18 @@ func (a *Agent) find(name string) *Agent {
 //
 // A response may hold both a final message (for an agent with an output
 // type, its JSON) and a handoff call. The handoff wins: the run goes on
-// with the target, and the message is the handing-off agent's answer. For
-// an agent with an output type it must decode into that type before the
-// handoff is taken, exactly as a final output would; a message that does
-// not (or a refusal) refuses the handoff with the [*OutputError] (or
-// [*RefusalError]), handled like bad arguments above. The decoded value
-// reaches OnHandoff as [HandoffCall].Output and is recorded with the
-// handoff, so [HandoffOutputAs] returns it, live or from a checkpoint:
-// one model call gives both a typed classification and the transfer.
-// [OutputAs] still returns the run's final output, the last agent's.
+// with the target, and the message is the handing-off agent's answer, not
+// a final output. For an agent with an output type it is validated and
+// decoded into that type before the handoff is taken, exactly as a final
+// output would be; the value reaches OnHandoff as [HandoffCall].Output,
+// and the message is recorded with the handoff, so [HandoffOutputAs]
+// returns the value, live or from a checkpoint: one model call gives both
+// a typed classification and the transfer. A message that does not decode
+// (a preamble such as "Let me pass you to billing.") or refuses does not
+// stop the handoff: OnHandoff gets the [*OutputError] (or [*RefusalError])
+// as [HandoffCall].OutputErr, and HandoffOutputAs returns it. [OutputAs]
+// still returns the run's final output, the last agent's; output
+// guardrails do not check the answer beside a handoff.
 type Handoff struct {
 	Agent *Agent
 	// ToolName overrides the function name the model sees.

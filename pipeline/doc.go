@@ -145,8 +145,9 @@
 // tool's; [Handoff.OnHandoff] gets the value before the target runs. A
 // response holding both a final message and a handoff call hands off, and
 // the message is the handing-off agent's answer: validated against its
-// output type before the handoff is taken, refused with the
-// [*OutputError] if it does not decode (see [Handoff] for the full rule).
+// output type before the handoff is taken, its value (or its
+// [*OutputError], which does not stop the handoff) given to OnHandoff and
+// recorded (see [Handoff] for the full rule).
 // Every handoff taken is recorded in the run's state: [Handoffs] lists
 // them, [HandoffInputAs] and [HandoffOutputAs] decode their input and the
 // answer beside them, from a live result's state or a checkpoint alike.

@@ -64,8 +64,11 @@ type HandoffCall struct {
 	Input any
 	// Output is From's answer beside the handoff call (see [Handoff]): its
 	// final message decoded with From's output type, or the message text
-	// for an agent without one; nil if the response had no message.
-	Output any
+	// for an agent without one; nil if the response had no message, or if
+	// the message did not decode, when OutputErr says why (an
+	// [*OutputError] or a [*RefusalError]).
+	Output    any
+	OutputErr error
 }
 
 // A HandoffError reports a handoff whose [Handoff.OnHandoff] callback
@@ -97,10 +100,11 @@ type HandoffRecord struct {
 	// for the handoff's [InputType] if it has one.
 	Arguments string `json:"arguments,omitempty"`
 	// Output is the final message of From's response beside the call, and
-	// HasOutput whether it had one; for an agent with an output type it
-	// decoded into that type before the handoff was taken.
+	// HasOutput whether it had one; Refused reports a message that refused
+	// From's output type.
 	Output    string `json:"output,omitempty"`
 	HasOutput bool   `json:"has_output,omitempty"`
+	Refused   bool   `json:"refused,omitempty"`
 }
 
 // Handoffs returns the handoffs run took, in the order it took them. The
@@ -180,8 +184,10 @@ func HandoffInputAs[T any](start *Agent, run *state.Run, to string) (T, error) {
 // [HandoffInputAs]; it reads the run's state alone.
 //
 // The error wraps [ErrNoHandoff] when the agent took no handoff, or took
-// its last one without a message; otherwise errors are those of
-// [DecodeOutput].
+// its last one without a message; is the [*RefusalError] or
+// [*OutputError] of a message that refused or did not decode into the
+// agent's output type (the handoff was taken all the same); otherwise
+// errors are those of [DecodeOutput].
 func HandoffOutputAs[T any](start *Agent, run *state.Run, from string) (T, error) {
 	var zero T
 	rec, _, err := findHandoff(start, run, func(r HandoffRecord) bool { return r.From == from }, "from agent "+quoteJSON(from))
@@ -192,6 +198,9 @@ func HandoffOutputAs[T any](start *Agent, run *state.Run, from string) (T, error
 		return zero, fmt.Errorf("%w: agent %q handed off without a message in run %s", ErrNoHandoff, from, run.ID())
 	}
 	a := start.find(from)
+	if rec.Refused {
+		return zero, &RefusalError{Agent: a.Name, Refusal: rec.Output}
+	}
 	v, err := decodeOutput(a, rec.Output)
 	if err != nil {
 		return zero, err
@@ -255,9 +264,11 @@ func (h *Handoff) decodeInput(args, callID string) (any, error) {
 }
 
 // checkHandoff validates the first handoff call of a turn before anything
-// of the turn runs: its arguments against the handoff's input type, and
-// the response's final message, if any, against the agent's output type.
-// It returns the call the handoff will be taken with.
+// of the turn runs: its arguments against the handoff's input type (an
+// error refuses the handoff), and the response's final message, if any,
+// against the agent's output type (an error is noted in the call, and
+// the handoff is taken all the same). It returns the call the handoff will
+// be taken with.
 func checkHandoff(t *Turn, h *Handoff, call state.Item, hasMessage bool, final string) (*HandoffCall, error) {
 	hc := &HandoffCall{Turn: t, From: t.Agent, To: h.Agent, CallID: call.CallID(), Arguments: call.Text()}
 	var err error
@@ -273,11 +284,10 @@ func checkHandoff(t *Turn, h *Handoff, call state.Item, hasMessage bool, final s
 		return hc, nil
 	}
 	if refusal, ok := responseRefusal(t.Response); ok {
-		return nil, &RefusalError{Agent: a.Name, Refusal: refusal}
+		hc.OutputErr = &RefusalError{Agent: a.Name, Refusal: refusal}
+		return hc, nil
 	}
-	if hc.Output, err = decodeOutput(a, final); err != nil {
-		return nil, err
-	}
+	hc.Output, hc.OutputErr = decodeOutput(a, final)
 	return hc, nil
 }
 
@@ -291,6 +301,9 @@ func (r *Runner) takeHandoff(ctx context.Context, t *Turn, hand handoffStep, has
 	rec := HandoffRecord{From: t.Agent.Name, To: h.Agent.Name, CallID: hc.CallID, Seq: hand.call0.item.Seq(), Arguments: hc.Arguments}
 	if hasMessage {
 		rec.Output, rec.HasOutput = final, true
+		if re, ok := hc.OutputErr.(*RefusalError); ok {
+			rec.Output, rec.Refused = re.Refusal, true
+		}
 	}
 	if err := recordHandoff(t.Run, rec); err != nil {
 		return err

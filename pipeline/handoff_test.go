@@ -169,23 +169,57 @@ func TestHandoffBadInput(t *testing.T) {
 }
 
 // TestHandoffBadOutput: beside a handoff, a message that does not decode
-// into the agent's output type refuses the handoff with the
-// *OutputError, which OutputAs reports.
+// into the agent's output type (or refuses) does not stop the handoff:
+// the callback gets its error, and HandoffOutputAs returns it, live and
+// from a checkpoint.
 func TestHandoffBadOutput(t *testing.T) {
 	t.Parallel()
-	triage, refunds, seen := handoffAgents(scripted.Respond(
-		scripted.Text(`{"category":"shoes","urgent":true}`),
-		scripted.Call("transfer_to_refunds", `{"order":"A1","amount":20}`)))
-	res, err := pipeline.NewRunner().Run(context.Background(), triage, pipeline.UserInput("refund A1"))
-	oe, ok := errors.AsType[*pipeline.OutputError](err)
-	if !ok || oe.Agent != "triage" || oe.Path != "category" {
-		t.Fatalf("err = %v, want triage's *OutputError at category", err)
-	}
-	if _, err := pipeline.OutputAs[triageOut](res); !errors.Is(err, pipeline.ErrInvalidOutput) {
-		t.Errorf("OutputAs: %v, want the output error", err)
-	}
-	if len(*seen) != 0 || len(refunds.Model.(*scripted.Model).Calls()) != 0 {
-		t.Error("the refused handoff ran its callback or its target")
+	for _, tc := range []struct {
+		name    string
+		message scripted.Part
+		check   func(err error) bool
+	}{
+		{"not the type", scripted.Text(`{"category":"shoes","urgent":true}`), func(err error) bool {
+			oe, ok := errors.AsType[*pipeline.OutputError](err)
+			return ok && oe.Agent == "triage" && oe.Path == "category"
+		}},
+		{"a preamble", scripted.Text("Let me pass you to refunds."), func(err error) bool {
+			return errors.Is(err, pipeline.ErrInvalidOutput)
+		}},
+		{"a refusal", scripted.Refuse("I can't classify that."), func(err error) bool {
+			re, ok := errors.AsType[*pipeline.RefusalError](err)
+			return ok && re.Refusal == "I can't classify that."
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			refunds := &pipeline.Agent{Name: "refunds", Model: scripted.New(scripted.Reply("Refunded."))}
+			var got *pipeline.HandoffCall
+			h := pipeline.Handoff{Agent: refunds, Input: tool.MustInput[refundIn](), OnHandoff: func(ctx context.Context, c *pipeline.HandoffCall) error {
+				cp := *c
+				got = &cp
+				return nil
+			}}
+			triage := &pipeline.Agent{Name: "triage", Output: tool.MustOutput[triageOut](), Handoffs: []pipeline.Handoff{h},
+				Model: scripted.New(scripted.Respond(tc.message, scripted.Call("transfer_to_refunds", `{"order":"A1","amount":20}`)))}
+			res, err := pipeline.NewRunner().Run(context.Background(), triage, pipeline.UserInput("refund A1"))
+			if err != nil || res.FinalOutput() != "Refunded." {
+				t.Fatalf("run: %v, %q; want the handoff taken", err, res.FinalOutput())
+			}
+			if got == nil || got.Output != nil || !tc.check(got.OutputErr) || got.Input != (refundIn{Order: "A1", Amount: 20}) {
+				t.Errorf("OnHandoff got %+v, want the input and the output's error", got)
+			}
+			data, _ := state.Marshal(res.State())
+			decoded, err := state.Unmarshal(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, st := range map[string]*state.Run{"live": res.State(), "checkpoint": decoded} {
+				if _, err := pipeline.HandoffOutputAs[triageOut](triage, st, "triage"); !tc.check(err) {
+					t.Errorf("%s: HandoffOutputAs: %v, want the output's error", name, err)
+				}
+			}
+		})
 	}
 }
 
@@ -271,5 +305,28 @@ func TestHandoffSurvivesResume(t *testing.T) {
 	}
 	if out, err := pipeline.HandoffOutputAs[triageOut](triage, res.State(), "triage"); err != nil || out.Category != "refund" {
 		t.Errorf("HandoffOutputAs after resume = %+v, %v", out, err)
+	}
+}
+
+// TestHandoffCallSeesOutput: OnHandoff gets the answer beside the call
+// decoded into the agent's output type, and the input decoded into the
+// handoff's.
+func TestHandoffCallSeesOutput(t *testing.T) {
+	t.Parallel()
+	refunds := &pipeline.Agent{Name: "refunds", Model: scripted.New(scripted.Reply("Refunded."))}
+	var got pipeline.HandoffCall
+	h := pipeline.Handoff{Agent: refunds, Input: tool.MustInput[refundIn](), OnHandoff: func(ctx context.Context, c *pipeline.HandoffCall) error {
+		got = *c
+		return nil
+	}}
+	triage := &pipeline.Agent{Name: "triage", Output: tool.MustOutput[triageOut](), Handoffs: []pipeline.Handoff{h},
+		Model: scripted.New(scripted.Respond(scripted.Text(`{"category":"refund","urgent":true}`),
+			scripted.Call("transfer_to_refunds", `{"order":"A1","amount":20}`)))}
+	if _, err := pipeline.NewRunner().Run(context.Background(), triage, pipeline.UserInput("refund A1")); err != nil {
+		t.Fatal(err)
+	}
+	if got.Output != (triageOut{Category: "refund", Urgent: true}) || got.OutputErr != nil ||
+		got.Input != (refundIn{Order: "A1", Amount: 20}) || got.From != triage || got.To != refunds || got.CallID == "" {
+		t.Errorf("OnHandoff got %+v", got)
 	}
 }
