@@ -10,6 +10,10 @@
 //	agent := &pipeline.Agent{Name: "ops", Model: m, Tools: append(coreTools, set.Tools()...)}
 //	runner := pipeline.NewRunner(pipeline.WithMiddleware(set.Middleware()))
 //
+// A call to a deferred tool that the run has not loaded (the model may
+// guess its arguments from the one-line description) runs like any call;
+// its arguments are checked as the tool checks them.
+//
 // What a run loaded is recorded in its state, so a resumed run, in any
 // process, keeps offering it. The search is client-side and works with
 // any model; the Responses API's own tool search is not used.
