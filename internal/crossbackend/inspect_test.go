@@ -76,4 +76,3 @@ func TestTraceLinkAndSignature(t *testing.T) {
 		})
 	}
 }
-
