@@ -34,8 +34,8 @@ func pageSize(limit int) int {
 // index the store keeps with its appends, so that a page costs O(its
 // sessions) whatever the number of sessions stored. It is an interface of
 // its own, not a method of Store, so that Stores written before it (and
-// wrappers) stay Stores; callers check with a type assertion. The memory
-// and SQLite stores implement it.
+// wrappers) stay Stores; callers check with a type assertion. The memory,
+// SQLite, PostgreSQL and Redis stores implement it.
 //
 // A session is listed from its first append until it is cleared. A
 // listing is a series of reads, not one snapshot: a session created or
@@ -109,7 +109,8 @@ func AfterCursor(id string) string { return "i" + id }
 // A Pager reads a session's items a page at a time, from the newest back,
 // from the store's index on (session, run place, Seq), so that a page
 // costs O(its items) whatever the session's length. It is an interface of
-// its own, as [Lister] is; the memory and SQLite stores implement it.
+// its own, as [Lister] is; the memory, SQLite, PostgreSQL and Redis
+// stores implement it.
 // ListPage fails with an error wrapping [ErrCursor] for a cursor that no
 // page returned, and must be safe for concurrent use and honour ctx.
 type Pager interface {

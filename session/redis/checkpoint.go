@@ -127,8 +127,8 @@ return -1
 // neither. KEYS: the run's three keys, then the session's three (see
 // appendScript). ARGV: the delta's as for saveScript up to the context,
 // then the number n of items of the delta, its 2n (Seq, JSON) values, then
-// appendScript's ARGV (run ID, then (Seq, item) pairs). It returns {0} on
-// success, {1, stored version} on a version conflict and {2, what
+// appendScript's ARGV (run ID, then (Seq, item) pairs). It returns {0,
+// what appendScript returned} on success, {1, stored version} on a version conflict and {2, what
 // appendScript returned} when the append is refused; then nothing is
 // written. It files the run in the listing's index as saveScript does.
 var saveAppendScript = goredis.NewScript(checkpointLua +
@@ -139,10 +139,10 @@ local last = 12 + 2 * tonumber(ARGV[12])
 local sargv = {}
 for i = last + 1, #ARGV do sargv[#sargv + 1] = ARGV[i] end
 local res = sessionAppend({KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]}, sargv)
-if res ~= 0 then return {2, res} end
+if res ~= 0 and res ~= 1 then return {2, res} end
 write(KEYS, ARGV, 13, last)
 if ARGV[7] ~= '' then index(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]) end
-return {0}
+return {0, res}
 `)
 
 // indexScript files a run in the listing's index, apart from its save
@@ -374,6 +374,9 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	switch {
 	case code == 0:
 		run.Saved(d)
+		if len(res) == 2 && res[1] == int64(1) {
+			return s.fileSession(ctx, sessionID)
+		}
 		return nil
 	case code == 1 && len(res) == 2:
 		stored, _ := res[1].(int64)

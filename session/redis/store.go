@@ -146,9 +146,12 @@ func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 // places, calls, outputs. ARGV: run ID, then for each item its seq as 16
 // hex digits, its encoded form, its role ("c" a call, "o" an output, ""
 // another item) and its ID key. It checks every item first and writes
-// only if none conflicts: it returns 0 on success, the hex Seq of the
-// first conflicting item, or "dup:" and the hex Seq of an output whose
-// call has an output at another position. An output answers the latest
+// only if none conflicts: it returns 0 on success (1 when the append
+// placed the session's first run: the session is new), the hex Seq of
+// the first conflicting item, or "dup:" and the hex Seq of an output
+// whose call has an output at another position. A new run's place also
+// maps back to its run ID in the outputs hash, field "p<place>" (no
+// other field starts with "p"), for the pages of a session. An output answers the latest
 // call with its ID before it, in the batch or stored: O(log n) an output.
 var appendScript = goredis.NewScript(appendLua)
 
@@ -202,9 +205,13 @@ for _, seq in ipairs(fresh) do
 		answers[k .. call] = seq
 	end
 end
+local created = 0
 if not place then
-	place = string.format('%016x', redis.call('INCR', KEYS[3]))
+	local n = redis.call('INCR', KEYS[3])
+	place = string.format('%016x', n)
 	redis.call('HSET', KEYS[2], ARGV[1], place)
+	redis.call('HSET', KEYS[5], 'p' .. place, ARGV[1])
+	if n == 1 then created = 1 end
 end
 for _, seq in ipairs(fresh) do
 	redis.call('ZADD', KEYS[1], 0, place .. seq .. seen[seq])
@@ -217,7 +224,7 @@ end
 for field, seq in pairs(answers) do
 	redis.call('HSET', KEYS[5], place .. field, seq, 'r' .. place .. seq, 'a' .. place .. field)
 end
-return 0
+return created
 `
 
 // popScript removes and returns the session's last item (nil if none),
@@ -337,6 +344,9 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	if err != nil {
 		return s.wrap(ctx, "append to", sessionID, err)
 	}
+	if n, ok := res.(int64); ok && n == 1 {
+		return s.fileSession(ctx, sessionID)
+	}
 	return appendRefused(res, sessionID, runID, items)
 }
 
@@ -430,5 +440,8 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 	if err := s.gate.Begin(ctx, "clear", sessionID); err != nil {
 		return err
 	}
-	return s.wrap(ctx, "clear", sessionID, s.client.Del(ctx, s.keys(sessionID)...).Err())
+	if err := s.client.Del(ctx, s.keys(sessionID)...).Err(); err != nil {
+		return s.wrap(ctx, "clear", sessionID, err)
+	}
+	return s.unfileSession(ctx, sessionID)
 }
