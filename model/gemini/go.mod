@@ -3,6 +3,7 @@ module github.com/turnkit/turnkit/model/gemini
 go 1.26.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/turnkit/turnkit v0.0.0
 	google.golang.org/genai v1.77.0
 )
@@ -12,7 +13,6 @@ require (
 	cloud.google.com/go/auth v0.9.3 // indirect
 	cloud.google.com/go/compute/metadata v0.5.0 // indirect
 	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
-	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/s2a-go v0.1.8 // indirect
 	github.com/googleapis/enterprise-certificate-proxy v0.3.4 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
