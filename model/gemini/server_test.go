@@ -118,3 +118,12 @@ func (s *server) got() []recorded {
 	defer s.mu.Unlock()
 	return append([]recorded(nil), s.requests...)
 }
+
+func readTestdata(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
