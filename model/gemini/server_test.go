@@ -42,6 +42,8 @@ type recorded struct {
 	Query string
 	Body  map[string]any
 	Raw   string
+	// Header holds the request's headers.
+	Header http.Header
 }
 
 func newServer(t testing.TB, replies ...reply) *server {
@@ -54,7 +56,7 @@ func newServer(t testing.TB, replies ...reply) *server {
 
 func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
-	rec := recorded{Path: r.URL.Path, Query: r.URL.RawQuery, Raw: string(raw)}
+	rec := recorded{Path: r.URL.Path, Query: r.URL.RawQuery, Raw: string(raw), Header: r.Header.Clone()}
 	_ = json.Unmarshal(raw, &rec.Body)
 	s.mu.Lock()
 	s.requests = append(s.requests, rec)
