@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"google.golang.org/genai"
@@ -69,7 +70,7 @@ func Example() {
 	}
 	fmt.Println(res.FinalOutput())
 	for _, it := range res.NewItems() {
-		fmt.Println(it.Kind(), it.Name())
+		fmt.Println(strings.TrimSpace(it.Kind().String() + " " + it.Name()))
 	}
 	// Output:
 	// It is sunny in Paris and in Tokyo.
