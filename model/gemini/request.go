@@ -187,7 +187,8 @@ var thinkingLevels = map[string]genai.ThinkingLevel{
 
 // A contentBuilder turns items into contents: consecutive items of one
 // role share a Content, so the outputs of parallel calls answer them in
-// one turn, as the API wants.
+// one turn, as the API wants. Parts, part pointers and contents are cut
+// from slabs sized once per call, rather than allocated one by one.
 type contentBuilder struct {
 	contents []*genai.Content
 	system   []*genai.Part
@@ -197,9 +198,23 @@ type contentBuilder struct {
 	// names maps the call IDs seen to their function names, for outputs
 	// that do not carry it.
 	names map[string]string
+
+	partSlab    []genai.Part
+	contentSlab []genai.Content
+	// ptrs backs every content's Parts, in order; the last content's
+	// parts start at last.
+	ptrs []*genai.Part
+	last int
 }
 
-func (b *contentBuilder) add(role string, p *genai.Part) {
+func (b *contentBuilder) grow(n int) {
+	b.partSlab = make([]genai.Part, 0, n)
+	b.contentSlab = make([]genai.Content, 0, n)
+	b.ptrs = make([]*genai.Part, 0, n)
+	b.contents = make([]*genai.Content, 0, n)
+}
+
+func (b *contentBuilder) add(role string, p genai.Part) {
 	if role == genai.RoleModel && b.sig != nil {
 		if p.ThoughtSignature == nil {
 			p.ThoughtSignature = b.sig
@@ -209,11 +224,26 @@ func (b *contentBuilder) add(role string, p *genai.Part) {
 	if role != genai.RoleModel {
 		b.flushSignature()
 	}
+	var ptr *genai.Part
+	if len(b.partSlab) < cap(b.partSlab) {
+		b.partSlab = append(b.partSlab, p)
+		ptr = &b.partSlab[len(b.partSlab)-1]
+	} else {
+		ptr = &p
+	}
+	b.ptrs = append(b.ptrs, ptr)
 	if n := len(b.contents); n > 0 && b.contents[n-1].Role == role {
-		b.contents[n-1].Parts = append(b.contents[n-1].Parts, p)
+		b.contents[n-1].Parts = b.ptrs[b.last:len(b.ptrs):len(b.ptrs)]
 		return
 	}
-	b.contents = append(b.contents, &genai.Content{Role: role, Parts: []*genai.Part{p}})
+	b.last = len(b.ptrs) - 1
+	c := genai.Content{Role: role, Parts: b.ptrs[b.last:len(b.ptrs):len(b.ptrs)]}
+	if len(b.contentSlab) < cap(b.contentSlab) {
+		b.contentSlab = append(b.contentSlab, c)
+		b.contents = append(b.contents, &b.contentSlab[len(b.contentSlab)-1])
+	} else {
+		b.contents = append(b.contents, &c)
+	}
 }
 
 // flushSignature sends a signature that no model part followed as a part
@@ -224,12 +254,13 @@ func (b *contentBuilder) flushSignature() {
 	}
 	sig := b.sig
 	b.sig = nil
-	b.add(genai.RoleModel, &genai.Part{ThoughtSignature: sig})
+	b.add(genai.RoleModel, genai.Part{ThoughtSignature: sig})
 }
 
 // addItems converts the items in order. An item the API cannot take is an
 // *InputError naming it.
 func (b *contentBuilder) addItems(items state.Items) error {
+	b.grow(items.Len() + 1)
 	for i, it := range items.All() {
 		if err := b.addItem(i, it); err != nil {
 			return err
@@ -247,7 +278,7 @@ func (b *contentBuilder) addItem(i int, it state.Item) error {
 	case state.KindUserMessage:
 		parts := it.Content()
 		if parts == nil {
-			b.add(genai.RoleUser, &genai.Part{Text: it.Text()})
+			b.add(genai.RoleUser, genai.Part{Text: it.Text()})
 			return nil
 		}
 		for j, p := range parts {
@@ -255,7 +286,7 @@ func (b *contentBuilder) addItem(i int, it state.Item) error {
 			if err != nil {
 				return refuse(j, err.Error())
 			}
-			b.add(genai.RoleUser, gp)
+			b.add(genai.RoleUser, *gp)
 		}
 	case state.KindSystemMessage:
 		// The API takes system text only as the system instruction: a
@@ -263,7 +294,7 @@ func (b *contentBuilder) addItem(i int, it state.Item) error {
 		b.system = append(b.system, &genai.Part{Text: it.Text()})
 	case state.KindAssistantMessage:
 		if it.Text() != "" {
-			b.add(genai.RoleModel, &genai.Part{Text: it.Text()})
+			b.add(genai.RoleModel, genai.Part{Text: it.Text()})
 		}
 	case state.KindReasoning:
 		r, ok := geminiReasoning(it)
@@ -271,7 +302,7 @@ func (b *contentBuilder) addItem(i int, it state.Item) error {
 			return nil // another API's reasoning: kept in the run, not sent (see the package doc)
 		}
 		if r.Thought {
-			b.add(genai.RoleModel, &genai.Part{Text: it.Text(), Thought: true, ThoughtSignature: r.ThoughtSignature})
+			b.add(genai.RoleModel, genai.Part{Text: it.Text(), Thought: true, ThoughtSignature: r.ThoughtSignature})
 			return nil
 		}
 		b.flushSignature()
@@ -285,7 +316,7 @@ func (b *contentBuilder) addItem(i int, it state.Item) error {
 			b.names = make(map[string]string)
 		}
 		b.names[it.CallID()] = it.Name()
-		b.add(genai.RoleModel, &genai.Part{FunctionCall: &genai.FunctionCall{ID: wireID(it.CallID()), Name: it.Name(), Args: args}})
+		b.add(genai.RoleModel, genai.Part{FunctionCall: &genai.FunctionCall{ID: wireID(it.CallID()), Name: it.Name(), Args: args}})
 	case state.KindToolOutput, state.KindHandoffOutput:
 		name := it.Name()
 		if name == "" {
@@ -313,36 +344,33 @@ func (b *contentBuilder) addItem(i int, it state.Item) error {
 			}
 			fr.Response = map[string]any{"output": text.String()}
 		}
-		b.add(genai.RoleUser, &genai.Part{FunctionResponse: fr})
+		b.add(genai.RoleUser, genai.Part{FunctionResponse: fr})
 	case state.KindOpaque:
 		role, p, ok := geminiPart(it)
 		if !ok {
 			return refuse(-1, "an opaque item of type "+it.Name()+" from another API has no Gemini part")
 		}
-		b.add(role, p)
+		b.add(role, *p)
 	default:
 		return refuse(-1, "a "+it.Kind().String()+" ("+it.Name()+") has no Gemini part")
 	}
 	return nil
 }
 
-// decodeArgs reads a call's JSON arguments as the object the API takes,
-// numbers kept as written.
+// decodeArgs reads a call's JSON arguments as the object the API takes.
+// (The client writes the request through encoding/json into maps and
+// back, so numbers reach the API as float64 whatever is done here.)
 func decodeArgs(s string) (map[string]any, error) {
-	if strings.TrimSpace(s) == "" {
+	t := strings.TrimSpace(s)
+	if t == "" {
 		return map[string]any{}, nil
 	}
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
+	if t[0] != '{' {
+		return nil, errors.New("not a JSON object")
+	}
 	var args map[string]any
-	if err := dec.Decode(&args); err != nil {
+	if err := json.Unmarshal([]byte(t), &args); err != nil {
 		return nil, fmt.Errorf("not a JSON object: %w", err)
-	}
-	if dec.More() {
-		return nil, errors.New("not a JSON object: text after the object")
-	}
-	if args == nil {
-		return nil, errors.New("not a JSON object: null")
 	}
 	return args, nil
 }
