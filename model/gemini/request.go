@@ -214,7 +214,17 @@ func (b *contentBuilder) grow(n int) {
 	b.contents = make([]*genai.Content, 0, n)
 }
 
-func (b *contentBuilder) add(role string, p genai.Part) {
+// part returns a new zero part, from the slab while it lasts.
+func (b *contentBuilder) part() *genai.Part {
+	if len(b.partSlab) < cap(b.partSlab) {
+		b.partSlab = b.partSlab[:len(b.partSlab)+1]
+		return &b.partSlab[len(b.partSlab)-1]
+	}
+	return new(genai.Part)
+}
+
+// add appends p, made by b.part, to the contents as a part of role.
+func (b *contentBuilder) add(role string, p *genai.Part) {
 	if role == genai.RoleModel && b.sig != nil {
 		if p.ThoughtSignature == nil {
 			p.ThoughtSignature = b.sig
@@ -224,14 +234,7 @@ func (b *contentBuilder) add(role string, p genai.Part) {
 	if role != genai.RoleModel {
 		b.flushSignature()
 	}
-	var ptr *genai.Part
-	if len(b.partSlab) < cap(b.partSlab) {
-		b.partSlab = append(b.partSlab, p)
-		ptr = &b.partSlab[len(b.partSlab)-1]
-	} else {
-		ptr = &p
-	}
-	b.ptrs = append(b.ptrs, ptr)
+	b.ptrs = append(b.ptrs, p)
 	if n := len(b.contents); n > 0 && b.contents[n-1].Role == role {
 		b.contents[n-1].Parts = b.ptrs[b.last:len(b.ptrs):len(b.ptrs)]
 		return
@@ -254,7 +257,9 @@ func (b *contentBuilder) flushSignature() {
 	}
 	sig := b.sig
 	b.sig = nil
-	b.add(genai.RoleModel, genai.Part{ThoughtSignature: sig})
+	p := b.part()
+	p.ThoughtSignature = sig
+	b.add(genai.RoleModel, p)
 }
 
 // addItems converts the items in order. An item the API cannot take is an
@@ -278,7 +283,9 @@ func (b *contentBuilder) addItem(i int, it state.Item) error {
 	case state.KindUserMessage:
 		parts := it.Content()
 		if parts == nil {
-			b.add(genai.RoleUser, genai.Part{Text: it.Text()})
+			p := b.part()
+			p.Text = it.Text()
+			b.add(genai.RoleUser, p)
 			return nil
 		}
 		for j, p := range parts {
@@ -286,7 +293,7 @@ func (b *contentBuilder) addItem(i int, it state.Item) error {
 			if err != nil {
 				return refuse(j, err.Error())
 			}
-			b.add(genai.RoleUser, *gp)
+			b.add(genai.RoleUser, gp)
 		}
 	case state.KindSystemMessage:
 		// The API takes system text only as the system instruction: a
@@ -294,7 +301,9 @@ func (b *contentBuilder) addItem(i int, it state.Item) error {
 		b.system = append(b.system, &genai.Part{Text: it.Text()})
 	case state.KindAssistantMessage:
 		if it.Text() != "" {
-			b.add(genai.RoleModel, genai.Part{Text: it.Text()})
+			p := b.part()
+			p.Text = it.Text()
+			b.add(genai.RoleModel, p)
 		}
 	case state.KindReasoning:
 		r, ok := geminiReasoning(it)
@@ -302,7 +311,9 @@ func (b *contentBuilder) addItem(i int, it state.Item) error {
 			return nil // another API's reasoning: kept in the run, not sent (see the package doc)
 		}
 		if r.Thought {
-			b.add(genai.RoleModel, genai.Part{Text: it.Text(), Thought: true, ThoughtSignature: r.ThoughtSignature})
+			p := b.part()
+			p.Text, p.Thought, p.ThoughtSignature = it.Text(), true, r.ThoughtSignature
+			b.add(genai.RoleModel, p)
 			return nil
 		}
 		b.flushSignature()
@@ -316,7 +327,9 @@ func (b *contentBuilder) addItem(i int, it state.Item) error {
 			b.names = make(map[string]string)
 		}
 		b.names[it.CallID()] = it.Name()
-		b.add(genai.RoleModel, genai.Part{FunctionCall: &genai.FunctionCall{ID: wireID(it.CallID()), Name: it.Name(), Args: args}})
+		p := b.part()
+		p.FunctionCall = &genai.FunctionCall{ID: wireID(it.CallID()), Name: it.Name(), Args: args}
+		b.add(genai.RoleModel, p)
 	case state.KindToolOutput, state.KindHandoffOutput:
 		name := it.Name()
 		if name == "" {
@@ -344,13 +357,15 @@ func (b *contentBuilder) addItem(i int, it state.Item) error {
 			}
 			fr.Response = map[string]any{"output": text.String()}
 		}
-		b.add(genai.RoleUser, genai.Part{FunctionResponse: fr})
+		p := b.part()
+		p.FunctionResponse = fr
+		b.add(genai.RoleUser, p)
 	case state.KindOpaque:
 		role, p, ok := geminiPart(it)
 		if !ok {
 			return refuse(-1, "an opaque item of type "+it.Name()+" from another API has no Gemini part")
 		}
-		b.add(role, *p)
+		b.add(role, p)
 	default:
 		return refuse(-1, "a "+it.Kind().String()+" ("+it.Name()+") has no Gemini part")
 	}
