@@ -89,9 +89,15 @@ func (e *InputError) Unwrap() error { return ErrUnsupportedItem }
 // A FinishError reports a response the API ended without an answer to
 // record: the prompt was blocked (Prompt is true, Reason is the prompt
 // feedback's block reason), or the candidate finished for a reason other
-// than STOP or MAX_TOKENS. It wraps [ErrBlocked] for the safety and
-// policy reasons and [ErrAbnormalFinish] for the others.
+// than STOP or MAX_TOKENS. It wraps [ErrAbnormalFinish], or for the
+// safety and policy reasons [ErrBlocked] and a [*pipeline.RefusalError]
+// (the Gemini API's way to refuse: errors.Is(err, pipeline.ErrRefused)
+// holds, and an agent with an output type sees a refusal as it would from
+// another API) whose refusal is the message, or the reason when there is
+// none (the client keeps no finish message on the Gemini API backend).
 type FinishError struct {
+	// Agent is the agent whose model call it was.
+	Agent string
 	// ResponseID is the response's ID, if it has one.
 	ResponseID string
 	// Reason is the finish reason or block reason, such as "SAFETY".
@@ -118,12 +124,17 @@ func (e *FinishError) Error() string {
 	return s
 }
 
-// Unwrap returns [ErrBlocked] or [ErrAbnormalFinish].
-func (e *FinishError) Unwrap() error {
+// Unwrap returns [ErrBlocked] and a [*pipeline.RefusalError], or
+// [ErrAbnormalFinish].
+func (e *FinishError) Unwrap() []error {
 	if e.Prompt || blockedReasons[e.Reason] {
-		return ErrBlocked
+		refusal := e.Message
+		if refusal == "" {
+			refusal = e.Reason
+		}
+		return []error{ErrBlocked, &pipeline.RefusalError{Agent: e.Agent, Refusal: refusal}}
 	}
-	return ErrAbnormalFinish
+	return []error{ErrAbnormalFinish}
 }
 
 // blockedReasons lists the finish reasons that mean a block.
@@ -157,8 +168,8 @@ func (e *DecodeError) Unwrap() []error { return []error{ErrMalformedResponse, e.
 // an API error becomes a *pipeline.ModelError with its HTTP status and
 // status name; anything else becomes a *pipeline.ModelError too,
 // retryable when no response arrived (a network failure) or a stream was
-// cut. status is the HTTP status of a response that arrived (200), or 0.
-func translate(ctx context.Context, err error, status int, requestID string) error {
+// cut. x holds the status and request ID of the response, if one arrived.
+func translate(ctx context.Context, err error, x *exchange) error {
 	if cerr := ctx.Err(); cerr != nil {
 		return cerr
 	}
@@ -170,10 +181,11 @@ func translate(ctx context.Context, err error, status int, requestID string) err
 			Status:    apiErr.Code,
 			Retryable: statusRetryable(apiErr.Code),
 			Code:      apiErr.Status,
+			RequestID: x.requestID,
 			Err:       &apiError{err: apiErr},
 		}
 	}
-	me := &pipeline.ModelError{Status: status, RequestID: requestID, Err: err}
+	me := &pipeline.ModelError{Status: x.status, RequestID: x.requestID, Err: err}
 	switch fe, isFinish := errors.AsType[*FinishError](err); {
 	case isFinish:
 		me.Code = fe.Reason

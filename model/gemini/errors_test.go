@@ -106,7 +106,7 @@ func TestFinishError(t *testing.T) {
 		if !ok {
 			t.Fatalf("stream=%v: error %v, want a *gemini.FinishError", stream, err)
 		}
-		want := gemini.FinishError{ResponseID: "sAfEtY0001", Reason: "SAFETY"}
+		want := gemini.FinishError{Agent: "", ResponseID: "sAfEtY0001", Reason: "SAFETY"}
 		if *fe != want {
 			t.Errorf("stream=%v: FinishError %+v, want %+v", stream, *fe, want)
 		}
@@ -126,7 +126,7 @@ func TestStreamErrors(t *testing.T) {
 		{name: "error event", give: reply{body: chunkText + `data: {"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}` + "\r\n\r\n"},
 			wantStatus: 503, wantRetryable: true},
 		{name: "cut short", give: reply{body: chunkText},
-			wantStatus: 0, wantRetryable: true, wantIs: gemini.ErrIncompleteStream},
+			wantStatus: 200, wantRetryable: true, wantIs: gemini.ErrIncompleteStream},
 		{name: "status", give: reply{status: 429, body: `{"error":{"code":429,"message":"Resource has been exhausted.","status":"RESOURCE_EXHAUSTED"}}`},
 			wantStatus: 429, wantRetryable: true},
 		{name: "bad chunk", give: reply{body: chunkText + "data: {not json\r\n\r\n"},
@@ -202,5 +202,38 @@ func TestRetryableStatusKeepsRun(t *testing.T) {
 	}
 	if want := "It is sunny in Paris and in Tokyo."; res.FinalOutput() != want {
 		t.Errorf("final output after resume = %q, want %q", res.FinalOutput(), want)
+	}
+}
+
+// The request ID of the response, when it has one, is the ModelError's,
+// plain and streamed, though the client's error does not carry headers.
+func TestRequestID(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		srv := newServer(t, reply{status: 503, header: http.Header{"X-Request-Id": {"req-7f3a"}},
+			body: `{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`})
+		_, err := call(t, gemini.New(srv.client()), stream, state.UserMessage("hi"))
+		me, ok := errors.AsType[*pipeline.ModelError](err)
+		if !ok || me.RequestID != "req-7f3a" {
+			t.Errorf("stream=%v: error %v, want a ModelError with request ID req-7f3a", stream, err)
+		}
+	}
+}
+
+// A blocked answer is a refusal too: an agent with an output type gets
+// the runner's *pipeline.RefusalError.
+func TestBlockedIsRefusal(t *testing.T) {
+	srv := newServer(t, reply{file: "safety.json"})
+	_, err := structuredRun(t, false, forecastAgent(gemini.New(srv.client())))
+	re, ok := errors.AsType[*pipeline.RefusalError](err)
+	if !ok {
+		t.Fatalf("error %v, want a *pipeline.RefusalError", err)
+	}
+	// The client drops a candidate's finishMessage on the Gemini API: the
+	// refusal is the reason.
+	if re.Agent != "forecaster" || re.Refusal != "SAFETY" {
+		t.Errorf("RefusalError %+v", re)
+	}
+	if !errors.Is(err, gemini.ErrBlocked) || !errors.Is(err, pipeline.ErrRefused) {
+		t.Errorf("error %v: want ErrBlocked and pipeline.ErrRefused", err)
 	}
 }

@@ -3,7 +3,6 @@ package gemini
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	"google.golang.org/genai"
 
@@ -39,7 +38,7 @@ func New(client *genai.Client, opts ...Option) *Model {
 	if client == nil {
 		panic("gemini: New called with a nil client")
 	}
-	return &Model{client: client, cfg: newConfig(opts)}
+	return &Model{client: recordingClient(client), cfg: newConfig(opts)}
 }
 
 // Respond calls the Gemini API for c. See [Model] for the contract.
@@ -48,24 +47,33 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	if err != nil {
 		return nil, &pipeline.ModelError{Err: err}
 	}
+	x := new(exchange)
+	ctx = context.WithValue(ctx, exchangeKey{}, x)
 	if c.Stream {
-		return m.stream(ctx, c, req)
+		return m.stream(ctx, c, req, x)
 	}
 	resp, err := m.client.Models.GenerateContent(ctx, req.model, req.contents, req.config)
 	if err != nil {
-		return nil, translate(ctx, err, 0, "")
+		return nil, translate(ctx, err, x)
 	}
-	out, err := modelResponse(resp)
+	out, err := modelResponse(resp, agentName(c))
 	if err != nil {
-		return nil, translate(ctx, err, http.StatusOK, resp.ResponseID)
+		return nil, translate(ctx, err, x)
 	}
 	return out, nil
+}
+
+func agentName(c *pipeline.ModelCall) string {
+	if c.Agent == nil {
+		return ""
+	}
+	return c.Agent.Name
 }
 
 // stream reads the chunks of streamGenerateContent: each text chunk is
 // emitted as it arrives, and the chunks' parts are gathered into one
 // response, converted as a plain one is.
-func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, req *request) (*pipeline.ModelResponse, error) {
+func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, req *request, x *exchange) (*pipeline.ModelResponse, error) {
 	var (
 		all      genai.GenerateContentResponse
 		cand     genai.Candidate
@@ -75,14 +83,10 @@ func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, req *request)
 	)
 	for chunk, err := range m.client.Models.GenerateContentStream(ctx, req.model, req.contents, req.config) {
 		if err != nil {
-			status := 0
-			if chunks > 0 {
-				status = http.StatusOK
-			}
 			if !finished && chunks > 0 {
 				err = fmt.Errorf("%w after %d chunks: %w", ErrIncompleteStream, chunks, err)
 			}
-			return nil, translate(ctx, err, status, all.ResponseID)
+			return nil, translate(ctx, err, x)
 		}
 		chunks++
 		if chunk.ResponseID != "" {
@@ -121,16 +125,16 @@ func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, req *request)
 		return nil, err
 	}
 	if !finished {
-		return nil, translate(ctx, fmt.Errorf("%w after %d chunks", ErrIncompleteStream, chunks), 0, all.ResponseID)
+		return nil, translate(ctx, fmt.Errorf("%w after %d chunks", ErrIncompleteStream, chunks), x)
 	}
 	if cand.FinishReason != "" || len(content.Parts) > 0 {
 		content.Role = genai.RoleModel
 		cand.Content = &content
 		all.Candidates = []*genai.Candidate{&cand}
 	}
-	out, err := modelResponse(&all)
+	out, err := modelResponse(&all, agentName(c))
 	if err != nil {
-		return nil, translate(ctx, err, http.StatusOK, all.ResponseID)
+		return nil, translate(ctx, err, x)
 	}
 	return out, nil
 }

@@ -17,10 +17,10 @@ import (
 // stream gathered into one): the first candidate's parts become items, in
 // order; a blocked prompt or a candidate that finished abnormally is a
 // *FinishError.
-func modelResponse(r *genai.GenerateContentResponse) (*pipeline.ModelResponse, error) {
+func modelResponse(r *genai.GenerateContentResponse, agent string) (*pipeline.ModelResponse, error) {
 	if len(r.Candidates) == 0 || r.Candidates[0] == nil {
 		if f := r.PromptFeedback; f != nil && f.BlockReason != "" {
-			return nil, &FinishError{ResponseID: r.ResponseID, Reason: string(f.BlockReason), Message: f.BlockReasonMessage, Prompt: true}
+			return nil, &FinishError{Agent: agent, ResponseID: r.ResponseID, Reason: string(f.BlockReason), Message: f.BlockReasonMessage, Prompt: true}
 		}
 		return nil, &DecodeError{Where: "response", Err: errors.New("no candidates")}
 	}
@@ -28,7 +28,7 @@ func modelResponse(r *genai.GenerateContentResponse) (*pipeline.ModelResponse, e
 	switch reason := string(cand.FinishReason); reason {
 	case "", string(genai.FinishReasonUnspecified), string(genai.FinishReasonStop), string(genai.FinishReasonMaxTokens):
 	default:
-		return nil, &FinishError{ResponseID: r.ResponseID, Reason: reason, Message: cand.FinishMessage}
+		return nil, &FinishError{Agent: agent, ResponseID: r.ResponseID, Reason: reason, Message: cand.FinishMessage}
 	}
 	var parts []*genai.Part
 	if cand.Content != nil {

@@ -23,6 +23,8 @@ type reply struct {
 	// stallAfter, when > 0, writes only the first stallAfter events of an
 	// event stream, then waits for the client to go away.
 	stallAfter int
+	// header holds response headers to send.
+	header http.Header
 }
 
 // A server stands in for generativelanguage.googleapis.com: it serves the
@@ -82,6 +84,9 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 	} else {
 		w.Header().Set("Content-Type", "application/json")
+	}
+	for k, vs := range rep.header {
+		w.Header()[k] = vs
 	}
 	if rep.status != 0 {
 		w.WriteHeader(rep.status)
