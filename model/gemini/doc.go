@@ -104,15 +104,22 @@
 // every other failure is a [*pipeline.ModelError]. An API error carries
 // the HTTP status, the API's status name as the code (such as
 // RESOURCE_EXHAUSTED) and is retryable for 408, 429 and 5xx; its Err
-// wraps the client's genai.APIError. The Gemini API sends no request ID
-// with its errors, so RequestID is set only on failures of a response
-// that arrived (its response ID). A blocked prompt or answer (SAFETY,
+// wraps the client's genai.APIError. The client passes on no response
+// headers with its errors, so [New] makes a copy of the client whose
+// transport records each response's status and request ID (its
+// X-Request-Id or X-Goog-Request-Id header, when the API or a proxy sets
+// one) for the call that made it. A blocked prompt or answer (SAFETY,
 // RECITATION, PROHIBITED_CONTENT …) is a [*FinishError] wrapping
-// [ErrBlocked], another abnormal finish (MALFORMED_FUNCTION_CALL, which
-// is retryable, UNEXPECTED_TOOL_CALL …) one wrapping [ErrAbnormalFinish].
-// Network failures and cut streams are retryable. The adapter never
-// retries: set the client's retry options (genai.HTTPOptions
-// RetryOptions, or [WithHTTPOptions]).
+// [ErrBlocked] and a [*pipeline.RefusalError] (the Gemini API refuses
+// with a finish reason, not a refusal text); another abnormal finish
+// (MALFORMED_FUNCTION_CALL, which is retryable, UNEXPECTED_TOOL_CALL …)
+// one wrapping [ErrAbnormalFinish]. Network failures and cut streams are
+// retryable. The adapter never retries: set the client's retry options
+// (genai.HTTPOptions RetryOptions, or [WithHTTPOptions]).
+//
+// The adapter passes model/modeltest, the conformance suite of turnkit's
+// adapters, through the real client, but for its refusal case: a Gemini
+// refusal has no text to compare.
 //
 // # Module
 //

@@ -31,9 +31,12 @@ type Model struct {
 
 var _ pipeline.Model = (*Model)(nil)
 
-// New returns a model that sends its requests through client, which must
-// not be nil. Requests use the client's settings (API key, backend, base
-// URL, HTTP client), then the options given here.
+// New returns a model that sends its requests through a client configured
+// as client, which must not be nil: a copy of it whose HTTP transport also
+// records each response's status and request ID (see the package
+// documentation), or client itself when its configuration cannot be
+// copied. Requests use the client's settings (API key, backend, base URL,
+// HTTP client), then the options given here.
 func New(client *genai.Client, opts ...Option) *Model {
 	if client == nil {
 		panic("gemini: New called with a nil client")
