@@ -72,6 +72,12 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	body := rep.body
+	if rep.file == "by path" { // the plain or the streamed answer, as asked
+		rep.file = "text.json"
+		if strings.Contains(r.URL.Path, ":streamGenerateContent") {
+			rep.file = "text.sse"
+		}
+	}
 	if rep.file != "" {
 		b, err := os.ReadFile(filepath.Join("testdata", rep.file))
 		if err != nil {
