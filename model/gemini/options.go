@@ -92,8 +92,10 @@ func WithHTTPOptions(o genai.HTTPOptions) Option {
 // (top-k, seed, stop sequences, cached content, media resolution …). It
 // is called once per model call, possibly from many goroutines at once:
 // it must be safe for concurrent use and must not keep the config, which
-// belongs to that call. Repeated calls add up, applied in order; nil is
-// ignored.
+// belongs to that call. It may set and replace fields, but must not
+// change what the safety settings and the thinking config point to:
+// every call shares those. Repeated calls add up, applied in order; nil
+// is ignored.
 func WithConfig(edit func(*genai.GenerateContentConfig)) Option {
 	return optionFunc(func(c *config) {
 		if edit != nil {
