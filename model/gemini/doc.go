@@ -1,7 +1,9 @@
 // Package gemini provides a [pipeline.Model] over the Gemini API, through
 // Google's official Go client, google.golang.org/genai: [New] takes a
-// *genai.Client (the Gemini Developer API, or Vertex AI) and calls
-// generateContent, or streamGenerateContent when the run streams.
+// *genai.Client and calls generateContent, or streamGenerateContent when
+// the run streams. Its tests run against the Gemini Developer API's
+// shapes (genai.BackendGeminiAPI); the Vertex AI backend goes through the
+// same client calls, untested here.
 //
 //	client, err := genai.NewClient(ctx, &genai.ClientConfig{Backend: genai.BackendGeminiAPI}) // reads GEMINI_API_KEY
 //	…
