@@ -41,8 +41,11 @@
 // approvals and opaque items, images and files by another API's file ID,
 // data URLs that are not base64, call arguments that are not a JSON
 // object, an output whose function name is unknown. Nothing is dropped
-// silently, with one rule for reasoning: another API's reasoning items
-// (OpenAI's, say, after a handoff) are not sent, as the Gemini API could
+// silently, with one rule for a run that hands off between providers:
+// another API's reasoning items (OpenAI's or Anthropic's), and the opaque
+// items another adapter made for its provider only (of type
+// "<provider>.<kind>", carrying the provider's block under "<provider>",
+// as model/anthropic writes them), are not sent, as the Gemini API could
 // not read them, and stay in the run and the session.
 //
 // Function tools (handoffs included) are function declarations with their
@@ -78,8 +81,11 @@
 // sent back unchanged: a thought as a thought part, a signature on the
 // part of the item that follows it, as the API requires for function
 // calls. Any other part (code the model ran, its result, inline data it
-// made …) is an opaque item of type "gemini_part" holding the part, sent
-// back as it is. The client decodes responses into its own types, so a
+// made …) is an opaque item of type "gemini.<kind>" (such as
+// "gemini.executableCode") holding the part under "gemini", sent back as
+// it is. The "gemini" member marks these items, and the reasoning items
+// above, as this provider's own, for the other adapters' rule: not sent
+// to their providers, kept in the session. The client decodes responses into its own types, so a
 // field it does not know never reaches the adapter, and call arguments
 // come back with their keys sorted and their numbers as float64.
 //

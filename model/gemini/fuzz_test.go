@@ -24,7 +24,8 @@ func FuzzInput(f *testing.F) {
 	}{
 		{state.KindReasoning, `{"type":"reasoning","summary":[],"gemini":{"thoughtSignature":"c2ln"}}`},
 		{state.KindReasoning, `{"type":"reasoning","summary":[{"type":"summary_text","text":"t"}],"gemini":{"thought":true}}`},
-		{state.KindOpaque, `{"type":"gemini_part","role":"model","part":{"executableCode":{"language":"PYTHON","code":"print(1)"}}}`},
+		{state.KindOpaque, `{"type":"gemini.executableCode","gemini":{"executableCode":{"language":"PYTHON","code":"print(1)"}}}`},
+		{state.KindOpaque, `{"type":"anthropic.server_tool_use","anthropic":{"type":"server_tool_use","id":"s1"}}`},
 		{state.KindToolCall, `{"type":"function_call","call_id":"c1","name":"f","arguments":"{\"a\":1}"}`},
 		{state.KindToolOutput, `{"type":"function_call_output","call_id":"c1","output":[{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo=","detail":"auto"}]}`},
 		{state.KindUserMessage, `{"type":"message","role":"user","content":[{"type":"input_file","file_url":"gs://b/o.pdf"}]}`},

@@ -22,11 +22,15 @@ import (
 //     {"thoughtSignature":"<base64>"}, which marks them as this API's;
 //   - a part that is neither text nor a function call (executable code,
 //     a code execution result, inline data the model made …) is an opaque
-//     item of type "gemini_part": {"type":"gemini_part","role":"model",
-//     "part":{…}}, the part as the client decoded it.
+//     item of type "gemini.<kind>" carrying the part, as the client
+//     decoded it, under "gemini": {"type":"gemini.executableCode",
+//     "gemini":{"executableCode":{…}}}.
 //
 // Both are sent back as they came: the signature on the part made from
-// the item that follows it, the opaque part as it is.
+// the item that follows it, the opaque part as it is. The "gemini" member
+// is the mark the other adapters read (model/anthropic keeps its blocks
+// under "anthropic" the same way): an adapter does not send another
+// provider's reasoning and opaque items, which stay in the session.
 
 // geminiMember is the "gemini" member of a reasoning item.
 type geminiMember struct {
@@ -34,8 +38,9 @@ type geminiMember struct {
 	ThoughtSignature []byte `json:"thoughtSignature,omitempty"`
 }
 
-// opaqueType is the type of an opaque item that holds a Gemini part.
-const opaqueType = "gemini_part"
+// opaquePrefix starts the type of an opaque item that holds a Gemini
+// part.
+const opaquePrefix = "gemini."
 
 // reasoningItem returns the reasoning item of a thought (thought true, its
 // text the summary) or of a signature alone.
@@ -80,37 +85,68 @@ func geminiReasoning(it state.Item) (geminiMember, bool) {
 	return *v.Gemini, true
 }
 
-// opaqueItem returns the opaque item that keeps a part.
-func opaqueItem(role string, p *genai.Part) (state.Item, error) {
+// opaqueItem returns the opaque item that keeps a model part.
+func opaqueItem(p *genai.Part) (state.Item, error) {
 	part, err := json.Marshal(p)
 	if err != nil {
 		return state.Item{}, err
 	}
-	b := make([]byte, 0, 48+len(role)+len(part))
-	b = append(b, `{"type":"gemini_part","role":`...)
-	b = jsonw.AppendString(b, role)
-	b = append(b, `,"part":`...)
+	kind := partKind(p)
+	b := make([]byte, 0, 32+len(kind)+len(part))
+	b = append(b, `{"type":"gemini.`...)
+	b = append(b, kind...)
+	b = append(b, `","gemini":`...)
 	b = append(b, part...)
 	return state.Opaque(append(b, '}'))
 }
 
+// partKind names what a part holds, after its JSON member.
+func partKind(p *genai.Part) string {
+	switch {
+	case p.ExecutableCode != nil:
+		return "executableCode"
+	case p.CodeExecutionResult != nil:
+		return "codeExecutionResult"
+	case p.InlineData != nil:
+		return "inlineData"
+	case p.FileData != nil:
+		return "fileData"
+	case p.FunctionResponse != nil:
+		return "functionResponse"
+	case p.ToolCall != nil:
+		return "toolCall"
+	case p.ToolResponse != nil:
+		return "toolResponse"
+	}
+	return "part"
+}
+
 // geminiPart reads an opaque item made by opaqueItem; ok is false for any
 // other opaque item.
-func geminiPart(it state.Item) (role string, p *genai.Part, ok bool) {
-	if it.Name() != opaqueType {
-		return "", nil, false
+func geminiPart(it state.Item) (p *genai.Part, ok bool) {
+	if !strings.HasPrefix(it.Name(), opaquePrefix) {
+		return nil, false
 	}
 	var v struct {
-		Role string      `json:"role"`
-		Part *genai.Part `json:"part"`
+		Part *genai.Part `json:"gemini"`
 	}
 	if json.Unmarshal(it.Raw(), &v) != nil || v.Part == nil {
-		return "", nil, false
+		return nil, false
 	}
-	if v.Role != genai.RoleUser {
-		v.Role = genai.RoleModel
+	return v.Part, true
+}
+
+// otherProvider reports an opaque item another provider's adapter made
+// for that provider only: its type is "<provider>.<kind>" and it carries
+// the block under "<provider>", as model/anthropic's do. Like another
+// provider's reasoning, it is not sent, and stays in the session.
+func otherProvider(it state.Item) bool {
+	provider, _, ok := strings.Cut(it.Name(), ".")
+	if !ok || provider == "" || provider == "gemini" {
+		return false
 	}
-	return v.Role, v.Part, true
+	var buf [256]byte
+	return bytes.Contains(it.AppendRaw(buf[:0]), []byte(`"`+provider+`":{`))
 }
 
 // genIDPrefix starts the call IDs the adapter makes for function calls

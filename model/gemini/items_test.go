@@ -179,10 +179,19 @@ func TestInputRefused(t *testing.T) {
 	}
 }
 
-// Another API's reasoning stays out of the request (the documented rule);
+// Another API's reasoning, and the opaque items another adapter made for
+// its provider only, stay out of the request (the documented rule);
 // system items join the system instruction; assistant messages of any API
 // are model text.
 func TestForeignItems(t *testing.T) {
+	thinking, err := state.ParseItem(state.KindReasoning, []byte(`{"type":"reasoning","summary":[{"type":"summary_text","text":"hm"}],"anthropic":{"type":"thinking","thinking":"hm","signature":"EqQB"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serverTool, err := state.Opaque([]byte(`{"type":"anthropic.server_tool_use","anthropic":{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"x"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := newServer(t, okReply)
 	m := gemini.New(srv.client())
 	c := &pipeline.ModelCall{
@@ -190,6 +199,8 @@ func TestForeignItems(t *testing.T) {
 		Input: state.ItemsOf([]state.Item{
 			state.UserMessage("hi"),
 			state.Reasoning("rs_1", "the user greets me"),
+			thinking,
+			serverTool,
 			state.AssistantMessage("msg_1", "Hello!"),
 			state.SystemMessage("Answer in French."),
 			state.UserMessage("How are you?"),
@@ -227,7 +238,7 @@ func TestOpaqueParts(t *testing.T) {
 	for _, it := range resp.Items {
 		got = append(got, it.Kind().String()+":"+it.Name())
 	}
-	wantKinds := []string{"assistant_message:", "opaque:gemini_part", "opaque:gemini_part", "assistant_message:"}
+	wantKinds := []string{"assistant_message:", "opaque:gemini.executableCode", "opaque:gemini.codeExecutionResult", "assistant_message:"}
 	if diff := cmp.Diff(wantKinds, got); diff != "" {
 		t.Fatalf("items (-want +got):\n%s", diff)
 	}

@@ -361,11 +361,15 @@ func (b *contentBuilder) addItem(i int, it state.Item) error {
 		p.FunctionResponse = fr
 		b.add(genai.RoleUser, p)
 	case state.KindOpaque:
-		role, p, ok := geminiPart(it)
-		if !ok {
-			return refuse(-1, "an opaque item of type "+it.Name()+" from another API has no Gemini part")
+		p, ok := geminiPart(it)
+		if ok {
+			b.add(genai.RoleModel, p)
+			return nil
 		}
-		b.add(role, p)
+		if otherProvider(it) {
+			return nil // another provider's own item: kept in the run, not sent (see the package doc)
+		}
+		return refuse(-1, "an opaque item of type "+it.Name()+" from another API has no Gemini part")
 	default:
 		return refuse(-1, "a "+it.Kind().String()+" ("+it.Name()+") has no Gemini part")
 	}

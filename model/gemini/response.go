@@ -95,7 +95,7 @@ func partItems(responseID string, parts []*genai.Part) ([]state.Item, error) {
 			continue
 		}
 		if !isText(p) && p.FunctionCall == nil {
-			it, err := opaqueItem(genai.RoleModel, p)
+			it, err := opaqueItem(p)
 			if err != nil {
 				return nil, fail(err)
 			}
