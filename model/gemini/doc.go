@@ -142,7 +142,9 @@
 // list, where minimal version selection would raise its own grpc or
 // protobuf to at least genai's versions though it never imports them.
 // In a module of its own, only the programs that import this package see
-// any of it.
+// any of it: the core with this package has 47 modules with source hashes
+// in its go.sum and 132 in its build list, against 22 and 80 for the
+// core alone, which this module leaves as they were.
 //
 // The tracing middleware records gen_ai.provider.name "gcp.gemini" (see
 // [Model.ProviderName]).
