@@ -68,6 +68,7 @@ var heavy = map[string][]string{
 	"github.com/redis/go-redis":              {"session/redis"},
 	"modernc.org/sqlite":                     {"session/sqlite"},
 	"github.com/openai/openai-go":            {"model/openai"},
+	"google.golang.org/genai":                {"model/gemini"},
 	"go.uber.org/zap":                        {"middleware/logging"},
 	"go.opentelemetry.io/otel/sdk":           {},
 	"go.opentelemetry.io/otel/exporters":     {},

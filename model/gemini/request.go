@@ -1,0 +1,470 @@
+package gemini
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"mime"
+	"path"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
+)
+
+// request is one generateContent call: the model, the contents and the
+// config, all new for the call.
+type request struct {
+	model    string
+	contents []*genai.Content
+	config   *genai.GenerateContentConfig
+}
+
+// buildRequest converts the model call. Every refusal happens here,
+// before the request: an item the API cannot take, a tool it cannot
+// declare, a setting it has no equivalent for.
+func (m *Model) buildRequest(c *pipeline.ModelCall) (*request, error) {
+	name := c.Settings.Model
+	if name == "" {
+		name = m.cfg.model
+	}
+	if name == "" {
+		return nil, errors.New("gemini: no model name: set pipeline.ModelSettings.Model or gemini.WithModel")
+	}
+	b := contentBuilder{}
+	if c.Instructions != "" {
+		b.system = append(b.system, &genai.Part{Text: c.Instructions})
+	}
+	if err := b.addItems(c.Input); err != nil {
+		return nil, err
+	}
+	cfg := &genai.GenerateContentConfig{}
+	if len(b.system) > 0 {
+		cfg.SystemInstruction = &genai.Content{Role: genai.RoleUser, Parts: b.system}
+	}
+	if err := m.setTools(cfg, c); err != nil {
+		return nil, err
+	}
+	if err := m.setSettings(cfg, &c.Settings, len(c.Tools) > 0); err != nil {
+		return nil, err
+	}
+	if o := &c.Output; o.Schema != nil {
+		if !json.Valid(o.Schema) {
+			return nil, fmt.Errorf("gemini: output %q: schema is not valid JSON", o.Name)
+		}
+		cfg.ResponseMIMEType = "application/json"
+		cfg.ResponseJsonSchema = json.RawMessage(o.Schema)
+	}
+	if len(m.cfg.safety) > 0 {
+		cfg.SafetySettings = m.cfg.safety[:len(m.cfg.safety):len(m.cfg.safety)]
+	}
+	if m.cfg.http != nil {
+		h := *m.cfg.http
+		h.Headers = h.Headers.Clone() // the client adds to it
+		cfg.HTTPOptions = &h
+	}
+	for _, edit := range m.cfg.edit {
+		edit(cfg)
+	}
+	return &request{model: name, contents: b.contents, config: cfg}, nil
+}
+
+// setTools declares the function tools (handoffs included) in one Tool,
+// and each hosted tool as the Tool object its declaration is.
+func (m *Model) setTools(cfg *genai.GenerateContentConfig, c *pipeline.ModelCall) error {
+	var funcs *genai.Tool
+	for _, t := range c.Tools {
+		switch {
+		case len(t.Custom) > 0:
+			return fmt.Errorf("%w: custom tool %q: the Gemini API has no freeform tools", ErrUnsupportedTool, t.Name)
+		case len(t.Hosted) > 0:
+			hosted, err := hostedTool(t.Hosted)
+			if err != nil {
+				return fmt.Errorf("%w: hosted tool %q: %w", ErrUnsupportedTool, t.Name, err)
+			}
+			cfg.Tools = append(cfg.Tools, hosted)
+		default:
+			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
+				return fmt.Errorf("gemini: tool %q: parameters are not valid JSON", t.Name)
+			}
+			if funcs == nil {
+				funcs = &genai.Tool{FunctionDeclarations: make([]*genai.FunctionDeclaration, 0, len(c.Tools))}
+				cfg.Tools = append(cfg.Tools, funcs)
+			}
+			fd := &genai.FunctionDeclaration{Name: t.Name, Description: t.Description}
+			if len(t.Parameters) > 0 {
+				fd.ParametersJsonSchema = json.RawMessage(t.Parameters)
+			}
+			funcs.FunctionDeclarations = append(funcs.FunctionDeclarations, fd)
+		}
+	}
+	return nil
+}
+
+// hostedTool reads a hosted tool's declaration as a Gemini Tool object,
+// such as {"googleSearch":{}} or {"codeExecution":{}}; a declaration of
+// another API (say {"type":"web_search"}) is an error.
+func hostedTool(raw json.RawMessage) (*genai.Tool, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	var t genai.Tool
+	if err := dec.Decode(&t); err != nil {
+		return nil, fmt.Errorf("not a Gemini Tool object: %w", err)
+	}
+	if len(t.FunctionDeclarations) > 0 {
+		return nil, errors.New("function declarations are tools of their own, not hosted tools")
+	}
+	if b, _ := json.Marshal(&t); string(b) == "{}" {
+		return nil, errors.New("an empty Gemini Tool object")
+	}
+	return &t, nil
+}
+
+// setSettings maps the agent's model settings. Those the Gemini API has no
+// place for and that change nothing the model sees (parallel tool calls,
+// reasoning summary, truncation, store, metadata) are not sent; a
+// previous response ID, which would continue a conversation the API does
+// not keep, is an error.
+func (m *Model) setSettings(cfg *genai.GenerateContentConfig, s *pipeline.ModelSettings, tools bool) error {
+	if s.PreviousResponseID != "" {
+		return fmt.Errorf("%w: previous response ID: the Gemini API keeps no conversation", ErrUnsupportedSetting)
+	}
+	if s.Temperature != nil {
+		t := float32(*s.Temperature)
+		cfg.Temperature = &t
+	}
+	if s.TopP != nil {
+		p := float32(*s.TopP)
+		cfg.TopP = &p
+	}
+	if s.MaxOutputTokens != nil {
+		cfg.MaxOutputTokens = int32(min(max(*s.MaxOutputTokens, 0), math.MaxInt32))
+	}
+	switch s.ToolChoice {
+	case "":
+	case "auto":
+		cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: genai.FunctionCallingConfigModeAuto}}
+	case "required":
+		cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: genai.FunctionCallingConfigModeAny}}
+	case "none":
+		cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: genai.FunctionCallingConfigModeNone}}
+	default:
+		if !tools {
+			return fmt.Errorf("%w: tool choice %q names a tool, and the call offers none", ErrUnsupportedSetting, s.ToolChoice)
+		}
+		cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{
+			Mode: genai.FunctionCallingConfigModeAny, AllowedFunctionNames: []string{s.ToolChoice},
+		}}
+	}
+	switch {
+	case m.cfg.thinking != nil:
+		cfg.ThinkingConfig = m.cfg.thinking
+	case s.ReasoningEffort == "":
+	case s.ReasoningEffort == "none":
+		zero := int32(0)
+		cfg.ThinkingConfig = &genai.ThinkingConfig{ThinkingBudget: &zero}
+	default:
+		level, ok := thinkingLevels[s.ReasoningEffort]
+		if !ok {
+			return fmt.Errorf("%w: reasoning effort %q (Gemini thinking levels: minimal, low, medium, high; or none)", ErrUnsupportedSetting, s.ReasoningEffort)
+		}
+		cfg.ThinkingConfig = &genai.ThinkingConfig{ThinkingLevel: level}
+	}
+	return nil
+}
+
+var thinkingLevels = map[string]genai.ThinkingLevel{
+	"minimal": genai.ThinkingLevelMinimal,
+	"low":     genai.ThinkingLevelLow,
+	"medium":  genai.ThinkingLevelMedium,
+	"high":    genai.ThinkingLevelHigh,
+}
+
+// A contentBuilder turns items into contents: consecutive items of one
+// role share a Content, so the outputs of parallel calls answer them in
+// one turn, as the API wants. Parts, part pointers and contents are cut
+// from slabs sized once per call, rather than allocated one by one.
+type contentBuilder struct {
+	contents []*genai.Content
+	system   []*genai.Part
+	// sig is a thought signature waiting for the model part it belongs
+	// to: the one the next item makes.
+	sig []byte
+	// names maps the call IDs seen to their function names, for outputs
+	// that do not carry it.
+	names map[string]string
+
+	partSlab    []genai.Part
+	contentSlab []genai.Content
+	// ptrs backs every content's Parts, in order; the last content's
+	// parts start at last.
+	ptrs []*genai.Part
+	last int
+}
+
+func (b *contentBuilder) grow(n int) {
+	b.partSlab = make([]genai.Part, 0, n)
+	b.contentSlab = make([]genai.Content, 0, n)
+	b.ptrs = make([]*genai.Part, 0, n)
+	b.contents = make([]*genai.Content, 0, n)
+}
+
+// part returns a new zero part, from the slab while it lasts.
+func (b *contentBuilder) part() *genai.Part {
+	if len(b.partSlab) < cap(b.partSlab) {
+		b.partSlab = b.partSlab[:len(b.partSlab)+1]
+		return &b.partSlab[len(b.partSlab)-1]
+	}
+	return new(genai.Part)
+}
+
+// add appends p, made by b.part, to the contents as a part of role.
+func (b *contentBuilder) add(role string, p *genai.Part) {
+	if role == genai.RoleModel && b.sig != nil {
+		if p.ThoughtSignature == nil {
+			p.ThoughtSignature = b.sig
+		}
+		b.sig = nil
+	}
+	if role != genai.RoleModel {
+		b.flushSignature()
+	}
+	b.ptrs = append(b.ptrs, p)
+	if n := len(b.contents); n > 0 && b.contents[n-1].Role == role {
+		b.contents[n-1].Parts = b.ptrs[b.last:len(b.ptrs):len(b.ptrs)]
+		return
+	}
+	b.last = len(b.ptrs) - 1
+	c := genai.Content{Role: role, Parts: b.ptrs[b.last:len(b.ptrs):len(b.ptrs)]}
+	if len(b.contentSlab) < cap(b.contentSlab) {
+		b.contentSlab = append(b.contentSlab, c)
+		b.contents = append(b.contents, &b.contentSlab[len(b.contentSlab)-1])
+	} else {
+		b.contents = append(b.contents, &c)
+	}
+}
+
+// flushSignature sends a signature that no model part followed as a part
+// of its own, as the API sends one at the end of a stream.
+func (b *contentBuilder) flushSignature() {
+	if b.sig == nil {
+		return
+	}
+	sig := b.sig
+	b.sig = nil
+	p := b.part()
+	p.ThoughtSignature = sig
+	b.add(genai.RoleModel, p)
+}
+
+// addItems converts the items in order. An item the API cannot take is an
+// *InputError naming it.
+func (b *contentBuilder) addItems(items state.Items) error {
+	b.grow(items.Len() + 1)
+	for i, it := range items.All() {
+		if err := b.addItem(i, it); err != nil {
+			return err
+		}
+	}
+	b.flushSignature()
+	return nil
+}
+
+func (b *contentBuilder) addItem(i int, it state.Item) error {
+	refuse := func(part int, reason string) error {
+		return &InputError{Index: i, Kind: it.Kind(), CallID: it.CallID(), Part: part, Reason: reason}
+	}
+	switch it.Kind() {
+	case state.KindUserMessage:
+		parts := it.Content()
+		if parts == nil {
+			p := b.part()
+			p.Text = it.Text()
+			b.add(genai.RoleUser, p)
+			return nil
+		}
+		for j, p := range parts {
+			gp, err := userPart(p)
+			if err != nil {
+				return refuse(j, err.Error())
+			}
+			b.add(genai.RoleUser, gp)
+		}
+	case state.KindSystemMessage:
+		// The API takes system text only as the system instruction: a
+		// system item joins it, after the agent's instructions.
+		b.system = append(b.system, &genai.Part{Text: it.Text()})
+	case state.KindAssistantMessage:
+		if it.Text() != "" {
+			p := b.part()
+			p.Text = it.Text()
+			b.add(genai.RoleModel, p)
+		}
+	case state.KindReasoning:
+		r, ok := geminiReasoning(it)
+		if !ok {
+			return nil // another API's reasoning: kept in the run, not sent (see the package doc)
+		}
+		if r.Thought {
+			p := b.part()
+			p.Text, p.Thought, p.ThoughtSignature = it.Text(), true, r.ThoughtSignature
+			b.add(genai.RoleModel, p)
+			return nil
+		}
+		b.flushSignature()
+		b.sig = r.ThoughtSignature
+	case state.KindToolCall, state.KindHandoffCall:
+		args, err := decodeArgs(it.Text())
+		if err != nil {
+			return refuse(-1, "arguments: "+err.Error())
+		}
+		if b.names == nil {
+			b.names = make(map[string]string)
+		}
+		b.names[it.CallID()] = it.Name()
+		p := b.part()
+		p.FunctionCall = &genai.FunctionCall{ID: wireID(it.CallID()), Name: it.Name(), Args: args}
+		b.add(genai.RoleModel, p)
+	case state.KindToolOutput, state.KindHandoffOutput:
+		name := it.Name()
+		if name == "" {
+			name = b.names[it.CallID()]
+		}
+		if name == "" {
+			return refuse(-1, "the output names no function and answers no call of the input: the API needs the function's name")
+		}
+		fr := &genai.FunctionResponse{ID: wireID(it.CallID()), Name: name}
+		parts := it.Content()
+		if parts == nil {
+			fr.Response = map[string]any{"output": it.Text()}
+		} else {
+			var text strings.Builder
+			for j, p := range parts {
+				if p.Type() == "input_text" {
+					text.WriteString(p.Text())
+					continue
+				}
+				fp, err := responsePart(p)
+				if err != nil {
+					return refuse(j, err.Error())
+				}
+				fr.Parts = append(fr.Parts, fp)
+			}
+			fr.Response = map[string]any{"output": text.String()}
+		}
+		p := b.part()
+		p.FunctionResponse = fr
+		b.add(genai.RoleUser, p)
+	case state.KindOpaque:
+		p, ok := geminiPart(it)
+		if ok {
+			b.add(genai.RoleModel, p)
+			return nil
+		}
+		if otherProvider(it) {
+			return nil // another provider's own item: kept in the run, not sent (see the package doc)
+		}
+		return refuse(-1, "an opaque item of type "+it.Name()+" from another API has no Gemini part")
+	default:
+		return refuse(-1, "a "+it.Kind().String()+" ("+it.Name()+") has no Gemini part")
+	}
+	return nil
+}
+
+// decodeArgs reads a call's JSON arguments as the object the API takes.
+// (The client writes the request through encoding/json into maps and
+// back, so numbers reach the API as float64 whatever is done here.)
+func decodeArgs(s string) (map[string]any, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return map[string]any{}, nil
+	}
+	if t[0] != '{' {
+		return nil, errors.New("not a JSON object")
+	}
+	var args map[string]any
+	if err := json.Unmarshal([]byte(t), &args); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	return args, nil
+}
+
+// userPart converts a user message's content part.
+func userPart(p state.ContentPart) (*genai.Part, error) {
+	switch p.Type() {
+	case "input_text":
+		return &genai.Part{Text: p.Text()}, nil
+	case "input_image", "input_file":
+		name, data := p.FileData()
+		if data == "" && p.URL() != "" && strings.HasPrefix(p.URL(), "data:") {
+			data = p.URL()
+		}
+		switch {
+		case data != "":
+			mt, bytes, err := decodeDataURL(data)
+			if err != nil {
+				return nil, err
+			}
+			return &genai.Part{InlineData: &genai.Blob{MIMEType: mt, Data: bytes, DisplayName: name}}, nil
+		case p.URL() != "":
+			return &genai.Part{FileData: &genai.FileData{FileURI: p.URL(), MIMEType: mimeOf(p.URL())}}, nil
+		}
+		return nil, fmt.Errorf("%s by file ID %q: the Gemini API takes files by URI or inline, not by another API's file ID", partName(p), p.FileID())
+	}
+	return nil, fmt.Errorf("a content part of type %q has no Gemini part", p.Type())
+}
+
+// responsePart converts a tool output's image or file part.
+func responsePart(p state.ContentPart) (*genai.FunctionResponsePart, error) {
+	gp, err := userPart(p)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case gp.InlineData != nil:
+		return &genai.FunctionResponsePart{InlineData: &genai.FunctionResponseBlob{
+			MIMEType: gp.InlineData.MIMEType, Data: gp.InlineData.Data, DisplayName: gp.InlineData.DisplayName,
+		}}, nil
+	case gp.FileData != nil:
+		return &genai.FunctionResponsePart{FileData: &genai.FunctionResponseFileData{
+			FileURI: gp.FileData.FileURI, MIMEType: gp.FileData.MIMEType,
+		}}, nil
+	}
+	return nil, fmt.Errorf("a content part of type %q has no Gemini function response part", p.Type())
+}
+
+func partName(p state.ContentPart) string {
+	if p.Type() == "input_image" {
+		return "an image"
+	}
+	return "a file"
+}
+
+// decodeDataURL splits a base64 data URL into its MIME type and bytes.
+func decodeDataURL(u string) (string, []byte, error) {
+	meta, data, ok := strings.Cut(strings.TrimPrefix(u, "data:"), ",")
+	mt, b64 := strings.CutSuffix(meta, ";base64")
+	if !ok || !b64 || mt == "" {
+		return "", nil, errors.New("a data URL that is not data:<mime type>;base64,…")
+	}
+	b, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return "", nil, fmt.Errorf("a data URL whose base64 does not decode: %w", err)
+	}
+	return mt, b, nil
+}
+
+// mimeOf guesses a file's MIME type from its URL's extension; "" lets the
+// API decide (it knows the type of the files uploaded to it).
+func mimeOf(u string) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		u = u[:i]
+	}
+	mt, _, _ := mime.ParseMediaType(mime.TypeByExtension(path.Ext(u)))
+	return mt
+}
