@@ -108,7 +108,7 @@ func TestInspectorInBrowser(t *testing.T) {
 	defer srv.Close()
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.Headless,
-		chromedp.Flag("disable-dev-shm-usage", true))
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1100, 760))
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	defer cancelAlloc()
 	bctx, cancelBrowser := chromedp.NewContext(actx)
@@ -153,6 +153,16 @@ func TestInspectorInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#runs a[href="run?id=run-1"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#pending")))
 	runPage := text("#pending")
+	if path := os.Getenv("TURNKIT_INSPECT_SCREENSHOT"); path != "" {
+		// The README's picture of a run waiting for approval.
+		png, err := chromedp.Run(bctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatalf("browser: screenshot: %v", err)
+		}
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	do(chromedp.Click(chromedp.CSS(`button[name="approve"]`)), chromedp.WaitVisible(chromedp.CSS("#notice")))
 
 	// The resumed run's output in the session's timeline.
