@@ -2,6 +2,7 @@ package persistence_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -124,5 +125,24 @@ func TestBoundaryAcrossRuns(t *testing.T) {
 	}
 	if len(all) != 8 {
 		t.Fatalf("session holds %d items, want all 8", len(all))
+	}
+}
+
+// TestMarksTakeOneItem: a session's marks do not grow with the
+// conversation: each marks session holds the latest mark only.
+func TestMarksTakeOneItem(t *testing.T) {
+	t.Parallel()
+	store := memory.New()
+	for i := range 5 {
+		chatRun(t, store, fmt.Sprintf("r%d", i), "message", setView(fmt.Sprintf("b%d", i), 1))
+	}
+	for _, msid := range []string{sid + "#turnkit.tip", sid + "#turnkit.boundary"} {
+		items, err := store.List(context.Background(), msid, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) != 1 {
+			t.Errorf("%s holds %d items after 5 runs, want 1", msid, len(items))
+		}
 	}
 }
