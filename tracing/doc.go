@@ -32,7 +32,9 @@
 // gen_ai.tool.type, gen_ai.tool.description and error.type. What the
 // conventions do not name is under turnkit.*: the run ID and outcome, the
 // turn number and next step, a tool call's status (completed, rejected,
-// pending), the handoff's agents.
+// pending), the handoff's agents, and turnkit.continuation.lost on a model
+// call whose stored response the server no longer had (the call was sent
+// again with the whole input; see [pipeline.ModelResponse]).
 //
 // gen_ai.provider.name comes from a model that implements [ProviderNamer],
 // else from [WithProviderName].

@@ -2,6 +2,7 @@ package compaction_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -217,5 +218,55 @@ func TestCompactionEndsTheContinuation(t *testing.T) {
 	}
 	if !slices.Equal(found, []bool{false}) {
 		t.Fatalf("continuation seen by the model calls: %v, want none after the compaction", found)
+	}
+}
+
+// TestSummarizeAsksWithItsInstructions: the summary model gets the head
+// and the instructions, and its answer stands for the head as one
+// developer message; an answer without text fails the compaction.
+func TestSummarizeAsksWithItsInstructions(t *testing.T) {
+	t.Parallel()
+	m := scripted.New(scripted.Reply("they said hello"), scripted.Respond())
+	comp := compaction.Summarize(m, compaction.WithInstructions("Be brief."))
+	head := state.ItemsOf([]state.Item{state.UserMessage("hello"), state.AssistantMessage("", "hi")})
+	items, err := comp.Compact(context.Background(), &pipeline.ModelCall{Agent: &pipeline.Agent{Name: "a"}}, head)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 1 || items[0].Kind() != state.KindSystemMessage || items[0].Text() != compaction.SummaryPrefix+"they said hello" {
+		t.Fatalf("Compact = %v, want one developer message with the summary", items)
+	}
+	call := m.Calls()[0]
+	if call.Instructions != "Be brief." || call.Input.Len() != 2 {
+		t.Fatalf("the summary model got instructions %q and %d items, want %q and the head's 2", call.Instructions, call.Input.Len(), "Be brief.")
+	}
+	if _, err := comp.Compact(context.Background(), &pipeline.ModelCall{}, head); err == nil {
+		t.Fatal("a summary without text did not fail")
+	}
+}
+
+// TestCompactorErrorFailsTheCall: a compactor that fails fails the model
+// call with a *compaction.Error, before the model is called, and leaves
+// the run without a view.
+func TestCompactorErrorFailsTheCall(t *testing.T) {
+	t.Parallel()
+	boom := errors.New("boom")
+	comp := compaction.CompactorFunc(func(context.Context, *pipeline.ModelCall, state.Items) ([]state.Item, error) { return nil, boom })
+	m := scripted.New(scripted.Reply("ok"))
+	r := pipeline.NewRunner(pipeline.WithMiddleware(compaction.Middleware(comp, compaction.WithMaxItems(1))))
+	run := state.NewRun("r", "a")
+	if err := run.SetHistory([]state.Item{state.UserMessage("1"), state.AssistantMessage("", "2")}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Run(context.Background(), &pipeline.Agent{Name: "a", Model: m}, pipeline.UserInput("3"), pipeline.WithState(run))
+	var ce *compaction.Error
+	if !errors.As(err, &ce) || !errors.Is(err, compaction.ErrCompaction) || !errors.Is(err, boom) || ce.RunID != "r" {
+		t.Fatalf("Run = %v, want a *compaction.Error of run r wrapping ErrCompaction and the cause", err)
+	}
+	if len(m.Calls()) != 0 {
+		t.Fatal("the model was called after the compaction failed")
+	}
+	if _, ok, _ := pipeline.ViewOf(res.State()); ok {
+		t.Fatal("the failed compaction left a view")
 	}
 }

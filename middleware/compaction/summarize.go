@@ -32,23 +32,27 @@ func Summarize(model pipeline.Model, opts ...SummaryOption) Compactor {
 	s := &summarizer{model: model, instructions: SummaryInstructions}
 	for _, o := range opts {
 		if o != nil {
-			o(s)
+			o.applySummary(s)
 		}
 	}
 	return s
 }
 
 // A SummaryOption configures [Summarize].
-type SummaryOption func(*summarizer)
+type SummaryOption interface{ applySummary(*summarizer) }
 
-// WithInstructions replaces [SummaryInstructions]; an empty text is
-// ignored.
+type summaryOptionFunc func(*summarizer)
+
+func (f summaryOptionFunc) applySummary(s *summarizer) { f(s) }
+
+// WithInstructions replaces [SummaryInstructions], the default; an empty
+// text is ignored, and a later call replaces an earlier one.
 func WithInstructions(text string) SummaryOption {
-	return func(s *summarizer) {
+	return summaryOptionFunc(func(s *summarizer) {
 		if text != "" {
 			s.instructions = text
 		}
-	}
+	})
 }
 
 type summarizer struct {

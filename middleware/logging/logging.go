@@ -29,7 +29,9 @@ import (
 //     returned (such as reaching the turn limit).
 //
 // A turn's error is logged once, by the turn event, and returned unchanged;
-// the run and model events do not repeat it. Payloads (arguments, outputs,
+// the run and model events do not repeat it. A model call whose stored
+// response the server no longer had (it was sent again with the whole
+// input) has the field continuation_lost. Payloads (arguments, outputs,
 // messages) are logged only with [WithPayloads]. Fields are built only
 // for events the logger's level enables (zap's Logger.Check).
 //

@@ -231,11 +231,17 @@ func endsRun(run *state.Run, last state.Item) bool {
 	return true
 }
 
-// appendMark appends a mark as the one item of run runID in the marks
-// session msid, under an ID of its own ("<run>#mark"), so that a session
-// wrapper that acts on the run's own appends (the checkpointer's) leaves
-// it alone.
+// appendMark replaces the mark of the marks session msid: it pops the
+// last one (only the latest is ever read, so a session's marks take one
+// item each) and appends v as the one item of run runID, under an ID of
+// its own ("<run>#mark"), so that a session wrapper that acts on the run's
+// own appends (the checkpointer's) leaves it alone. Between the two, the
+// session has no mark, which the next run reads as "read the history
+// whole".
 func (h *handler) appendMark(ctx context.Context, msid, runID string, v any) error {
+	if _, _, err := h.store.Pop(ctx, msid); err != nil {
+		return err
+	}
 	runID += "#mark"
 	raw, err := json.Marshal(v)
 	if err != nil {

@@ -2,6 +2,7 @@ package persistence_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -124,5 +125,48 @@ func TestBoundaryAcrossRuns(t *testing.T) {
 	}
 	if len(all) != 8 {
 		t.Fatalf("session holds %d items, want all 8", len(all))
+	}
+}
+
+// TestMarksTakeOneItem: a session's marks do not grow with the
+// conversation: each marks session holds the latest mark only.
+func TestMarksTakeOneItem(t *testing.T) {
+	t.Parallel()
+	store := memory.New()
+	for i := range 5 {
+		chatRun(t, store, fmt.Sprintf("r%d", i), "message", setView(fmt.Sprintf("b%d", i), 1))
+	}
+	for _, msid := range []string{sid + "#turnkit.tip", sid + "#turnkit.boundary"} {
+		items, err := store.List(context.Background(), msid, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) != 1 {
+			t.Errorf("%s holds %d items after 5 runs, want 1", msid, len(items))
+		}
+	}
+}
+
+// TestNoBoundaryAfterAReplacedContext: a run whose context a handoff
+// filter replaced leaves no boundary for the next run (the view's tail is
+// not the session's last items then): the next run reads the history
+// whole.
+func TestNoBoundaryAfterAReplacedContext(t *testing.T) {
+	t.Parallel()
+	store := memory.New()
+	chatRun(t, store, "r1", "one", setView("b1", 1)) // r2 starts from this boundary
+	billing := &pipeline.Agent{Name: "billing", Model: scripted.New(scripted.Reply("billed"))}
+	triage := &pipeline.Agent{Name: "triage", Model: scripted.New(scripted.CallTool("transfer_to_billing", `{}`)),
+		Handoffs: []pipeline.Handoff{{Agent: billing, InputFilter: func(ctx context.Context, in pipeline.HandoffInput) ([]state.Item, error) {
+			return []state.Item{state.UserMessage("filtered")}, nil
+		}}}}
+	r := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store, persistence.WithContinuation())))
+	if _, err := r.Run(context.Background(), triage, []state.Item{state.UserMessage("two")},
+		pipeline.WithSessionID(sid), pipeline.WithRunID("r2")); err != nil {
+		t.Fatal(err)
+	}
+	_, _, input := chatRun(t, store, "r3", "three")
+	if len(input) == 0 || input[0] != "one" {
+		t.Fatalf("the run after a replaced context sees %q, want the whole history from \"one\"", input)
 	}
 }

@@ -70,6 +70,9 @@
 //     per compaction: its ID and the items that stand for what it covers
 //     (a summary, or the Responses API's compaction item).
 //
+// Each mark session holds one item, the latest mark: a new one replaces
+// it.
+//
 // On the next run's first turn the tip mark is read (one item, from the
 // store's index) and checked against the session: its last item before
 // the run must be the one recorded, and still stored at its run and

@@ -103,9 +103,9 @@ func WithHistoryByReference() Option {
 // without this option wrote to it) are ignored, and the run reads the
 // history as it would without the option. The marks live in two sessions
 // of the same store named after the session ("<id>#turnkit.tip" and
-// "<id>#turnkit.boundary"), one small item per finished run and one per
-// compaction; clearing a session leaves them, ignored, and a user clears
-// them with the session's Clear on those names. Every run of a session
+// "<id>#turnkit.boundary"), one small item each, replaced as the
+// conversation goes on; clearing a session leaves them, ignored, and a
+// user clears them with the session's Clear on those names. Every run of a session
 // must use the same option. Ignored with [WithMerge].
 func WithContinuation() Option {
 	return optionFunc(func(c *config) { c.cont = true })

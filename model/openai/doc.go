@@ -20,11 +20,14 @@
 // [pipeline.ModelSettings]: temperature, top_p, max output tokens, tool
 // choice ("auto", "required", "none" or a tool name), parallel tool calls,
 // reasoning effort and summary, truncation, store, metadata and previous
-// response ID. The input is the run's whole history: when
-// PreviousResponseID is set, the server's copy of earlier items is not
-// subtracted. To keep the conversation on the server and send only new
-// items, run with [ChainResponses] (previous_response_id, set from the
-// last response) or [InConversation] (a conversation ID). A tool output
+// response ID. The input is the run's whole history, unless the server
+// keeps the conversation: with [ChainResponses] (previous_response_id, set
+// from the last response, and across the runs of a session with the
+// persistence middleware's WithContinuation) or [InConversation] (a
+// conversation ID) each call sends only the items the server has not
+// seen. A PreviousResponseID set by hand starts such a chain: that
+// response is taken to hold the history the run started from, and only
+// the run's own items are sent with it. A tool output
 // made of content parts (see [pipeline.ContentTool] and tool.Content) is
 // a function_call_output whose output is the list of its input_text,
 // input_image and input_file parts.

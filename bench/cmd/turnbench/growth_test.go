@@ -19,7 +19,8 @@ func TestGrowthSummary(t *testing.T) {
 		First: time.Millisecond, Last: 3 * time.Millisecond, FirstMean: time.Millisecond, LastMean: 2 * time.Millisecond, Total: time.Second}}
 	msg := func(chain string, h int, scale float64, stored int64) scenario.Message {
 		return scenario.Message{Backend: "sqlite", Chain: chain, History: h, Messages: 5, Time: time.Duration(scale * 1e6),
-			Written: 200 * scale, StoredGrowth: 400 * scale, Stored: stored, Decoded: float64(h), ModelBytes: 100 * float64(h)}
+			Written: 200 * scale, StoredGrowth: 400 * scale, Stored: stored, Decoded: float64(h), ModelBytes: 100 * float64(h),
+			Calls: 10, CallBytes: 10 * float64(h), MaxCallBytes: int64(12 * h)}
 	}
 	r.conv = []scenario.Message{
 		msg("persistence", 100, 1, 1000), msg("persistence", 1000, 1, 10000),
@@ -28,11 +29,12 @@ func TestGrowthSummary(t *testing.T) {
 	md := r.markdown()
 	for _, want := range []string{
 		"| sqlite | persistence | 10 | 1.00 ms (1.00 ms) | 3.00 ms (2.00 ms) | 3.00× (2.00×) | 1s |",
-		"| sqlite | persistence | 1000 | 1.00× | 1.00× | 10.00× | 10.00× | base | base | base |",
+		"| sqlite | persistence | 1000 | 1.00 ms | 200 | 400 | 10000 | 1000 | 100000 | 10 | 10000 | 12000 |",
+		"| sqlite | persistence | 1000 | 1.00× | 1.00× | 10.00× | 10.00× | 10.00× | base | base | base |",
 		// checkpoint at 1000 over checkpoint at 100: time 10×; its stored
 		// growth (40 000) over persistence alone's (400) and over its
 		// bytes written (200); 40 000 B stored over 10 000.
-		"| sqlite | checkpoint | 1000 | 10.00× | 10.00× | 10.00× | 10.00× | 100.00× | 200.00× | 4.00× |",
+		"| sqlite | checkpoint | 1000 | 10.00× | 10.00× | 10.00× | 10.00× | 10.00× | 100.00× | 200.00× | 4.00× |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("summary lacks %q:\n%s", want, md)
