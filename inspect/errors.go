@@ -29,6 +29,7 @@ type WriteError struct {
 	Err    error
 }
 
+// Error says what failed, where, and why.
 func (e *WriteError) Error() string {
 	s := "inspect: " + e.Op
 	if e.RunID != "" {

@@ -95,6 +95,7 @@ type BudgetError struct {
 	Cost  float64
 }
 
+// Error says what failed, where, and why.
 func (e *BudgetError) Error() string {
 	return "pipeline: run budget exceeded: " + e.Limit + " " + formatAmount(e.Used) + " of " + formatAmount(e.Max)
 }
@@ -110,6 +111,7 @@ type NoPriceError struct {
 	Model, Requested string
 }
 
+// Error says what failed, where, and why.
 func (e *NoPriceError) Error() string {
 	return fmt.Sprintf("pipeline: budget: no price for model %q (asked for %q)", e.Model, e.Requested)
 }

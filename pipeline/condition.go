@@ -44,6 +44,7 @@ type ToolDisabledError struct {
 	CallID string
 }
 
+// Error says what failed, where, and why.
 func (e *ToolDisabledError) Error() string {
 	return fmt.Sprintf("pipeline: agent %q has tool %q disabled on this turn (call %s)", e.Agent, e.Tool, e.CallID)
 }

@@ -81,6 +81,7 @@ type HandoffError struct {
 	Err      error
 }
 
+// Error says what failed, where, and why.
 func (e *HandoffError) Error() string {
 	return fmt.Sprintf("pipeline: handoff %s → %s call %s: %s", e.From, e.To, e.CallID, cause(e.Err))
 }

@@ -37,6 +37,7 @@ type ToolTimeoutError struct {
 	Err error
 }
 
+// Error says what failed, where, and why.
 func (e *ToolTimeoutError) Error() string {
 	return fmt.Sprintf("pipeline: tool %q call %s timed out after %v", e.Tool, e.CallID, e.Timeout)
 }

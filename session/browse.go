@@ -178,6 +178,7 @@ type CursorError struct {
 	Cursor string
 }
 
+// Error says what failed, where, and why.
 func (e *CursorError) Error() string {
 	return fmt.Sprintf("session: cursor %q is not one a listing or page returned", e.Cursor)
 }

@@ -192,6 +192,7 @@ type CursorError struct {
 	Cursor string
 }
 
+// Error says what failed, where, and why.
 func (e *CursorError) Error() string {
 	return fmt.Sprintf("state: list runs: cursor %q is not one a listing returned", e.Cursor)
 }

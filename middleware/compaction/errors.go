@@ -17,6 +17,7 @@ type Error struct {
 	Err   error
 }
 
+// Error says what failed, where, and why.
 func (e *Error) Error() string {
 	return fmt.Sprintf("compaction: run %s turn %d: %v", e.RunID, e.Turn, e.Err)
 }

@@ -87,6 +87,7 @@ type MarkError struct {
 	Err       error
 }
 
+// Error says what failed, where, and why.
 func (e *MarkError) Error() string {
 	return fmt.Sprintf("persistence: record where session %q stands after run %s: %v", e.SessionID, e.RunID, e.Err)
 }

@@ -35,6 +35,7 @@ type Error struct {
 	Err error
 }
 
+// Error says what failed, where, and why.
 func (e *Error) Error() string {
 	s := "retry: model call failed after " + strconv.Itoa(e.Attempts) + " attempt"
 	if e.Attempts != 1 {
