@@ -54,7 +54,9 @@
 // a body built from the turn in the provider's documented shape (a
 // recorded payload), the provider's error body and request ID header for
 // [Turn.Err], and for [Turn.Cut] the first events of the stream, up to
-// and including one text delta, with [Reply.Hold] set. New must return a
+// and including one text delta, with [Reply.Hold] set. Being on another
+// goroutine, Reply reports a problem with t.Errorf, never t.Fatal. New
+// must return a
 // model whose client does not retry (the error cases count requests) and
 // that knows its model name.
 package modeltest
