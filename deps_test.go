@@ -65,10 +65,11 @@ var heavy = map[string][]string{
 	"github.com/redis/go-redis":              {"session/redis"},
 	"modernc.org/sqlite":                     {"session/sqlite"},
 	"github.com/openai/openai-go":            {"model/openai"},
+	"github.com/anthropics/anthropic-sdk-go": {"model/anthropic"},
 	"go.uber.org/zap":                        {"middleware/logging"},
 	"go.opentelemetry.io/otel/sdk":           {},
 	"go.opentelemetry.io/otel/exporters":     {},
-	"github.com/invopop/jsonschema":          {"tool"},
+	"github.com/invopop/jsonschema":          {"tool", "model/anthropic"}, // the Anthropic SDK's root package imports it
 	"github.com/modelcontextprotocol/go-sdk": {"tool/mcp"},
 	"github.com/google/jsonschema-go":        {"tool/mcp"},
 	"gonum.org/v1/plot":                      {},

@@ -3,6 +3,7 @@ module github.com/turnkit/turnkit
 go 1.26.0
 
 require (
+	github.com/anthropics/anthropic-sdk-go/v2 v2.16.0
 	github.com/google/go-cmp v0.7.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/invopop/jsonschema v0.14.0
@@ -20,6 +21,8 @@ require (
 	modernc.org/sqlite v1.62.0
 	pgregory.net/rapid v1.3.0
 )
+
+require github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 
 require (
 	github.com/bahlo/generic-list-go v0.2.0 // indirect

@@ -1,0 +1,205 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
+
+	"github.com/turnkit/turnkit/pipeline"
+)
+
+// streamEvent is the part of a Messages API stream event the adapter
+// reads.
+type streamEvent struct {
+	Type         string          `json:"type"`
+	Index        int             `json:"index"`
+	Message      *messageBody    `json:"message"`
+	ContentBlock json.RawMessage `json:"content_block"`
+	Delta        struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *usageBody `json:"usage"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// stream runs a streaming call through the client's NewStreaming, reading
+// the events itself: text deltas go to c.Emit as they arrive; the blocks
+// are built from their start and delta events, and the response is
+// complete at message_stop.
+func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, params sdk.MessageNewParams) (*pipeline.ModelResponse, error) {
+	var res *http.Response
+	s := m.client.Messages.NewStreaming(ctx, params, m.cfg.requestOptions(option.WithResponseBodyInto(&res))...)
+	err := s.Err()
+	status, reqID := responseMeta(res)
+	if err != nil {
+		if res != nil && res.Body != nil {
+			res.Body.Close()
+		}
+		return nil, translate(ctx, err, status, reqID)
+	}
+	if res == nil || res.Body == nil {
+		return nil, translate(ctx, fmt.Errorf("%w: no response body", ErrIncompleteStream), status, reqID)
+	}
+	dec := ssestream.NewDecoder(res)
+	defer dec.Close()
+	out, err := readStream(dec, c)
+	if err != nil {
+		return nil, translate(ctx, err, status, reqID)
+	}
+	return out, nil
+}
+
+// readStream reads events until message_stop.
+func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+	var (
+		msg     messageBody
+		started bool
+		blocks  []block
+		partial [][]byte // input_json_delta text per block
+		usage   usageBody
+		events  int
+	)
+	for dec.Next() {
+		events++
+		var ev streamEvent
+		if err := json.Unmarshal(dec.Event().Data, &ev); err != nil {
+			return nil, &DecodeError{Where: fmt.Sprintf("stream event %d", events), Err: err}
+		}
+		if ev.Type == "" {
+			ev.Type = dec.Event().Type
+		}
+		at := func() (*block, error) {
+			if ev.Index < 0 || ev.Index >= len(blocks) {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (%s)", events, ev.Type), Err: fmt.Errorf("index %d of %d blocks", ev.Index, len(blocks))}
+			}
+			return &blocks[ev.Index], nil
+		}
+		switch ev.Type {
+		case "message_start":
+			if ev.Message == nil {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (message_start)", events), Err: fmt.Errorf("no message")}
+			}
+			msg, started = *ev.Message, true
+			if msg.Usage != nil {
+				usage = *msg.Usage
+			}
+		case "content_block_start":
+			if ev.Index != len(blocks) || ev.Index > 1<<16 {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_start)", events), Err: fmt.Errorf("index %d, want %d", ev.Index, len(blocks))}
+			}
+			b, err := readBlock(ev.ContentBlock)
+			if err != nil {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_start)", events), Err: err}
+			}
+			blocks = append(blocks, b)
+			partial = append(partial, nil)
+			if b.Text != "" {
+				c.Emit(pipeline.TextDelta{ItemID: msg.ID, Delta: b.Text})
+			}
+		case "content_block_delta":
+			b, err := at()
+			if err != nil {
+				return nil, err
+			}
+			switch ev.Delta.Type {
+			case "text_delta":
+				b.Text += ev.Delta.Text
+				if ev.Delta.Text != "" {
+					c.Emit(pipeline.TextDelta{ItemID: msg.ID, Delta: ev.Delta.Text})
+				}
+			case "input_json_delta":
+				partial[ev.Index] = append(partial[ev.Index], ev.Delta.PartialJSON...)
+			case "thinking_delta":
+				b.Thinking += ev.Delta.Thinking
+			case "signature_delta":
+				b.Signature += ev.Delta.Signature
+			}
+		case "content_block_stop":
+			b, err := at()
+			if err != nil {
+				return nil, err
+			}
+			if p := partial[ev.Index]; len(p) > 0 {
+				if b.raw != nil {
+					b.raw = withInput(b.raw, p)
+				} else {
+					b.Input = p
+				}
+			}
+		case "message_delta":
+			if ev.Delta.StopReason != "" {
+				msg.StopReason = ev.Delta.StopReason
+			}
+			if u := ev.Usage; u != nil {
+				usage.merge(u)
+			}
+		case "message_stop":
+			if !started {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (message_stop)", events), Err: fmt.Errorf("no message_start")}
+			}
+			items, err := responseItems(msg.ID, blocks, msg.StopReason)
+			if err != nil {
+				return nil, err
+			}
+			return &pipeline.ModelResponse{ID: msg.ID, Model: msg.Model, Items: items, Usage: usage.usage()}, nil
+		case "error":
+			se := &StreamError{Type: "error"}
+			if ev.Error != nil {
+				se.Type, se.Message = ev.Error.Type, ev.Error.Message
+			}
+			return nil, se
+		}
+	}
+	if err := dec.Err(); err != nil {
+		return nil, fmt.Errorf("%w after %d events: %w", ErrIncompleteStream, events, err)
+	}
+	return nil, fmt.Errorf("%w after %d events", ErrIncompleteStream, events)
+}
+
+// merge takes the counts a message_delta reports: cumulative, so each
+// one given replaces the message_start's.
+func (u *usageBody) merge(d *usageBody) {
+	if d.InputTokens > 0 {
+		u.InputTokens = d.InputTokens
+	}
+	if d.OutputTokens > 0 {
+		u.OutputTokens = d.OutputTokens
+	}
+	if d.CacheCreationInputTokens > 0 {
+		u.CacheCreationInputTokens = d.CacheCreationInputTokens
+	}
+	if d.CacheReadInputTokens > 0 {
+		u.CacheReadInputTokens = d.CacheReadInputTokens
+	}
+	if d.OutputTokensDetails.ThinkingTokens > 0 {
+		u.OutputTokensDetails.ThinkingTokens = d.OutputTokensDetails.ThinkingTokens
+	}
+}
+
+// withInput returns an opaque block's JSON with its input member set to
+// the streamed input.
+func withInput(raw json.RawMessage, input []byte) json.RawMessage {
+	var v map[string]json.RawMessage
+	if json.Unmarshal(raw, &v) != nil || !json.Valid(input) {
+		return raw
+	}
+	v["input"] = input
+	out, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return out
+}
