@@ -4,8 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 )
 
 // sse writes one server-sent event, with its event line, as the Messages
@@ -114,4 +122,62 @@ func messageEvents(t testing.TB, body []byte) []byte {
 		"usage": map[string]any{"output_tokens": usage["output_tokens"]}})
 	sse(&buf, "message_stop", map[string]any{"type": "message_stop"})
 	return buf.Bytes()
+}
+
+// A fakeServer answers Messages API requests with testdata files in
+// order, as a stream when the request asks for one, and records the
+// request bodies.
+type fakeServer struct {
+	t     testing.TB
+	srv   *httptest.Server
+	mu    sync.Mutex
+	files []string
+	sent  [][]byte
+}
+
+func newFakeServer(t testing.TB, files ...string) *fakeServer {
+	t.Helper()
+	s := &fakeServer{t: t, files: files}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func (s *fakeServer) client() sdk.Client { return clientAt(s.srv.URL, s.srv.Client()) }
+
+func (s *fakeServer) bodies() [][]byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]byte(nil), s.sent...)
+}
+
+func (s *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	s.sent = append(s.sent, body)
+	if len(s.files) == 0 {
+		s.mu.Unlock()
+		http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"fake: no reply left"}}`, http.StatusTeapot)
+		return
+	}
+	file := s.files[0]
+	s.files = s.files[1:]
+	s.mu.Unlock()
+	data, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		s.t.Errorf("read testdata: %v", err)
+		return
+	}
+	var req struct {
+		Stream bool `json:"stream"`
+	}
+	_ = json.Unmarshal(body, &req)
+	w.Header().Set("Request-Id", "req_fake")
+	if req.Stream {
+		w.Header().Set("Content-Type", "text/event-stream")
+		data = messageEvents(s.t, data)
+	} else {
+		w.Header().Set("Content-Type", "application/json")
+	}
+	_, _ = w.Write(data)
 }
