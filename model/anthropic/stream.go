@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
+	"github.com/tidwall/gjson"
 
 	"github.com/turnkit/turnkit/pipeline"
 )
@@ -74,8 +76,20 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 	)
 	for dec.Next() {
 		events++
+		data := dec.Event().Data
+		// The events of a block's content, most of a stream, are read
+		// without decoding the whole event; the others are decoded.
+		switch gjson.GetBytes(data, "type").Str {
+		case "content_block_delta":
+			if err := blockDelta(data, blocks, partial, msg.ID, c); err != nil {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_delta)", events), Err: err}
+			}
+			continue
+		case "ping":
+			continue
+		}
 		var ev streamEvent
-		if err := json.Unmarshal(dec.Event().Data, &ev); err != nil {
+		if err := json.Unmarshal(data, &ev); err != nil {
 			return nil, &DecodeError{Where: fmt.Sprintf("stream event %d", events), Err: err}
 		}
 		if ev.Type == "" {
@@ -108,24 +122,6 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 			partial = append(partial, nil)
 			if b.Text != "" {
 				c.Emit(pipeline.TextDelta{ItemID: msg.ID, Delta: b.Text})
-			}
-		case "content_block_delta":
-			b, err := at()
-			if err != nil {
-				return nil, err
-			}
-			switch ev.Delta.Type {
-			case "text_delta":
-				b.Text += ev.Delta.Text
-				if ev.Delta.Text != "" {
-					c.Emit(pipeline.TextDelta{ItemID: msg.ID, Delta: ev.Delta.Text})
-				}
-			case "input_json_delta":
-				partial[ev.Index] = append(partial[ev.Index], ev.Delta.PartialJSON...)
-			case "thinking_delta":
-				b.Thinking += ev.Delta.Thinking
-			case "signature_delta":
-				b.Signature += ev.Delta.Signature
 			}
 		case "content_block_stop":
 			b, err := at()
@@ -167,6 +163,39 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 		return nil, fmt.Errorf("%w after %d events: %w", ErrIncompleteStream, events, err)
 	}
 	return nil, fmt.Errorf("%w after %d events", ErrIncompleteStream, events)
+}
+
+// blockDelta applies a content_block_delta event to its block: text
+// (emitted as a TextDelta), a tool's input JSON, thinking, a signature.
+// Deltas of other types (citations) are ignored.
+func blockDelta(data []byte, blocks []block, partial [][]byte, msgID string, c *pipeline.ModelCall) error {
+	idx := gjson.GetBytes(data, "index")
+	i := int(idx.Int())
+	if idx.Type != gjson.Number || i < 0 || i >= len(blocks) {
+		return fmt.Errorf("index %s of %d blocks", idx.Raw, len(blocks))
+	}
+	d := gjson.GetBytes(data, "delta")
+	if !d.IsObject() {
+		return fmt.Errorf("no delta object")
+	}
+	b := &blocks[i]
+	// Strings are copied (String on a copy of the raw text): gjson's
+	// results point into data, which the decoder may reuse.
+	switch d.Get("type").Str {
+	case "text_delta":
+		text := strings.Clone(d.Get("text").String())
+		b.Text += text
+		if text != "" {
+			c.Emit(pipeline.TextDelta{ItemID: msgID, Delta: text})
+		}
+	case "input_json_delta":
+		partial[i] = append(partial[i], d.Get("partial_json").String()...)
+	case "thinking_delta":
+		b.Thinking += strings.Clone(d.Get("thinking").String())
+	case "signature_delta":
+		b.Signature += strings.Clone(d.Get("signature").String())
+	}
+	return nil
 }
 
 // merge takes the counts a message_delta reports: cumulative, so each
