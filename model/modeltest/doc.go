@@ -56,7 +56,6 @@
 // [Turn.Err], and for [Turn.Cut] the first events of the stream, up to
 // and including one text delta, with [Reply.Hold] set. Being on another
 // goroutine, Reply reports a problem with t.Errorf, never t.Fatal. New
-// must return a
-// model whose client does not retry (the error cases count requests) and
-// that knows its model name.
+// must return a model whose client does not retry (the error cases count
+// requests) and that knows its model name.
 package modeltest
