@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -79,6 +80,16 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 		data := dec.Event().Data
 		// The events of a block's content, most of a stream, are read
 		// without decoding the whole event; the others are decoded.
+		if i, text, ok := textDelta(data); ok {
+			if i >= len(blocks) {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_delta)", events), Err: fmt.Errorf("index %d of %d blocks", i, len(blocks))}
+			}
+			blocks[i].Text += text
+			if text != "" {
+				c.Emit(pipeline.TextDelta{ItemID: msg.ID, Delta: text})
+			}
+			continue
+		}
 		switch gjson.GetBytes(data, "type").Str {
 		case "content_block_delta":
 			if err := blockDelta(data, blocks, partial, msg.ID, c); err != nil {
@@ -196,6 +207,50 @@ func blockDelta(data []byte, blocks []block, partial [][]byte, msgID string, c *
 		b.Signature += strings.Clone(d.Get("signature").String())
 	}
 	return nil
+}
+
+// The text delta event as the API writes it, its members in this order.
+var (
+	textDeltaHead = []byte(`{"type":"content_block_delta","index":`)
+	textDeltaMid  = []byte(`,"delta":{"type":"text_delta","text":`)
+)
+
+// textDelta reads a text delta event written in the API's own member
+// order and spacing: {"type":"content_block_delta","index":N,"delta":
+// {"type":"text_delta","text":"…"}}. Any other shape (another member
+// order, spaces, extra members) returns ok false, and the event is read
+// the general way. The text is a copy.
+func textDelta(data []byte) (index int, text string, ok bool) {
+	rest, ok := bytes.CutPrefix(data, textDeltaHead)
+	if !ok {
+		return 0, "", false
+	}
+	n := 0
+	for n < len(rest) && n < 6 && rest[n] >= '0' && rest[n] <= '9' {
+		index = index*10 + int(rest[n]-'0')
+		n++
+	}
+	if n == 0 {
+		return 0, "", false
+	}
+	if rest, ok = bytes.CutPrefix(rest[n:], textDeltaMid); !ok {
+		return 0, "", false
+	}
+	str, ok := bytes.CutSuffix(bytes.TrimRight(rest, " \t\r\n"), []byte("}}"))
+	if !ok || len(str) < 2 || str[0] != '"' || str[len(str)-1] != '"' {
+		return 0, "", false
+	}
+	inner := str[1 : len(str)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		if bytes.IndexByte(inner, '"') >= 0 {
+			return 0, "", false // more than one value
+		}
+		return index, string(inner), true
+	}
+	if json.Unmarshal(str, &text) != nil {
+		return 0, "", false
+	}
+	return index, text, true
 }
 
 // merge takes the counts a message_delta reports: cumulative, so each
