@@ -56,7 +56,8 @@ type block struct {
 	Signature string          `json:"signature"`
 	Data      string          `json:"data"`
 
-	raw json.RawMessage // the block as sent, for the types kept opaque
+	raw  json.RawMessage // the block as sent, for the types kept opaque
+	text []byte          // a stream's text deltas, joined at the end
 }
 
 // refusedText is the refusal of a response stopped for a refusal that

@@ -84,7 +84,7 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 			if i >= len(blocks) {
 				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_delta)", events), Err: fmt.Errorf("index %d of %d blocks", i, len(blocks))}
 			}
-			blocks[i].Text += text
+			blocks[i].text = append(blocks[i].text, text...)
 			if text != "" {
 				c.Emit(pipeline.TextDelta{ItemID: msg.ID, Delta: text})
 			}
@@ -96,6 +96,20 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_delta)", events), Err: err}
 			}
 			continue
+		case "content_block_stop":
+			idx := gjson.GetBytes(data, "index")
+			i := int(idx.Int())
+			if idx.Type != gjson.Number || i < 0 || i >= len(blocks) {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_stop)", events), Err: fmt.Errorf("index %s of %d blocks", idx.Raw, len(blocks))}
+			}
+			if p := partial[i]; len(p) > 0 {
+				if b := &blocks[i]; b.raw != nil {
+					b.raw = withInput(b.raw, p)
+				} else {
+					b.Input = p
+				}
+			}
+			continue
 		case "ping":
 			continue
 		}
@@ -105,12 +119,6 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 		}
 		if ev.Type == "" {
 			ev.Type = dec.Event().Type
-		}
-		at := func() (*block, error) {
-			if ev.Index < 0 || ev.Index >= len(blocks) {
-				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (%s)", events, ev.Type), Err: fmt.Errorf("index %d of %d blocks", ev.Index, len(blocks))}
-			}
-			return &blocks[ev.Index], nil
 		}
 		switch ev.Type {
 		case "message_start":
@@ -134,18 +142,6 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 			if b.Text != "" {
 				c.Emit(pipeline.TextDelta{ItemID: msg.ID, Delta: b.Text})
 			}
-		case "content_block_stop":
-			b, err := at()
-			if err != nil {
-				return nil, err
-			}
-			if p := partial[ev.Index]; len(p) > 0 {
-				if b.raw != nil {
-					b.raw = withInput(b.raw, p)
-				} else {
-					b.Input = p
-				}
-			}
 		case "message_delta":
 			if ev.Delta.StopReason != "" {
 				msg.StopReason = ev.Delta.StopReason
@@ -156,6 +152,11 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 		case "message_stop":
 			if !started {
 				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (message_stop)", events), Err: fmt.Errorf("no message_start")}
+			}
+			for i := range blocks {
+				if b := &blocks[i]; len(b.text) > 0 {
+					b.Text += string(b.text)
+				}
 			}
 			items, err := responseItems(msg.ID, blocks, msg.StopReason)
 			if err != nil {
@@ -195,7 +196,7 @@ func blockDelta(data []byte, blocks []block, partial [][]byte, msgID string, c *
 	switch d.Get("type").Str {
 	case "text_delta":
 		text := strings.Clone(d.Get("text").String())
-		b.Text += text
+		b.text = append(b.text, text...)
 		if text != "" {
 			c.Emit(pipeline.TextDelta{ItemID: msgID, Delta: text})
 		}
