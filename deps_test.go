@@ -46,7 +46,7 @@ var allowed = []struct {
 	{"session/...", []string{"session", "session/internal/...", "state"}},
 	{"middleware/persistence", []string{"pipeline", "state", "session"}},
 	{"middleware/persistence/internal/faultsuite", []string{"middleware/persistence", "model/scripted", "pipeline", "pipeline/pipelinetest", "session", "session/faulty", "state"}}, // the fault suite any session.Store runs through persistence
-	{"middleware/checkpoint", []string{"pipeline", "state", "session", "middleware/persistence"}}, // wires persistence through its write-ahead (WithSession)
+	{"middleware/checkpoint", []string{"pipeline", "state", "session", "middleware/persistence"}},                                                                                   // wires persistence through its write-ahead (WithSession)
 	{"middleware/...", []string{"pipeline", "state"}},
 	{"riverrun", []string{"pipeline", "state", "session", "middleware/checkpoint", "middleware/persistence"}}, // runs as River jobs, in a module of its own; River stays here
 	{"model/...", []string{"pipeline", "state", "internal/jsonw"}},
@@ -68,11 +68,12 @@ var heavy = map[string][]string{
 	"github.com/redis/go-redis":              {"session/redis"},
 	"modernc.org/sqlite":                     {"session/sqlite"},
 	"github.com/openai/openai-go":            {"model/openai"},
+	"github.com/anthropics/anthropic-sdk-go": {"model/anthropic"},
 	"google.golang.org/genai":                {"model/gemini"},
 	"go.uber.org/zap":                        {"middleware/logging"},
 	"go.opentelemetry.io/otel/sdk":           {},
 	"go.opentelemetry.io/otel/exporters":     {},
-	"github.com/invopop/jsonschema":          {"tool"},
+	"github.com/invopop/jsonschema":          {"tool", "model/anthropic"}, // the Anthropic SDK's root package imports it
 	"github.com/modelcontextprotocol/go-sdk": {"tool/mcp"},
 	"github.com/google/jsonschema-go":        {"tool/mcp"},
 	"gonum.org/v1/plot":                      {},

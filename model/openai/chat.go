@@ -214,8 +214,9 @@ func chatMessages(dst [][]byte, instructions string, items state.Items) [][]byte
 			msg = append(msg, `,"content":`...)
 			msg = jsonw.AppendString(msg, it.Text())
 			dst = append(dst, append(msg, '}'))
-		case state.KindReasoning:
-			// Chat Completions takes no reasoning input.
+		case state.KindReasoning, state.KindOpaque:
+			// Chat Completions takes no reasoning input; the opaque items
+			// left by chatExpressible are another provider's own.
 		}
 	}
 	flush()
@@ -373,6 +374,9 @@ func chatExpressible(items state.Items) error {
 						Reason: "content part " + strconv.Itoa(j) + " is " + partName(p) + ": Chat Completions tool messages take text only"}
 				}
 			}
+		}
+		if it.Kind() == state.KindOpaque && otherProvider(it, it.Raw()) {
+			continue // not sent, as for the Responses API
 		}
 		switch it.Kind() {
 		case state.KindHostedCall, state.KindOpaque, state.KindMCPApprovalRequest, state.KindMCPApprovalResponse,

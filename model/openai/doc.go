@@ -32,6 +32,13 @@
 // a function_call_output whose output is the list of its input_text,
 // input_image and input_file parts.
 //
+// A run may hand off to an agent on another provider and back. Items that
+// adapter made for its own provider only (model/anthropic's thinking
+// blocks, kept as reasoning items, and its opaque content blocks) are not
+// sent to OpenAI, by either adapter: they stay in the session, and the
+// other adapter sends them again when the run goes back to it. Calls,
+// outputs and messages of every provider are sent.
+//
 // # What comes back
 //
 // Output items become items in the order the model produced them:

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -120,7 +121,9 @@ func (m *Model) params(c *pipeline.ModelCall) (responses.ResponseNewParams, erro
 	return p, nil
 }
 
-// appendInput appends the items' canonical JSON to dst as one JSON array.
+// appendInput appends the items' canonical JSON to dst as one JSON array,
+// without the items another provider made for itself (see
+// [otherProvider]).
 func appendInput(dst []byte, items state.Items) []byte {
 	n := 2
 	for _, it := range items.All() {
@@ -128,13 +131,45 @@ func appendInput(dst []byte, items state.Items) []byte {
 	}
 	dst = slices.Grow(dst, n)
 	dst = append(dst, '[')
-	for i, it := range items.All() {
-		if i > 0 {
+	first := true
+	for _, it := range items.All() {
+		mark := len(dst)
+		if !first {
 			dst = append(dst, ',')
 		}
+		start := len(dst)
 		dst = it.AppendRaw(dst)
+		if otherProvider(it, dst[start:]) {
+			dst = dst[:mark]
+			continue
+		}
+		first = false
 	}
 	return append(dst, ']')
+}
+
+// providerMarkers are the members with which the other adapters keep a
+// provider's own block in an item's JSON: model/anthropic a Messages API
+// content block, model/gemini a Gemini part.
+var providerMarkers = [][]byte{[]byte(`"anthropic":{`), []byte(`"gemini":{`)}
+
+// otherProvider reports whether an item (raw is its JSON) is one another
+// provider's adapter made for that provider only: a reasoning item or an
+// opaque item carrying an Anthropic content block (a thinking block, a
+// server tool's block) or a Gemini part (a thought, executable code). Such items are not sent to OpenAI, whose API
+// could not read them; they stay in the session, and the other adapter
+// sends them again when the run goes back to it. This is the rule for a
+// run that hands off between providers.
+func otherProvider(it state.Item, raw []byte) bool {
+	if k := it.Kind(); k != state.KindReasoning && k != state.KindOpaque {
+		return false
+	}
+	for _, m := range providerMarkers {
+		if bytes.Contains(raw, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // appendTool appends a Responses API function tool for t: its schema as

@@ -1,0 +1,153 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
+
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
+)
+
+// A Model is a [pipeline.Model] over Anthropic's Messages API, through an
+// anthropic-sdk-go client. It holds only configuration fixed at
+// construction, so one Model is safe for concurrent use by any number of
+// runs.
+//
+// Respond converts the call's instructions, input items, tools and
+// settings into a Messages API request (see the package documentation for
+// the mapping), sends it through the client, and returns the response's
+// content blocks as items in the order the model produced them. When the
+// call streams it reads the server-sent events, emits a
+// [pipeline.TextDelta] per text delta, and returns the same complete
+// response a plain call returns.
+//
+// A nil error guarantees a non-nil response. An input the API cannot take
+// fails before any request with an [*InputError]; a cancelled ctx returns
+// the context's error, with the connection's body closed; every other
+// failure is a [*pipeline.ModelError].
+type Model struct {
+	client sdk.Client
+	cfg    config
+}
+
+var _ pipeline.Model = (*Model)(nil)
+
+// New returns a Messages API model that sends its requests through
+// client. Requests use the client's options (API key, base URL, HTTP
+// client, retries), then the options given here.
+func New(client sdk.Client, opts ...Option) *Model {
+	return &Model{client: client, cfg: newConfig(opts)}
+}
+
+// ProviderName reports "anthropic", the GenAI provider name tracing
+// records (gen_ai.provider.name).
+func (m *Model) ProviderName() string { return "anthropic" }
+
+// Respond calls the Messages API for c. See [Model] for the contract.
+func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+	req, err := m.build(c)
+	if err != nil {
+		return nil, err
+	}
+	params := req.params()
+	if c.Stream {
+		return m.stream(ctx, c, params)
+	}
+	var (
+		body []byte
+		res  *http.Response
+	)
+	_, err = m.client.Messages.New(ctx, params, m.cfg.requestOptions(option.WithResponseInto(&res), option.WithResponseBodyInto(&body))...)
+	status, reqID := responseMeta(res)
+	if err != nil {
+		return nil, translate(ctx, err, status, reqID)
+	}
+	out, err := parseMessage(body)
+	if err != nil {
+		return nil, translate(ctx, err, status, reqID)
+	}
+	return out, nil
+}
+
+// params returns the SDK's params for the request: its body as built,
+// with the model and max_tokens the client itself reads (to choose a
+// timeout).
+func (r *request) params() sdk.MessageNewParams {
+	p := sdk.MessageNewParams{Model: sdk.Model(r.model), MaxTokens: r.maxTokens}
+	param.SetJSON(r.body, &p)
+	return p
+}
+
+// requestOptions returns the configured request options followed by extra.
+func (cfg *config) requestOptions(extra ...option.RequestOption) []option.RequestOption {
+	return append(slices.Clip(cfg.reqOpts), extra...)
+}
+
+func responseMeta(res *http.Response) (status int, requestID string) {
+	if res == nil {
+		return 0, ""
+	}
+	return res.StatusCode, res.Header.Get("request-id")
+}
+
+// messageBody is the part of a Messages API response the adapter reads.
+type messageBody struct {
+	ID         string            `json:"id"`
+	Type       string            `json:"type"`
+	Model      string            `json:"model"`
+	StopReason string            `json:"stop_reason"`
+	Content    []json.RawMessage `json:"content"`
+	Usage      *usageBody        `json:"usage"`
+}
+
+type usageBody struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	OutputTokensDetails      struct {
+		ThinkingTokens int64 `json:"thinking_tokens"`
+	} `json:"output_tokens_details"`
+}
+
+// usage converts the API's usage: input tokens count every input token,
+// those read from and written to the cache included (the API counts
+// them apart); cached tokens are those read from the cache.
+func (u *usageBody) usage() state.Usage {
+	out := state.Usage{Requests: 1}
+	if u != nil {
+		out.InputTokens = u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+		out.CachedTokens = u.CacheReadInputTokens
+		out.OutputTokens = u.OutputTokens
+		out.ReasoningTokens = u.OutputTokensDetails.ThinkingTokens
+	}
+	return out
+}
+
+// parseMessage decodes a Messages API response body.
+func parseMessage(body []byte) (*pipeline.ModelResponse, error) {
+	var r messageBody
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, &DecodeError{Where: "messages body", Err: err}
+	}
+	blocks := make([]block, len(r.Content))
+	for i, raw := range r.Content {
+		b, err := readBlock(raw)
+		if err != nil {
+			return nil, &DecodeError{Where: "content[" + strconv.Itoa(i) + "]", Err: err}
+		}
+		blocks[i] = b
+	}
+	items, err := responseItems(r.ID, blocks, r.StopReason)
+	if err != nil {
+		return nil, err
+	}
+	return &pipeline.ModelResponse{ID: r.ID, Model: r.Model, Items: items, Usage: r.Usage.usage()}, nil
+}

@@ -1,0 +1,427 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/turnkit/turnkit/internal/jsonw"
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
+)
+
+// emptySchema is the input schema of a tool that takes no arguments.
+const emptySchema = `{"type":"object","properties":{}}`
+
+// request is a built request: its JSON body and the fields the client
+// reads itself.
+type request struct {
+	body      []byte
+	model     string
+	maxTokens int64
+}
+
+// build builds the request body for c, as one JSON object written once.
+// The input items are converted in order; what the API cannot take fails
+// the call here, before any request.
+func (m *Model) build(c *pipeline.ModelCall) (request, error) {
+	var r request
+	cfg := &m.cfg
+	switch {
+	case c.Settings.Model != "":
+		r.model = c.Settings.Model
+	case cfg.model != "":
+		r.model = cfg.model
+	default:
+		agent := ""
+		if c.Agent != nil {
+			agent = c.Agent.Name
+		}
+		return r, fmt.Errorf("anthropic: agent %q has no model name: set Agent.Settings.Model or use WithModel", agent)
+	}
+	r.maxTokens = cfg.maxTokens
+	if mt := c.Settings.MaxOutputTokens; mt != nil {
+		r.maxTokens = *mt
+	}
+	if cfg.thinking > 0 && cfg.thinking >= r.maxTokens {
+		return r, fmt.Errorf("anthropic: thinking budget %d must be below max_tokens %d", cfg.thinking, r.maxTokens)
+	}
+
+	b := make([]byte, 0, 512+estimate(c.Input))
+	b = append(b, `{"model":`...)
+	b = jsonw.AppendString(b, r.model)
+	b = append(b, `,"max_tokens":`...)
+	b = fmt.Appendf(b, "%d", r.maxTokens)
+
+	var sys []string
+	if c.Instructions != "" {
+		sys = append(sys, c.Instructions)
+	}
+	for _, it := range c.Input.All() {
+		if it.Kind() == state.KindSystemMessage && it.Text() != "" {
+			sys = append(sys, it.Text())
+		}
+	}
+	if len(sys) > 0 {
+		b = append(b, `,"system":[`...)
+		for i, s := range sys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":"text","text":`...)
+			b = jsonw.AppendString(b, s)
+			if i == len(sys)-1 && cfg.cache[CacheSystem] {
+				b = cfg.appendCacheControl(b)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+
+	b = append(b, `,"messages":`...)
+	var err error
+	if b, err = cfg.appendMessages(b, c.Input); err != nil {
+		return r, err
+	}
+
+	if len(c.Tools) > 0 {
+		b = append(b, `,"tools":[`...)
+		for i, t := range c.Tools {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendTool(b, t, i == len(c.Tools)-1 && cfg.cache[CacheTools], cfg); err != nil {
+				return r, err
+			}
+		}
+		b = append(b, ']')
+		b = appendToolChoice(b, &c.Settings)
+	}
+	if cfg.thinking > 0 {
+		b = fmt.Appendf(b, `,"thinking":{"type":"enabled","budget_tokens":%d}`, cfg.thinking)
+	}
+	if o := &c.Output; o.Schema != nil {
+		if !json.Valid(o.Schema) {
+			return r, fmt.Errorf("anthropic: output %q: schema is not valid JSON", o.Name)
+		}
+		b = append(b, `,"output_config":{"format":{"type":"json_schema","schema":`...)
+		b = append(b, o.Schema...)
+		b = append(b, `}}`...)
+	}
+	if uid := c.Settings.Metadata["user_id"]; uid != "" {
+		b = append(b, `,"metadata":{"user_id":`...)
+		b = jsonw.AppendString(b, uid)
+		b = append(b, '}')
+	}
+	r.body = append(b, '}')
+	return r, nil
+}
+
+// estimate returns a guess of the bytes the items take in a request.
+func estimate(items state.Items) int {
+	n := 0
+	for _, it := range items.All() {
+		n += it.RawLen()
+	}
+	return n
+}
+
+func (cfg *config) appendCacheControl(b []byte) []byte {
+	if cfg.ttl != "" {
+		b = append(b, `,"cache_control":{"type":"ephemeral","ttl":`...)
+		b = jsonw.AppendString(b, cfg.ttl)
+		return append(b, '}')
+	}
+	return append(b, `,"cache_control":{"type":"ephemeral"}`...)
+}
+
+// appendTool appends a tool definition: a function tool as a custom tool
+// of the Messages API, or a hosted tool's declaration as given (an
+// Anthropic server tool such as {"type":"web_search_20250305",…}).
+func appendTool(b []byte, t pipeline.ToolSpec, cache bool, cfg *config) ([]byte, error) {
+	switch {
+	case len(t.Custom) > 0:
+		return b, fmt.Errorf("%w: custom tool %q: the Messages API has no freeform tools", ErrUnsupportedTool, t.Name)
+	case len(t.Hosted) > 0:
+		h := bytes.TrimSpace(t.Hosted)
+		if !json.Valid(h) || len(h) < 2 || h[0] != '{' {
+			return b, fmt.Errorf("anthropic: hosted tool %q: declaration is not a JSON object", t.Name)
+		}
+		if !cache {
+			return append(b, h...), nil
+		}
+		b = append(b, h[:len(h)-1]...)
+		return append(cfg.appendCacheControl(b), '}'), nil
+	}
+	if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
+		return b, fmt.Errorf("anthropic: tool %q: parameters are not valid JSON", t.Name)
+	}
+	b = append(b, `{"name":`...)
+	b = jsonw.AppendString(b, t.Name)
+	if t.Description != "" {
+		b = append(b, `,"description":`...)
+		b = jsonw.AppendString(b, t.Description)
+	}
+	b = append(b, `,"input_schema":`...)
+	if len(t.Parameters) == 0 || string(t.Parameters) == "null" {
+		b = append(b, emptySchema...)
+	} else {
+		b = append(b, t.Parameters...)
+	}
+	if t.Strict {
+		b = append(b, `,"strict":true`...)
+	}
+	if cache {
+		b = cfg.appendCacheControl(b)
+	}
+	return append(b, '}'), nil
+}
+
+// appendToolChoice maps the agent's tool choice: "required" is "any", a
+// tool name forces that tool; ParallelToolCalls false sets
+// disable_parallel_tool_use.
+func appendToolChoice(b []byte, s *pipeline.ModelSettings) []byte {
+	noParallel := s.ParallelToolCalls != nil && !*s.ParallelToolCalls
+	switch s.ToolChoice {
+	case "", "auto":
+		if !noParallel {
+			return b
+		}
+		b = append(b, `,"tool_choice":{"type":"auto"`...)
+	case "none":
+		return append(b, `,"tool_choice":{"type":"none"}`...)
+	case "required":
+		b = append(b, `,"tool_choice":{"type":"any"`...)
+	default:
+		b = append(b, `,"tool_choice":{"type":"tool","name":`...)
+		b = jsonw.AppendString(b, s.ToolChoice)
+	}
+	if noParallel {
+		b = append(b, `,"disable_parallel_tool_use":true`...)
+	}
+	return append(b, '}')
+}
+
+// messages writes the input items as Messages API messages: consecutive
+// items of one side join one message (the model's text, thinking and
+// tool_use blocks in an assistant message; tool_result blocks first, then
+// the user's content, in a user message).
+type messages struct {
+	b         []byte
+	role      string // the open message's role, "" before the first
+	lastBlock int    // index in b of the closing brace of the last block that may carry cache_control; -1 if none
+}
+
+func (w *messages) block(role string) {
+	switch {
+	case w.role == role:
+		w.b = append(w.b, ',')
+		return
+	case w.role != "":
+		w.b = append(w.b, "]},"...)
+	}
+	w.role = role
+	w.b = append(w.b, `{"role":"`...)
+	w.b = append(w.b, role...)
+	w.b = append(w.b, `","content":[`...)
+}
+
+// appendMessages appends the items as the messages array.
+func (cfg *config) appendMessages(dst []byte, items state.Items) ([]byte, error) {
+	w := messages{b: append(dst, '['), lastBlock: -1}
+	for i, it := range items.All() {
+		switch it.Kind() {
+		case state.KindUserMessage:
+			parts := it.Content()
+			if parts == nil {
+				w.block("user")
+				w.b = appendText(w.b, it.Text())
+				w.lastBlock = len(w.b) - 1
+				break
+			}
+			for j, p := range parts {
+				w.block("user")
+				var err error
+				if w.b, err = appendPart(w.b, p); err != nil {
+					return dst, &InputError{Index: i, Kind: it.Kind(), Part: j, Reason: err.Error()}
+				}
+				w.lastBlock = len(w.b) - 1
+			}
+		case state.KindSystemMessage:
+			// Sent in the system prompt (see build).
+		case state.KindAssistantMessage:
+			if it.Text() == "" {
+				break // the API refuses empty text blocks
+			}
+			w.block("assistant")
+			w.b = appendText(w.b, it.Text())
+			w.lastBlock = len(w.b) - 1
+		case state.KindReasoning:
+			if blk := anthropicBlock(it); blk != nil {
+				w.block("assistant")
+				w.b = append(w.b, blk...)
+				w.lastBlock = -1 // thinking blocks take no cache_control
+			}
+			// Another provider's reasoning is not sent (it stays in the
+			// session): see the package documentation.
+		case state.KindToolCall, state.KindHandoffCall:
+			w.block("assistant")
+			w.b = append(w.b, `{"type":"tool_use","id":`...)
+			w.b = jsonw.AppendString(w.b, it.CallID())
+			w.b = append(w.b, `,"name":`...)
+			w.b = jsonw.AppendString(w.b, it.Name())
+			w.b = append(w.b, `,"input":`...)
+			w.b = appendArguments(w.b, it.Text())
+			w.b = append(w.b, '}')
+			w.lastBlock = len(w.b) - 1
+		case state.KindToolOutput, state.KindHandoffOutput:
+			w.block("user")
+			w.b = append(w.b, `{"type":"tool_result","tool_use_id":`...)
+			w.b = jsonw.AppendString(w.b, it.CallID())
+			w.b = append(w.b, `,"content":`...)
+			if parts := it.Content(); parts != nil {
+				w.b = append(w.b, '[')
+				for j, p := range parts {
+					if j > 0 {
+						w.b = append(w.b, ',')
+					}
+					var err error
+					if w.b, err = appendPart(w.b, p); err != nil {
+						return dst, &InputError{Index: i, Kind: it.Kind(), CallID: it.CallID(), Part: j, Reason: err.Error()}
+					}
+				}
+				w.b = append(w.b, ']')
+			} else {
+				w.b = jsonw.AppendString(w.b, it.Text())
+			}
+			w.b = append(w.b, '}')
+			w.lastBlock = len(w.b) - 1
+		case state.KindOpaque:
+			blk := anthropicBlock(it)
+			if blk == nil && otherProvider(it) {
+				break // another provider's own item: not sent, kept in the session
+			}
+			if blk == nil {
+				return dst, &InputError{Index: i, Kind: it.Kind(), Part: -1,
+					Reason: "an opaque item of type " + it.Name() + " that did not come from the Messages API"}
+			}
+			w.block("assistant")
+			w.b = append(w.b, blk...)
+			w.lastBlock = -1
+		default:
+			return dst, &InputError{Index: i, Kind: it.Kind(), CallID: it.CallID(), Part: -1,
+				Reason: "a " + it.Kind().String() + " (" + it.Name() + ") has no Messages API content block"}
+		}
+	}
+	if w.role != "" {
+		w.b = append(w.b, "]}"...)
+	}
+	if cfg.cache[CacheHistory] && w.lastBlock >= 0 {
+		tail := append([]byte(nil), w.b[w.lastBlock:]...)
+		w.b = append(cfg.appendCacheControl(w.b[:w.lastBlock]), tail...)
+	}
+	return append(w.b, ']'), nil
+}
+
+func appendText(b []byte, text string) []byte {
+	b = append(b, `{"type":"text","text":`...)
+	b = jsonw.AppendString(b, text)
+	return append(b, '}')
+}
+
+// appendArguments appends a call's arguments as the tool_use input: the
+// JSON object the model produced, or {} for arguments that are not one (a
+// malformed call, answered with an error, which the API would refuse).
+func appendArguments(b []byte, args string) []byte {
+	a := strings.TrimSpace(args)
+	if len(a) < 2 || a[0] != '{' || !json.Valid([]byte(a)) {
+		return append(b, "{}"...)
+	}
+	return append(b, a...)
+}
+
+// imageTypes are the image media types the Messages API reads.
+var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
+
+// appendPart appends a content part as a Messages API block: text, an
+// image (base64 from a data URL, or by URL), a document (a PDF or plain
+// text inline, a PDF by URL). Anything else is an error saying why.
+func appendPart(b []byte, p state.ContentPart) ([]byte, error) {
+	switch p.Type() {
+	case "input_text":
+		return appendText(b, p.Text()), nil
+	case "input_image":
+		url := p.URL()
+		if url == "" {
+			return b, fmt.Errorf("an image by file ID (%s): the Messages API does not read another API's files", p.FileID())
+		}
+		if media, data, ok := parseDataURL(url); ok {
+			if !imageTypes[media] {
+				return b, fmt.Errorf("an image of type %q: the Messages API reads JPEG, PNG, GIF and WebP", media)
+			}
+			b = append(b, `{"type":"image","source":{"type":"base64","media_type":`...)
+			b = jsonw.AppendString(b, media)
+			b = append(b, `,"data":`...)
+			b = jsonw.AppendString(b, data)
+			return append(b, "}}"...), nil
+		}
+		if !strings.HasPrefix(url, "https://") && !strings.HasPrefix(url, "http://") {
+			return b, fmt.Errorf("an image URL that is neither a data URL nor http(s)")
+		}
+		b = append(b, `{"type":"image","source":{"type":"url","url":`...)
+		b = jsonw.AppendString(b, url)
+		return append(b, "}}"...), nil
+	case "input_file":
+		name, dataURL := p.FileData()
+		switch {
+		case dataURL != "":
+			media, data, ok := parseDataURL(dataURL)
+			if !ok {
+				return b, fmt.Errorf("a file whose data is not a base64 data URL")
+			}
+			switch media {
+			case "application/pdf":
+				b = append(b, `{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":`...)
+				b = jsonw.AppendString(b, data)
+				b = append(b, '}')
+			case "text/plain":
+				text, err := base64.StdEncoding.DecodeString(data)
+				if err != nil {
+					return b, fmt.Errorf("a text file whose data is not base64: %v", err)
+				}
+				b = append(b, `{"type":"document","source":{"type":"text","media_type":"text/plain","data":`...)
+				b = jsonw.AppendString(b, string(text))
+				b = append(b, '}')
+			default:
+				return b, fmt.Errorf("a file of type %q: the Messages API reads PDF and plain text documents", media)
+			}
+			if name != "" {
+				b = append(b, `,"title":`...)
+				b = jsonw.AppendString(b, name)
+			}
+			return append(b, '}'), nil
+		case p.URL() != "":
+			b = append(b, `{"type":"document","source":{"type":"url","url":`...)
+			b = jsonw.AppendString(b, p.URL())
+			return append(b, "}}"...), nil
+		}
+		return b, fmt.Errorf("a file by file ID (%s): the Messages API does not read another API's files", p.FileID())
+	}
+	return b, fmt.Errorf("a content part of type %q", p.Type())
+}
+
+// parseDataURL splits "data:<media>;base64,<data>".
+func parseDataURL(url string) (media, data string, ok bool) {
+	rest, ok := strings.CutPrefix(url, "data:")
+	if !ok {
+		return "", "", false
+	}
+	head, data, ok := strings.Cut(rest, ",")
+	if !ok {
+		return "", "", false
+	}
+	media, ok = strings.CutSuffix(head, ";base64")
+	return media, data, ok
+}

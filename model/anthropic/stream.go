@@ -1,0 +1,290 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
+	"github.com/tidwall/gjson"
+
+	"github.com/turnkit/turnkit/pipeline"
+)
+
+// streamEvent is the part of a Messages API stream event the adapter
+// reads.
+type streamEvent struct {
+	Type         string          `json:"type"`
+	Index        int             `json:"index"`
+	Message      *messageBody    `json:"message"`
+	ContentBlock json.RawMessage `json:"content_block"`
+	Delta        struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		Signature   string `json:"signature"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *usageBody `json:"usage"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// stream runs a streaming call through the client's NewStreaming, reading
+// the events itself: text deltas go to c.Emit as they arrive; the blocks
+// are built from their start and delta events, and the response is
+// complete at message_stop.
+func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, params sdk.MessageNewParams) (*pipeline.ModelResponse, error) {
+	var res *http.Response
+	s := m.client.Messages.NewStreaming(ctx, params, m.cfg.requestOptions(option.WithResponseBodyInto(&res))...)
+	err := s.Err()
+	status, reqID := responseMeta(res)
+	if err != nil {
+		if res != nil && res.Body != nil {
+			res.Body.Close()
+		}
+		return nil, translate(ctx, err, status, reqID)
+	}
+	if res == nil || res.Body == nil {
+		return nil, translate(ctx, fmt.Errorf("%w: no response body", ErrIncompleteStream), status, reqID)
+	}
+	dec := ssestream.NewDecoder(res)
+	defer dec.Close()
+	out, err := readStream(dec, c)
+	if err != nil {
+		return nil, translate(ctx, err, status, reqID)
+	}
+	return out, nil
+}
+
+// readStream reads events until message_stop.
+func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+	var (
+		msg     messageBody
+		started bool
+		blocks  []block
+		partial [][]byte // input_json_delta text per block
+		usage   usageBody
+		events  int
+	)
+	for dec.Next() {
+		events++
+		data := dec.Event().Data
+		// The events of a block's content, most of a stream, are read
+		// without decoding the whole event; the others are decoded.
+		if i, text, ok := textDelta(data); ok {
+			if i >= len(blocks) {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_delta)", events), Err: fmt.Errorf("index %d of %d blocks", i, len(blocks))}
+			}
+			blocks[i].text = append(blocks[i].text, text...)
+			if text != "" {
+				c.Emit(pipeline.TextDelta{ItemID: msg.ID, Delta: text})
+			}
+			continue
+		}
+		switch gjson.GetBytes(data, "type").Str {
+		case "content_block_delta":
+			if err := blockDelta(data, blocks, partial, msg.ID, c); err != nil {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_delta)", events), Err: err}
+			}
+			continue
+		case "content_block_stop":
+			idx := gjson.GetBytes(data, "index")
+			i := int(idx.Int())
+			if idx.Type != gjson.Number || i < 0 || i >= len(blocks) {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_stop)", events), Err: fmt.Errorf("index %s of %d blocks", idx.Raw, len(blocks))}
+			}
+			if p := partial[i]; len(p) > 0 {
+				if b := &blocks[i]; b.raw != nil {
+					b.raw = withInput(b.raw, p)
+				} else {
+					b.Input = p
+				}
+			}
+			continue
+		case "ping":
+			continue
+		}
+		var ev streamEvent
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return nil, &DecodeError{Where: fmt.Sprintf("stream event %d", events), Err: err}
+		}
+		if ev.Type == "" {
+			ev.Type = dec.Event().Type
+		}
+		switch ev.Type {
+		case "message_start":
+			if ev.Message == nil {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (message_start)", events), Err: fmt.Errorf("no message")}
+			}
+			msg, started = *ev.Message, true
+			if msg.Usage != nil {
+				usage = *msg.Usage
+			}
+		case "content_block_start":
+			if ev.Index != len(blocks) || ev.Index > 1<<16 {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_start)", events), Err: fmt.Errorf("index %d, want %d", ev.Index, len(blocks))}
+			}
+			b, err := readBlock(ev.ContentBlock)
+			if err != nil {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_start)", events), Err: err}
+			}
+			blocks = append(blocks, b)
+			partial = append(partial, nil)
+			if b.Text != "" {
+				c.Emit(pipeline.TextDelta{ItemID: msg.ID, Delta: b.Text})
+			}
+		case "message_delta":
+			if ev.Delta.StopReason != "" {
+				msg.StopReason = ev.Delta.StopReason
+			}
+			if u := ev.Usage; u != nil {
+				usage.merge(u)
+			}
+		case "message_stop":
+			if !started {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (message_stop)", events), Err: fmt.Errorf("no message_start")}
+			}
+			for i := range blocks {
+				if b := &blocks[i]; len(b.text) > 0 {
+					b.Text += string(b.text)
+				}
+			}
+			items, err := responseItems(msg.ID, blocks, msg.StopReason)
+			if err != nil {
+				return nil, err
+			}
+			return &pipeline.ModelResponse{ID: msg.ID, Model: msg.Model, Items: items, Usage: usage.usage()}, nil
+		case "error":
+			se := &StreamError{Type: "error"}
+			if ev.Error != nil {
+				se.Type, se.Message = ev.Error.Type, ev.Error.Message
+			}
+			return nil, se
+		}
+	}
+	if err := dec.Err(); err != nil {
+		return nil, fmt.Errorf("%w after %d events: %w", ErrIncompleteStream, events, err)
+	}
+	return nil, fmt.Errorf("%w after %d events", ErrIncompleteStream, events)
+}
+
+// blockDelta applies a content_block_delta event to its block: text
+// (emitted as a TextDelta), a tool's input JSON, thinking, a signature.
+// Deltas of other types (citations) are ignored.
+func blockDelta(data []byte, blocks []block, partial [][]byte, msgID string, c *pipeline.ModelCall) error {
+	idx := gjson.GetBytes(data, "index")
+	i := int(idx.Int())
+	if idx.Type != gjson.Number || i < 0 || i >= len(blocks) {
+		return fmt.Errorf("index %s of %d blocks", idx.Raw, len(blocks))
+	}
+	d := gjson.GetBytes(data, "delta")
+	if !d.IsObject() {
+		return fmt.Errorf("no delta object")
+	}
+	b := &blocks[i]
+	// Strings are copied (String on a copy of the raw text): gjson's
+	// results point into data, which the decoder may reuse.
+	switch d.Get("type").Str {
+	case "text_delta":
+		text := strings.Clone(d.Get("text").String())
+		b.text = append(b.text, text...)
+		if text != "" {
+			c.Emit(pipeline.TextDelta{ItemID: msgID, Delta: text})
+		}
+	case "input_json_delta":
+		partial[i] = append(partial[i], d.Get("partial_json").String()...)
+	case "thinking_delta":
+		b.Thinking += strings.Clone(d.Get("thinking").String())
+	case "signature_delta":
+		b.Signature += strings.Clone(d.Get("signature").String())
+	}
+	return nil
+}
+
+// The text delta event as the API writes it, its members in this order.
+var (
+	textDeltaHead = []byte(`{"type":"content_block_delta","index":`)
+	textDeltaMid  = []byte(`,"delta":{"type":"text_delta","text":`)
+)
+
+// textDelta reads a text delta event written in the API's own member
+// order and spacing: {"type":"content_block_delta","index":N,"delta":
+// {"type":"text_delta","text":"…"}}. Any other shape (another member
+// order, spaces, extra members) returns ok false, and the event is read
+// the general way. The text is a copy.
+func textDelta(data []byte) (index int, text string, ok bool) {
+	rest, ok := bytes.CutPrefix(data, textDeltaHead)
+	if !ok {
+		return 0, "", false
+	}
+	n := 0
+	for n < len(rest) && n < 6 && rest[n] >= '0' && rest[n] <= '9' {
+		index = index*10 + int(rest[n]-'0')
+		n++
+	}
+	if n == 0 {
+		return 0, "", false
+	}
+	if rest, ok = bytes.CutPrefix(rest[n:], textDeltaMid); !ok {
+		return 0, "", false
+	}
+	str, ok := bytes.CutSuffix(bytes.TrimRight(rest, " \t\r\n"), []byte("}}"))
+	if !ok || len(str) < 2 || str[0] != '"' || str[len(str)-1] != '"' {
+		return 0, "", false
+	}
+	inner := str[1 : len(str)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		if bytes.IndexByte(inner, '"') >= 0 {
+			return 0, "", false // more than one value
+		}
+		return index, string(inner), true
+	}
+	if json.Unmarshal(str, &text) != nil {
+		return 0, "", false
+	}
+	return index, text, true
+}
+
+// merge takes the counts a message_delta reports: cumulative, so each
+// one given replaces the message_start's.
+func (u *usageBody) merge(d *usageBody) {
+	if d.InputTokens > 0 {
+		u.InputTokens = d.InputTokens
+	}
+	if d.OutputTokens > 0 {
+		u.OutputTokens = d.OutputTokens
+	}
+	if d.CacheCreationInputTokens > 0 {
+		u.CacheCreationInputTokens = d.CacheCreationInputTokens
+	}
+	if d.CacheReadInputTokens > 0 {
+		u.CacheReadInputTokens = d.CacheReadInputTokens
+	}
+	if d.OutputTokensDetails.ThinkingTokens > 0 {
+		u.OutputTokensDetails.ThinkingTokens = d.OutputTokensDetails.ThinkingTokens
+	}
+}
+
+// withInput returns an opaque block's JSON with its input member set to
+// the streamed input.
+func withInput(raw json.RawMessage, input []byte) json.RawMessage {
+	var v map[string]json.RawMessage
+	if json.Unmarshal(raw, &v) != nil || !json.Valid(input) {
+		return raw
+	}
+	v["input"] = input
+	out, err := json.Marshal(v)
+	if err != nil {
+		return raw
+	}
+	return out
+}
