@@ -60,6 +60,7 @@ type InputError struct {
 	Reason string
 }
 
+// Error says what failed, where, and why.
 func (e *InputError) Error() string {
 	s := "anthropic: input[" + strconv.Itoa(e.Index) + "] (" + e.Kind.String()
 	if e.CallID != "" {
@@ -82,6 +83,7 @@ type DecodeError struct {
 	Err   error
 }
 
+// Error says what failed, where, and why.
 func (e *DecodeError) Error() string { return "anthropic: decode " + e.Where + ": " + e.Err.Error() }
 
 // Unwrap returns [ErrMalformedResponse] and the cause.
@@ -95,6 +97,7 @@ type StreamError struct {
 	Message string
 }
 
+// Error says what failed, where, and why.
 func (e *StreamError) Error() string {
 	return "anthropic: stream error event: " + e.Type + ": " + e.Message
 }
