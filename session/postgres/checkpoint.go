@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -24,7 +25,7 @@ var _ state.Store = (*Store)(nil)
 
 // ckptQueries are the checkpoint statements with the schema name resolved.
 type ckptQueries struct {
-	load, save, version, delete string
+	load, save, saveAppend, version, delete string
 }
 
 func newCkptQueries(schemaName string) ckptQueries {
@@ -62,6 +63,69 @@ func newCkptQueries(schemaName string) ckptQueries {
 				WHERE EXISTS (SELECT 1 FROM ok)
 				ON CONFLICT (run_id, seq) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data)
 			SELECT count(*) FROM ok`),
+		// SaveAppend's common case in one statement: the save above and
+		// the append of appendExisting, on one condition, so that both
+		// take or neither does. It takes the session's shared lock, then
+		// reads what the append's positions hold already: if one holds
+		// another item, nothing is written (stored_differs names it);
+		// otherwise the save's compare-and-swap runs, and only if it took
+		// does the append run: a new run gets its place (newRun), the items
+		// go in, a position that holds the same item is skipped. It returns
+		// whether the save took, the run's place, the rows inserted, the
+		// positions that held the same item, and the first one that held
+		// another, with its kind.
+		// $1 session, $2 run, $3–$8 the items' columns (appendCols.args),
+		// $9 base, $10 version, $11 head, $12 context, $13 replace the
+		// context, $14 full, $15 checkpoint item positions, $16 their JSON.
+		saveAppend: r.Replace(`WITH lk AS MATERIALIZED (
+				SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($1))),
+			r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs, lk WHERE session_id = $1 AND run_id = $2),
+			t AS MATERIALIZED (SELECT * FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
+				AS t(seq, kind, name, raw, call_id, batch_call)),
+			stored AS MATERIALIZED (
+				SELECT s.seq, s.kind, (s.kind, s.name, s.raw) IS NOT DISTINCT FROM (t.kind, t.name, t.raw) AS same
+				FROM r, t, {{schema}}.session_items s
+				WHERE s.session_id = $1 AND s.place = r.place AND s.seq = t.seq),
+			fits AS MATERIALIZED (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM stored WHERE NOT same)),
+			ins AS (
+				INSERT INTO {{schema}}.run_checkpoints (run_id, version, data, context)
+				SELECT $2, $10, $11, $12 FROM fits WHERE $9::bigint = 0
+				ON CONFLICT (run_id) DO NOTHING
+				RETURNING 1),
+			upd AS (
+				UPDATE {{schema}}.run_checkpoints
+				SET version = $10, data = $11, context = CASE WHEN $13::boolean THEN $12 ELSE context END
+				WHERE run_id = $2 AND version = $9 AND $9::bigint > 0 AND EXISTS (SELECT 1 FROM fits)
+				RETURNING 1),
+			ok AS MATERIALIZED (SELECT 1 FROM ins UNION ALL SELECT 1 FROM upd),
+			del AS (
+				DELETE FROM {{schema}}.run_checkpoint_items
+				WHERE $14::boolean AND run_id = $2 AND seq <> ALL($15::bigint[]) AND EXISTS (SELECT 1 FROM ok)),
+			items AS (
+				INSERT INTO {{schema}}.run_checkpoint_items (run_id, seq, version, data)
+				SELECT $2, c.seq, $10, c.data FROM unnest($15::bigint[], $16::bytea[]) AS c(seq, data)
+				WHERE EXISTS (SELECT 1 FROM ok)
+				ON CONFLICT (run_id, seq) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data),
+			head AS (
+				INSERT INTO {{schema}}.session_heads AS h (session_id, last_place)
+				SELECT $1, 1 FROM ok WHERE NOT EXISTS (SELECT 1 FROM r)
+				ON CONFLICT (session_id) DO UPDATE SET last_place = h.last_place + 1
+				RETURNING last_place),
+			nr AS (
+				INSERT INTO {{schema}}.session_runs (session_id, run_id, place)
+				SELECT $1, $2, last_place FROM head
+				ON CONFLICT (session_id, run_id) DO NOTHING
+				RETURNING place),
+			p AS MATERIALIZED (SELECT place FROM r, ok UNION ALL SELECT place FROM nr),
+			app AS (
+				INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers)
+				SELECT $1, p.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("p.place") + `
+				FROM p, t
+				ON CONFLICT (session_id, place, seq) DO NOTHING RETURNING 1)
+			SELECT (SELECT count(*) FROM ok), (SELECT place FROM p), (SELECT count(*) FROM app),
+				(SELECT count(*) FROM stored),
+				(SELECT seq FROM stored WHERE NOT same ORDER BY seq LIMIT 1),
+				(SELECT kind FROM stored WHERE NOT same ORDER BY seq LIMIT 1)`),
 		version: r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
 		delete: r.Replace(`WITH items AS (DELETE FROM {{schema}}.run_checkpoint_items WHERE run_id = $1)
 			DELETE FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
@@ -160,6 +224,18 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 // items it is Save, and sessionID is not used; otherwise the arguments are
 // checked as Append checks them ([session.ErrInvalid]), before anything is
 // written.
+//
+// Items in increasing Seq order (as the persistence middleware appends
+// them) are saved and appended with one statement, in one round trip with
+// the transaction's BEGIN and COMMIT: a crash-safe tool turn then makes
+// two round trips, the save before its call and this one. The statement
+// writes only if every position it appends to is free or holds the same
+// item; a writer that appends to the same run at once without going
+// through the checkpoint's compare-and-swap (a plain Append) can still take
+// a position after the statement read it: then the save stays and the
+// items are appended as Append appends them, which reports a different
+// item as Append does. Other items take the transaction of [Store.Append]
+// with the save added to its first round trip.
 func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error {
 	if len(items) == 0 {
 		return s.Save(ctx, run)
@@ -174,8 +250,66 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if err := rowcodec.Validate(pkg, sessionID, run.ID(), items); err != nil {
 		return err
 	}
-	errConflict := errors.New("conflict")
 	a := newAppendCols(items)
+	if !increasing(a.seqs) {
+		return s.saveAppendTx(ctx, run, d, sessionID, items, a)
+	}
+	var (
+		saved, inserted, same int64
+		place, differs        *int64
+		differsKind           *string
+	)
+	err = s.pipelinedTx(ctx,
+		func(b *pgx.Batch) {
+			seqs, data := rowcodec.Columns(d)
+			b.Queue(s.ck.saveAppend, append(a.args(sessionID, run.ID()),
+				d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil, d.Full, seqs, data)...)
+		},
+		func(br pgx.BatchResults) error {
+			return br.QueryRow().Scan(&saved, &place, &inserted, &same, &differs, &differsKind)
+		},
+		nil) // COMMIT in the same round trip
+	switch {
+	case isDuplicateOutput(err):
+		return rowcodec.DuplicateOutput(pkg, sessionID, run.ID(), items)
+	case err != nil:
+		return s.gate.WrapRun(ctx, "save", run.ID(), err)
+	case differs != nil:
+		// Nothing was written. A stale checkpoint is the first error, as
+		// it is when the save runs first.
+		var stored int64
+		err := s.pool.QueryRow(ctx, s.ck.version, d.RunID).Scan(&stored)
+		if (err == nil || errors.Is(err, pgx.ErrNoRows)) && stored != d.Base {
+			return rowcodec.VersionConflict(d.RunID, d.Base, stored)
+		}
+		i := slices.Index(a.seqs, *differs)
+		return rowcodec.Conflict(pkg, sessionID, run.ID(), items[i], *differsKind)
+	case saved != 1:
+		return s.conflict(ctx, d)
+	}
+	run.Saved(d)
+	if place == nil || inserted+same != int64(len(items)) {
+		// Another writer took the run's place or a position after the
+		// statement read them; the save is in, as it is before an append.
+		return s.Append(ctx, sessionID, run.ID(), items)
+	}
+	return nil
+}
+
+// increasing reports whether seqs strictly increase.
+func increasing(seqs []int64) bool {
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] <= seqs[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// saveAppendTx is SaveAppend as a transaction of Append's with the save
+// in its first round trip: two round trips or more.
+func (s *Store) saveAppendTx(ctx context.Context, run *state.Run, d *state.Delta, sessionID string, items []state.Item, a appendCols) error {
+	errConflict := errors.New("conflict")
 	var (
 		n        int64
 		place    *int64
@@ -184,7 +318,7 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	)
 	// BEGIN, the checkpoint save and the append's first statement go in one
 	// round trip; if the save lost, the transaction rolls the append back.
-	err = s.pipelinedTx(ctx,
+	err := s.pipelinedTx(ctx,
 		func(b *pgx.Batch) {
 			seqs, data := rowcodec.Columns(d)
 			b.Queue(s.ck.save, d.RunID, d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil, d.Full, seqs, data)

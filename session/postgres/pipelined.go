@@ -21,8 +21,14 @@ type txConn interface {
 // round trip: queue adds the statements to the batch after BEGIN, read
 // reads their results, and rest, if read succeeded, goes on in the same
 // transaction on the same connection. It commits if both succeed and rolls
-// back otherwise. The common append is then two round trips (the batch and
-// the COMMIT) where pgx.BeginFunc takes three: its BEGIN is one of its own.
+// back otherwise. An append is then two round trips (the batch and the
+// COMMIT) where pgx.BeginFunc takes three: its BEGIN is one of its own.
+//
+// With a nil rest the COMMIT goes in the batch too: the whole transaction
+// is one round trip. The server skips what follows a statement that
+// fails, the COMMIT too, so the transaction commits only if every
+// statement succeeded; the statements must then decide among themselves
+// whether to write (read cannot stop the commit).
 //
 // A connection whose transaction could not be ended (the rollback failed)
 // is closed rather than returned to the pool in the middle of one.
@@ -51,6 +57,9 @@ func (s *Store) pipelinedTx(ctx context.Context, queue func(*pgx.Batch), read fu
 	// (an append measured 0.26 ms against 0.65 ms on the server).
 	b.Queue("set local plan_cache_mode = force_generic_plan")
 	queue(&b)
+	if rest == nil {
+		b.Queue("commit")
+	}
 	br := conn.SendBatch(ctx, &b)
 	_, beginErr := br.Exec()
 	if beginErr == nil {
@@ -60,12 +69,21 @@ func (s *Store) pipelinedTx(ctx context.Context, queue func(*pgx.Batch), read fu
 	if beginErr == nil {
 		readErr = read(br)
 	}
+	commitErr := error(nil)
+	if rest == nil && beginErr == nil && readErr == nil {
+		_, commitErr = br.Exec()
+		committed = commitErr == nil
+	}
 	closeErr := br.Close()
 	switch {
 	case beginErr != nil:
 		return fmt.Errorf("begin: %w", beginErr)
 	case readErr != nil:
 		return readErr
+	case commitErr != nil:
+		return fmt.Errorf("commit: %w", commitErr)
+	case rest == nil:
+		return closeErr
 	}
 	// A statement of the batch that failed was read by read, which keeps
 	// its error for rest to report (as a typed error where it knows one).

@@ -103,6 +103,19 @@ var planCases = map[string]planCase{
 		},
 		bitmap: true,
 		scans:  []string{"run_checkpoints run_checkpoints_pkey", "run_checkpoint_items run_checkpoint_items_pkey"}},
+	"ck.saveAppend": { // a tool turn's commit at the end of the long run, with its save
+		args: func(k planKey) []any {
+			return append(appendArgs(k, k.run),
+				int64(1), int64(2), []byte(`{}`), []byte(nil), false, false, []int64{k.seq + 1, k.seq + 2}, [][]byte{[]byte(`{}`), []byte(`{}`)})
+		},
+		bitmap: true, // the removal of a full save's items: every row it reads goes
+		scans: []string{
+			"session_runs session_runs_pkey",
+			"session_items session_items_pkey",  // the positions appended to, one entry each
+			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only
+			"run_checkpoints run_checkpoints_pkey",
+			"run_checkpoint_items run_checkpoint_items_pkey",
+		}},
 	"ck.version": {
 		args:  func(k planKey) []any { return []any{k.run} },
 		scans: []string{"run_checkpoints run_checkpoints_pkey"}},
