@@ -45,8 +45,8 @@ var budgets = []budget{
 	{"crashsafe/memory/checkpoint/history=10", 72.1, "the crash-safe tool turn on memory: saves and appends"},
 	{"crashsafe/sqlite/persistence/history=10", 92.1, "a tool turn's appends on SQLite"},
 	{"crashsafe/sqlite/checkpoint/history=10", 255.9, "the crash-safe tool turn on SQLite"},
-	{"crashsafe/postgres/persistence/history=10", 116.6, "a tool turn's appends on PostgreSQL"},
-	{"crashsafe/postgres/checkpoint/history=10", 216.6, "the crash-safe tool turn on PostgreSQL"},
+	{"crashsafe/postgres/persistence/history=10", 103.6, "a tool turn's appends on PostgreSQL: one statement, one round trip"},
+	{"crashsafe/postgres/checkpoint/history=10", 185.9, "the crash-safe tool turn on PostgreSQL: two statements, two round trips"},
 	{"crashsafe/redis/persistence/history=10", 57.6, "a tool turn's appends on Redis"},
 	{"crashsafe/redis/checkpoint/history=10", 137.8, "the crash-safe tool turn on Redis"},
 }

@@ -17,6 +17,7 @@ import (
 	msqlite "modernc.org/sqlite"
 
 	"github.com/turnkit/turnkit/middleware/checkpoint"
+	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
@@ -33,8 +34,9 @@ import (
 // alone. Every backend that keeps sessions and checkpoints in one store
 // makes each durable write one round trip (one transaction on SQLite).
 const (
-	floorToolTurn          = 2
-	floorRetryableToolTurn = 1
+	floorToolTurn            = 2
+	floorRetryableToolTurn   = 1
+	floorPersistenceToolTurn = 1 // persistence alone: the commit, no checkpoint
 )
 
 // A countedStore is a backend store whose round trips to its server (on
@@ -171,16 +173,30 @@ func tripBackends() []tripBackend {
 // the round trips between one tool call and the next: one whole tool turn
 // (the commit of the previous call's items, the model call, the save
 // before the call). It fails on any turn above the floor: 2 for a tool
-// that must not run twice, 1 for a retryable one. The counts do not depend
-// on the machine's speed, so this is a test, not a benchmark.
+// that must not run twice, 1 for a retryable one, and 1 for persistence
+// alone (the commit). The counts do not depend on the machine's speed, so
+// this is a test, not a benchmark.
 func TestCrashSafeRoundTrips(t *testing.T) {
 	const toolTurns = 6
+	chains := []struct {
+		name  string
+		floor int64
+		wire  func(store countedStore) pipeline.Middleware
+	}{
+		{"checkpoint", floorToolTurn, func(store countedStore) pipeline.Middleware {
+			return checkpoint.New(store, checkpoint.WithSession(store)).Middleware()
+		}},
+		{"checkpoint-retryable", floorRetryableToolTurn, func(store countedStore) pipeline.Middleware {
+			return checkpoint.New(store, checkpoint.WithSession(store),
+				checkpoint.WithRetryableTools(func(*pipeline.ToolCall) bool { return true })).Middleware()
+		}},
+		{"persistence", floorPersistenceToolTurn, func(store countedStore) pipeline.Middleware {
+			return persistence.Middleware(store)
+		}},
+	}
 	for _, be := range tripBackends() {
-		for _, retryable := range []bool{false, true} {
-			floor, name := floorToolTurn, be.name
-			if retryable {
-				floor, name = floorRetryableToolTurn, be.name+"/retryable"
-			}
+		for _, ch := range chains {
+			floor, name := ch.floor, be.name+"/"+ch.name
 			t.Run(name, func(t *testing.T) {
 				if be.skip != "" {
 					if os.Getenv("TURNKIT_REQUIRE_BACKENDS") != "" {
@@ -190,12 +206,7 @@ func TestCrashSafeRoundTrips(t *testing.T) {
 				}
 				var trips atomic.Int64
 				store := be.open(t, &trips)
-				opts := []checkpoint.Option{checkpoint.WithSession(store)}
-				if retryable {
-					opts = append(opts, checkpoint.WithRetryableTools(func(*pipeline.ToolCall) bool { return true }))
-				}
-				cp := checkpoint.New(store, opts...)
-				if !cp.Atomic() {
+				if ch.name != "persistence" && !checkpoint.New(store, checkpoint.WithSession(store)).Atomic() {
 					t.Fatal("the checkpointer does not save and append in one transaction")
 				}
 				// at[k] is the count when the tool's call k began.
@@ -209,7 +220,7 @@ func TestCrashSafeRoundTrips(t *testing.T) {
 					steps = append(steps, scripted.Respond(scripted.Call("echo", `{}`)))
 				}
 				agent := &pipeline.Agent{Name: "a", Tools: []pipeline.Tool{tool}, Model: scripted.New(append(steps, scripted.Reply("done"))...)}
-				runner := pipeline.NewRunner(pipeline.WithMiddleware(cp.Middleware()))
+				runner := pipeline.NewRunner(pipeline.WithMiddleware(ch.wire(store)))
 				ctx := context.Background()
 				id := fmt.Sprintf("trips-%s-%d", strings.ReplaceAll(name, "/", "-"), os.Getpid())
 				if err := store.Clear(ctx, id); err != nil {
@@ -230,7 +241,7 @@ func TestCrashSafeRoundTrips(t *testing.T) {
 				}
 				t.Logf("round trips per tool turn: %v (floor %d)", per, floor)
 				for k, n := range per {
-					if n > int64(floor) {
+					if n > floor {
 						t.Errorf("tool turn %d made %d round trips; the floor is %d", k+2, n, floor)
 					}
 				}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -64,28 +63,15 @@ func newCkptQueries(schemaName string) ckptQueries {
 				ON CONFLICT (run_id, seq) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data)
 			SELECT count(*) FROM ok`),
 		// SaveAppend's common case in one statement: the save above and
-		// the append of appendExisting, on one condition, so that both
-		// take or neither does. It takes the session's shared lock, then
-		// reads what the append's positions hold already: if one holds
-		// another item, nothing is written (stored_differs names it);
-		// otherwise the save's compare-and-swap runs, and only if it took
-		// does the append run: a new run gets its place (newRun), the items
-		// go in, a position that holds the same item is skipped. It returns
-		// whether the save took, the run's place, the rows inserted, the
-		// positions that held the same item, and the first one that held
-		// another, with its kind.
+		// appendOne's append, on one condition, so that both take or
+		// neither does: no position holds another item (see appendReads),
+		// and the save's compare-and-swap took. It returns whether the save
+		// took (1 or 0), and the first position that holds another item, or
+		// 0 (then neither took).
 		// $1 session, $2 run, $3–$8 the items' columns (appendCols.args),
 		// $9 base, $10 version, $11 head, $12 context, $13 replace the
 		// context, $14 full, $15 checkpoint item positions, $16 their JSON.
-		saveAppend: r.Replace(`WITH lk AS MATERIALIZED (
-				SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($1))),
-			r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs, lk WHERE session_id = $1 AND run_id = $2),
-			t AS MATERIALIZED (SELECT * FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
-				AS t(seq, kind, name, raw, call_id, batch_call)),
-			stored AS MATERIALIZED (
-				SELECT s.seq, s.kind, (s.kind, s.name, s.raw) IS NOT DISTINCT FROM (t.kind, t.name, t.raw) AS same
-				FROM r, t, {{schema}}.session_items s
-				WHERE s.session_id = $1 AND s.place = r.place AND s.seq = t.seq),
+		saveAppend: r.Replace(`WITH ` + appendReads + `,
 			fits AS MATERIALIZED (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM stored WHERE NOT same)),
 			ins AS (
 				INSERT INTO {{schema}}.run_checkpoints (run_id, version, data, context)
@@ -106,26 +92,8 @@ func newCkptQueries(schemaName string) ckptQueries {
 				SELECT $2, c.seq, $10, c.data FROM unnest($15::bigint[], $16::bytea[]) AS c(seq, data)
 				WHERE EXISTS (SELECT 1 FROM ok)
 				ON CONFLICT (run_id, seq) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data),
-			head AS (
-				INSERT INTO {{schema}}.session_heads AS h (session_id, last_place)
-				SELECT $1, 1 FROM ok WHERE NOT EXISTS (SELECT 1 FROM r)
-				ON CONFLICT (session_id) DO UPDATE SET last_place = h.last_place + 1
-				RETURNING last_place),
-			nr AS (
-				INSERT INTO {{schema}}.session_runs (session_id, run_id, place)
-				SELECT $1, $2, last_place FROM head
-				ON CONFLICT (session_id, run_id) DO NOTHING
-				RETURNING place),
-			p AS MATERIALIZED (SELECT place FROM r, ok UNION ALL SELECT place FROM nr),
-			app AS (
-				INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers)
-				SELECT $1, p.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("p.place") + `
-				FROM p, t
-				ON CONFLICT (session_id, place, seq) DO NOTHING RETURNING 1)
-			SELECT (SELECT count(*) FROM ok), (SELECT place FROM p), (SELECT count(*) FROM app),
-				(SELECT count(*) FROM stored),
-				(SELECT seq FROM stored WHERE NOT same ORDER BY seq LIMIT 1),
-				(SELECT kind FROM stored WHERE NOT same ORDER BY seq LIMIT 1)`),
+			` + appendWrites + `
+			SELECT (SELECT count(*) FROM ok), ` + appendDiffers),
 		version: r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
 		delete: r.Replace(`WITH items AS (DELETE FROM {{schema}}.run_checkpoint_items WHERE run_id = $1)
 			DELETE FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
@@ -226,16 +194,13 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 // written.
 //
 // Items in increasing Seq order (as the persistence middleware appends
-// them) are saved and appended with one statement, in one round trip with
-// the transaction's BEGIN and COMMIT: a crash-safe tool turn then makes
-// two round trips, the save before its call and this one. The statement
-// writes only if every position it appends to is free or holds the same
-// item; a writer that appends to the same run at once without going
-// through the checkpoint's compare-and-swap (a plain Append) can still take
-// a position after the statement read it: then the save stays and the
-// items are appended as Append appends them, which reports a different
-// item as Append does. Other items take the transaction of [Store.Append]
-// with the save added to its first round trip.
+// them) are saved and appended with one statement, in one round trip: a
+// crash-safe tool turn then makes
+// two round trips, the save before its call and this one. If another
+// writer placed the run or took a position after that statement read them
+// (a plain Append of the same run: writers through the checkpoint's
+// compare-and-swap exclude each other), or the items are out of order, it
+// is a transaction of Append's with the save in its first round trip.
 func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error {
 	if len(items) == 0 {
 		return s.Save(ctx, run)
@@ -254,27 +219,16 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if !increasing(a.seqs) {
 		return s.saveAppendTx(ctx, run, d, sessionID, items, a)
 	}
-	var (
-		saved, inserted, same int64
-		place, differs        *int64
-		differsKind           *string
-	)
-	err = s.pipelinedTx(ctx,
+	var saved, differs int64
+	err = s.oneTrip(ctx,
 		func(b *pgx.Batch) {
 			seqs, data := rowcodec.Columns(d)
 			b.Queue(s.ck.saveAppend, append(a.args(sessionID, run.ID()),
 				d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil, d.Full, seqs, data)...)
 		},
-		func(br pgx.BatchResults) error {
-			return br.QueryRow().Scan(&saved, &place, &inserted, &same, &differs, &differsKind)
-		},
-		nil) // COMMIT in the same round trip
+		func(br pgx.BatchResults) error { return br.QueryRow().Scan(&saved, &differs) })
 	switch {
-	case isDuplicateOutput(err):
-		return rowcodec.DuplicateOutput(pkg, sessionID, run.ID(), items)
-	case err != nil:
-		return s.gate.WrapRun(ctx, "save", run.ID(), err)
-	case differs != nil:
+	case err == nil && differs != 0:
 		// Nothing was written. A stale checkpoint is the first error, as
 		// it is when the save runs first.
 		var stored int64
@@ -282,32 +236,23 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 		if (err == nil || errors.Is(err, pgx.ErrNoRows)) && stored != d.Base {
 			return rowcodec.VersionConflict(d.RunID, d.Base, stored)
 		}
-		i := slices.Index(a.seqs, *differs)
-		return rowcodec.Conflict(pkg, sessionID, run.ID(), items[i], *differsKind)
-	case saved != 1:
+		return s.differs(ctx, sessionID, run.ID(), items, a.seqs, differs)
+	case err == nil && saved != 1:
 		return s.conflict(ctx, d)
+	case isDuplicateOutput(err):
+		return rowcodec.DuplicateOutput(pkg, sessionID, run.ID(), items)
+	case isTaken(err):
+		return s.saveAppendTx(ctx, run, d, sessionID, items, a)
+	case err != nil:
+		return s.gate.WrapRun(ctx, "save", run.ID(), err)
 	}
 	run.Saved(d)
-	if place == nil || inserted+same != int64(len(items)) {
-		// Another writer took the run's place or a position after the
-		// statement read them; the save is in, as it is before an append.
-		return s.Append(ctx, sessionID, run.ID(), items)
-	}
 	return nil
 }
 
-// increasing reports whether seqs strictly increase.
-func increasing(seqs []int64) bool {
-	for i := 1; i < len(seqs); i++ {
-		if seqs[i] <= seqs[i-1] {
-			return false
-		}
-	}
-	return true
-}
-
 // saveAppendTx is SaveAppend as a transaction of Append's with the save
-// in its first round trip: two round trips or more.
+// in its first round trip: two round trips or more, which read what
+// another writer committed while it ran.
 func (s *Store) saveAppendTx(ctx context.Context, run *state.Run, d *state.Delta, sessionID string, items []state.Item, a appendCols) error {
 	errConflict := errors.New("conflict")
 	var (

@@ -44,6 +44,13 @@ type planCase struct {
 // fails on a field without one, so a statement cannot be added without its
 // plan test.
 var planCases = map[string]planCase{
+	"appendOne": {
+		args: func(k planKey) []any { return appendArgs(k, k.run) },
+		scans: []string{
+			"session_runs session_runs_pkey",
+			"session_items session_items_pkey",  // the positions appended to, one entry each
+			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only
+		}},
 	"appendExisting": {
 		args: func(k planKey) []any { return appendArgs(k, k.run) },
 		scans: []string{

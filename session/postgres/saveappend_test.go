@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,15 +91,23 @@ func TestSaveAppendPaths(t *testing.T) {
 		unchanged(t, r, version, 2)
 	})
 
-	// A plain Append of the same run (no compare-and-swap) takes a
-	// position after the statement read it: the save stays, and the items
-	// are appended as Append appends them.
+	// Another writer (a plain Append of the same run: no compare-and-swap)
+	// takes a position after the one statement read it: the statement
+	// fails on the position's key, and the transaction that replaces it
+	// reads the position: the same item is skipped, another one refuses
+	// the whole call.
 	for _, tc := range []struct {
-		name string
-		same bool
-	}{{"PositionTakenSame", true}, {"PositionTakenDifferent", false}} {
+		name       string
+		saveAppend bool
+		same       bool
+	}{
+		{"SaveAppend/PositionTakenSame", true, true},
+		{"SaveAppend/PositionTakenDifferent", true, false},
+		{"Append/PositionTakenSame", false, true},
+		{"Append/PositionTakenDifferent", false, false},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, fresh := started(t, tc.name)
+			r, fresh := started(t, strings.ReplaceAll(tc.name, "/", "-"))
 			taken := fresh[1]
 			if !tc.same {
 				taken = state.UserMessage("not this").WithSeq(taken.Seq())
@@ -113,8 +122,15 @@ func TestSaveAppendPaths(t *testing.T) {
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(1953196404, hashtext($1))`, r.SessionID()); err != nil {
 				t.Fatal(err)
 			}
+			version := r.Version()
 			done := make(chan error, 1)
-			go func() { done <- s.SaveAppend(ctx, r, r.SessionID(), fresh) }()
+			go func() {
+				if tc.saveAppend {
+					done <- s.SaveAppend(ctx, r, r.SessionID(), fresh)
+				} else {
+					done <- s.Append(ctx, r.SessionID(), r.ID(), fresh)
+				}
+			}()
 			waitForLockWaiter(t, pool, r.SessionID())
 			items := pgx.Identifier{schema, "session_items"}.Sanitize()
 			if _, err := tx.Exec(ctx, `INSERT INTO `+items+` (session_id, place, seq, kind, name, raw)
@@ -125,19 +141,25 @@ func TestSaveAppendPaths(t *testing.T) {
 				t.Fatal(err)
 			}
 			err = <-done
-			if tc.same && err != nil {
-				t.Fatalf("SaveAppend = %v, want nil (the taken position holds the same item)", err)
+			if !tc.same {
+				if !errors.Is(err, session.ErrConflict) {
+					t.Fatalf("= %v, want session.ErrConflict", err)
+				}
+				unchanged(t, r, version, 3) // the first turn and the taken position
+				return
 			}
-			if !tc.same && !errors.Is(err, session.ErrConflict) {
-				t.Fatalf("SaveAppend = %v, want session.ErrConflict", err)
+			if err != nil {
+				t.Fatalf("= %v, want nil (the taken position holds the same item)", err)
 			}
-			stored, err := s.Load(ctx, r.ID())
-			if err != nil || stored.Version() != r.Version() || stored.Len() != 4 {
-				t.Fatalf("the store holds %v (%v), want the save of the second turn, at the run's version %d", stored, err, r.Version())
+			if tc.saveAppend {
+				stored, err := s.Load(ctx, r.ID())
+				if err != nil || stored.Version() != r.Version() || r.Version() != version+1 || stored.Len() != 4 {
+					t.Fatalf("the store holds %v (%v), want the save of the second turn, at version %d", stored, err, version+1)
+				}
 			}
 			got, err := s.List(ctx, r.SessionID(), 0)
-			if err != nil || len(got) != 4 || got[2].Seq() != fresh[0].Seq() || got[3].Kind() != taken.Kind() {
-				t.Fatalf("List = %v, %v; want the first turn, the call and the item at the taken position", got, err)
+			if err != nil || len(got) != 4 || got[2].Seq() != fresh[0].Seq() || got[3].Seq() != fresh[1].Seq() {
+				t.Fatalf("List = %v, %v; want both turns", got, err)
 			}
 		})
 	}
