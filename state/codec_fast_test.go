@@ -427,3 +427,55 @@ func TestRoundTripArbitraryStringsProperty(t *testing.T) {
 		}
 	})
 }
+
+// TestUnmarshalSharedChunks: the items of a decoded checkpoint share the
+// chunks their raw JSON and strings are copied into; a checkpoint of many
+// items, some larger than a chunk, spans many of them, and every item
+// still reads back as it was, before and after a second decoding of the
+// same bytes.
+func TestUnmarshalSharedChunks(t *testing.T) {
+	run := state.NewRun("chunks", "a")
+	var history []state.Item
+	for i := range 3000 {
+		text := fmt.Sprintf("message %d %s", i, trickyTexts[i%len(trickyTexts)])
+		if i%500 == 0 {
+			text += string(bytes.Repeat([]byte("x"), 10<<10)) // longer than a chunk
+		}
+		id := fmt.Sprintf("call_%d", i)
+		history = append(history,
+			state.UserMessage(text).WithSeq(int64(3*i+1)),
+			state.ToolCall("fc_"+id, id, "lookup", `{"q":"`+fmt.Sprint(i)+`"}`).WithSeq(int64(3*i+2)),
+			state.ToolOutput(id, "lookup", text).WithSeq(int64(3*i+3)))
+	}
+	if err := run.SetHistory(history); err != nil {
+		t.Fatal(err)
+	}
+	data, err := state.Marshal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := state.UnmarshalReference(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ref.History()
+	if len(want) != len(history) {
+		t.Fatalf("the reference decoded %d items, want %d", len(want), len(history))
+	}
+	got := state.UnmarshalFastOnly(data, nil)
+	again := state.UnmarshalFastOnly(data, nil)
+	if got == nil || again == nil {
+		t.Fatal("the fast path gave up")
+	}
+	for _, r := range []*state.Run{got, again} {
+		items := r.History()
+		if len(items) != len(want) {
+			t.Fatalf("decoded %d items, want %d", len(items), len(want))
+		}
+		for i, it := range items {
+			if !it.Equal(want[i]) || it.Text() != want[i].Text() || it.CallID() != want[i].CallID() || it.Name() != want[i].Name() {
+				t.Fatalf("item %d decoded as %v (text %.40q), want %v (text %.40q)", i, it, it.Text(), want[i], want[i].Text())
+			}
+		}
+	}
+}
