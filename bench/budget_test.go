@@ -38,7 +38,7 @@ var budgets = []budget{
 	{"middleware/guardrails/history=10", 15.6, "an input and an output check"},
 	{"middleware/logging/history=10", 15.6, "zap.NewNop: fields built, nothing written"},
 	{"middleware/chain/history=10", 19.7, "the default chain"},
-	{"approval/cycle", 115.4, "interrupt, marshal, unmarshal, approve, resume"},
+	{"approval/cycle", 106.4, "interrupt, marshal, unmarshal, approve, resume"},
 	{"checkpoint/marshal/items=10", 4, "state.Marshal of 10 items"},
 	{"checkpoint/unmarshal/items=10", 19, "state.Unmarshal of 10 items: their raw JSON and strings in shared chunks"},
 	{"crashsafe/memory/persistence/history=10", 19.6, "a tool turn's appends on session/memory"},

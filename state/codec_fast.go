@@ -465,6 +465,54 @@ func ints(s *wire.Scanner, v reflect.Value, fs *wire.Fields) bool {
 	})
 }
 
+// approvalFields are the members of a pending approval.
+var approvalFields = wire.FieldsOf(reflect.TypeFor[Approval]())
+
+// approvals reads a null or a list of pending approvals into *p as
+// encoding/json decodes it (an empty list leaves *p nil, as Delegate
+// does): each member is a string or an integer, so no value decodes
+// itself. Anything else (an element that is not an object, an unknown or
+// repeated member) gives up.
+func (d *fastDec) approvals(s *wire.Scanner, p *[]Approval) bool {
+	if s.Null() {
+		return true
+	}
+	var out []Approval
+	ok := s.Elements(func() bool {
+		var (
+			a    Approval
+			seen wire.FieldSet
+		)
+		ok := s.Members(func(key []byte) bool {
+			f := approvalFields.Lookup(key)
+			if f < 0 || !seen.First(f) {
+				return false
+			}
+			switch approvalFields.List[f].GoName {
+			case "Tool":
+				return d.optString(s, &a.Tool)
+			case "CallID":
+				return d.optString(s, &a.CallID)
+			case "Arguments":
+				return d.optString(s, &a.Arguments)
+			case "Agent":
+				return d.optString(s, &a.Agent)
+			case "Seq":
+				return wire.OptInt64(s, &a.Seq)
+			case "OutputSeq":
+				return wire.OptInt64(s, &a.OutputSeq)
+			case "Owner":
+				return d.optString(s, &a.Owner)
+			}
+			return false // a member added to Approval and not here
+		})
+		out = append(out, a)
+		return ok
+	})
+	*p = out
+	return ok
+}
+
 // run reads a run object as decodeRunPayload does, including its checks,
 // member by member as [runFields] lists them, by their Go types.
 // read reports that it read the object; then the run or the error of its
@@ -520,6 +568,8 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 				context = list
 			}
 			return ok
+		case *[]Approval:
+			return d.approvals(s, p)
 		case *Boundary:
 			return ints(s, field, boundaryFields)
 		case *Usage:

@@ -330,6 +330,16 @@ func TestUnmarshalMatchesReferenceOnEdits(t *testing.T) {
 		{`"finished":false`, `"finished":null`},
 		{`"finished":false`, `"finished":0`},
 		{`"pending":[`, `"pending":null,"p":[`},
+		{`"pending":[{`, `"pending":[null,{`},
+		{`"pending":[`, `"pending":[{"owner":"o/c","output_seq":4,"seq":3,"agent":"a","arguments":"{\"q\":1}","call_id":"c","tool":"x"},`},
+		{`"pending":[{`, `"pending":[{"tool":null,"seq":null,"owner":null},{`},
+		{`"pending":[{`, `"pending":[{"Tool":"x"},{`},
+		{`"pending":[{`, `"pending":[{"tool":"x","tool":"y"},{`},
+		{`"pending":[{`, `"pending":[{"seq":1.5},{`},
+		{`"pending":[{`, `"pending":[{"seq":"1"},{`},
+		{`"pending":[{`, `"pending":[{"x":1},{`},
+		{`"pending":[{`, `"pending":[[],{`},
+		{`"pending":[`, `"pending":{},"p":[`},
 		{`"decisions":[`, `"decisions":[{"tool":"x","verdict":"approved","always":true},`},
 		{`"trace":{`, `"trace":[],"t":{`},
 		{`"usage":{`, `"usage":{"requests":1,`},
@@ -477,5 +487,24 @@ func TestUnmarshalSharedChunks(t *testing.T) {
 				t.Fatalf("item %d decoded as %v (text %.40q), want %v (text %.40q)", i, it, it.Text(), want[i], want[i].Text())
 			}
 		}
+	}
+}
+
+// TestUnmarshalFastPending: the fast path reads pending approvals itself
+// (it does not give up on them) and reads them as the reference does.
+func TestUnmarshalFastPending(t *testing.T) {
+	good := mustMarshal(t, statetest.SampleRun(t, "run_1"))
+	data := bytes.Replace(good, []byte(`"pending":[`),
+		[]byte(`"pending":[{"owner":"o/c","output_seq":4,"seq":3,"agent":"a","arguments":"{\"q\":1}","call_id":"c","tool":"x"},`), 1)
+	ref, err := state.UnmarshalReference(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := state.UnmarshalFastOnly(data, nil)
+	if got == nil {
+		t.Fatal("the fast path gave up on pending approvals")
+	}
+	if d := cmp.Diff(ref.Pending(), got.Pending()); d != "" || len(got.Pending()) < 2 {
+		t.Fatalf("pending approvals (-reference +fast), %d of them:\n%s", len(got.Pending()), d)
 	}
 }
