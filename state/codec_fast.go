@@ -71,8 +71,9 @@ func (d *fastDec) rawCopy(raw []byte) []byte {
 // again: a chunk that is full is left to the items that refer to it, and
 // a strings.Builder shares its bytes with the strings it returns without
 // copying them. A chunk is at most left bytes, the length of the input
-// still to read, which bounds what the input's items can need: the
-// arena never holds more than about twice what the items keep.
+// still to read, which bounds what the input's items can need; chunks
+// double in size, so the arena holds at most about twice what the items
+// keep.
 type arena struct {
 	raw  []byte
 	text strings.Builder
@@ -80,12 +81,17 @@ type arena struct {
 	nextRaw, nextText int
 }
 
-// minChunk is the size of an arena's first chunks, if the input is as long.
-const minChunk = 4 << 10
+// The sizes of an arena's first chunks, if the input is as long: the raw
+// JSON is most of the input, the text a small part of it.
+const (
+	minRawChunk  = 4 << 10
+	minTextChunk = 512
+)
 
-// chunk returns the size of a new chunk for need bytes, and the next size.
-func chunk(need, next, left int) (int, int) {
-	next = max(next, minChunk)
+// chunk returns the size of a new chunk for need bytes, and the next size,
+// which doubles from first.
+func chunk(need, next, first, left int) (int, int) {
+	next = max(next, first)
 	return max(need, min(next, left)), 2 * next
 }
 
@@ -93,7 +99,7 @@ func chunk(need, next, left int) (int, int) {
 func (a *arena) bytes(b []byte, left int) []byte {
 	if cap(a.raw)-len(a.raw) < len(b) {
 		var n int
-		n, a.nextRaw = chunk(len(b), a.nextRaw, left)
+		n, a.nextRaw = chunk(len(b), a.nextRaw, minRawChunk, left)
 		a.raw = make([]byte, 0, n)
 	}
 	i := len(a.raw)
@@ -105,7 +111,7 @@ func (a *arena) bytes(b []byte, left int) []byte {
 func (a *arena) string(b []byte, left int) string {
 	if a.text.Cap()-a.text.Len() < len(b) {
 		var n int
-		n, a.nextText = chunk(len(b), a.nextText, left)
+		n, a.nextText = chunk(len(b), a.nextText, minTextChunk, left)
 		a.text = strings.Builder{}
 		a.text.Grow(n)
 	}
