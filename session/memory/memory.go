@@ -215,8 +215,8 @@ func (sd *sessionData) fresh(sessionID, runID string, items []state.Item) ([]sta
 		if sd == nil {
 			return state.Item{}, false
 		}
-		it, ok := sd.index[key{runID, seq}]
-		return it, ok
+		prev, ok := sd.index[key{runID, seq}]
+		return prev, ok
 	}
 	simple := true
 	for i, it := range items {
