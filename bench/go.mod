@@ -17,6 +17,7 @@ require (
 	go.uber.org/zap v1.28.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/genai v1.77.0
+	modernc.org/sqlite v1.62.0
 )
 
 require (
@@ -86,7 +87,6 @@ require (
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-	modernc.org/sqlite v1.62.0 // indirect
 )
 
 replace (

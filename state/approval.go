@@ -32,11 +32,14 @@ func (a Approval) Fingerprint() string { return Fingerprint(a.Tool, a.Arguments)
 // A decision records it; a call whose arguments changed after the decision
 // no longer matches.
 func Fingerprint(tool, arguments string) string {
-	h := sha256.New()
-	h.Write([]byte(tool))
-	h.Write([]byte{0})
-	h.Write([]byte(arguments))
-	return hex.EncodeToString(h.Sum(nil))
+	// One allocation, the string, for arguments up to the buffer's size:
+	// the digest's input and its hex on the stack.
+	var buf [512]byte
+	in := append(append(append(buf[:0], tool...), 0), arguments...)
+	sum := sha256.Sum256(in)
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
 }
 
 // A Verdict is a human decision on a tool call. The zero Verdict is invalid.

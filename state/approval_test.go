@@ -1,7 +1,10 @@
 package state_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -146,5 +149,18 @@ func TestConcurrentDecisionsOneWins(t *testing.T) {
 	}
 	if ok != 1 {
 		t.Errorf("%d concurrent approvals recorded, want 1", ok)
+	}
+}
+
+// TestFingerprint pins the digest a decision binds to (sha256 of the tool
+// name, a NUL and the arguments, in hex: checkpoints hold it) for short and
+// long arguments (longer than the buffer it hashes them in on the stack).
+// Its allocations are counted in bench/budget_test.go, without -race.
+func TestFingerprint(t *testing.T) {
+	for _, args := range []string{`{}`, `{"q":"` + strings.Repeat("é", 1000) + `"}`} {
+		sum := sha256.Sum256([]byte("lookup\x00" + args))
+		if got, want := state.Fingerprint("lookup", args), hex.EncodeToString(sum[:]); got != want {
+			t.Errorf("Fingerprint(lookup, %.20s…) = %s, want %s", args, got, want)
+		}
 	}
 }

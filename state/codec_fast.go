@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/turnkit/turnkit/state/internal/wire"
@@ -34,6 +35,10 @@ type fastDec struct {
 	// names holds the tool and agent names decoded so far, so that the
 	// items of one tool share one copy of its name; nil not to share.
 	names map[string]string
+	// shared, when set, is where the items of a run get their bytes and
+	// strings, and left the input's length (see arena).
+	shared *arena
+	left   int
 }
 
 // setStrings gives the item parsed last its text, call ID and name.
@@ -42,8 +47,77 @@ func (d *fastDec) setStrings(it *Item) {
 	if len(d.text) == 0 {
 		return
 	}
-	all := string(d.text)
+	var all string
+	if d.shared != nil {
+		all = d.shared.string(d.text, d.left)
+	} else {
+		all = string(d.text)
+	}
 	it.text, it.callID = all[:d.textEnd], all[d.textEnd:]
+}
+
+// rawCopy returns a copy of an item's raw JSON, from the shared arena
+// when there is one.
+func (d *fastDec) rawCopy(raw []byte) []byte {
+	if d.shared != nil {
+		return d.shared.bytes(raw, d.left)
+	}
+	return bytes.Clone(raw)
+}
+
+// An arena hands out copies of the items' raw JSON and strings carved from
+// a few shared chunks, so that the items of a checkpoint cost a few
+// allocations rather than two each. Nothing it handed out is written
+// again: a chunk that is full is left to the items that refer to it, and
+// a strings.Builder shares its bytes with the strings it returns without
+// copying them. A chunk is at most left bytes, the length of the input
+// still to read, which bounds what the input's items can need; chunks
+// double in size, so the arena holds at most about twice what the items
+// keep.
+type arena struct {
+	raw  []byte
+	text strings.Builder
+	// next is the size of the next chunk; it doubles, from minChunk.
+	nextRaw, nextText int
+}
+
+// The sizes of an arena's first chunks, if the input is as long: the raw
+// JSON is most of the input, the text a small part of it.
+const (
+	minRawChunk  = 4 << 10
+	minTextChunk = 512
+)
+
+// chunk returns the size of a new chunk for need bytes, and the next size,
+// which doubles from first.
+func chunk(need, next, first, left int) (int, int) {
+	next = max(next, first)
+	return max(need, min(next, left)), 2 * next
+}
+
+// bytes returns a copy of b; left bounds the bytes still to come.
+func (a *arena) bytes(b []byte, left int) []byte {
+	if cap(a.raw)-len(a.raw) < len(b) {
+		var n int
+		n, a.nextRaw = chunk(len(b), a.nextRaw, minRawChunk, left)
+		a.raw = make([]byte, 0, n)
+	}
+	i := len(a.raw)
+	a.raw = append(a.raw, b...)
+	return a.raw[i:len(a.raw):len(a.raw)]
+}
+
+// string returns b as a string; left bounds the bytes still to come.
+func (a *arena) string(b []byte, left int) string {
+	if a.text.Cap()-a.text.Len() < len(b) {
+		var n int
+		n, a.nextText = chunk(len(b), a.nextText, minTextChunk, left)
+		a.text = strings.Builder{}
+		a.text.Grow(n)
+	}
+	i := a.text.Len()
+	a.text.Write(b)
+	return a.text.String()[i:]
 }
 
 // intern returns q unescaped, shared with the names decoded before it.
@@ -345,10 +419,11 @@ func (d *fastDec) wireItem(s *wire.Scanner) (Item, bool) {
 			return Item{}, false
 		}
 	}
+	d.left = len(s.B) - s.I + len(raw) // at most the raw's and what follows it
 	if whitespace {
 		it.raw = compact(raw)
 	} else {
-		it.raw = bytes.Clone(raw)
+		it.raw = d.rawCopy(raw)
 	}
 	if len(name.Q) > 0 {
 		d.name = d.intern(name)
@@ -396,6 +471,54 @@ func ints(s *wire.Scanner, v reflect.Value, fs *wire.Fields) bool {
 	})
 }
 
+// approvalFields are the members of a pending approval.
+var approvalFields = wire.FieldsOf(reflect.TypeFor[Approval]())
+
+// approvals reads a null or a list of pending approvals into *p as
+// encoding/json decodes it (an empty list leaves *p nil, as Delegate
+// does): each member is a string or an integer, so no value decodes
+// itself. Anything else (an element that is not an object, an unknown or
+// repeated member) gives up.
+func (d *fastDec) approvals(s *wire.Scanner, p *[]Approval) bool {
+	if s.Null() {
+		return true
+	}
+	var out []Approval
+	ok := s.Elements(func() bool {
+		var (
+			a    Approval
+			seen wire.FieldSet
+		)
+		ok := s.Members(func(key []byte) bool {
+			f := approvalFields.Lookup(key)
+			if f < 0 || !seen.First(f) {
+				return false
+			}
+			switch approvalFields.List[f].GoName {
+			case "Tool":
+				return d.optString(s, &a.Tool)
+			case "CallID":
+				return d.optString(s, &a.CallID)
+			case "Arguments":
+				return d.optString(s, &a.Arguments)
+			case "Agent":
+				return d.optString(s, &a.Agent)
+			case "Seq":
+				return wire.OptInt64(s, &a.Seq)
+			case "OutputSeq":
+				return wire.OptInt64(s, &a.OutputSeq)
+			case "Owner":
+				return d.optString(s, &a.Owner)
+			}
+			return false // a member added to Approval and not here
+		})
+		out = append(out, a)
+		return ok
+	})
+	*p = out
+	return ok
+}
+
 // run reads a run object as decodeRunPayload does, including its checks,
 // member by member as [runFields] lists them, by their Go types.
 // read reports that it read the object; then the run or the error of its
@@ -408,6 +531,7 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 	)
 	v := reflect.ValueOf(&w).Elem()
 	d.names = make(map[string]string)
+	d.shared = new(arena)
 	read = s.Members(func(key []byte) bool {
 		f := runFields.Lookup(key)
 		if f < 0 || !seen.First(f) {
@@ -450,6 +574,8 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 				context = list
 			}
 			return ok
+		case *[]Approval:
+			return d.approvals(s, p)
 		case *Boundary:
 			return ints(s, field, boundaryFields)
 		case *Usage:

@@ -330,6 +330,16 @@ func TestUnmarshalMatchesReferenceOnEdits(t *testing.T) {
 		{`"finished":false`, `"finished":null`},
 		{`"finished":false`, `"finished":0`},
 		{`"pending":[`, `"pending":null,"p":[`},
+		{`"pending":[{`, `"pending":[null,{`},
+		{`"pending":[`, `"pending":[{"owner":"o/c","output_seq":4,"seq":3,"agent":"a","arguments":"{\"q\":1}","call_id":"c","tool":"x"},`},
+		{`"pending":[{`, `"pending":[{"tool":null,"seq":null,"owner":null},{`},
+		{`"pending":[{`, `"pending":[{"Tool":"x"},{`},
+		{`"pending":[{`, `"pending":[{"tool":"x","tool":"y"},{`},
+		{`"pending":[{`, `"pending":[{"seq":1.5},{`},
+		{`"pending":[{`, `"pending":[{"seq":"1"},{`},
+		{`"pending":[{`, `"pending":[{"x":1},{`},
+		{`"pending":[{`, `"pending":[[],{`},
+		{`"pending":[`, `"pending":{},"p":[`},
 		{`"decisions":[`, `"decisions":[{"tool":"x","verdict":"approved","always":true},`},
 		{`"trace":{`, `"trace":[],"t":{`},
 		{`"usage":{`, `"usage":{"requests":1,`},
@@ -426,4 +436,75 @@ func TestRoundTripArbitraryStringsProperty(t *testing.T) {
 			checkParseItem(t, it.Kind(), raw)
 		}
 	})
+}
+
+// TestUnmarshalSharedChunks: the items of a decoded checkpoint share the
+// chunks their raw JSON and strings are copied into; a checkpoint of many
+// items, some larger than a chunk, spans many of them, and every item
+// still reads back as it was, before and after a second decoding of the
+// same bytes.
+func TestUnmarshalSharedChunks(t *testing.T) {
+	run := state.NewRun("chunks", "a")
+	var history []state.Item
+	for i := range 3000 {
+		text := fmt.Sprintf("message %d %s", i, trickyTexts[i%len(trickyTexts)])
+		if i%500 == 0 {
+			text += string(bytes.Repeat([]byte("x"), 10<<10)) // longer than a chunk
+		}
+		id := fmt.Sprintf("call_%d", i)
+		history = append(history,
+			state.UserMessage(text).WithSeq(int64(3*i+1)),
+			state.ToolCall("fc_"+id, id, "lookup", `{"q":"`+fmt.Sprint(i)+`"}`).WithSeq(int64(3*i+2)),
+			state.ToolOutput(id, "lookup", text).WithSeq(int64(3*i+3)))
+	}
+	if err := run.SetHistory(history); err != nil {
+		t.Fatal(err)
+	}
+	data, err := state.Marshal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := state.UnmarshalReference(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ref.History()
+	if len(want) != len(history) {
+		t.Fatalf("the reference decoded %d items, want %d", len(want), len(history))
+	}
+	got := state.UnmarshalFastOnly(data, nil)
+	again := state.UnmarshalFastOnly(data, nil)
+	if got == nil || again == nil {
+		t.Fatal("the fast path gave up")
+	}
+	for _, r := range []*state.Run{got, again} {
+		items := r.History()
+		if len(items) != len(want) {
+			t.Fatalf("decoded %d items, want %d", len(items), len(want))
+		}
+		for i, it := range items {
+			if !it.Equal(want[i]) || it.Text() != want[i].Text() || it.CallID() != want[i].CallID() || it.Name() != want[i].Name() {
+				t.Fatalf("item %d decoded as %v (text %.40q), want %v (text %.40q)", i, it, it.Text(), want[i], want[i].Text())
+			}
+		}
+	}
+}
+
+// TestUnmarshalFastPending: the fast path reads pending approvals itself
+// (it does not give up on them) and reads them as the reference does.
+func TestUnmarshalFastPending(t *testing.T) {
+	good := mustMarshal(t, statetest.SampleRun(t, "run_1"))
+	data := bytes.Replace(good, []byte(`"pending":[`),
+		[]byte(`"pending":[{"owner":"o/c","output_seq":4,"seq":3,"agent":"a","arguments":"{\"q\":1}","call_id":"c","tool":"x"},`), 1)
+	ref, err := state.UnmarshalReference(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := state.UnmarshalFastOnly(data, nil)
+	if got == nil {
+		t.Fatal("the fast path gave up on pending approvals")
+	}
+	if d := cmp.Diff(ref.Pending(), got.Pending()); d != "" || len(got.Pending()) < 2 {
+		t.Fatalf("pending approvals (-reference +fast), %d of them:\n%s", len(got.Pending()), d)
+	}
 }

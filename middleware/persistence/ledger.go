@@ -34,6 +34,20 @@ type ledger struct {
 	ext   extState
 	err   error               // the turn's first append failure; later commits wait for resume
 	hold  *pipeline.InputHold // the first turn's input, held for an input guardrail's ruling
+
+	// Room for what a turn of one call needs, allocated with the ledger:
+	// st's first positions, and the batch of the turn's first commit
+	// (used once: a store may keep what it was given).
+	stBuf    [8]status
+	batchBuf [2]state.Item
+	bufUsed  bool
+}
+
+// newLedger returns the ledger of turn t of run, for session sid.
+func newLedger(store session.Store, run *state.Run, t *pipeline.Turn, sid string, ext extState) *ledger {
+	l := &ledger{store: store, run: run, turn: t, sid: sid, base: run.SessionWatermark() + 1, ext: ext}
+	l.st = l.stBuf[:0]
+	return l
 }
 
 type ledgerKey struct{}
@@ -154,6 +168,9 @@ func (l *ledger) commitCall(ctx context.Context, c *pipeline.ToolCall, res *pipe
 	t := c.Turn
 	held := t.MayEndRun()
 	var batch []state.Item
+	if !l.bufUsed {
+		batch, l.bufUsed = l.batchBuf[:0], true
+	}
 	for _, it := range t.Response.Items {
 		if it.Seq() >= c.Item.Seq() {
 			break

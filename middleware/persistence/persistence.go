@@ -198,7 +198,7 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 	if err != nil {
 		return err
 	}
-	l := &ledger{store: h.store, run: run, turn: t, sid: sid, base: run.SessionWatermark() + 1, ext: ext}
+	l := newLedger(h.store, run, t, sid, ext)
 	first := t.Number == 1 && !t.Resumed
 	if first && h.cfg.merge != nil {
 		if err := h.loadHistory(ctx, run, sid, t.Input); err != nil {

@@ -172,27 +172,15 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		return session.ErrClosed
 	}
 	sd := s.sessions[sessionID]
-	fresh := make([]state.Item, 0, len(items))
-	seen := make(map[int64]state.Item, len(items))
-	for _, it := range items {
-		prev, ok := seen[it.Seq()]
-		if !ok && sd != nil {
-			prev, ok = sd.index[key{runID, it.Seq()}]
-		}
-		if ok {
-			if !prev.Equal(it) {
-				return fmt.Errorf("memory: append %s to session %q run %q: stored %s: %w", it, sessionID, runID, prev, session.ErrConflict)
-			}
-			continue
-		}
-		seen[it.Seq()] = it
-		fresh = append(fresh, it)
+	fresh, err := sd.fresh(sessionID, runID, items)
+	if err != nil {
+		return err
 	}
 	if len(fresh) == 0 {
 		return nil
 	}
-	slices.SortFunc(fresh, func(a, b state.Item) int { return cmp.Compare(a.Seq(), b.Seq()) })
-	answers, err := checkOutputs(sd, runID, fresh)
+	var buf [smallBatch]answer
+	answers, err := checkOutputs(sd, runID, fresh, buf[:0])
 	if err != nil {
 		return fmt.Errorf("memory: append to session %q run %q: %w", sessionID, runID, err)
 	}
@@ -202,8 +190,8 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		s.sessions[sessionID] = sd
 		s.list(sessionID, sd)
 	}
-	for k, seq := range answers {
-		sd.answers[k] = seq
+	for _, a := range answers {
+		sd.answers[a.call] = a.output
 	}
 	place, ok := sd.places[runID]
 	if !ok {
@@ -229,38 +217,117 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	return nil
 }
 
-// checkOutputs returns the calls that the outputs among fresh (new items of
-// run, sorted by position) answer, or an error wrapping
-// [session.ErrDuplicateOutput] if one of those calls has an output at
-// another position already. It costs O(len(fresh) log n).
-func checkOutputs(sd *sessionData, run string, fresh []state.Item) (map[answerKey]int64, error) {
-	var (
-		batch   map[callKey][]int64 // the batch's calls, sorted
-		answers map[answerKey]int64
-	)
-	for _, it := range fresh {
-		switch {
-		case it.Kind().IsCall():
-			if batch == nil {
-				batch = make(map[callKey][]int64)
-			}
-			k := callKey{run, it.CallID()}
-			batch[k] = append(batch[k], it.Seq())
-		case it.Kind().IsOutput():
-			a := sd.answered(callKey{run, it.CallID()}, it.Seq(), batch[callKey{run, it.CallID()}])
-			prev, ok := answers[a]
-			if !ok && sd != nil {
-				prev, ok = sd.answers[a]
-			}
-			if ok && prev != it.Seq() {
-				return nil, fmt.Errorf("%s: the call at position %d already has its output at position %d: %w",
-					it, a.seq, prev, session.ErrDuplicateOutput)
-			}
-			if answers == nil {
-				answers = make(map[answerKey]int64)
-			}
-			answers[a] = it.Seq()
+// fresh returns the items not stored yet, sorted by position: items
+// itself when they are in order, all new and none twice (an append of a
+// turn's items), a sorted copy otherwise. An item that differs from the
+// one stored, or given, at its position fails with an error wrapping
+// [session.ErrConflict]. sd may be nil (a new session).
+func (sd *sessionData) fresh(sessionID, runID string, items []state.Item) ([]state.Item, error) {
+	stored := func(seq int64) (state.Item, bool) {
+		if sd == nil {
+			return state.Item{}, false
 		}
+		prev, ok := sd.index[key{runID, seq}]
+		return prev, ok
+	}
+	simple := true
+	for i, it := range items {
+		if _, ok := stored(it.Seq()); ok || (i > 0 && it.Seq() <= items[i-1].Seq()) {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		return items, nil
+	}
+	fresh := make([]state.Item, 0, len(items))
+	seen := make(map[int64]state.Item, len(items))
+	for _, it := range items {
+		prev, ok := seen[it.Seq()]
+		if !ok {
+			prev, ok = stored(it.Seq())
+		}
+		if ok {
+			if !prev.Equal(it) {
+				return nil, fmt.Errorf("memory: append %s to session %q run %q: stored %s: %w", it, sessionID, runID, prev, session.ErrConflict)
+			}
+			continue
+		}
+		seen[it.Seq()] = it
+		fresh = append(fresh, it)
+	}
+	slices.SortFunc(fresh, func(a, b state.Item) int { return cmp.Compare(a.Seq(), b.Seq()) })
+	return fresh, nil
+}
+
+// An answer is a call and the position of its output.
+type answer struct {
+	call   answerKey
+	output int64
+}
+
+// smallBatch is the number of items up to which checkOutputs scans the
+// batch instead of indexing it: a turn's append allocates nothing there.
+const smallBatch = 16
+
+// checkOutputs appends to answers the calls that the outputs among fresh
+// (new items of run, sorted by position) answer, with the outputs'
+// positions, and returns it, or an error wrapping
+// [session.ErrDuplicateOutput] if one of those calls has an output at
+// another position already. A batch of up to smallBatch items is scanned;
+// a larger one is indexed: it costs O(len(fresh) log n).
+func checkOutputs(sd *sessionData, run string, fresh []state.Item, answers []answer) ([]answer, error) {
+	var (
+		batch   map[callKey][]int64 // the batch's calls, sorted, in a large batch
+		indexed map[answerKey]int64 // answers, in a large batch
+	)
+	if len(fresh) > smallBatch {
+		batch, indexed = make(map[callKey][]int64), make(map[answerKey]int64)
+		for _, it := range fresh {
+			if it.Kind().IsCall() {
+				k := callKey{run, it.CallID()}
+				batch[k] = append(batch[k], it.Seq())
+			}
+		}
+	}
+	for i, it := range fresh {
+		if !it.Kind().IsOutput() {
+			continue
+		}
+		k := callKey{run, it.CallID()}
+		var a answerKey
+		if batch != nil {
+			a = sd.answered(k, it.Seq(), batch[k])
+		} else {
+			a = sd.answered(k, it.Seq(), nil)
+			for j := i - 1; j >= 0; j-- { // the latest call with its ID before it in the batch
+				if c := fresh[j]; c.Kind().IsCall() && c.CallID() == k.callID {
+					a.seq = max(a.seq, c.Seq())
+					break
+				}
+			}
+		}
+		prev, ok := int64(0), false
+		if indexed != nil {
+			prev, ok = indexed[a]
+		} else {
+			for _, b := range answers {
+				if b.call == a {
+					prev, ok = b.output, true
+				}
+			}
+		}
+		if !ok && sd != nil {
+			prev, ok = sd.answers[a]
+		}
+		if ok && prev != it.Seq() {
+			return nil, fmt.Errorf("%s: the call at position %d already has its output at position %d: %w",
+				it, a.seq, prev, session.ErrDuplicateOutput)
+		}
+		if indexed != nil {
+			indexed[a] = it.Seq()
+		}
+		answers = append(answers, answer{a, it.Seq()})
 	}
 	return answers, nil
 }

@@ -108,3 +108,43 @@ func mustAppend(t *testing.T, s *memory.Store, run string, items ...state.Item) 
 		t.Fatalf("Append(%s, %v): %v", run, items, err)
 	}
 }
+
+// TestOutputsSmallAndLargeBatches checks the one-output-per-call check on
+// both of its paths: a turn's batch, scanned, and a batch of more than 16
+// items, indexed. In each, a second output for a call (in the batch or
+// stored) is refused and nothing is written; outputs of calls with the
+// same ID answer the latest call before them.
+func TestOutputsSmallAndLargeBatches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, n := range []int{2, 20} { // calls per batch: 4 and 40 items
+		s := memory.New()
+		var batch []state.Item
+		for i := range n {
+			id := "c" + string(rune('a'+i%2)) // two IDs, reused: each output answers the call before it
+			seq := int64(2*i + 1)
+			batch = append(batch, state.ToolCall("", id, "f", "{}").WithSeq(seq), state.ToolOutput(id, "f", "x").WithSeq(seq+1))
+		}
+		mustAppend(t, s, "r", batch...)
+		// A second output of the last call, in a batch as large.
+		last := int64(2 * n)
+		dup := append([]state.Item(nil), state.ToolOutput(batch[len(batch)-1].CallID(), "f", "y").WithSeq(last+1))
+		for i := range len(batch) - 1 {
+			dup = append(dup, state.UserMessage("pad").WithSeq(last+2+int64(i)))
+		}
+		if err := s.Append(ctx, "s", "r", dup); !errors.Is(err, session.ErrDuplicateOutput) {
+			t.Fatalf("%d items: a second output of a stored call = %v, want ErrDuplicateOutput", len(dup), err)
+		}
+		// Two outputs of one call in the batch itself.
+		twice := []state.Item{state.ToolCall("", "cz", "f", "{}").WithSeq(last + 1), state.ToolOutput("cz", "f", "1").WithSeq(last + 2), state.ToolOutput("cz", "f", "2").WithSeq(last + 3)}
+		for i := range len(batch) - 3 {
+			twice = append(twice, state.UserMessage("pad").WithSeq(last+4+int64(i)))
+		}
+		if err := s.Append(ctx, "s", "r", twice); !errors.Is(err, session.ErrDuplicateOutput) {
+			t.Fatalf("%d items: two outputs of one call = %v, want ErrDuplicateOutput", len(twice), err)
+		}
+		if got, err := s.List(ctx, "s", 0); err != nil || len(got) != len(batch) {
+			t.Fatalf("%d items: the session holds %d items (%v) after refused appends, want %d", len(batch), len(got), err, len(batch))
+		}
+	}
+}

@@ -27,7 +27,7 @@ var (
 
 // ckptQueries are the checkpoint statements with the schema name resolved.
 type ckptQueries struct {
-	load, save, version, delete string
+	load, save, saveAppend, version, delete string
 	// The listing's (list.go), one per filter.
 	listAll, listStatus, listSession, listSessionStatus string
 }
@@ -75,6 +75,45 @@ func newCkptQueries(schemaName string) ckptQueries {
 				ON CONFLICT (run_id) DO UPDATE SET session_id = EXCLUDED.session_id, status = EXCLUDED.status,
 					agent = EXCLUDED.agent, turn = EXCLUDED.turn, pending = EXCLUDED.pending, version = EXCLUDED.version)
 			SELECT count(*) FROM ok`),
+		// SaveAppend's common case in one statement: the save above and
+		// appendOne's append, on one condition, so that both take or
+		// neither does: no position holds another item (see appendReads),
+		// and the save's compare-and-swap took. It returns whether the save
+		// took (1 or 0), and the first position that holds another item, or
+		// 0 (then neither took).
+		// $1 session, $2 run, $3–$8 the items' columns (appendCols.args),
+		// $9 base, $10 version, $11 head, $12 context, $13 replace the
+		// context, $14 full, $15 checkpoint item positions, $16 their JSON;
+		// the listing's row, as the save writes it: $17 session, $18 status,
+		// $19 agent, $20 turn, $21 pending.
+		saveAppend: r.Replace(`WITH ` + appendReads + `,
+			fits AS MATERIALIZED (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM stored WHERE NOT same)),
+			ins AS (
+				INSERT INTO {{schema}}.run_checkpoints (run_id, version, data, context)
+				SELECT $2, $10, $11, $12 FROM fits WHERE $9::bigint = 0
+				ON CONFLICT (run_id) DO NOTHING
+				RETURNING 1),
+			upd AS (
+				UPDATE {{schema}}.run_checkpoints
+				SET version = $10, data = $11, context = CASE WHEN $13::boolean THEN $12 ELSE context END
+				WHERE run_id = $2 AND version = $9 AND $9::bigint > 0 AND EXISTS (SELECT 1 FROM fits)
+				RETURNING 1),
+			ok AS MATERIALIZED (SELECT 1 FROM ins UNION ALL SELECT 1 FROM upd),
+			del AS (
+				DELETE FROM {{schema}}.run_checkpoint_items
+				WHERE $14::boolean AND run_id = $2 AND seq <> ALL($15::bigint[]) AND EXISTS (SELECT 1 FROM ok)),
+			items AS (
+				INSERT INTO {{schema}}.run_checkpoint_items (run_id, seq, version, data)
+				SELECT $2, c.seq, $10, c.data FROM unnest($15::bigint[], $16::bytea[]) AS c(seq, data)
+				WHERE EXISTS (SELECT 1 FROM ok)
+				ON CONFLICT (run_id, seq) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data),
+			idx AS (
+				INSERT INTO {{schema}}.run_index (run_id, session_id, status, agent, turn, pending, version)
+				SELECT $2, $17, $18, $19, $20, $21, $10 WHERE EXISTS (SELECT 1 FROM ok)
+				ON CONFLICT (run_id) DO UPDATE SET session_id = EXCLUDED.session_id, status = EXCLUDED.status,
+					agent = EXCLUDED.agent, turn = EXCLUDED.turn, pending = EXCLUDED.pending, version = EXCLUDED.version),
+			` + appendWrites + `
+			SELECT (SELECT count(*) FROM ok), ` + appendDiffers),
 		version: r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
 		delete: r.Replace(`WITH items AS (DELETE FROM {{schema}}.run_checkpoint_items WHERE run_id = $1),
 			idx AS (DELETE FROM {{schema}}.run_index WHERE run_id = $1)
@@ -187,6 +226,15 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 // items it is Save, and sessionID is not used; otherwise the arguments are
 // checked as Append checks them ([session.ErrInvalid]), before anything is
 // written.
+//
+// Items in increasing Seq order (as the persistence middleware appends
+// them) are saved and appended with one statement, in one round trip: a
+// crash-safe tool turn then makes
+// two round trips, the save before its call and this one. If another
+// writer placed the run or took a position after that statement read them
+// (a plain Append of the same run: writers through the checkpoint's
+// compare-and-swap exclude each other), or the items are out of order, it
+// is a transaction of Append's with the save in its first round trip.
 func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error {
 	if len(items) == 0 {
 		return s.Save(ctx, run)
@@ -201,8 +249,48 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if err := rowcodec.Validate(pkg, sessionID, run.ID(), items); err != nil {
 		return err
 	}
-	errConflict := errors.New("conflict")
 	a := newAppendCols(items)
+	if !increasing(a.seqs) {
+		return s.saveAppendTx(ctx, run, d, sessionID, items, a)
+	}
+	var saved, differs int64
+	err = s.oneTrip(ctx,
+		func(b *pgx.Batch) {
+			seqs, data := rowcodec.Columns(d)
+			sum := d.Summary
+			b.Queue(s.ck.saveAppend, append(a.args(sessionID, run.ID()),
+				d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil, d.Full, seqs, data,
+				sum.SessionID, int16(sum.Status), sum.Agent, int64(sum.Turn), int64(sum.Pending))...)
+		},
+		func(br pgx.BatchResults) error { return br.QueryRow().Scan(&saved, &differs) })
+	switch {
+	case err == nil && differs != 0:
+		// Nothing was written. A stale checkpoint is the first error, as
+		// it is when the save runs first.
+		var stored int64
+		err := s.pool.QueryRow(ctx, s.ck.version, d.RunID).Scan(&stored)
+		if (err == nil || errors.Is(err, pgx.ErrNoRows)) && stored != d.Base {
+			return rowcodec.VersionConflict(d.RunID, d.Base, stored)
+		}
+		return s.differs(ctx, sessionID, run.ID(), items, a.seqs, differs)
+	case err == nil && saved != 1:
+		return s.conflict(ctx, d)
+	case isDuplicateOutput(err):
+		return rowcodec.DuplicateOutput(pkg, sessionID, run.ID(), items)
+	case isTaken(err):
+		return s.saveAppendTx(ctx, run, d, sessionID, items, a)
+	case err != nil:
+		return s.gate.WrapRun(ctx, "save", run.ID(), err)
+	}
+	run.Saved(d)
+	return nil
+}
+
+// saveAppendTx is SaveAppend as a transaction of Append's with the save
+// in its first round trip: two round trips or more, which read what
+// another writer committed while it ran.
+func (s *Store) saveAppendTx(ctx context.Context, run *state.Run, d *state.Delta, sessionID string, items []state.Item, a appendCols) error {
+	errConflict := errors.New("conflict")
 	var (
 		n        int64
 		place    *int64
@@ -211,7 +299,7 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	)
 	// BEGIN, the checkpoint save and the append's first statement go in one
 	// round trip; if the save lost, the transaction rolls the append back.
-	err = s.pipelinedTx(ctx,
+	err := s.pipelinedTx(ctx,
 		func(b *pgx.Batch) {
 			seqs, data := rowcodec.Columns(d)
 			b.Queue(s.ck.save, saveArgs(d, seqs, data)...)

@@ -43,7 +43,9 @@
 // in one statement (one round trip), so its cost does not grow with the
 // run's history; checkpoints of the earlier whole-document format still
 // load. [Store.SaveAppend] saves a checkpoint and appends to a session in
-// one transaction.
+// one transaction. An append, with or without the save, is one statement
+// in one round trip, so a crash-safe tool turn makes two (the save before
+// the call, then its commit).
 //
 // # Signed checkpoints
 //

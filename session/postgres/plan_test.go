@@ -44,6 +44,13 @@ type planCase struct {
 // fails on a field without one, so a statement cannot be added without its
 // plan test.
 var planCases = map[string]planCase{
+	"appendOne": {
+		args: func(k planKey) []any { return appendArgs(k, k.run) },
+		scans: []string{
+			"session_runs session_runs_pkey",
+			"session_items session_items_pkey",  // the positions appended to, one entry each
+			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only
+		}},
 	"appendExisting": {
 		args: func(k planKey) []any { return appendArgs(k, k.run) },
 		scans: []string{
@@ -129,6 +136,21 @@ var planCases = map[string]planCase{
 	"ck.listSessionStatus": {
 		args:  func(k planKey) []any { return []any{int64(2000), int64(21), int16(1), k.session} },
 		scans: []string{"run_index run_index_session_status"}},
+	"ck.saveAppend": { // a tool turn's commit at the end of the long run, with its save
+		args: func(k planKey) []any {
+			return append(appendArgs(k, k.run),
+				int64(1), int64(2), []byte(`{}`), []byte(nil), false, false, []int64{k.seq + 1, k.seq + 2}, [][]byte{[]byte(`{}`), []byte(`{}`)},
+				k.session, int16(1), "agent", int64(1), int64(1))
+		},
+		bitmap: true, // the removal of a full save's items: every row it reads goes
+		scans: []string{
+			"session_runs session_runs_pkey",
+			"session_items session_items_pkey",  // the positions appended to, one entry each
+			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only
+			"run_checkpoints run_checkpoints_pkey",
+			"run_checkpoint_items run_checkpoint_items_pkey",
+			"run_index run_index_pkey",
+		}},
 	"ck.version": {
 		args:  func(k planKey) []any { return []any{k.run} },
 		scans: []string{"run_checkpoints run_checkpoints_pkey"}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -33,9 +34,9 @@ type Store struct {
 
 // queries are the statements with the schema name resolved once.
 type queries struct {
-	appendExisting, runPlace, newRun, insertItems, storedItems, lockSession string
-	list, listBefore, lookup, pop                                           string
-	hasItems, clearHead, clearRuns, clearItems                              string
+	appendOne, appendExisting, runPlace, newRun, insertItems, storedItems, lockSession string
+	list, listBefore, lookup, pop                                                      string
+	hasItems, clearHead, clearRuns, clearItems                                         string
 	// The listing of sessions and the pages of a session (browse.go).
 	clearIndex, listSessions, searchSessions, page string
 }
@@ -43,7 +44,17 @@ type queries struct {
 func newQueries(schemaName string) queries {
 	r := strings.NewReplacer("{{schema}}", pgx.Identifier{schemaName}.Sanitize())
 	return queries{
-		// One statement for the common append: take the session's shared
+		// An append in one statement, which writes all of it or nothing:
+		// the positions it appends to hold nothing or the same items, and
+		// nobody takes them, or the run's place, after they were read (an
+		// insert there fails on the key: see Append). It returns the
+		// first position that holds another item, or 0 (if not 0, nothing
+		// was written).
+		appendOne: r.Replace(`WITH ` + appendReads + `,
+			ok AS MATERIALIZED (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM stored WHERE NOT same)),
+			` + appendWrites + `
+			SELECT ` + appendDiffers),
+		// The first statement of an append in a transaction: take the session's shared
 		// lock, find the run's place, insert the items; it returns the place
 		// (NULL for a new run, then nothing was inserted) and the count.
 		appendExisting: r.Replace(`WITH lk AS MATERIALIZED (
@@ -121,6 +132,55 @@ func newQueries(schemaName string) queries {
 			ORDER BY i.place DESC, i.seq DESC LIMIT $4`),
 	}
 }
+
+// appendReads are the common CTEs of the one-statement appends (appendOne
+// and ckptQueries.saveAppend), which read: take the session's lock shared,
+// find the run's place (r), unnest the items (t: $1 session, $2 run, $3–$8
+// the columns of appendCols.args), and read what their positions hold
+// already (stored: same, or another item), one index entry each (the
+// LIMIT keeps the planner from reading the run's whole place instead).
+// All of them read one snapshot, taken before the lock.
+const appendReads = `lk AS MATERIALIZED (
+		SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($1))),
+	r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs, lk WHERE session_id = $1 AND run_id = $2),
+	t AS MATERIALIZED (SELECT * FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
+		AS t(seq, kind, name, raw, call_id, batch_call)),
+	stored AS MATERIALIZED (
+		SELECT t.seq, s.kind, (s.kind, s.name, s.raw) IS NOT DISTINCT FROM (t.kind, t.name, t.raw) AS same
+		FROM r, t, LATERAL (
+			SELECT kind, name, raw FROM {{schema}}.session_items
+			WHERE session_id = $1 AND place = r.place AND seq = t.seq
+			LIMIT 1) s)`
+
+// appendWrites are the common CTEs of the one-statement appends that
+// write, if the CTE ok has a row: a new run gets the session's next place
+// (head, nr, as newRun), and the items not stored yet go in (app). The
+// inserts into session_runs and session_items have no ON CONFLICT for
+// their keys: a run placed, or a position taken, by a transaction that
+// committed after the statement's snapshot fails the statement
+// (isTaken), and the append is made again in a transaction that reads
+// after it.
+var appendWrites = `head AS (
+		INSERT INTO {{schema}}.session_heads AS h (session_id, last_place)
+		SELECT $1, 1 FROM ok WHERE NOT EXISTS (SELECT 1 FROM r)
+		ON CONFLICT (session_id) DO UPDATE SET last_place = h.last_place + 1
+		RETURNING last_place),
+	sidx AS (
+		INSERT INTO {{schema}}.session_index (session_id) SELECT $1 FROM head WHERE last_place = 1
+		ON CONFLICT (session_id) DO NOTHING),
+	nr AS (
+		INSERT INTO {{schema}}.session_runs (session_id, run_id, place)
+		SELECT $1, $2, last_place FROM head
+		RETURNING place),
+	p AS MATERIALIZED (SELECT place FROM r, ok UNION ALL SELECT place FROM nr),
+	app AS (
+		INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers)
+		SELECT $1, p.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("p.place") + `
+		FROM p, t WHERE NOT EXISTS (SELECT 1 FROM stored WHERE stored.seq = t.seq))`
+
+// appendDiffers is the last column of the one-statement appends: the
+// first position that holds another item, or 0.
+const appendDiffers = `COALESCE((SELECT min(seq) FROM stored WHERE NOT same), 0)`
 
 // answersExpr is the answers column of an inserted row: for an output
 // (batch_call not NULL), the latest call of the run with its ID before it,
@@ -270,6 +330,12 @@ func collectItems(rows pgx.Rows) ([]state.Item, error) {
 // even when workers race; its
 // later appends keep it. Appending no items stores nothing and fixes
 // nothing. On a cancelled ctx nothing is written.
+//
+// Items in increasing Seq order (as the persistence middleware appends
+// them) go in with one statement, in one round trip. If another writer placed the run or took a
+// position after that statement read them, or the items are out of order,
+// the append is a transaction of a few statements (two round trips or
+// more).
 func (s *Store) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
 	if err := s.gate.Begin(ctx, "append to", sessionID); err != nil {
 		return err
@@ -278,6 +344,28 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		return err
 	}
 	a := newAppendCols(items)
+	if increasing(a.seqs) {
+		var differs int64
+		err := s.oneTrip(ctx,
+			func(b *pgx.Batch) { b.Queue(s.q.appendOne, a.args(sessionID, runID)...) },
+			func(br pgx.BatchResults) error { return br.QueryRow().Scan(&differs) })
+		switch {
+		case err == nil && differs != 0:
+			return s.differs(ctx, sessionID, runID, items, a.seqs, differs)
+		case err == nil:
+			return nil
+		case isDuplicateOutput(err):
+			return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
+		case !isTaken(err):
+			return s.gate.Wrap(ctx, "append to", sessionID, err)
+		}
+	}
+	return s.appendTx(ctx, sessionID, runID, items, a)
+}
+
+// appendTx is Append as a transaction of a few statements, which reads
+// what another writer committed while it ran.
+func (s *Store) appendTx(ctx context.Context, sessionID, runID string, items []state.Item, a appendCols) error {
 	var (
 		place    *int64
 		inserted int64
@@ -293,6 +381,17 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 			return s.appendRest(ctx, tx, sessionID, runID, items, a, place, inserted, appErr)
 		})
 	return s.gate.Wrap(ctx, "append to", sessionID, err)
+}
+
+// increasing reports whether seqs strictly increase: the one-statement
+// appends take no two items at one position.
+func increasing(seqs []int64) bool {
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] <= seqs[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // appendCols are an append's items as the columns its statements take.
@@ -388,11 +487,31 @@ func (s *Store) appendRest(ctx context.Context, tx txConn, sessionID, runID stri
 	return nil
 }
 
+// differs returns the conflict of an append of items (with positions
+// seqs) whose one statement found another item at position seq and wrote
+// nothing.
+func (s *Store) differs(ctx context.Context, sessionID, runID string, items []state.Item, seqs []int64, seq int64) error {
+	var kind string
+	if stored, ok, err := s.Lookup(ctx, sessionID, runID, seq); err == nil && ok {
+		kind = stored.Kind().String()
+	}
+	return rowcodec.Conflict(pkg, sessionID, runID, items[slices.Index(seqs, seq)], kind)
+}
+
+// isTaken reports whether err is a one-statement append's insert of a
+// run's place or an item's position that a transaction committed after the
+// statement's snapshot (see appendWrites).
+func isTaken(err error) bool {
+	pe, ok := errors.AsType[*pgconn.PgError](err)
+	return ok && pe.Code == "23505" &&
+		(pe.ConstraintName == "session_items_pkey" || pe.ConstraintName == "session_runs_pkey")
+}
+
 // isDuplicateOutput reports whether err is a violation of the index that
 // keeps one output per call.
 func isDuplicateOutput(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23505" && pe.ConstraintName == "session_items_answers"
+	pe, ok := errors.AsType[*pgconn.PgError](err)
+	return ok && pe.Code == "23505" && pe.ConstraintName == "session_items_answers"
 }
 
 // newPlace gives the run the session's next place, or returns the place a

@@ -22,7 +22,13 @@ import (
 // are skipped: their own decoder, or encoding/json's type error, answers
 // for them. It reads data once, with no recursion deeper than t's.
 func FoldedKey(data []byte, t reflect.Type, root string) (path string, offset int64) {
+	// A first walk looks for the key without building any path; only if
+	// it finds one does a second walk name it.
 	w := keyWalker{b: data}
+	if _, off := w.value(t, "", 0); off == 0 {
+		return "", 0
+	}
+	w = keyWalker{b: data, paths: true}
 	return w.value(t, root, 0)
 }
 
@@ -30,9 +36,28 @@ func FoldedKey(data []byte, t reflect.Type, root string) (path string, offset in
 // are skipped.
 const maxTypeDepth = 64
 
+// A keyWalker walks data for FoldedKey. It reports a key by its offset,
+// never 0 (a key follows a brace), and, with paths, by its path too.
 type keyWalker struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	paths bool // build the paths; otherwise every path is ""
+}
+
+// member returns the path of member key below path.
+func (w *keyWalker) member(path string, key []byte) string {
+	if !w.paths {
+		return ""
+	}
+	return path + "." + string(key)
+}
+
+// element returns the path of element n below path.
+func (w *keyWalker) element(path string, n int) string {
+	if !w.paths {
+		return ""
+	}
+	return path + "[" + strconv.Itoa(n) + "]"
 }
 
 var (
@@ -66,7 +91,7 @@ func (w *keyWalker) value(t reflect.Type, path string, depth int) (string, int64
 			return w.object(t, path, depth)
 		case reflect.Map:
 			return w.members(func(key []byte, start int) (string, int64) {
-				return w.value(t.Elem(), path+"."+string(key), depth+1)
+				return w.value(t.Elem(), w.member(path, key), depth+1)
 			})
 		}
 	case '[':
@@ -81,7 +106,7 @@ func (w *keyWalker) value(t reflect.Type, path string, depth int) (string, int64
 				if n > 0 {
 					w.i++ // the comma
 				}
-				if p, off := w.value(t.Elem(), path+"["+strconv.Itoa(n)+"]", depth+1); p != "" {
+				if p, off := w.value(t.Elem(), w.element(path, n), depth+1); off != 0 {
 					return p, off
 				}
 			}
@@ -96,11 +121,11 @@ func (w *keyWalker) object(t reflect.Type, path string, depth int) (string, int6
 	fields := keysOf(t)
 	return w.members(func(key []byte, start int) (string, int64) {
 		if ft, ok := fields.exact[string(key)]; ok {
-			return w.value(ft, path+"."+string(key), depth+1)
+			return w.value(ft, w.member(path, key), depth+1)
 		}
 		for _, name := range fields.names {
 			if bytes.EqualFold(key, []byte(name)) {
-				return path + "." + string(key), int64(start)
+				return w.member(path, key), int64(start)
 			}
 		}
 		w.skip() // an unknown member: the decoder refuses or ignores it
@@ -138,7 +163,7 @@ func (w *keyWalker) members(member func(key []byte, start int) (string, int64)) 
 		}
 		w.ws()
 		w.i++ // the colon
-		if p, off := member(key, start); p != "" {
+		if p, off := member(key, start); off != 0 {
 			return p, off
 		}
 	}

@@ -1,0 +1,64 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/turnkit/turnkit/internal/testenv"
+)
+
+// TestOneTrip checks oneTrip's transaction on one connection: its
+// statements run on generic plans and the setting ends with them; a
+// statement that fails rolls back those before it and leaves the
+// connection out of any transaction.
+func TestOneTrip(t *testing.T) {
+	ctx := t.Context()
+	cfg, err := pgxpool.ParseConfig(testenv.ServerURL(t, "TURNKIT_POSTGRES_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1 // every call below on the same connection
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	s := &Store{pool: pool}
+	show := func(b *pgx.Batch) { b.Queue("show plan_cache_mode") }
+	var mode string
+	if err := s.oneTrip(ctx, show, func(br pgx.BatchResults) error { return br.QueryRow().Scan(&mode) }); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "force_generic_plan" {
+		t.Errorf("plan_cache_mode in oneTrip = %q, want force_generic_plan", mode)
+	}
+	if err := pool.QueryRow(ctx, "show plan_cache_mode").Scan(&mode); err != nil || mode == "force_generic_plan" {
+		t.Errorf("plan_cache_mode after oneTrip = %q (%v), want the connection's own", mode, err)
+	}
+
+	if _, err := pool.Exec(ctx, "create temporary table onetrip (n int primary key)"); err != nil {
+		t.Fatal(err)
+	}
+	err = s.oneTrip(ctx, func(b *pgx.Batch) {
+		b.Queue("insert into onetrip values (1)")
+		b.Queue("insert into onetrip values (1)") // fails on the key
+	}, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+		_, err := br.Exec()
+		return err
+	})
+	if pe, ok := errors.AsType[*pgconn.PgError](err); !ok || pe.Code != "23505" {
+		t.Fatalf("oneTrip = %v, want the second insert's unique violation", err)
+	}
+	var n int
+	if err := pool.QueryRow(context.Background(), "select count(*) from onetrip").Scan(&n); err != nil || n != 0 {
+		t.Errorf("onetrip holds %d rows (%v) after the failed oneTrip, want 0: the first insert rolled back", n, err)
+	}
+}
