@@ -51,7 +51,7 @@ var faultScenarios = []faultScenario{
 				),
 			}
 		},
-		mws:   []pipeline.Middleware{outputCheck(tripOnBad, nil)},
+		mws:   []pipeline.Middleware{OutputCheck(TripOnBad, nil)},
 		want:  []string{"user:hi", "reasoning:plan", "msg:looking", "call:search", "out:search done", "msg:found"},
 		final: "found",
 		tools: []string{"search"},
@@ -67,7 +67,7 @@ var faultScenarios = []faultScenario{
 				),
 			}
 		},
-		mws:    []pipeline.Middleware{requireApproval("delete"), outputCheck(tripOnBad, nil)},
+		mws:    []pipeline.Middleware{RequireApproval("delete"), OutputCheck(TripOnBad, nil)},
 		want:   []string{"user:hi", "msg:tidying", "call:list", "call:delete", "out:list done", "out:delete done", "msg:tidied"},
 		final:  "tidied",
 		tools:  []string{"list", "delete"},
@@ -81,7 +81,7 @@ var faultScenarios = []faultScenario{
 				Model: scripted.New(scripted.Respond(scripted.Text("one moment"), scripted.Call("lookup", `{}`))),
 			}
 		},
-		mws:   []pipeline.Middleware{outputCheck(tripOnBad, nil)},
+		mws:   []pipeline.Middleware{OutputCheck(TripOnBad, nil)},
 		want:  []string{"user:hi", "msg:one moment", "call:lookup", "out:lookup done"},
 		final: "lookup done",
 		tools: []string{"lookup"},
@@ -197,11 +197,11 @@ func runFaultScenario(t *testing.T, sc faultScenario, store session.Store, cance
 	if res.FinalOutput() != sc.final {
 		t.Errorf("final output %q, want %q", res.FinalOutput(), sc.final)
 	}
-	got := list(t, store)
-	if d := cmp.Diff(sc.want, show(got)); d != "" {
+	got := List(t, store)
+	if d := cmp.Diff(sc.want, Show(got)); d != "" {
 		t.Errorf("session (-want +got):\n%s", d)
 	}
-	if err := validInput(got); err != nil {
+	if err := ValidInput(got); err != nil {
 		t.Errorf("session is not valid model input: %v", err)
 	}
 	for _, name := range sc.tools {
@@ -257,9 +257,9 @@ func (f toolFunc) Call(ctx context.Context, c *pipeline.ToolCall) (string, error
 	return f.fn(ctx, c)
 }
 
-// requireApproval is a test-local approval middleware: calls to the named
+// RequireApproval is a test-local approval middleware: calls to the named
 // tool wait for a decision recorded in the run's state.
-func requireApproval(tool string) pipeline.Middleware {
+func RequireApproval(tool string) pipeline.Middleware {
 	return pipeline.Middleware{Name: "approval", Tool: func(next pipeline.ToolHandler) pipeline.ToolHandler {
 		return pipeline.ToolHandlerFunc(func(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
 			if c.Name != tool {
@@ -277,22 +277,22 @@ func requireApproval(tool string) pipeline.Middleware {
 	}}
 }
 
-// bad is what the test checks' verdicts look for.
-const bad = "secret"
+// Bad is what the test checks' verdicts look for.
+const Bad = "secret"
 
-// tripOnBad trips when the output contains bad.
-func tripOnBad(out string) error {
-	if strings.Contains(out, bad) {
-		return fmt.Errorf("check: output contains %q: %w", bad, pipeline.ErrOutputRejected)
+// TripOnBad trips when the output contains Bad.
+func TripOnBad(out string) error {
+	if strings.Contains(out, Bad) {
+		return fmt.Errorf("check: output contains %q: %w", Bad, pipeline.ErrOutputRejected)
 	}
 	return nil
 }
 
-// outputCheck is a test-local output guardrail: a turn stage that checks
+// OutputCheck is a test-local output guardrail: a turn stage that checks
 // a final output after the turn, records its result in the state first,
 // and returns verdict's error. before, if set, runs just before the
 // verdict (to look at the store then, or to cancel the run).
-func outputCheck(verdict func(out string) error, before func(ctx context.Context, t *pipeline.Turn)) pipeline.Middleware {
+func OutputCheck(verdict func(out string) error, before func(ctx context.Context, t *pipeline.Turn)) pipeline.Middleware {
 	return pipeline.Middleware{Name: "check", Turn: func(next pipeline.Handler) pipeline.Handler {
 		return pipeline.HandlerFunc(func(ctx context.Context, t *pipeline.Turn) error {
 			if err := next.ServeTurn(ctx, t); err != nil || t.Next.Kind != pipeline.NextFinalOutput {
@@ -311,8 +311,8 @@ func outputCheck(verdict func(out string) error, before func(ctx context.Context
 	}}
 }
 
-// show renders items as "kind:text", the form the tests assert on.
-func show(items []state.Item) []string {
+// Show renders items as "kind:text", the form the tests assert on.
+func Show(items []state.Item) []string {
 	out := make([]string, len(items))
 	for i, it := range items {
 		k := it.Kind().String()
@@ -335,7 +335,8 @@ func show(items []state.Item) []string {
 	return out
 }
 
-func list(t testing.TB, s session.Store) []state.Item {
+// List returns every item of the suite's session in s, failing t on an error.
+func List(t testing.TB, s session.Store) []state.Item {
 	t.Helper()
 	items, err := s.List(context.Background(), sid, 0)
 	if err != nil {
@@ -344,9 +345,9 @@ func list(t testing.TB, s session.Store) []state.Item {
 	return items
 }
 
-// validInput reports why items are not valid Responses-API input: a call
+// ValidInput reports why items are not valid Responses-API input: a call
 // without its output, an output without its call or before it.
-func validInput(items []state.Item) error {
+func ValidInput(items []state.Item) error {
 	calls := map[string]bool{}
 	outs := map[string]bool{}
 	for _, it := range items {
