@@ -26,6 +26,11 @@
 //	-peers list    peers to run: eino,eino-adk,genkit,langchaingo,js (default all; "" for none)
 //	-out dir       output folder (default bench/results under the module root,
 //	               the files bench/README.md shows)
+//	-readme file   also replace the table between the turnbench markers of this
+//	               Markdown file (bench/README.md) with this run's, keeping the
+//	               replaced table's ratio and allocations in a column "before" for
+//	               the rows that moved by more than 10%; not with -run (a filtered
+//	               run would drop the rows it did not run)
 //
 // With -growth it runs, instead, the growth scenarios once each: one long run
 // of -growth-turns tool turns (the first and last 100 turns' cost) and a
@@ -72,6 +77,7 @@ func main() {
 	flag.StringVar(&cfg.run, "run", "", "run only the scenarios whose name matches this regexp")
 	flag.StringVar(&cfg.peers, "peers", knownPeers, "comma-separated peers to run ("+knownPeers+"); empty for none")
 	flag.StringVar(&cfg.out, "out", "", "output folder (default bench/results under the module root)")
+	flag.StringVar(&cfg.readme, "readme", "", "replace the table between the turnbench markers of this Markdown file, keeping the previous figures of the rows that moved by more than 10%")
 	flag.BoolVar(&cfg.growth, "growth", false, "run the growth scenarios (a long run, a conversation) instead")
 	flag.IntVar(&cfg.growthTurns, "growth-turns", scenario.LongRunTurns, "tool turns of the long run; 0 for none")
 	flag.StringVar(&cfg.growthSizes, "growth-sizes", joinInts(scenario.ConversationSizes()), "history sizes of the conversation; empty for none")
@@ -98,6 +104,7 @@ type config struct {
 	run       string
 	peers     string
 	out       string
+	readme    string
 
 	growth                      bool
 	growthTurns, growthMessages int
@@ -141,6 +148,18 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	}
 	if cfg.out == "" {
 		cfg.out = filepath.Join(root, "bench", "results")
+	}
+	if cfg.readme != "" {
+		if cfg.run != "" {
+			return fmt.Errorf("-readme with -run %q: a filtered run does not replace the whole table", cfg.run)
+		}
+		b, err := os.ReadFile(cfg.readme)
+		if err != nil {
+			return fmt.Errorf("-readme: %w", err)
+		}
+		if _, err := tableIn(string(b)); err != nil {
+			return fmt.Errorf("-readme %s: %w", cfg.readme, err)
+		}
 	}
 	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
 		return err
@@ -249,6 +268,20 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	fmt.Fprintf(progress, "done in %s\n\n", time.Since(start).Round(time.Second))
 
 	table := rep.markdown()
+	if cfg.readme != "" {
+		b, err := os.ReadFile(cfg.readme)
+		if err != nil {
+			return fmt.Errorf("-readme: %w", err)
+		}
+		var md string
+		if md, table, err = regenerate(string(b), rep); err != nil {
+			return fmt.Errorf("-readme %s: %w", cfg.readme, err)
+		}
+		if err := os.WriteFile(cfg.readme, []byte(md), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(progress, "replaced the table of %s\n", cfg.readme)
+	}
 	if _, err := io.WriteString(stdout, table); err != nil {
 		return err
 	}

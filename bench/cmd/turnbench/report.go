@@ -47,7 +47,8 @@ type report struct {
 	env     machine
 	rows    []row
 	byName  map[string]int
-	missing []string // peers that could not run, with why
+	missing []string  // peers that could not run, with why
+	prev    *previous // the table this run replaces, when it keeps its history
 }
 
 func (r *report) add(x row) {
@@ -118,6 +119,9 @@ func (r *report) markdown() string {
 		fmt.Fprintf(&b, "Missing peer: %s.\n", m)
 	}
 	fmt.Fprintf(&b, "Each scenario ran %d round(s) of -benchtime %s, interleaved; the fastest round counts. Figures are one run's: compare ratios, not absolute times.\n", e.rounds, e.benchtime)
+	if r.prev != nil {
+		fmt.Fprintf(&b, "The column before holds the figures of the table this one replaced (%s) for the rows whose ratio or allocations moved by more than %.0f%%.\n", r.prev.run, moved*100)
+	}
 	for _, g := range groupOrder {
 		var rows []row
 		for _, x := range r.rows {
@@ -133,14 +137,18 @@ func (r *report) markdown() string {
 			title = g
 		}
 		fmt.Fprintf(&b, "\n#### %s\n\n", title)
-		b.WriteString("| scenario | ns/unit | allocs/unit | B/unit | ratio |\n|---|--:|--:|--:|--:|\n")
+		if r.prev != nil {
+			b.WriteString("| scenario | ns/unit | allocs/unit | B/unit | ratio | before |\n|---|--:|--:|--:|--:|--:|\n")
+		} else {
+			b.WriteString("| scenario | ns/unit | allocs/unit | B/unit | ratio |\n|---|--:|--:|--:|--:|\n")
+		}
 		for _, x := range rows {
 			name := strings.TrimPrefix(x.scenario.Name, g+"/")
 			if x.note != "" {
 				name += " (" + x.note + ")"
 			}
 			if x.skip != "" {
-				fmt.Fprintf(&b, "| %s | skipped: %s | | | |\n", name, x.skip)
+				fmt.Fprintf(&b, "| %s | skipped: %s | | | |%s\n", name, x.skip, r.beforeCell(x))
 				continue
 			}
 			ratio := "base"
@@ -153,7 +161,7 @@ func (r *report) markdown() string {
 			if x.hasAllocs {
 				allocs, bytes = formatNum(x.allocs), formatNum(x.bytes)
 			}
-			fmt.Fprintf(&b, "| %s | %s/%s | %s | %s | %s |\n", name, formatNs(x.ns), x.scenario.Unit, allocs, bytes, ratio)
+			fmt.Fprintf(&b, "| %s | %s/%s | %s | %s | %s |%s\n", name, formatNs(x.ns), x.scenario.Unit, allocs, bytes, ratio, r.beforeCell(x))
 		}
 	}
 	b.WriteString(r.flatness())
