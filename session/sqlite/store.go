@@ -231,8 +231,11 @@ const maxRowsPerInsert = 1000
 // index session_items_answers refuses a second output for one call.
 func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place int64, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
 	args := make([]any, 0, 13*len(items))
+	raws := rawsOf(items)
 	for i, it := range items {
-		args = append(args, sessionID, place, it.Seq(), it.Kind().String(), it.Name(), it.AppendRaw(nil), callIDs[i],
+		raw := raws[:it.RawLen():it.RawLen()]
+		raws = raws[it.RawLen():]
+		args = append(args, sessionID, place, it.Seq(), it.Kind().String(), it.Name(), raw, callIDs[i],
 			batchCalls[i], batchCalls[i], sessionID, place, callIDs[i], it.Seq())
 	}
 	res, err := tx.ExecContext(ctx, insertItemsSQL(len(items)), args...)
@@ -244,6 +247,20 @@ func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place int64,
 		return 0, fmt.Errorf("insert items: %w", err)
 	}
 	return int(n), nil
+}
+
+// rawsOf returns the items' canonical JSON one after the other in one
+// buffer: one allocation for the batch rather than one per item.
+func rawsOf(items []state.Item) []byte {
+	n := 0
+	for _, it := range items {
+		n += it.RawLen()
+	}
+	buf := make([]byte, 0, n)
+	for _, it := range items {
+		buf = it.AppendRaw(buf)
+	}
+	return buf
 }
 
 // isDuplicateOutput reports whether err is a violation of the index that
