@@ -230,13 +230,23 @@ const maxRowsPerInsert = 1000
 // (an index lookup, made for outputs only: see sqlInsertRow); the unique
 // index session_items_answers refuses a second output for one call.
 func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place int64, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
+	// Each value is boxed once, however often the statement binds it.
 	args := make([]any, 0, 13*len(items))
+	sid, pl := any(sessionID), any(place)
 	raws := rawsOf(items)
 	for i, it := range items {
 		raw := raws[:it.RawLen():it.RawLen()]
 		raws = raws[it.RawLen():]
-		args = append(args, sessionID, place, it.Seq(), it.Kind().String(), it.Name(), raw, callIDs[i],
-			batchCalls[i], batchCalls[i], sessionID, place, callIDs[i], it.Seq())
+		var callID, batchCall any // NULL unless set
+		if callIDs[i] != nil {
+			callID = *callIDs[i]
+		}
+		if batchCalls[i] != nil {
+			batchCall = *batchCalls[i]
+		}
+		seq := any(it.Seq())
+		args = append(args, sid, pl, seq, it.Kind().String(), it.Name(), raw, callID,
+			batchCall, batchCall, sid, pl, callID, seq)
 	}
 	res, err := tx.ExecContext(ctx, insertItemsSQL(len(items)), args...)
 	if err != nil {
