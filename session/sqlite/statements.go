@@ -90,8 +90,24 @@ const (
 		ORDER BY i.place DESC, i.seq DESC LIMIT ?4`
 )
 
+// insertSQL are the inserts of 1 to len(insertSQL)-1 items, written once:
+// a turn appends a few items at a time.
+var insertSQL = func() (qs [17]string) {
+	for n := 1; n < len(qs); n++ {
+		qs[n] = buildInsertSQL(n)
+	}
+	return qs
+}()
+
 // insertItemsSQL returns the insert of n items.
 func insertItemsSQL(n int) string {
+	if n < len(insertSQL) {
+		return insertSQL[n]
+	}
+	return buildInsertSQL(n)
+}
+
+func buildInsertSQL(n int) string {
 	var q strings.Builder
 	q.Grow(len(sqlInsertItems) + n*(len(sqlInsertRow)+2) + len(sqlInsertTail))
 	q.WriteString(sqlInsertItems)
