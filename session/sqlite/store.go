@@ -245,7 +245,7 @@ func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place int64,
 			batchCall = *batchCalls[i]
 		}
 		seq := any(it.Seq())
-		args = append(args, sid, pl, seq, it.Kind().String(), it.Name(), raw, callID,
+		args = append(args, sid, pl, seq, kindArg(it.Kind()), it.Name(), raw, callID,
 			batchCall, batchCall, sid, pl, callID, seq)
 	}
 	res, err := tx.ExecContext(ctx, insertItemsSQL(len(items)), args...)
@@ -257,6 +257,22 @@ func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place int64,
 		return 0, fmt.Errorf("insert items: %w", err)
 	}
 	return int(n), nil
+}
+
+// kindArgs are the kinds' names boxed once, as an insert binds them.
+var kindArgs = func() (a []any) {
+	for k := state.Kind(0); k == 0 || k.Valid(); k++ {
+		a = append(a, k.String())
+	}
+	return a
+}()
+
+// kindArg returns k's name as an insert binds it.
+func kindArg(k state.Kind) any {
+	if int(k) < len(kindArgs) {
+		return kindArgs[k]
+	}
+	return k.String()
 }
 
 // rawsOf returns the items' canonical JSON one after the other in one
