@@ -12,38 +12,59 @@ import (
 // call or an output), and for an output the position of the latest call
 // of the batch with its ID placed before it, or 0 (nil unless it is an
 // output). The store takes the greater of that and the latest such call
-// already stored as the call the output answers. It costs O(len(items))
-// for batches whose call IDs are distinct.
+// already stored as the call the output answers. The pointers point into
+// one array: three allocations for the batch. A batch of up to
+// smallBatch items finds an output's calls by reading the batch; a larger
+// one indexes its calls by ID first, and costs O(len(items)) when their
+// IDs are distinct.
 func Calls(items []state.Item) (callIDs []*string, batchCalls []*int64) {
 	callIDs = make([]*string, len(items))
 	batchCalls = make([]*int64, len(items))
+	cols := make([]struct {
+		id     string
+		latest int64
+	}, len(items))
 	var calls map[string][]int64
-	for _, it := range items {
-		if it.Kind().IsCall() {
-			if calls == nil {
-				calls = make(map[string][]int64)
+	if len(items) > smallBatch {
+		for _, it := range items {
+			if it.Kind().IsCall() {
+				if calls == nil {
+					calls = make(map[string][]int64)
+				}
+				calls[it.CallID()] = append(calls[it.CallID()], it.Seq())
 			}
-			calls[it.CallID()] = append(calls[it.CallID()], it.Seq())
 		}
 	}
 	for i, it := range items {
 		if !it.Kind().IsCall() && !it.Kind().IsOutput() {
 			continue
 		}
-		id := it.CallID()
-		callIDs[i] = &id
-		if it.Kind().IsOutput() {
-			var latest int64
-			for _, c := range calls[id] {
-				if c < it.Seq() {
-					latest = max(latest, c)
+		c := &cols[i]
+		c.id = it.CallID()
+		callIDs[i] = &c.id
+		if !it.Kind().IsOutput() {
+			continue
+		}
+		if calls != nil {
+			for _, seq := range calls[c.id] {
+				if seq < it.Seq() {
+					c.latest = max(c.latest, seq)
 				}
 			}
-			batchCalls[i] = &latest
+		} else {
+			for _, call := range items {
+				if call.Kind().IsCall() && call.Seq() < it.Seq() && call.CallID() == c.id {
+					c.latest = max(c.latest, call.Seq())
+				}
+			}
 		}
+		batchCalls[i] = &c.latest
 	}
 	return callIDs, batchCalls
 }
+
+// smallBatch is the largest batch [Calls] reads whole for each output.
+const smallBatch = 16
 
 // DuplicateOutput returns the error for an append that gives a call a
 // second output; it wraps [session.ErrDuplicateOutput].
