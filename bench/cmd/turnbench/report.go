@@ -97,7 +97,7 @@ var groupTitles = map[string]string{
 	"turn":       "Per turn, one turn per iteration, at h items of history (ratio: to the bare loop at the same h)",
 	"run":        "Whole runs of N tool turns and a final message, per turn (ratio: to the bare loop at the same N)",
 	"middleware": "Per turn with middleware, history of 10 items (ratio: to the bare loop)",
-	"policies":   "Per turn of the default chain with issue 30's policies configured but not triggered (retry middleware, a tool timeout, a token and cost budget, a conditional tool), history of 10 items (ratio: to the chain without them)",
+	"policies":   "Per turn of the default chain with issue 30's policies configured but not triggered (retry middleware, a tool timeout, a token and cost budget, a conditional tool), at h items of history (ratio: to the chain without them at the same h)",
 	"checkpoint": "Checkpoints: state.Marshal and state.Unmarshal of a run of N items, per checkpoint (ratio: to encoding/json of the items' JSON alone)",
 	"approval":   "The approval cycle: interrupt → marshal → unmarshal → approve → resume (ratio: to the same two turns with nothing gated)",
 	"session":    "Session commits: each backend's own BenchmarkAppend, one append of three items per commit (ratio: to the raw driver doing the same inserts)",
