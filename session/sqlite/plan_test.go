@@ -122,8 +122,17 @@ func TestStatementPlans(t *testing.T) {
 				t.Errorf("%s, %s: EXPLAIN QUERY PLAN: %v", st.name, stats, err)
 				continue
 			}
+			// A co-routine's rows are its subquery's (here, an insert's
+			// VALUES), whose own plan is above it: scanning them scans no
+			// table.
+			coroutines := map[string]bool{}
 			for _, line := range got {
-				if growing.MatchString(line) {
+				if name, ok := strings.CutPrefix(strings.TrimSpace(line), "CO-ROUTINE "); ok {
+					coroutines[name] = true
+				}
+			}
+			for _, line := range got {
+				if growing.MatchString(line) && !coroutines[strings.TrimPrefix(strings.TrimSpace(line), "SCAN ")] {
 					t.Errorf("%s, %s: plan line %q grows with the table", st.name, stats, strings.TrimSpace(line))
 				}
 			}

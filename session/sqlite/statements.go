@@ -37,6 +37,24 @@ const (
 		ORDER BY c.seq DESC LIMIT 1), 0)) END)`
 	sqlInsertTail = ` ON CONFLICT (session_id, place, seq) DO NOTHING`
 
+	// The insert of an append to a run that has its place, which the
+	// insert reads itself from the run's row (no row: no place yet, and
+	// nothing inserted): sqlInsertAtRun, then sqlInsertAtRunRow once per item
+	// (comma-separated), then sqlInsertAtRunTail. A row's values are its
+	// seq, kind, name, JSON, call ID and, for an output, the latest call of
+	// the batch with its ID before it; the answers column is computed as
+	// sqlInsertRow computes it, with the run's session and place.
+	sqlInsertAtRun = `INSERT INTO session_items (session_id, place, seq, kind, name, raw, call_id, answers)
+		SELECT r.session_id, r.place, v.column1, v.column2, v.column3, v.column4, v.column5,
+			CASE WHEN v.column6 IS NULL THEN NULL ELSE max(v.column6, COALESCE((
+				SELECT c.seq FROM session_items AS c INDEXED BY session_items_calls
+				WHERE c.session_id = r.session_id AND c.place = r.place AND c.call_id = v.column5 AND c.answers IS NULL AND c.seq < v.column1
+				ORDER BY c.seq DESC LIMIT 1), 0)) END
+		FROM session_runs AS r, (VALUES `
+	sqlInsertAtRunRow  = `(?, ?, ?, ?, ?, ?)`
+	sqlInsertAtRunTail = `) AS v WHERE r.session_id = ? AND r.run_id = ?
+		ON CONFLICT (session_id, place, seq) DO NOTHING`
+
 	sqlStoredItem = `SELECT kind, name, raw FROM session_items WHERE session_id = ? AND place = ? AND seq = ?`
 
 	// The last limit items (limit -1: all), read backwards in the primary
@@ -118,6 +136,42 @@ func buildInsertSQL(n int) string {
 		q.WriteString(sqlInsertRow)
 	}
 	q.WriteString(sqlInsertTail)
+	return q.String()
+}
+
+// insertAtRunSQL are the inserts at a run's place of 1 to
+// len(insertAtRunSQL)-1 items, written once.
+var insertAtRunSQL = func() (qs [17]string) {
+	for n := 1; n < len(qs); n++ {
+		qs[n] = buildInsertAtRunSQL(n)
+	}
+	return qs
+}()
+
+// insertAtRunArgs is how many arguments each row of sqlInsertAtRun binds.
+const insertAtRunArgs = 6
+
+// insertAtRunItemsSQL returns the insert of n items at a run's place (see
+// sqlInsertAtRun): its arguments are each item's insertAtRunArgs, then the
+// session and the run.
+func insertAtRunItemsSQL(n int) string {
+	if n < len(insertAtRunSQL) {
+		return insertAtRunSQL[n]
+	}
+	return buildInsertAtRunSQL(n)
+}
+
+func buildInsertAtRunSQL(n int) string {
+	var q strings.Builder
+	q.Grow(len(sqlInsertAtRun) + n*(len(sqlInsertAtRunRow)+2) + len(sqlInsertAtRunTail))
+	q.WriteString(sqlInsertAtRun)
+	for i := range n {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString(sqlInsertAtRunRow)
+	}
+	q.WriteString(sqlInsertAtRunTail)
 	return q.String()
 }
 
@@ -213,6 +267,18 @@ var statements = []statement{
 		},
 		plan: []string{
 			"SCALAR SUBQUERY 1",
+			"  SEARCH c USING INDEX session_items_calls (session_id=? AND place=? AND call_id=? AND seq<?)", // LIMIT 1, in the index's order
+		}},
+	{name: "insert items at a run", sql: insertAtRunItemsSQL(1),
+		args: func(k planKey) []any {
+			return []any{k.seq + 1, "tool_output", "echo", []byte(`{}`), k.callID, int64(0), k.session, k.run}
+		},
+		plan: []string{
+			"CO-ROUTINE v", // the batch's rows
+			"  SCAN CONSTANT ROW",
+			"SEARCH r USING PRIMARY KEY (session_id=? AND run_id=?)",
+			"SCAN v",
+			"CORRELATED SCALAR SUBQUERY 1",
 			"  SEARCH c USING INDEX session_items_calls (session_id=? AND place=? AND call_id=? AND seq<?)", // LIMIT 1, in the index's order
 		}},
 	{name: "stored item", sql: sqlStoredItem,

@@ -178,6 +178,19 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 }
 
 func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string, items []state.Item) error {
+	callIDs, batchCalls := rowcodec.Calls(items)
+	if len(items) <= maxRowsPerInsert {
+		// The common append, to a run that has its place, in one
+		// statement; the run's first append, or one that finds positions
+		// taken, goes on below, where inserting again is a no-op.
+		n, err := insertAtRun(ctx, tx, sessionID, runID, items, callIDs, batchCalls)
+		if isDuplicateOutput(err) {
+			return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
+		}
+		if err != nil || n == len(items) {
+			return err
+		}
+	}
 	var place int64
 	err := tx.QueryRowContext(ctx, sqlRunPlace, sessionID, runID).Scan(&place)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -190,7 +203,6 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 		return fmt.Errorf("place run %q: %w", runID, err)
 	}
 	inserted := 0
-	callIDs, batchCalls := rowcodec.Calls(items)
 	for i := 0; i < len(items); i += maxRowsPerInsert {
 		j := min(i+maxRowsPerInsert, len(items))
 		n, err := insertItems(ctx, tx, sessionID, place, items[i:j], callIDs[i:j], batchCalls[i:j])
@@ -237,13 +249,7 @@ func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place int64,
 	for i, it := range items {
 		raw := raws[:it.RawLen():it.RawLen()]
 		raws = raws[it.RawLen():]
-		var callID, batchCall any // NULL unless set
-		if callIDs[i] != nil {
-			callID = *callIDs[i]
-		}
-		if batchCalls[i] != nil {
-			batchCall = *batchCalls[i]
-		}
+		callID, batchCall := callArgs(callIDs[i], batchCalls[i])
 		seq := any(it.Seq())
 		args = append(args, sid, pl, seq, kindArg(it.Kind()), it.Name(), raw, callID,
 			batchCall, batchCall, sid, pl, callID, seq)
@@ -287,6 +293,43 @@ func rawsOf(items []state.Item) []byte {
 		buf = it.AppendRaw(buf)
 	}
 	return buf
+}
+
+// insertAtRun inserts items in one statement at the place of run runID,
+// if it has one, skipping positions already taken, and returns how many
+// rows it inserted: 0 for a run with no place yet. callIDs and batchCalls
+// are as insertItems takes them.
+func insertAtRun(ctx context.Context, tx *sql.Tx, sessionID, runID string, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
+	args := make([]any, 0, insertAtRunArgs*len(items)+2)
+	raws := rawsOf(items)
+	for i, it := range items {
+		raw := raws[:it.RawLen():it.RawLen()]
+		raws = raws[it.RawLen():]
+		callID, batchCall := callArgs(callIDs[i], batchCalls[i])
+		args = append(args, it.Seq(), kindArg(it.Kind()), it.Name(), raw, callID, batchCall)
+	}
+	args = append(args, sessionID, runID)
+	res, err := tx.ExecContext(ctx, insertAtRunItemsSQL(len(items)), args...)
+	if err != nil {
+		return 0, fmt.Errorf("insert items: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("insert items: %w", err)
+	}
+	return int(n), nil
+}
+
+// callArgs returns an item's call columns, as [rowcodec.Calls] gives them,
+// as an insert binds them: nil (NULL) where they are not set.
+func callArgs(callID *string, batchCall *int64) (id, batch any) {
+	if callID != nil {
+		id = *callID
+	}
+	if batchCall != nil {
+		batch = *batchCall
+	}
+	return id, batch
 }
 
 // isDuplicateOutput reports whether err is a violation of the index that
