@@ -43,10 +43,10 @@ var budgets = []budget{
 	{"checkpoint/unmarshal/items=10", 19, "state.Unmarshal of 10 items: their raw JSON and strings in shared chunks"},
 	{"crashsafe/memory/persistence/history=10", 19.6, "a tool turn's appends on session/memory"},
 	{"crashsafe/memory/checkpoint/history=10", 64.1, "the crash-safe tool turn on memory: saves and appends"},
-	{"crashsafe/sqlite/persistence/history=10", 74.1, "a tool turn's appends on SQLite; 90.0 before each bound value was boxed once, the JSON copied into one buffer, the statement texts cached and Calls' pointers put in one array"},
-	{"crashsafe/sqlite/checkpoint/history=10", 266.7, "the crash-safe tool turn on SQLite (282.9 before the appends' savings above); 253.9 before the run index (state.Lister: one more statement per save, the index upsert, in the save's transaction)"},
+	{"crashsafe/sqlite/persistence/history=10", 51.8, "a tool turn's appends on SQLite, each to a run with its place one insert that reads the place itself (74.1 with a query for the place first); 90.0 before each bound value was boxed once, the JSON copied into one buffer, the statement texts cached and Calls' pointers put in one array"},
+	{"crashsafe/sqlite/checkpoint/history=10", 244.6, "the crash-safe tool turn on SQLite (282.9 before the appends' savings above); 253.9 before the run index (state.Lister: one more statement per save, the index upsert, in the save's transaction)"},
 	{"crashsafe/postgres/persistence/history=10", 96.6, "a tool turn's appends on PostgreSQL: one statement, one round trip; 101.6 before rowcodec.Calls put its pointers in one array"},
-	{"crashsafe/postgres/checkpoint/history=10", 183.7, "the crash-safe tool turn on PostgreSQL: two statements, two round trips (188.8 before rowcodec.Calls put its pointers in one array); 183.9 before the run index (state.Lister: its row, written by the save's own statement)"},
+	{"crashsafe/postgres/checkpoint/history=10", 183.8, "the crash-safe tool turn on PostgreSQL: two statements, two round trips (188.8 before rowcodec.Calls put its pointers in one array); 183.9 before the run index (state.Lister: its row, written by the save's own statement)"},
 	{"crashsafe/redis/persistence/history=10", 55.6, "a tool turn's appends on Redis"},
 	{"crashsafe/redis/checkpoint/history=10", 151.9, "the crash-safe tool turn on Redis; 135.8 before the run index (state.Lister: the status sets and the summary hash, updated by the save script)"},
 }
