@@ -181,16 +181,19 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	return nil
 }
 
-// saveDelta applies d in tx: the compare-and-swap on the stored version,
-// then the head, the context and the items d carries.
+// saveDelta applies d in tx: the head written as a compare-and-swap on
+// the stored version, then the context and the items d carries.
 func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error {
-	var stored int64
-	err := tx.StmtContext(ctx, s.ck.version).QueryRowContext(ctx, d.RunID).Scan(&stored)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return err
+	run, base := any(d.RunID), any(d.Base) // bound twice, boxed once
+	res, err := tx.StmtContext(ctx, s.ck.upsertHead).ExecContext(ctx, run, d.Version, d.Head, base, run, base)
+	if err != nil {
+		return fmt.Errorf("write head: %w", err)
 	}
-	if stored != d.Base {
-		return rowcodec.VersionConflict(d.RunID, d.Base, stored)
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		if err == nil {
+			err = s.versionConflict(ctx, tx, d)
+		}
+		return err
 	}
 	if d.Full {
 		if _, err := tx.StmtContext(ctx, s.ck.clearItems).ExecContext(ctx, d.RunID); err != nil {
@@ -199,9 +202,6 @@ func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error
 		if _, err := tx.StmtContext(ctx, s.ck.clearContext).ExecContext(ctx, d.RunID); err != nil {
 			return fmt.Errorf("clear context: %w", err)
 		}
-	}
-	if _, err := tx.StmtContext(ctx, s.ck.upsertHead).ExecContext(ctx, d.RunID, d.Version, d.Head); err != nil {
-		return fmt.Errorf("write head: %w", err)
 	}
 	if d.Context != nil {
 		if _, err := tx.StmtContext(ctx, s.ck.upsertContext).ExecContext(ctx, d.RunID, d.Context); err != nil {
@@ -222,6 +222,17 @@ func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error
 		return fmt.Errorf("write the listing's row: %w", err)
 	}
 	return nil
+}
+
+// versionConflict returns the conflict of a save whose head was not
+// written: the version stored (0: none) is not d's base.
+func (s *Store) versionConflict(ctx context.Context, tx *sql.Tx, d *state.Delta) error {
+	var stored int64
+	err := tx.StmtContext(ctx, s.ck.version).QueryRowContext(ctx, d.RunID).Scan(&stored)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("read the stored version: %w", err)
+	}
+	return rowcodec.VersionConflict(d.RunID, d.Base, stored)
 }
 
 // Delete removes the run's checkpoint, its head, context and items, in one

@@ -185,9 +185,17 @@ const (
 	SELECT 1, 0, 0, data FROM run_checkpoint_contexts WHERE run_id = ?1
 	UNION ALL
 	SELECT 2, version, seq, data FROM run_checkpoint_items WHERE run_id = ?1`
-	sqlCkptVersion    = `SELECT version FROM run_checkpoints WHERE run_id = ?`
-	sqlCkptUpsertHead = `INSERT INTO run_checkpoints (run_id, version, data) VALUES (?, ?, ?)
-	ON CONFLICT (run_id) DO UPDATE SET version = excluded.version, data = excluded.data`
+	sqlCkptVersion = `SELECT version FROM run_checkpoints WHERE run_id = ?`
+	// The head (run, version, data), written only over the version the
+	// save was based on (the 4th and 6th arguments; the 5th is the run
+	// again): a new run's (based on 0) is inserted, a saved one's updated
+	// where its stored version is the base; a save based on a version
+	// that has no row offers none. No row changed: a conflict, which
+	// sqlCkptVersion then reads to report.
+	sqlCkptUpsertHead = `INSERT INTO run_checkpoints (run_id, version, data)
+	SELECT ?, ?, ? WHERE ? = 0 OR EXISTS (SELECT 1 FROM run_checkpoints WHERE run_id = ?)
+	ON CONFLICT (run_id) DO UPDATE SET version = excluded.version, data = excluded.data
+	WHERE run_checkpoints.version = ?`
 	sqlCkptUpsertItem = `INSERT INTO run_checkpoint_items (run_id, seq, version, data) VALUES (?, ?, ?, ?)
 	ON CONFLICT (run_id, seq) DO UPDATE SET version = excluded.version, data = excluded.data`
 	sqlCkptUpsertContext = `INSERT INTO run_checkpoint_contexts (run_id, data) VALUES (?, ?)
@@ -355,8 +363,12 @@ var statements = []statement{
 		args: func(k planKey) []any { return []any{k.run} },
 		plan: []string{"SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)"}},
 	{name: "checkpoint head", sql: sqlCkptUpsertHead,
-		args: func(k planKey) []any { return []any{k.run, int64(1), []byte(`{}`)} },
-		plan: nil}, // an upsert by key: no query plan
+		args: func(k planKey) []any { return []any{k.run, int64(2), []byte(`{}`), int64(1), k.run, int64(1)} },
+		plan: []string{
+			"SCAN CONSTANT ROW", // the one row offered, then the upsert by key
+			"SCALAR SUBQUERY 1",
+			"  SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)",
+		}},
 	{name: "checkpoint item", sql: sqlCkptUpsertItem,
 		args: func(k planKey) []any { return []any{k.run, int64(1), int64(1), []byte(`{}`)} },
 		plan: nil},
