@@ -32,7 +32,8 @@ var (
 	ErrUnsupportedTool = errors.New("gemini: unsupported tool")
 	// ErrUnsupportedSetting means a model setting has no Gemini
 	// equivalent and ignoring it would change what the call means (a
-	// previous response ID, an unknown tool choice or reasoning effort).
+	// tool choice naming a tool when the call offers none, an unknown
+	// reasoning effort).
 	ErrUnsupportedSetting = errors.New("gemini: unsupported setting")
 	// ErrBlocked means the API blocked the prompt or the answer: a prompt
 	// feedback block reason, or a finish reason such as SAFETY,

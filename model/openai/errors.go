@@ -44,6 +44,11 @@ var (
 	// API at hand: a hosted tool given to [ChatModel], or a hosted tool
 	// called as a function.
 	ErrUnsupportedTool = errors.New("openai: unsupported tool")
+	// ErrUnsupportedSetting means a [ChatModel] was given an option of
+	// the Responses API ([WithTruncation], [WithReasoningSummary],
+	// [WithInclude]): its calls fail with it, before any request, rather
+	// than leave the setting out.
+	ErrUnsupportedSetting = errors.New("openai: unsupported setting")
 )
 
 // An InputError reports an item of the model input that [ChatModel] cannot

@@ -100,23 +100,20 @@ func (m *Model) params(c *pipeline.ModelCall) (responses.ResponseNewParams, erro
 	if s.ParallelToolCalls != nil {
 		p.ParallelToolCalls = param.NewOpt(*s.ParallelToolCalls)
 	}
-	if s.ReasoningEffort != "" || s.ReasoningSummary != "" {
+	if s.ReasoningEffort != "" || m.cfg.summary != "" {
 		p.Reasoning = shared.ReasoningParam{
 			Effort:  shared.ReasoningEffort(s.ReasoningEffort),
-			Summary: shared.ReasoningSummary(s.ReasoningSummary),
+			Summary: shared.ReasoningSummary(m.cfg.summary),
 		}
 	}
-	if s.Truncation != "" {
-		p.Truncation = responses.ResponseNewParamsTruncation(s.Truncation)
+	if m.cfg.truncation != "" {
+		p.Truncation = responses.ResponseNewParamsTruncation(m.cfg.truncation)
 	}
-	if s.Store != nil {
-		p.Store = param.NewOpt(*s.Store)
+	if m.cfg.store != nil {
+		p.Store = param.NewOpt(*m.cfg.store)
 	}
 	if len(s.Metadata) > 0 {
 		p.Metadata = shared.Metadata(s.Metadata)
-	}
-	if s.PreviousResponseID != "" {
-		p.PreviousResponseID = param.NewOpt(s.PreviousResponseID)
 	}
 	return p, nil
 }
