@@ -316,4 +316,11 @@ func TestFreshIDs(t *testing.T) {
 			t.Errorf("FreshIDs %v: the same run and turn answered %s then %s", fresh, first, second)
 		}
 	}
+	// Two processes, each with a model of its own, asking the same run's
+	// turn: a real model's answers would not share IDs either.
+	one := scripted.New(scripted.Reply("one")).FreshIDs()
+	other := scripted.New(scripted.Reply("one")).FreshIDs()
+	if a, b := ask(one), ask(other); a == b {
+		t.Errorf("two models with FreshIDs answered the same run and turn alike: %s", a)
+	}
 }
