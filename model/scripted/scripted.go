@@ -112,6 +112,10 @@ type Request struct {
 	Input  state.Items
 	Tools  []string
 	Stream bool
+	// Run and Turn are the ID and turn of the run that made the call;
+	// empty and 0 for a call outside a run.
+	Run  string
+	Turn int
 }
 
 // A Model is a scripted [pipeline.Model].
@@ -196,9 +200,11 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	m.mu.Lock()
 	m.n++
 	n, fresh := m.n, m.fresh
-	m.calls = append(m.calls, Request{
-		Agent: c.Agent.Name, Instructions: c.Instructions, Input: c.Input, Tools: tools, Stream: c.Stream,
-	})
+	req := Request{Agent: c.Agent.Name, Instructions: c.Instructions, Input: c.Input, Tools: tools, Stream: c.Stream}
+	if c.Turn != nil && c.Turn.Run != nil {
+		req.Run, req.Turn = c.Turn.Run.ID(), c.Turn.Number
+	}
+	m.calls = append(m.calls, req)
 	m.mu.Unlock()
 
 	step, err := m.step(c, n)
