@@ -49,7 +49,8 @@ var allowed = []struct {
 	{"middleware/checkpoint", []string{"pipeline", "state", "session", "middleware/persistence"}},                                                                                   // wires persistence through its write-ahead (WithSession)
 	{"middleware/...", []string{"pipeline", "state"}},
 	{"riverrun", []string{"pipeline", "state", "session", "middleware/checkpoint", "middleware/persistence"}}, // runs as River jobs, in a module of its own; River stays here
-	{"model/...", []string{"pipeline", "state", "internal/jsonw"}},
+	{"model/internal/adapt", []string{"state"}},                                                               // what the adapters share in translating failures
+	{"model/...", []string{"pipeline", "state", "internal/jsonw", "model/internal/..."}},
 	{"tracing/...", []string{"pipeline", "state", "tracing/internal/..."}},
 	{"tool/mcp", []string{"pipeline", "state"}}, // MCP servers' tools; the go-sdk stays here
 	{"tool/...", []string{"pipeline", "state"}},

@@ -140,8 +140,12 @@ type ModelResponse struct {
 	ContinuationLost string
 }
 
-// ModelSettings are the per-agent settings passed to the model. Nil
-// pointers and empty strings mean "the model's default".
+// ModelSettings are the per-agent settings passed to the model, those
+// more than one provider has. Nil pointers and empty strings mean "the
+// model's default". A provider's own settings (OpenAI's truncation and
+// store, Anthropic's thinking budget, Gemini's safety settings …) are its
+// adapter's options: an agent that needs its own gets a model value of
+// its own. Each adapter's documentation says which of these it sends.
 type ModelSettings struct {
 	// Model names the model, e.g. "gpt-5-mini".
 	Model             string
@@ -150,16 +154,11 @@ type ModelSettings struct {
 	MaxOutputTokens   *int64
 	ToolChoice        string // "auto", "required", "none" or a tool name
 	ParallelToolCalls *bool
-	ReasoningEffort   string
-	ReasoningSummary  string
-	Truncation        string
-	Store             *bool
-	Metadata          map[string]string
-	// PreviousResponseID continues a server-side conversation: the stored
-	// response named here is taken to hold the history the run started
-	// from, and an adapter that supports it (model/openai) sends only the
-	// run's own items after it, then chains the run's later calls.
-	PreviousResponseID string
+	// ReasoningEffort is the effort a reasoning model spends: "minimal",
+	// "low", "medium" or "high" (the adapters map it to their API's
+	// terms, or fail the call on one it has none for).
+	ReasoningEffort string
+	Metadata        map[string]string
 }
 
 // A ToolSpec describes a function tool to the model.

@@ -219,32 +219,18 @@ func (r *Runner) execute(ctx context.Context, agent *Agent, run *state.Run, inpu
 
 // coreRun is the innermost run handler: the loop of turns.
 func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
-	agent, run, input, resume, emit := c.Agent, c.Run, c.Input, c.Resumed, c.emit
-	res := &Result{run: run, lastAgent: agent}
+	run := c.Run
+	res := &Result{run: run, lastAgent: c.Agent}
+	placed, err := placeInput(c, res)
+	if err != nil {
+		return res, err
+	}
 	maxTurns := run.MaxTurns()
 	if maxTurns <= 0 {
 		maxTurns = r.cfg.maxTurns
 	}
-	if sid, n, pending, _ := run.HistoryRef(); pending {
-		// A checkpoint that refers to its session history, which nothing
-		// read: the model would see another input.
-		return res, &state.HistoryError{RunID: run.ID(), SessionID: sid, Count: n,
-			Reason: "not read from the session before the run went on (resume it with the persistence middleware over its session store)",
-			Err:    state.ErrHistoryPending}
-	}
-	var placed []state.Item
-	if !resume {
-		placed = runcore.AddInput(run, input...)
-		res.newItems = append(res.newItems, placed...)
-		if emit != nil {
-			for _, it := range placed {
-				emit(ItemCreated{Item: it})
-			}
-		}
-	}
-	resumed := resume && hasOpenCalls(run)
-	current := agent
-	tools, conds := toolSpecs(current), conditionsOf(current)
+	resumed := c.Resumed && hasOpenCalls(run)
+	cur := agentOf(c.Agent)
 	spent := r.cfg.budget.newSpend(run)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -259,51 +245,110 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 			runcore.SetTurn(run, n)
 		}
 		t := &Turn{
-			Run: run, Agent: current, Number: n, Resumed: resumed, Input: placed,
-			emit: emit, runner: r, recorded: &res.newItems, tools: tools, conds: conds, spent: spent,
+			Run: run, Agent: cur.agent, Number: n, Resumed: resumed, Input: placed,
+			emit: c.emit, runner: r, recorded: &res.newItems, tools: cur.tools, conds: cur.conds, spent: spent,
 		}
 		placed, resumed = nil, false
-		if t.emit != nil {
-			t.Emit(TurnStarted{Turn: n, Agent: current.Name, Resumed: t.Resumed})
-		}
-		err := r.turn.ServeTurn(ctx, t)
-		if t.Response != nil && t.Response.ID != "" {
-			res.lastResponseID = t.Response.ID
-		}
-		if err != nil {
-			res.noteOutputErr(err)
+		if err := r.serveTurn(ctx, t, res); err != nil {
 			return res, err
 		}
+		if done, err := takeStep(t, res, &cur); done || err != nil {
+			return res, err
+		}
+	}
+}
+
+// placeInput checks that the run can go on and, unless it resumes, places the
+// run's input and records it in res. It returns the placed items, the
+// first turn's input.
+func placeInput(c *RunCall, res *Result) ([]state.Item, error) {
+	run := c.Run
+	if sid, n, pending, _ := run.HistoryRef(); pending {
+		// A checkpoint that refers to its session history, which nothing
+		// read: the model would see another input.
+		return nil, &state.HistoryError{RunID: run.ID(), SessionID: sid, Count: n,
+			Reason: "not read from the session before the run went on (resume it with the persistence middleware over its session store)",
+			Err:    state.ErrHistoryPending}
+	}
+	if c.Resumed {
+		return nil, nil
+	}
+	placed := runcore.AddInput(run, c.Input...)
+	res.newItems = append(res.newItems, placed...)
+	if c.emit != nil {
+		for _, it := range placed {
+			c.emit(ItemCreated{Item: it})
+		}
+	}
+	return placed, nil
+}
+
+// currentAgent is the agent whose turns the run takes, with what its turns
+// read of it, found once per agent.
+type currentAgent struct {
+	agent *Agent
+	tools []ToolSpec
+	conds []toolCondition
+}
+
+// agentOf returns a as the current agent.
+func agentOf(a *Agent) currentAgent {
+	return currentAgent{agent: a, tools: toolSpecs(a), conds: conditionsOf(a)}
+}
+
+// serveTurn serves turn t through the turn stage, between its
+// TurnStarted and TurnEnded events, and records in res the response it
+// got and an output error it failed with.
+func (r *Runner) serveTurn(ctx context.Context, t *Turn, res *Result) error {
+	if t.emit != nil {
+		t.Emit(TurnStarted{Turn: t.Number, Agent: t.Agent.Name, Resumed: t.Resumed})
+	}
+	err := r.turn.ServeTurn(ctx, t)
+	if t.Response != nil && t.Response.ID != "" {
+		res.lastResponseID = t.Response.ID
+	}
+	if err != nil {
+		res.noteOutputErr(err)
+		return err
+	}
+	if t.emit != nil {
+		t.Emit(TurnEnded{Turn: t.Number, Next: t.Next.Kind})
+	}
+	return nil
+}
+
+// takeStep takes the step turn t chose: it finishes the run, pauses it for
+// approvals, or hands off to cur's next agent. It reports whether the run
+// is done (for now), and fails on a step it cannot take.
+func takeStep(t *Turn, res *Result, cur *currentAgent) (done bool, err error) {
+	run, n := t.Run, t.Number
+	switch t.Next.Kind {
+	case NextFinalOutput:
+		if err := res.setOutput(cur.agent, t.Next.Output, t.Next.Value); err != nil {
+			res.outputErr = err
+			return true, err
+		}
+		runcore.Finish(run, t.Next.Output)
+		return true, nil
+	case NextRunAgain:
+		return false, nil
+	case NextHandoff:
+		to := t.Next.Agent
+		if to == nil {
+			return true, fmt.Errorf("pipeline: turn %d: handoff without a target agent", n)
+		}
 		if t.emit != nil {
-			t.Emit(TurnEnded{Turn: n, Next: t.Next.Kind})
+			t.Emit(AgentChanged{From: cur.agent.Name, To: to.Name})
 		}
-		switch t.Next.Kind {
-		case NextFinalOutput:
-			if err := res.setOutput(current, t.Next.Output, t.Next.Value); err != nil {
-				res.outputErr = err
-				return res, err
-			}
-			runcore.Finish(run, t.Next.Output)
-			return res, nil
-		case NextRunAgain:
-		case NextHandoff:
-			to := t.Next.Agent
-			if to == nil {
-				return res, fmt.Errorf("pipeline: turn %d: handoff without a target agent", n)
-			}
-			if t.emit != nil {
-				t.Emit(AgentChanged{From: current.Name, To: to.Name})
-			}
-			runcore.SetAgent(run, to.Name)
-			current = to
-			tools, conds = toolSpecs(current), conditionsOf(current)
-			res.lastAgent = to
-		case NextInterruption:
-			res.interruptions = run.Pending()
-			return res, nil
-		default:
-			return res, fmt.Errorf("pipeline: turn %d: the turn handler returned nil without a next step", n)
-		}
+		runcore.SetAgent(run, to.Name)
+		*cur = agentOf(to)
+		res.lastAgent = to
+		return false, nil
+	case NextInterruption:
+		res.interruptions = run.Pending()
+		return true, nil
+	default:
+		return true, fmt.Errorf("pipeline: turn %d: the turn handler returned nil without a next step", n)
 	}
 }
 

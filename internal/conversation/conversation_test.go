@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/middleware/persistence"
+	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/memory"
@@ -74,55 +74,35 @@ func backends(t *testing.T) []backend {
 
 // chatModel answers each message with a lookup, then a reply; a message
 // that says "transfer" asks for a transfer (which needs approval) instead
-// of the lookup. It records what every call was sent, by run and turn.
-type chatModel struct {
-	mu   sync.Mutex
-	sent map[string][]string // "run/turn" → the model input's raw JSON
+// of the lookup. It records what every call was sent.
+func chatModel() *scripted.Model {
+	return scripted.Rules(
+		scripted.On(scripted.AfterOutput(""), scripted.Reply("Done.")),
+		scripted.On(scripted.LastUserContains("transfer"), scripted.CallTool("transfer", `{}`)),
+		scripted.On(scripted.Any(), scripted.CallTool("lookup", `{}`)),
+	)
 }
 
-func (m *chatModel) Respond(_ context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
-	run := c.Turn.Run
-	key := fmt.Sprintf("%s/%d", run.ID(), c.Turn.Number)
+// sentTo returns the raw JSON of the items m was sent on the run's turn,
+// nil if it was not called then.
+func sentTo(m *scripted.Model, run string, turn int) []string {
 	var sent []string
-	for _, it := range c.Input.All() {
-		sent = append(sent, string(it.Raw()))
-	}
-	m.mu.Lock()
-	if m.sent == nil {
-		m.sent = map[string][]string{}
-	}
-	m.sent[key] = sent
-	m.mu.Unlock()
-
-	id := func(kind string) string { return fmt.Sprintf("%s_%s_%d", kind, run.ID(), c.Turn.Number) }
-	own := run.Items()
-	calls := 0
-	for _, it := range own.All() {
-		if it.Kind() == state.KindToolCall {
-			calls++
+	for _, c := range m.Calls() {
+		if c.Run == run && c.Turn == turn {
+			sent = sent[:0]
+			for _, it := range c.Input.All() {
+				sent = append(sent, string(it.Raw()))
+			}
 		}
 	}
-	if calls > 0 {
-		return &pipeline.ModelResponse{ID: id("resp"), Items: []state.Item{state.AssistantMessage(id("msg"), "Done: "+run.ID())}}, nil
-	}
-	tool := "lookup"
-	if own.Len() > 0 && own.At(0).Text() == "transfer" {
-		tool = "transfer"
-	}
-	return &pipeline.ModelResponse{ID: id("resp"), Items: []state.Item{state.ToolCall(id("fc"), id("call"), tool, `{}`)}}, nil
-}
-
-func (m *chatModel) input(run string, turn int) []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.sent[fmt.Sprintf("%s/%d", run, turn)]
+	return sent
 }
 
 type process struct {
 	runner *pipeline.Runner
 	agent  *pipeline.Agent
 	cp     *checkpoint.Checkpointer
-	model  *chatModel
+	model  *scripted.Model
 	ss     session.Store
 	states state.Store
 }
@@ -134,7 +114,7 @@ func start(t *testing.T, b backend, opts ...checkpoint.Option) *process {
 func startWith(t *testing.T, b backend, popts []persistence.Option, opts ...checkpoint.Option) *process {
 	ss, states := b.open(t)
 	cp := checkpoint.New(states, append(opts[:len(opts):len(opts)], checkpoint.WithSession(ss, popts...))...)
-	p := &process{cp: cp, model: &chatModel{}, ss: ss, states: states}
+	p := &process{cp: cp, model: chatModel(), ss: ss, states: states}
 	p.runner = pipeline.NewRunner(pipeline.WithMiddleware(
 		cp.Middleware(),
 		approval.Require(approval.ByTool("transfer")),
@@ -198,7 +178,7 @@ func TestCheckpointsReferToHistory(t *testing.T) {
 				t.Fatal("the transfer did not pause")
 			}
 			callID := res.Interruptions()[0].CallID
-			want := p.model.input(paused, 1)
+			want := sentTo(p.model, paused, 1)
 			for i := range 2 {
 				p.message(t, sid, fmt.Sprintf("%s-after%d", sid, i), "meanwhile")
 			}
@@ -228,7 +208,7 @@ func TestCheckpointsReferToHistory(t *testing.T) {
 			if _, ok := res.State().FinalOutput(); !ok {
 				t.Fatal("the resumed run did not finish")
 			}
-			got := q.model.input(paused, 2)
+			got := sentTo(q.model, paused, 2)
 			// The resumed turn's input is the paused one's plus what the
 			// run recorded since (the transfer's call and output).
 			if len(got) != len(want)+2 || !slices.Equal(got[:len(want)], want) {
@@ -268,7 +248,7 @@ func TestResumeRefusesChangedHistory(t *testing.T) {
 			if !errors.Is(err, state.ErrHistoryChanged) || !errors.As(err, &he) || he.SessionID != sid {
 				t.Fatalf("resume after Clear = %v, want a *state.HistoryError wrapping ErrHistoryChanged", err)
 			}
-			if q.model.input(sid+"-r1", 2) != nil {
+			if sentTo(q.model, sid+"-r1", 2) != nil {
 				t.Fatal("the model was called")
 			}
 		})

@@ -110,7 +110,7 @@ func TestCrashRecovery(t *testing.T) {
 			case res.FinalOutput() != finalAnswer:
 				t.Fatalf("recovery final output = %q, want %q", res.FinalOutput(), finalAnswer)
 			}
-			if got := p2.model.calls(); got != wantModelCalls[tt.name] {
+			if got := len(p2.model.Calls()); got != wantModelCalls[tt.name] {
 				t.Errorf("the recovering worker asked the model %d times, want %d", got, wantModelCalls[tt.name])
 			}
 			msgs := checkSession(t, w)
@@ -168,8 +168,8 @@ func TestCrashRecoveryWithoutCheckpointer(t *testing.T) {
 			if !errors.Is(err, state.ErrStale) || errors.Is(err, session.ErrConflict) {
 				t.Errorf("recovery = %v, want state.ErrStale", err)
 			}
-			if p2.model.calls() != 0 {
-				t.Errorf("the stale state asked the model %d times", p2.model.calls())
+			if len(p2.model.Calls()) != 0 {
+				t.Errorf("the stale state asked the model %d times", len(p2.model.Calls()))
 			}
 		})
 	}
@@ -195,8 +195,8 @@ func TestPlainResumeRefusesFinishedRun(t *testing.T) {
 	if _, err := p2.runner.Resume(ctx, p2.agent, run); !errors.Is(err, pipeline.ErrNothingToResume) {
 		t.Errorf("runner.Resume of the crashed finished run = %v, want pipeline.ErrNothingToResume", err)
 	}
-	if p2.model.calls() != 0 {
-		t.Errorf("the model was asked %d times", p2.model.calls())
+	if len(p2.model.Calls()) != 0 {
+		t.Errorf("the model was asked %d times", len(p2.model.Calls()))
 	}
 	// A second Resume after the completion finds nothing to complete.
 	for i, wantCompleted := range []bool{true, false} {

@@ -3,7 +3,6 @@ package checkpoint_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/middleware/persistence"
+	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/session"
@@ -44,7 +44,7 @@ type process struct {
 	cp      *checkpoint.Checkpointer
 	runner  *pipeline.Runner
 	agent   *pipeline.Agent
-	model   *model
+	model   *scripted.Model
 	crashed atomic.Bool
 	saves   atomic.Int64 // checkpoint saves that landed
 	tries   atomic.Int64 // checkpoint saves that reached the store
@@ -87,7 +87,7 @@ func newProcess(t *testing.T, w *world, name string, checkpointed bool, opts ...
 	for _, o := range opts {
 		o(&cfg)
 	}
-	p := &process{w: w, model: &model{prefix: name}}
+	p := &process{w: w, model: bankModel()}
 	states := &crashStates{Store: w.states, p: p}
 	var sessions session.Store = &crashSessions{Store: w.sessions, p: p}
 	var mws []pipeline.Middleware
@@ -159,42 +159,20 @@ func effectTool(p *process, name string) pipeline.Tool {
 		}}
 }
 
-// model plays a script from the run's own items, with fresh IDs on every
-// call as a real model gives: a transfer (which needs approval), then a
-// message and a payment, then the final answer.
-type model struct {
-	prefix string
-	n      atomic.Int64 // calls so far
+// bankModel plays the bank script from the run's own progress (a
+// scripted.Rules model keeps its position in the run's state, so a
+// process that resumes the run goes on where it was), with fresh IDs on
+// every call as a real model gives: a transfer (which needs approval),
+// then a message and a payment, then the final answer.
+func bankModel() *scripted.Model {
+	return scripted.Rules(scripted.On(scripted.Any(),
+		scripted.CallTool("transfer", `{"amount":100}`),
+		scripted.Respond(scripted.Text("Transferred; now paying the invoice."), scripted.Call("pay", `{"invoice":7}`)),
+		scripted.Reply(finalAnswer),
+	)).FreshIDs()
 }
 
 const finalAnswer = "All paid."
-
-func (m *model) Respond(_ context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
-	n := m.n.Add(1)
-	id := func(kind string) string { return fmt.Sprintf("%s_%s_%d", kind, m.prefix, n) }
-	calls := 0
-	for _, it := range c.Turn.Run.Items().All() {
-		if it.Kind() == state.KindToolCall {
-			calls++
-		}
-	}
-	resp := &pipeline.ModelResponse{ID: id("resp")}
-	switch calls {
-	case 0:
-		resp.Items = []state.Item{state.ToolCall(id("fc"), id("call"), "transfer", `{"amount":100}`)}
-	case 1:
-		resp.Items = []state.Item{
-			state.AssistantMessage(id("msg"), "Transferred; now paying the invoice."),
-			state.ToolCall(id("fc"), id("call"), "pay", `{"invoice":7}`),
-		}
-	default:
-		resp.Items = []state.Item{state.AssistantMessage(id("msg"), finalAnswer)}
-	}
-	return resp, nil
-}
-
-// calls returns how many times the model was asked.
-func (m *model) calls() int { return int(m.n.Load()) }
 
 const (
 	runID     = "run-1"

@@ -73,7 +73,7 @@ func TestRetryableToolAfterCrash(t *testing.T) {
 			if res.FinalOutput() != finalAnswer {
 				t.Fatalf("recovery final output = %q, want %q", res.FinalOutput(), finalAnswer)
 			}
-			if got := p2.model.calls(); got != tt.modelCalls {
+			if got := len(p2.model.Calls()); got != tt.modelCalls {
 				t.Errorf("the recovering worker asked the model %d times, want %d", got, tt.modelCalls)
 			}
 			if diff := cmp.Diff([]string{"Transferred; now paying the invoice.", finalAnswer}, checkSession(t, w)); diff != "" {

@@ -48,7 +48,7 @@ func refused(t *testing.T, w *world, run *state.Run, streamed bool) error {
 			t.Errorf("error %q does not say %q", err, want)
 		}
 	}
-	if n := p.model.calls(); n != 0 {
+	if n := len(p.model.Calls()); n != 0 {
 		t.Errorf("the stale state asked the model %d times", n)
 	}
 	if len(w.effects.Keys("transfer")) != transfers || len(w.effects.Keys("pay")) != pays {

@@ -91,8 +91,8 @@ func TestStartSameRunTwice(t *testing.T) {
 	if !errors.Is(err, state.ErrConflict) || !errors.As(err, &se) || se.Stage != checkpoint.StageClaim {
 		t.Fatalf("second start = %v, want state.ErrConflict at the claim", err)
 	}
-	if p.model.calls() != 0 {
-		t.Errorf("the losing worker asked the model %d times", p.model.calls())
+	if len(p.model.Calls()) != 0 {
+		t.Errorf("the losing worker asked the model %d times", len(p.model.Calls()))
 	}
 	after, err := w.sessions.List(ctx, sessionID, 0)
 	if err != nil {

@@ -69,7 +69,6 @@ func (s *summarizer) Compact(ctx context.Context, c *pipeline.ModelCall, head st
 	if c.Agent != nil {
 		agent.Settings = c.Agent.Settings
 	}
-	agent.Settings.PreviousResponseID = ""
 	// The call belongs to no turn: it must not continue, nor advance, the
 	// run's server-side conversation.
 	call := &pipeline.ModelCall{

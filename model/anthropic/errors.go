@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"strconv"
-	"syscall"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
+	"github.com/turnkit/turnkit/model/internal/adapt"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 )
@@ -62,14 +58,7 @@ type InputError struct {
 
 // Error says what failed, where, and why.
 func (e *InputError) Error() string {
-	s := "anthropic: input[" + strconv.Itoa(e.Index) + "] (" + e.Kind.String()
-	if e.CallID != "" {
-		s += " of call " + e.CallID
-	}
-	if e.Part >= 0 {
-		s += ", part " + strconv.Itoa(e.Part)
-	}
-	return s + "): " + e.Reason
+	return adapt.InputText("anthropic: ", e.Index, e.Kind, e.CallID, e.Part, e.Reason)
 }
 
 // Unwrap returns [ErrUnsupportedItem].
@@ -123,7 +112,7 @@ func translate(ctx context.Context, err error, status int, requestID string) err
 	if apiErr, ok := errors.AsType[*sdk.Error](err); ok {
 		me := &pipeline.ModelError{
 			Status:    apiErr.StatusCode,
-			Retryable: statusRetryable(apiErr.Response, apiErr.StatusCode),
+			Retryable: adapt.StatusRetryable(apiErr.Response, apiErr.StatusCode),
 			RequestID: apiErr.RequestID,
 			Code:      string(apiErr.Type()),
 			Err:       &apiError{err: apiErr},
@@ -141,35 +130,10 @@ func translate(ctx context.Context, err error, status int, requestID string) err
 		me.Retryable = true
 	case errors.Is(err, ErrMalformedResponse):
 	default:
-		me.Retryable = transient(err)
+		me.Retryable = adapt.Transient(err)
 		me.Err = fmt.Errorf("anthropic: messages: %w", err)
 	}
 	return me
-}
-
-// transient reports a connection or transport failure, which a retry may
-// cure.
-func transient(err error) bool {
-	if _, ok := errors.AsType[net.Error](err); ok {
-		return true
-	}
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
-}
-
-// statusRetryable follows the client's own rule: an x-should-retry header
-// wins; otherwise 408, 409, 429 and 5xx (529 overloaded included) are
-// retryable.
-func statusRetryable(res *http.Response, status int) bool {
-	if res != nil {
-		switch res.Header.Get("x-should-retry") {
-		case "true":
-			return true
-		case "false":
-			return false
-		}
-	}
-	return status == http.StatusRequestTimeout || status == http.StatusConflict ||
-		status == http.StatusTooManyRequests || status >= http.StatusInternalServerError
 }
 
 // apiError adds the API's error type and message to the client's error,
@@ -177,14 +141,7 @@ func statusRetryable(res *http.Response, status int) bool {
 type apiError struct{ err *sdk.Error }
 
 func (e *apiError) Error() string {
-	s := "anthropic: messages: " + strconv.Itoa(e.err.StatusCode) + " " + http.StatusText(e.err.StatusCode)
-	if t := e.err.Type(); t != "" {
-		s += ": " + string(t)
-	}
-	if e.err.Message != "" {
-		s += ": " + e.err.Message
-	}
-	return s
+	return adapt.APIErrorText("anthropic: messages", e.err.StatusCode, string(e.err.Type()), e.err.Message)
 }
 
 func (e *apiError) Unwrap() error { return e.err }

@@ -60,11 +60,12 @@
 // output tokens and tool choice ("auto", "required" as ANY, "none", or a
 // tool name as ANY with that one allowed) are sent; the reasoning effort
 // is the thinking level (minimal, low, medium, high; "none" is a thinking
-// budget of 0) unless [WithThinking] is given. Parallel tool calls,
-// reasoning summary, truncation, store and metadata have no Gemini
-// equivalent and are not sent; a previous response ID, which would
-// continue a conversation the API does not keep, fails the call with
-// [ErrUnsupportedSetting]. Gemini's own settings are this package's
+// budget of 0) unless [WithThinking] is given; an effort of another name
+// fails the call with [ErrUnsupportedSetting]. Parallel tool calls and
+// metadata have no Gemini equivalent and are not sent. (OpenAI's own
+// settings, such as truncation, store or a previous response to continue,
+// are model/openai's options and cannot be given to this adapter; the
+// Gemini API keeps no conversation.) Gemini's own settings are this package's
 // options: [WithSafetySettings], [WithThinking] (budget, level, thought
 // summaries), [WithHTTPOptions], and [WithConfig] for the rest.
 //

@@ -3,14 +3,11 @@ package gemini
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"net/http"
-	"strconv"
-	"syscall"
 
 	"google.golang.org/genai"
 
+	"github.com/turnkit/turnkit/model/internal/adapt"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 )
@@ -32,7 +29,8 @@ var (
 	ErrUnsupportedTool = errors.New("gemini: unsupported tool")
 	// ErrUnsupportedSetting means a model setting has no Gemini
 	// equivalent and ignoring it would change what the call means (a
-	// previous response ID, an unknown tool choice or reasoning effort).
+	// tool choice naming a tool when the call offers none, an unknown
+	// reasoning effort).
 	ErrUnsupportedSetting = errors.New("gemini: unsupported setting")
 	// ErrBlocked means the API blocked the prompt or the answer: a prompt
 	// feedback block reason, or a finish reason such as SAFETY,
@@ -73,14 +71,7 @@ type InputError struct {
 }
 
 func (e *InputError) Error() string {
-	s := "gemini: input[" + strconv.Itoa(e.Index) + "] (" + e.Kind.String()
-	if e.CallID != "" {
-		s += " of call " + e.CallID
-	}
-	if e.Part >= 0 {
-		s += ", part " + strconv.Itoa(e.Part)
-	}
-	return s + "): " + e.Reason
+	return adapt.InputText("gemini: ", e.Index, e.Kind, e.CallID, e.Part, e.Reason)
 }
 
 // Unwrap returns [ErrUnsupportedItem].
@@ -197,7 +188,7 @@ func translate(ctx context.Context, err error, x *exchange) error {
 	case errors.Is(err, ErrMalformedResponse):
 	default:
 		me.Status = 0
-		me.Retryable = transient(err)
+		me.Retryable = adapt.Transient(err)
 		me.Err = &callError{err: err}
 	}
 	return me
@@ -220,31 +211,11 @@ func statusRetryable(status int) bool {
 		status >= http.StatusInternalServerError
 }
 
-// transient reports a connection or transport failure, which a retry may
-// cure: a net.Error (every *url.Error the HTTP client returns is one) or a
-// body cut short.
-func transient(err error) bool {
-	if _, ok := errors.AsType[net.Error](err); ok {
-		return true
-	}
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
-}
-
 // apiError adds the API's status name and message to the client's error.
 type apiError struct{ err genai.APIError }
 
 func (e *apiError) Error() string {
-	s := "gemini: generateContent: " + strconv.Itoa(e.err.Code)
-	if t := http.StatusText(e.err.Code); t != "" {
-		s += " " + t
-	}
-	if e.err.Status != "" {
-		s += ": " + e.err.Status
-	}
-	if e.err.Message != "" {
-		s += ": " + e.err.Message
-	}
-	return s
+	return adapt.APIErrorText("gemini: generateContent", e.err.Code, e.err.Status, e.err.Message)
 }
 
 func (e *apiError) Unwrap() error { return e.err }

@@ -96,7 +96,6 @@ func TestRefusedCall(t *testing.T) {
 		give   pipeline.ModelCall
 		wantIs error
 	}{
-		{name: "previous response ID", give: pipeline.ModelCall{Settings: pipeline.ModelSettings{Model: "m", PreviousResponseID: "resp_1"}}, wantIs: gemini.ErrUnsupportedSetting},
 		{name: "unknown effort", give: pipeline.ModelCall{Settings: pipeline.ModelSettings{Model: "m", ReasoningEffort: "xhigh"}}, wantIs: gemini.ErrUnsupportedSetting},
 		{name: "custom tool", give: pipeline.ModelCall{Settings: pipeline.ModelSettings{Model: "m"},
 			Tools: []pipeline.ToolSpec{{Name: "grep", Custom: json.RawMessage(`{"type":"text"}`)}}}, wantIs: gemini.ErrUnsupportedTool},

@@ -127,13 +127,8 @@ func hostedTool(raw json.RawMessage) (*genai.Tool, error) {
 
 // setSettings maps the agent's model settings. Those the Gemini API has no
 // place for and that change nothing the model sees (parallel tool calls,
-// reasoning summary, truncation, store, metadata) are not sent; a
-// previous response ID, which would continue a conversation the API does
-// not keep, is an error.
+// metadata) are not sent.
 func (m *Model) setSettings(cfg *genai.GenerateContentConfig, s *pipeline.ModelSettings, tools bool) error {
-	if s.PreviousResponseID != "" {
-		return fmt.Errorf("%w: previous response ID: the Gemini API keeps no conversation", ErrUnsupportedSetting)
-	}
 	if s.Temperature != nil {
 		t := float32(*s.Temperature)
 		cfg.Temperature = &t

@@ -147,3 +147,36 @@ func BenchmarkParseStream(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkChatStream measures reading a Chat Completions stream of n
+// chunks: text deltas, then two tool calls whose arguments arrive in
+// pieces, then the finish reason and usage.
+func BenchmarkChatStream(b *testing.B) {
+	for _, n := range benchSizes[:2] {
+		var sse bytes.Buffer
+		chunk := func(delta string) {
+			fmt.Fprintf(&sse, "data: {\"id\":\"chatcmpl-1\",\"model\":\"gpt-5-mini\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":null}]}\n\n", delta)
+		}
+		for i := range n / 2 {
+			chunk(fmt.Sprintf(`{"content":"word %d "}`, i))
+		}
+		for k := range 2 {
+			chunk(fmt.Sprintf(`{"tool_calls":[{"index":%d,"id":"call_%d","type":"function","function":{"name":"get_weather","arguments":""}}]}`, k, k))
+			for i := range (n - n/2) / 2 {
+				chunk(fmt.Sprintf(`{"tool_calls":[{"index":%d,"function":{"arguments":"{\"p%d\":1}"}}]}`, k, i))
+			}
+		}
+		sse.WriteString("data: {\"id\":\"chatcmpl-1\",\"model\":\"gpt-5-mini\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":100,\"completion_tokens\":50,\"total_tokens\":150}}\n\ndata: [DONE]\n\n")
+		data := sse.Bytes()
+		c := &pipeline.ModelCall{Stream: true}
+		b.Run("chunks="+strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				res := &http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(data))}
+				if _, err := readChatStream(res, c); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -91,19 +91,33 @@ func TestChainFallsBackOnce(t *testing.T) {
 	}
 }
 
-// TestPreviousResponseIDByHand: a response named in the settings holds
-// the session's history, so the call sends only the run's input, and
-// the run's next call chains on its own response.
-func TestPreviousResponseIDByHand(t *testing.T) {
+// TestChainFrom: a response named by hand (ChainFrom) holds the session's
+// history, so the call sends only the run's input, and the run's next
+// call chains on its own response.
+func TestChainFrom(t *testing.T) {
 	srv := newServer(t, reply{file: "responses_text.json"}, reply{file: "responses_tool_call.json"}, reply{file: "responses_final.json"})
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(memory.New())))
 	runWith(t, false, runner, textAgent(openai.New(srv.client(0))), "hello", pipeline.WithSessionID("s"))
 	agent := weatherAgent(openai.New(srv.client(0)))
-	agent.Settings.PreviousResponseID = "resp_by_hand"
-	runWith(t, false, runner, agent, "weather?", pipeline.WithSessionID("s"))
+	runWith(t, false, runner, agent, "weather?", pipeline.WithSessionID("s"), openai.ChainFrom("resp_by_hand"))
 	checkSent(t, sents(t, srv), []sent{
 		{Types: []string{"message"}},
 		{Previous: "resp_by_hand", Types: []string{"message"}},
 		{Previous: "resp_tool_1", Types: []string{"function_call_output"}},
+	})
+}
+
+// TestChainFromYieldsToTheSession: a response the session remembers
+// (WithContinuation) is more recent than one named by hand, and the first
+// call continues it instead.
+func TestChainFromYieldsToTheSession(t *testing.T) {
+	srv := newServer(t, reply{file: "responses_text.json"}, reply{file: "responses_text.json"})
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(memory.New(), persistence.WithContinuation())))
+	agent := textAgent(openai.New(srv.client(0)))
+	runWith(t, false, runner, agent, "hello", openai.ChainResponses(), pipeline.WithSessionID("s"))
+	runWith(t, false, runner, agent, "again", openai.ChainFrom("resp_by_hand"), pipeline.WithSessionID("s"))
+	checkSent(t, sents(t, srv), []sent{
+		{Types: []string{"message"}},
+		{Previous: textResponseID, Types: []string{"message"}},
 	})
 }

@@ -36,6 +36,9 @@ import (
 type ChatModel struct {
 	client sdk.Client
 	cfg    config
+	// unsupported is the error of a Responses API option given to
+	// NewChat, found once; every call fails with it.
+	unsupported error
 }
 
 var _ pipeline.Model = (*ChatModel)(nil)
@@ -43,11 +46,15 @@ var _ pipeline.Model = (*ChatModel)(nil)
 // NewChat returns a Chat Completions model that sends its requests through
 // client, with the client's options and then the options given here.
 func NewChat(client sdk.Client, opts ...Option) *ChatModel {
-	return &ChatModel{client: client, cfg: newConfig(opts)}
+	cfg := newConfig(opts)
+	return &ChatModel{client: client, cfg: cfg, unsupported: cfg.chatUnsupported()}
 }
 
 // Respond calls the Chat Completions API for c. See [ChatModel].
 func (m *ChatModel) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+	if m.unsupported != nil {
+		return nil, m.unsupported
+	}
 	params, err := m.params(c)
 	if err != nil {
 		return nil, err
@@ -147,8 +154,8 @@ func (m *ChatModel) params(c *pipeline.ModelCall) (sdk.ChatCompletionNewParams, 
 	if s.ReasoningEffort != "" {
 		p.ReasoningEffort = shared.ReasoningEffort(s.ReasoningEffort)
 	}
-	if s.Store != nil {
-		p.Store = param.NewOpt(*s.Store)
+	if m.cfg.store != nil {
+		p.Store = param.NewOpt(*m.cfg.store)
 	}
 	if len(s.Metadata) > 0 {
 		p.Metadata = shared.Metadata(s.Metadata)

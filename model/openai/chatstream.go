@@ -26,88 +26,113 @@ type chatChunk struct {
 func readChatStream(res *http.Response, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 	dec := ssestream.NewDecoder(res)
 	defer dec.Close()
-	var (
-		out      pipeline.ModelResponse
-		content  strings.Builder
-		refusal  strings.Builder
-		calls    []chatToolCall
-		args     []strings.Builder
-		finished bool
-		events   int
-	)
-	out.Usage.Requests = 1
+	var st chatStream
+	st.out.Usage.Requests = 1
 	for dec.Next() {
 		data := dec.Event().Data
-		events++
+		st.events++
 		if bytes.HasPrefix(data, []byte("[DONE]")) {
-			finished = true // the server says the stream is whole
+			st.finished = true // the server says the stream is whole
 			break
 		}
-		var ch chatChunk
-		if err := json.Unmarshal(data, &ch); err != nil {
-			return nil, &DecodeError{Where: fmt.Sprintf("stream chunk %d", events), Err: err}
-		}
-		if ch.Error != nil {
-			return nil, &FailedError{ResponseID: ch.ID, Code: ch.Error.Code, Message: ch.Error.Message}
-		}
-		if out.ID == "" {
-			out.ID, out.Model = ch.ID, ch.Model
-		}
-		if ch.Usage != nil {
-			out.Usage = ch.Usage.usage()
-		}
-		for i := range ch.Choices {
-			ci := &ch.Choices[i]
-			if ci.Index != 0 {
-				continue
-			}
-			d := &ci.Delta
-			if d.Content != "" {
-				content.WriteString(d.Content)
-				c.Emit(pipeline.TextDelta{ItemID: ch.ID, Delta: d.Content})
-			}
-			if d.Refusal != "" {
-				refusal.WriteString(d.Refusal)
-				c.Emit(pipeline.TextDelta{ItemID: ch.ID, Delta: d.Refusal})
-			}
-			for _, tc := range d.ToolCalls {
-				if tc.Index < 0 || tc.Index > 1<<10 {
-					return nil, &DecodeError{Where: fmt.Sprintf("stream chunk %d", events), Err: fmt.Errorf("tool call index %d out of range", tc.Index)}
-				}
-				for len(calls) <= tc.Index {
-					calls = append(calls, chatToolCall{})
-					args = append(args, strings.Builder{})
-				}
-				k := &calls[tc.Index]
-				if tc.ID != "" {
-					k.ID = tc.ID
-				}
-				if tc.Type != "" {
-					k.Type = tc.Type
-				}
-				if tc.Function.Name != "" {
-					k.Function.Name += tc.Function.Name
-				}
-				args[tc.Index].WriteString(tc.Function.Arguments)
-			}
-			if ci.FinishReason != "" {
-				finished = true
-			}
+		if err := st.chunk(data, c); err != nil {
+			return nil, err
 		}
 	}
 	if err := dec.Err(); err != nil {
-		return nil, fmt.Errorf("%w after %d chunks: %w", ErrIncompleteStream, events, err)
+		return nil, fmt.Errorf("%w after %d chunks: %w", ErrIncompleteStream, st.events, err)
 	}
-	if !finished {
-		return nil, fmt.Errorf("%w after %d chunks", ErrIncompleteStream, events)
+	if !st.finished {
+		return nil, fmt.Errorf("%w after %d chunks", ErrIncompleteStream, st.events)
 	}
-	for i := range calls {
-		calls[i].Function.Arguments = args[i].String()
+	return st.response()
+}
+
+// chatStream is what a chat stream's chunks have built so far.
+type chatStream struct {
+	out      pipeline.ModelResponse
+	content  strings.Builder
+	refusal  strings.Builder
+	calls    []chatToolCall
+	args     []strings.Builder // each call's arguments, joined
+	finished bool              // a finish reason arrived
+	events   int               // the chunks read
+}
+
+// chunk reads one chunk's JSON, data, and adds what it brings.
+func (st *chatStream) chunk(data []byte, c *pipeline.ModelCall) error {
+	var ch chatChunk
+	if err := json.Unmarshal(data, &ch); err != nil {
+		return &DecodeError{Where: fmt.Sprintf("stream chunk %d", st.events), Err: err}
 	}
-	items, err := chatItems(&chatMessage{Content: content.String(), Refusal: refusal.String(), ToolCalls: calls})
+	if ch.Error != nil {
+		return &FailedError{ResponseID: ch.ID, Code: ch.Error.Code, Message: ch.Error.Message}
+	}
+	if st.out.ID == "" {
+		st.out.ID, st.out.Model = ch.ID, ch.Model
+	}
+	if ch.Usage != nil {
+		st.out.Usage = ch.Usage.usage()
+	}
+	for i := range ch.Choices {
+		ci := &ch.Choices[i]
+		if ci.Index != 0 {
+			continue
+		}
+		d := &ci.Delta
+		if d.Content != "" {
+			st.content.WriteString(d.Content)
+			c.Emit(pipeline.TextDelta{ItemID: ch.ID, Delta: d.Content})
+		}
+		if d.Refusal != "" {
+			st.refusal.WriteString(d.Refusal)
+			c.Emit(pipeline.TextDelta{ItemID: ch.ID, Delta: d.Refusal})
+		}
+		for j := range d.ToolCalls {
+			if err := st.toolCall(&d.ToolCalls[j]); err != nil {
+				return err
+			}
+		}
+		if ci.FinishReason != "" {
+			st.finished = true
+		}
+	}
+	return nil
+}
+
+// toolCall adds a tool call's delta to the call at its index.
+func (st *chatStream) toolCall(tc *chatToolCall) error {
+	if tc.Index < 0 || tc.Index > 1<<10 {
+		return &DecodeError{Where: fmt.Sprintf("stream chunk %d", st.events), Err: fmt.Errorf("tool call index %d out of range", tc.Index)}
+	}
+	for len(st.calls) <= tc.Index {
+		st.calls = append(st.calls, chatToolCall{})
+		st.args = append(st.args, strings.Builder{})
+	}
+	k := &st.calls[tc.Index]
+	if tc.ID != "" {
+		k.ID = tc.ID
+	}
+	if tc.Type != "" {
+		k.Type = tc.Type
+	}
+	if tc.Function.Name != "" {
+		k.Function.Name += tc.Function.Name
+	}
+	st.args[tc.Index].WriteString(tc.Function.Arguments)
+	return nil
+}
+
+// response returns the response the whole stream made.
+func (st *chatStream) response() (*pipeline.ModelResponse, error) {
+	for i := range st.calls {
+		st.calls[i].Function.Arguments = st.args[i].String()
+	}
+	items, err := chatItems(&chatMessage{Content: st.content.String(), Refusal: st.refusal.String(), ToolCalls: st.calls})
 	if err != nil {
 		return nil, err
 	}
+	out := st.out
 	out.Items = items
 	return &out, nil
 }

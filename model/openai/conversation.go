@@ -36,10 +36,10 @@ import (
 //     run; the conversation holds what earlier runs added.
 //
 // [pipeline.Result.LastResponseID] gives the last response's ID. A
-// response named by hand in the agent's settings (PreviousResponseID)
-// starts a chain: it is taken to hold the history the run started from,
-// so only the run's own items are sent with it, never the whole history
-// again, and the run's later calls chain on their own responses.
+// response named by hand ([ChainFrom]) starts a chain: it is taken to
+// hold the history the run started from, so only the run's own items are
+// sent with it, never the whole history again, and the run's later calls
+// chain on their own responses.
 //
 // What the server holds is kept in the run's state (the extension
 // [ServerStateKey]), so a checkpoint resumes in any process where it left
@@ -70,6 +70,9 @@ type serverState struct {
 	LastSeq int64 `json:"last_seq,omitempty"`
 	// Started reports that a call was made.
 	Started bool `json:"started,omitempty"`
+	// From is the stored response a chain's first call continues when the
+	// session remembers none ([ChainFrom]).
+	From string `json:"from,omitempty"`
 }
 
 // ChainResponses returns the run option that chains the run's model calls
@@ -78,9 +81,29 @@ type serverState struct {
 // call continues the response its session remembers, when the persistence
 // middleware has WithContinuation (see the package documentation), and
 // otherwise sends the whole input. The responses must be stored (the API's
-// default; see ModelSettings.Store).
+// default; see [WithStore]).
 func ChainResponses() pipeline.RunOption {
 	return pipeline.WithExtension(ServerStateKey, json.RawMessage(`{"chain":true}`))
+}
+
+// ChainFrom returns the run option that chains the run's model calls as
+// [ChainResponses] does, and whose first call continues the stored
+// response responseID when the session remembers none: that response is
+// taken to hold the history the run started from, so the first call sends
+// previous_response_id and only the run's own items. A response the
+// session remembers (the persistence middleware's WithContinuation) is
+// the more recent, and wins. If the server no longer has responseID, the
+// call is sent again once with the whole input, as for a remembered one.
+//
+// ChainFrom, ChainResponses and [InConversation] set one run-state
+// extension: of those given to one run, the last wins. The option is the
+// run's, not a model's, so one [Model] serves conversations continuing
+// different responses; a call outside a run (no [pipeline.ModelCall].Turn)
+// and a [ChatModel], which keeps no server state, send the whole input.
+// An empty responseID is [ChainResponses].
+func ChainFrom(responseID string) pipeline.RunOption {
+	b, _ := json.Marshal(serverState{Chain: true, From: responseID})
+	return pipeline.WithExtension(ServerStateKey, b)
 }
 
 // InConversation returns the run option that keeps the run in the
@@ -100,8 +123,8 @@ func InConversation(id string) pipeline.RunOption {
 // A chain's first call continues from a stored response when there is
 // one: the response the session remembers ([pipeline.Continuation], set by
 // the persistence middleware's WithContinuation), else one named by hand
-// in the agent's settings (PreviousResponseID). Either holds the history
-// the run started from, so only the run's own items are sent.
+// ([ChainFrom]). Either holds the history the run started from, so only
+// the run's own items are sent.
 func serverStateOf(c *pipeline.ModelCall) (*serverState, error) {
 	if c.Turn == nil || c.Turn.Run == nil {
 		return nil, nil
@@ -114,12 +137,8 @@ func serverStateOf(c *pipeline.ModelCall) (*serverState, error) {
 			return nil, fmt.Errorf("openai: run %s: extension %s: %w", run.ID(), ServerStateKey, err)
 		}
 	}
-	byHand := c.Settings.PreviousResponseID
 	if !s.Chain && s.Conversation == "" {
-		if byHand == "" {
-			return nil, nil
-		}
-		s.Chain = true // a response named by hand starts a chain
+		return nil, nil
 	}
 	if s.Chain && !s.Started {
 		cont, ok, err := pipeline.ContinuationOf(run)
@@ -129,8 +148,8 @@ func serverStateOf(c *pipeline.ModelCall) (*serverState, error) {
 		switch {
 		case ok && cont.Seen <= c.Input.Len():
 			s.continueFrom(c, cont.ResponseID, cont.Seen)
-		case byHand != "":
-			s.continueFrom(c, byHand, c.Input.Len()-ownItems(c))
+		case s.From != "":
+			s.continueFrom(c, s.From, c.Input.Len()-ownItems(c))
 		}
 	}
 	return &s, nil
@@ -145,7 +164,7 @@ func ownItems(c *pipeline.ModelCall) int {
 // continueFrom makes the first call continue the stored response id,
 // which holds the first seen items of the call's input.
 func (s *serverState) continueFrom(c *pipeline.ModelCall, id string, seen int) {
-	s.Started, s.ResponseID, s.Seen, s.Sent, s.LastSeq = true, id, seen, seen, 0
+	s.Started, s.ResponseID, s.Seen, s.Sent, s.LastSeq, s.From = true, id, seen, seen, 0, ""
 	if seen > 0 {
 		s.LastSeq = c.Input.At(seen - 1).Seq()
 	}
@@ -195,8 +214,7 @@ func (s *serverState) apply(p *responses.ResponseNewParams, c *pipeline.ModelCal
 	}
 	p.Input = param.Override[responses.ResponseNewParamsInputUnion](json.RawMessage(appendInput(nil, in.From(seen))))
 	if s.Chain {
-		// Exactly the response the chain continues: never one named in
-		// the settings beside the whole input.
+		// Exactly the response the chain continues.
 		p.PreviousResponseID = param.Opt[string]{}
 		if s.ResponseID != "" {
 			p.PreviousResponseID = param.NewOpt(s.ResponseID)
@@ -212,7 +230,7 @@ func (s *serverState) apply(p *responses.ResponseNewParams, c *pipeline.ModelCal
 // response's items, which the run records next, in this order.
 func (s *serverState) advance(c *pipeline.ModelCall, out *pipeline.ModelResponse) {
 	in := c.Input
-	s.Started, s.ResponseID = true, out.ID
+	s.Started, s.ResponseID, s.From = true, out.ID, ""
 	s.Seen, s.Sent, s.LastSeq = in.Len()+len(out.Items), in.Len(), 0
 	if in.Len() > 0 {
 		s.LastSeq = in.At(in.Len() - 1).Seq()

@@ -19,15 +19,18 @@
 // their JSON schemas and strict flags), and the settings of
 // [pipeline.ModelSettings]: temperature, top_p, max output tokens, tool
 // choice ("auto", "required", "none" or a tool name), parallel tool calls,
-// reasoning effort and summary, truncation, store, metadata and previous
-// response ID. The input is the run's whole history, unless the server
-// keeps the conversation: with [ChainResponses] (previous_response_id, set
-// from the last response, and across the runs of a session with the
-// persistence middleware's WithContinuation) or [InConversation] (a
-// conversation ID) each call sends only the items the server has not
-// seen. A PreviousResponseID set by hand starts such a chain: that
-// response is taken to hold the history the run started from, and only
-// the run's own items are sent with it. A tool output
+// reasoning effort and metadata. The Responses API's own settings are
+// this package's options, the model's for every agent it serves:
+// [WithReasoningSummary], [WithTruncation], [WithStore], [WithInclude];
+// an agent that needs others gets a [Model] of its own. The input is the
+// run's whole history, unless the server keeps the conversation: with
+// [ChainResponses] (previous_response_id, set from the last response, and
+// across the runs of a session with the persistence middleware's
+// WithContinuation) or [InConversation] (a conversation ID) each call
+// sends only the items the server has not seen. [ChainFrom] starts such a
+// chain from a response named by hand: that response is taken to hold
+// the history the run started from, and only the run's own items are sent
+// with it. A tool output
 // made of content parts (see [pipeline.ContentTool] and tool.Content) is
 // a function_call_output whose output is the list of its input_text,
 // input_image and input_file parts.
@@ -92,5 +95,9 @@
 // text parts are joined into the tool message's text, and an image or a
 // file in a tool output fails the call before the request with an error
 // wrapping [ErrUnsupportedItem] that names the call (tool messages take
-// text only). Chat items carry no item IDs.
+// text only). Chat items carry no item IDs. Of this package's options it
+// takes [WithStore]; the Responses API's others ([WithTruncation],
+// [WithReasoningSummary], [WithInclude]) fail its calls with
+// [ErrUnsupportedSetting]. It keeps no conversation on the server: a run
+// with [ChainResponses] or [ChainFrom] sends it the whole input.
 package openai

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strconv"
-	"syscall"
 	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 
+	"github.com/turnkit/turnkit/model/internal/adapt"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 )
@@ -44,6 +42,11 @@ var (
 	// API at hand: a hosted tool given to [ChatModel], or a hosted tool
 	// called as a function.
 	ErrUnsupportedTool = errors.New("openai: unsupported tool")
+	// ErrUnsupportedSetting means a [ChatModel] was given an option of
+	// the Responses API ([WithTruncation], [WithReasoningSummary],
+	// [WithInclude]): its calls fail with it, before any request, rather
+	// than leave the setting out.
+	ErrUnsupportedSetting = errors.New("openai: unsupported setting")
 )
 
 // An InputError reports an item of the model input that [ChatModel] cannot
@@ -67,11 +70,7 @@ type InputError struct {
 
 // Error names the input item by index and kind, its call, if any, and the reason.
 func (e *InputError) Error() string {
-	s := "openai: chat: input[" + strconv.Itoa(e.Index) + "] (" + e.Kind.String()
-	if e.CallID != "" {
-		s += " of call " + e.CallID
-	}
-	return s + "): " + e.Reason
+	return adapt.InputText("openai: chat: ", e.Index, e.Kind, e.CallID, e.Part, e.Reason)
 }
 
 // Unwrap returns [ErrUnsupportedItem].
@@ -145,7 +144,7 @@ func translate(ctx context.Context, api string, err error, status int, requestID
 	if apiErr, ok := errors.AsType[*sdk.Error](err); ok {
 		me := &pipeline.ModelError{
 			Status:    apiErr.StatusCode,
-			Retryable: statusRetryable(apiErr.Response, apiErr.StatusCode),
+			Retryable: adapt.StatusRetryable(apiErr.Response, apiErr.StatusCode),
 			Code:      apiErr.Code,
 			Err:       &apiError{api: api, err: apiErr},
 		}
@@ -166,35 +165,10 @@ func translate(ctx context.Context, api string, err error, status int, requestID
 		me.Retryable = true
 	case errors.Is(err, ErrMalformedResponse), errors.Is(err, ErrUnsupportedItem):
 	default:
-		me.Retryable = transient(err)
+		me.Retryable = adapt.Transient(err)
 		me.Err = fmt.Errorf("openai: %s: %w", api, err)
 	}
 	return me
-}
-
-// transient reports a connection or transport failure, which a retry may
-// cure: a net.Error (every *url.Error the HTTP client returns is one) or a
-// body cut short.
-func transient(err error) bool {
-	if _, ok := errors.AsType[net.Error](err); ok {
-		return true
-	}
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
-}
-
-// statusRetryable follows the client's own rule: an x-should-retry header
-// wins; otherwise 408, 409, 429 and 5xx are retryable.
-func statusRetryable(res *http.Response, status int) bool {
-	if res != nil {
-		switch res.Header.Get("x-should-retry") {
-		case "true":
-			return true
-		case "false":
-			return false
-		}
-	}
-	return status == http.StatusRequestTimeout || status == http.StatusConflict ||
-		status == http.StatusTooManyRequests || status >= http.StatusInternalServerError
 }
 
 // retryAfter returns the wait the server asked for, as the client reads
@@ -231,14 +205,7 @@ type apiError struct {
 }
 
 func (e *apiError) Error() string {
-	s := "openai: " + e.api + ": " + strconv.Itoa(e.err.StatusCode) + " " + http.StatusText(e.err.StatusCode)
-	if e.err.Type != "" {
-		s += ": " + e.err.Type
-	}
-	if e.err.Message != "" {
-		s += ": " + e.err.Message
-	}
-	return s
+	return adapt.APIErrorText("openai: "+e.api, e.err.StatusCode, e.err.Type, e.err.Message)
 }
 
 func (e *apiError) Unwrap() error { return e.err }

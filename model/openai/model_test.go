@@ -183,6 +183,16 @@ func TestRespondNoModelName(t *testing.T) {
 	}
 }
 
+// goldenOptions are the Responses API's own settings the goldens send,
+// beside goldenCall's; chatGoldenOptions those Chat Completions takes.
+var (
+	goldenOptions = []openai.Option{
+		openai.WithInclude("reasoning.encrypted_content"), openai.WithReasoningSummary("auto"),
+		openai.WithTruncation("auto"), openai.WithStore(true),
+	}
+	chatGoldenOptions = []openai.Option{openai.WithStore(true)}
+)
+
 // goldenCall is a call that uses every kind of input item, both kinds of
 // tool and every setting.
 func goldenCall(t testing.TB, stream bool) *pipeline.ModelCall {
@@ -202,7 +212,7 @@ func goldenCall(t testing.TB, stream bool) *pipeline.ModelCall {
 		handoffCall,
 		handoffOut,
 	}
-	temp, topP, maxTok, par, store := 0.2, 0.9, int64(512), false, true
+	temp, topP, maxTok, par := 0.2, 0.9, int64(512), false
 	return &pipeline.ModelCall{
 		Agent:        &pipeline.Agent{Name: "assistant"},
 		Instructions: "You are a helpful assistant.",
@@ -220,9 +230,8 @@ func goldenCall(t testing.TB, stream bool) *pipeline.ModelCall {
 		},
 		Settings: pipeline.ModelSettings{
 			Model: "gpt-5-mini", Temperature: &temp, TopP: &topP, MaxOutputTokens: &maxTok,
-			ToolChoice: "get_weather", ParallelToolCalls: &par, ReasoningEffort: "low", ReasoningSummary: "auto",
-			Truncation: "auto", Store: &store, Metadata: map[string]string{"run": "r1"},
-			PreviousResponseID: "resp_prev",
+			ToolChoice: "get_weather", ParallelToolCalls: &par, ReasoningEffort: "low",
+			Metadata: map[string]string{"run": "r1"},
 		},
 		Stream: stream,
 	}
@@ -262,7 +271,7 @@ func TestRequestGolden(t *testing.T) {
 			file := "responses_text.json"
 			srv := newServer(t, reply{file: file})
 			c := goldenCall(t, mode.stream)
-			m := openai.New(srv.client(0), openai.WithInclude("reasoning.encrypted_content"))
+			m := openai.New(srv.client(0), goldenOptions...)
 			if _, err := m.Respond(context.Background(), c); err != nil {
 				t.Fatal(err)
 			}
@@ -291,7 +300,7 @@ func TestRequestGolden(t *testing.T) {
 		})
 		t.Run("chat/"+mode.name, func(t *testing.T) {
 			srv := newServer(t, reply{file: "chat_text.json"})
-			if _, err := openai.NewChat(srv.client(0)).Respond(context.Background(), goldenCall(t, mode.stream)); err != nil {
+			if _, err := openai.NewChat(srv.client(0), chatGoldenOptions...).Respond(context.Background(), goldenCall(t, mode.stream)); err != nil {
 				t.Fatal(err)
 			}
 			reqs := srv.Requests()
@@ -519,6 +528,28 @@ func TestCancel(t *testing.T) {
 	}
 }
 
+// TestChatRefusesResponsesSettings: a Responses API option given to
+// NewChat fails every call with ErrUnsupportedSetting, before any request,
+// rather than being left out.
+func TestChatRefusesResponsesSettings(t *testing.T) {
+	for name, opt := range map[string]openai.Option{
+		"WithTruncation":       openai.WithTruncation("auto"),
+		"WithReasoningSummary": openai.WithReasoningSummary("auto"),
+		"WithInclude":          openai.WithInclude("reasoning.encrypted_content"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := newServer(t, reply{file: "chat_text.json"})
+			_, err := openai.NewChat(srv.client(0), opt).Respond(context.Background(), goldenCall(t, false))
+			if !errors.Is(err, openai.ErrUnsupportedSetting) || !strings.Contains(err.Error(), name) {
+				t.Fatalf("Respond = %v, want ErrUnsupportedSetting naming %s", err, name)
+			}
+			if n := len(srv.Requests()); n != 0 {
+				t.Errorf("%d requests, want none", n)
+			}
+		})
+	}
+}
+
 // TestRequestSettingsOnTheWire checks, by hand beside the goldens (which
 // -update rewrites from the code under test), how goldenCall's settings
 // map to each API's request: the field names and shapes the APIs document,
@@ -541,25 +572,24 @@ func TestRequestSettingsOnTheWire(t *testing.T) {
 	for _, mode := range modes {
 		t.Run("responses/"+mode.name, func(t *testing.T) {
 			srv := newServer(t, reply{file: "responses_text.json"})
-			m := openai.New(srv.client(0), openai.WithInclude("reasoning.encrypted_content"))
+			m := openai.New(srv.client(0), goldenOptions...)
 			if _, err := m.Respond(context.Background(), goldenCall(t, mode.stream)); err != nil {
 				t.Fatal(err)
 			}
 			body := requestBody(t, srv)
 			want := map[string]any{
-				"model":                "gpt-5-mini",
-				"instructions":         "You are a helpful assistant.",
-				"temperature":          0.2,
-				"top_p":                0.9,
-				"max_output_tokens":    512.0,
-				"parallel_tool_calls":  false,
-				"previous_response_id": "resp_prev",
-				"store":                true,
-				"truncation":           "auto",
-				"metadata":             map[string]any{"run": "r1"},
-				"include":              []any{"reasoning.encrypted_content"},
-				"reasoning":            map[string]any{"effort": "low", "summary": "auto"},
-				"tool_choice":          map[string]any{"type": "function", "name": "get_weather"},
+				"model":               "gpt-5-mini",
+				"instructions":        "You are a helpful assistant.",
+				"temperature":         0.2,
+				"top_p":               0.9,
+				"max_output_tokens":   512.0,
+				"parallel_tool_calls": false,
+				"store":               true,
+				"truncation":          "auto",
+				"metadata":            map[string]any{"run": "r1"},
+				"include":             []any{"reasoning.encrypted_content"},
+				"reasoning":           map[string]any{"effort": "low", "summary": "auto"},
+				"tool_choice":         map[string]any{"type": "function", "name": "get_weather"},
 			}
 			if mode.stream {
 				want["stream"] = true
@@ -581,7 +611,7 @@ func TestRequestSettingsOnTheWire(t *testing.T) {
 		})
 		t.Run("chat/"+mode.name, func(t *testing.T) {
 			srv := newServer(t, reply{file: "chat_text.json"})
-			if _, err := openai.NewChat(srv.client(0)).Respond(context.Background(), goldenCall(t, mode.stream)); err != nil {
+			if _, err := openai.NewChat(srv.client(0), chatGoldenOptions...).Respond(context.Background(), goldenCall(t, mode.stream)); err != nil {
 				t.Fatal(err)
 			}
 			body := requestBody(t, srv)

@@ -1,6 +1,8 @@
 package openai
 
 import (
+	"fmt"
+
 	"github.com/openai/openai-go/v3/option"
 )
 
@@ -15,6 +17,11 @@ type config struct {
 	model   string
 	reqOpts []option.RequestOption
 	include []string
+	// The Responses API's own settings: an agent that wants others uses a
+	// model of its own.
+	truncation string
+	summary    string
+	store      *bool
 }
 
 func newConfig(opts []Option) config {
@@ -56,8 +63,8 @@ func WithRequestOptions(opts ...option.RequestOption) Option {
 
 // WithInclude asks the Responses API to include extra output data, such as
 // "reasoning.encrypted_content", which keeps reasoning usable across turns
-// when the store setting is false. It has no effect on [ChatModel].
-// Repeated calls add up.
+// when [WithStore] is false. A [ChatModel] given it fails its calls with
+// [ErrUnsupportedSetting]. Repeated calls add up; empty fields are ignored.
 func WithInclude(fields ...string) Option {
 	return optionFunc(func(c *config) {
 		for _, f := range fields {
@@ -66,4 +73,54 @@ func WithInclude(fields ...string) Option {
 			}
 		}
 	})
+}
+
+// WithTruncation sets the Responses API's truncation: "auto" lets the API
+// drop items from the middle of a conversation that outgrew the model's
+// context, "disabled" (the API's default) fails such a request. The
+// default, "", sends none. A [ChatModel] given it fails its calls with
+// [ErrUnsupportedSetting]. A later call replaces an earlier one.
+//
+// It is the model's setting, for every agent the model serves: an agent
+// that needs another truncation gets a [Model] of its own.
+func WithTruncation(mode string) Option {
+	return optionFunc(func(c *config) { c.truncation = mode })
+}
+
+// WithReasoningSummary asks a reasoning model of the Responses API for a
+// summary of its reasoning: "auto", "concise" or "detailed". The
+// summaries come back in the reasoning items. The default, "", asks for
+// none; the reasoning effort is the agent's
+// ([pipeline.ModelSettings].ReasoningEffort). A [ChatModel] given it
+// fails its calls with [ErrUnsupportedSetting]. A later call replaces an
+// earlier one.
+func WithReasoningSummary(summary string) Option {
+	return optionFunc(func(c *config) { c.summary = summary })
+}
+
+// WithStore sets the store flag of every request: whether the API keeps
+// the responses (Responses API) or completions (Chat Completions). By
+// default none is sent, and the API's default applies (the Responses API
+// stores). [ChainResponses] and [ChainFrom] need stored responses. A later
+// call replaces an earlier one.
+func WithStore(store bool) Option {
+	return optionFunc(func(c *config) { c.store = &store })
+}
+
+// chatUnsupported returns the error every call of a [ChatModel] with c
+// fails with: one naming the first Responses API setting c holds, which
+// Chat Completions has no place for, or nil.
+func (c *config) chatUnsupported() error {
+	var name string
+	switch {
+	case c.truncation != "":
+		name = "WithTruncation"
+	case c.summary != "":
+		name = "WithReasoningSummary"
+	case len(c.include) > 0:
+		name = "WithInclude"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%w: %s is a Responses API setting; the Chat Completions API has none (use New)", ErrUnsupportedSetting, name)
 }

@@ -47,28 +47,8 @@ func (m *Model) params(c *pipeline.ModelCall) (responses.ResponseNewParams, erro
 		p.Instructions = param.NewOpt(c.Instructions)
 	}
 	p.Input = param.Override[responses.ResponseNewParamsInputUnion](json.RawMessage(appendInput(nil, c.Input)))
-	if len(c.Tools) > 0 {
-		p.Tools = make([]responses.ToolUnionParam, len(c.Tools))
-		for i, t := range c.Tools {
-			if len(t.Hosted) > 0 {
-				if !json.Valid(t.Hosted) {
-					return p, fmt.Errorf("openai: hosted tool %q: declaration is not valid JSON", t.Name)
-				}
-				p.Tools[i] = param.Override[responses.ToolUnionParam](t.Hosted)
-				continue
-			}
-			if len(t.Custom) > 0 {
-				if !json.Valid(t.Custom) {
-					return p, fmt.Errorf("openai: custom tool %q: format is not valid JSON", t.Name)
-				}
-				p.Tools[i] = param.Override[responses.ToolUnionParam](json.RawMessage(appendCustomTool(nil, t)))
-				continue
-			}
-			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
-				return p, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
-			}
-			p.Tools[i] = param.Override[responses.ToolUnionParam](json.RawMessage(appendTool(nil, t)))
-		}
+	if p.Tools, err = toolParams(c.Tools); err != nil {
+		return p, err
 	}
 	if o := &c.Output; o.Schema != nil {
 		if err := checkOutput(o); err != nil {
@@ -79,8 +59,42 @@ func (m *Model) params(c *pipeline.ModelCall) (responses.ResponseNewParams, erro
 	for _, inc := range m.cfg.include {
 		p.Include = append(p.Include, responses.ResponseIncludable(inc))
 	}
+	m.setSettings(&p, &c.Settings)
+	return p, nil
+}
 
-	s := &c.Settings
+// toolParams declares the tools: a hosted tool as given, a custom tool
+// with its format, a function tool with its schema. It returns nil for no
+// tools.
+func toolParams(tools []pipeline.ToolSpec) ([]responses.ToolUnionParam, error) {
+	if len(tools) == 0 {
+		return nil, nil
+	}
+	out := make([]responses.ToolUnionParam, len(tools))
+	for i, t := range tools {
+		switch {
+		case len(t.Hosted) > 0:
+			if !json.Valid(t.Hosted) {
+				return nil, fmt.Errorf("openai: hosted tool %q: declaration is not valid JSON", t.Name)
+			}
+			out[i] = param.Override[responses.ToolUnionParam](t.Hosted)
+		case len(t.Custom) > 0:
+			if !json.Valid(t.Custom) {
+				return nil, fmt.Errorf("openai: custom tool %q: format is not valid JSON", t.Name)
+			}
+			out[i] = param.Override[responses.ToolUnionParam](json.RawMessage(appendCustomTool(nil, t)))
+		default:
+			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
+				return nil, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
+			}
+			out[i] = param.Override[responses.ToolUnionParam](json.RawMessage(appendTool(nil, t)))
+		}
+	}
+	return out, nil
+}
+
+// setSettings sets the agent's settings s and the model's own on p.
+func (m *Model) setSettings(p *responses.ResponseNewParams, s *pipeline.ModelSettings) {
 	if s.Temperature != nil {
 		p.Temperature = param.NewOpt(*s.Temperature)
 	}
@@ -100,25 +114,21 @@ func (m *Model) params(c *pipeline.ModelCall) (responses.ResponseNewParams, erro
 	if s.ParallelToolCalls != nil {
 		p.ParallelToolCalls = param.NewOpt(*s.ParallelToolCalls)
 	}
-	if s.ReasoningEffort != "" || s.ReasoningSummary != "" {
+	if s.ReasoningEffort != "" || m.cfg.summary != "" {
 		p.Reasoning = shared.ReasoningParam{
 			Effort:  shared.ReasoningEffort(s.ReasoningEffort),
-			Summary: shared.ReasoningSummary(s.ReasoningSummary),
+			Summary: shared.ReasoningSummary(m.cfg.summary),
 		}
 	}
-	if s.Truncation != "" {
-		p.Truncation = responses.ResponseNewParamsTruncation(s.Truncation)
+	if m.cfg.truncation != "" {
+		p.Truncation = responses.ResponseNewParamsTruncation(m.cfg.truncation)
 	}
-	if s.Store != nil {
-		p.Store = param.NewOpt(*s.Store)
+	if m.cfg.store != nil {
+		p.Store = param.NewOpt(*m.cfg.store)
 	}
 	if len(s.Metadata) > 0 {
 		p.Metadata = shared.Metadata(s.Metadata)
 	}
-	if s.PreviousResponseID != "" {
-		p.PreviousResponseID = param.NewOpt(s.PreviousResponseID)
-	}
-	return p, nil
 }
 
 // appendInput appends the items' canonical JSON to dst as one JSON array,

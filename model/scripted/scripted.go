@@ -2,6 +2,8 @@ package scripted
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"strconv"
 	"strings"
@@ -110,6 +112,10 @@ type Request struct {
 	Input  state.Items
 	Tools  []string
 	Stream bool
+	// Run and Turn are the ID and turn of the run that made the call;
+	// empty and 0 for a call outside a run.
+	Run  string
+	Turn int
 }
 
 // A Model is a scripted [pipeline.Model].
@@ -122,7 +128,7 @@ type Model struct {
 	n     int
 	calls []Request
 	steps int
-	fresh bool // FreshIDs: every response's IDs are new
+	fresh string // FreshIDs: the model's random tag, so every response's IDs are new
 }
 
 var _ pipeline.Model = (*Model)(nil)
@@ -148,16 +154,21 @@ func Generate(f func(n int) Step) *Model {
 	return &Model{name: "scripted", steps: -1, next: func(n int) (Step, bool) { return f(n), true }}
 }
 
-// FreshIDs makes every response carry IDs no earlier response of m had,
-// and returns m. By default the IDs of a response depend only on its run
-// and turn (call_<run>_<turn>_<k>), so a turn replayed after a crash gets
-// the same call IDs, which a test of tools cannot tell from a retry. A
-// real model answers again with new IDs: use FreshIDs in crash and resume
-// tests that must see a tool re-run under a new call ID (and a new
-// idempotency key). Call it before the model's first use.
+// FreshIDs makes every response carry IDs no earlier response had, of m
+// or of another model, and returns m. By default the IDs of a response
+// depend only on its run and turn (call_<run>_<turn>_<k>), so a turn
+// replayed after a crash gets the same call IDs, which a test of tools
+// cannot tell from a retry. A real model answers again with new IDs: use
+// FreshIDs in crash and resume tests that must see a tool re-run under a
+// new call ID (and a new idempotency key), also when each process of the
+// test has a model of its own. The IDs then carry a random tag of the
+// model's and the number of its call. Call it before the model's first
+// use.
 func (m *Model) FreshIDs() *Model {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error
 	m.mu.Lock()
-	m.fresh = true
+	m.fresh = hex.EncodeToString(b[:])
 	m.mu.Unlock()
 	return m
 }
@@ -189,9 +200,11 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	m.mu.Lock()
 	m.n++
 	n, fresh := m.n, m.fresh
-	m.calls = append(m.calls, Request{
-		Agent: c.Agent.Name, Instructions: c.Instructions, Input: c.Input, Tools: tools, Stream: c.Stream,
-	})
+	req := Request{Agent: c.Agent.Name, Instructions: c.Instructions, Input: c.Input, Tools: tools, Stream: c.Stream}
+	if c.Turn != nil && c.Turn.Run != nil {
+		req.Run, req.Turn = c.Turn.Run.ID(), c.Turn.Number
+	}
+	m.calls = append(m.calls, req)
 	m.mu.Unlock()
 
 	step, err := m.step(c, n)
@@ -215,8 +228,8 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 		return nil, step.err
 	}
 	prefix := idPrefix(c, n)
-	if fresh && c.Turn != nil && c.Turn.Run != nil {
-		prefix += "c" + strconv.Itoa(n) + "_" // the model's n-th call: never seen before
+	if fresh != "" && c.Turn != nil && c.Turn.Run != nil {
+		prefix += fresh + "c" + strconv.Itoa(n) + "_" // the model's n-th call: never seen before
 	}
 	resp := &pipeline.ModelResponse{ID: "resp" + prefix[:len(prefix)-1], Model: m.name, Items: make([]state.Item, len(step.parts))}
 	for k, p := range step.parts {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -315,5 +317,33 @@ func TestFreshIDs(t *testing.T) {
 		if same := first == second; same == fresh {
 			t.Errorf("FreshIDs %v: the same run and turn answered %s then %s", fresh, first, second)
 		}
+	}
+	// Two processes, each with a model of its own, asking the same run's
+	// turn: a real model's answers would not share IDs either.
+	one := scripted.New(scripted.Reply("one")).FreshIDs()
+	other := scripted.New(scripted.Reply("one")).FreshIDs()
+	if a, b := ask(one), ask(other); a == b {
+		t.Errorf("two models with FreshIDs answered the same run and turn alike: %s", a)
+	}
+}
+
+// TestCallsNameRunAndTurn: each recorded request names the run and turn
+// that made the call; a call outside a run names none.
+func TestCallsNameRunAndTurn(t *testing.T) {
+	m := scripted.New(scripted.CallTool("echo", `{}`), scripted.Reply("done"), scripted.Reply("alone"))
+	echo := pipeline.NewTool(pipeline.ToolSpec{Name: "echo"}, func(context.Context, json.RawMessage) (string, error) { return "ok", nil })
+	agent := &pipeline.Agent{Name: "a", Model: m, Tools: []pipeline.Tool{echo}}
+	if _, err := pipeline.NewRunner().Run(t.Context(), agent, pipeline.UserInput("hi"), pipeline.WithRunID("r1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Respond(t.Context(), &pipeline.ModelCall{Agent: agent}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range m.Calls() {
+		got = append(got, fmt.Sprintf("%q/%d", c.Run, c.Turn))
+	}
+	if want := []string{`"r1"/1`, `"r1"/2`, `""/0`}; !slices.Equal(got, want) {
+		t.Errorf("calls = %v, want %v", got, want)
 	}
 }
