@@ -78,13 +78,23 @@ func Wrap(ctx context.Context, pkg, op, sessionID string, closed bool, err error
 type Scanner interface{ Scan(dest ...any) error }
 
 // ScanItem reads a row of (seq, kind, name, raw) and rebuilds its item.
-func ScanItem(r Scanner) (state.Item, error) {
+func ScanItem(r Scanner) (state.Item, error) { return ScanItemStamp(r, nil) }
+
+// ScanItemStamp is [ScanItem] for a row with one more column, an integer
+// scanned into stamp; a nil stamp scans the four columns alone.
+func ScanItemStamp(r Scanner, stamp *int64) (state.Item, error) {
 	var (
 		seq        int64
 		kind, name string
 		raw        []byte
+		err        error
 	)
-	if err := r.Scan(&seq, &kind, &name, &raw); err != nil {
+	if stamp != nil {
+		err = r.Scan(&seq, &kind, &name, &raw, stamp)
+	} else {
+		err = r.Scan(&seq, &kind, &name, &raw)
+	}
+	if err != nil {
 		return state.Item{}, err
 	}
 	it, err := Decode(kind, seq, name, raw)
