@@ -140,21 +140,10 @@ func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, q sessi
 		return session.History{}, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
 	defer rows.Close()
-	var (
-		h    session.History
-		last int64
-	)
-	for rows.Next() {
-		it, err := rowcodec.ScanItemStamp(rows, &last)
-		if err != nil {
-			return session.History{}, s.gate.Wrap(ctx, "list", sessionID, err)
-		}
-		h.Items = append(h.Items, it)
-	}
-	if err := rows.Err(); err != nil {
+	h, err := rowcodec.ScanHistory(rows)
+	if err != nil {
 		return session.History{}, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
-	h.Stamp = last + 1
 	return h, nil
 }
 

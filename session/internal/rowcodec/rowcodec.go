@@ -103,3 +103,32 @@ func ScanItemStamp(r Scanner, stamp *int64) (state.Item, error) {
 	}
 	return it, nil
 }
+
+// Rows is a result set: *sql.Rows, pgx.Rows.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ScanHistory reads what a store's ListBefore statement returns, rows of
+// (seq, kind, name, raw, the session's last stamp), into a History whose
+// Stamp is the one after that last stamp. The caller closes rows.
+func ScanHistory(rows Rows) (session.History, error) {
+	var (
+		h    session.History
+		last int64
+	)
+	for rows.Next() {
+		it, err := ScanItemStamp(rows, &last)
+		if err != nil {
+			return session.History{}, err
+		}
+		h.Items = append(h.Items, it)
+	}
+	if err := rows.Err(); err != nil {
+		return session.History{}, err
+	}
+	h.Stamp = last + 1
+	return h, nil
+}
