@@ -43,12 +43,12 @@ var budgets = []budget{
 	{"checkpoint/unmarshal/items=10", 19, "state.Unmarshal of 10 items: their raw JSON and strings in shared chunks"},
 	{"crashsafe/memory/persistence/history=10", 19.6, "a tool turn's appends on session/memory"},
 	{"crashsafe/memory/checkpoint/history=10", 64.1, "the crash-safe tool turn on memory: saves and appends"},
-	{"crashsafe/sqlite/persistence/history=10", 90.0, "a tool turn's appends on SQLite"},
-	{"crashsafe/sqlite/checkpoint/history=10", 282.9, "the crash-safe tool turn on SQLite; 253.9 before the run index (state.Lister: one more statement per save, the index upsert, in the save's transaction)"},
+	{"crashsafe/sqlite/persistence/history=10", 95.7, "a tool turn's appends on SQLite; 90.0 before write stamps (the append's first statement takes the session's stamp with the run's place: one more column scanned, the stamp bound once per insert)"},
+	{"crashsafe/sqlite/checkpoint/history=10", 288.7, "the crash-safe tool turn on SQLite; 253.9 before the run index (state.Lister: one more statement per save, the index upsert, in the save's transaction), 282.9 before write stamps (as for persistence)"},
 	{"crashsafe/postgres/persistence/history=10", 101.6, "a tool turn's appends on PostgreSQL: one statement, one round trip"},
 	{"crashsafe/postgres/checkpoint/history=10", 188.8, "the crash-safe tool turn on PostgreSQL: two statements, two round trips; 183.9 before the run index (state.Lister: its row, written by the save's own statement)"},
-	{"crashsafe/redis/persistence/history=10", 55.6, "a tool turn's appends on Redis"},
-	{"crashsafe/redis/checkpoint/history=10", 151.9, "the crash-safe tool turn on Redis; 135.8 before the run index (state.Lister: the status sets and the summary hash, updated by the save script)"},
+	{"crashsafe/redis/persistence/history=10", 59.6, "a tool turn's appends on Redis; 55.6 before write stamps (two more keys per append: the stamps set and the counter)"},
+	{"crashsafe/redis/checkpoint/history=10", 155.9, "the crash-safe tool turn on Redis; 135.8 before the run index (state.Lister: the status sets and the summary hash, updated by the save script), 151.9 before write stamps (two more keys per append)"},
 }
 
 // allocIterations is how many units each scenario runs for its count.

@@ -40,7 +40,7 @@ type HistoryQuery struct {
 // A History is what [Store.ListBefore] read: the items, in order, and the
 // session's write stamp when it read them.
 //
-// Every append gives each item it stores the session's next write stamp:
+// Every append gives the items it stores the session's next write stamp:
 // a per-session counter that only goes up (Pop and Clear do not lower it;
 // items stored by an earlier version of a store count as written before
 // every stamp). Stamp is the stamp the session's next write will get, at

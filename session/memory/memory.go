@@ -215,9 +215,9 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		sd.places[runID] = place
 		sd.runs[place] = runID
 	}
+	s.stamps[sessionID]++
+	stamp := s.stamps[sessionID]
 	for _, it := range fresh {
-		s.stamps[sessionID]++
-		stamp := s.stamps[sessionID]
 		sd.index[key{runID, it.Seq()}] = it
 		if it.Kind().IsCall() {
 			k := callKey{runID, it.CallID()}

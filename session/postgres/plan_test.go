@@ -64,8 +64,8 @@ var planCases = map[string]planCase{
 	"newRun": {
 		args:  func(k planKey) []any { return []any{k.session, k.run + "-new"} },
 		scans: nil}, // upserts by key
-	"takeStamps": {
-		args:  func(k planKey) []any { return []any{k.session, int64(0)} },
+	"takeStamp": {
+		args:  func(k planKey) []any { return []any{k.session} },
 		scans: []string{"session_heads session_heads_pkey"}},
 	"insertItems": {
 		args:  func(k planKey) []any { return append(appendArgs(k, k.place), int64(1<<40)) },

@@ -35,9 +35,9 @@ type Store struct {
 
 // queries are the statements with the schema name resolved once.
 type queries struct {
-	appendOne, appendExisting, runPlace, newRun, takeStamps, insertItems, storedItems, lockSession string
-	list, listBefore, lookup, pop                                                                  string
-	hasItems, clearHead, clearRuns, clearItems                                                     string
+	appendOne, appendExisting, runPlace, newRun, takeStamp, insertItems, storedItems, lockSession string
+	list, listBefore, lookup, pop                                                                 string
+	hasItems, clearHead, clearRuns, clearItems                                                    string
 	// The listing of sessions and the pages of a session (browse.go).
 	clearIndex, listSessions, searchSessions, page string
 }
@@ -61,12 +61,12 @@ func newQueries(schemaName string) queries {
 		appendExisting: r.Replace(`WITH lk AS MATERIALIZED (
 				SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($1))),
 			r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs, lk WHERE session_id = $1 AND run_id = $2),
-			st AS (UPDATE {{schema}}.session_heads SET stamp = stamp + cardinality($3::bigint[])
-				WHERE session_id = $1 AND EXISTS (SELECT 1 FROM r) RETURNING stamp - cardinality($3::bigint[]) AS after),
+			st AS (UPDATE {{schema}}.session_heads SET stamp = stamp + 1
+				WHERE session_id = $1 AND EXISTS (SELECT 1 FROM r) RETURNING stamp),
 			ins AS (INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
-				SELECT $1, r.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("r.place") + `, st.after + t.ord
+				SELECT $1, r.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("r.place") + `, st.stamp
 				FROM r, st, unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
-					WITH ORDINALITY AS t(seq, kind, name, raw, call_id, batch_call, ord)
+					AS t(seq, kind, name, raw, call_id, batch_call)
 				ON CONFLICT (session_id, place, seq) DO NOTHING RETURNING 1)
 			SELECT (SELECT place FROM r), (SELECT count(*) FROM ins)`),
 		runPlace: r.Replace(`SELECT place FROM {{schema}}.session_runs
@@ -84,14 +84,14 @@ func newQueries(schemaName string) queries {
 			SELECT $1, $2, last_place FROM head
 			ON CONFLICT (session_id, run_id) DO NOTHING
 			RETURNING place`),
-		// Take $2 write stamps: it returns the stamp before them.
-		takeStamps: r.Replace(`UPDATE {{schema}}.session_heads SET stamp = stamp + $2
-			WHERE session_id = $1 RETURNING stamp - $2`),
-		// The items of a run at place $2, stamped after $9.
+		// Take the session's next write stamp.
+		takeStamp: r.Replace(`UPDATE {{schema}}.session_heads SET stamp = stamp + 1
+			WHERE session_id = $1 RETURNING stamp`),
+		// The items of a run at place $2, with the write stamp $9.
 		insertItems: r.Replace(`INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
-			SELECT $1, $2, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("$2") + `, $9::bigint + t.ord
+			SELECT $1, $2, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("$2") + `, $9::bigint
 			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
-				WITH ORDINALITY AS t(seq, kind, name, raw, call_id, batch_call, ord)
+				AS t(seq, kind, name, raw, call_id, batch_call)
 			ON CONFLICT (session_id, place, seq) DO NOTHING`),
 		storedItems: r.Replace(`SELECT seq, kind, name, raw FROM {{schema}}.session_items
 			WHERE session_id = $1 AND place = $2 AND seq = ANY($3::bigint[])`),
@@ -155,7 +155,7 @@ const appendReads = `lk AS MATERIALIZED (
 		SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($1))),
 	r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs, lk WHERE session_id = $1 AND run_id = $2),
 	t AS MATERIALIZED (SELECT * FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
-		WITH ORDINALITY AS t(seq, kind, name, raw, call_id, batch_call, ord)),
+		AS t(seq, kind, name, raw, call_id, batch_call)),
 	stored AS MATERIALIZED (
 		SELECT t.seq, s.kind, (s.kind, s.name, s.raw) IS NOT DISTINCT FROM (t.kind, t.name, t.raw) AS same
 		FROM r, t, LATERAL (
@@ -175,10 +175,10 @@ const appendReads = `lk AS MATERIALIZED (
 // after it.
 var appendWrites = `head AS (
 		INSERT INTO {{schema}}.session_heads AS h (session_id, last_place, stamp)
-		SELECT $1, CASE WHEN EXISTS (SELECT 1 FROM r) THEN 0 ELSE 1 END, cardinality($3::bigint[]) FROM ok
+		SELECT $1, CASE WHEN EXISTS (SELECT 1 FROM r) THEN 0 ELSE 1 END, 1 FROM ok
 		ON CONFLICT (session_id) DO UPDATE
-			SET last_place = h.last_place + EXCLUDED.last_place, stamp = h.stamp + EXCLUDED.stamp
-		RETURNING last_place, stamp - cardinality($3::bigint[]) AS after),
+			SET last_place = h.last_place + EXCLUDED.last_place, stamp = h.stamp + 1
+		RETURNING last_place, stamp),
 	sidx AS (
 		INSERT INTO {{schema}}.session_index (session_id) SELECT $1 FROM head
 		WHERE last_place = 1 AND NOT EXISTS (SELECT 1 FROM r)
@@ -190,7 +190,7 @@ var appendWrites = `head AS (
 	p AS MATERIALIZED (SELECT place FROM r, ok UNION ALL SELECT place FROM nr),
 	app AS (
 		INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
-		SELECT $1, p.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("p.place") + `, head.after + t.ord
+		SELECT $1, p.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("p.place") + `, head.stamp
 		FROM p, head, t WHERE NOT EXISTS (SELECT 1 FROM stored WHERE stored.seq = t.seq))`
 
 // appendDiffers is the last column of the one-statement appends: the
@@ -468,11 +468,11 @@ func (s *Store) appendRest(ctx context.Context, tx txConn, sessionID, runID stri
 		if err != nil {
 			return err
 		}
-		var after int64
-		if err := tx.QueryRow(ctx, s.q.takeStamps, sessionID, int64(len(items))).Scan(&after); err != nil {
+		var stamp int64
+		if err := tx.QueryRow(ctx, s.q.takeStamp, sessionID).Scan(&stamp); err != nil {
 			return fmt.Errorf("stamp items of run %q: %w", runID, err)
 		}
-		tag, err := tx.Exec(ctx, s.q.insertItems, append(a.args(sessionID, p), after)...)
+		tag, err := tx.Exec(ctx, s.q.insertItems, append(a.args(sessionID, p), stamp)...)
 		if isDuplicateOutput(err) {
 			return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
 		}

@@ -213,10 +213,10 @@ if not place then
 	redis.call('HSET', KEYS[5], 'p' .. place, ARGV[1])
 	if n == 1 then created = 1 end
 end
-local stamp = redis.call('INCRBY', KEYS[7], #fresh) - #fresh
-for i, seq in ipairs(fresh) do
+local stamp = redis.call('INCR', KEYS[7])
+for _, seq in ipairs(fresh) do
 	redis.call('ZADD', KEYS[1], 0, place .. seq .. seen[seq])
-	redis.call('ZADD', KEYS[6], stamp + i, place .. seq)
+	redis.call('ZADD', KEYS[6], stamp, place .. seq)
 	if role[seq] == 'c' then
 		local m = place .. idkey[seq] .. seq
 		redis.call('ZADD', KEYS[4], 0, m)

@@ -13,12 +13,12 @@ import "strings"
 
 // Session statements.
 const (
-	// An append's first statement: take ?2 write stamps from the
-	// session's counter (made at its first append) and read run ?3's
-	// place (NULL for a new run), both by key.
-	sqlTakeStamps = `INSERT INTO session_stamps (session_id, stamp) VALUES (?1, ?2)
-		ON CONFLICT (session_id) DO UPDATE SET stamp = stamp + ?2
-		RETURNING stamp, (SELECT place FROM session_runs WHERE session_id = ?1 AND run_id = ?3)`
+	// An append's first statement: take the session's next write stamp
+	// from its counter (made at its first append) and read run ?2's place
+	// (NULL for a new run), both by key.
+	sqlTakeStamp = `INSERT INTO session_stamps (session_id, stamp) VALUES (?1, 1)
+		ON CONFLICT (session_id) DO UPDATE SET stamp = stamp + 1
+		RETURNING stamp, (SELECT place FROM session_runs WHERE session_id = ?1 AND run_id = ?2)`
 
 	// The session's last place: one index entry, read backwards.
 	sqlNewRun = `INSERT INTO session_runs (session_id, run_id, place)
@@ -195,8 +195,8 @@ var statements = []statement{
 			"SCALAR SUBQUERY 1",
 			"  SEARCH session_runs USING COVERING INDEX sqlite_autoindex_session_runs_2 (session_id=?)", // LIMIT 1, in the index's order
 		}},
-	{name: "take stamps", sql: sqlTakeStamps,
-		args: func(k planKey) []any { return []any{k.session, int64(0), k.run} },
+	{name: "take stamp", sql: sqlTakeStamp,
+		args: func(k planKey) []any { return []any{k.session, k.run} },
 		plan: []string{ // an upsert by key, whose RETURNING SQLite plans twice
 			"SCALAR SUBQUERY 2",
 			"  SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)",

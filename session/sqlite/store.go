@@ -201,7 +201,7 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 		known sql.NullInt64
 		place int64
 	)
-	err := tx.QueryRowContext(ctx, sqlTakeStamps, sessionID, int64(len(items)), runID).Scan(&stamp, &known)
+	err := tx.QueryRowContext(ctx, sqlTakeStamp, sessionID, runID).Scan(&stamp, &known)
 	if err == nil && known.Valid {
 		place = known.Int64
 	} else if err == nil {
@@ -213,13 +213,11 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 	if err != nil {
 		return fmt.Errorf("place run %q: %w", runID, err)
 	}
-	// The items take the stamps up to stamp, in order.
-	stamp -= int64(len(items))
 	inserted := 0
 	callIDs, batchCalls := rowcodec.Calls(items)
 	for i := 0; i < len(items); i += maxRowsPerInsert {
 		j := min(i+maxRowsPerInsert, len(items))
-		n, err := insertItems(ctx, tx, sessionID, place, stamp+int64(i), items[i:j], callIDs[i:j], batchCalls[i:j])
+		n, err := insertItems(ctx, tx, sessionID, place, stamp, items[i:j], callIDs[i:j], batchCalls[i:j])
 		if isDuplicateOutput(err) {
 			return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
 		}
@@ -250,16 +248,17 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 const maxRowsPerInsert = 1000
 
 // insertItems inserts items at the run's place in one statement, skipping
-// positions already taken, the i-th with the write stamp after+1+i, and
-// returns how many rows it inserted. callIDs
+// positions already taken, with the append's write stamp, and returns how
+// many rows it inserted. callIDs
 // and batchCalls are [rowcodec.Calls] of the items: an output's answers
 // column is the latest call with its ID before it, in the batch or stored
 // (an index lookup, made for outputs only: see sqlInsertRow); the unique
 // index session_items_answers refuses a second output for one call.
-func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place, after int64, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
+func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place, stamp int64, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
 	args := make([]any, 0, 14*len(items))
+	st := any(stamp) // boxed once for every row
 	for i, it := range items {
-		args = append(args, sessionID, place, it.Seq(), it.Kind().String(), it.Name(), it.AppendRaw(nil), callIDs[i], after+1+int64(i),
+		args = append(args, sessionID, place, it.Seq(), it.Kind().String(), it.Name(), it.AppendRaw(nil), callIDs[i], st,
 			batchCalls[i], batchCalls[i], sessionID, place, callIDs[i], it.Seq())
 	}
 	res, err := tx.ExecContext(ctx, insertItemsSQL(len(items)), args...)

@@ -1,4 +1,4 @@
--- Write stamps (session.History): each item stored gets its session's
+-- Write stamps (session.History): the items of each append get their session's
 -- next stamp, from session_heads.stamp, whose row lock also orders the
 -- appends of one session, so that stamps follow commit order. Clear keeps
 -- the head (its last place back to 0), so that a session's stamps only go

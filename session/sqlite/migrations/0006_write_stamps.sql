@@ -1,4 +1,4 @@
--- Write stamps (session.History): each item stored gets its session's
+-- Write stamps (session.History): the items of each append get their session's
 -- next stamp, from session_stamps, whose row a session's first append
 -- makes and Clear keeps, so that a session's stamps only go up. A run's
 -- history reference reads "the items before my place written before stamp
