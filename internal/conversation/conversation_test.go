@@ -402,3 +402,67 @@ func TestDeleteFinishedStoresTheConversation(t *testing.T) {
 
 // randomID keeps sessions of earlier test runs on a shared server apart.
 func randomID(*testing.T) string { return fmt.Sprintf("%x", time.Now().UnixNano()) }
+
+// TestPopWhilePaused: popping a session while a run of it is paused
+// leaves the run's history alone as long as the pops take the run's own
+// items (or later runs'): the run resumes with exactly the input the live
+// run had. A pop that reaches into its history makes the resume fail
+// with a typed error before the model is called, never with another
+// input.
+func TestPopWhilePaused(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			sid := fmt.Sprintf("%s-%s", t.Name(), randomID(t))
+			p := start(t, b)
+			p.message(t, sid, sid+"-r0", "hello")
+			res := p.message(t, sid, sid+"-p", "transfer")
+			if !res.Interrupted() {
+				t.Fatal("the transfer did not pause")
+			}
+			live := p.model.input(sid+"-p", 1)
+			pop := func(want string) {
+				t.Helper()
+				it, ok, err := p.ss.Pop(t.Context(), sid)
+				if err != nil || !ok || it.Text() != want {
+					t.Fatalf("Pop = %q, %v, %v; want %q", it.Text(), ok, err, want)
+				}
+			}
+			pop("transfer") // the paused run's own input
+			q := start(t, b)
+			resume := func(runID, callID string) error {
+				run, err := q.states.Load(t.Context(), runID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := run.Approve(callID); err != nil {
+					t.Fatal(err)
+				}
+				_, err = q.runner.Resume(t.Context(), q.agent, run)
+				return err
+			}
+			if err := resume(sid+"-p", res.Interruptions()[0].CallID); err != nil {
+				t.Fatalf("resume after a pop of the run's own item: %v", err)
+			}
+			got := q.model.input(sid+"-p", 2)
+			if len(got) != len(live)+2 || !slices.Equal(got[:len(live)], live) {
+				t.Fatalf("resumed model input (%d items) does not extend the live one (%d items):\n%q\n%q", len(got), len(live), got, live)
+			}
+
+			// A second paused run, and pops down into its history.
+			res = p.message(t, sid, sid+"-p2", "transfer")
+			if !res.Interrupted() {
+				t.Fatal("the second transfer did not pause")
+			}
+			pop("transfer")
+			pop("Done: " + sid + "-p")
+			err := resume(sid+"-p2", res.Interruptions()[0].CallID)
+			var he *state.HistoryError
+			if !errors.Is(err, state.ErrHistoryChanged) || !errors.As(err, &he) || he.SessionID != sid {
+				t.Fatalf("resume after a pop into the history = %v, want a *state.HistoryError wrapping ErrHistoryChanged", err)
+			}
+			if q.model.input(sid+"-p2", 2) != nil {
+				t.Fatal("the model was called")
+			}
+		})
+	}
+}
