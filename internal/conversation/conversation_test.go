@@ -157,6 +157,21 @@ func (p *process) message(t *testing.T, sid, runID, text string) *pipeline.Resul
 	return res
 }
 
+// approveResume loads the paused run runID, approves its call callID and
+// resumes it in this process.
+func (p *process) approveResume(t *testing.T, runID, callID string) error {
+	t.Helper()
+	run, err := p.states.Load(t.Context(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Approve(callID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.runner.Resume(t.Context(), p.agent, run)
+	return err
+}
+
 // TestCheckpointsReferToHistory: each run's checkpoint refers to the
 // history its run started from instead of copying it, and a paused run
 // resumed by another process gives the model exactly the input the live
@@ -304,21 +319,10 @@ func TestEarlierRunGoesOnWhileLaterPaused(t *testing.T) {
 				live := p.model.input(sid+"-p2", 1)
 				// Another process resumes each, the earlier run first.
 				q := startWith(t, b, popts)
-				approveResume := func(runID, callID string) error {
-					run, err := q.states.Load(t.Context(), runID)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if err := run.Approve(callID); err != nil {
-						t.Fatal(err)
-					}
-					_, err = q.runner.Resume(t.Context(), q.agent, run)
-					return err
-				}
-				if err := approveResume(sid+"-p1", first.Interruptions()[0].CallID); err != nil {
+				if err := q.approveResume(t, sid+"-p1", first.Interruptions()[0].CallID); err != nil {
 					t.Fatalf("resume of the earlier run: %v", err)
 				}
-				if err := approveResume(sid+"-p2", second.Interruptions()[0].CallID); err != nil {
+				if err := q.approveResume(t, sid+"-p2", second.Interruptions()[0].CallID); err != nil {
 					t.Fatalf("resume of the later run: %v", err)
 				}
 				// The resumed turn's input is the live one's plus the
@@ -429,18 +433,7 @@ func TestPopWhilePaused(t *testing.T) {
 			}
 			pop("transfer") // the paused run's own input
 			q := start(t, b)
-			resume := func(runID, callID string) error {
-				run, err := q.states.Load(t.Context(), runID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := run.Approve(callID); err != nil {
-					t.Fatal(err)
-				}
-				_, err = q.runner.Resume(t.Context(), q.agent, run)
-				return err
-			}
-			if err := resume(sid+"-p", res.Interruptions()[0].CallID); err != nil {
+			if err := q.approveResume(t, sid+"-p", res.Interruptions()[0].CallID); err != nil {
 				t.Fatalf("resume after a pop of the run's own item: %v", err)
 			}
 			got := q.model.input(sid+"-p", 2)
@@ -455,7 +448,7 @@ func TestPopWhilePaused(t *testing.T) {
 			}
 			pop("transfer")
 			pop("Done: " + sid + "-p")
-			err := resume(sid+"-p2", res.Interruptions()[0].CallID)
+			err := q.approveResume(t, sid+"-p2", res.Interruptions()[0].CallID)
 			var he *state.HistoryError
 			if !errors.Is(err, state.ErrHistoryChanged) || !errors.As(err, &he) || he.SessionID != sid {
 				t.Fatalf("resume after a pop into the history = %v, want a *state.HistoryError wrapping ErrHistoryChanged", err)

@@ -161,14 +161,7 @@ func TestUpgradeKeepsPausedRuns(t *testing.T) {
 				t.Fatalf("HistoryStamp() of a run after the upgrade = %d, want above %d", s, h.Stamp)
 			}
 			for id, res := range map[string]*pipeline.Result{"p1": first, "p2": second} {
-				run, err := q.states.Load(t.Context(), id)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := run.Approve(res.Interruptions()[0].CallID); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := q.runner.Resume(t.Context(), q.agent, run); err != nil {
+				if err := q.approveResume(t, id, res.Interruptions()[0].CallID); err != nil {
 					t.Fatalf("resume of %s: %v", id, err)
 				}
 			}
