@@ -43,12 +43,12 @@ var budgets = []budget{
 	{"checkpoint/unmarshal/items=10", 19, "state.Unmarshal of 10 items: their raw JSON and strings in shared chunks"},
 	{"crashsafe/memory/persistence/history=10", 19.6, "a tool turn's appends on session/memory"},
 	{"crashsafe/memory/checkpoint/history=10", 64.1, "the crash-safe tool turn on memory: saves and appends"},
-	{"crashsafe/sqlite/persistence/history=10", 51.8, "a tool turn's appends on SQLite, each to a run with its place one insert that reads the place itself (74.1 with a query for the place first); 90.0 before each bound value was boxed once, the JSON copied into one buffer, the statement texts cached and Calls' pointers put in one array"},
-	{"crashsafe/sqlite/checkpoint/history=10", 186.9, "the crash-safe tool turn on SQLite, each save's head written as its own compare-and-swap (244.6 with a query of the stored version first; 282.9 before the appends' savings above); 253.9 before the run index (state.Lister: one more statement per save, the index upsert, in the save's transaction)"},
+	{"crashsafe/sqlite/persistence/history=10", 79.7, "a tool turn's appends on SQLite: the append's first statement takes the session's write stamp with the run's place, then one insert (51.8 when the insert read the place itself, before write stamps; 90.0 before each bound value was boxed once, the JSON copied into one buffer, the statement texts cached and Calls' pointers put in one array)"},
+	{"crashsafe/sqlite/checkpoint/history=10", 214.9, "the crash-safe tool turn on SQLite, each save's head written as its own compare-and-swap, each append taking a write stamp first (186.9 before write stamps; 244.6 with a query of the stored version first; 282.9 before the appends' savings); 253.9 before the run index (state.Lister: one more statement per save, the index upsert, in the save's transaction)"},
 	{"crashsafe/postgres/persistence/history=10", 96.6, "a tool turn's appends on PostgreSQL: one statement, one round trip; 101.6 before rowcodec.Calls put its pointers in one array"},
 	{"crashsafe/postgres/checkpoint/history=10", 183.8, "the crash-safe tool turn on PostgreSQL: two statements, two round trips (188.8 before rowcodec.Calls put its pointers in one array); 183.9 before the run index (state.Lister: its row, written by the save's own statement)"},
-	{"crashsafe/redis/persistence/history=10", 55.6, "a tool turn's appends on Redis"},
-	{"crashsafe/redis/checkpoint/history=10", 151.9, "the crash-safe tool turn on Redis; 135.8 before the run index (state.Lister: the status sets and the summary hash, updated by the save script)"},
+	{"crashsafe/redis/persistence/history=10", 59.6, "a tool turn's appends on Redis; 55.6 before write stamps (two more keys per append: the stamps set and the counter)"},
+	{"crashsafe/redis/checkpoint/history=10", 155.9, "the crash-safe tool turn on Redis; 135.8 before the run index (state.Lister: the status sets and the summary hash, updated by the save script), 151.9 before write stamps (two more keys per append)"},
 }
 
 // allocIterations is how many units each scenario runs for its count.

@@ -27,6 +27,32 @@ var (
 	ErrCorrupt = errors.New("session: corrupt stored item")
 )
 
+// A HistoryQuery selects what [Store.ListBefore] reads.
+type HistoryQuery struct {
+	// Limit > 0 keeps only the last Limit items.
+	Limit int
+	// Stamp > 0 keeps only the items written before that stamp: the
+	// Stamp of an earlier [History] reads the items it read, less those
+	// removed since, whatever was written after it. 0 keeps every item.
+	Stamp int64
+}
+
+// A History is what [Store.ListBefore] read: the items, in order, and the
+// session's write stamp when it read them.
+//
+// Every append gives the items it stores the session's next write stamp:
+// a per-session counter that only goes up (Pop and Clear do not lower it;
+// items stored by an earlier version of a store count as written before
+// every stamp). Stamp is the stamp the session's next write will get, at
+// least 1, so that a [HistoryQuery] with this Stamp reads exactly the items
+// of this history that are still stored, even after an earlier run of the
+// session wrote more items before the run's place. A run's history
+// reference records it ([state.Run.SetSessionHistory]).
+type History struct {
+	Items []state.Item
+	Stamp int64
+}
+
 // A Store persists the items of sessions.
 //
 // Append stores the items of one run atomically: all or none. It is
@@ -50,14 +76,17 @@ type Store interface {
 	// last limit items (still in order). An unknown session has no items.
 	List(ctx context.Context, sessionID string, limit int) ([]state.Item, error)
 	// ListBefore returns, in order, the session's items placed before the
-	// items of run runID: the history that run started from. limit > 0
-	// returns only the last limit of them. A run with nothing stored yet is
-	// placed after every run, so ListBefore then returns what List does.
-	// Served from the store's index on (session, place, Seq), it costs
-	// O(the items returned), whatever the session's length: a checkpoint
-	// that refers to its run's history ([state.Run.SetSessionHistory])
-	// reads it back with it.
-	ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error)
+	// items of run runID: the history that run started from. q.Limit > 0
+	// returns only the last Limit of them; q.Stamp > 0 only the items
+	// written before that stamp (see [History]). A run with nothing stored
+	// yet is placed after every run, so ListBefore then returns what List
+	// does. It reads one consistent snapshot and returns, with the items,
+	// the session's stamp at that snapshot. Served from the store's index
+	// on (session, place, Seq), it costs O(the items returned, and the
+	// items skipped for their stamp), whatever the session's length: a
+	// checkpoint that refers to its run's history
+	// ([state.Run.SetSessionHistory]) reads it back with it.
+	ListBefore(ctx context.Context, sessionID, runID string, q HistoryQuery) (History, error)
 	// Append stores items of run runID, each at its Seq (which must be > 0).
 	Append(ctx context.Context, sessionID, runID string, items []state.Item) error
 	// Lookup returns the item stored at (runID, seq), if any. Resume uses it

@@ -211,7 +211,7 @@ func (r *Run) wire() (wireRun, error) {
 	}
 	w := r.wireLocked(true)
 	if r.ctxRef {
-		note, err := json.Marshal(noteHistory{Session: r.sessionID, Count: len(r.context)})
+		note, err := json.Marshal(noteHistory{Session: r.sessionID, Count: len(r.context), Stamp: r.ctxStamp})
 		if err != nil {
 			return wireRun{}, fmt.Errorf("state: marshal run %s: %w", r.id, err)
 		}

@@ -157,7 +157,7 @@ func (r *Run) deltaWith(cfg *marshalConfig, reference bool) (*Delta, error) {
 	if ctxChanged {
 		ctx = slices.Clone(r.context)
 	}
-	ctxRef, ctxPending, sid := r.ctxRef, r.ctxPending, r.sessionID
+	ctxRef, ctxStamp, ctxPending, sid := r.ctxRef, r.ctxStamp, r.ctxPending, r.sessionID
 	d.Summary = r.summaryLocked(d.Version)
 	w := r.wireLocked(false)
 	gen := r.ctxGen
@@ -186,7 +186,7 @@ func (r *Run) deltaWith(cfg *marshalConfig, reference bool) (*Delta, error) {
 	}
 	if ctxChanged {
 		// The session history goes as a reference to it (history.go).
-		data, err := contextPiece(sid, ctx, ctxRef, ctxPending)
+		data, err := contextPiece(sid, ctx, ctxRef, ctxStamp, ctxPending)
 		if err != nil {
 			return nil, fmt.Errorf("state: delta of run %s: context: %w", r.id, err)
 		}

@@ -17,11 +17,15 @@ import (
 // them into every run would make storage grow with the conversation times
 // the number of runs, and every run's first save with the conversation.
 // A run whose context came from its session ([Run.SetSessionHistory])
-// records a reference instead: the session, the number of items, and a
-// digest of them. They are the last Count items of the session placed
-// before the run's own items, which a session store reads from its index
-// (session.Store's ListBefore), and the digest proves on load that they are
-// still the items the run started from.
+// records a reference instead: the session, the number of items, the
+// session's write stamp when they were read, and a digest of them. They
+// are the last Count items of the session placed before the run's own
+// items among those written before the stamp, which a session store reads
+// from its index (session.Store's ListBefore), and the digest proves on
+// load that they are still the items the run started from. The stamp
+// keeps the reference fixed while an earlier run of the session goes on:
+// the items that run writes later sort before this run's own, but carry
+// later stamps.
 //
 // A [Delta] writes the reference as the run's context piece; [Assemble]
 // returns a run whose context is pending until [Run.ResolveHistory] is
@@ -36,31 +40,40 @@ import (
 const historyKey = "turnkit.history"
 
 // historyRef is the reference a [Delta] writes in place of the context:
-// the session, how many of its items before the run, and, as a stored
-// piece, the SHA-256 of their JSON as [Marshal] would write the context.
+// the session, how many of its items before the run, the session's write
+// stamp they were read at (0 in a reference of the earlier form, which
+// has none: no filter), and, as a stored piece, the SHA-256 of their JSON
+// as [Marshal] would write the context.
 type historyRef struct {
 	Session string `json:"session"`
 	Count   int    `json:"count"`
+	Stamp   int64  `json:"stamp,omitempty"`
 	Digest  string `json:"digest,omitempty"`
 }
 
 // SetSessionHistory sets the context the run's items follow to items, as
 // [Run.SetHistory] does, and records that they are the run's session
 // history: the last len(items) items of session [Run.SessionID] placed
-// before the run's own items, in order. The run's checkpoints then refer
-// to them instead of copying them (see [Run.HistoryRef]). It fails as
-// SetHistory does, and with an error wrapping [ErrInvalid] when the run
-// names no session.
-func (r *Run) SetSessionHistory(items []Item) error {
+// before the run's own items, in order, among the items written before
+// the session's write stamp stamp (session.History's Stamp, read with
+// them). The run's checkpoints then refer to them instead of copying them
+// (see [Run.HistoryRef]). A stamp of 0 records no stamp: the reference is
+// then to the last len(items) items before the run's, whenever written.
+// It fails as SetHistory does, and with an error wrapping [ErrInvalid]
+// when the run names no session or stamp is negative.
+func (r *Run) SetSessionHistory(items []Item, stamp int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sessionID == "" {
 		return fmt.Errorf("state: run %s: session history without a session: %w", r.id, ErrInvalid)
 	}
+	if stamp < 0 {
+		return fmt.Errorf("state: run %s: session history at stamp %d: %w", r.id, stamp, ErrInvalid)
+	}
 	if err := r.setHistoryLocked(items); err != nil {
 		return err
 	}
-	r.ctxRef = true
+	r.ctxRef, r.ctxStamp = true, stamp
 	return nil
 }
 
@@ -80,6 +93,23 @@ func (r *Run) HistoryRef() (sessionID string, count int, pending, ok bool) {
 		return r.sessionID, len(r.context), false, true
 	}
 	return "", 0, false, false
+}
+
+// HistoryStamp returns the session's write stamp of the run's history
+// reference (see [Run.SetSessionHistory]): its items are the last count
+// placed before the run's own among those written before it. It is 0
+// when the run has no reference, or one without a stamp (a checkpoint of
+// an earlier version): the items are then read without that filter.
+func (r *Run) HistoryStamp() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case r.ctxPending != nil:
+		return r.ctxPending.Stamp
+	case r.ctxRef:
+		return r.ctxStamp
+	}
+	return 0
 }
 
 // ResolveHistory gives a run whose context is pending (see
@@ -111,7 +141,7 @@ func (r *Run) ResolveHistory(items []Item) error {
 		return herr("they are not the items the run started from")
 	}
 	r.context = slices.Clone(items)
-	r.ctxPending = nil
+	r.ctxStamp, r.ctxPending = ref.Stamp, nil
 	return nil
 }
 
@@ -129,7 +159,7 @@ func historyDigest(items []Item) ([]byte, string, error) {
 // contextPiece returns what a delta stores as the run's context: the
 // items' JSON, or the reference to them. Called with r.mu held, on a
 // snapshot.
-func contextPiece(sessionID string, ctx []Item, ref bool, pending *historyRef) ([]byte, error) {
+func contextPiece(sessionID string, ctx []Item, ref bool, stamp int64, pending *historyRef) ([]byte, error) {
 	switch {
 	case pending != nil:
 		return json.Marshal(pending)
@@ -138,7 +168,7 @@ func contextPiece(sessionID string, ctx []Item, ref bool, pending *historyRef) (
 		if err != nil {
 			return nil, err
 		}
-		return json.Marshal(historyRef{Session: sessionID, Count: len(ctx), Digest: digest})
+		return json.Marshal(historyRef{Session: sessionID, Count: len(ctx), Stamp: stamp, Digest: digest})
 	}
 	return json.Marshal(wireItems(ctx))
 }
@@ -164,6 +194,8 @@ func decodeRefPiece(data []byte, sessionID string) (*historyRef, error) {
 		return nil, invalid(path+".session", "%q, but the run's session is %q", ref.Session, sessionID)
 	case ref.Count < 0:
 		return nil, invalid(path+".count", "%d, want at least 0", ref.Count)
+	case ref.Stamp < 0:
+		return nil, invalid(path+".stamp", "%d, want at least 0", ref.Stamp)
 	}
 	if d, err := hex.DecodeString(ref.Digest); err != nil || len(d) != sha256.Size {
 		return nil, invalid(path+".digest", "not a SHA-256 in hex")
@@ -172,10 +204,13 @@ func decodeRefPiece(data []byte, sessionID string) (*historyRef, error) {
 }
 
 // noteHistory is the note [Marshal] writes under historyKey: the context
-// it writes whole came from the session.
+// it writes whole came from the session, read at the write stamp Stamp
+// (absent in a note of an earlier version, and for a reference without
+// one).
 type noteHistory struct {
 	Session string `json:"session"`
 	Count   int    `json:"count"`
+	Stamp   int64  `json:"stamp,omitempty"`
 }
 
 // takeHistoryNote reads and removes the note of a decoded run's
@@ -197,11 +232,13 @@ func (r *Run) takeHistoryNote() error {
 		return invalid(path+".count", "%d, but the context holds %d items", n.Count, len(r.context))
 	case r.ctxFrom != 0:
 		return invalid(path, "a context replaced by a handoff is not the session's history")
+	case n.Stamp < 0:
+		return invalid(path+".stamp", "%d, want at least 0", n.Stamp)
 	}
 	delete(r.extension, historyKey)
 	if len(r.extension) == 0 {
 		r.extension = nil
 	}
-	r.ctxRef = true
+	r.ctxRef, r.ctxStamp = true, n.Stamp
 	return nil
 }

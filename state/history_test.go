@@ -20,7 +20,7 @@ func sessionRun(t *testing.T, n int) (*state.Run, []state.Item) {
 		hist[i] = state.UserMessage(fmt.Sprintf("earlier message %d, with some words in it", i)).WithSeq(int64(i + 1))
 	}
 	r.AddInput(state.UserMessage("go"))
-	if err := r.SetSessionHistory(hist); err != nil {
+	if err := r.SetSessionHistory(hist, 7); err != nil {
 		t.Fatal(err)
 	}
 	oneTurn(t, r)
@@ -189,16 +189,111 @@ func TestHistoryReferenceRefusals(t *testing.T) {
 // session history to refer to.
 func TestSetSessionHistoryNeedsSession(t *testing.T) {
 	r := state.NewRun("r", "a")
-	if err := r.SetSessionHistory([]state.Item{state.UserMessage("x").WithSeq(1)}); !errors.Is(err, state.ErrInvalid) {
+	if err := r.SetSessionHistory([]state.Item{state.UserMessage("x").WithSeq(1)}, 1); !errors.Is(err, state.ErrInvalid) {
 		t.Fatalf("SetSessionHistory without a session = %v, want ErrInvalid", err)
 	}
 	// A handoff filter's context replaces the reference.
 	r.SetSessionID("s")
-	if err := r.SetSessionHistory([]state.Item{state.UserMessage("x").WithSeq(1)}); err != nil {
+	if err := r.SetSessionHistory([]state.Item{state.UserMessage("x").WithSeq(1)}, 1); err != nil {
 		t.Fatal(err)
 	}
 	r.ReplaceContext([]state.Item{state.UserMessage("filtered").WithSeq(1)})
 	if _, _, _, ok := r.HistoryRef(); ok {
 		t.Fatal("a replaced context still refers to the session")
+	}
+}
+
+// TestHistoryStampKept: the session's write stamp a run read its history
+// at travels with the reference: through a store's pieces (pending, then
+// resolved, then saved again), and through Marshal and Unmarshal.
+func TestHistoryStampKept(t *testing.T) {
+	live, hist := sessionRun(t, 3)
+	if got := live.HistoryStamp(); got != 7 {
+		t.Fatalf("live HistoryStamp() = %d, want 7", got)
+	}
+	d := saveDelta(t, live)
+	if !bytes.Contains(d.Context, []byte(`"stamp":7`)) {
+		t.Fatalf("context piece %s has no stamp", d.Context)
+	}
+	r, err := state.Assemble(d.Head, d.Context, d.Items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.HistoryStamp(); got != 7 {
+		t.Fatalf("pending HistoryStamp() = %d, want 7", got)
+	}
+	if err := r.ResolveHistory(hist); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.HistoryStamp(); got != 7 {
+		t.Fatalf("resolved HistoryStamp() = %d, want 7", got)
+	}
+	data, err := state.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := state.Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := back.HistoryStamp(); got != 7 {
+		t.Fatalf("unmarshaled HistoryStamp() = %d, want 7", got)
+	}
+	if d := saveDelta(t, back); !bytes.Contains(d.Context, []byte(`"stamp":7`)) {
+		t.Fatalf("context piece of the unmarshaled run %s has no stamp", d.Context)
+	}
+	// A history set again, or replaced, has no stamp.
+	if err := back.SetHistory(nil); err == nil {
+		if got := back.HistoryStamp(); got != 0 {
+			t.Fatalf("HistoryStamp() after SetHistory = %d, want 0", got)
+		}
+	}
+	if err := state.NewRun("x", "a").SetSessionHistory(nil, -1); !errors.Is(err, state.ErrInvalid) {
+		t.Fatalf("SetSessionHistory without a session = %v, want ErrInvalid", err)
+	}
+	neg := state.NewRun("x", "a")
+	neg.SetSessionID("s")
+	if err := neg.SetSessionHistory(hist, -1); !errors.Is(err, state.ErrInvalid) {
+		t.Fatalf("SetSessionHistory at stamp -1 = %v, want ErrInvalid", err)
+	}
+}
+
+// TestHistoryRefWithoutStamp: a checkpoint saved before write stamps
+// existed refers to its history without one: it still loads, reports
+// stamp 0 (read without the filter), resolves, and saves again in the
+// same form.
+func TestHistoryRefWithoutStamp(t *testing.T) {
+	live, hist := sessionRun(t, 3)
+	data, err := state.Marshal(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The note of a document of the earlier version has no stamp, and a
+	// run saved from it refers as the earlier version did.
+	data = bytes.Replace(data, []byte(`,"stamp":7`), nil, 1)
+	earlier, err := state.Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := saveDelta(t, earlier)
+	if bytes.Contains(d.Context, []byte(`stamp`)) || !bytes.Contains(d.Context, []byte(`"digest"`)) {
+		t.Fatalf("context piece %s, want a reference without a stamp", d.Context)
+	}
+	r, err := state.Assemble(d.Head, d.Context, d.Items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.HistoryStamp(); got != 0 {
+		t.Fatalf("HistoryStamp() of the earlier form = %d, want 0", got)
+	}
+	if err := r.ResolveHistory(hist); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.ModelInput().Len(); got != live.ModelInput().Len() {
+		t.Fatalf("resolved ModelInput has %d items, live %d", got, live.ModelInput().Len())
+	}
+	bad := bytes.Replace(data, []byte(`"count":3`), []byte(`"count":3,"stamp":-2`), 1)
+	if _, err := state.Unmarshal(bad); err == nil {
+		t.Fatal("Unmarshal with a negative stamp in the note succeeded")
 	}
 }

@@ -71,8 +71,10 @@ type Run struct {
 	ctxFrom int
 	// ctxRef: the context is the session's history, which checkpoints
 	// refer to instead of copying (history.go); ctxPending: the run came
-	// from a store's pieces and the context is not read yet.
+	// from a store's pieces and the context is not read yet; ctxStamp:
+	// the session's write stamp the history was read at (0: none).
 	ctxRef     bool
+	ctxStamp   int64
 	ctxPending *historyRef
 
 	completed map[string]int64 // call ID → position of its output
@@ -217,7 +219,7 @@ func (r *Run) setHistoryLocked(items []Item) error {
 	}
 	r.context = slices.Clone(items)
 	r.ctxFrom = 0
-	r.ctxRef, r.ctxPending = false, nil
+	r.ctxRef, r.ctxStamp, r.ctxPending = false, 0, nil
 	r.ctxGen++
 	return nil
 }
@@ -229,7 +231,7 @@ func (r *Run) replaceContext(items []Item) {
 	r.mu.Lock()
 	r.context = slices.Clone(items)
 	r.ctxFrom = len(r.items)
-	r.ctxRef, r.ctxPending = false, nil
+	r.ctxRef, r.ctxStamp, r.ctxPending = false, 0, nil
 	r.ctxGen++
 	r.mu.Unlock()
 }
@@ -522,6 +524,7 @@ func (r *Run) Clone() *Run {
 		context:    slices.Clone(r.context),
 		ctxFrom:    r.ctxFrom,
 		ctxRef:     r.ctxRef,
+		ctxStamp:   r.ctxStamp,
 		ctxPending: r.ctxPending, // immutable once set
 		completed:  maps.Clone(r.completed),
 		pending:    clonePending(r.pending),

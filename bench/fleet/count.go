@@ -66,9 +66,9 @@ func (s *countingStore) List(ctx context.Context, sessionID string, limit int) (
 	return s.Store.List(ctx, sessionID, limit)
 }
 
-func (s *countingStore) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
+func (s *countingStore) ListBefore(ctx context.Context, sessionID, runID string, q session.HistoryQuery) (session.History, error) {
 	s.c.calls.Add(1)
-	return s.Store.ListBefore(ctx, sessionID, runID, limit)
+	return s.Store.ListBefore(ctx, sessionID, runID, q)
 }
 
 func (s *countingStore) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {

@@ -108,7 +108,7 @@ type process struct {
 }
 
 func start(t *testing.T, b backend, opts ...checkpoint.Option) *process {
-	return startWith(t, b, []persistence.Option{persistence.WithHistoryByReference()}, opts...)
+	return startWith(t, b, nil, opts...) // the history by reference: the default
 }
 
 func startWith(t *testing.T, b backend, popts []persistence.Option, opts ...checkpoint.Option) *process {
@@ -135,6 +135,21 @@ func (p *process) message(t *testing.T, sid, runID, text string) *pipeline.Resul
 		t.Fatalf("message %s: %v", runID, err)
 	}
 	return res
+}
+
+// approveResume loads the paused run runID, approves its call callID and
+// resumes it in this process.
+func (p *process) approveResume(t *testing.T, runID, callID string) error {
+	t.Helper()
+	run, err := p.states.Load(t.Context(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Approve(callID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.runner.Resume(t.Context(), p.agent, run)
+	return err
 }
 
 // TestCheckpointsReferToHistory: each run's checkpoint refers to the
@@ -255,49 +270,58 @@ func TestResumeRefusesChangedHistory(t *testing.T) {
 	}
 }
 
-// TestEarlierRunGoesOnWhileLaterPaused pins what WithHistoryByReference
-// documents: a later run paused while an earlier run of its session goes
-// on refuses to resume with a typed error (its history is no longer what
-// lies before it), and resumes without the option, whose checkpoint holds
-// a copy of the history.
+// TestEarlierRunGoesOnWhileLaterPaused: a later run paused while an
+// earlier run of its session goes on (its approval decided after the
+// later run started) sorts the earlier run's new items before its own
+// place; its checkpoint refers to its history by the session's write
+// stamp, so another process resumes it with exactly the input the live
+// run had, on every backend, as it does with the history copied
+// (WithHistoryCopied).
 func TestEarlierRunGoesOnWhileLaterPaused(t *testing.T) {
-	for _, byRef := range []bool{true, false} {
-		t.Run(fmt.Sprintf("byReference=%v", byRef), func(t *testing.T) {
-			b := backends(t)[1] // sqlite
-			var popts []persistence.Option
-			if byRef {
-				popts = append(popts, persistence.WithHistoryByReference())
-			}
-			p := startWith(t, b, popts)
-			sid := "s"
-			p.message(t, sid, "r0", "hello")
-			first := p.message(t, sid, "p1", "transfer")
-			second := p.message(t, sid, "p2", "transfer")
-			if !first.Interrupted() || !second.Interrupted() {
-				t.Fatal("the transfers did not pause")
-			}
-			approveResume := func(runID, callID string) error {
-				run, err := p.states.Load(t.Context(), runID)
+	for _, b := range backends(t) {
+		for _, copied := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/copied=%v", b.name, copied), func(t *testing.T) {
+				var popts []persistence.Option
+				if copied {
+					popts = append(popts, persistence.WithHistoryCopied())
+				}
+				sid := fmt.Sprintf("%s-%s", t.Name(), randomID(t))
+				p := startWith(t, b, popts)
+				p.message(t, sid, sid+"-r0", "hello")
+				first := p.message(t, sid, sid+"-p1", "transfer")
+				second := p.message(t, sid, sid+"-p2", "transfer")
+				if !first.Interrupted() || !second.Interrupted() {
+					t.Fatal("the transfers did not pause")
+				}
+				if _, _, _, ok := second.State().HistoryRef(); ok == copied {
+					t.Fatalf("the later run refers to its history: %v, want %v", ok, !copied)
+				}
+				live := p.model.input(sid+"-p2", 1)
+				// Another process resumes each, the earlier run first.
+				q := startWith(t, b, popts)
+				if err := q.approveResume(t, sid+"-p1", first.Interruptions()[0].CallID); err != nil {
+					t.Fatalf("resume of the earlier run: %v", err)
+				}
+				if err := q.approveResume(t, sid+"-p2", second.Interruptions()[0].CallID); err != nil {
+					t.Fatalf("resume of the later run: %v", err)
+				}
+				// The resumed turn's input is the live one's plus the
+				// transfer's call and output: the earlier run's new items,
+				// which sort before the later run in the session, are not
+				// in it.
+				got := q.model.input(sid+"-p2", 2)
+				if len(got) != len(live)+2 || !slices.Equal(got[:len(live)], live) {
+					t.Fatalf("resumed model input (%d items) does not extend the live one (%d items):\n%q\n%q", len(got), len(live), got, live)
+				}
+				items, err := p.ss.List(t.Context(), sid, 0)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := run.Approve(callID); err != nil {
-					t.Fatal(err)
+				if len(items) != 4+4+4 {
+					t.Fatalf("session holds %d items after both resumes, want 12", len(items))
 				}
-				_, err = p.runner.Resume(t.Context(), p.agent, run)
-				return err
-			}
-			if err := approveResume("p1", first.Interruptions()[0].CallID); err != nil {
-				t.Fatalf("resume of the earlier run: %v", err)
-			}
-			err := approveResume("p2", second.Interruptions()[0].CallID)
-			if byRef && !errors.Is(err, state.ErrHistoryChanged) {
-				t.Fatalf("resume of the later run = %v, want ErrHistoryChanged", err)
-			}
-			if !byRef && err != nil {
-				t.Fatalf("resume of the later run with a copied history: %v", err)
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -362,3 +386,56 @@ func TestDeleteFinishedStoresTheConversation(t *testing.T) {
 
 // randomID keeps sessions of earlier test runs on a shared server apart.
 func randomID(*testing.T) string { return fmt.Sprintf("%x", time.Now().UnixNano()) }
+
+// TestPopWhilePaused: popping a session while a run of it is paused
+// leaves the run's history alone as long as the pops take the run's own
+// items (or later runs'): the run resumes with exactly the input the live
+// run had. A pop that reaches into its history makes the resume fail
+// with a typed error before the model is called, never with another
+// input.
+func TestPopWhilePaused(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b.name, func(t *testing.T) {
+			sid := fmt.Sprintf("%s-%s", t.Name(), randomID(t))
+			p := start(t, b)
+			p.message(t, sid, sid+"-r0", "hello")
+			res := p.message(t, sid, sid+"-p", "transfer")
+			if !res.Interrupted() {
+				t.Fatal("the transfer did not pause")
+			}
+			live := p.model.input(sid+"-p", 1)
+			pop := func(want string) {
+				t.Helper()
+				it, ok, err := p.ss.Pop(t.Context(), sid)
+				if err != nil || !ok || it.Text() != want {
+					t.Fatalf("Pop = %q, %v, %v; want %q", it.Text(), ok, err, want)
+				}
+			}
+			pop("transfer") // the paused run's own input
+			q := start(t, b)
+			if err := q.approveResume(t, sid+"-p", res.Interruptions()[0].CallID); err != nil {
+				t.Fatalf("resume after a pop of the run's own item: %v", err)
+			}
+			got := q.model.input(sid+"-p", 2)
+			if len(got) != len(live)+2 || !slices.Equal(got[:len(live)], live) {
+				t.Fatalf("resumed model input (%d items) does not extend the live one (%d items):\n%q\n%q", len(got), len(live), got, live)
+			}
+
+			// A second paused run, and pops down into its history.
+			res = p.message(t, sid, sid+"-p2", "transfer")
+			if !res.Interrupted() {
+				t.Fatal("the second transfer did not pause")
+			}
+			pop("transfer")
+			pop("Done: " + sid + "-p")
+			err := q.approveResume(t, sid+"-p2", res.Interruptions()[0].CallID)
+			var he *state.HistoryError
+			if !errors.Is(err, state.ErrHistoryChanged) || !errors.As(err, &he) || he.SessionID != sid {
+				t.Fatalf("resume after a pop into the history = %v, want a *state.HistoryError wrapping ErrHistoryChanged", err)
+			}
+			if q.model.input(sid+"-p2", 2) != nil {
+				t.Fatal("the model was called")
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -88,11 +89,11 @@ func (h *handler) loadContinued(ctx context.Context, run *state.Run, sid string)
 	if ok, err := h.readMark(ctx, sid, sid+tipSuffix, &tip); err != nil || !ok {
 		return false, err
 	}
-	last, err := h.store.ListBefore(ctx, sid, run.ID(), 1)
+	lastH, err := h.store.ListBefore(ctx, sid, run.ID(), session.HistoryQuery{Limit: 1})
 	if err != nil {
 		return false, &LoadError{SessionID: sid, RunID: run.ID(), Err: err}
 	}
-	if len(last) != 1 || last[0].Seq() != tip.Seq || itemDigest(last[0]) != tip.Digest {
+	if last := lastH.Items; len(last) != 1 || last[0].Seq() != tip.Seq || itemDigest(last[0]) != tip.Digest {
 		return false, nil
 	}
 	stored, ok, err := h.store.Lookup(ctx, sid, tip.Run, tip.Seq)
@@ -104,7 +105,7 @@ func (h *handler) loadContinued(ctx context.Context, run *state.Run, sid string)
 	}
 	var (
 		head []state.Item
-		hist []state.Item
+		hist session.History
 	)
 	if tip.View != nil {
 		var b boundaryMark
@@ -119,19 +120,19 @@ func (h *handler) loadContinued(ctx context.Context, run *state.Run, sid string)
 			return false, &LoadError{SessionID: sid + boundarySuffix, RunID: run.ID(), Err: err}
 		}
 		if tip.View.Tail > 0 {
-			if hist, err = h.store.ListBefore(ctx, sid, run.ID(), tip.View.Tail); err != nil {
+			if hist, err = h.store.ListBefore(ctx, sid, run.ID(), session.HistoryQuery{Limit: tip.View.Tail}); err != nil {
 				return false, &LoadError{SessionID: sid, RunID: run.ID(), Err: err}
 			}
 		}
-		if len(hist) != tip.View.Tail {
+		if len(hist.Items) != tip.View.Tail {
 			return false, nil
 		}
 	} else {
-		if hist, err = h.store.ListBefore(ctx, sid, run.ID(), h.cfg.limit); err != nil {
+		if hist, err = h.store.ListBefore(ctx, sid, run.ID(), session.HistoryQuery{Limit: h.cfg.limit}); err != nil {
 			return false, &LoadError{SessionID: sid, RunID: run.ID(), Err: err}
 		}
 		if h.cfg.limit > 0 {
-			hist = trimOrphans(hist)
+			hist.Items = trimOrphans(hist.Items)
 		}
 	}
 	if err := h.setHistory(run, hist); err != nil {
@@ -143,21 +144,21 @@ func (h *handler) loadContinued(ctx context.Context, run *state.Run, sid string)
 		}
 	}
 	if tip.ResponseID != "" {
-		pipeline.SetContinuation(run, pipeline.Continuation{ResponseID: tip.ResponseID, Seen: len(head) + len(hist)})
+		pipeline.SetContinuation(run, pipeline.Continuation{ResponseID: tip.ResponseID, Seen: len(head) + len(hist.Items)})
 	}
 	return true, nil
 }
 
-// setHistory makes hist the run's context, by reference with
-// WithHistoryByReference.
-func (h *handler) setHistory(run *state.Run, hist []state.Item) error {
-	if len(hist) == 0 {
+// setHistory makes the items of hist the run's context, by reference
+// unless WithHistoryCopied.
+func (h *handler) setHistory(run *state.Run, hist session.History) error {
+	if len(hist.Items) == 0 {
 		return nil
 	}
 	if h.cfg.byRef {
-		return run.SetSessionHistory(hist)
+		return run.SetSessionHistory(hist.Items, hist.Stamp)
 	}
-	return run.SetHistory(hist)
+	return run.SetHistory(hist.Items)
 }
 
 func boundaryItems(b *boundaryMark) ([]state.Item, error) {

@@ -52,6 +52,17 @@
 // and, only after a rejected, cancelled or failed turn, a small record
 // under the extension key "turnkit.persistence".
 //
+// The history a run read on its first turn is its session's, and the run
+// refers to it rather than copying it into its checkpoints
+// ([state.Run.SetSessionHistory]): the session, the number of items, the
+// session's write stamp they were read at ([session.History]) and their
+// digest. On resume persistence reads the items before the run written
+// before that stamp ([session.Store.ListBefore]): exactly the items the
+// run started from, whatever later runs, or earlier runs that went on,
+// wrote since. A session popped or cleared under a paused run fails the
+// resume with [state.ErrHistoryChanged] before anything runs;
+// [WithHistoryCopied] copies the history instead.
+//
 // # Continuation
 //
 // With [WithContinuation], when a run of a session finishes, persistence

@@ -28,7 +28,7 @@ type config struct {
 }
 
 func newConfig(opts []Option) *config {
-	c := &config{}
+	c := &config{byRef: true}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(c)
@@ -60,25 +60,38 @@ func WithMerge(f MergeFunc) Option {
 	})
 }
 
+// WithHistoryCopied makes each run's first checkpoint save copy the
+// session history the run started from, instead of referring to it (the
+// default: see [WithHistoryByReference]). A checkpoint then holds its
+// run's whole model input and resumes whatever became of the session
+// (popped, cleared, or another store), at the cost of a first save that
+// grows with the conversation, and of storage that grows with the
+// conversation times its runs. A later [WithHistoryByReference] undoes
+// it.
+func WithHistoryCopied() Option {
+	return optionFunc(func(c *config) { c.byRef = false })
+}
+
 // WithHistoryByReference makes each run's checkpoints refer to the session
 // history the run started from instead of copying it (see
 // [state.Run.SetSessionHistory]): the session, how many of its items
-// before the run, and their digest. A checkpoint then costs O(the run's
-// own items) whatever the conversation's length, and the storage of a
-// conversation grows with the conversation, not with the conversation
+// before the run, the session's write stamp when they were read
+// ([session.History]), and their digest. It is the default; the option
+// undoes an earlier [WithHistoryCopied]. A checkpoint then costs O(the
+// run's own items) whatever the conversation's length, and the storage of
+// a conversation grows with the conversation, not with the conversation
 // times its runs. A resume reads the history back from the session
-// ([session.Store.ListBefore]) and checks the digest.
+// ([session.Store.ListBefore]: the items before the run's own written
+// before the stamp) and checks the digest, so it gives the model exactly
+// the input the live run had, even after later runs, or an earlier run
+// that went on (a paused run approved after the next message), wrote to
+// the session.
 //
-// The history must still be in the session, unchanged, when the run
-// resumes. That holds when a session runs one run at a time (a chat that
-// waits for each answer, and for each approval, before the next message).
-// It does not when an earlier run of the session goes on while a later
-// one is paused or cut short (a paused run approved after the next
-// message started): the earlier run's new items then sit before the later
-// run's own, and resuming the later run fails with
-// [state.ErrHistoryChanged] before anything runs, as it does after the
-// session was popped or cleared. Without this option the history is
-// copied into the run's first save, and any resume works. Ignored with
+// The history must still be in the session when the run resumes: if it
+// was popped or cleared since, resuming fails with
+// [state.ErrHistoryChanged] before anything runs (a [*state.HistoryError]),
+// never with another input. Use [WithHistoryCopied] where a session's
+// items may be removed while runs of it are paused. Ignored with
 // [WithMerge], whose history is the merge function's own.
 func WithHistoryByReference() Option {
 	return optionFunc(func(c *config) { c.byRef = true })

@@ -278,20 +278,20 @@ func (h *toolHandler) CallTool(ctx context.Context, c *pipeline.ToolCall) (*pipe
 }
 
 // loadSessionHistory reads the session's items before the run (the last
-// WithLimit of them) and makes them the run's context; by reference with
-// WithHistoryByReference.
+// WithLimit of them) and makes them the run's context; by reference unless
+// WithHistoryCopied.
 func (h *handler) loadSessionHistory(ctx context.Context, run *state.Run, sid string) error {
 	if h.cfg.cont {
 		if ok, err := h.loadContinued(ctx, run, sid); err != nil || ok {
 			return err
 		}
 	}
-	hist, err := h.store.ListBefore(ctx, sid, run.ID(), h.cfg.limit)
+	hist, err := h.store.ListBefore(ctx, sid, run.ID(), session.HistoryQuery{Limit: h.cfg.limit})
 	if err != nil {
 		return &LoadError{SessionID: sid, RunID: run.ID(), Err: err}
 	}
 	if h.cfg.limit > 0 {
-		hist = trimOrphans(hist)
+		hist.Items = trimOrphans(hist.Items)
 	}
 	return h.setHistory(run, hist)
 }
@@ -305,14 +305,15 @@ func (h *handler) resolveHistory(ctx context.Context, run *state.Run) error {
 	if !pending {
 		return nil
 	}
-	var hist []state.Item
+	var hist session.History
 	if n > 0 {
 		var err error
-		if hist, err = h.store.ListBefore(ctx, sid, run.ID(), n); err != nil {
+		q := session.HistoryQuery{Limit: n, Stamp: run.HistoryStamp()}
+		if hist, err = h.store.ListBefore(ctx, sid, run.ID(), q); err != nil {
 			return &LoadError{SessionID: sid, RunID: run.ID(), Err: err}
 		}
 	}
-	return run.ResolveHistory(hist)
+	return run.ResolveHistory(hist.Items)
 }
 
 func (h *handler) loadHistory(ctx context.Context, run *state.Run, sid string, input []state.Item) error {

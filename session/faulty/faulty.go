@@ -250,8 +250,8 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 }
 
 // ListBefore calls the inner store's ListBefore.
-func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
-	return s.inner.ListBefore(ctx, sessionID, runID, limit)
+func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, q session.HistoryQuery) (session.History, error) {
+	return s.inner.ListBefore(ctx, sessionID, runID, q)
 }
 
 // Lookup calls the inner store's Lookup.

@@ -25,11 +25,14 @@ type Store struct {
 	newest   []int64
 	ids      []string
 	bySerial map[int64]string
+	// stamps holds each session's last write stamp; Clear keeps it, so
+	// that a session's stamps only go up.
+	stamps map[string]int64
 }
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{sessions: make(map[string]*sessionData), bySerial: make(map[int64]string)}
+	return &Store{sessions: make(map[string]*sessionData), bySerial: make(map[int64]string), stamps: make(map[string]int64)}
 }
 
 // key locates an item in a session.
@@ -38,9 +41,11 @@ type key struct {
 	seq int64
 }
 
-// entry is a stored item with its sort key: (the run's place, Seq).
+// entry is a stored item with its sort key, (the run's place, Seq), and
+// its write stamp.
 type entry struct {
 	place int
+	stamp int64
 	item  state.Item
 }
 
@@ -122,26 +127,37 @@ func (sd *sessionData) last(end, limit int) []state.Item {
 }
 
 // ListBefore returns, in order, the session's items placed before the
-// items of run runID (see [session.Store]); limit > 0 returns only the last
-// limit of them.
-func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
+// items of run runID, among those written before q.Stamp when it is > 0
+// (see [session.Store]); q.Limit > 0 returns only the last Limit of them.
+func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, q session.HistoryQuery) (session.History, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return session.History{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return nil, session.ErrClosed
+		return session.History{}, session.ErrClosed
 	}
+	h := session.History{Stamp: s.stamps[sessionID] + 1}
 	sd := s.sessions[sessionID]
 	if sd == nil {
-		return nil, nil
+		return h, nil
 	}
 	end := len(sd.entries)
 	if place, ok := sd.places[runID]; ok {
 		end, _ = slices.BinarySearchFunc(sd.entries, place, func(e entry, place int) int { return cmp.Compare(e.place, place) })
 	}
-	return sd.last(end, limit), nil
+	if q.Stamp <= 0 {
+		h.Items = sd.last(end, q.Limit)
+		return h, nil
+	}
+	for i := end - 1; i >= 0 && (q.Limit <= 0 || len(h.Items) < q.Limit); i-- {
+		if e := sd.entries[i]; e.stamp < q.Stamp {
+			h.Items = append(h.Items, e.item)
+		}
+	}
+	slices.Reverse(h.Items)
+	return h, nil
 }
 
 // Append stores items of run runID, each at its Seq, all or none. An item
@@ -199,6 +215,8 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		sd.places[runID] = place
 		sd.runs[place] = runID
 	}
+	s.stamps[sessionID]++
+	stamp := s.stamps[sessionID]
 	for _, it := range fresh {
 		sd.index[key{runID, it.Seq()}] = it
 		if it.Kind().IsCall() {
@@ -208,11 +226,11 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		}
 		n := len(sd.entries)
 		if n == 0 || compareEntry(sd.entries[n-1], place, it.Seq()) < 0 {
-			sd.entries = append(sd.entries, entry{place: place, item: it})
+			sd.entries = append(sd.entries, entry{place: place, stamp: stamp, item: it})
 			continue
 		}
 		i, _ := slices.BinarySearchFunc(sd.entries, it.Seq(), func(e entry, seq int64) int { return compareEntry(e, place, seq) })
-		sd.entries = slices.Insert(sd.entries, i, entry{place: place, item: it})
+		sd.entries = slices.Insert(sd.entries, i, entry{place: place, stamp: stamp, item: it})
 	}
 	return nil
 }
@@ -394,6 +412,7 @@ func (sd *sessionData) forget(run string, it state.Item) {
 }
 
 // Clear removes every item of the session, and the places of its runs.
+// The session's write stamps go on from where they were.
 func (s *Store) Clear(ctx context.Context, sessionID string) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -416,6 +435,6 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
-	s.sessions, s.newest, s.ids, s.bySerial = nil, nil, nil, nil
+	s.sessions, s.newest, s.ids, s.bySerial, s.stamps = nil, nil, nil, nil, nil
 	return nil
 }

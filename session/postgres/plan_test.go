@@ -55,6 +55,7 @@ var planCases = map[string]planCase{
 		args: func(k planKey) []any { return appendArgs(k, k.run) },
 		scans: []string{
 			"session_runs session_runs_pkey",
+			"session_heads session_heads_pkey",  // the write stamps, by key
 			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only
 		}},
 	"runPlace": {
@@ -63,8 +64,11 @@ var planCases = map[string]planCase{
 	"newRun": {
 		args:  func(k planKey) []any { return []any{k.session, k.run + "-new"} },
 		scans: nil}, // upserts by key
+	"takeStamp": {
+		args:  func(k planKey) []any { return []any{k.session} },
+		scans: []string{"session_heads session_heads_pkey"}},
 	"insertItems": {
-		args:  func(k planKey) []any { return appendArgs(k, k.place) },
+		args:  func(k planKey) []any { return append(appendArgs(k, k.place), int64(1<<40)) },
 		scans: []string{"session_items session_items_calls"}},
 	"storedItems": {
 		args:   func(k planKey) []any { return []any{k.session, k.place, []int64{k.seq - 1, k.seq}} },
@@ -77,8 +81,8 @@ var planCases = map[string]planCase{
 		args:  func(k planKey) []any { return []any{k.session, int64(20)} },
 		scans: []string{"session_items session_items_pkey"}}, // LIMIT, backwards in the key's order
 	"listBefore": { // the history of the run after the long one
-		args:  func(k planKey) []any { return []any{k.session, "next", int64(20)} },
-		scans: []string{"session_items session_items_pkey", "session_runs session_runs_pkey"}},
+		args:  func(k planKey) []any { return []any{k.session, "next", int64(20), int64(1 << 40)} },
+		scans: []string{"session_heads session_heads_pkey", "session_items session_items_pkey", "session_runs session_runs_pkey"}},
 	"lookup": {
 		args:  func(k planKey) []any { return []any{k.session, k.run, k.seq} },
 		scans: []string{"session_runs session_runs_pkey", "session_items session_items_pkey"}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -34,9 +35,9 @@ type Store struct {
 
 // queries are the statements with the schema name resolved once.
 type queries struct {
-	appendOne, appendExisting, runPlace, newRun, insertItems, storedItems, lockSession string
-	list, listBefore, lookup, pop                                                      string
-	hasItems, clearHead, clearRuns, clearItems                                         string
+	appendOne, appendExisting, runPlace, newRun, takeStamp, insertItems, storedItems, lockSession string
+	list, listBefore, lookup, pop                                                                 string
+	hasItems, clearHead, clearRuns, clearItems                                                    string
 	// The listing of sessions and the pages of a session (browse.go).
 	clearIndex, listSessions, searchSessions, page string
 }
@@ -55,14 +56,16 @@ func newQueries(schemaName string) queries {
 			` + appendWrites + `
 			SELECT ` + appendDiffers),
 		// The first statement of an append in a transaction: take the session's shared
-		// lock, find the run's place, insert the items; it returns the place
-		// (NULL for a new run, then nothing was inserted) and the count.
+		// lock, find the run's place, take the items' write stamps, insert the items; it returns the place
+		// (NULL for a new run, then nothing was inserted nor stamped) and the count.
 		appendExisting: r.Replace(`WITH lk AS MATERIALIZED (
 				SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($1))),
 			r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs, lk WHERE session_id = $1 AND run_id = $2),
-			ins AS (INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers)
-				SELECT $1, r.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("r.place") + `
-				FROM r, unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
+			st AS (UPDATE {{schema}}.session_heads SET stamp = stamp + 1
+				WHERE session_id = $1 AND EXISTS (SELECT 1 FROM r) RETURNING stamp),
+			ins AS (INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
+				SELECT $1, r.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("r.place") + `, st.stamp
+				FROM r, st, unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
 					AS t(seq, kind, name, raw, call_id, batch_call)
 				ON CONFLICT (session_id, place, seq) DO NOTHING RETURNING 1)
 			SELECT (SELECT place FROM r), (SELECT count(*) FROM ins)`),
@@ -81,8 +84,12 @@ func newQueries(schemaName string) queries {
 			SELECT $1, $2, last_place FROM head
 			ON CONFLICT (session_id, run_id) DO NOTHING
 			RETURNING place`),
-		insertItems: r.Replace(`INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers)
-			SELECT $1, $2, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("$2") + `
+		// Take the session's next write stamp.
+		takeStamp: r.Replace(`UPDATE {{schema}}.session_heads SET stamp = stamp + 1
+			WHERE session_id = $1 RETURNING stamp`),
+		// The items of a run at place $2, with the write stamp $9.
+		insertItems: r.Replace(`INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
+			SELECT $1, $2, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("$2") + `, $9::bigint
 			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
 				AS t(seq, kind, name, raw, call_id, batch_call)
 			ON CONFLICT (session_id, place, seq) DO NOTHING`),
@@ -92,11 +99,14 @@ func newQueries(schemaName string) queries {
 				SELECT place, seq, kind, name, raw FROM {{schema}}.session_items WHERE session_id = $1
 				ORDER BY place DESC, seq DESC LIMIT $2) last
 			ORDER BY place, seq`),
-		listBefore: r.Replace(`SELECT seq, kind, name, raw FROM (
+		// The last $3 items before run $2's place, written before stamp
+		// $4, with the session's last stamp.
+		listBefore: r.Replace(`SELECT seq, kind, name, raw,
+				COALESCE((SELECT stamp FROM {{schema}}.session_heads WHERE session_id = $1), 0) FROM (
 				SELECT place, seq, kind, name, raw FROM {{schema}}.session_items
 				WHERE session_id = $1 AND place < COALESCE(
 					(SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2),
-					9223372036854775807)
+					9223372036854775807) AND stamp < $4
 				ORDER BY place DESC, seq DESC LIMIT $3) last
 			ORDER BY place, seq`),
 		lookup: r.Replace(`SELECT i.seq, i.kind, i.name, i.raw
@@ -112,7 +122,8 @@ func newQueries(schemaName string) queries {
 		// whole session (and EXISTS, left to the planner, a Seq Scan).
 		hasItems: r.Replace(`SELECT 1 FROM {{schema}}.session_items WHERE session_id = $1
 			ORDER BY place DESC, seq DESC LIMIT 1`),
-		clearHead:  r.Replace(`DELETE FROM {{schema}}.session_heads WHERE session_id = $1`),
+		// The head stays, with its stamp: a session's stamps only go up.
+		clearHead:  r.Replace(`UPDATE {{schema}}.session_heads SET last_place = 0 WHERE session_id = $1`),
 		clearRuns:  r.Replace(`DELETE FROM {{schema}}.session_runs WHERE session_id = $1`),
 		clearItems: r.Replace(`DELETE FROM {{schema}}.session_items WHERE session_id = $1`),
 		clearIndex: r.Replace(`DELETE FROM {{schema}}.session_index WHERE session_id = $1`),
@@ -153,30 +164,34 @@ const appendReads = `lk AS MATERIALIZED (
 			LIMIT 1) s)`
 
 // appendWrites are the common CTEs of the one-statement appends that
-// write, if the CTE ok has a row: a new run gets the session's next place
-// (head, nr, as newRun), and the items not stored yet go in (app). The
+// write, if the CTE ok has a row: the session's head gives the items
+// their write stamps and a new run the session's next place (head, nr,
+// as newRun), and the items not stored yet go in (app). The head's row
+// lock orders the appends of a session, so stamps follow commit order. The
 // inserts into session_runs and session_items have no ON CONFLICT for
 // their keys: a run placed, or a position taken, by a transaction that
 // committed after the statement's snapshot fails the statement
 // (isTaken), and the append is made again in a transaction that reads
 // after it.
 var appendWrites = `head AS (
-		INSERT INTO {{schema}}.session_heads AS h (session_id, last_place)
-		SELECT $1, 1 FROM ok WHERE NOT EXISTS (SELECT 1 FROM r)
-		ON CONFLICT (session_id) DO UPDATE SET last_place = h.last_place + 1
-		RETURNING last_place),
+		INSERT INTO {{schema}}.session_heads AS h (session_id, last_place, stamp)
+		SELECT $1, CASE WHEN EXISTS (SELECT 1 FROM r) THEN 0 ELSE 1 END, 1 FROM ok
+		ON CONFLICT (session_id) DO UPDATE
+			SET last_place = h.last_place + EXCLUDED.last_place, stamp = h.stamp + 1
+		RETURNING last_place, stamp),
 	sidx AS (
-		INSERT INTO {{schema}}.session_index (session_id) SELECT $1 FROM head WHERE last_place = 1
+		INSERT INTO {{schema}}.session_index (session_id) SELECT $1 FROM head
+		WHERE last_place = 1 AND NOT EXISTS (SELECT 1 FROM r)
 		ON CONFLICT (session_id) DO NOTHING),
 	nr AS (
 		INSERT INTO {{schema}}.session_runs (session_id, run_id, place)
-		SELECT $1, $2, last_place FROM head
+		SELECT $1, $2, last_place FROM head WHERE NOT EXISTS (SELECT 1 FROM r)
 		RETURNING place),
 	p AS MATERIALIZED (SELECT place FROM r, ok UNION ALL SELECT place FROM nr),
 	app AS (
-		INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers)
-		SELECT $1, p.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("p.place") + `
-		FROM p, t WHERE NOT EXISTS (SELECT 1 FROM stored WHERE stored.seq = t.seq))`
+		INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
+		SELECT $1, p.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("p.place") + `, head.stamp
+		FROM p, head, t WHERE NOT EXISTS (SELECT 1 FROM stored WHERE stored.seq = t.seq))`
 
 // appendDiffers is the last column of the one-statement appends: the
 // first position that holds another item, or 0.
@@ -283,27 +298,33 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 }
 
 // ListBefore returns, in order, the session's items placed before the
-// items of run runID (see [session.Store]); limit > 0 returns only the last
-// limit of them. One statement, served by the primary key from the run's
+// items of run runID, among those written before q.Stamp when it is > 0
+// (see [session.Store]); q.Limit > 0 returns only the last Limit of them.
+// One statement, one snapshot, served by the primary key from the run's
 // place down.
-func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
+func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, q session.HistoryQuery) (session.History, error) {
 	if err := s.gate.Begin(ctx, "list", sessionID); err != nil {
-		return nil, err
+		return session.History{}, err
 	}
 	var lim *int64 // NULL: no limit
-	if limit > 0 {
-		n := int64(limit)
+	if q.Limit > 0 {
+		n := int64(q.Limit)
 		lim = &n
 	}
-	rows, err := s.pool.Query(ctx, s.q.listBefore, sessionID, runID, lim)
-	if err != nil {
-		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
+	stamp := q.Stamp
+	if stamp <= 0 {
+		stamp = math.MaxInt64
 	}
-	out, err := collectItems(rows)
+	rows, err := s.pool.Query(ctx, s.q.listBefore, sessionID, runID, lim, stamp)
 	if err != nil {
-		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
+		return session.History{}, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
-	return out, nil
+	defer rows.Close()
+	h, err := rowcodec.ScanHistory(rows)
+	if err != nil {
+		return session.History{}, s.gate.Wrap(ctx, "list", sessionID, err)
+	}
+	return h, nil
 }
 
 func collectItems(rows pgx.Rows) ([]state.Item, error) {
@@ -447,7 +468,11 @@ func (s *Store) appendRest(ctx context.Context, tx txConn, sessionID, runID stri
 		if err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, s.q.insertItems, a.args(sessionID, p)...)
+		var stamp int64
+		if err := tx.QueryRow(ctx, s.q.takeStamp, sessionID).Scan(&stamp); err != nil {
+			return fmt.Errorf("stamp items of run %q: %w", runID, err)
+		}
+		tag, err := tx.Exec(ctx, s.q.insertItems, append(a.args(sessionID, p), stamp)...)
 		if isDuplicateOutput(err) {
 			return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
 		}

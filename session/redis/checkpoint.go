@@ -124,7 +124,7 @@ return -1
 `)
 
 // saveAppendScript applies a delta and appends to a session, both or
-// neither. KEYS: the run's three keys, then the session's three (see
+// neither. KEYS: the run's three keys, then the session's seven (see
 // appendScript). ARGV: the delta's as for saveScript up to the context,
 // then the number n of items of the delta, its 2n (Seq, JSON) values, then
 // appendScript's ARGV (run ID, then (Seq, item) pairs). It returns {0,
@@ -138,7 +138,7 @@ if stored ~= -1 then return {1, stored} end
 local last = 12 + 2 * tonumber(ARGV[12])
 local sargv = {}
 for i = last + 1, #ARGV do sargv[#sargv + 1] = ARGV[i] end
-local res = sessionAppend({KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]}, sargv)
+local res = sessionAppend({KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]}, sargv)
 if res ~= 0 and res ~= 1 then return {2, res} end
 write(KEYS, ARGV, 13, last)
 if ARGV[7] ~= '' then index(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]) end

@@ -40,8 +40,11 @@ func (s *Store) tagged(kind, id string) string {
 }
 
 // keys returns the session's keys: the sorted set of items, the hash of run
-// places, the counter of places, the sorted set of calls and the hash of
-// the outputs of calls. They share a hash tag.
+// places, the counter of places, the sorted set of calls, the hash of
+// the outputs of calls, the sorted set of the items' write stamps (member
+// an item's position, score its stamp; an item stored before stamps has
+// none, and counts as stamped 0) and the counter of stamps, which Clear
+// keeps (the last key: see clearKeys). They share a hash tag.
 //
 // A member of the calls set is a call's run place, its ID key (see idKey)
 // and its Seq, so that the latest call of a run with an ID before a
@@ -52,8 +55,14 @@ func (s *Store) tagged(kind, id string) string {
 // outputs field.
 func (s *Store) keys(sessionID string) []string {
 	tag := s.tagged("session", sessionID)
-	return []string{tag + ":items", tag + ":runs", tag + ":places", tag + ":calls", tag + ":outputs"}
+	return []string{tag + ":items", tag + ":runs", tag + ":places", tag + ":calls", tag + ":outputs",
+		tag + ":stamps", tag + ":stamp"}
 }
+
+// clearKeys is the number of a session's keys (see keys) that Clear
+// removes: all but the counter of stamps, so that a session's stamps only
+// go up.
+const clearKeys = 6
 
 // runKeys returns the keys of a run's checkpoint: the head hash (fields v,
 // the version, and d, the head or a whole checkpoint of an earlier

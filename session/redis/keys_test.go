@@ -117,7 +117,7 @@ func TestBraceIDs(t *testing.T) {
 			}
 			must(t, s.Clear(ctx, id))
 			must(t, s.Delete(ctx, id))
-			for _, keys := range [][]string{s.SessionKeys(id), s.RunKeys(id)} {
+			for _, keys := range [][]string{s.ClearedKeys(id), s.RunKeys(id)} {
 				if n, err := client.Exists(ctx, keys...).Result(); err != nil || n != 0 {
 					t.Errorf("ID %q: %d of %q left after Clear and Delete (%v)", id, n, keys, err)
 				}

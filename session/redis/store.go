@@ -143,7 +143,7 @@ func decodeMember(m string) (state.Item, error) {
 func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 
 // appendScript stores a batch of one run atomically. KEYS: items, runs,
-// places, calls, outputs. ARGV: run ID, then for each item its seq as 16
+// places, calls, outputs, stamps, stamp (see keys). ARGV: run ID, then for each item its seq as 16
 // hex digits, its encoded form, its role ("c" a call, "o" an output, ""
 // another item) and its ID key. It checks every item first and writes
 // only if none conflicts: it returns 0 on success (1 when the append
@@ -213,8 +213,10 @@ if not place then
 	redis.call('HSET', KEYS[5], 'p' .. place, ARGV[1])
 	if n == 1 then created = 1 end
 end
+local stamp = redis.call('INCR', KEYS[7])
 for _, seq in ipairs(fresh) do
 	redis.call('ZADD', KEYS[1], 0, place .. seq .. seen[seq])
+	redis.call('ZADD', KEYS[6], stamp, place .. seq)
 	if role[seq] == 'c' then
 		local m = place .. idkey[seq] .. seq
 		redis.call('ZADD', KEYS[4], 0, m)
@@ -234,6 +236,7 @@ var popScript = goredis.NewScript(`
 local z = redis.call('ZPOPMAX', KEYS[1])
 if #z == 0 then return false end
 local m = z[1]
+redis.call('ZREM', KEYS[6], string.sub(m, 1, 32))
 local ref = 'r' .. string.sub(m, 1, 32)
 local r = redis.call('HGET', KEYS[5], ref)
 if r then
@@ -285,41 +288,69 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 }
 
 // ListBefore returns, in order, the session's items placed before the
-// items of run runID (see [session.Store]); limit > 0 returns only the last
-// limit of them. One script, one consistent snapshot: the run's place,
-// then one ZREVRANGEBYLEX below it.
-func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
+// items of run runID, among those written before q.Stamp when it is > 0
+// (see [session.Store]); q.Limit > 0 returns only the last Limit of them.
+// One script, one consistent snapshot: the run's place, the session's
+// stamp, then ZREVRANGEBYLEX below the place, each member's stamp read
+// when q.Stamp is set.
+func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, q session.HistoryQuery) (session.History, error) {
 	if err := s.gate.Begin(ctx, "list", sessionID); err != nil {
-		return nil, err
+		return session.History{}, err
 	}
 	keys := s.keys(sessionID)
-	members, err := listBeforeScript.Run(ctx, s.client, keys[:2], runID, limit).StringSlice()
+	res, err := listBeforeScript.Run(ctx, s.client, []string{keys[0], keys[1], keys[5], keys[6]}, runID, q.Limit, q.Stamp).Slice()
 	if err != nil {
-		return nil, s.wrap(ctx, "list", sessionID, err)
+		return session.History{}, s.wrap(ctx, "list", sessionID, err)
 	}
-	if len(members) == 0 {
-		return nil, nil
+	last, _ := res[0].(int64)
+	h := session.History{Stamp: last + 1}
+	if len(res) == 1 {
+		return h, nil
 	}
-	out := make([]state.Item, len(members))
-	for i, m := range members {
+	h.Items = make([]state.Item, len(res)-1)
+	for i, r := range res[1:] {
+		m, _ := r.(string)
 		// The script returns the items last first.
-		if out[len(members)-1-i], err = decodeMember(m); err != nil {
-			return nil, s.wrap(ctx, "list", sessionID, err)
+		if h.Items[len(h.Items)-1-i], err = decodeMember(m); err != nil {
+			return session.History{}, s.wrap(ctx, "list", sessionID, err)
 		}
 	}
-	return out, nil
+	return h, nil
 }
 
-// listBeforeScript returns, last first, the last ARGV[2] members (all if
-// it is 0) placed before run ARGV[1]'s place, or before none if the run has
-// no place. KEYS: items, runs.
+// listBeforeScript returns the session's last stamp, then, last first,
+// the last ARGV[2] members (all if it is 0) placed before run ARGV[1]'s
+// place, or before none if the run has no place, and stamped below
+// ARGV[3] if it is above 0 (a member with no stamp counts as 0). KEYS:
+// items, runs, stamps, stamp.
 var listBeforeScript = goredis.NewScript(`
-local n = tonumber(ARGV[2])
-if n <= 0 then n = -1 end
+local n, before = tonumber(ARGV[2]), tonumber(ARGV[3])
 local place = redis.call('HGET', KEYS[2], ARGV[1])
 local max = '+'
 if place then max = '(' .. place end
-return redis.call('ZREVRANGEBYLEX', KEYS[1], max, '-', 'LIMIT', 0, n)
+local out = {tonumber(redis.call('GET', KEYS[4]) or '0')}
+if before <= 0 then
+	if n <= 0 then n = -1 end
+	for _, m in ipairs(redis.call('ZREVRANGEBYLEX', KEYS[1], max, '-', 'LIMIT', 0, n)) do out[#out + 1] = m end
+	return out
+end
+local want = n
+if want <= 0 then want = math.huge end
+local batch = math.min(math.max(n, 16), 1000)
+if n <= 0 then batch = 1000 end
+while #out - 1 < want do
+	local ms = redis.call('ZREVRANGEBYLEX', KEYS[1], max, '-', 'LIMIT', 0, batch)
+	for _, m in ipairs(ms) do
+		local st = redis.call('ZSCORE', KEYS[3], string.sub(m, 1, 32))
+		if not st or tonumber(st) < before then
+			out[#out + 1] = m
+			if #out - 1 >= want then break end
+		end
+	end
+	if #ms < batch then break end
+	max = '(' .. ms[#ms]
+end
+return out
 `)
 
 // Append stores items of run runID in one Lua script, which Redis runs
@@ -435,12 +466,13 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 }
 
 // Clear removes every item of the session and the places of its runs with
-// one DEL: a run that appends afterwards starts a new place.
+// one DEL: a run that appends afterwards starts a new place. The
+// session's write stamps go on from where they were.
 func (s *Store) Clear(ctx context.Context, sessionID string) error {
 	if err := s.gate.Begin(ctx, "clear", sessionID); err != nil {
 		return err
 	}
-	if err := s.client.Del(ctx, s.keys(sessionID)...).Err(); err != nil {
+	if err := s.client.Del(ctx, s.keys(sessionID)[:clearKeys]...).Err(); err != nil {
 		return s.wrap(ctx, "clear", sessionID, err)
 	}
 	return s.unfileSession(ctx, sessionID)

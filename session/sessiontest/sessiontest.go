@@ -42,6 +42,8 @@ func TestStore(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"InvalidAppend", testInvalid},
 		{"Limit", testLimit},
 		{"ListBefore", testListBefore},
+		{"ListBeforeStamp", testListBeforeStamp},
+		{"StampsGoOnAfterClear", testStampsAfterClear},
 		{"Pop", testPop},
 		{"PopThenReappend", testPopThenReappend},
 		{"Clear", testClear},
@@ -421,28 +423,118 @@ func testListBefore(t *testing.T, s session.Store) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/limit=%d", tt.run, tt.limit), func(t *testing.T) {
-			got, err := s.ListBefore(ctx(t), sid, tt.run, tt.limit)
+			got, err := s.ListBefore(ctx(t), sid, tt.run, session.HistoryQuery{Limit: tt.limit})
 			if err != nil {
 				t.Fatalf("ListBefore(%q, %d) = %v", tt.run, tt.limit, err)
 			}
-			if diff := cmp.Diff(views(tt.want), views(got)); diff != "" {
+			if diff := cmp.Diff(views(tt.want), views(got.Items)); diff != "" {
 				t.Fatalf("ListBefore(%q, %d) mismatch (-want +got):\n%s", tt.run, tt.limit, diff)
 			}
 		})
 	}
-	if got, err := s.ListBefore(ctx(t), newSessionID(t), "a", 0); err != nil || len(got) != 0 {
+	if got, err := s.ListBefore(ctx(t), newSessionID(t), "a", session.HistoryQuery{}); err != nil || len(got.Items) != 0 {
 		t.Fatalf("ListBefore(unknown session) = %v, %v; want none, nil", got, err)
 	}
 	// A pop of the session's last item leaves what lies before later runs.
 	if _, ok, err := s.Pop(ctx(t), sid); err != nil || !ok {
 		t.Fatalf("Pop = %v, %v", ok, err)
 	}
-	got, err := s.ListBefore(ctx(t), sid, "c", 0)
+	got, err := s.ListBefore(ctx(t), sid, "c", session.HistoryQuery{})
 	if err != nil {
 		t.Fatalf("ListBefore after Pop = %v", err)
 	}
-	if diff := cmp.Diff(views(ab), views(got)); diff != "" {
+	if diff := cmp.Diff(views(ab), views(got.Items)); diff != "" {
 		t.Fatalf("ListBefore after Pop mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// listBefore reads ListBefore or fails the test.
+func listBefore(t *testing.T, s session.Store, sid, run string, q session.HistoryQuery) session.History {
+	t.Helper()
+	h, err := s.ListBefore(ctx(t), sid, run, q)
+	if err != nil {
+		t.Fatalf("ListBefore(%q, %+v) = %v", run, q, err)
+	}
+	return h
+}
+
+// testListBeforeStamp reads a run's history again, by the stamp read with
+// it, after an earlier run of the session went on: the earlier run's new
+// items sort before the run's own place, but were written after the
+// stamp, so the history read again is the one read first.
+func testListBeforeStamp(t *testing.T, s session.Store) {
+	sid := newSessionID(t)
+	mustAppend(t, s, sid, "a", items("a", 1, 2))
+	mustAppend(t, s, sid, "b", items("b", 1))
+	// Run c reads its history, then stores its first items.
+	first := listBefore(t, s, sid, "c", session.HistoryQuery{Limit: 2})
+	want := concat(items("a", 2), items("b", 1))
+	if diff := cmp.Diff(views(want), views(first.Items)); diff != "" {
+		t.Fatalf("history of c mismatch (-want +got):\n%s", diff)
+	}
+	if first.Stamp < 1 {
+		t.Fatalf("History.Stamp = %d, want at least 1", first.Stamp)
+	}
+	mustAppend(t, s, sid, "c", items("c", 1))
+	// Earlier runs go on (a paused run approved later): their items sort
+	// before c's.
+	mustAppend(t, s, sid, "a", items("a", 3, 4))
+	mustAppend(t, s, sid, "b", items("b", 2))
+	mustAppend(t, s, sid, "d", items("d", 1))
+	moved := listBefore(t, s, sid, "c", session.HistoryQuery{Limit: 2})
+	if diff := cmp.Diff(views(items("b", 1, 2)), views(moved.Items)); diff != "" {
+		t.Fatalf("history of c without the stamp mismatch (-want +got):\n%s", diff)
+	}
+	if moved.Stamp <= first.Stamp {
+		t.Fatalf("History.Stamp after more writes = %d, want above %d", moved.Stamp, first.Stamp)
+	}
+	again := listBefore(t, s, sid, "c", session.HistoryQuery{Limit: 2, Stamp: first.Stamp})
+	if diff := cmp.Diff(views(want), views(again.Items)); diff != "" {
+		t.Fatalf("history of c at its stamp mismatch (-want +got):\n%s", diff)
+	}
+	all := listBefore(t, s, sid, "c", session.HistoryQuery{Stamp: first.Stamp})
+	if diff := cmp.Diff(views(concat(items("a", 1, 2), items("b", 1))), views(all.Items)); diff != "" {
+		t.Fatalf("whole history of c at its stamp mismatch (-want +got):\n%s", diff)
+	}
+	// A run with nothing stored reads, at a stamp, what was written before it.
+	mid := listBefore(t, s, sid, "new", session.HistoryQuery{Stamp: first.Stamp})
+	if diff := cmp.Diff(views(all.Items), views(mid.Items)); diff != "" {
+		t.Fatalf("history of a new run at c's stamp mismatch (-want +got):\n%s", diff)
+	}
+	// An item of the history popped is gone from it: fewer items, never others.
+	for range 2 { // d's item, then c's
+		if _, ok, err := s.Pop(ctx(t), sid); err != nil || !ok {
+			t.Fatalf("Pop = %v, %v", ok, err)
+		}
+	}
+	popped := listBefore(t, s, sid, "new", session.HistoryQuery{Stamp: first.Stamp})
+	if diff := cmp.Diff(views(all.Items), views(popped.Items)); diff != "" {
+		t.Fatalf("history at c's stamp after popping later items mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// testStampsAfterClear checks that a session's stamps only go up: after
+// a pop or a clear, new items still get stamps after every one read.
+func testStampsAfterClear(t *testing.T, s session.Store) {
+	sid := newSessionID(t)
+	mustAppend(t, s, sid, "a", items("a", 1, 2))
+	before := listBefore(t, s, sid, "x", session.HistoryQuery{})
+	if _, ok, err := s.Pop(ctx(t), sid); err != nil || !ok {
+		t.Fatalf("Pop = %v, %v", ok, err)
+	}
+	mustAppend(t, s, sid, "b", items("b", 1))
+	if got := listBefore(t, s, sid, "x", session.HistoryQuery{Stamp: before.Stamp}); len(got.Items) != 1 || !got.Items[0].Equal(items("a", 1)[0]) {
+		t.Fatalf("items before stamp %d after a pop and an append: %v, want a's first", before.Stamp, views(got.Items))
+	}
+	if err := s.Clear(ctx(t), sid); err != nil {
+		t.Fatalf("Clear = %v", err)
+	}
+	mustAppend(t, s, sid, "c", items("c", 1, 2, 3))
+	if got := listBefore(t, s, sid, "x", session.HistoryQuery{Stamp: before.Stamp}); len(got.Items) != 0 {
+		t.Fatalf("items before stamp %d after a clear: %v, want none", before.Stamp, views(got.Items))
+	}
+	if got := listBefore(t, s, sid, "x", session.HistoryQuery{}); len(got.Items) != 3 || got.Stamp <= before.Stamp {
+		t.Fatalf("after a clear: %d items at stamp %d, want 3 at a stamp above %d", len(got.Items), got.Stamp, before.Stamp)
 	}
 }
 

@@ -145,7 +145,7 @@ func TestStatementPlans(t *testing.T) {
 
 // oldInsertRow is the row of the append's insert before it named its
 // index and guarded the lookup with the item's kind.
-const oldInsertRow = `(?, ?, ?, ?, ?, ?, ?, max(?, COALESCE((SELECT c.seq FROM session_items c
+const oldInsertRow = `(?, ?, ?, ?, ?, ?, ?, ?, max(?, COALESCE((SELECT c.seq FROM session_items c
 	WHERE c.session_id = ? AND c.place = ? AND c.call_id = ? AND c.answers IS NULL AND c.seq < ?
 	ORDER BY c.seq DESC LIMIT 1), 0)))`
 
@@ -161,7 +161,7 @@ func TestGrowingPlanIsCaught(t *testing.T) {
 	defer s.Close()
 	k := planData(t, s)
 	old := sqlInsertItems + oldInsertRow + sqlInsertTail
-	args := []any{k.session, k.place, k.seq + 1, "tool_output", "echo", []byte(`{}`), k.callID,
+	args := []any{k.session, k.place, k.seq + 1, "tool_output", "echo", []byte(`{}`), k.callID, int64(1 << 40),
 		int64(0), k.session, k.place, k.callID, k.seq + 1}
 	got, err := planText(t.Context(), s.db, old, args)
 	if err != nil {

@@ -13,7 +13,12 @@ import "strings"
 
 // Session statements.
 const (
-	sqlRunPlace = `SELECT place FROM session_runs WHERE session_id = ? AND run_id = ?`
+	// An append's first statement: take the session's next write stamp
+	// from its counter (made at its first append) and read run ?2's place
+	// (NULL for a new run), both by key.
+	sqlTakeStamp = `INSERT INTO session_stamps (session_id, stamp) VALUES (?1, 1)
+		ON CONFLICT (session_id) DO UPDATE SET stamp = stamp + 1
+		RETURNING stamp, (SELECT place FROM session_runs WHERE session_id = ?1 AND run_id = ?2)`
 
 	// The session's last place: one index entry, read backwards.
 	sqlNewRun = `INSERT INTO session_runs (session_id, run_id, place)
@@ -30,30 +35,12 @@ const (
 	// on the index it was written for: left to itself, SQLite searched the
 	// primary key by (session_id, place, seq<?), walking the run backwards
 	// from the item, the whole run for a call with a new ID.
-	sqlInsertItems = `INSERT INTO session_items (session_id, place, seq, kind, name, raw, call_id, answers) VALUES `
-	sqlInsertRow   = `(?, ?, ?, ?, ?, ?, ?, CASE WHEN ? IS NULL THEN NULL ELSE max(?, COALESCE((
+	sqlInsertItems = `INSERT INTO session_items (session_id, place, seq, kind, name, raw, call_id, stamp, answers) VALUES `
+	sqlInsertRow   = `(?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? IS NULL THEN NULL ELSE max(?, COALESCE((
 		SELECT c.seq FROM session_items AS c INDEXED BY session_items_calls
 		WHERE c.session_id = ? AND c.place = ? AND c.call_id = ? AND c.answers IS NULL AND c.seq < ?
 		ORDER BY c.seq DESC LIMIT 1), 0)) END)`
 	sqlInsertTail = ` ON CONFLICT (session_id, place, seq) DO NOTHING`
-
-	// The insert of an append to a run that has its place, which the
-	// insert reads itself from the run's row (no row: no place yet, and
-	// nothing inserted): sqlInsertAtRun, then sqlInsertAtRunRow once per item
-	// (comma-separated), then sqlInsertAtRunTail. A row's values are its
-	// seq, kind, name, JSON, call ID and, for an output, the latest call of
-	// the batch with its ID before it; the answers column is computed as
-	// sqlInsertRow computes it, with the run's session and place.
-	sqlInsertAtRun = `INSERT INTO session_items (session_id, place, seq, kind, name, raw, call_id, answers)
-		SELECT r.session_id, r.place, v.column1, v.column2, v.column3, v.column4, v.column5,
-			CASE WHEN v.column6 IS NULL THEN NULL ELSE max(v.column6, COALESCE((
-				SELECT c.seq FROM session_items AS c INDEXED BY session_items_calls
-				WHERE c.session_id = r.session_id AND c.place = r.place AND c.call_id = v.column5 AND c.answers IS NULL AND c.seq < v.column1
-				ORDER BY c.seq DESC LIMIT 1), 0)) END
-		FROM session_runs AS r, (VALUES `
-	sqlInsertAtRunRow  = `(?, ?, ?, ?, ?, ?)`
-	sqlInsertAtRunTail = `) AS v WHERE r.session_id = ? AND r.run_id = ?
-		ON CONFLICT (session_id, place, seq) DO NOTHING`
 
 	sqlStoredItem = `SELECT kind, name, raw FROM session_items WHERE session_id = ? AND place = ? AND seq = ?`
 
@@ -65,11 +52,14 @@ const (
 	) ORDER BY place, seq`
 
 	// The last ?3 items before run ?2's place (every item when the run
-	// has none), read backwards in the primary key's order from there.
-	sqlListBefore = `SELECT seq, kind, name, raw FROM (
+	// has none) written before stamp ?4, read backwards in the primary
+	// key's order from there, each with the session's last stamp (one
+	// lookup by key, made once).
+	sqlListBefore = `SELECT seq, kind, name, raw, COALESCE((SELECT stamp FROM session_stamps WHERE session_id = ?1), 0) FROM (
 		SELECT place, seq, kind, name, raw FROM session_items
 		WHERE session_id = ?1 AND place < COALESCE(
 			(SELECT place FROM session_runs WHERE session_id = ?1 AND run_id = ?2), 9223372036854775807)
+			AND stamp < ?4
 		ORDER BY place DESC, seq DESC LIMIT ?3
 	) ORDER BY place ASC, seq ASC`
 
@@ -136,42 +126,6 @@ func buildInsertSQL(n int) string {
 		q.WriteString(sqlInsertRow)
 	}
 	q.WriteString(sqlInsertTail)
-	return q.String()
-}
-
-// insertAtRunSQL are the inserts at a run's place of 1 to
-// len(insertAtRunSQL)-1 items, written once.
-var insertAtRunSQL = func() (qs [17]string) {
-	for n := 1; n < len(qs); n++ {
-		qs[n] = buildInsertAtRunSQL(n)
-	}
-	return qs
-}()
-
-// insertAtRunArgs is how many arguments each row of sqlInsertAtRun binds.
-const insertAtRunArgs = 6
-
-// insertAtRunItemsSQL returns the insert of n items at a run's place (see
-// sqlInsertAtRun): its arguments are each item's insertAtRunArgs, then the
-// session and the run.
-func insertAtRunItemsSQL(n int) string {
-	if n < len(insertAtRunSQL) {
-		return insertAtRunSQL[n]
-	}
-	return buildInsertAtRunSQL(n)
-}
-
-func buildInsertAtRunSQL(n int) string {
-	var q strings.Builder
-	q.Grow(len(sqlInsertAtRun) + n*(len(sqlInsertAtRunRow)+2) + len(sqlInsertAtRunTail))
-	q.WriteString(sqlInsertAtRun)
-	for i := range n {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteString(sqlInsertAtRunRow)
-	}
-	q.WriteString(sqlInsertAtRunTail)
 	return q.String()
 }
 
@@ -258,9 +212,6 @@ type planKey struct {
 // statements are every statement of the store, with their plans: see the
 // top of this file.
 var statements = []statement{
-	{name: "run place", sql: sqlRunPlace,
-		args: func(k planKey) []any { return []any{k.session, k.run} },
-		plan: []string{"SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)"}},
 	{name: "new run", sql: sqlNewRun,
 		args: func(k planKey) []any { return []any{k.session, k.run + "-new", k.session} },
 		plan: []string{
@@ -268,25 +219,21 @@ var statements = []statement{
 			"SCALAR SUBQUERY 1",
 			"  SEARCH session_runs USING COVERING INDEX sqlite_autoindex_session_runs_2 (session_id=?)", // LIMIT 1, in the index's order
 		}},
+	{name: "take stamp", sql: sqlTakeStamp,
+		args: func(k planKey) []any { return []any{k.session, k.run} },
+		plan: []string{ // an upsert by key, whose RETURNING SQLite plans twice
+			"SCALAR SUBQUERY 2",
+			"  SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)",
+			"SCALAR SUBQUERY 2",
+			"  SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)",
+		}},
 	{name: "insert items", sql: insertItemsSQL(1),
 		args: func(k planKey) []any {
-			return []any{k.session, k.place, k.seq + 1, "tool_output", "echo", []byte(`{}`), k.callID,
+			return []any{k.session, k.place, k.seq + 1, "tool_output", "echo", []byte(`{}`), k.callID, int64(1 << 40),
 				int64(0), int64(0), k.session, k.place, k.callID, k.seq + 1}
 		},
 		plan: []string{
 			"SCALAR SUBQUERY 1",
-			"  SEARCH c USING INDEX session_items_calls (session_id=? AND place=? AND call_id=? AND seq<?)", // LIMIT 1, in the index's order
-		}},
-	{name: "insert items at a run", sql: insertAtRunItemsSQL(1),
-		args: func(k planKey) []any {
-			return []any{k.seq + 1, "tool_output", "echo", []byte(`{}`), k.callID, int64(0), k.session, k.run}
-		},
-		plan: []string{
-			"CO-ROUTINE v", // the batch's rows
-			"  SCAN CONSTANT ROW",
-			"SEARCH r USING PRIMARY KEY (session_id=? AND run_id=?)",
-			"SCAN v",
-			"CORRELATED SCALAR SUBQUERY 1",
 			"  SEARCH c USING INDEX session_items_calls (session_id=? AND place=? AND call_id=? AND seq<?)", // LIMIT 1, in the index's order
 		}},
 	{name: "stored item", sql: sqlStoredItem,
@@ -301,13 +248,15 @@ var statements = []statement{
 			"USE TEMP B-TREE FOR ORDER BY", // the limit's rows
 		}},
 	{name: "list before", sql: sqlListBefore,
-		args: func(k planKey) []any { return []any{k.session, k.run + "-after", 20} },
+		args: func(k planKey) []any { return []any{k.session, k.run + "-after", 20, int64(1 << 40)} },
 		plan: []string{
-			"CO-ROUTINE (subquery-2)",
+			"CO-ROUTINE (subquery-3)",
 			"  SEARCH session_items USING PRIMARY KEY (session_id=? AND place<?)", // LIMIT, backwards in the key's order
-			"  SCALAR SUBQUERY 1",
+			"  SCALAR SUBQUERY 2",
 			"    SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)",
-			"SCAN (subquery-2)",
+			"SCAN (subquery-3)",
+			"SCALAR SUBQUERY 1",
+			"  SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
 			"USE TEMP B-TREE FOR ORDER BY", // the limit's rows
 		}},
 	{name: "lookup", sql: sqlLookup,

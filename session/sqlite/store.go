@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -119,14 +120,31 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 }
 
 // ListBefore returns, in order, the session's items placed before the
-// items of run runID (see [session.Store]); limit > 0 returns only the last
-// limit of them. One statement, one consistent snapshot, served by the
-// primary key from the run's place down.
-func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
+// items of run runID, among those written before q.Stamp when it is > 0
+// (see [session.Store]); q.Limit > 0 returns only the last Limit of them.
+// One statement, one consistent snapshot, served by the primary key from
+// the run's place down.
+func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, q session.HistoryQuery) (session.History, error) {
+	limit, stamp := int64(q.Limit), q.Stamp
 	if limit <= 0 {
 		limit = -1 // no limit
 	}
-	return s.listItems(ctx, sessionID, sqlListBefore, sessionID, runID, limit)
+	if stamp <= 0 {
+		stamp = math.MaxInt64
+	}
+	if err := s.gate.Begin(ctx, "list", sessionID); err != nil {
+		return session.History{}, err
+	}
+	rows, err := s.db.QueryContext(ctx, sqlListBefore, sessionID, runID, limit, stamp)
+	if err != nil {
+		return session.History{}, s.gate.Wrap(ctx, "list", sessionID, err)
+	}
+	defer rows.Close()
+	h, err := rowcodec.ScanHistory(rows)
+	if err != nil {
+		return session.History{}, s.gate.Wrap(ctx, "list", sessionID, err)
+	}
+	return h, nil
 }
 
 // listItems runs a query of items of session sessionID and decodes them.
@@ -178,22 +196,15 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 }
 
 func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string, items []state.Item) error {
-	callIDs, batchCalls := rowcodec.Calls(items)
-	if len(items) <= maxRowsPerInsert {
-		// The common append, to a run that has its place, in one
-		// statement; the run's first append, or one that finds positions
-		// taken, goes on below, where inserting again is a no-op.
-		n, err := insertAtRun(ctx, tx, sessionID, runID, items, callIDs, batchCalls)
-		if isDuplicateOutput(err) {
-			return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
-		}
-		if err != nil || n == len(items) {
-			return err
-		}
-	}
-	var place int64
-	err := tx.QueryRowContext(ctx, sqlRunPlace, sessionID, runID).Scan(&place)
-	if errors.Is(err, sql.ErrNoRows) {
+	var (
+		stamp int64
+		known sql.NullInt64
+		place int64
+	)
+	err := tx.QueryRowContext(ctx, sqlTakeStamp, sessionID, runID).Scan(&stamp, &known)
+	if err == nil && known.Valid {
+		place = known.Int64
+	} else if err == nil {
 		err = tx.QueryRowContext(ctx, sqlNewRun, sessionID, runID, sessionID).Scan(&place)
 		if err == nil && place == 1 { // the session's first run: list the session
 			_, err = tx.ExecContext(ctx, sqlSessionFile, sessionID)
@@ -203,9 +214,10 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 		return fmt.Errorf("place run %q: %w", runID, err)
 	}
 	inserted := 0
+	callIDs, batchCalls := rowcodec.Calls(items)
 	for i := 0; i < len(items); i += maxRowsPerInsert {
 		j := min(i+maxRowsPerInsert, len(items))
-		n, err := insertItems(ctx, tx, sessionID, place, items[i:j], callIDs[i:j], batchCalls[i:j])
+		n, err := insertItems(ctx, tx, sessionID, place, stamp, items[i:j], callIDs[i:j], batchCalls[i:j])
 		if isDuplicateOutput(err) {
 			return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
 		}
@@ -231,27 +243,28 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 	return nil
 }
 
-// maxRowsPerInsert keeps an insert's bound parameters (13 per row) under
+// maxRowsPerInsert keeps an insert's bound parameters (14 per row) under
 // SQLite's limit of 32766.
 const maxRowsPerInsert = 1000
 
 // insertItems inserts items at the run's place in one statement, skipping
-// positions already taken, and returns how many rows it inserted. callIDs
+// positions already taken, with the append's write stamp, and returns how
+// many rows it inserted. callIDs
 // and batchCalls are [rowcodec.Calls] of the items: an output's answers
 // column is the latest call with its ID before it, in the batch or stored
 // (an index lookup, made for outputs only: see sqlInsertRow); the unique
 // index session_items_answers refuses a second output for one call.
-func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place int64, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
+func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place, stamp int64, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
 	// Each value is boxed once, however often the statement binds it.
-	args := make([]any, 0, 13*len(items))
-	sid, pl := any(sessionID), any(place)
+	args := make([]any, 0, 14*len(items))
+	sid, pl, st := any(sessionID), any(place), any(stamp)
 	raws := rawsOf(items)
 	for i, it := range items {
 		raw := raws[:it.RawLen():it.RawLen()]
 		raws = raws[it.RawLen():]
 		callID, batchCall := callArgs(callIDs[i], batchCalls[i])
 		seq := any(it.Seq())
-		args = append(args, sid, pl, seq, kindArg(it.Kind()), it.Name(), raw, callID,
+		args = append(args, sid, pl, seq, kindArg(it.Kind()), it.Name(), raw, callID, st,
 			batchCall, batchCall, sid, pl, callID, seq)
 	}
 	res, err := tx.ExecContext(ctx, insertItemsSQL(len(items)), args...)
@@ -293,31 +306,6 @@ func rawsOf(items []state.Item) []byte {
 		buf = it.AppendRaw(buf)
 	}
 	return buf
-}
-
-// insertAtRun inserts items in one statement at the place of run runID,
-// if it has one, skipping positions already taken, and returns how many
-// rows it inserted: 0 for a run with no place yet. callIDs and batchCalls
-// are as insertItems takes them.
-func insertAtRun(ctx context.Context, tx *sql.Tx, sessionID, runID string, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
-	args := make([]any, 0, insertAtRunArgs*len(items)+2)
-	raws := rawsOf(items)
-	for i, it := range items {
-		raw := raws[:it.RawLen():it.RawLen()]
-		raws = raws[it.RawLen():]
-		callID, batchCall := callArgs(callIDs[i], batchCalls[i])
-		args = append(args, it.Seq(), kindArg(it.Kind()), it.Name(), raw, callID, batchCall)
-	}
-	args = append(args, sessionID, runID)
-	res, err := tx.ExecContext(ctx, insertAtRunItemsSQL(len(items)), args...)
-	if err != nil {
-		return 0, fmt.Errorf("insert items: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("insert items: %w", err)
-	}
-	return int(n), nil
 }
 
 // callArgs returns an item's call columns, as [rowcodec.Calls] gives them,
@@ -374,7 +362,8 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 }
 
 // Clear removes every item of the session and the places of its runs, in
-// one transaction: a run that appends afterwards starts a new place.
+// one transaction: a run that appends afterwards starts a new place. The
+// session's write stamps go on from where they were.
 func (s *Store) Clear(ctx context.Context, sessionID string) error {
 	if err := s.gate.Begin(ctx, "clear", sessionID); err != nil {
 		return err

@@ -256,9 +256,9 @@ func (c growthConfig) convText() string {
 		view = fmt.Sprintf("the model's view: the last %d items (persistence.WithLimit)", c.conv.View)
 	}
 	if c.conv.ByReference {
-		view += "; checkpoints refer to the history (persistence.WithHistoryByReference)"
+		view += "; checkpoints refer to the history (the default)"
 	} else {
-		view += "; checkpoints copy the history"
+		view += "; checkpoints copy the history (persistence.WithHistoryCopied)"
 	}
 	switch {
 	case c.conv.Chain:

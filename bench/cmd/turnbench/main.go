@@ -84,7 +84,7 @@ func main() {
 	flag.IntVar(&cfg.growthMessages, "growth-messages", 10, "messages measured at each history size")
 	flag.IntVar(&cfg.growthView, "growth-view", 0, "the conversation's model view: the last n items of the session (0: all)")
 	flag.BoolVar(&cfg.growthDelete, "growth-delete-finished", false, "the crash-safe chain deletes finished runs' checkpoints (checkpoint.DeleteFinished)")
-	flag.BoolVar(&cfg.growthByRef, "growth-by-reference", false, "checkpoints refer to the session history (persistence.WithHistoryByReference)")
+	flag.BoolVar(&cfg.growthByRef, "growth-by-reference", true, "checkpoints refer to the session history (the default; false: persistence.WithHistoryCopied)")
 	flag.BoolVar(&cfg.growthOpenAI, "growth-openai", false, "the conversation's model is the Responses adapter over an in-process fake API: bytes sent are request bodies")
 	flag.BoolVar(&cfg.growthChain, "growth-chain", false, "chain responses on the server across runs (openai.ChainResponses, persistence.WithContinuation); implies -growth-openai")
 	flag.IntVar(&cfg.growthCompact, "growth-compact", 0, "bound the model's view at n estimated tokens with the compaction middleware and a summary (0: none)")

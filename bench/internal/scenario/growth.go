@@ -301,7 +301,8 @@ type ConversationOptions struct {
 	// of the session are the model's view (0: the whole session).
 	View int
 	// ByReference makes checkpoints refer to the session history instead
-	// of copying it (persistence.WithHistoryByReference).
+	// of copying it (the library's default); false copies it
+	// (persistence.WithHistoryCopied).
 	ByReference bool
 	// DeleteFinished sets the checkpointer's retention to
 	// checkpoint.DeleteFinished.
@@ -404,8 +405,8 @@ func openGrowth(ctx context.Context, backend, chain string, opts ConversationOpt
 	if opts.View > 0 {
 		popts = append(popts, persistence.WithLimit(opts.View))
 	}
-	if opts.ByReference {
-		popts = append(popts, persistence.WithHistoryByReference())
+	if !opts.ByReference {
+		popts = append(popts, persistence.WithHistoryCopied())
 	}
 	if opts.continued() {
 		popts = append(popts, persistence.WithContinuation())
@@ -634,12 +635,12 @@ func (s *countingSession) List(ctx context.Context, sessionID string, limit int)
 	return items, err
 }
 
-func (s *countingSession) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
-	items, err := s.sess.ListBefore(ctx, sessionID, runID, limit)
+func (s *countingSession) ListBefore(ctx context.Context, sessionID, runID string, q session.HistoryQuery) (session.History, error) {
+	h, err := s.sess.ListBefore(ctx, sessionID, runID, q)
 	s.mu.Lock()
-	s.decoded += int64(len(items))
+	s.decoded += int64(len(h.Items))
 	s.mu.Unlock()
-	return items, err
+	return h, err
 }
 
 func (s *countingSession) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
@@ -694,8 +695,8 @@ func (s *countingAtomic) List(ctx context.Context, sessionID string, limit int) 
 	return (*countingSession)(s).List(ctx, sessionID, limit)
 }
 
-func (s *countingAtomic) ListBefore(ctx context.Context, sessionID, runID string, limit int) ([]state.Item, error) {
-	return (*countingSession)(s).ListBefore(ctx, sessionID, runID, limit)
+func (s *countingAtomic) ListBefore(ctx context.Context, sessionID, runID string, q session.HistoryQuery) (session.History, error) {
+	return (*countingSession)(s).ListBefore(ctx, sessionID, runID, q)
 }
 
 func (s *countingAtomic) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {

@@ -5,14 +5,14 @@
 //	go run ./examples/guide/10-long-conversation            # 300 messages, then one that pauses for approval
 //	go run ./examples/guide/10-long-conversation -n 5000 -limit 200
 //
-// Three settings make it so:
+// Two settings and a default make it so:
 //
 //   - persistence.WithLimit(n): a run reads only the last n items of the
 //     session as its history, from the store's index (session.Store's
 //     ListBefore), so what it reads, decodes and sends is O(n);
-//   - persistence.WithHistoryByReference(): a run's checkpoint refers to
-//     that history (session, count, digest) instead of copying it, and a
-//     resume reads it back with ListBefore;
+//   - by default a run's checkpoint refers to that history (session,
+//     count, write stamp, digest) instead of copying it, and a resume reads
+//     it back with ListBefore (persistence.WithHistoryCopied copies it);
 //   - checkpoint.WithRetention(checkpoint.DeleteFinished): a finished run's
 //     checkpoint is deleted once its final commit is in the session, so
 //     what the conversation stores is the session; a paused run keeps its
@@ -34,6 +34,7 @@ import (
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/sqlite"
 	"github.com/turnkit/turnkit/state"
 	"github.com/turnkit/turnkit/tool"
@@ -82,7 +83,7 @@ func newAgent() *pipeline.Agent {
 // settings, on store; a run reads the last limit items of the session.
 func newRunner(store *sqlite.Store, limit int) *pipeline.Runner {
 	cp := checkpoint.New(store, checkpoint.WithRetention(checkpoint.DeleteFinished),
-		checkpoint.WithSession(store, persistence.WithLimit(limit), persistence.WithHistoryByReference()))
+		checkpoint.WithSession(store, persistence.WithLimit(limit)))
 	return pipeline.NewRunner(pipeline.WithMiddleware(pipeline.Stack{
 		Checkpoint: cp.Middleware(),
 		Approval:   approval.Require(approval.ByTool("book")),
@@ -127,11 +128,11 @@ func run(ctx context.Context, w io.Writer, dbPath string, n, limit int) error {
 	if sid, count, _, ok := paused.HistoryRef(); ok {
 		fmt.Fprintf(w, "its checkpoint refers to %d items of session %s instead of copying them\n", count, sid)
 	}
-	before, err := store.ListBefore(ctx, sessionID, "msg-book", 2)
+	before, err := store.ListBefore(ctx, sessionID, "msg-book", session.HistoryQuery{Limit: 2})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "the last items before it (ListBefore): %q, %q\n", before[0].Text(), before[1].Text())
+	fmt.Fprintf(w, "the last items before it (ListBefore): %q, %q\n", before.Items[0].Text(), before.Items[1].Text())
 	if err := paused.Approve(res.Interruptions()[0].CallID); err != nil {
 		return err
 	}

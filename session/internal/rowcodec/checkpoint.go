@@ -119,14 +119,15 @@ func ResolveHistory(ctx context.Context, sessions session.Store, run *state.Run)
 	if !pending {
 		return nil
 	}
-	var hist []state.Item
+	var hist session.History
 	if n > 0 {
 		var err error
-		if hist, err = sessions.ListBefore(ctx, sid, run.ID(), n); err != nil {
+		q := session.HistoryQuery{Limit: n, Stamp: run.HistoryStamp()}
+		if hist, err = sessions.ListBefore(ctx, sid, run.ID(), q); err != nil {
 			return &state.StoreError{Op: "load", RunID: run.ID(), Err: err}
 		}
 	}
-	if err := run.ResolveHistory(hist); err != nil && !errors.Is(err, state.ErrHistoryChanged) {
+	if err := run.ResolveHistory(hist.Items); err != nil && !errors.Is(err, state.ErrHistoryChanged) {
 		return &state.StoreError{Op: "load", RunID: run.ID(), Err: err}
 	}
 	return nil

@@ -78,13 +78,23 @@ func Wrap(ctx context.Context, pkg, op, sessionID string, closed bool, err error
 type Scanner interface{ Scan(dest ...any) error }
 
 // ScanItem reads a row of (seq, kind, name, raw) and rebuilds its item.
-func ScanItem(r Scanner) (state.Item, error) {
+func ScanItem(r Scanner) (state.Item, error) { return ScanItemStamp(r, nil) }
+
+// ScanItemStamp is [ScanItem] for a row with one more column, an integer
+// scanned into stamp; a nil stamp scans the four columns alone.
+func ScanItemStamp(r Scanner, stamp *int64) (state.Item, error) {
 	var (
 		seq        int64
 		kind, name string
 		raw        []byte
+		err        error
 	)
-	if err := r.Scan(&seq, &kind, &name, &raw); err != nil {
+	if stamp != nil {
+		err = r.Scan(&seq, &kind, &name, &raw, stamp)
+	} else {
+		err = r.Scan(&seq, &kind, &name, &raw)
+	}
+	if err != nil {
 		return state.Item{}, err
 	}
 	it, err := Decode(kind, seq, name, raw)
@@ -92,4 +102,33 @@ func ScanItem(r Scanner) (state.Item, error) {
 		return state.Item{}, fmt.Errorf("decode item at seq %d: %w", seq, err)
 	}
 	return it, nil
+}
+
+// Rows is a result set: *sql.Rows, pgx.Rows.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ScanHistory reads what a store's ListBefore statement returns, rows of
+// (seq, kind, name, raw, the session's last stamp), into a History whose
+// Stamp is the one after that last stamp. The caller closes rows.
+func ScanHistory(rows Rows) (session.History, error) {
+	var (
+		h    session.History
+		last int64
+	)
+	for rows.Next() {
+		it, err := ScanItemStamp(rows, &last)
+		if err != nil {
+			return session.History{}, err
+		}
+		h.Items = append(h.Items, it)
+	}
+	if err := rows.Err(); err != nil {
+		return session.History{}, err
+	}
+	h.Stamp = last + 1
+	return h, nil
 }

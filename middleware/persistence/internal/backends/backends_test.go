@@ -71,8 +71,8 @@ func (s *scopedStore) List(ctx context.Context, _ string, limit int) ([]state.It
 	return s.Store.List(ctx, s.id, limit)
 }
 
-func (s *scopedStore) ListBefore(ctx context.Context, _, runID string, limit int) ([]state.Item, error) {
-	return s.Store.ListBefore(ctx, s.id, runID, limit)
+func (s *scopedStore) ListBefore(ctx context.Context, _, runID string, q session.HistoryQuery) (session.History, error) {
+	return s.Store.ListBefore(ctx, s.id, runID, q)
 }
 
 func (s *scopedStore) Append(ctx context.Context, _, runID string, items []state.Item) error {
