@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -24,7 +25,6 @@ import (
 	"github.com/turnkit/turnkit/internal/testenv"
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
-	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/riverrun"
@@ -182,31 +182,15 @@ func testTool(name string, fx *pipelinetest.Ledger, block *atomic.Bool) pipeline
 	}
 }
 
-// testModel plays a scripted model that first calls each of its tools,
-// then, after their outputs, answers "done" (with fresh IDs on every call,
-// as a real model gives). fail[runID] lists errors the run's next model
-// calls fail with, in order, before the script is asked.
+// testModel answers by the run's own items: first a call of each of its
+// tools, then, once every call has its output, the final message
+// "done <run ID>". fail[runID] lists errors the run's next model calls
+// fail with, in order.
 type testModel struct {
-	script *scripted.Model
-	mu     sync.Mutex
-	fail   map[string][]error
-	calls  atomic.Int64
-}
-
-func newTestModel(tools []string) *testModel {
-	first := scripted.Reply("done")
-	if len(tools) > 0 {
-		parts := make([]scripted.Part, len(tools))
-		for i, name := range tools {
-			parts[i] = scripted.Call(name, `{}`)
-		}
-		first = scripted.Respond(parts...)
-	}
-	script := scripted.Rules(
-		scripted.On(scripted.AfterOutput(""), scripted.Reply("done")),
-		scripted.On(scripted.Any(), first),
-	).FreshIDs()
-	return &testModel{script: script, fail: map[string][]error{}}
+	tools []string
+	mu    sync.Mutex
+	fail  map[string][]error
+	calls atomic.Int64
 }
 
 func (m *testModel) failNext(runID string, errs ...error) {
@@ -217,15 +201,32 @@ func (m *testModel) failNext(runID string, errs ...error) {
 
 func (m *testModel) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
 	m.calls.Add(1)
-	id := c.Turn.Run.ID()
+	run := c.Turn.Run
 	m.mu.Lock()
-	if errs := m.fail[id]; len(errs) > 0 {
-		m.fail[id] = errs[1:]
+	if errs := m.fail[run.ID()]; len(errs) > 0 {
+		m.fail[run.ID()] = errs[1:]
 		m.mu.Unlock()
 		return nil, errs[0]
 	}
 	m.mu.Unlock()
-	return m.script.Respond(ctx, c)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	outputs := 0
+	for _, it := range run.Items().All() {
+		if it.Kind().IsOutput() {
+			outputs++
+		}
+	}
+	resp := &pipeline.ModelResponse{ID: randomName("resp_"), Model: "test"}
+	if outputs == 0 && len(m.tools) > 0 {
+		for i, name := range m.tools {
+			resp.Items = append(resp.Items, state.ToolCall(randomName("fc_"), fmt.Sprintf("call_%s_%d", name, i), name, `{}`))
+		}
+		return resp, nil
+	}
+	resp.Items = []state.Item{state.AssistantMessage(randomName("msg_"), "done "+run.ID())}
+	return resp, nil
 }
 
 // testStack is a worker's runner, checkpointer and agent.
@@ -241,7 +242,7 @@ type testStack struct {
 // newTestStack wires an agent named "agent" whose model calls tools
 // (each a recording testTool; "transfer" needs approval).
 func newTestStack(st store, tools ...string) *testStack {
-	s := &testStack{fx: &pipelinetest.Ledger{}, block: &atomic.Bool{}, model: newTestModel(tools)}
+	s := &testStack{fx: &pipelinetest.Ledger{}, block: &atomic.Bool{}, model: &testModel{tools: tools, fail: map[string][]error{}}}
 	s.cp = checkpoint.New(st, checkpoint.WithSession(st))
 	s.runner = pipeline.NewRunner(pipeline.WithMiddleware(
 		s.cp.Middleware(),

@@ -26,8 +26,8 @@ func testRunFinishes[TTx any](t *testing.T, e *env[TTx]) {
 	}
 	j := waitJob(t, e.rc, res.Job.ID, rivertype.JobStateCompleted)
 	out := output(t, j)
-	if out.Status != riverrun.StatusFinished || out.FinalOutput != "done" || out.RunID != "r1" {
-		t.Fatalf("output = %+v, want run r1 finished with %q", out, "done")
+	if out.Status != riverrun.StatusFinished || out.FinalOutput != "done r1" {
+		t.Fatalf("output = %+v, want finished with %q", out, "done r1")
 	}
 	items, err := e.store.List(ctx, "s1", 0)
 	if err != nil || len(items) != 4 {
@@ -43,7 +43,7 @@ func testRunFinishes[TTx any](t *testing.T, e *env[TTx]) {
 		t.Fatal(err)
 	}
 	j = waitJob(t, e.rc, res.Job.ID, rivertype.JobStateCompleted)
-	if out := output(t, j); out.Status != riverrun.StatusFinished || out.FinalOutput != "done" || out.RunID != "r1" || j.Attempt != 2 {
+	if out := output(t, j); out.Status != riverrun.StatusFinished || out.FinalOutput != "done r1" || j.Attempt != 2 {
 		t.Fatalf("retried job: attempt %d, output %+v", j.Attempt, out)
 	}
 	if got := e.stack.model.calls.Load(); got != calls {
@@ -135,7 +135,7 @@ func testApproval[TTx any](t *testing.T, e *env[TTx]) {
 		t.Fatalf("child said %q, want enqueued", line)
 	}
 	j = waitRunJob(t, e.runs, "ap", rivertype.JobStateCompleted)
-	if out := output(t, j); out.Status != riverrun.StatusFinished || out.FinalOutput != "done" || out.RunID != "ap" {
+	if out := output(t, j); out.Status != riverrun.StatusFinished || out.FinalOutput != "done ap" {
 		t.Fatalf("resume job output = %+v, want finished", out)
 	}
 	if n := e.stack.fx.Count("ap/" + pending[0].CallID); n != 1 {
@@ -285,7 +285,7 @@ func testCancel[TTx any](t *testing.T, e *env[TTx]) {
 		t.Fatal(err)
 	}
 	j = waitJob(t, e.rc, res.Job.ID, rivertype.JobStateCompleted)
-	if out := output(t, j); out.Status != riverrun.StatusFinished || out.FinalOutput != "done" || out.RunID != "c1" {
+	if out := output(t, j); out.Status != riverrun.StatusFinished || out.FinalOutput != "done c1" {
 		t.Fatalf("resume output = %+v", out)
 	}
 	if n, total := e.stack.fx.Count("c1/call_effect_0"), e.stack.fx.Len(); n != 2 || total != 2 {
