@@ -53,8 +53,7 @@ type chatStream struct {
 	out      pipeline.ModelResponse
 	content  strings.Builder
 	refusal  strings.Builder
-	calls    []chatToolCall
-	args     []strings.Builder // each call's arguments, joined
+	calls    []streamCall
 	finished bool              // a finish reason arrived
 	events   int               // the chunks read
 }
@@ -106,10 +105,10 @@ func (st *chatStream) toolCall(tc *chatToolCall) error {
 		return &DecodeError{Where: fmt.Sprintf("stream chunk %d", st.events), Err: fmt.Errorf("tool call index %d out of range", tc.Index)}
 	}
 	for len(st.calls) <= tc.Index {
-		st.calls = append(st.calls, chatToolCall{})
-		st.args = append(st.args, strings.Builder{})
+		st.calls = append(st.calls, streamCall{})
 	}
-	k := &st.calls[tc.Index]
+	sc := &st.calls[tc.Index]
+	k := &sc.call
 	if tc.ID != "" {
 		k.ID = tc.ID
 	}
@@ -119,16 +118,25 @@ func (st *chatStream) toolCall(tc *chatToolCall) error {
 	if tc.Function.Name != "" {
 		k.Function.Name += tc.Function.Name
 	}
-	st.args[tc.Index].WriteString(tc.Function.Arguments)
+	sc.args.WriteString(tc.Function.Arguments)
 	return nil
+}
+
+// streamCall is a tool call a stream is building, and its arguments so
+// far.
+type streamCall struct {
+	call chatToolCall
+	args strings.Builder
 }
 
 // response returns the response the whole stream made.
 func (st *chatStream) response() (*pipeline.ModelResponse, error) {
+	calls := make([]chatToolCall, len(st.calls))
 	for i := range st.calls {
-		st.calls[i].Function.Arguments = st.args[i].String()
+		calls[i] = st.calls[i].call
+		calls[i].Function.Arguments = st.calls[i].args.String()
 	}
-	items, err := chatItems(&chatMessage{Content: st.content.String(), Refusal: st.refusal.String(), ToolCalls: st.calls})
+	items, err := chatItems(&chatMessage{Content: st.content.String(), Refusal: st.refusal.String(), ToolCalls: calls})
 	if err != nil {
 		return nil, err
 	}

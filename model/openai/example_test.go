@@ -146,3 +146,33 @@ func ExampleChainResponses() {
 	// last response: resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b
 	// last response: resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b
 }
+
+// A conversation whose earlier part another program stored on the server
+// (response "resp_earlier"): ChainFrom names that response, so the first
+// call sends previous_response_id and only this run's input, and later
+// calls chain on their own responses. The Responses API's own settings
+// (store, truncation) are the model's options: an agent that needs others
+// gets a model of its own. The response is a recorded one, served
+// locally.
+func ExampleChainFrom() {
+	srv := recorded("responses_text.json")
+	defer srv.Close()
+	client := sdk.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("sk-example"))
+
+	agent := &pipeline.Agent{
+		Name:     "assistant",
+		Model:    openai.New(client, openai.WithStore(true), openai.WithTruncation("auto")),
+		Settings: pipeline.ModelSettings{Model: "gpt-5-mini"},
+	}
+	res, err := pipeline.NewRunner().Run(context.Background(), agent, pipeline.UserInput("And again."),
+		openai.ChainFrom("resp_earlier"))
+	if err != nil {
+		fmt.Println("error:", err)
+		return
+	}
+	fmt.Println("final:", res.FinalOutput())
+	fmt.Println("last response:", res.LastResponseID())
+	// Output:
+	// final: The weather in Paris is sunny, 22 degrees.
+	// last response: resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b
+}
