@@ -55,7 +55,8 @@
 //
 // Usage counts all input tokens in InputTokens (the API reports cache
 // reads and writes apart from input_tokens); CachedTokens are those read
-// from the cache. API errors are [*pipeline.ModelError] values with the
+// from the cache and CacheWriteTokens those written to it
+// (cache_creation_input_tokens). API errors are [*pipeline.ModelError] values with the
 // status, the request-id header and Retryable for 408, 409, 429 and 5xx
 // (529 overloaded included) unless x-should-retry says otherwise.
 package anthropic

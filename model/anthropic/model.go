@@ -119,12 +119,14 @@ type usageBody struct {
 
 // usage converts the API's usage: input tokens count every input token,
 // those read from and written to the cache included (the API counts
-// them apart); cached tokens are those read from the cache.
+// them apart); cached tokens are those read from the cache, cache-write
+// tokens those written to it (cache_creation_input_tokens).
 func (u *usageBody) usage() state.Usage {
 	out := state.Usage{Requests: 1}
 	if u != nil {
 		out.InputTokens = u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
 		out.CachedTokens = u.CacheReadInputTokens
+		out.CacheWriteTokens = u.CacheCreationInputTokens
 		out.OutputTokens = u.OutputTokens
 		out.ReasoningTokens = u.OutputTokensDetails.ThinkingTokens
 	}

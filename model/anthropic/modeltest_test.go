@@ -98,8 +98,8 @@ func messageOf(id string, turn modeltest.Turn) []byte {
 		"id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
 		"content": content, "stop_reason": stop, "stop_sequence": nil,
 		"usage": map[string]any{
-			"input_tokens": u.InputTokens - u.CachedTokens, "cache_read_input_tokens": u.CachedTokens,
-			"cache_creation_input_tokens": 0, "output_tokens": u.OutputTokens, "service_tier": "standard",
+			"input_tokens": u.InputTokens - u.CachedTokens - u.CacheWriteTokens, "cache_read_input_tokens": u.CachedTokens,
+			"cache_creation_input_tokens": u.CacheWriteTokens, "output_tokens": u.OutputTokens, "service_tier": "standard",
 		},
 	})
 	if err != nil {
