@@ -163,15 +163,23 @@ func normalize(raw json.RawMessage) json.RawMessage {
 	return out
 }
 
+// known reports a block of a type the adapter reads into an item of its
+// own; the others are kept opaque, as their JSON.
+func (b *block) known() bool {
+	switch b.Type {
+	case "text", "tool_use", "thinking", "redacted_thinking":
+		return true
+	}
+	return false
+}
+
 // readBlock decodes one block of a response body.
 func readBlock(raw json.RawMessage) (block, error) {
 	var b block
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return b, err
 	}
-	switch b.Type {
-	case "text", "tool_use", "thinking", "redacted_thinking":
-	default:
+	if !b.known() {
 		b.raw = raw
 	}
 	return b, nil
