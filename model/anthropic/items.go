@@ -142,6 +142,9 @@ func arguments(input json.RawMessage) string {
 	if len(bytes.TrimSpace(input)) == 0 {
 		return "{}"
 	}
+	if bytes.IndexAny(input, " \t\r\n") < 0 {
+		return string(input) // compact already: Compact gives it back or refuses it
+	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, input) != nil {
 		return string(input)
