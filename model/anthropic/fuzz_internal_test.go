@@ -27,7 +27,7 @@ func FuzzParseMessage(f *testing.F) {
 	f.Add([]byte(`{"id":"msg_2","content":[{"type":"redacted_thinking","data":"x"},{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":[1,2]}}]}`))
 	f.Add([]byte(`{"id":"msg_3","content":[{"type":"text","text":"no"}],"stop_reason":"refusal"}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		resp, err := parseMessage(body)
+		resp, err := parseMessage(body, "")
 		if err != nil {
 			var de *DecodeError
 			if !errors.As(err, &de) && !errors.Is(err, ErrMalformedResponse) {
@@ -73,7 +73,7 @@ func parseMessageTwoPass(body []byte) (*pipeline.ModelResponse, error) {
 		}
 		blocks[i] = b
 	}
-	items, err := responseItems(r.ID, blocks, r.StopReason)
+	items, err := responseItems(r.ID, blocks, r.StopReason, "")
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func FuzzParseMessageMatchesTwoPass(f *testing.F) {
 	f.Add([]byte(`{"id":"m","content":[{"type":"web_search_tool_result","tool_use_id":"s","content":[]},{"type":"text","text":"a"},null,{"TYPE":"x"}],"stop_reason":"end_turn"}`))
 	f.Add([]byte(`{"id":"m","content":[1]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		got, err := parseMessage(body)
+		got, err := parseMessage(body, "")
 		want, werr := parseMessageTwoPass(body)
 		if (err == nil) != (werr == nil) {
 			t.Fatalf("one pass: %v; two passes: %v", err, werr)

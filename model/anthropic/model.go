@@ -58,7 +58,7 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	}
 	params := req.params()
 	if c.Stream {
-		return m.stream(ctx, c, params)
+		return m.stream(ctx, c, params, req.outputTool)
 	}
 	var (
 		body []byte
@@ -69,7 +69,7 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	if err != nil {
 		return nil, translate(ctx, err, status, reqID)
 	}
-	out, err := parseMessage(body)
+	out, err := parseMessage(body, req.outputTool)
 	if err != nil {
 		return nil, translate(ctx, err, status, reqID)
 	}
@@ -136,7 +136,10 @@ func (u *usageBody) usage() state.Usage {
 // parseMessage decodes a Messages API response body in one pass, its
 // content blocks straight into blocks. Only a body with a block of a type
 // kept opaque is read again, for that block's JSON.
-func parseMessage(body []byte) (*pipeline.ModelResponse, error) {
+//
+// A tool_use of outputTool (see [WithOutputTool]) becomes the assistant
+// message that carries the structured output.
+func parseMessage(body []byte, outputTool string) (*pipeline.ModelResponse, error) {
 	var r messageBody
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, &DecodeError{Where: "messages body", Err: err}
@@ -149,7 +152,7 @@ func parseMessage(body []byte) (*pipeline.ModelResponse, error) {
 			break
 		}
 	}
-	items, err := responseItems(r.ID, r.Content, r.StopReason)
+	items, err := responseItems(r.ID, r.Content, r.StopReason, outputTool)
 	if err != nil {
 		return nil, err
 	}

@@ -42,7 +42,7 @@ type streamEvent struct {
 // the events itself: text deltas go to c.Emit as they arrive; the blocks
 // are built from their start and delta events, and the response is
 // complete at message_stop.
-func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, params sdk.MessageNewParams) (*pipeline.ModelResponse, error) {
+func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, params sdk.MessageNewParams, outputTool string) (*pipeline.ModelResponse, error) {
 	var res *http.Response
 	s := m.client.Messages.NewStreaming(ctx, params, m.cfg.requestOptions(option.WithResponseBodyInto(&res))...)
 	err := s.Err()
@@ -58,15 +58,17 @@ func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, params sdk.Me
 	}
 	dec := ssestream.NewDecoder(res)
 	defer dec.Close()
-	out, err := readStream(dec, c)
+	out, err := readStream(dec, c, outputTool)
 	if err != nil {
 		return nil, translate(ctx, err, status, reqID)
 	}
 	return out, nil
 }
 
-// readStream reads events until message_stop.
-func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+// readStream reads events until message_stop. The input JSON deltas of a
+// tool_use of outputTool are emitted as text deltas: that block is the
+// structured output's message.
+func readStream(dec ssestream.Decoder, c *pipeline.ModelCall, outputTool string) (*pipeline.ModelResponse, error) {
 	var (
 		msg     messageBody
 		started bool
@@ -86,6 +88,9 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 			}
 			if json {
 				partial[i] = append(partial[i], text...)
+				if blocks[i].output && text != "" {
+					c.Emit(pipeline.TextDelta{ItemID: msg.ID, Delta: text})
+				}
 				continue
 			}
 			blocks[i].text = append(blocks[i].text, text...)
@@ -120,7 +125,7 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 			if !json.Valid(data) {
 				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (message_stop)", events), Err: fmt.Errorf("not a JSON value")}
 			}
-			return finish(&msg, started, blocks, &usage, events)
+			return finish(&msg, started, blocks, &usage, events, outputTool)
 		}
 		var ev streamEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
@@ -146,6 +151,7 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 			if err != nil {
 				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_start)", events), Err: err}
 			}
+			b.output = outputTool != "" && b.Type == "tool_use" && b.Name == outputTool
 			blocks = append(blocks, b)
 			partial = append(partial, nil)
 			if b.Text != "" {
@@ -159,7 +165,7 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 				usage.merge(u)
 			}
 		case "message_stop":
-			return finish(&msg, started, blocks, &usage, events)
+			return finish(&msg, started, blocks, &usage, events, outputTool)
 		case "error":
 			se := &StreamError{Type: "error"}
 			if ev.Error != nil {
@@ -175,7 +181,7 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 }
 
 // finish returns the response a stream built, at its message_stop.
-func finish(msg *messageBody, started bool, blocks []block, usage *usageBody, events int) (*pipeline.ModelResponse, error) {
+func finish(msg *messageBody, started bool, blocks []block, usage *usageBody, events int, outputTool string) (*pipeline.ModelResponse, error) {
 	if !started {
 		return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (message_stop)", events), Err: fmt.Errorf("no message_start")}
 	}
@@ -184,7 +190,7 @@ func finish(msg *messageBody, started bool, blocks []block, usage *usageBody, ev
 			b.Text += string(b.text)
 		}
 	}
-	items, err := responseItems(msg.ID, blocks, msg.StopReason)
+	items, err := responseItems(msg.ID, blocks, msg.StopReason, outputTool)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +242,11 @@ func blockDelta(data []byte, blocks []block, partial [][]byte, msgID string, c *
 			c.Emit(pipeline.TextDelta{ItemID: msgID, Delta: text})
 		}
 	case "input_json_delta":
-		partial[i] = append(partial[i], d.Get("partial_json").String()...)
+		text := d.Get("partial_json").String()
+		partial[i] = append(partial[i], text...)
+		if b.output && text != "" {
+			c.Emit(pipeline.TextDelta{ItemID: msgID, Delta: strings.Clone(text)})
+		}
 	case "thinking_delta":
 		b.Thinking += strings.Clone(d.Get("thinking").String())
 	case "signature_delta":
