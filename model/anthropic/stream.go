@@ -82,11 +82,11 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall, outputTool string)
 		data := dec.Event().Data
 		// The events of a block's content, most of a stream, are read
 		// without decoding the whole event; the others are decoded.
-		if i, json, text, ok := fastDelta(data); ok {
+		if i, isJSON, text, ok := fastDelta(data); ok {
 			if i >= len(blocks) {
 				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_delta)", events), Err: fmt.Errorf("index %d of %d blocks", i, len(blocks))}
 			}
-			if json {
+			if isJSON {
 				partial[i] = append(partial[i], text...)
 				if blocks[i].output && text != "" {
 					c.Emit(pipeline.TextDelta{ItemID: msg.ID, Delta: text})
@@ -266,7 +266,7 @@ var (
 // fastDelta reads a text or input JSON delta event written in the API's
 // own member order and spacing (see textDelta); json reports an input
 // JSON delta, whose text is the partial JSON.
-func fastDelta(data []byte) (index int, json bool, text string, ok bool) {
+func fastDelta(data []byte) (index int, isJSON bool, text string, ok bool) {
 	if index, text, ok = textDelta(data); ok {
 		return index, false, text, true
 	}
