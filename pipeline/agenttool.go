@@ -282,10 +282,11 @@ func carryDecisions(outer, nested *state.Run, owner string) {
 // totals.
 func usageSince(before, after state.Usage) state.Usage {
 	return state.Usage{
-		Requests:        after.Requests - before.Requests,
-		InputTokens:     after.InputTokens - before.InputTokens,
-		OutputTokens:    after.OutputTokens - before.OutputTokens,
-		ReasoningTokens: after.ReasoningTokens - before.ReasoningTokens,
-		CachedTokens:    after.CachedTokens - before.CachedTokens,
+		Requests:         after.Requests - before.Requests,
+		InputTokens:      after.InputTokens - before.InputTokens,
+		OutputTokens:     after.OutputTokens - before.OutputTokens,
+		ReasoningTokens:  after.ReasoningTokens - before.ReasoningTokens,
+		CachedTokens:     after.CachedTokens - before.CachedTokens,
+		CacheWriteTokens: after.CacheWriteTokens - before.CacheWriteTokens,
 	}
 }

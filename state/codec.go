@@ -597,6 +597,7 @@ func (u Usage) check() error {
 	}{
 		{"requests", u.Requests}, {"input_tokens", u.InputTokens}, {"output_tokens", u.OutputTokens},
 		{"reasoning_tokens", u.ReasoningTokens}, {"cached_tokens", u.CachedTokens},
+		{"cache_write_tokens", u.CacheWriteTokens},
 	} {
 		if f.v < 0 {
 			return invalid("$.run.usage."+f.name, "negative count %d", f.v)

@@ -120,11 +120,21 @@ func appendRun(b []byte, w *wireRun) ([]byte, bool) {
 }
 
 // appendInts appends an object of integer fields (a [Boundary], a
-// [Usage]), v, whose fields fs lists.
+// [Usage]), v, whose fields fs lists, leaving out a zero omitempty one as
+// encoding/json does.
 func appendInts(b []byte, v reflect.Value, fs *wire.Fields) []byte {
-	for i, f := range fs.List {
-		b = appendKey(b, f.Name, i == 0)
-		b = strconv.AppendInt(b, v.Field(f.Index).Int(), 10)
+	first := true
+	for _, f := range fs.List {
+		n := v.Field(f.Index).Int()
+		if f.OmitEmpty && n == 0 {
+			continue
+		}
+		b = appendKey(b, f.Name, first)
+		first = false
+		b = strconv.AppendInt(b, n, 10)
+	}
+	if first {
+		b = append(b, '{')
 	}
 	return append(b, '}')
 }

@@ -133,6 +133,7 @@ func trickyItems(text string) []state.Item {
 // odd, it also holds items parsed from JSON only encoding/json reads.
 func trickyRun(t testing.TB, odd bool) *state.Run {
 	r := statetest.SampleRun(t, "run_<tricky>")
+	r.AddUsage(state.Usage{Requests: 1, InputTokens: 4096, CacheWriteTokens: 4000}) // the member a checkpoint omits at zero
 	for i, text := range trickyTexts {
 		call := state.ToolCall("fc", fmt.Sprintf("call_%d", i), "tool "+text, text)
 		items := []state.Item{state.UserMessage(text), state.Reasoning("rs", text), state.AssistantMessage("", text), call}

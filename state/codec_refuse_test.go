@@ -43,7 +43,7 @@ func wantDecodeError(t *testing.T, err error, path string, causes ...error) {
 func TestUnmarshalRefusesNegativeUsage(t *testing.T) {
 	t.Parallel()
 	good := mustMarshal(t, statetest.SampleRun(t, "run_1"))
-	for _, field := range []string{"requests", "input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens"} {
+	for _, field := range []string{"requests", "input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens", "cache_write_tokens"} {
 		t.Run(field, func(t *testing.T) {
 			t.Parallel()
 			bad := edit(t, good, func(_, r map[string]any) { at(r, "usage")[field] = -5 })

@@ -311,3 +311,30 @@ func TestMarshalDoesNotChangeTheRun(t *testing.T) {
 		t.Errorf("Marshal changed the run:\n%s", d)
 	}
 }
+
+// TestCacheWriteTokens: the cache-write count is written only when it is
+// not zero (a run without cache writes keeps the format earlier versions
+// read), and both decode paths read it back.
+func TestCacheWriteTokens(t *testing.T) {
+	t.Parallel()
+	r := state.NewRun("run_cache", "a")
+	r.AddInput(state.UserMessage("hi"))
+	if data := mustMarshal(t, r); bytes.Contains(data, []byte("cache_write_tokens")) {
+		t.Fatalf("a zero count was written: %s", data)
+	}
+	r.AddUsage(state.Usage{Requests: 1, InputTokens: 5000, CachedTokens: 0, CacheWriteTokens: 4096})
+	data := mustMarshal(t, r)
+	if !bytes.Contains(data, []byte(`"cached_tokens":0,"cache_write_tokens":4096}`)) {
+		t.Fatalf("usage not written: %s", data)
+	}
+	fast := state.UnmarshalFastOnly(data, nil)
+	ref, err := state.UnmarshalReference(data)
+	if fast == nil || err != nil {
+		t.Fatalf("fast path %v, reference error %v", fast, err)
+	}
+	for name, got := range map[string]*state.Run{"fast path": fast, "reference": ref} {
+		if u := got.Usage(); u.CacheWriteTokens != 4096 || u.InputTokens != 5000 {
+			t.Errorf("%s: usage %+v", name, u)
+		}
+	}
+}

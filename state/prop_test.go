@@ -106,7 +106,10 @@ func genRun(t *rapid.T) (*state.Run, []string) {
 			Turn: r.Turn(), Tripped: rapid.Bool().Draw(t, "tripped"), Info: json.RawMessage(`{"k":[1,2]}`),
 		})
 	}
-	r.AddUsage(state.Usage{Requests: int64(responses), InputTokens: rapid.Int64Range(0, 1e6).Draw(t, "in")})
+	r.AddUsage(state.Usage{
+		Requests: int64(responses), InputTokens: rapid.Int64Range(0, 1e6).Draw(t, "in"),
+		CacheWriteTokens: rapid.SampledFrom([]int64{0, 0, 1, 1 << 40}).Draw(t, "cacheWrites"),
+	})
 	r.SetVersion(rapid.Int64Range(0, 9).Draw(t, "version"))
 	if rapid.Bool().Draw(t, "session") {
 		r.SetSessionID("s")

@@ -9,13 +9,20 @@ import (
 	"sync"
 )
 
-// Usage totals the model usage of a run.
+// Usage totals the model usage of a run. InputTokens counts every input
+// token; CachedTokens are those of them read from the provider's prompt
+// cache and CacheWriteTokens those written to it (Anthropic's
+// cache_creation_input_tokens; providers that cache implicitly, as OpenAI
+// and Gemini do, report none). A checkpoint leaves CacheWriteTokens out
+// when it is zero, so that runs without cache writes keep the format
+// earlier versions read.
 type Usage struct {
-	Requests        int64 `json:"requests"`
-	InputTokens     int64 `json:"input_tokens"`
-	OutputTokens    int64 `json:"output_tokens"`
-	ReasoningTokens int64 `json:"reasoning_tokens"`
-	CachedTokens    int64 `json:"cached_tokens"`
+	Requests         int64 `json:"requests"`
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	ReasoningTokens  int64 `json:"reasoning_tokens"`
+	CachedTokens     int64 `json:"cached_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
 }
 
 // Add adds o to u.
@@ -25,6 +32,7 @@ func (u *Usage) Add(o Usage) {
 	u.OutputTokens += o.OutputTokens
 	u.ReasoningTokens += o.ReasoningTokens
 	u.CachedTokens += o.CachedTokens
+	u.CacheWriteTokens += o.CacheWriteTokens
 }
 
 // A Boundary locates the current model response in a run by position, never

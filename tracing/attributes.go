@@ -136,7 +136,7 @@ func (m *middleware) requestAttributes(ctx context.Context, c *pipeline.ModelCal
 }
 
 func responseAttributes(r *pipeline.ModelResponse) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 6)
+	attrs := make([]attribute.KeyValue, 0, 7)
 	if r.ID != "" {
 		attrs = append(attrs, genaiconv.ResponseIDKey.String(r.ID))
 	}
@@ -152,6 +152,9 @@ func responseAttributes(r *pipeline.ModelResponse) []attribute.KeyValue {
 	}
 	if r.Usage.CachedTokens > 0 {
 		attrs = append(attrs, genaiconv.UsageCacheReadInputTokensKey.Int64(r.Usage.CachedTokens))
+	}
+	if r.Usage.CacheWriteTokens > 0 {
+		attrs = append(attrs, genaiconv.UsageCacheCreationInputTokensKey.Int64(r.Usage.CacheWriteTokens))
 	}
 	if r.ContinuationLost != "" {
 		attrs = append(attrs, genaiconv.ContinuationLostKey.String(r.ContinuationLost))

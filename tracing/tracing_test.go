@@ -14,6 +14,7 @@ import (
 
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
 	"github.com/turnkit/turnkit/tracing"
 )
 
@@ -60,6 +61,23 @@ func TestSpanTree(t *testing.T) {
 		if s.InstrumentationScope().Name != tracing.ScopeName || s.InstrumentationScope().Version != tracing.Version {
 			t.Errorf("span %q scope = %+v", s.Name(), s.InstrumentationScope())
 		}
+	}
+}
+
+// TestCacheUsageAttributes: a model call's span carries the tokens read
+// from and written to the prompt cache, each under its GenAI key.
+func TestCacheUsageAttributes(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := pipeline.NewRunner(pipeline.WithMiddleware(h.middleware()))
+	a := toolAgent(scripted.Reply("done").WithUsage(state.Usage{InputTokens: 5000, CachedTokens: 2048, CacheWriteTokens: 1024, OutputTokens: 3}))
+	if _, err := r.Run(context.Background(), a, pipeline.UserInput("hi")); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	want := map[string]string{"gen_ai.usage.cache_read.input_tokens": "2048", "gen_ai.usage.cache_creation.input_tokens": "1024"}
+	got := attrs(one(t, h.ended(), "chat gpt-test").Attributes())
+	if diff := cmp.Diff(want, subset(got, want)); diff != "" {
+		t.Errorf("attributes mismatch (-want +got):\n%s", diff)
 	}
 }
 

@@ -1,6 +1,7 @@
 // Command providers runs one weather agent per model provider, the same
-// agent and tool on each: Anthropic's Messages API here, with extended
-// thinking, whose thinking blocks the run keeps and sends back. Each
+// agent and tool on each: Anthropic's Messages API with extended thinking,
+// whose thinking blocks the run keeps and sends back, and the Gemini API,
+// whose thought signatures it keeps and sends back the same way. Each
 // provider is one entry of the providers table; another provider's
 // adapter joins by adding an entry.
 //
@@ -8,7 +9,7 @@
 //
 // Offline it serves each provider's recorded payloads from testdata to the
 // provider's real SDK client; with the provider's API key set
-// (ANTHROPIC_API_KEY) it talks to the provider.
+// (ANTHROPIC_API_KEY, GEMINI_API_KEY) it talks to the provider.
 package main
 
 import (
@@ -24,8 +25,10 @@ import (
 
 	anthropicsdk "github.com/anthropics/anthropic-sdk-go/v2"
 	anthropicopt "github.com/anthropics/anthropic-sdk-go/v2/option"
+	"google.golang.org/genai"
 
 	"github.com/turnkit/turnkit/model/anthropic"
+	"github.com/turnkit/turnkit/model/gemini"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/tool"
 )
@@ -39,21 +42,36 @@ type provider struct {
 	name string
 	env  string // the API key's environment variable
 	// model returns the model; baseURL and hc are "" and nil when live.
-	model func(baseURL string, hc *http.Client) pipeline.Model
+	model func(ctx context.Context, baseURL string, hc *http.Client) (pipeline.Model, error)
 }
 
 var providers = []provider{
 	{
 		name: "anthropic",
 		env:  "ANTHROPIC_API_KEY",
-		model: func(baseURL string, hc *http.Client) pipeline.Model {
+		model: func(_ context.Context, baseURL string, hc *http.Client) (pipeline.Model, error) {
 			var opts []anthropicopt.RequestOption
 			if hc != nil {
 				opts = append(opts, anthropicopt.WithBaseURL(baseURL), anthropicopt.WithHTTPClient(hc), anthropicopt.WithAPIKey("offline"))
 			}
 			return anthropic.New(anthropicsdk.NewClient(opts...),
 				anthropic.WithModel("claude-sonnet-4-5"), anthropic.WithThinking(2048),
-				anthropic.WithCacheControl(anthropic.CacheSystem, anthropic.CacheHistory))
+				anthropic.WithCacheControl(anthropic.CacheSystem, anthropic.CacheHistory)), nil
+		},
+	},
+	{
+		name: "gemini",
+		env:  "GEMINI_API_KEY",
+		model: func(ctx context.Context, baseURL string, hc *http.Client) (pipeline.Model, error) {
+			cfg := &genai.ClientConfig{APIKey: os.Getenv("GEMINI_API_KEY"), Backend: genai.BackendGeminiAPI}
+			if hc != nil {
+				cfg.APIKey, cfg.HTTPClient, cfg.HTTPOptions.BaseURL = "offline", hc, baseURL
+			}
+			client, err := genai.NewClient(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return gemini.New(client, gemini.WithModel("gemini-2.5-flash")), nil
 		},
 	},
 }
@@ -73,13 +91,19 @@ func run(ctx context.Context, w io.Writer) error {
 		return "sunny, 22C", nil
 	})
 	for _, p := range providers {
-		var model pipeline.Model
+		var (
+			model pipeline.Model
+			err   error
+		)
 		if os.Getenv(p.env) != "" {
-			model = p.model("", nil)
+			model, err = p.model(ctx, "", nil)
 		} else {
 			srv := replay(p.name)
 			defer srv.Close()
-			model = p.model(srv.URL, srv.Client())
+			model, err = p.model(ctx, srv.URL, srv.Client())
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.name, err)
 		}
 		agent := &pipeline.Agent{
 			Name:         "weather",

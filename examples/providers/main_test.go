@@ -29,6 +29,14 @@ func TestRun(t *testing.T) {
   tool_output        get_weather
   assistant_message
   final output: It is sunny and 22C in Paris.
+gemini:
+  user_message
+  reasoning
+  reasoning
+  tool_call          get_weather
+  tool_output        get_weather
+  assistant_message
+  final output: It is sunny and 22C in Paris.
 `
 	if got := out.String(); got != want {
 		t.Errorf("output:\n%s\nwant:\n%s", got, want)

@@ -89,7 +89,7 @@ func BenchmarkOwnParse(b *testing.B) {
 	body := []byte(benchReply)
 	b.ReportAllocs()
 	for b.Loop() {
-		sinkResp, sinkErr = parseMessage(body)
+		sinkResp, sinkErr = parseMessage(body, "")
 	}
 }
 
@@ -101,7 +101,7 @@ func BenchmarkOwnReadStream(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		dec := ssestream.NewDecoder(&http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(data))})
-		sinkResp, sinkErr = readStream(dec, c)
+		sinkResp, sinkErr = readStream(dec, c, "")
 		dec.Close()
 	}
 }

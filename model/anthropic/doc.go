@@ -25,6 +25,12 @@
 // for a refusal (stop_reason "refusal") becomes a refusal message, which a
 // structured-output agent reports as a [*pipeline.RefusalError].
 //
+// Structured output uses the API's native structured outputs
+// (output_config), or, with [WithOutputTool] for models without them, a
+// forced tool whose input schema is the output's: its tool_use input
+// becomes the assistant message the run decodes, with the same typed
+// errors.
+//
 // What the API cannot take fails the call before the request with an
 // [*InputError] naming the item and the part, never dropped silently: the
 // Responses API's hosted calls, MCP approvals and custom tool calls,
@@ -55,7 +61,8 @@
 //
 // Usage counts all input tokens in InputTokens (the API reports cache
 // reads and writes apart from input_tokens); CachedTokens are those read
-// from the cache. API errors are [*pipeline.ModelError] values with the
+// from the cache and CacheWriteTokens those written to it
+// (cache_creation_input_tokens). API errors are [*pipeline.ModelError] values with the
 // status, the request-id header and Retryable for 408, 409, 429 and 5xx
 // (529 overloaded included) unless x-should-retry says otherwise.
 package anthropic

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -26,7 +27,7 @@ func FuzzParseMessage(f *testing.F) {
 	f.Add([]byte(`{"id":"msg_2","content":[{"type":"redacted_thinking","data":"x"},{"type":"tool_use","id":"toolu_1","name":"f","input":{"a":[1,2]}}]}`))
 	f.Add([]byte(`{"id":"msg_3","content":[{"type":"text","text":"no"}],"stop_reason":"refusal"}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		resp, err := parseMessage(body)
+		resp, err := parseMessage(body, "")
 		if err != nil {
 			var de *DecodeError
 			if !errors.As(err, &de) && !errors.Is(err, ErrMalformedResponse) {
@@ -45,6 +46,67 @@ func FuzzParseMessage(f *testing.F) {
 		cfg := newConfig(nil)
 		if _, err := cfg.appendMessages(nil, state.ItemsOf(append([]state.Item{state.UserMessage("q")}, resp.Items...))); err != nil {
 			t.Fatalf("the items read cannot be sent back: %v", err)
+		}
+	})
+}
+
+// parseMessageTwoPass is the decoder parseMessage replaced: the body's
+// blocks as JSON values, then each block read on its own. The one-pass
+// decoder must read every body as it did.
+func parseMessageTwoPass(body []byte) (*pipeline.ModelResponse, error) {
+	var r struct {
+		ID         string            `json:"id"`
+		Type       string            `json:"type"`
+		Model      string            `json:"model"`
+		StopReason string            `json:"stop_reason"`
+		Content    []json.RawMessage `json:"content"`
+		Usage      *usageBody        `json:"usage"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, err
+	}
+	blocks := make([]block, len(r.Content))
+	for i, raw := range r.Content {
+		b, err := readBlock(raw)
+		if err != nil {
+			return nil, err
+		}
+		blocks[i] = b
+	}
+	items, err := responseItems(r.ID, blocks, r.StopReason, "")
+	if err != nil {
+		return nil, err
+	}
+	return &pipeline.ModelResponse{ID: r.ID, Model: r.Model, Items: items, Usage: r.Usage.usage()}, nil
+}
+
+// FuzzParseMessageMatchesTwoPass: the one-pass decoder accepts what the
+// two-pass one accepted, with the same response, and refuses the rest.
+func FuzzParseMessageMatchesTwoPass(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.json")
+	for _, name := range files {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"id":"m","content":[{"type":"web_search_tool_result","tool_use_id":"s","content":[]},{"type":"text","text":"a"},null,{"TYPE":"x"}],"stop_reason":"end_turn"}`))
+	f.Add([]byte(`{"id":"m","content":[1]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		got, err := parseMessage(body, "")
+		want, werr := parseMessageTwoPass(body)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("one pass: %v; two passes: %v", err, werr)
+		}
+		if err != nil {
+			return
+		}
+		if got.ID != want.ID || got.Model != want.Model || got.Usage != want.Usage || len(got.Items) != len(want.Items) {
+			t.Fatalf("one pass %+v, two passes %+v", got, want)
+		}
+		for i := range got.Items {
+			if !got.Items[i].Equal(want.Items[i]) {
+				t.Fatalf("item %d: %v, two passes %v", i, got.Items[i], want.Items[i])
+			}
 		}
 	})
 }

@@ -57,8 +57,9 @@ type block struct {
 	Signature string          `json:"signature"`
 	Data      string          `json:"data"`
 
-	raw  json.RawMessage // the block as sent, for the types kept opaque
-	text []byte          // a stream's text deltas, joined at the end
+	raw    json.RawMessage // the block as sent, for the types kept opaque
+	text   []byte          // a stream's text deltas, joined at the end
+	output bool            // a stream's tool_use of the output tool
 }
 
 // refusedText is the refusal of a response stopped for a refusal that
@@ -69,7 +70,10 @@ const refusedText = "The model declined to answer (stop_reason: refusal)."
 // assistant messages, tool_use blocks to calls, thinking blocks to
 // reasoning items, anything else to opaque items. The text of a response
 // stopped for a refusal becomes one refusal message.
-func responseItems(msgID string, blocks []block, stopReason string) ([]state.Item, error) {
+//
+// A tool_use of outputTool (see [WithOutputTool]) becomes an assistant
+// message whose text is its input: the structured output.
+func responseItems(msgID string, blocks []block, stopReason, outputTool string) ([]state.Item, error) {
 	items := make([]state.Item, 0, len(blocks))
 	refusal := stopReason == "refusal"
 	refusalAt, refusalText := -1, ""
@@ -93,6 +97,13 @@ func responseItems(msgID string, blocks []block, stopReason string) ([]state.Ite
 			}
 			it = state.AssistantMessage(msgID, b.Text)
 		case "tool_use":
+			if outputTool != "" && b.Name == outputTool {
+				if refusal {
+					continue // the refusal is the whole answer
+				}
+				it = state.AssistantMessage(msgID, arguments(b.Input))
+				break
+			}
 			if b.ID == "" || b.Name == "" {
 				return nil, &DecodeError{Where: "content[" + strconv.Itoa(i) + "]", Err: fmt.Errorf("tool_use without id or name")}
 			}
@@ -142,6 +153,9 @@ func arguments(input json.RawMessage) string {
 	if len(bytes.TrimSpace(input)) == 0 {
 		return "{}"
 	}
+	if bytes.IndexAny(input, " \t\r\n") < 0 {
+		return string(input) // compact already: Compact gives it back or refuses it
+	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, input) != nil {
 		return string(input)
@@ -163,15 +177,23 @@ func normalize(raw json.RawMessage) json.RawMessage {
 	return out
 }
 
+// known reports a block of a type the adapter reads into an item of its
+// own; the others are kept opaque, as their JSON.
+func (b *block) known() bool {
+	switch b.Type {
+	case "text", "tool_use", "thinking", "redacted_thinking":
+		return true
+	}
+	return false
+}
+
 // readBlock decodes one block of a response body.
 func readBlock(raw json.RawMessage) (block, error) {
 	var b block
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return b, err
 	}
-	switch b.Type {
-	case "text", "tool_use", "thinking", "redacted_thinking":
-	default:
+	if !b.known() {
 		b.raw = raw
 	}
 	return b, nil

@@ -309,3 +309,40 @@ func TestOtherProvidersItemsNotSent(t *testing.T) {
 		t.Fatalf("requests %q, want one with the user message and without the Gemini item", bodies)
 	}
 }
+
+// TestOutputToolRequest: with WithOutputTool and no tools of the agent's
+// own, the request carries the output tool alone and forces it by name,
+// with no output_config; thinking, or an agent tool of the output's name,
+// fails the call before the request.
+func TestOutputToolRequest(t *testing.T) {
+	srv := newFakeServer(t, "final.json")
+	m := anthropic.New(srv.client(), anthropic.WithModel("claude-3-5-haiku"), anthropic.WithOutputTool())
+	call := &pipeline.ModelCall{
+		Agent: &pipeline.Agent{Name: "a"},
+		Input: state.ItemsOf([]state.Item{state.UserMessage("Weather in Paris?")}),
+		Output: pipeline.OutputSpec{Name: "weather", Schema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`),
+			Strict: true},
+	}
+	if _, err := m.Respond(context.Background(), call); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"model":"claude-3-5-haiku","max_tokens":4096,"messages":[{"role":"user","content":[{"type":"text","text":"Weather in Paris?"}]}],` +
+		`"tools":[{"name":"weather","description":"Give the final answer, as this tool's input.","input_schema":{"type":"object","properties":{"city":{"type":"string"}}},"strict":true}],` +
+		`"tool_choice":{"type":"tool","name":"weather"}}`
+	if got := compactJSON(t, srv.bodies()[0]); got != want {
+		t.Errorf("request:\n got %s\nwant %s", got, want)
+	}
+
+	thinking := anthropic.New(srv.client(), anthropic.WithModel("claude-3-5-haiku"), anthropic.WithOutputTool(), anthropic.WithThinking(1024))
+	if _, err := thinking.Respond(context.Background(), call); err == nil {
+		t.Error("an output tool with thinking on was sent")
+	}
+	clash := *call
+	clash.Tools = []pipeline.ToolSpec{{Name: "weather"}}
+	if _, err := m.Respond(context.Background(), &clash); err == nil {
+		t.Error("an output tool named as an agent tool was sent")
+	}
+	if n := len(srv.bodies()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}

@@ -3,9 +3,9 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -58,7 +58,7 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	}
 	params := req.params()
 	if c.Stream {
-		return m.stream(ctx, c, params)
+		return m.stream(ctx, c, params, req.outputTool)
 	}
 	var (
 		body []byte
@@ -69,7 +69,7 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	if err != nil {
 		return nil, translate(ctx, err, status, reqID)
 	}
-	out, err := parseMessage(body)
+	out, err := parseMessage(body, req.outputTool)
 	if err != nil {
 		return nil, translate(ctx, err, status, reqID)
 	}
@@ -99,12 +99,12 @@ func responseMeta(res *http.Response) (status int, requestID string) {
 
 // messageBody is the part of a Messages API response the adapter reads.
 type messageBody struct {
-	ID         string            `json:"id"`
-	Type       string            `json:"type"`
-	Model      string            `json:"model"`
-	StopReason string            `json:"stop_reason"`
-	Content    []json.RawMessage `json:"content"`
-	Usage      *usageBody        `json:"usage"`
+	ID         string     `json:"id"`
+	Type       string     `json:"type"`
+	Model      string     `json:"model"`
+	StopReason string     `json:"stop_reason"`
+	Content    []block    `json:"content"`
+	Usage      *usageBody `json:"usage"`
 }
 
 type usageBody struct {
@@ -119,35 +119,59 @@ type usageBody struct {
 
 // usage converts the API's usage: input tokens count every input token,
 // those read from and written to the cache included (the API counts
-// them apart); cached tokens are those read from the cache.
+// them apart); cached tokens are those read from the cache, cache-write
+// tokens those written to it (cache_creation_input_tokens).
 func (u *usageBody) usage() state.Usage {
 	out := state.Usage{Requests: 1}
 	if u != nil {
 		out.InputTokens = u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
 		out.CachedTokens = u.CacheReadInputTokens
+		out.CacheWriteTokens = u.CacheCreationInputTokens
 		out.OutputTokens = u.OutputTokens
 		out.ReasoningTokens = u.OutputTokensDetails.ThinkingTokens
 	}
 	return out
 }
 
-// parseMessage decodes a Messages API response body.
-func parseMessage(body []byte) (*pipeline.ModelResponse, error) {
+// parseMessage decodes a Messages API response body in one pass, its
+// content blocks straight into blocks. Only a body with a block of a type
+// kept opaque is read again, for that block's JSON.
+//
+// A tool_use of outputTool (see [WithOutputTool]) becomes the assistant
+// message that carries the structured output.
+func parseMessage(body []byte, outputTool string) (*pipeline.ModelResponse, error) {
 	var r messageBody
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, &DecodeError{Where: "messages body", Err: err}
 	}
-	blocks := make([]block, len(r.Content))
-	for i, raw := range r.Content {
-		b, err := readBlock(raw)
-		if err != nil {
-			return nil, &DecodeError{Where: "content[" + strconv.Itoa(i) + "]", Err: err}
+	for i := range r.Content {
+		if !r.Content[i].known() {
+			if err := keepOpaque(body, r.Content); err != nil {
+				return nil, err
+			}
+			break
 		}
-		blocks[i] = b
 	}
-	items, err := responseItems(r.ID, blocks, r.StopReason)
+	items, err := responseItems(r.ID, r.Content, r.StopReason, outputTool)
 	if err != nil {
 		return nil, err
 	}
 	return &pipeline.ModelResponse{ID: r.ID, Model: r.Model, Items: items, Usage: r.Usage.usage()}, nil
+}
+
+// keepOpaque reads body's content again as JSON values and keeps, in each
+// block of a type the adapter does not read, its JSON.
+func keepOpaque(body []byte, blocks []block) error {
+	var r struct {
+		Content []json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil || len(r.Content) != len(blocks) {
+		return &DecodeError{Where: "messages body", Err: fmt.Errorf("content read again differs: %v", err)}
+	}
+	for i := range blocks {
+		if !blocks[i].known() {
+			blocks[i].raw = r.Content[i]
+		}
+	}
+	return nil
 }

@@ -52,6 +52,47 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestConformanceOutputTool runs the suite on the adapter with
+// WithOutputTool: the structured cases' answers come as a tool_use of the
+// forced output tool ("weather"), streamed as input JSON deltas, and their
+// requests carry that tool first and force a tool call ("any": the
+// suite's agent has tools of its own) instead of output_config.
+func TestConformanceOutputTool(t *testing.T) {
+	modeltest.Run(t, modeltest.Harness{
+		New: func(t *testing.T, c *modeltest.Case, srv *modeltest.Server) pipeline.Model {
+			return anthropic.New(clientAt(srv.URL, srv.Client()), anthropic.WithModel("claude-3-5-haiku"), anthropic.WithOutputTool())
+		},
+		Reply: func(t *testing.T, r *modeltest.Request) modeltest.Reply {
+			turn := r.Case.Turns[r.Turn]
+			if r.Case.Structured {
+				const forced = `"tool_choice":{"type":"any"}`
+				if !bytes.Contains(r.Body, []byte(forced)) || bytes.Contains(r.Body, []byte("output_config")) ||
+					!bytes.Contains(r.Body, []byte(`"tools":[{"name":"weather",`)) {
+					t.Errorf("request %d of %s does not force the output tool: %s", r.Turn, r.Case.Name, r.Body)
+				}
+				if turn.Text != "" {
+					turn.Calls, turn.Text = []modeltest.Call{{Name: "weather", Arguments: turn.Text}}, ""
+				}
+			}
+			id := fmt.Sprintf("msg_%s_%d", strings.ToLower(r.Case.Name), r.Turn)
+			if e := turn.Err; e != nil {
+				return errorReply(e.Status, e.RequestID, e.Message)
+			}
+			body := messageOf(id, turn)
+			if !r.Stream {
+				return jsonReply(body)
+			}
+			events := messageEvents(t, body)
+			if !turn.Cut {
+				return modeltest.Reply{Header: sseHeader(), Body: events}
+			}
+			i := bytes.Index(events, []byte(`"type":"text_delta"`))
+			end := bytes.Index(events[i:], []byte("\n\n"))
+			return modeltest.Reply{Header: sseHeader(), Body: events[:i+end+2], Hold: true}
+		},
+	})
+}
+
 // clientAt returns the real client pointed at a fake server, without
 // retries.
 func clientAt(url string, hc *http.Client) sdk.Client {
@@ -98,8 +139,8 @@ func messageOf(id string, turn modeltest.Turn) []byte {
 		"id": id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
 		"content": content, "stop_reason": stop, "stop_sequence": nil,
 		"usage": map[string]any{
-			"input_tokens": u.InputTokens - u.CachedTokens, "cache_read_input_tokens": u.CachedTokens,
-			"cache_creation_input_tokens": 0, "output_tokens": u.OutputTokens, "service_tier": "standard",
+			"input_tokens": u.InputTokens - u.CachedTokens - u.CacheWriteTokens, "cache_read_input_tokens": u.CachedTokens,
+			"cache_creation_input_tokens": u.CacheWriteTokens, "output_tokens": u.OutputTokens, "service_tier": "standard",
 		},
 	})
 	if err != nil {

@@ -40,6 +40,8 @@ type config struct {
 	cache     [CacheHistory + 1]bool
 	ttl       string
 	reqOpts   []option.RequestOption
+	// outputTool: structured output as a forced tool call.
+	outputTool bool
 }
 
 func newConfig(opts []Option) config {
@@ -107,6 +109,26 @@ func WithCacheControl(points ...CachePoint) Option {
 // replaces an earlier one.
 func WithCacheTTL(ttl string) Option {
 	return optionFunc(func(c *config) { c.ttl = ttl })
+}
+
+// WithOutputTool asks for an agent's structured output by a forced tool
+// call instead of the API's native structured outputs (output_config),
+// for models without them. The request carries a tool named after the
+// output ([pipeline.OutputSpec].Name, "output" when empty) whose input
+// schema is the output's schema, first among the tools, and tool_choice
+// forces it ("any" when the agent has tools of its own, so that the model
+// may call them first); the tool_use's input becomes the assistant
+// message the run decodes as its output, so that an output that does not
+// decode is a [*pipeline.OutputError] and a refusal a
+// [*pipeline.RefusalError] as with native structured output. When the
+// call streams, the input's JSON deltas are emitted as
+// [pipeline.TextDelta]s. The agent's own ToolChoice is not read for such
+// a call; thinking ([WithThinking]) cannot be combined with it (the API
+// takes a forced tool_choice only without thinking), and a call with
+// both fails before the request. The default is native structured
+// output.
+func WithOutputTool() Option {
+	return optionFunc(func(c *config) { c.outputTool = true })
 }
 
 // WithRequestOptions adds anthropic-sdk-go request options applied to

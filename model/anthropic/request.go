@@ -18,9 +18,10 @@ const emptySchema = `{"type":"object","properties":{}}`
 // request is a built request: its JSON body and the fields the client
 // reads itself.
 type request struct {
-	body      []byte
-	model     string
-	maxTokens int64
+	body       []byte
+	model      string
+	maxTokens  int64
+	outputTool string // the tool that carries the structured output, or ""
 }
 
 // build builds the request body for c, as one JSON object written once.
@@ -86,10 +87,21 @@ func (m *Model) build(c *pipeline.ModelCall) (request, error) {
 		return r, err
 	}
 
-	if len(c.Tools) > 0 {
+	outTool, err := cfg.outputToolName(c)
+	if err != nil {
+		return r, err
+	}
+	r.outputTool = outTool
+	if len(c.Tools) > 0 || outTool != "" {
 		b = append(b, `,"tools":[`...)
+		if outTool != "" {
+			spec := pipeline.ToolSpec{Name: outTool, Description: outputDescription(&c.Output), Parameters: c.Output.Schema, Strict: c.Output.Strict}
+			if b, err = appendTool(b, spec, len(c.Tools) == 0 && cfg.cache[CacheTools], cfg); err != nil {
+				return r, err
+			}
+		}
 		for i, t := range c.Tools {
-			if i > 0 {
+			if i > 0 || outTool != "" {
 				b = append(b, ',')
 			}
 			if b, err = appendTool(b, t, i == len(c.Tools)-1 && cfg.cache[CacheTools], cfg); err != nil {
@@ -97,7 +109,11 @@ func (m *Model) build(c *pipeline.ModelCall) (request, error) {
 			}
 		}
 		b = append(b, ']')
-		b = appendToolChoice(b, &c.Settings)
+		if outTool != "" {
+			b = appendOutputToolChoice(b, outTool, len(c.Tools) > 0, &c.Settings)
+		} else {
+			b = appendToolChoice(b, &c.Settings)
+		}
 	}
 	if cfg.thinking > 0 {
 		b = fmt.Appendf(b, `,"thinking":{"type":"enabled","budget_tokens":%d}`, cfg.thinking)
@@ -106,9 +122,11 @@ func (m *Model) build(c *pipeline.ModelCall) (request, error) {
 		if !json.Valid(o.Schema) {
 			return r, fmt.Errorf("anthropic: output %q: schema is not valid JSON", o.Name)
 		}
-		b = append(b, `,"output_config":{"format":{"type":"json_schema","schema":`...)
-		b = append(b, o.Schema...)
-		b = append(b, `}}`...)
+		if outTool == "" {
+			b = append(b, `,"output_config":{"format":{"type":"json_schema","schema":`...)
+			b = append(b, o.Schema...)
+			b = append(b, `}}`...)
+		}
 	}
 	if uid := c.Settings.Metadata["user_id"]; uid != "" {
 		b = append(b, `,"metadata":{"user_id":`...)
@@ -177,6 +195,54 @@ func appendTool(b []byte, t pipeline.ToolSpec, cache bool, cfg *config) ([]byte,
 		b = cfg.appendCacheControl(b)
 	}
 	return append(b, '}'), nil
+}
+
+// outputToolName returns the name of the tool that carries c's structured
+// output ([WithOutputTool]), or "" when the call asks for none or uses
+// native structured output.
+func (cfg *config) outputToolName(c *pipeline.ModelCall) (string, error) {
+	if !cfg.outputTool || c.Output.Schema == nil {
+		return "", nil
+	}
+	name := c.Output.Name
+	if name == "" {
+		name = "output"
+	}
+	if cfg.thinking > 0 {
+		return "", fmt.Errorf("anthropic: output %q: an output tool cannot be forced with thinking on (WithOutputTool and WithThinking)", name)
+	}
+	if !json.Valid(c.Output.Schema) {
+		return "", fmt.Errorf("anthropic: output %q: schema is not valid JSON", name)
+	}
+	for _, t := range c.Tools {
+		if t.Name == name {
+			return "", fmt.Errorf("anthropic: output %q: the agent has a tool of that name", name)
+		}
+	}
+	return name, nil
+}
+
+// outputDescription is the output tool's description.
+func outputDescription(o *pipeline.OutputSpec) string {
+	if o.Description != "" {
+		return o.Description
+	}
+	return "Give the final answer, as this tool's input."
+}
+
+// appendOutputToolChoice forces the output tool, or any tool when the
+// agent has tools of its own.
+func appendOutputToolChoice(b []byte, name string, others bool, s *pipeline.ModelSettings) []byte {
+	if others {
+		b = append(b, `,"tool_choice":{"type":"any"`...)
+	} else {
+		b = append(b, `,"tool_choice":{"type":"tool","name":`...)
+		b = jsonw.AppendString(b, name)
+	}
+	if s.ParallelToolCalls != nil && !*s.ParallelToolCalls {
+		b = append(b, `,"disable_parallel_tool_use":true`...)
+	}
+	return append(b, '}')
 }
 
 // appendToolChoice maps the agent's tool choice: "required" is "any", a

@@ -19,10 +19,10 @@ import (
 // streamEvent is the part of a Messages API stream event the adapter
 // reads.
 type streamEvent struct {
-	Type         string          `json:"type"`
-	Index        int             `json:"index"`
-	Message      *messageBody    `json:"message"`
-	ContentBlock json.RawMessage `json:"content_block"`
+	Type         string       `json:"type"`
+	Index        int          `json:"index"`
+	Message      *messageBody `json:"message"`
+	ContentBlock *block       `json:"content_block"`
 	Delta        struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
@@ -42,7 +42,7 @@ type streamEvent struct {
 // the events itself: text deltas go to c.Emit as they arrive; the blocks
 // are built from their start and delta events, and the response is
 // complete at message_stop.
-func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, params sdk.MessageNewParams) (*pipeline.ModelResponse, error) {
+func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, params sdk.MessageNewParams, outputTool string) (*pipeline.ModelResponse, error) {
 	var res *http.Response
 	s := m.client.Messages.NewStreaming(ctx, params, m.cfg.requestOptions(option.WithResponseBodyInto(&res))...)
 	err := s.Err()
@@ -58,15 +58,17 @@ func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, params sdk.Me
 	}
 	dec := ssestream.NewDecoder(res)
 	defer dec.Close()
-	out, err := readStream(dec, c)
+	out, err := readStream(dec, c, outputTool)
 	if err != nil {
 		return nil, translate(ctx, err, status, reqID)
 	}
 	return out, nil
 }
 
-// readStream reads events until message_stop.
-func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+// readStream reads events until message_stop. The input JSON deltas of a
+// tool_use of outputTool are emitted as text deltas: that block is the
+// structured output's message.
+func readStream(dec ssestream.Decoder, c *pipeline.ModelCall, outputTool string) (*pipeline.ModelResponse, error) {
 	var (
 		msg     messageBody
 		started bool
@@ -80,9 +82,16 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 		data := dec.Event().Data
 		// The events of a block's content, most of a stream, are read
 		// without decoding the whole event; the others are decoded.
-		if i, text, ok := textDelta(data); ok {
+		if i, isJSON, text, ok := fastDelta(data); ok {
 			if i >= len(blocks) {
 				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_delta)", events), Err: fmt.Errorf("index %d of %d blocks", i, len(blocks))}
+			}
+			if isJSON {
+				partial[i] = append(partial[i], text...)
+				if blocks[i].output && text != "" {
+					c.Emit(pipeline.TextDelta{ItemID: msg.ID, Delta: text})
+				}
+				continue
 			}
 			blocks[i].text = append(blocks[i].text, text...)
 			if text != "" {
@@ -112,6 +121,11 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 			continue
 		case "ping":
 			continue
+		case "message_stop":
+			if !json.Valid(data) {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (message_stop)", events), Err: fmt.Errorf("not a JSON value")}
+			}
+			return finish(&msg, started, blocks, &usage, events, outputTool)
 		}
 		var ev streamEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
@@ -133,10 +147,11 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 			if ev.Index != len(blocks) || ev.Index > 1<<16 {
 				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_start)", events), Err: fmt.Errorf("index %d, want %d", ev.Index, len(blocks))}
 			}
-			b, err := readBlock(ev.ContentBlock)
+			b, err := startedBlock(ev.ContentBlock, data)
 			if err != nil {
 				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_start)", events), Err: err}
 			}
+			b.output = outputTool != "" && b.Type == "tool_use" && b.Name == outputTool
 			blocks = append(blocks, b)
 			partial = append(partial, nil)
 			if b.Text != "" {
@@ -150,19 +165,7 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 				usage.merge(u)
 			}
 		case "message_stop":
-			if !started {
-				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (message_stop)", events), Err: fmt.Errorf("no message_start")}
-			}
-			for i := range blocks {
-				if b := &blocks[i]; len(b.text) > 0 {
-					b.Text += string(b.text)
-				}
-			}
-			items, err := responseItems(msg.ID, blocks, msg.StopReason)
-			if err != nil {
-				return nil, err
-			}
-			return &pipeline.ModelResponse{ID: msg.ID, Model: msg.Model, Items: items, Usage: usage.usage()}, nil
+			return finish(&msg, started, blocks, &usage, events, outputTool)
 		case "error":
 			se := &StreamError{Type: "error"}
 			if ev.Error != nil {
@@ -175,6 +178,44 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline.ModelRe
 		return nil, fmt.Errorf("%w after %d events: %w", ErrIncompleteStream, events, err)
 	}
 	return nil, fmt.Errorf("%w after %d events", ErrIncompleteStream, events)
+}
+
+// finish returns the response a stream built, at its message_stop.
+func finish(msg *messageBody, started bool, blocks []block, usage *usageBody, events int, outputTool string) (*pipeline.ModelResponse, error) {
+	if !started {
+		return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (message_stop)", events), Err: fmt.Errorf("no message_start")}
+	}
+	for i := range blocks {
+		if b := &blocks[i]; len(b.text) > 0 {
+			b.Text += string(b.text)
+		}
+	}
+	items, err := responseItems(msg.ID, blocks, msg.StopReason, outputTool)
+	if err != nil {
+		return nil, err
+	}
+	return &pipeline.ModelResponse{ID: msg.ID, Model: msg.Model, Items: items, Usage: usage.usage()}, nil
+}
+
+// startedBlock returns the block a content_block_start event decoded, b,
+// with its JSON when it is of a type kept opaque (the event read again
+// for it).
+func startedBlock(b *block, data []byte) (block, error) {
+	if b == nil {
+		return block{}, fmt.Errorf("no content_block")
+	}
+	if b.known() {
+		return *b, nil
+	}
+	var ev struct {
+		ContentBlock json.RawMessage `json:"content_block"`
+	}
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return block{}, err
+	}
+	out := *b
+	out.raw = ev.ContentBlock
+	return out, nil
 }
 
 // blockDelta applies a content_block_delta event to its block: text
@@ -201,7 +242,11 @@ func blockDelta(data []byte, blocks []block, partial [][]byte, msgID string, c *
 			c.Emit(pipeline.TextDelta{ItemID: msgID, Delta: text})
 		}
 	case "input_json_delta":
-		partial[i] = append(partial[i], d.Get("partial_json").String()...)
+		text := d.Get("partial_json").String()
+		partial[i] = append(partial[i], text...)
+		if b.output && text != "" {
+			c.Emit(pipeline.TextDelta{ItemID: msgID, Delta: strings.Clone(text)})
+		}
 	case "thinking_delta":
 		b.Thinking += strings.Clone(d.Get("thinking").String())
 	case "signature_delta":
@@ -210,11 +255,24 @@ func blockDelta(data []byte, blocks []block, partial [][]byte, msgID string, c *
 	return nil
 }
 
-// The text delta event as the API writes it, its members in this order.
+// The text and input JSON delta events as the API writes them, their
+// members in this order.
 var (
 	textDeltaHead = []byte(`{"type":"content_block_delta","index":`)
 	textDeltaMid  = []byte(`,"delta":{"type":"text_delta","text":`)
+	jsonDeltaMid  = []byte(`,"delta":{"type":"input_json_delta","partial_json":`)
 )
+
+// fastDelta reads a text or input JSON delta event written in the API's
+// own member order and spacing (see textDelta); json reports an input
+// JSON delta, whose text is the partial JSON.
+func fastDelta(data []byte) (index int, isJSON bool, text string, ok bool) {
+	if index, text, ok = textDelta(data); ok {
+		return index, false, text, true
+	}
+	index, text, ok = deltaOf(data, jsonDeltaMid)
+	return index, true, text, ok
+}
 
 // textDelta reads a text delta event written in the API's own member
 // order and spacing: {"type":"content_block_delta","index":N,"delta":
@@ -222,6 +280,12 @@ var (
 // order, spaces, extra members) returns ok false, and the event is read
 // the general way. The text is a copy.
 func textDelta(data []byte) (index int, text string, ok bool) {
+	return deltaOf(data, textDeltaMid)
+}
+
+// deltaOf reads a delta event whose members up to the delta's string are
+// textDeltaHead, the index and mid.
+func deltaOf(data, mid []byte) (index int, text string, ok bool) {
 	rest, ok := bytes.CutPrefix(data, textDeltaHead)
 	if !ok {
 		return 0, "", false
@@ -234,7 +298,7 @@ func textDelta(data []byte) (index int, text string, ok bool) {
 	if n == 0 {
 		return 0, "", false
 	}
-	if rest, ok = bytes.CutPrefix(rest[n:], textDeltaMid); !ok {
+	if rest, ok = bytes.CutPrefix(rest[n:], mid); !ok {
 		return 0, "", false
 	}
 	str, ok := bytes.CutSuffix(bytes.TrimRight(rest, " \t\r\n"), []byte("}}"))

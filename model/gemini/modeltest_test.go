@@ -20,6 +20,7 @@ import (
 // server-sent chunks of it, and the API's error body.
 func TestConformance(t *testing.T) {
 	modeltest.Run(t, modeltest.Harness{
+		NoCacheWrites: true, // the API reports cache reads only
 		New: func(t *testing.T, c *modeltest.Case, srv *modeltest.Server) pipeline.Model {
 			if c.Name == "StructuredOutputRefused" {
 				// The Gemini API has no refusal text to record: a refused

@@ -15,6 +15,13 @@ func usage(in, out, cached int64) state.Usage {
 	return state.Usage{Requests: 1, InputTokens: in, OutputTokens: out, CachedTokens: cached}
 }
 
+// withCacheWrites returns u with n of its input tokens written to the
+// prompt cache.
+func withCacheWrites(u state.Usage, n int64) state.Usage {
+	u.CacheWriteTokens = n
+	return u
+}
+
 // Cases returns the suite's cases, new values on every call. A harness
 // may read them to prepare its recorded payloads.
 func Cases() []*Case {
@@ -154,7 +161,7 @@ func Cases() []*Case {
 			Name:  "Usage",
 			Input: ask,
 			Turns: []Turn{
-				{Calls: []Call{paris}, Usage: usage(2400, 18, 2048)},
+				{Calls: []Call{paris}, Usage: withCacheWrites(usage(2400, 18, 2048), 256)},
 				{Text: answer, Usage: usage(2450, 12, 2304)},
 			},
 			check: checkRun,

@@ -39,7 +39,9 @@
 // [*pipeline.ModelError] with the status, the provider's request ID, and
 // Retryable for 429 and 5xx but not 400; a stream cancelled mid-way,
 // which returns the context's error without waiting for the provider;
-// usage summed over the calls, cached input tokens included.
+// usage summed over the calls, input tokens read from and written to the
+// prompt cache included ([Harness.NoCacheWrites] for a provider that
+// reports no cache writes).
 //
 // A provider that cannot take a feature (Chat Completions' tool messages
 // take no image) lists it in [Harness.Unsupported]: the suite then checks

@@ -32,6 +32,11 @@ type Harness struct {
 	// cases the suite checks that the model refuses the call with an
 	// error before the request that would carry the feature.
 	Unsupported []Feature
+	// NoCacheWrites reports a provider whose usage has no count of input
+	// tokens written to its prompt cache (OpenAI and Gemini cache
+	// implicitly): the usage case then expects CacheWriteTokens to be 0
+	// where its turns report some.
+	NoCacheWrites bool
 }
 
 // A Feature is something a case needs of the provider beyond text and
@@ -84,8 +89,8 @@ type Turn struct {
 	// order. The provider gives them IDs of its own.
 	Calls []Call
 	// Usage is what the provider reports for the call: InputTokens
-	// counts all input tokens, CachedTokens those read from the cache.
-	// Requests is 1.
+	// counts all input tokens, CachedTokens those read from the cache,
+	// CacheWriteTokens those written to it. Requests is 1.
 	Usage state.Usage
 	// Err, when set, is the API error the provider answers with instead.
 	Err *APIError
@@ -174,6 +179,7 @@ func (c *Case) modes() []bool {
 
 // An outcome is what one run of a case gave.
 type outcome struct {
+	h      *Harness
 	c      *Case
 	stream bool
 	res    *pipeline.Result
@@ -193,7 +199,7 @@ func (o *outcome) bodies() [][]byte {
 // runCase runs c once, plain or streamed.
 func runCase(t *testing.T, h Harness, c *Case, stream bool) *outcome {
 	t.Helper()
-	o := &outcome{c: c, stream: stream}
+	o := &outcome{h: &h, c: c, stream: stream}
 	if h.Reply != nil {
 		o.srv = newServer(t, c, stream, h.Reply)
 	}
@@ -384,6 +390,9 @@ func checkUsage(t *testing.T, o *outcome) {
 	for _, turn := range o.c.Turns {
 		u := turn.Usage
 		u.Requests = 1
+		if o.h.NoCacheWrites {
+			u.CacheWriteTokens = 0
+		}
 		want.Add(u)
 	}
 	if got := o.res.Usage(); got != want {

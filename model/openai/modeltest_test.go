@@ -21,6 +21,7 @@ import (
 // objects in the documented shape (streamed as the API's event stream).
 func TestConformanceResponses(t *testing.T) {
 	modeltest.Run(t, modeltest.Harness{
+		NoCacheWrites: true, // the API reports cache reads only
 		New: func(t *testing.T, c *modeltest.Case, srv *modeltest.Server) pipeline.Model {
 			return openai.New(suiteClient(srv), openai.WithModel("gpt-5-mini"))
 		},
@@ -35,6 +36,7 @@ func TestConformanceResponses(t *testing.T) {
 // output is refused before the request.
 func TestConformanceChat(t *testing.T) {
 	modeltest.Run(t, modeltest.Harness{
+		NoCacheWrites: true, // the API reports cache reads only
 		New: func(t *testing.T, c *modeltest.Case, srv *modeltest.Server) pipeline.Model {
 			return openai.NewChat(suiteClient(srv), openai.WithModel("gpt-4o-mini"))
 		},

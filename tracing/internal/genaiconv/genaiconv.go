@@ -43,6 +43,10 @@ const (
 	ErrorTypeKey                  = attribute.Key("error.type")
 )
 
+// UsageCacheCreationInputTokensKey is the input tokens written to the
+// provider's prompt cache (semantic conventions v1.41.0).
+const UsageCacheCreationInputTokensKey = attribute.Key("gen_ai.usage.cache_creation.input_tokens")
+
 // Well-known attribute values (semantic conventions v1.41.0).
 var (
 	OperationNameChat        = OperationNameKey.String("chat")

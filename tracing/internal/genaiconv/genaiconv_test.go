@@ -36,6 +36,7 @@ func TestMatchesSemconv(t *testing.T) {
 		{"output tokens", genaiconv.UsageOutputTokensKey, semconv.GenAIUsageOutputTokensKey},
 		{"reasoning tokens", genaiconv.UsageReasoningOutputTokensKey, semconv.GenAIUsageReasoningOutputTokensKey},
 		{"cache read tokens", genaiconv.UsageCacheReadInputTokensKey, semconv.GenAIUsageCacheReadInputTokensKey},
+		{"cache creation tokens", genaiconv.UsageCacheCreationInputTokensKey, semconv.GenAIUsageCacheCreationInputTokensKey},
 		{"output type", genaiconv.OutputTypeKey, semconv.GenAIOutputTypeKey},
 		{"token type", genaiconv.TokenTypeKey, semconv.GenAITokenTypeKey},
 		{"tool name", genaiconv.ToolNameKey, semconv.GenAIToolNameKey},
