@@ -57,10 +57,7 @@ func filesContain(t *testing.T, path string) []string {
 	t.Helper()
 	var found []string
 	for _, name := range []string{path, path + "-wal", path + "-shm"} {
-		data, err := os.ReadFile(name)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
+		data, err := readIfExists(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -414,4 +411,13 @@ func TestEveryKind(t *testing.T) {
 			t.Errorf("item %d = %s %s, want %s", i, got[i], raw, items[i])
 		}
 	}
+}
+
+// readIfExists reads a file; a missing one is empty.
+func readIfExists(name string) ([]byte, error) {
+	data, err := os.ReadFile(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return data, err
 }
