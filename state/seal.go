@@ -15,15 +15,17 @@ import (
 // [WithSealer]; package session/encrypt implements it with AES-GCM under
 // per-session data keys.
 //
-// Seal returns the ciphertext of plaintext bound to part: Open given
-// another part (another session, run, position, version or kind of part)
-// must fail, as must Open of an edited ciphertext, with an error that
-// says why (the implementation's sentinels). Neither may keep plaintext
-// or the result beyond the call. Implementations must be safe for
-// concurrent use.
+// Seal appends the ciphertext of plaintext bound to part to dst and
+// returns the extended buffer; Open appends the plaintext of a ciphertext
+// Seal made for the same part. Open given another part (another session,
+// run, position, version or kind of part) must fail, as must Open of an
+// edited ciphertext, with an error that says why (the implementation's
+// sentinels). Neither may keep plaintext, sealed or the result beyond the
+// call, and dst may not overlap the input. Implementations must be safe
+// for concurrent use.
 type Sealer interface {
-	Seal(part Part, plaintext []byte) ([]byte, error)
-	Open(part Part, sealed []byte) ([]byte, error)
+	Seal(dst []byte, part Part, plaintext []byte) ([]byte, error)
+	Open(dst []byte, part Part, sealed []byte) ([]byte, error)
 }
 
 // A PartKind says which part of a stored checkpoint a [Part] is.
@@ -114,29 +116,39 @@ type sealedHeadRun struct {
 	} `json:"extension"`
 }
 
-// seal replaces d's parts with their ciphertexts under s.
+// seal replaces d's parts with their ciphertexts under s. One scratch
+// buffer takes each ciphertext in turn; each part keeps its base64 only.
 func (d *Delta) seal(s Sealer, sessionID string) error {
-	head := Part{SessionID: sessionID, RunID: d.RunID, Kind: PartHead, Version: d.Version, Full: d.next.full}
-	ct, err := s.Seal(head, d.Head)
+	full := d.next.full
+	ct, err := s.Seal(make([]byte, 0, len(d.Head)+64), Part{SessionID: sessionID, RunID: d.RunID, Kind: PartHead, Version: d.Version, Full: full}, d.Head)
 	if err != nil {
 		return fmt.Errorf("state: seal head of run %s: %w", d.RunID, err)
 	}
-	env := sealedHead{Schema: SealedSchema, Sealed: base64.RawStdEncoding.EncodeToString(ct)}
-	env.Run.ID, env.Run.SessionID, env.Run.Version = d.RunID, sessionID, d.Version
-	env.Run.Extension.Delta.Full = d.next.full
-	if d.Head, err = json.Marshal(&env); err != nil {
-		return fmt.Errorf("state: seal head of run %s: %w", d.RunID, err)
+	// The envelope in the shape json.Marshal of sealedHead writes, which
+	// isSealedHead and HeadVersions read.
+	head := make([]byte, 0, 96+len(d.RunID)+len(sessionID)+base64.RawStdEncoding.EncodedLen(len(ct)))
+	head = append(head, sealedPrefix...)
+	head = append(head, `,"run":{"id":`...)
+	head = appendString(head, d.RunID)
+	if sessionID != "" {
+		head = append(head, `,"session_id":`...)
+		head = appendString(head, sessionID)
 	}
+	head = append(head, `,"version":`...)
+	head = strconv.AppendInt(head, d.Version, 10)
+	head = append(head, `,"extension":{"turnkit.delta":{"full":`...)
+	head = strconv.AppendInt(head, full, 10)
+	head = append(head, `}}},"sealed":"`...)
+	head = base64.RawStdEncoding.AppendEncode(head, ct)
+	d.Head = append(head, '"', '}')
 	for i, p := range d.Items {
-		ct, err := s.Seal(Part{SessionID: sessionID, RunID: d.RunID, Kind: PartPiece, Seq: p.Seq, Version: p.Version}, p.Data)
-		if err != nil {
+		if ct, err = s.Seal(ct[:0], Part{SessionID: sessionID, RunID: d.RunID, Kind: PartPiece, Seq: p.Seq, Version: p.Version}, p.Data); err != nil {
 			return fmt.Errorf("state: seal piece %d of run %s: %w", p.Seq, d.RunID, err)
 		}
 		d.Items[i].Data = sealedString(ct)
 	}
 	if d.Context != nil {
-		ct, err := s.Seal(Part{SessionID: sessionID, RunID: d.RunID, Kind: PartContext}, d.Context)
-		if err != nil {
+		if ct, err = s.Seal(ct[:0], Part{SessionID: sessionID, RunID: d.RunID, Kind: PartContext}, d.Context); err != nil {
 			return fmt.Errorf("state: seal context of run %s: %w", d.RunID, err)
 		}
 		d.Context = sealedString(ct)
@@ -181,7 +193,7 @@ func openStored(s Sealer, head, context []byte, items []Piece) ([]byte, []byte, 
 	if err != nil {
 		return nil, nil, nil, &DecodeError{Path: "$.sealed", Err: fmt.Errorf("%w: not base64", ErrMalformed)}
 	}
-	plainHead, err := s.Open(Part{SessionID: sid, RunID: rid, Kind: PartHead, Version: env.Run.Version, Full: env.Run.Extension.Delta.Full}, ct)
+	plainHead, err := s.Open(nil, Part{SessionID: sid, RunID: rid, Kind: PartHead, Version: env.Run.Version, Full: env.Run.Extension.Delta.Full}, ct)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("state: open head of run %s: %w", rid, err)
 	}
@@ -191,7 +203,7 @@ func openStored(s Sealer, head, context []byte, items []Piece) ([]byte, []byte, 
 		if !ok {
 			return nil, nil, nil, &DecodeError{Path: "$.context", Err: fmt.Errorf("%w: %w", ErrMalformed, ErrUnsealed)}
 		}
-		if plainCtx, err = s.Open(Part{SessionID: sid, RunID: rid, Kind: PartContext}, ct); err != nil {
+		if plainCtx, err = s.Open(nil, Part{SessionID: sid, RunID: rid, Kind: PartContext}, ct); err != nil {
 			return nil, nil, nil, fmt.Errorf("state: open context of run %s: %w", rid, err)
 		}
 	}
@@ -201,7 +213,7 @@ func openStored(s Sealer, head, context []byte, items []Piece) ([]byte, []byte, 
 		if !ok {
 			return nil, nil, nil, &DecodeError{Path: "$.items", Err: fmt.Errorf("%w: piece %d: %w", ErrMalformed, p.Seq, ErrUnsealed)}
 		}
-		data, err := s.Open(Part{SessionID: sid, RunID: rid, Kind: PartPiece, Seq: p.Seq, Version: p.Version}, ct)
+		data, err := s.Open(nil, Part{SessionID: sid, RunID: rid, Kind: PartPiece, Seq: p.Seq, Version: p.Version}, ct)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("state: open piece %d of run %s: %w", p.Seq, rid, err)
 		}

@@ -30,9 +30,11 @@ const (
 
 // sealItem returns the sealed form of it, an item of run runID.
 func sealItem(dk *dataKey, sid, runID string, it state.Item) (state.Item, error) {
-	raw := it.AppendRaw(make([]byte, 0, it.RawLen()))
-	out := make([]byte, 0, 64+len(runID)+base64.RawStdEncoding.EncodedLen(headerLen+len(raw)+16))
-	out = append(out, '{')
+	sc := dk.get()
+	defer dk.put(sc)
+	raw := it.AppendRaw(sc.raw[:0])
+	sc.raw = raw
+	out := append(sc.out[:0], '{')
 	err := members(raw, func(key, value []byte) {
 		for _, m := range clearMembers {
 			if string(key) == m {
@@ -56,14 +58,13 @@ func sealItem(dk *dataKey, sid, runID string, it state.Item) (state.Item, error)
 	out = append(out, runMember...)
 	out = appendString(out, runID)
 	clear := len(out)
-	var adBuf [128]byte
-	ad := itemAD(adBuf[:0], sid, it.Seq(), it.Kind(), it.Name(), out)
-	var ctBuf [512]byte
-	ct := dk.seal(ctBuf[:0], ad, raw)
+	sc.ad = itemAD(sc.ad[:0], sid, it.Seq(), it.Kind(), it.Name(), out)
+	sc.ct = dk.seal(sc, sc.ct[:0], sc.ad, raw)
 	out = append(out, sealedMember...)
-	out = base64.RawStdEncoding.AppendEncode(out, ct)
+	out = base64.RawStdEncoding.AppendEncode(out, sc.ct)
 	out = append(out, '"', '}')
-	sealed, err := state.ParseItem(it.Kind(), out)
+	sc.out = out
+	sealed, err := state.ParseItem(it.Kind(), out) // copies out
 	if err != nil || sealed.CallID() != it.CallID() {
 		return state.Item{}, &SealError{SessionID: sid, RunID: runID, What: "item", Seq: it.Seq(),
 			Err: fmt.Errorf("its routing fields do not survive sealing (%.40s): %w", out[:clear], ErrUnsealed)}
@@ -74,7 +75,10 @@ func sealItem(dk *dataKey, sid, runID string, it state.Item) (state.Item, error)
 // openItem returns the item stored sealed; runID, when not "", is the run
 // the store says it belongs to, which must be the sealed one.
 func openItem(dk *dataKey, sid, runID string, stored state.Item) (state.Item, error) {
-	raw := stored.AppendRaw(make([]byte, 0, stored.RawLen()))
+	sc := dk.get()
+	defer dk.put(sc)
+	raw := stored.AppendRaw(sc.raw[:0])
+	sc.raw = raw
 	fail := func(err error) (state.Item, error) {
 		return state.Item{}, &SealError{SessionID: sid, RunID: runID, What: "item", Seq: stored.Seq(), Err: err}
 	}
@@ -87,28 +91,33 @@ func openItem(dk *dataKey, sid, runID string, stored state.Item) (state.Item, er
 	if j < 0 {
 		return fail(ErrTampered)
 	}
-	var sealedRun string
-	if err := json.Unmarshal(clear[j+len(runMember):], &sealedRun); err != nil {
-		return fail(ErrTampered)
+	if runID != "" && !sameString(clear[j+len(runMember):], runID) {
+		return fail(fmt.Errorf("sealed in run %s: %w", clear[j+len(runMember):], ErrTampered))
 	}
-	if runID != "" && sealedRun != runID {
-		return fail(fmt.Errorf("sealed in run %q: %w", sealedRun, ErrTampered))
-	}
-	ct, err := base64.RawStdEncoding.AppendDecode(nil, raw[i+len(sealedMember):len(raw)-2])
+	ct, err := base64.RawStdEncoding.AppendDecode(sc.ct[:0], raw[i+len(sealedMember):len(raw)-2])
+	sc.ct = ct
 	if err != nil {
 		return fail(ErrTampered)
 	}
-	var adBuf [128]byte
-	ad := itemAD(adBuf[:0], sid, stored.Seq(), stored.Kind(), stored.Name(), clear)
-	pt, err := dk.open(true, ad, ct)
+	sc.ad = itemAD(sc.ad[:0], sid, stored.Seq(), stored.Kind(), stored.Name(), clear)
+	pt, err := dk.open(nil, true, sc.ad, ct)
 	if err != nil {
 		return fail(err)
 	}
-	it, err := state.ParseItem(stored.Kind(), pt)
+	it, err := state.ParseItem(stored.Kind(), pt) // copies pt
 	if err != nil {
 		return fail(fmt.Errorf("%w: %w", ErrTampered, err))
 	}
 	return it.WithSeq(stored.Seq()).WithName(stored.Name()), nil
+}
+
+// sameString reports whether the JSON string quoted is s.
+func sameString(quoted []byte, s string) bool {
+	if len(quoted) >= 2 && quoted[0] == '"' && quoted[len(quoted)-1] == '"' && bytes.IndexByte(quoted, '\\') < 0 {
+		return string(quoted[1:len(quoted)-1]) == s
+	}
+	var v string
+	return json.Unmarshal(quoted, &v) == nil && v == s
 }
 
 // itemAD appends the additional data of a session item to dst.
@@ -123,8 +132,15 @@ func itemAD(dst []byte, sid string, seq int64, kind state.Kind, name string, cle
 
 // appendString appends s as a JSON string.
 func appendString(dst []byte, s string) []byte {
-	b, _ := json.Marshal(s) // a string: cannot fail
-	return append(dst, b...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			b, _ := json.Marshal(s) // a string: cannot fail
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // members calls fn with the key (as written, without quotes) and the raw

@@ -122,9 +122,30 @@ type dataKey struct {
 	sid     string
 	id      [8]byte
 	aead    cipher.AEAD
-	macs    sync.Pool // of hash.Hash: HMAC-SHA256 under the nonce key
+	scratch sync.Pool // of *scratch, each with its HMAC under the nonce key
 	erased  bool      // the session's record is a tombstone
 	expires time.Time
+}
+
+// A scratch is what one seal or open works in, reused from a pool so that
+// sealing allocates only what it returns.
+type scratch struct {
+	mac hash.Hash
+	sum [sha256.Size]byte
+	n   [8]byte
+	ad  []byte // additional data
+	raw []byte // an item's JSON
+	out []byte // an item's sealed JSON
+	ct  []byte // a ciphertext
+}
+
+func (dk *dataKey) get() *scratch { return dk.scratch.Get().(*scratch) }
+
+// put returns sc to the pool unless it grew past what is worth keeping.
+func (dk *dataKey) put(sc *scratch) {
+	if cap(sc.raw)+cap(sc.out)+cap(sc.ct) <= 1<<16 {
+		dk.scratch.Put(sc)
+	}
 }
 
 func newDataKey(sid string, rec KeyRecord, dek []byte) (*dataKey, error) {
@@ -135,7 +156,7 @@ func newDataKey(sid string, rec KeyRecord, dek []byte) (*dataKey, error) {
 	dk := &dataKey{sid: sid, aead: mustAEAD(derive(dek, "turnkit.enc"))}
 	copy(dk.id[:], id)
 	nk := derive(dek, "turnkit.nonce")
-	dk.macs.New = func() any { return hmac.New(sha256.New, nk) }
+	dk.scratch.New = func() any { return &scratch{mac: hmac.New(sha256.New, nk)} }
 	return dk, nil
 }
 
@@ -159,26 +180,23 @@ const (
 // key): the same item at the same position seals to the same bytes, so a
 // retried append is recognized as such by the store, and nonces of
 // distinct inputs collide with probability 2^-96.
-func (dk *dataKey) seal(dst, ad, plaintext []byte) []byte {
-	m := dk.macs.Get().(hash.Hash)
+func (dk *dataKey) seal(sc *scratch, dst, ad, plaintext []byte) []byte {
+	m := sc.mac
 	m.Reset()
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(ad)))
-	m.Write(n[:])
+	binary.BigEndian.PutUint64(sc.n[:], uint64(len(ad)))
+	m.Write(sc.n[:])
 	m.Write(ad)
 	m.Write(plaintext)
-	var sum [sha256.Size]byte
-	m.Sum(sum[:0])
-	dk.macs.Put(m)
+	m.Sum(sc.sum[:0])
 	dst = append(dst, formatSealed)
 	dst = append(dst, dk.id[:]...)
-	dst = append(dst, sum[:12]...)
-	return dk.aead.Seal(dst, sum[:12], plaintext, ad)
+	dst = append(dst, sc.sum[:12]...)
+	return dk.aead.Seal(dst, dst[len(dst)-12:], plaintext, ad)
 }
 
 // open returns the plaintext of a ciphertext seal made, bound to ad;
 // with inPlace it decrypts over blob, which the caller no longer needs.
-func (dk *dataKey) open(inPlace bool, ad, blob []byte) ([]byte, error) {
+func (dk *dataKey) open(dst []byte, inPlace bool, ad, blob []byte) ([]byte, error) {
 	switch {
 	case len(blob) > 0 && blob[0] == formatClear:
 		return nil, ErrUnsealed
@@ -187,7 +205,6 @@ func (dk *dataKey) open(inPlace bool, ad, blob []byte) ([]byte, error) {
 	case [8]byte(blob[1:9]) != dk.id:
 		return nil, fmt.Errorf("sealed under data key %x, the session's is %x: %w", blob[1:9], dk.id, ErrWrongKey)
 	}
-	var dst []byte
 	if inPlace {
 		dst = blob[headerLen:headerLen]
 	}
@@ -350,39 +367,45 @@ var _ state.Sealer = (*Keyring)(nil)
 // Seal seals a part of a checkpoint under its session's data key, which
 // must be loaded ([Wrap]'s Save loads it). A key store's own runs
 // ([KeysIn]) are kept as they are: they hold wrapped keys only.
-func (k *Keyring) Seal(p state.Part, plaintext []byte) ([]byte, error) {
+func (k *Keyring) Seal(dst []byte, p state.Part, plaintext []byte) ([]byte, error) {
 	if isKeyRun(p.RunID) {
-		return append([]byte{formatClear}, plaintext...), nil
+		return append(append(dst, formatClear), plaintext...), nil
 	}
 	dk := k.cached(p.SessionID)
 	if dk == nil || dk.erased {
 		return nil, &notLoadedError{sessionID: p.SessionID}
 	}
-	return dk.seal(make([]byte, 0, headerLen+len(plaintext)+dk.aead.Overhead()), partAD(p), plaintext), nil
+	sc := dk.get()
+	sc.ad = partAD(sc.ad[:0], p)
+	dst = dk.seal(sc, dst, sc.ad, plaintext)
+	dk.put(sc)
+	return dst, nil
 }
 
 // Open opens what Seal sealed for the same part.
-func (k *Keyring) Open(p state.Part, sealed []byte) ([]byte, error) {
+func (k *Keyring) Open(dst []byte, p state.Part, sealed []byte) ([]byte, error) {
 	if isKeyRun(p.RunID) {
 		if len(sealed) == 0 || sealed[0] != formatClear {
 			return nil, &SealError{SessionID: p.SessionID, RunID: p.RunID, What: p.Kind.String(), Err: ErrTampered}
 		}
-		return sealed[1:], nil
+		return append(dst, sealed[1:]...), nil
 	}
 	dk := k.cached(p.SessionID)
 	if dk == nil || dk.erased {
 		return nil, &notLoadedError{sessionID: p.SessionID}
 	}
-	pt, err := dk.open(false, partAD(p), sealed)
+	sc := dk.get()
+	sc.ad = partAD(sc.ad[:0], p)
+	pt, err := dk.open(dst, false, sc.ad, sealed)
+	dk.put(sc)
 	if err != nil {
 		return nil, &SealError{SessionID: p.SessionID, RunID: p.RunID, What: p.Kind.String(), Seq: p.Seq, Err: err}
 	}
 	return pt, nil
 }
 
-// partAD is the additional data of a checkpoint's part.
-func partAD(p state.Part) []byte {
-	ad := make([]byte, 0, 64+len(p.SessionID)+len(p.RunID))
+// partAD appends the additional data of a checkpoint's part to ad.
+func partAD(ad []byte, p state.Part) []byte {
 	ad = append(ad, "turnkit.part.v1"...)
 	ad = appendField(ad, p.SessionID)
 	ad = appendField(ad, p.RunID)
