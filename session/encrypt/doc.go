@@ -62,12 +62,28 @@
 // with no schema of its own; [WithKeyStore] puts them elsewhere. Keys in
 // use are cached unwrapped in memory, bounded ([WithCacheSize]) and
 // re-read after [WithCacheTTL]. [Keyring.Rotate] re-wraps a session's
-// data key under the provider's current key-encryption key: no item or
-// checkpoint is rewritten.
+// data key under the provider's current key-encryption key, and
+// [Store.RotateAll] every session's: no item or checkpoint is rewritten.
 //
 // # Signing
 //
 // Signing ([state.WithSigningKey], [state.WithVerifyKeys]) works on top:
 // give the store both the signing options and the keyring's codec; a
 // head is signed, then sealed, and on load opened, then verified.
+//
+// # Erasure
+//
+// [Store.Erase] deletes everything a session left behind on its backend
+// (items, marks, its runs' checkpoints with their pieces, contexts and
+// listing entries), scrubs a backend that keeps deleted bytes in its
+// files ([Scrubber]: session/sqlite), reports the counts, and leaves a
+// tombstone in the session's key record, so that a paused run of the
+// session fails on resume; with [Shred] the tombstone keeps no key, and
+// copies of the ciphertexts elsewhere (backups, replicas, PostgreSQL's
+// dead tuples until VACUUM, Redis's AOF until a rewrite) can no longer be
+// read once no copy of the key record is left. [Erase] is the same for
+// plain stores, without tombstone. Not covered: copies outside the
+// stores, such as River's job table (a riverrun start job carries the
+// run's input in the clear, until River prunes the job) and traces or
+// logs with content capture on.
 package encrypt

@@ -294,13 +294,17 @@ func TestRotate(t *testing.T) {
 	kr := encrypt.NewKeyring(provider)
 	s := sealedSQLite(t, path, kr, nil, nil)
 	fill(t, s)
+	if err := s.Append(t.Context(), "session-2", "r", []state.Item{state.UserMessage("other").WithSeq(1)}); err != nil {
+		t.Fatal(err)
+	}
 	db := rawDB(t, path)
 	before := dump(t, db, `SELECT raw FROM session_items ORDER BY seq`) + dump(t, db, `SELECT data FROM run_checkpoint_items WHERE run_id = 'r1' ORDER BY seq`)
 	provider.Rotate("kek-2")
-	for _, sid := range []string{"session-1"} {
-		if changed, err := kr.Rotate(t.Context(), sid); err != nil || !changed {
-			t.Fatalf("Rotate(%s) = %v, %v", sid, changed, err)
-		}
+	if n, err := s.RotateAll(t.Context()); err != nil || n != 2 {
+		t.Fatalf("RotateAll = %d, %v; want the 2 sessions' keys re-wrapped", n, err)
+	}
+	if n, err := s.RotateAll(t.Context()); err != nil || n != 2 {
+		t.Fatalf("RotateAll again = %d, %v; want 2 re-wrapped again", n, err)
 	}
 	provider.Forget("kek-1")
 	after := dump(t, db, `SELECT raw FROM session_items ORDER BY seq`) + dump(t, db, `SELECT data FROM run_checkpoint_items WHERE run_id = 'r1' ORDER BY seq`)
@@ -313,6 +317,9 @@ func TestRotate(t *testing.T) {
 	}
 	if _, err := fresh.Load(t.Context(), "r1"); err != nil {
 		t.Fatalf("Load after rotation = %v", err)
+	}
+	if _, err := fresh.List(t.Context(), "session-2", 0); err != nil {
+		t.Fatalf("List of the other session after rotation = %v", err)
 	}
 	rec, ok, err := encrypt.KeysIn(fresh).Get(t.Context(), "session-1")
 	if err != nil || !ok || rec.KEK != "kek-2" {

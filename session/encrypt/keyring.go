@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -420,4 +421,45 @@ func partAD(ad []byte, p state.Part) []byte {
 func appendField(dst []byte, s string) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(s)))
 	return append(dst, s...)
+}
+
+// RotateAll re-wraps the data keys of every session the backend lists
+// ([session.Lister]; the sessions of persistence's marks are sessions
+// too) and the key of runs without a session, with [Keyring.Rotate],
+// reading the session list a page at a time; it returns how many
+// records changed. A record changed by another process meanwhile is
+// tried again once. Retire the old key-encryption key once it returned
+// nil: no record names it any more (records created by other processes
+// during the rotation are wrapped by the current key already).
+func (s *Store) RotateAll(ctx context.Context) (int, error) {
+	n := 0
+	rotate := func(sid string) error {
+		changed, err := s.kr.Rotate(ctx, sid)
+		if errors.Is(err, state.ErrConflict) {
+			changed, err = s.kr.Rotate(ctx, sid)
+		}
+		if changed {
+			n++
+		}
+		return err
+	}
+	if err := rotate(""); err != nil {
+		return n, err
+	}
+	q := session.SessionQuery{Limit: session.MaxPageLimit}
+	for {
+		page, err := s.ListSessions(ctx, q)
+		if err != nil {
+			return n, err
+		}
+		for _, sid := range page.IDs {
+			if err := rotate(sid); err != nil {
+				return n, err
+			}
+		}
+		if page.Next == "" {
+			return n, nil
+		}
+		q.Cursor = page.Next
+	}
 }
