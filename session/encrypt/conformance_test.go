@@ -9,6 +9,7 @@ import (
 	"github.com/turnkit/turnkit/session/encrypt"
 	"github.com/turnkit/turnkit/session/sessiontest"
 	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/filestore"
 	"github.com/turnkit/turnkit/state/statetest"
 )
 
@@ -34,4 +35,19 @@ func TestConformance(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestFilestoreConformance runs the checkpoint suite with encryption on
+// over state/filestore, whose loads read the sealed head's versions
+// (state.HeadVersions) to find its save files.
+func TestFilestoreConformance(t *testing.T) {
+	p := encrypt.NewMemoryProvider("kek-1")
+	statetest.TestStore(t, func(t *testing.T) state.Store {
+		kr := encrypt.NewKeyring(p, encrypt.WithKeyStore(encrypt.MemoryKeys()))
+		fs, err := filestore.New(t.TempDir(), filestore.WithCodec(kr.Codec()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return encrypt.WrapRuns(fs, kr, nil)
+	})
 }

@@ -246,16 +246,33 @@ type RunStore struct {
 var _ state.Store = (*RunStore)(nil)
 
 // WrapRuns returns st, opened with kr's codec, with the sessions' data
-// keys loaded around its calls; kr keeps its key records in st unless it
-// was given a key store. sessions, when not nil, is the sealed session
-// store a loaded run's history reference is read from.
-func WrapRuns(st state.Store, kr *Keyring, sessions *SessionStore) *RunStore {
+// keys loaded around its calls: a *RunStore, which is a [state.Lister]
+// when st is one. kr keeps its key records in st unless it was given a
+// key store. sessions, when not nil, is the sealed session store a loaded
+// run's history reference is read from.
+func WrapRuns(st state.Store, kr *Keyring, sessions *SessionStore) state.Store {
 	if st == nil || kr == nil {
 		panic("encrypt: WrapRuns called with a nil state.Store or Keyring")
 	}
 	kr.bindKeys(KeysIn(st))
-	return &RunStore{inner: st, kr: kr, sessions: sessions}
+	r := &RunStore{inner: st, kr: kr, sessions: sessions}
+	if _, ok := st.(state.Lister); !ok {
+		return unlisted{r}
+	}
+	return r
 }
+
+// unlisted is a RunStore over a store that does not list runs: it hides
+// ListRuns, so that callers' type assertions see what the store offers.
+type unlisted struct{ r *RunStore }
+
+func (u unlisted) Load(ctx context.Context, runID string) (*state.Run, error) {
+	return u.r.Load(ctx, runID)
+}
+
+func (u unlisted) Save(ctx context.Context, run *state.Run) error { return u.r.Save(ctx, run) }
+
+func (u unlisted) Delete(ctx context.Context, runID string) error { return u.r.Delete(ctx, runID) }
 
 // maxKeyRetries bounds the loads of a data key evicted between its load
 // and its use by the inner store.
