@@ -44,12 +44,14 @@ type marshalConfig struct {
 	indent bool
 	keyID  string
 	key    []byte
+	sealer Sealer // what a Delta's parts are sealed with (seal.go); nil: plaintext
 }
 
 type unmarshalConfig struct {
 	maxSize    int64
 	keys       map[string][]byte
 	migrations map[int]Migration
+	sealer     Sealer // what Assemble opens stored parts with (seal.go); nil: plaintext
 }
 
 // Marshal options take and return the config by value: a pointer handed

@@ -216,6 +216,11 @@ func (r *Run) deltaWith(cfg *marshalConfig, reference bool) (*Delta, error) {
 		return nil, err
 	}
 	d.Head = head
+	if cfg.sealer != nil {
+		if err := d.seal(cfg.sealer, sid); err != nil {
+			return nil, err
+		}
+	}
 	return d, nil
 }
 
@@ -265,6 +270,15 @@ func Assemble(head, context []byte, items []Piece, opts ...UnmarshalOption) (*Ru
 // is set (false for the benchmarks' reference).
 func assemble(head, context []byte, items []Piece, fast bool, opts []UnmarshalOption) (*Run, error) {
 	cfg := newUnmarshalConfig(opts)
+	switch {
+	case cfg.sealer != nil:
+		var err error
+		if head, context, items, err = openStored(cfg.sealer, head, context, items); err != nil {
+			return nil, err
+		}
+	case isSealedHead(head):
+		return nil, &DecodeError{Path: "$.schema", Err: fmt.Errorf("%w: %w", ErrMalformed, ErrSealed)}
+	}
 	if int64(len(head)) > cfg.maxSize {
 		return nil, &DecodeError{Path: "$", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(head), cfg.maxSize)}
 	}

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/encrypt"
 	"github.com/turnkit/turnkit/session/postgres"
 	"github.com/turnkit/turnkit/session/redis"
 	"github.com/turnkit/turnkit/session/sqlite"
@@ -59,23 +61,31 @@ func (c childConfig) plan() Plan {
 // A Backend says where the stores and the effect log live: a SQLite file
 // in Dir, or PostgreSQL at PostgresURL in schema Schema, or Redis at
 // RedisURL under the key prefix Schema+":" (the effect log stays in Dir).
-// At most one of PostgresURL and RedisURL may be set.
+// At most one of PostgresURL and RedisURL may be set. With Sealed, items
+// and checkpoints are encrypted at rest (session/encrypt), under a
+// key-encryption key in a file in Dir that every process reads.
 type Backend struct {
 	Dir         string `json:"dir"`
 	PostgresURL string `json:"postgres_url,omitempty"`
 	RedisURL    string `json:"redis_url,omitempty"`
 	Schema      string `json:"schema,omitempty"`
+	Sealed      bool   `json:"sealed,omitempty"`
 }
 
-// Name returns "sqlite", "postgres" or "redis".
+// Name returns "sqlite", "postgres" or "redis", with "+sealed" when
+// Sealed.
 func (b Backend) Name() string {
+	name := "sqlite"
 	switch {
 	case b.PostgresURL != "":
-		return "postgres"
+		name = "postgres"
 	case b.RedisURL != "":
-		return "redis"
+		name = "redis"
 	}
-	return "sqlite"
+	if b.Sealed {
+		name += "+sealed"
+	}
+	return name
 }
 
 // EffectLogPath returns the path of the effect log.
@@ -95,18 +105,44 @@ func (b Backend) Open(ctx context.Context) (sessionStateStore, error) {
 	if err := os.MkdirAll(b.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("torture: %w", err)
 	}
+	var kr *encrypt.Keyring
+	var m []state.MarshalOption
+	var u []state.UnmarshalOption
+	if b.Sealed {
+		// The parent opens the store first, so the key file exists
+		// before any child reads it.
+		if err := encrypt.WriteKeyFile(b.Dir, "torture"); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("torture: %w", err)
+		}
+		p, err := encrypt.NewFileProvider(b.Dir, "torture")
+		if err != nil {
+			return nil, fmt.Errorf("torture: %w", err)
+		}
+		kr = encrypt.NewKeyring(p)
+		m, u = kr.Codec()
+	}
+	var store encrypt.Backend
+	var err error
 	switch {
 	case b.PostgresURL != "" && b.RedisURL != "":
 		return nil, errors.New("torture: a backend with both a PostgreSQL and a Redis URL")
 	case b.PostgresURL != "":
-		return postgres.Open(ctx, b.PostgresURL, postgres.WithSchema(b.Schema))
+		store, err = postgres.Open(ctx, b.PostgresURL, postgres.WithSchema(b.Schema), postgres.WithCodec(m, u))
 	case b.RedisURL != "":
 		if b.Schema == "" {
 			return nil, errors.New("torture: a Redis backend needs a Schema (its key prefix)")
 		}
-		return redis.Open(ctx, b.RedisURL, redis.WithPrefix(b.Schema+":"))
+		store, err = redis.Open(ctx, b.RedisURL, redis.WithPrefix(b.Schema+":"), redis.WithCodec(m, u))
+	default:
+		store, err = sqlite.Open(filepath.Join(b.Dir, "torture.db"), sqlite.WithCodec(m, u))
 	}
-	return sqlite.Open(filepath.Join(b.Dir, "torture.db"))
+	switch {
+	case err != nil:
+		return nil, err
+	case kr == nil:
+		return store, nil
+	}
+	return encrypt.Wrap(store, kr), nil
 }
 
 // ChildMain runs the program as a torture child if [EnvChild] is set, and

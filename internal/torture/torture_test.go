@@ -92,3 +92,32 @@ func TestTortureRedis(t *testing.T) {
 	url := redisURL(t)
 	runTorture(t, torture.Backend{Dir: t.TempDir(), RedisURL: url, Schema: fmt.Sprintf("torture_%d", time.Now().UnixNano())}, kills(t, 30))
 }
+
+// TestTortureSealed is the torture round with encryption at rest on
+// (session/encrypt), on each backend: a few kills each (5; -short 3;
+// TURNKIT_TORTURE_KILLS sets the count).
+func TestTortureSealed(t *testing.T) {
+	t.Parallel()
+	n := 5
+	if testing.Short() {
+		n = 3
+	}
+	if os.Getenv("TURNKIT_TORTURE_KILLS") != "" {
+		n = kills(t, n)
+	}
+	backends := map[string]func() torture.Backend{
+		"sqlite": func() torture.Backend { return torture.Backend{Dir: t.TempDir(), Sealed: true} },
+		"postgres": func() torture.Backend {
+			return torture.Backend{Dir: t.TempDir(), PostgresURL: postgresURL(t), Schema: fmt.Sprintf("sealed_%d", time.Now().UnixNano()), Sealed: true}
+		},
+		"redis": func() torture.Backend {
+			return torture.Backend{Dir: t.TempDir(), RedisURL: redisURL(t), Schema: fmt.Sprintf("sealed_%d", time.Now().UnixNano()), Sealed: true}
+		},
+	}
+	for _, name := range []string{"sqlite", "postgres", "redis"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runTorture(t, backends[name](), n)
+		})
+	}
+}

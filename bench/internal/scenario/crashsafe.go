@@ -12,6 +12,7 @@ import (
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/encrypt"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/session/postgres"
 	"github.com/turnkit/turnkit/session/redis"
@@ -85,6 +86,25 @@ func backends() []backend {
 		bs[3].skip = "TURNKIT_REDIS_URL is not set"
 	}
 	return bs
+}
+
+// sealedSQLite is SQLite with encryption at rest (session/encrypt: the
+// keyring's codec on the checkpoints, the wrapper on the items), under an
+// in-memory key provider: the crash-safe rows beside SQLite's own.
+func sealedSQLite() backend {
+	return backend{name: "sqlite-sealed", open: func(tb testing.TB) (session.Store, state.Store, func()) {
+		dir, err := os.MkdirTemp("", "turnbench-sqlite-sealed-")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		kr := encrypt.NewKeyring(encrypt.NewMemoryProvider("bench"))
+		db, err := sqlite.Open(filepath.Join(dir, "bench.db"), sqlite.WithCodec(kr.Codec()))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		s := encrypt.Wrap(db, kr)
+		return s, s, func() { s.Close(); os.RemoveAll(dir) }
+	}}
 }
 
 // A chain is what a crash-safe scenario runs.
@@ -202,7 +222,7 @@ func (m *measuringStore) Save(ctx context.Context, run *state.Run) error {
 // tool as it is and declared retryable, whose baseline it is.
 func crashSafeScenarios() []Scenario {
 	var out []Scenario
-	for _, be := range backends() {
+	for _, be := range append(backends(), sealedSQLite()) {
 		for _, h := range Histories() {
 			alone := fmt.Sprintf("crashsafe/%s/%s/history=%d", be.name, persistenceAlone, h)
 			out = append(out, Scenario{Name: alone, Group: "crashsafe", PerOp: 1, Unit: "turn", Skip: be.skip,

@@ -1,0 +1,89 @@
+// Package encrypt keeps sessions and checkpoints encrypted at rest, on
+// every backend: AES-256-GCM under a data key per session, each data key
+// wrapped by a key-encryption key of a [KeyProvider] the application
+// implements (a cloud KMS fits: wrap and unwrap with key IDs).
+//
+//	kr := encrypt.NewKeyring(provider)
+//	db, err := sqlite.Open(path, sqlite.WithCodec(kr.Codec())) // seals checkpoints
+//	store := encrypt.Wrap(db, kr)                               // seals items, loads keys
+//	// store is a session.Store and a state.Store, with SaveAppend:
+//	// use it wherever db was used (persistence, checkpoint, inspect).
+//
+// # What is sealed, what stays in the clear
+//
+// Everything a user or a tool said is sealed: every item's JSON (message
+// text, call arguments, outputs, reasoning) and, in checkpoints, the
+// head (input, pending approvals and their arguments, decisions,
+// guardrail results, usage), every piece and the context. What the
+// stores index and check stays in the clear, so that every store keeps
+// its indexes, its idempotent appends, its one-output-per-call check,
+// its compare-and-swap and its listings without a change: session and
+// run IDs, positions, item kinds, call IDs, item IDs, roles, tool names,
+// a run's version, status, turn, agent and pending count.
+//
+// # Design: a codec hook and a wrapper
+//
+// The checkpoint stores build what they write from [state.Run.Delta] and
+// read it back with [state.Assemble], with the options of their
+// WithCodec; [state.WithSealer] is a hook there, so the keyring's
+// [Keyring.Codec] seals each part of a delta (head, pieces, context)
+// after it is built and signed, and opens it before anything is read.
+// No store changes, and the five checkpoint stores (state/memstore,
+// state/filestore, SQLite, PostgreSQL, Redis) seal alike. Session items
+// are rewritten by a wrapper instead ([Wrap], [WrapSessions]): an item
+// becomes an item of the same kind whose JSON keeps its routing members
+// and carries the whole item sealed in one more member. A codec hook in
+// each session store would have touched four stores' append paths (and
+// their schemas' consumers); the wrapper touches none.
+//
+// # Binding
+//
+// Each ciphertext's additional data is its session, and for an item its
+// position, kind, tool name and clear members (which name its run); for
+// a checkpoint part its run, kind of part, position and version. A row
+// moved to another session, run or position, a ciphertext or a clear
+// member edited, fails with [ErrTampered]; data sealed under another data
+// key with [ErrWrongKey]; plaintext where ciphertext is expected with
+// [ErrUnsealed]: each inside a [*SealError] that says where. Nothing
+// unauthenticated reaches the model.
+//
+// The nonce is synthetic (an HMAC of the additional data and the
+// plaintext under a subkey of the data key), so the same item at the
+// same position seals to the same bytes: a retried append is still
+// recognized by the store as a retry, and an append of a different item
+// there still conflicts.
+//
+// # Keys
+//
+// A session's first write creates its data key (32 random bytes), wraps
+// it with the provider and stores the record in a [KeyStore]: by default
+// the wrapped checkpoint store itself, as a checkpoint named
+// [KeyRunPrefix] + session ID ([KeysIn]), so every backend keeps keys
+// with no schema of its own; [WithKeyStore] puts them elsewhere. Keys in
+// use are cached unwrapped in memory, bounded ([WithCacheSize]) and
+// re-read after [WithCacheTTL]. [Keyring.Rotate] re-wraps a session's
+// data key under the provider's current key-encryption key, and
+// [Store.RotateAll] every session's: no item or checkpoint is rewritten.
+//
+// # Signing
+//
+// Signing ([state.WithSigningKey], [state.WithVerifyKeys]) works on top:
+// give the store both the signing options and the keyring's codec; a
+// head is signed, then sealed, and on load opened, then verified.
+//
+// # Erasure
+//
+// [Store.Erase] deletes everything a session left behind on its backend
+// (items, marks, its runs' checkpoints with their pieces, contexts and
+// listing entries), scrubs a backend that keeps deleted bytes in its
+// files ([Scrubber]: session/sqlite), reports the counts, and leaves a
+// tombstone in the session's key record, so that a paused run of the
+// session fails on resume; with [Shred] the tombstone keeps no key, and
+// copies of the ciphertexts elsewhere (backups, replicas, PostgreSQL's
+// dead tuples until VACUUM, Redis's AOF until a rewrite) can no longer be
+// read once no copy of the key record is left. [Erase] is the same for
+// plain stores, without tombstone. Not covered: copies outside the
+// stores, such as River's job table (a riverrun start job carries the
+// run's input in the clear, until River prunes the job) and traces or
+// logs with content capture on.
+package encrypt

@@ -1,0 +1,223 @@
+package state
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// A Sealer encrypts what a [Store] keeps of a run: the parts of each
+// [Delta] (its head, its pieces, its context), so that a checkpoint is
+// ciphertext at rest whatever the store. It is the hook of
+// [WithSealer]; package session/encrypt implements it with AES-GCM under
+// per-session data keys.
+//
+// Seal appends the ciphertext of plaintext bound to part to dst and
+// returns the extended buffer; Open appends the plaintext of a ciphertext
+// Seal made for the same part. Open given another part (another session,
+// run, position, version or kind of part) must fail, as must Open of an
+// edited ciphertext, with an error that says why (the implementation's
+// sentinels). Neither may keep plaintext, sealed or the result beyond the
+// call, and dst may not overlap the input. Implementations must be safe
+// for concurrent use.
+type Sealer interface {
+	Seal(dst []byte, part Part, plaintext []byte) ([]byte, error)
+	Open(dst []byte, part Part, sealed []byte) ([]byte, error)
+}
+
+// A PartKind says which part of a stored checkpoint a [Part] is.
+type PartKind uint8
+
+// The parts of a checkpoint a store keeps.
+const (
+	PartHead    PartKind = iota + 1 // a Delta's Head
+	PartPiece                       // one of a Delta's Items (an item or a guardrail result)
+	PartContext                     // a Delta's Context
+)
+
+// String returns "head", "piece" or "context".
+func (k PartKind) String() string {
+	switch k {
+	case PartHead:
+		return "head"
+	case PartPiece:
+		return "piece"
+	case PartContext:
+		return "context"
+	}
+	return "PartKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// A Part names one stored part of a run's checkpoint: what a [Sealer]
+// binds its ciphertext to, so that a part moved to another run, position
+// or version fails to open.
+type Part struct {
+	SessionID string // the run's session; "" when it has none
+	RunID     string
+	Kind      PartKind
+	Seq       int64 // a piece's position (negative for a guardrail result); 0 otherwise
+	Version   int64 // the version of the save that wrote a head or a piece; 0 for a context
+	Full      int64 // a head's last full save; 0 otherwise
+}
+
+// A SealOption is both a [MarshalOption] and an [UnmarshalOption]: give
+// it to a store's WithCodec on both sides.
+type SealOption struct{ s Sealer }
+
+// WithSealer makes [Run.Delta] seal every part of the delta with s
+// (after signing, so a signed checkpoint stays signed inside its
+// ciphertext) and [Assemble] open them before anything else is read; a
+// stored checkpoint that is not sealed then fails with [ErrUnsealed]
+// rather than be read as plaintext. The head keeps the run's ID, session
+// ID, version and last full save in the clear (bound to the ciphertext),
+// so [HeadVersions] still reads it. [Marshal] and [Unmarshal], the
+// portable document, are not sealed. A nil s turns sealing off.
+func WithSealer(s Sealer) SealOption { return SealOption{s: s} }
+
+func (o SealOption) applyMarshal(c marshalConfig) marshalConfig {
+	c.sealer = o.s
+	return c
+}
+
+func (o SealOption) applyUnmarshal(c *unmarshalConfig) { c.sealer = o.s }
+
+// Errors of sealed checkpoints.
+var (
+	// ErrSealed means a stored checkpoint is sealed and it was read
+	// without a [Sealer] ([WithSealer]). It is wrapped by [*DecodeError].
+	ErrSealed = errors.New("state: checkpoint is sealed")
+	// ErrUnsealed means a stored checkpoint is plaintext where a
+	// [Sealer] requires ciphertext. It is wrapped by [*DecodeError].
+	ErrUnsealed = errors.New("state: checkpoint is not sealed")
+)
+
+// SealedSchema is the schema name of a sealed head.
+const SealedSchema = "turnkit.sealed"
+
+// sealedHead is a sealed head as a store keeps it: the routing fields in
+// the clear (in the shape [HeadVersions] reads) and the ciphertext.
+type sealedHead struct {
+	Schema string        `json:"schema"`
+	Run    sealedHeadRun `json:"run"`
+	Sealed string        `json:"sealed"`
+}
+
+type sealedHeadRun struct {
+	ID        string `json:"id"`
+	SessionID string `json:"session_id,omitempty"`
+	Version   int64  `json:"version"`
+	Extension struct {
+		Delta struct {
+			Full int64 `json:"full"`
+		} `json:"turnkit.delta"`
+	} `json:"extension"`
+}
+
+// seal replaces d's parts with their ciphertexts under s. One scratch
+// buffer takes each ciphertext in turn; each part keeps its base64 only.
+func (d *Delta) seal(s Sealer, sessionID string) error {
+	full := d.next.full
+	ct, err := s.Seal(make([]byte, 0, len(d.Head)+64), Part{SessionID: sessionID, RunID: d.RunID, Kind: PartHead, Version: d.Version, Full: full}, d.Head)
+	if err != nil {
+		return fmt.Errorf("state: seal head of run %s: %w", d.RunID, err)
+	}
+	// The envelope in the shape json.Marshal of sealedHead writes, which
+	// isSealedHead and HeadVersions read.
+	head := make([]byte, 0, 96+len(d.RunID)+len(sessionID)+base64.RawStdEncoding.EncodedLen(len(ct)))
+	head = append(head, sealedPrefix...)
+	head = append(head, `,"run":{"id":`...)
+	head = appendString(head, d.RunID)
+	if sessionID != "" {
+		head = append(head, `,"session_id":`...)
+		head = appendString(head, sessionID)
+	}
+	head = append(head, `,"version":`...)
+	head = strconv.AppendInt(head, d.Version, 10)
+	head = append(head, `,"extension":{"turnkit.delta":{"full":`...)
+	head = strconv.AppendInt(head, full, 10)
+	head = append(head, `}}},"sealed":"`...)
+	head = base64.RawStdEncoding.AppendEncode(head, ct)
+	d.Head = append(head, '"', '}')
+	for i, p := range d.Items {
+		if ct, err = s.Seal(ct[:0], Part{SessionID: sessionID, RunID: d.RunID, Kind: PartPiece, Seq: p.Seq, Version: p.Version}, p.Data); err != nil {
+			return fmt.Errorf("state: seal piece %d of run %s: %w", p.Seq, d.RunID, err)
+		}
+		d.Items[i].Data = sealedString(ct)
+	}
+	if d.Context != nil {
+		if ct, err = s.Seal(ct[:0], Part{SessionID: sessionID, RunID: d.RunID, Kind: PartContext}, d.Context); err != nil {
+			return fmt.Errorf("state: seal context of run %s: %w", d.RunID, err)
+		}
+		d.Context = sealedString(ct)
+	}
+	return nil
+}
+
+// sealedString is ct as a JSON string (base64), so that a store that
+// keeps a piece as JSON (state/filestore) keeps it as it is.
+func sealedString(ct []byte) []byte {
+	out := make([]byte, 0, base64.RawStdEncoding.EncodedLen(len(ct))+2)
+	out = append(out, '"')
+	out = base64.RawStdEncoding.AppendEncode(out, ct)
+	return append(out, '"')
+}
+
+// openString reads a part written by sealedString.
+func openString(data []byte) ([]byte, bool) {
+	if len(data) < 2 || data[0] != '"' || data[len(data)-1] != '"' {
+		return nil, false
+	}
+	ct, err := base64.RawStdEncoding.AppendDecode(nil, data[1:len(data)-1])
+	return ct, err == nil
+}
+
+// sealedPrefix starts every sealed head: json.Marshal writes the schema
+// first.
+const sealedPrefix = `{"schema":"` + SealedSchema + `"`
+
+// isSealedHead reports whether head is a sealed head, without decoding it.
+func isSealedHead(head []byte) bool { return bytes.HasPrefix(head, []byte(sealedPrefix)) }
+
+// openStored opens what a store keeps of a sealed run with s: the head,
+// the context (nil: none) and the pieces, returned in plaintext.
+func openStored(s Sealer, head, context []byte, items []Piece) ([]byte, []byte, []Piece, error) {
+	var env sealedHead
+	if err := json.Unmarshal(head, &env); err != nil || env.Schema != SealedSchema {
+		return nil, nil, nil, &DecodeError{Path: "$", Err: fmt.Errorf("%w: %w", ErrMalformed, ErrUnsealed)}
+	}
+	sid, rid := env.Run.SessionID, env.Run.ID
+	ct, err := base64.RawStdEncoding.DecodeString(env.Sealed)
+	if err != nil {
+		return nil, nil, nil, &DecodeError{Path: "$.sealed", Err: fmt.Errorf("%w: not base64", ErrMalformed)}
+	}
+	plainHead, err := s.Open(nil, Part{SessionID: sid, RunID: rid, Kind: PartHead, Version: env.Run.Version, Full: env.Run.Extension.Delta.Full}, ct)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("state: open head of run %s: %w", rid, err)
+	}
+	var plainCtx []byte
+	if context != nil {
+		ct, ok := openString(context)
+		if !ok {
+			return nil, nil, nil, &DecodeError{Path: "$.context", Err: fmt.Errorf("%w: %w", ErrMalformed, ErrUnsealed)}
+		}
+		if plainCtx, err = s.Open(nil, Part{SessionID: sid, RunID: rid, Kind: PartContext}, ct); err != nil {
+			return nil, nil, nil, fmt.Errorf("state: open context of run %s: %w", rid, err)
+		}
+	}
+	plain := make([]Piece, len(items))
+	for i, p := range items {
+		ct, ok := openString(p.Data)
+		if !ok {
+			return nil, nil, nil, &DecodeError{Path: "$.items", Err: fmt.Errorf("%w: piece %d: %w", ErrMalformed, p.Seq, ErrUnsealed)}
+		}
+		data, err := s.Open(nil, Part{SessionID: sid, RunID: rid, Kind: PartPiece, Seq: p.Seq, Version: p.Version}, ct)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("state: open piece %d of run %s: %w", p.Seq, rid, err)
+		}
+		plain[i] = Piece{Seq: p.Seq, Version: p.Version, Data: data}
+	}
+	return plainHead, plainCtx, plain, nil
+}
