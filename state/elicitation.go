@@ -208,3 +208,25 @@ func checkAnswer(action ElicitAction, content string) error {
 	}
 	return fmt.Errorf("%w: action %d", ErrInvalidAnswer, action)
 }
+
+// PendingCall returns a copy of the pending entry of the call callID: an
+// approval, or a request for input ([Approval.IsElicitation]).
+func (r *Run) PendingCall(callID string) (Approval, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if i := slices.IndexFunc(r.pending, func(a Approval) bool { return a.CallID == callID }); i >= 0 {
+		return r.pending[i], true
+	}
+	return Approval{}, false
+}
+
+// DecisionOn returns the decision that settles the pending entry a: the
+// answer to its request when it waits for one, else the approval
+// decision that governs the call ([Run.DecisionFor]).
+func (r *Run) DecisionOn(a Approval) (Decision, bool) {
+	if a.IsElicitation() {
+		return r.ElicitationAnswerFor(a.Tool, a.CallID, a.Elicitation)
+	}
+	d, _, ok := r.DecisionFor(a.Tool, a.CallID)
+	return d, ok
+}
