@@ -192,7 +192,7 @@ func Accept(run *state.Run, callID string, content map[string]any) error {
 	if content == nil {
 		b = []byte("{}")
 	}
-	if a, ok := run.PendingCall(callID); ok && a.IsElicitation() && a.Elicitation.Schema != "" {
+	if a, ok := run.PendingCall(callID); ok && a.IsElicitation() {
 		if err := validate(a.Elicitation.Schema, b); err != nil {
 			return &state.DecisionError{RunID: run.ID(), CallID: callID, Tool: a.Tool, Err: fmt.Errorf("%w: %w", state.ErrInvalidAnswer, err)}
 		}
@@ -200,9 +200,26 @@ func Accept(run *state.Run, callID string, content map[string]any) error {
 	return run.AnswerElicitation(callID, state.Accept, string(b))
 }
 
-// validate checks the JSON value content against the JSON schema, as the
-// Go SDK checks an accepted answer before it sends it.
+// CheckAnswer checks content, an answer to accept req with, against the
+// request's schema, as [Accept] does, for callers that record answers
+// another way (such as riverrun's Answer decisions).
+func CheckAnswer(req state.Elicitation, content map[string]any) error {
+	b, err := json.Marshal(content)
+	if err != nil {
+		return fmt.Errorf("%w: %w", state.ErrInvalidAnswer, err)
+	}
+	if err := validate(req.Schema, b); err != nil {
+		return fmt.Errorf("%w: %w", state.ErrInvalidAnswer, err)
+	}
+	return nil
+}
+
+// validate checks the JSON value content against the JSON schema ("" for
+// none), as the Go SDK checks an accepted answer before it sends it.
 func validate(schema string, content []byte) error {
+	if schema == "" {
+		return nil
+	}
 	var s jsonschema.Schema
 	if err := json.Unmarshal([]byte(schema), &s); err != nil {
 		return fmt.Errorf("requested schema: %w", err)
