@@ -359,7 +359,9 @@ type askTool struct{}
 
 var askRequest = state.Elicitation{Server: "test", Message: "how many?", Schema: `{"type":"object","properties":{"n":{"type":"integer"}}}`}
 
-func (askTool) Spec() pipeline.ToolSpec { return pipeline.ToolSpec{Name: "ask", Description: "asks the user"} }
+func (askTool) Spec() pipeline.ToolSpec {
+	return pipeline.ToolSpec{Name: "ask", Description: "asks the user"}
+}
 
 func (askTool) Call(_ context.Context, c *pipeline.ToolCall) (string, error) {
 	d, ok := c.Turn.Run.ElicitationAnswerFor(c.Name, c.CallID, askRequest)
