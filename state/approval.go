@@ -156,7 +156,7 @@ func (r *Run) addDecision(d Decision) {
 	switch {
 	case d.Always:
 		r.decisions = slices.DeleteFunc(r.decisions, func(x Decision) bool { return x.Always && x.Tool == d.Tool })
-	case !d.Answer.IsZero():
+	case d.IsAnswer():
 		if r.answerLocked(d.Tool, d.CallID, d.Answer.Request) >= 0 {
 			return
 		}
@@ -192,7 +192,7 @@ func (r *Run) exactLocked(tool, callID string) int {
 		return -1
 	}
 	return slices.IndexFunc(r.decisions, func(x Decision) bool {
-		return !x.Always && x.Answer.IsZero() && x.CallID == callID && x.Tool == tool
+		return !x.Always && !x.IsAnswer() && x.CallID == callID && x.Tool == tool
 	})
 }
 
@@ -246,7 +246,7 @@ func (r *Run) decide(callID string, v Verdict, message string) error {
 	defer r.mu.Unlock()
 	i := slices.IndexFunc(r.pending, func(a Approval) bool { return a.CallID == callID })
 	if i < 0 {
-		if d := slices.IndexFunc(r.decisions, func(x Decision) bool { return !x.Always && x.Answer.IsZero() && x.CallID == callID }); d >= 0 {
+		if d := slices.IndexFunc(r.decisions, func(x Decision) bool { return !x.Always && !x.IsAnswer() && x.CallID == callID }); d >= 0 {
 			// Decided, and the resume that ran (or rejected) it went on.
 			return &DecisionError{RunID: r.id, CallID: callID, Tool: r.decisions[d].Tool, Err: ErrAlreadyDecided}
 		}

@@ -574,7 +574,7 @@ func (r *Run) check() error {
 		switch {
 		case d.Verdict != Approved && d.Verdict != Rejected:
 			return invalid(path, "no verdict")
-		case !d.Answer.IsZero() && (d.Always || d.Answer.Request == "" || checkAnswer(d.Answer.Action, d.Answer.Content) != nil ||
+		case d.IsAnswer() && (d.Always || d.Answer.Request == "" || checkAnswer(d.Answer.Action, d.Answer.Content) != nil ||
 			d.Verdict != answerVerdict(d.Answer.Action)):
 			return invalid(path+".answer", "an answer names a call and a request, and has a valid action, content and verdict")
 		case d.Always:

@@ -510,7 +510,12 @@ func (d *fastDec) approvals(s *wire.Scanner, p *[]Approval) bool {
 			case "Owner":
 				return d.optString(s, &a.Owner)
 			case "Elicitation":
-				return wire.Delegate(s, &a.Elicitation, false)
+				// A variable of its own: &a.Elicitation in an interface
+				// would move a to the heap for every approval.
+				e := new(Elicitation)
+				ok := wire.Delegate(s, e, false)
+				a.Elicitation = *e
+				return ok
 			}
 			return false // a member added to Approval and not here
 		})

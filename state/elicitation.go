@@ -31,10 +31,6 @@ type Elicitation struct {
 	Schema  string `json:"schema,omitempty"`
 }
 
-// IsZero reports whether e is no request at all (an approval's zero
-// value).
-func (e Elicitation) IsZero() bool { return e == Elicitation{} }
-
 // Fingerprint returns the digest an answer binds to: the server, the
 // message and the schema. A call that asks again with the same message
 // and schema gets the same answer; any other request needs its own.
@@ -49,7 +45,7 @@ func (e Elicitation) Fingerprint() string {
 
 // IsElicitation reports whether the call waits for an answer to an MCP
 // server's request for input rather than for an approval.
-func (a Approval) IsElicitation() bool { return !a.Elicitation.IsZero() }
+func (a Approval) IsElicitation() bool { return a.Elicitation != Elicitation{} }
 
 // An ElicitAction is the user's answer to an elicitation, as MCP names
 // them. The zero ElicitAction is invalid.
@@ -114,9 +110,13 @@ type ElicitationAnswer struct {
 	Content string       `json:"content,omitempty"`
 }
 
-// IsZero reports whether a is no answer (an approval decision's zero
-// value).
-func (a ElicitationAnswer) IsZero() bool { return a == ElicitationAnswer{} }
+// IsAnswer reports whether the decision answers an elicitation rather
+// than approving or rejecting a call.
+//
+// (The answer types have no IsZero method on purpose: encoding/json would
+// box each value to call it, an allocation per approval and decision in
+// every checkpoint.)
+func (d Decision) IsAnswer() bool { return d.Answer != ElicitationAnswer{} }
 
 // AnswerElicitation answers the elicitation the pending call callID waits
 // for: the next resume calls the tool again and gives the server this

@@ -75,7 +75,7 @@ func TestElicitationIsNotAnApproval(t *testing.T) {
 	}
 	n := 0
 	for _, d := range r.Decisions() {
-		if d.CallID == "call_book" && !d.Answer.IsZero() {
+		if d.CallID == "call_book" && d.IsAnswer() {
 			n++
 		}
 	}

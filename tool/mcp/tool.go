@@ -164,7 +164,7 @@ func (t *Tool) send(ctx context.Context, c *pipeline.ToolCall) (*sdk.CallToolRes
 	}
 	defer t.conn.leave(ec)
 	res, err := t.conn.call(cctx, p, t.resend.Load())
-	if paused, aerr := ec.outcome(); !paused.IsZero() {
+	if paused, aerr := ec.outcome(); paused != (state.Elicitation{}) {
 		return nil, &pipeline.ElicitationError{Tool: c.Name, CallID: c.CallID, Elicitation: paused}
 	} else if aerr != nil {
 		return nil, aerr
