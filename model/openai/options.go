@@ -12,9 +12,10 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
-	model   string
-	reqOpts []option.RequestOption
-	include []string
+	model      string
+	reqOpts    []option.RequestOption
+	include    []string
+	toolSearch bool // deferred tools through the hosted tool search (WithHostedToolSearch)
 }
 
 func newConfig(opts []Option) config {
