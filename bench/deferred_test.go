@@ -59,6 +59,7 @@ func BenchmarkDeferred(b *testing.B) {
 	defer srv.Close()
 	client := sdk.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("test"), option.WithMaxRetries(0))
 	model := openai.New(client)
+	hosted := openai.New(client, openai.WithHostedToolSearch())
 	tools := manyTools(200)
 	set := deferred.New(tools...)
 	for _, tc := range []struct {
@@ -66,14 +67,22 @@ func BenchmarkDeferred(b *testing.B) {
 		tools  []pipeline.Tool
 		mws    []pipeline.Middleware
 		loaded []string
+		model  pipeline.Model // nil: model
 	}{
 		{name: "all-sent", tools: tools},
 		{name: "deferred", tools: set.Tools(), mws: []pipeline.Middleware{set.Middleware()}},
 		{name: "deferred-3-loaded", tools: set.Tools(), mws: []pipeline.Middleware{set.Middleware()}, loaded: []string{"operation_007", "operation_042", "operation_199"}},
+		// The Responses API's own search: every definition is sent, with
+		// defer_loading; what it saves is the model's context.
+		{name: "hosted-search", tools: set.Tools(), mws: []pipeline.Middleware{set.Middleware()}, model: hosted},
 	} {
 		b.Run(fmt.Sprintf("tools=200/%s", tc.name), func(b *testing.B) {
 			runner := pipeline.NewRunner(pipeline.WithMiddleware(tc.mws...))
-			agent := &pipeline.Agent{Name: "ops", Model: model, Tools: tc.tools, Settings: pipeline.ModelSettings{Model: "gpt-5-mini"}}
+			m := tc.model
+			if m == nil {
+				m = model
+			}
+			agent := &pipeline.Agent{Name: "ops", Model: m, Tools: tc.tools, Settings: pipeline.ModelSettings{Model: "gpt-5-mini"}}
 			var opts []pipeline.RunOption
 			if tc.loaded != nil {
 				raw, _ := json.Marshal(tc.loaded)

@@ -315,3 +315,37 @@ func TestDecideRedirectsUnderItsMount(t *testing.T) {
 		t.Fatalf("after the decision: %d at %s, want 200 at /debug/turnkit/run?id=run_paused", resp.StatusCode, resp.Request.URL)
 	}
 }
+
+// TestPendingElicitation: a call that waits for an answer to its MCP
+// server's request shows the server, the message and the schema, as
+// text, and offers no approve or reject form even with writes on; the
+// answered request and the approval beside it show as before.
+func TestPendingElicitation(t *testing.T) {
+	f := newFixture(t)
+	run := statetest.ElicitingRun(t, "run_elicit")
+	if err := f.runs.Save(t.Context(), run); err != nil {
+		t.Fatal(err)
+	}
+	h := inspect.New(f.sessions, f.runs, inspect.WithWrites(
+		func(*http.Request) error { return nil },
+		func(context.Context, *state.Run) error { return nil }))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	code, body := get(t, srv.Client(), srv, "/run?id=run_elicit")
+	if code != http.StatusOK {
+		t.Fatalf("GET = %d:\n%s", code, body)
+	}
+	for _, want := range []string{
+		`diner asks: Any allergies?`,
+		`<pre class="schema">{&#34;type&#34;:&#34;object&#34;`,
+		`waits for an answer`,
+		`value="call_pay"`, // the approval beside it keeps its forms
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("run page lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, `name="approve" value="call_book"`) {
+		t.Errorf("the call waiting for an answer has an approve form:\n%s", body)
+	}
+}

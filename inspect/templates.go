@@ -104,8 +104,8 @@ img{max-width:20em;max-height:20em}
 </table>
 <h2>Pending approvals</h2>
 <table id="pending"><tr><th>Call</th><th>Tool</th><th>Arguments</th><th>Decision</th></tr>
-{{range .Pending}}<tr class="pending"><td>{{.CallID}}{{if .Owner}} (in {{.Owner}}){{end}}</td><td>{{.Tool}}</td><td><pre>{{.Arguments}}</pre></td>
-<td>{{if .Decided}}{{.Decided}}{{else if $writes}}
+{{range .Pending}}<tr class="pending"><td>{{.CallID}}{{if .Owner}} (in {{.Owner}}){{end}}</td><td>{{.Tool}}</td><td><pre>{{.Arguments}}</pre>{{if .IsElicitation}}<p class="elicitation">{{.Elicitation.Server}} asks: {{.Elicitation.Message}}</p>{{if .Elicitation.Schema}}<pre class="schema">{{.Elicitation.Schema}}</pre>{{end}}{{end}}</td>
+<td>{{if .Decided}}{{.Decided}}{{else if .IsElicitation}}waits for an answer{{else if $writes}}
 <form class="inline" method="post" action="decide"><input type="hidden" name="csrf" value="{{$csrf}}"><input type="hidden" name="run" value="{{$.Data.ID}}"><input type="hidden" name="call" value="{{.CallID}}"><input type="hidden" name="verdict" value="approve"><button name="approve" value="{{.CallID}}">Approve</button></form>
 <form class="inline" method="post" action="decide"><input type="hidden" name="csrf" value="{{$csrf}}"><input type="hidden" name="run" value="{{$.Data.ID}}"><input type="hidden" name="call" value="{{.CallID}}"><input type="hidden" name="verdict" value="reject"><input name="reason" placeholder="reason"> <button name="reject" value="{{.CallID}}">Reject</button></form>
 {{else}}undecided{{end}}</td></tr>

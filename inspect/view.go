@@ -135,7 +135,14 @@ func (h *Handler) runView(ctx context.Context, run *state.Run) runView {
 	for _, a := range run.Pending() {
 		a.Arguments = h.cfg.redact(a.Arguments)
 		av := approvalView{Approval: a}
-		if d, exact, ok := run.DecisionFor(a.Tool, a.CallID); ok {
+		if a.IsElicitation() {
+			// An MCP server's request for input: answered with an action,
+			// not approved; the page shows the request.
+			if d, ok := run.DecisionOn(a); ok {
+				av.Decided = d.Answer.Action.String()
+			}
+			av.Elicitation.Message, av.Elicitation.Schema = h.cfg.redact(a.Elicitation.Message), h.cfg.redact(a.Elicitation.Schema)
+		} else if d, exact, ok := run.DecisionFor(a.Tool, a.CallID); ok {
 			av.Decided = d.Verdict.String()
 			if !exact {
 				av.Decided += " (always)"

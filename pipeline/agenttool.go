@@ -256,7 +256,7 @@ func tripped(err error) bool {
 func carryDecisions(outer, nested *state.Run, owner string) {
 	have := func(d state.Decision) bool {
 		for _, x := range nested.Decisions() {
-			if x.Always == d.Always && x.Tool == d.Tool && x.CallID == d.CallID && x.Verdict == d.Verdict {
+			if x.Always == d.Always && x.Tool == d.Tool && x.CallID == d.CallID && x.Verdict == d.Verdict && x.Answer == d.Answer {
 				return true
 			}
 		}

@@ -50,6 +50,28 @@ var (
 // the call (see [state.Approval.Owner]), as an agent used as a tool does.
 var ErrToolPending = errors.New("pipeline: tool call waits for a decision")
 
+// An ElicitationError is returned by a tool whose call cannot finish
+// until the user answers a request for input its MCP server made
+// (package tool/mcp returns it). It wraps [ErrToolPending]: the core
+// records the call as pending with the request
+// ([state.Approval.Elicitation]), the turn ends in an interruption, and
+// resuming the run after [state.Run.AnswerElicitation] calls the tool
+// again.
+type ElicitationError struct {
+	Tool        string
+	CallID      string
+	Elicitation state.Elicitation
+}
+
+// Error names the call, the server and the message.
+func (e *ElicitationError) Error() string {
+	return fmt.Sprintf("pipeline: tool %q call %s waits for an answer to server %q: %q",
+		e.Tool, e.CallID, e.Elicitation.Server, e.Elicitation.Message)
+}
+
+// Unwrap returns [ErrToolPending].
+func (e *ElicitationError) Unwrap() error { return ErrToolPending }
+
 // Guardrail verdicts that middleware outside the guardrails acts on. The
 // guardrail middleware's errors match them with errors.Is (its tripwire
 // error reports the stage it tripped at), so persistence, logging and

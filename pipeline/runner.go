@@ -425,7 +425,11 @@ func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error)
 		return &ToolResult{Status: ToolCompleted, Output: out, Content: parts}, nil
 	}
 	if errors.Is(err, ErrToolPending) {
-		return &ToolResult{Status: ToolPending}, nil
+		res := &ToolResult{Status: ToolPending}
+		if ee, ok := errors.AsType[*ElicitationError](err); ok {
+			res.Elicitation = ee.Elicitation
+		}
+		return res, nil
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
 		return nil, err
@@ -854,12 +858,14 @@ func (r *Runner) recordResults(t *Turn) error {
 		case ToolPending:
 			a := state.Approval{
 				Tool: c.Name, CallID: c.CallID, Arguments: c.Arguments, Agent: t.Agent.Name,
-				Seq: c.Item.Seq(), OutputSeq: c.OutputSeq,
+				Seq: c.Item.Seq(), OutputSeq: c.OutputSeq, Elicitation: res.Elicitation,
 			}
 			// A call whose nested run paused (an agent used as a tool) is
 			// represented by the nested run's approvals, recorded with an
-			// Owner, not by an approval of its own.
-			if !t.Run.IsPending(c.CallID) && len(t.Run.PendingOwnedBy(c.CallID)) == 0 {
+			// Owner, not by an approval of its own. A call that waits for
+			// an answer replaces what it waited for before (an approval
+			// since given, or an answered request).
+			if a.IsElicitation() || !t.Run.IsPending(c.CallID) && len(t.Run.PendingOwnedBy(c.CallID)) == 0 {
 				runcore.AddPending(t.Run, a)
 			}
 			if t.emit != nil {

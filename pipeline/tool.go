@@ -188,4 +188,8 @@ type ToolResult struct {
 	// Err is the tool's own error when it was reported to the model as
 	// Output; it is kept for tracing and logging.
 	Err error
+	// Elicitation, with ToolPending, is the MCP server's request for
+	// input the call waits for (from an [*ElicitationError]); zero when
+	// the call waits for an approval.
+	Elicitation state.Elicitation
 }

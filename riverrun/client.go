@@ -81,6 +81,20 @@ type Decision struct {
 	// Message is what the model is told about a rejected call ("" for the
 	// approval middleware's default).
 	Message string
+	// Action, when set, makes the decision an answer to the request for
+	// input the call waits for (an MCP server's elicitation, see
+	// [state.Run.AnswerElicitation]) instead of an approval: Verdict and
+	// Message are then ignored, and Content is the accepted JSON object.
+	Action  state.ElicitAction
+	Content string
+}
+
+// Answer returns a decision that answers the request for input the call
+// waits for: action, with the submitted JSON object content for
+// [state.Accept] ("" otherwise). Content is not checked against the
+// request's schema here; package tool/mcp's CheckAnswer does that.
+func Answer(callID string, action state.ElicitAction, content string) Decision {
+	return Decision{CallID: callID, Action: action, Content: content}
 }
 
 // Approve returns a decision that approves the call.
@@ -173,10 +187,12 @@ func apply(run *state.Run, ds []Decision) error {
 			}
 		}
 		var err error
-		switch d.Verdict {
-		case state.Approved:
+		switch {
+		case d.Action != 0:
+			err = run.AnswerElicitation(d.CallID, d.Action, d.Content)
+		case d.Verdict == state.Approved:
 			err = run.Approve(d.CallID)
-		case state.Rejected:
+		case d.Verdict == state.Rejected:
 			err = run.Reject(d.CallID, d.Message)
 		default:
 			err = fmt.Errorf("invalid verdict %d", d.Verdict)

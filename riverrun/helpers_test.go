@@ -250,6 +250,10 @@ func newTestStack(st store, tools ...string) *testStack {
 	))
 	var ptools []pipeline.Tool
 	for _, name := range tools {
+		if name == "ask" {
+			ptools = append(ptools, askTool{})
+			continue
+		}
 		ptools = append(ptools, testTool(name, s.fx, s.block))
 	}
 	s.agent = &pipeline.Agent{Name: "agent", Instructions: "test", Model: s.model, Tools: ptools}
@@ -346,4 +350,23 @@ func output(t *testing.T, j *rivertype.JobRow) riverrun.Output {
 func forEach(t *testing.T, pg func(*testing.T, *env[pgx.Tx]), lite func(*testing.T, *env[*sql.Tx]), tools ...string) {
 	t.Run("postgres", func(t *testing.T) { pg(t, newEnv(t, pgBackend(t), openPG, tools...)) })
 	t.Run("sqlite", func(t *testing.T) { lite(t, newEnv(t, sqliteBackend(t), openSQLite, tools...)) })
+}
+
+// askTool asks the user for a number, as an MCP tool under
+// mcp.WithElicitation does: it returns a *pipeline.ElicitationError until
+// the run holds an answer to its request, then the answer.
+type askTool struct{}
+
+var askRequest = state.Elicitation{Server: "test", Message: "how many?", Schema: `{"type":"object","properties":{"n":{"type":"integer"}}}`}
+
+func (askTool) Spec() pipeline.ToolSpec {
+	return pipeline.ToolSpec{Name: "ask", Description: "asks the user"}
+}
+
+func (askTool) Call(_ context.Context, c *pipeline.ToolCall) (string, error) {
+	d, ok := c.Turn.Run.ElicitationAnswerFor(c.Name, c.CallID, askRequest)
+	if !ok {
+		return "", &pipeline.ElicitationError{Tool: c.Name, CallID: c.CallID, Elicitation: askRequest}
+	}
+	return d.Answer.Action.String() + " " + d.Answer.Content, nil
 }

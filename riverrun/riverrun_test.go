@@ -148,6 +148,42 @@ func testApproval[TTx any](t *testing.T, e *env[TTx]) {
 	}
 }
 
+func TestElicitation(t *testing.T) { forEach(t, testElicitation, testElicitation, "ask") }
+
+// testElicitation pauses a run on a tool's request for input, answers it
+// through the client, and checks that the resume job finishes the run
+// with the answer given to the tool.
+func testElicitation[TTx any](t *testing.T, e *env[TTx]) {
+	ctx := t.Context()
+	res, err := e.runs.Enqueue(ctx, riverrun.Start{RunID: "el", Agent: "agent", SessionID: "s", Text: "ask"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := output(t, waitJob(t, e.rc, res.Job.ID, rivertype.JobStateCompleted))
+	if out.Status != riverrun.StatusInterrupted || len(out.Pending) != 1 || out.Pending[0].Elicitation.Message != "how many?" {
+		t.Fatalf("output = %+v, want interrupted on the request", out)
+	}
+	call := out.Pending[0].CallID
+	if _, err := e.runs.Decide(ctx, "el", riverrun.Approve(call)); !errors.Is(err, state.ErrNotElicitation) {
+		t.Fatalf("Approve of a call waiting for an answer = %v, want ErrNotElicitation", err)
+	}
+	if _, err := e.runs.Decide(ctx, "el", riverrun.Answer(call, state.Accept, `{"n":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	if out := output(t, waitRunJob(t, e.runs, "el", rivertype.JobStateCompleted)); out.Status != riverrun.StatusFinished {
+		t.Fatalf("resume job output = %+v, want finished", out)
+	}
+	run, err := e.store.Load(ctx, "el")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it, ok := run.Completed(call); !ok {
+		t.Fatal("the call has no output")
+	} else if got, _ := run.ItemAt(it); got.Text() != `accept {"n":3}` {
+		t.Fatalf("the tool's output %q, want the answer", got.Text())
+	}
+}
+
 func TestDecideRefusals(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) { testDecideRefusals(t, pgBackend(t), openPG) })
 	t.Run("sqlite", func(t *testing.T) { testDecideRefusals(t, sqliteBackend(t), openSQLite) })

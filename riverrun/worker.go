@@ -254,7 +254,7 @@ func (w *Worker) start(ctx context.Context, agent *pipeline.Agent, args RunArgs)
 // undecided reports whether the run waits for a decision on a call.
 func undecided(run *state.Run) bool {
 	for _, a := range run.Pending() {
-		if _, _, ok := run.DecisionFor(a.Tool, a.CallID); !ok {
+		if _, ok := run.DecisionOn(a); !ok {
 			return true
 		}
 	}

@@ -23,6 +23,10 @@ type Approval struct {
 	// Owner names the nested run that owns the call when an agent used as a
 	// tool paused ("" for the run itself).
 	Owner string `json:"owner,omitempty"`
+	// Elicitation, when set, is the MCP server's request for input the
+	// call waits for (see [Run.AnswerElicitation]): the call is not held
+	// for an approval but for an answer.
+	Elicitation Elicitation `json:"elicitation,omitzero"`
 }
 
 // Fingerprint returns the fingerprint a decision on this call binds to.
@@ -97,6 +101,10 @@ type Decision struct {
 	// Owner repeats the owner of a nested call's approval (see
 	// [Approval.Owner]).
 	Owner string `json:"owner,omitempty"`
+	// Answer, when set, makes the decision an answer to an elicitation
+	// (see [Run.AnswerElicitation]) rather than an approval; its Verdict
+	// is then Approved for an accepted request and Rejected otherwise.
+	Answer ElicitationAnswer `json:"answer,omitzero"`
 }
 
 // Pending returns copies of the approvals the run is waiting for, in call
@@ -145,9 +153,14 @@ func (r *Run) Decisions() []Decision {
 func (r *Run) addDecision(d Decision) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if d.Always {
+	switch {
+	case d.Always:
 		r.decisions = slices.DeleteFunc(r.decisions, func(x Decision) bool { return x.Always && x.Tool == d.Tool })
-	} else if r.exactLocked(d.Tool, d.CallID) >= 0 {
+	case d.IsAnswer():
+		if r.answerLocked(d.Tool, d.CallID, d.Answer.Request) >= 0 {
+			return
+		}
+	case r.exactLocked(d.Tool, d.CallID) >= 0:
 		return
 	}
 	r.decisions = append(r.decisions, d)
@@ -172,13 +185,15 @@ func (r *Run) DecisionFor(tool, callID string) (d Decision, exact, ok bool) {
 	return Decision{}, false, false
 }
 
-// exactLocked returns the index of the first exact decision on the call,
-// or -1.
+// exactLocked returns the index of the first exact decision on the call
+// that is an approval (not an answer to an elicitation), or -1.
 func (r *Run) exactLocked(tool, callID string) int {
 	if callID == "" {
 		return -1
 	}
-	return slices.IndexFunc(r.decisions, func(x Decision) bool { return !x.Always && x.CallID == callID && x.Tool == tool })
+	return slices.IndexFunc(r.decisions, func(x Decision) bool {
+		return !x.Always && !x.IsAnswer() && x.CallID == callID && x.Tool == tool
+	})
 }
 
 func clonePending(p []Approval) []Approval { return slices.Clone(p) }
@@ -231,13 +246,16 @@ func (r *Run) decide(callID string, v Verdict, message string) error {
 	defer r.mu.Unlock()
 	i := slices.IndexFunc(r.pending, func(a Approval) bool { return a.CallID == callID })
 	if i < 0 {
-		if d := slices.IndexFunc(r.decisions, func(x Decision) bool { return !x.Always && x.CallID == callID }); d >= 0 {
+		if d := slices.IndexFunc(r.decisions, func(x Decision) bool { return !x.Always && !x.IsAnswer() && x.CallID == callID }); d >= 0 {
 			// Decided, and the resume that ran (or rejected) it went on.
 			return &DecisionError{RunID: r.id, CallID: callID, Tool: r.decisions[d].Tool, Err: ErrAlreadyDecided}
 		}
 		return &DecisionError{RunID: r.id, CallID: callID, Err: ErrUnknownCall}
 	}
 	a := r.pending[i]
+	if a.IsElicitation() {
+		return &DecisionError{RunID: r.id, CallID: callID, Tool: a.Tool, Err: ErrNotElicitation}
+	}
 	if r.exactLocked(a.Tool, callID) >= 0 {
 		return &DecisionError{RunID: r.id, CallID: callID, Tool: a.Tool, Err: ErrAlreadyDecided}
 	}

@@ -535,6 +535,9 @@ func (r *Run) check() error {
 			return invalid(path, "call ID %q is empty or repeated", a.CallID)
 		}
 		pending[a.CallID] = true
+		if a.IsElicitation() && a.Elicitation.Server == "" {
+			return invalid(path+".elicitation", "request of call %q names no server", a.CallID)
+		}
 		if a.Owner != "" {
 			continue // the call is in the owner's nested run
 		}
@@ -562,7 +565,7 @@ func (r *Run) check() error {
 	for i, d := range r.decisions {
 		path := elemPath("decisions", i)
 		if exact != nil && !d.Always && d.CallID != "" {
-			k := decisionKey{d.Tool, d.CallID}
+			k := decisionKey{d.Tool, d.CallID, d.Answer.Request}
 			if j, ok := exact[k]; ok && r.decisions[j] != d {
 				return &DecodeError{Path: path, Err: fmt.Errorf("%w: %w: call %q was %s by decision %d, which stands",
 					ErrInvalid, ErrAlreadyDecided, d.CallID, r.decisions[j].Verdict, j)}
@@ -573,6 +576,9 @@ func (r *Run) check() error {
 		switch {
 		case d.Verdict != Approved && d.Verdict != Rejected:
 			return invalid(path, "no verdict")
+		case d.IsAnswer() && (d.Always || d.Answer.Request == "" || checkAnswer(d.Answer.Action, d.Answer.Content) != nil ||
+			d.Verdict != answerVerdict(d.Answer.Action)):
+			return invalid(path+".answer", "an answer names a call and a request, and has a valid action, content and verdict")
 		case d.Always:
 			if d.Tool == "" || d.CallID != "" {
 				return invalid(path, "an always decision names a tool and no call")
@@ -588,8 +594,9 @@ func (r *Run) check() error {
 	return nil
 }
 
-// decisionKey names the call an exact decision is on.
-type decisionKey struct{ tool, callID string }
+// decisionKey names the call an exact decision is on, and for an answer
+// the request it answers.
+type decisionKey struct{ tool, callID, request string }
 
 // check refuses negative counters: Marshal never writes them.
 func (u Usage) check() error {

@@ -477,7 +477,7 @@ var approvalFields = wire.FieldsOf(reflect.TypeFor[Approval]())
 // approvals reads a null or a list of pending approvals into *p as
 // encoding/json decodes it (an empty list leaves *p nil, as Delegate
 // does): each member is a string or an integer, so no value decodes
-// itself. Anything else (an element that is not an object, an unknown or
+// itself, but for an elicitation, which encoding/json decodes. Anything else (an element that is not an object, an unknown or
 // repeated member) gives up.
 func (d *fastDec) approvals(s *wire.Scanner, p *[]Approval) bool {
 	if s.Null() {
@@ -509,6 +509,13 @@ func (d *fastDec) approvals(s *wire.Scanner, p *[]Approval) bool {
 				return wire.OptInt64(s, &a.OutputSeq)
 			case "Owner":
 				return d.optString(s, &a.Owner)
+			case "Elicitation":
+				// A variable of its own: &a.Elicitation in an interface
+				// would move a to the heap for every approval.
+				e := new(Elicitation)
+				ok := wire.Delegate(s, e, false)
+				a.Elicitation = *e
+				return ok
 			}
 			return false // a member added to Approval and not here
 		})

@@ -175,6 +175,7 @@ func TestMarshalMatchesReference(t *testing.T) {
 		"new":    state.NewRun("run_new", ""),
 		"tricky": trickyRun(t, false),
 		"odd":    trickyRun(t, true),
+		"elicit": statetest.ElicitingRun(t, "run_elicit"),
 	}
 	for name, r := range runs {
 		for _, opts := range [][]state.MarshalOption{nil, {state.WithIndent()}, {state.WithSigningKey("k", key)}, {state.WithSigningKey("k", key), state.WithIndent()}} {

@@ -44,6 +44,19 @@
 // [SplitMCPApprovalName] takes it apart. Interruptions, decisions and
 // approval policies see that name.
 //
+// # MCP elicitation
+//
+// A local MCP server (package tool/mcp) may ask the user for input while
+// its tool runs. A run paused on such a request has a pending [Approval]
+// whose Elicitation holds the server, the message and the requested
+// schema; [Run.AnswerElicitation] records the answer as a [Decision]
+// whose Answer is set, bound to that request, and [Run.ElicitationAnswerFor]
+// finds it on resume. Answers are not approvals: [Run.DecisionFor] and
+// [Run.Approve] ignore them. The members "elicitation" (of a pending
+// approval) and "answer" (of a decision) are written only when set, so
+// checkpoints without them are unchanged; a reader older than them
+// refuses a checkpoint that has them (an unknown member).
+//
 // # Copies
 //
 // Accessors return copies or O(1) immutable views ([Items]); a caller never

@@ -121,6 +121,15 @@ var (
 	// ErrArgumentsChanged means a call's arguments differ from those its
 	// decision was made on. It is wrapped by [*FingerprintError].
 	ErrArgumentsChanged = errors.New("state: call arguments changed after the decision")
+	// ErrNotElicitation means an answer to an elicitation names a call
+	// that waits for an approval, or an approval names one that waits for
+	// an answer ([Run.AnswerElicitation], [Run.Approve]). It is wrapped by
+	// [*DecisionError].
+	ErrNotElicitation = errors.New("state: call does not wait for this kind of decision")
+	// ErrInvalidAnswer means an answer to an elicitation has no valid
+	// action, content that is not a JSON object, or content with an action
+	// other than accept. It is wrapped by [*DecisionError].
+	ErrInvalidAnswer = errors.New("state: invalid elicitation answer")
 )
 
 // A DecisionError reports a decision that could not be recorded; the run

@@ -33,6 +33,7 @@ func goldenRuns(t *testing.T) map[string]struct {
 		"paused": {run: statetest.SampleRun(t, "run_paused")},
 		"signed": {run: statetest.SampleRun(t, "run_signed"), opts: []state.MarshalOption{state.WithSigningKey("golden", goldenKey)}},
 		"done":   {run: finished},
+		"elicit": {run: statetest.ElicitingRun(t, "run_elicit")},
 	}
 }
 

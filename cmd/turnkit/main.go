@@ -36,6 +36,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -297,11 +298,18 @@ func listRuns(ctx context.Context, w io.Writer, s store, q state.RunQuery, calls
 			return err
 		}
 		for _, a := range run.Pending() {
-			decided := "-"
-			if d, _, ok := run.DecisionFor(a.Tool, a.CallID); ok {
+			decided, args := "-", oneLine(a.Arguments)
+			if d, ok := run.DecisionOn(a); ok {
 				decided = d.Verdict.String()
+				if a.IsElicitation() {
+					decided = d.Answer.Action.String()
+				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.RunID, a.CallID, a.Tool, oneLine(a.Arguments), decided, r.SessionID)
+			if a.IsElicitation() {
+				// The call waits for an answer to its server's request.
+				args += fmt.Sprintf(" · %s asks %s", a.Elicitation.Server, oneLine(strconv.Quote(a.Elicitation.Message)))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.RunID, a.CallID, a.Tool, args, decided, r.SessionID)
 		}
 	}
 	if err := tw.Flush(); err != nil {

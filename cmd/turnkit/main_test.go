@@ -157,3 +157,33 @@ func TestUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestPendingElicitation: pending lists a call that waits for an answer
+// to its MCP server's request with the request, and the answer once
+// given.
+func TestPendingElicitation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	s, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := statetest.ElicitingRun(t, "r_elicit")
+	if err := s.Save(t.Context(), run); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := turnkit(t, "-db", path, "pending")
+	if err != nil {
+		t.Fatalf("pending = %v:\n%s", err, out)
+	}
+	for _, want := range []string{
+		`r_elicit  call_book  book  {"when":"tonight"} · diner asks "Any allergies?"  -`,
+		`r_elicit  call_pay   pay   {"eur":40} `,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("pending lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -118,13 +118,13 @@ func openOutputs(run *state.Run) map[int64]state.Item {
 // agent used as a tool) waits for one, without a decision that governs it.
 // An outcome of such a call can only come from another state's decision.
 func undecided(run *state.Run, call state.Item) bool {
-	if run.IsPending(call.CallID()) {
-		if _, _, ok := run.DecisionFor(call.Name(), call.CallID()); !ok {
+	if a, ok := run.PendingCall(call.CallID()); ok {
+		if _, ok := run.DecisionOn(a); !ok {
 			return true
 		}
 	}
 	for _, a := range run.PendingOwnedBy(call.CallID()) {
-		if _, _, ok := run.DecisionFor(a.Tool, a.CallID); !ok {
+		if _, ok := run.DecisionOn(a); !ok {
 			return true
 		}
 	}
@@ -137,7 +137,8 @@ func undecided(run *state.Run, call state.Item) bool {
 // stored output is the call's result and next is not called, provided the
 // outcome passes this state's own gate: a call the state holds for
 // approval is reused only under an approval that still matches its
-// arguments. Under a rejection the tool never runs, so next (the approval
+// arguments (a call held for an answer to its server's request for input
+// is reused as it is: it ran with the answer). Under a rejection the tool never runs, so next (the approval
 // gate) answers again and the session must hold that same answer. An
 // outcome the state did not decide, or decided otherwise, is another
 // state's: lookup fails with a [*state.StaleError].
@@ -154,7 +155,9 @@ func (l *ledger) lookup(ctx context.Context, c *pipeline.ToolCall, next pipeline
 		return nil, false, l.stale(c.OutputSeq, c.CallID)
 	}
 	res := &pipeline.ToolResult{Status: pipeline.ToolCompleted, Output: it.Text(), Content: it.Content()}
-	if run.IsPending(c.CallID) {
+	// A call that waited for an answer to its server's request ran with
+	// the answer: its stored output is reused as it is.
+	if a, ok := run.PendingCall(c.CallID); ok && !a.IsElicitation() {
 		d, _, _ := run.DecisionFor(c.Name, c.CallID)
 		if err := d.Check(c.CallID, c.Name, c.Arguments); err != nil {
 			return nil, false, err

@@ -54,8 +54,8 @@ type chatStream struct {
 	content  strings.Builder
 	refusal  strings.Builder
 	calls    []streamCall
-	finished bool              // a finish reason arrived
-	events   int               // the chunks read
+	finished bool // a finish reason arrived
+	events   int  // the chunks read
 }
 
 // chunk reads one chunk's JSON, data, and adds what it brings.

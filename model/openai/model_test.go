@@ -536,6 +536,7 @@ func TestChatRefusesResponsesSettings(t *testing.T) {
 		"WithTruncation":       openai.WithTruncation("auto"),
 		"WithReasoningSummary": openai.WithReasoningSummary("auto"),
 		"WithInclude":          openai.WithInclude("reasoning.encrypted_content"),
+		"WithHostedToolSearch": openai.WithHostedToolSearch(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			srv := newServer(t, reply{file: "chat_text.json"})

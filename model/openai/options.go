@@ -14,9 +14,10 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
-	model   string
-	reqOpts []option.RequestOption
-	include []string
+	model      string
+	reqOpts    []option.RequestOption
+	include    []string
+	toolSearch bool // deferred tools through the hosted tool search (WithHostedToolSearch)
 	// The Responses API's own settings: an agent that wants others uses a
 	// model of its own.
 	truncation string
@@ -119,6 +120,8 @@ func (c *config) chatUnsupported() error {
 		name = "WithReasoningSummary"
 	case len(c.include) > 0:
 		name = "WithInclude"
+	case c.toolSearch:
+		name = "WithHostedToolSearch"
 	default:
 		return nil
 	}

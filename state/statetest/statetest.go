@@ -38,6 +38,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) state.Store) {
 		{"DeltaSaves", testDeltaSaves},
 		{"ContentParts", testContentParts},
 		{"ListRuns", testListRuns},
+		{"Elicitation", testElicitation},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore(t)) })

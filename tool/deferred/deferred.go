@@ -73,12 +73,22 @@ func (s *Set) Tools() []pipeline.Tool {
 
 // Middleware returns the model-stage middleware that leaves the deferred
 // tools a run has not loaded out of its model calls. Put it anywhere in
-// the chain; a model call that offers none of the Set's tools passes
-// through untouched.
+// the chain (inside middleware/retry's, so that a fallback model gets the
+// search it supports); a model call that offers none of the Set's tools
+// passes through untouched.
+//
+// When the call's model searches tools itself (a [HostedSearcher] that
+// agrees, such as the Responses adapter made with
+// openai.WithHostedToolSearch), the call declares the deferred tools as
+// that model's API wants them, and not the search tool; otherwise the
+// search is the client-side one described in the package documentation.
 func (s *Set) Middleware() pipeline.Middleware {
 	return pipeline.Middleware{Name: "deferred", Model: func(next pipeline.Model) pipeline.Model {
 		return pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
-			if c.Turn != nil && slices.ContainsFunc(c.Tools, func(t pipeline.ToolSpec) bool { return t.Name == SearchToolName }) {
+			if c.Turn == nil || !slices.ContainsFunc(c.Tools, func(t pipeline.ToolSpec) bool { return t.Name == SearchToolName }) {
+				return next.Respond(ctx, c)
+			}
+			if !s.hosted(c) {
 				loaded := s.loaded(c.Turn.Run)
 				c.Tools = slices.DeleteFunc(slices.Clone(c.Tools), func(t pipeline.ToolSpec) bool {
 					return s.names[t.Name] && !loaded[t.Name]
@@ -87,6 +97,39 @@ func (s *Set) Middleware() pipeline.Middleware {
 			return next.Respond(ctx, c)
 		})
 	}}
+}
+
+// hosted declares the call's deferred tools for its model's own search,
+// if the model has one, and reports whether it did.
+func (s *Set) hosted(c *pipeline.ModelCall) bool {
+	h, ok := c.Model().(HostedSearcher)
+	if !ok {
+		return false
+	}
+	var own, deferred []pipeline.ToolSpec
+	for _, t := range c.Tools {
+		switch {
+		case t.Name == SearchToolName:
+		case s.names[t.Name]:
+			deferred = append(deferred, t)
+		default:
+			own = append(own, t)
+		}
+	}
+	decls, ok := h.DeferredTools(deferred)
+	if ok {
+		c.Tools = append(own, decls...)
+	}
+	return ok
+}
+
+// A HostedSearcher is a model whose API searches deferred tools itself,
+// such as the Responses adapter made with openai.WithHostedToolSearch.
+// DeferredTools returns the declarations that stand for the deferred
+// tools specs (ok false: the model does not search them now, and the
+// client-side search is used).
+type HostedSearcher interface {
+	DeferredTools(specs []pipeline.ToolSpec) (decls []pipeline.ToolSpec, ok bool)
 }
 
 // loaded returns the names of the tools the run loaded.

@@ -16,7 +16,11 @@
 //
 // What a run loaded is recorded in its state, so a resumed run, in any
 // process, keeps offering it. The search is client-side and works with
-// any model; the Responses API's own tool search is not used.
+// any model. A model whose API searches tools itself says so as a
+// [HostedSearcher]: the Responses adapter made with
+// openai.WithHostedToolSearch declares the hosted tool_search tool and the
+// deferred tools with defer_loading instead (which only some models
+// accept), and the API loads what the model looks for.
 //
 // bench's BenchmarkDeferred gives the request bytes per model call with
 // 200 tools, deferred against all sent.

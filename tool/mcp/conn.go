@@ -31,9 +31,16 @@ type conn struct {
 	changed func()      // marks the server's tool list stale
 	where   endpoint    // how the server is reached, for tracing
 
+	// With requests for input served: onElicit answers them in-process
+	// (nil: they pause the call), slot holds the one call in flight, cur.
+	elicits  bool
+	onElicit ElicitationHandler
+	slot     chan struct{}
+
 	mu     sync.Mutex
 	live   *session // nil before the first connect and after Close
 	closed bool
+	cur    *elicitCall // the call in flight, when elicits
 }
 
 // A session is one connection to the server; done is closed when it ends.
@@ -53,15 +60,22 @@ func (s *session) ended() bool {
 
 func newConn(srv *Server, cfg *config, changed func()) *conn {
 	c := &conn{srv: srv, changed: changed, where: endpointOf(srv)}
+	if cfg.elicit != elicitOff {
+		c.elicits, c.onElicit, c.slot = true, cfg.onElicit, make(chan struct{}, 1)
+	}
 	if srv.Session == nil {
 		opts := &sdk.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed() },
-			// No roots or elicitation; sampling only with WithSampling.
+			// No roots; sampling only with WithSampling, elicitation
+			// only with WithElicitation or WithElicitationHandler.
 			Capabilities: &sdk.ClientCapabilities{},
 		}
 		if cfg.sampling != nil {
 			opts.CreateMessageHandler = cfg.sampling
 			opts.Capabilities.Sampling = &sdk.SamplingCapabilities{}
+		}
+		if cfg.elicit != elicitOff {
+			opts.ElicitationHandler = c.elicit // the SDK declares the capability (form mode)
 		}
 		c.client = sdk.NewClient(cfg.client, opts)
 	}

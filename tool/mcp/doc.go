@@ -158,6 +158,34 @@
 // off by default; [WithSampling] serves such requests with runs of an
 // agent's model.
 //
+// # Elicitation
+//
+// A server may ask the user for input while its tool runs (MCP
+// elicitation: a message and a requested schema), by a request during
+// the call (protocol versions up to 2025-11-25) or by an input request in
+// the call's result that the Go SDK answers and retries (2026-07-28's
+// multi round-trip requests); both reach the same handler. It is off by
+// default. With [WithElicitation] the run pauses like an approval: the
+// call ends (the server sees it cancelled and the request answered
+// "cancel"), the interruption ([state.Approval.Elicitation]) carries the
+// server, the message and the schema, and once the answer is on the
+// state ([Accept], or state.Run.AnswerElicitation with state.Decline or
+// state.Cancel) the run resumes in any process:
+//
+//	res, err := runner.Run(ctx, agent, input) // res.Interruptions()[0].Elicitation.Message: "How many guests?"
+//	run := res.State()
+//	err = mcp.Accept(run, res.Interruptions()[0].CallID, map[string]any{"guests": 4})
+//	res, err = runner.Resume(ctx, agent, run) // the tool is called again; its server gets {"guests": 4}
+//
+// The resumed call is the tool's second call, with the same arguments and
+// idempotency key: the server gets each recorded answer when it asks the
+// same thing again (the same message and schema), and a different request
+// pauses the run again. A tool that acts before it asks would act twice;
+// for such a tool, answer in-process with [WithElicitationHandler], which
+// keeps the call open and does not pause the run. Either way, calls to
+// one server are then sent one at a time, so that a request is known to
+// come from the call in flight.
+//
 // # Restarts
 //
 // A stdio server that the toolset started and that has exited is started

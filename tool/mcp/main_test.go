@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
+
+	"github.com/turnkit/turnkit/tool/mcp"
 )
 
 // helperEnv makes the test binary an MCP server over stdio (see
@@ -50,6 +53,36 @@ func runHelperServer(mode string) {
 	s.AddTool(&sdk.Tool{Name: "exit_after", InputSchema: obj}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		time.AfterFunc(50*time.Millisecond, func() { _ = syscall.Kill(os.Getpid(), syscall.SIGKILL) })
 		return text("bye " + strconv.Itoa(os.Getpid())), nil
+	})
+	// ask_twice asks two questions in turn, the way protocol 2026-07-28
+	// has servers ask (multi round-trip requests): each answer comes in a
+	// retry of the call, the answers so far in its request state. asked
+	// counts the calls the client made (those without answers).
+	var asked int
+	s.AddTool(&sdk.Tool{Name: "ask_twice", InputSchema: obj}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		schema := json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`)
+		questions := []string{"first?", "second?"}
+		var answers []string
+		if r, ok := req.Params.InputResponses["q"].(*sdk.ElicitResult); ok {
+			if req.Params.RequestState != "" {
+				answers = strings.Split(req.Params.RequestState, "\x1f")
+			}
+			if r.Action != "accept" {
+				return text(questions[len(answers)] + " " + r.Action), nil
+			}
+			a, _ := r.Content["answer"].(string)
+			answers = append(answers, a)
+		} else {
+			asked++
+		}
+		if len(answers) < len(questions) {
+			return &sdk.CallToolResult{
+				InputRequests: sdk.InputRequestMap{"q": &sdk.ElicitParams{Message: questions[len(answers)], RequestedSchema: schema}},
+				RequestState:  strings.Join(answers, "\x1f"),
+			}, nil
+		}
+		key, _ := req.Params.Meta[mcp.MetaIdempotencyKey].(string)
+		return text("call " + strconv.Itoa(asked) + " of key " + key + ": " + strings.Join(answers, ", ")), nil
 	})
 	_ = s.Run(context.Background(), &sdk.StdioTransport{})
 	os.Exit(0)

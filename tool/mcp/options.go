@@ -21,6 +21,10 @@ type config struct {
 	// sampling serves the servers' sampling requests; nil: not offered.
 	sampling func(context.Context, *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error)
 	changed  func()
+	// elicit says how requests for input are served (elicitOff,
+	// elicitPause, elicitHandle); onElicit answers them with elicitHandle.
+	elicit   int
+	onElicit ElicitationHandler
 }
 
 func newConfig(opts []Option) config {

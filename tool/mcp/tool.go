@@ -155,7 +155,21 @@ func (t *Tool) send(ctx context.Context, c *pipeline.ToolCall) (*sdk.CallToolRes
 	if c.Turn != nil && c.Turn.Run != nil {
 		p.Meta = sdk.Meta{MetaIdempotencyKey: c.IdempotencyKey()}
 	}
-	return t.conn.call(ctx, p, t.resend.Load())
+	if !t.conn.elicits {
+		return t.conn.call(ctx, p, t.resend.Load())
+	}
+	cctx, ec, err := t.conn.enter(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	defer t.conn.leave(ec)
+	res, err := t.conn.call(cctx, p, t.resend.Load())
+	if paused, aerr := ec.outcome(); paused != (state.Elicitation{}) {
+		return nil, &pipeline.ElicitationError{Tool: c.Name, CallID: c.CallID, Elicitation: paused}
+	} else if aerr != nil {
+		return nil, aerr
+	}
+	return res, err
 }
 
 // text returns a result as the tool's output text, or a [*ToolError] for
