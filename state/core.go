@@ -30,6 +30,7 @@ func (core) ResolvePending(r *Run, callID string)                    { r.resolve
 func (core) ResolveOwned(r *Run, owner string)                       { r.resolveOwned(owner) }
 func (core) AddDecision(r *Run, d Decision)                          { r.addDecision(d) }
 func (core) ReplaceContext(r *Run, items []Item)                     { r.replaceContext(items) }
+func (core) WithholdInput(r *Run, stored []Item) error               { return r.withholdInput(stored) }
 func (core) AddNestedGuardrails(r *Run, owner, agent string, gs []GuardrailResult) {
 	r.addNestedGuards(owner, agent, gs)
 }

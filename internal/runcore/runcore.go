@@ -34,6 +34,7 @@ type coreOps interface {
 	ResolveOwned(r *state.Run, owner string)
 	AddDecision(r *state.Run, d state.Decision)
 	ReplaceContext(r *state.Run, items []state.Item)
+	WithholdInput(r *state.Run, stored []state.Item) error
 	AddNestedGuardrails(r *state.Run, owner, agent string, gs []state.GuardrailResult)
 }
 
@@ -114,6 +115,13 @@ func AddDecision(r *state.Run, d state.Decision) { ops.AddDecision(r, d) }
 // model calls see items followed by the run's items recorded after this
 // call. Handoff input filters use it.
 func ReplaceContext(r *state.Run, items []state.Item) { ops.ReplaceContext(r, items) }
+
+// WithholdInput replaces the input placed on r's first turn by stored:
+// stored[i] takes the position of the i-th input item, and input items
+// beyond stored are removed. An input guardrail's ruling on a blocked
+// input uses it, so that the run's state and its next (full) save never
+// hold the input.
+func WithholdInput(r *state.Run, stored []state.Item) error { return ops.WithholdInput(r, stored) }
 
 // AddNestedGuardrails records in r the guardrail results gs that a nested
 // run recorded (an agent used as a tool): owner is the call of r that ran

@@ -260,7 +260,7 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 	lr.mu.Lock()
 	lr.sw = handoff{}
 	var err error
-	if !lr.saved {
+	if !lr.saved && !heldInput(ctx, t) {
 		err = lr.saveLocked(ctx, StageClaim) // a new run without a session append yet
 	}
 	lr.mu.Unlock()
@@ -285,6 +285,17 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 		}
 	}
 	return nil
+}
+
+// heldInput reports whether an input guardrail holds the input of a new
+// run's first turn until it ruled on it ([pipeline.InputHold]): the claim
+// then waits for the first save after the ruling (before the held input's
+// append, before a tool runs, or at the end), so that a blocked input the
+// ruling takes out of the run never reaches the store. Nothing of the run
+// is in the session or done before that save, so a crash before it leaves
+// a run to start again.
+func heldInput(ctx context.Context, t *pipeline.Turn) bool {
+	return t.Number == 1 && !t.Resumed && pipeline.InputHoldFrom(ctx) != nil
 }
 
 // CallTool saves the response before its first call runs, unless that

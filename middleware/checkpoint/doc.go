@@ -41,7 +41,10 @@
 //   - claim: the first save of an invocation. A resumed run is claimed
 //     before anything runs (so an approved call cannot run on two
 //     workers); a new run with its input placed, before its first session
-//     append or its first model call;
+//     append or its first model call (when an input guardrail holds the
+//     input until it ruled, guardrails.WithHistory with DropBlockedInput
+//     or RedactBlockedInput, the first save after the ruling claims it,
+//     so that a blocked input never reaches the store);
 //   - tools: when a response's first tool call is about to run, so a call
 //     retried after a crash carries the same call ID, hence the same
 //     idempotency key ([pipeline.ToolCall.IdempotencyKey]); skipped for
