@@ -25,6 +25,7 @@ func (core) SetAgent(r *Run, name string)                            { r.setAgen
 func (core) Finish(r *Run, output string)                            { r.finish(output) }
 func (core) Unfinish(r *Run)                                         { r.unfinish() }
 func (core) AddUsage(r *Run, u Usage)                                { r.addUsage(u) }
+func (core) AddModelCall(r *Run, c ModelCall)                        { r.addModelCall(c) }
 func (core) AddPending(r *Run, a Approval)                           { r.addPending(a) }
 func (core) ResolvePending(r *Run, callID string)                    { r.resolvePending(callID) }
 func (core) ResolveOwned(r *Run, owner string)                       { r.resolveOwned(owner) }

@@ -29,6 +29,7 @@ type coreOps interface {
 	Finish(r *state.Run, output string)
 	Unfinish(r *state.Run)
 	AddUsage(r *state.Run, u state.Usage)
+	AddModelCall(r *state.Run, c state.ModelCall)
 	AddPending(r *state.Run, a state.Approval)
 	ResolvePending(r *state.Run, callID string)
 	ResolveOwned(r *state.Run, owner string)
@@ -92,6 +93,9 @@ func Unfinish(r *state.Run) { ops.Unfinish(r) }
 
 // AddUsage adds u to the run's usage totals.
 func AddUsage(r *state.Run, u state.Usage) { ops.AddUsage(r, u) }
+
+// AddModelCall records a model call's place and usage in the run.
+func AddModelCall(r *state.Run, c state.ModelCall) { ops.AddModelCall(r, c) }
 
 // AddPending records that a call waits for a decision. Recording the same
 // call ID again replaces the earlier record.
