@@ -219,6 +219,7 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	d.Rows = h.rows(entries)
+	h.annotate(r.Context(), d.Rows)
 	h.render(w, r, http.StatusOK, "session", "sessions", d)
 }
 

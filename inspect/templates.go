@@ -82,7 +82,7 @@ img{max-width:20em;max-height:20em}
 <p><a href="runs?session={{.ID}}">Runs of this session</a>{{if .Next}} · <a id="older" href="session?id={{.ID}}&amp;cursor={{.Next}}">Older items</a>{{end}}</p>
 <table id="timeline"><tr><th>Run</th><th>Item</th><th>Output</th></tr>
 {{range .Rows}}<tr><td>{{if .Item.RunID}}<a href="run?id={{.Item.RunID}}">{{.Item.RunID}}</a>{{end}}</td>
-<td class="item">{{template "item" .Item}}</td>
+<td class="item">{{template "item" .Item}}{{range .Notes}}<div class="note {{.Class}}">{{.Text}}</div>{{end}}</td>
 <td class="output">{{with .Output}}{{template "item" .}}{{end}}</td></tr>
 {{else}}<tr><td colspan="3">No items.</td></tr>{{end}}
 </table>

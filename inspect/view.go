@@ -15,6 +15,7 @@ import (
 type row struct {
 	Item   itemView
 	Output *itemView
+	Notes  []note // what the run's checkpoint recorded here
 }
 
 // itemView is an item as a page shows it.

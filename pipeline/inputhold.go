@@ -2,9 +2,11 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -70,4 +72,23 @@ func (h *InputHold) Ruling() (stored []state.Item, withheld bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return slices.Clone(h.stored), h.withheld
+}
+
+// WithholdInput takes a blocked input out of the run's state: the input
+// placed on the run's first turn ([Turn.Input]) is replaced in t.Run by
+// stored, as [InputHold.Withhold] rules for the session (stored[i] at the
+// position of the i-th input item, nil: nothing), so the run's state, a
+// [*state.Run] handed out with an error, and its next checkpoint save (a
+// full one: see [state.Run.Delta]) no longer hold it. t.Input keeps the
+// input as placed, for the stages of this turn that store its ruling.
+//
+// An input guardrail that rules after the input was placed (it reads the
+// history, which is loaded on the first turn) calls it from the first
+// turn's model stage, before the model is called. It fails on another
+// turn, a resumed one, or with more items than the input.
+func (t *Turn) WithholdInput(stored []state.Item) error {
+	if t.Number != 1 || t.Resumed {
+		return fmt.Errorf("pipeline: withhold the input of run %s on turn %d: only the first turn of a run places its input", t.Run.ID(), t.Number)
+	}
+	return runcore.WithholdInput(t.Run, stored)
 }

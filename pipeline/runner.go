@@ -519,6 +519,12 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 	if err := placeResponse(t.Run, a, resp.Items, t.disabled); err != nil {
 		return nil, err
 	}
+	var first int64
+	if len(resp.Items) > 0 {
+		first = resp.Items[0].Seq()
+	}
+	runcore.AddModelCall(t.Run, state.ModelCall{Turn: t.Number, Agent: a.Name, Model: c.Settings.Model,
+		ResponseID: resp.ID, Seq: first, Usage: u})
 	r.noteToolChoice(t, c, resp)
 	t.record(resp.Items...)
 	if t.emit != nil {

@@ -117,7 +117,7 @@ func WithMigration(from int, m Migration) UnmarshalOption {
 type (
 	wireEnvelope  = wire.Envelope
 	wireSignature = wire.Signature
-	wireRun       = wire.Run[Kind, Boundary, Approval, Decision, GuardrailResult, Usage]
+	wireRun       = wire.Run[Kind, Boundary, Approval, Decision, GuardrailResult, Usage, ModelCall]
 	wireItem      = wire.Item[Kind]
 )
 
@@ -233,13 +233,14 @@ func (r *Run) wireLocked(items bool) wireRun {
 		NextSeq: r.nextSeq, Input: wireItems(r.input), Items: []wireItem{}, Response: r.resp,
 		Context: []wireItem{}, ContextFrom: r.ctxFrom,
 		Pending: clonePending(r.pending), Decisions: slices.Clone(r.decisions), Guardrails: cloneGuards(r.guards),
-		Usage: r.usage, SessionID: r.sessionID, Watermark: r.watermark, Trace: maps.Clone(r.trace),
+		Usage: r.usage, ModelCalls: slices.Clone(r.calls), SessionID: r.sessionID, Watermark: r.watermark, Trace: maps.Clone(r.trace),
 		Final: r.final, Finished: r.finished, Extension: maps.Clone(r.extension),
 	}
 	if items {
 		w.Items, w.Context = wireItems(r.items), wireItems(r.context)
 	} else {
 		w.Guardrails = nil // a delta's head: guardrail results go as pieces
+		w.ModelCalls = nil // and so do model calls
 	}
 	if w.Pending == nil {
 		w.Pending = []Approval{}
@@ -429,6 +430,7 @@ func newDecodedRun(d *wireRun, input, items, context []Item) (*Run, error) {
 		id: d.ID, agent: d.Agent, turn: d.Turn, maxTurns: d.MaxTurns, version: d.Version,
 		nextSeq: d.NextSeq, resp: d.Response, ctxFrom: d.ContextFrom, usage: d.Usage,
 		pending: nilIfEmpty(d.Pending), decisions: nilIfEmpty(d.Decisions), guards: nilIfEmpty(d.Guardrails),
+		calls:     nilIfEmpty(d.ModelCalls),
 		sessionID: d.SessionID, watermark: d.Watermark, trace: d.Trace, final: d.Final, finished: d.Finished,
 		input: input, items: items, context: context,
 	}
@@ -522,6 +524,9 @@ func (r *Run) check() error {
 	}
 	if r.watermark < 0 || r.watermark >= r.nextSeq {
 		return invalid("$.run.session_watermark", "%d is out of range (next_seq %d)", r.watermark, r.nextSeq)
+	}
+	if err := r.checkCalls(); err != nil {
+		return err
 	}
 	for i, g := range r.guards {
 		if !g.Stage.valid() {

@@ -583,6 +583,8 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 			return ok
 		case *[]Approval:
 			return d.approvals(s, p)
+		case *[]ModelCall:
+			return d.modelCalls(s, p)
 		case *Boundary:
 			return ints(s, field, boundaryFields)
 		case *Usage:

@@ -108,6 +108,8 @@ func appendRun(b []byte, w *wireRun) ([]byte, bool) {
 			b = appendInts(b, field, boundaryFields)
 		case *Usage:
 			b = appendInts(b, field, usageFields)
+		case *[]ModelCall:
+			b = appendModelCalls(b, *p)
 		default:
 			if field.Kind() == reflect.Slice {
 				b, ok = appendList(b, field, ok)

@@ -164,7 +164,7 @@ func TestUnmarshalErrors(t *testing.T) {
 		{name: "empty", give: nil, wantErr: state.ErrMalformed, wantPath: "$"},
 		{name: "null", give: []byte("null"), wantErr: state.ErrMalformed, wantPath: "$"},
 		{name: "array", give: []byte("[]"), wantErr: state.ErrMalformed, wantPath: "$"},
-		{name: "truncated", give: good[:len(good)/2], wantErr: state.ErrMalformed, wantPath: "$.run.items[5]"},
+		{name: "truncated", give: good[:len(good)/2], wantErr: state.ErrMalformed, wantPath: "$.run.context[0].seq"},
 		{name: "trailing data", give: append(bytes.Clone(good), "{}"...), wantErr: state.ErrMalformed, wantPath: "$"},
 		{name: "too large", give: good, opts: []state.UnmarshalOption{state.WithMaxSize(100)}, wantErr: state.ErrTooLarge, wantPath: "$"},
 		{name: "future version", give: edit(t, good, func(d, _ map[string]any) { d["version"] = 2 }), wantErr: state.ErrVersion},

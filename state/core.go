@@ -25,11 +25,13 @@ func (core) SetAgent(r *Run, name string)                            { r.setAgen
 func (core) Finish(r *Run, output string)                            { r.finish(output) }
 func (core) Unfinish(r *Run)                                         { r.unfinish() }
 func (core) AddUsage(r *Run, u Usage)                                { r.addUsage(u) }
+func (core) AddModelCall(r *Run, c ModelCall)                        { r.addModelCall(c) }
 func (core) AddPending(r *Run, a Approval)                           { r.addPending(a) }
 func (core) ResolvePending(r *Run, callID string)                    { r.resolvePending(callID) }
 func (core) ResolveOwned(r *Run, owner string)                       { r.resolveOwned(owner) }
 func (core) AddDecision(r *Run, d Decision)                          { r.addDecision(d) }
 func (core) ReplaceContext(r *Run, items []Item)                     { r.replaceContext(items) }
+func (core) WithholdInput(r *Run, stored []Item) error               { return r.withholdInput(stored) }
 func (core) AddNestedGuardrails(r *Run, owner, agent string, gs []GuardrailResult) {
 	r.addNestedGuards(owner, agent, gs)
 }

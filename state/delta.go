@@ -49,9 +49,11 @@ type Delta struct {
 }
 
 // A Piece is one append-only record of a run as a store keeps it: an item
-// at its position (Seq > 0), or the nth guardrail result recorded (Seq =
-// -n), with the version of the save that wrote it and its JSON. A store
-// keeps pieces keyed by run and Seq, and need not tell the two apart.
+// at its position (Seq > 0), the nth guardrail result recorded (Seq =
+// -n), or the nth model call recorded (Seq = -2^40-n, see
+// [Run.ModelCalls]), with the version of the save that wrote it and its
+// JSON. A store keeps pieces keyed by run and Seq, and need not tell them
+// apart.
 type Piece struct {
 	Seq     int64
 	Version int64
@@ -68,6 +70,7 @@ type baseline struct {
 	ctxGen    int      // the context generation stored
 	ctxDigest [32]byte // digest of the stored context
 	guards    int      // guardrail results stored
+	calls     int      // model calls stored
 }
 
 // deltaKey is the extension key under which a head records what binds it
@@ -152,6 +155,11 @@ func (r *Run) deltaWith(cfg *marshalConfig, reference bool) (*Delta, error) {
 		guardsFrom = 0
 	}
 	guards := cloneGuards(r.guards[min(guardsFrom, len(r.guards)):])
+	callsFrom := r.base.calls
+	if d.Full {
+		callsFrom = 0
+	}
+	calls := r.calls[min(callsFrom, len(r.calls)):] // never changed in place: appended to only
 	var ctx []Item
 	ctxChanged := d.Full || r.ctxGen != r.base.ctxGen
 	if ctxChanged {
@@ -165,13 +173,18 @@ func (r *Run) deltaWith(cfg *marshalConfig, reference bool) (*Delta, error) {
 
 	d.next.known, d.next.version, d.next.ctxGen = true, d.Version, gen
 	d.next.guards = guardsFrom + len(guards)
-	d.Items = make([]Piece, 0, len(guards)+len(items))
+	d.next.calls = callsFrom + len(calls)
+	d.Items = make([]Piece, 0, len(calls)+len(guards)+len(items))
 	for i, g := range guards { // negative positions first: Seq order
 		data, err := json.Marshal(g)
 		if err != nil {
 			return nil, fmt.Errorf("state: delta of run %s: guardrail result %d: %w", r.id, guardsFrom+i+1, err)
 		}
 		d.Items = append(d.Items, Piece{Seq: -int64(guardsFrom + i + 1), Version: d.Version, Data: data})
+	}
+	for i := range calls { // below the guardrail results: Seq order once reversed
+		data := appendModelCall(nil, &calls[i])
+		d.Items = append(d.Items, Piece{Seq: callSeqBase - int64(callsFrom+i+1), Version: d.Version, Data: data})
 	}
 	slices.Reverse(d.Items)
 	for _, it := range items {
@@ -351,7 +364,18 @@ func assemble(head, context []byte, items []Piece, fast bool, opts []UnmarshalOp
 	// head and decode the whole.
 	slices.SortFunc(sorted, func(a, b Piece) int { return cmp.Compare(a.Seq, b.Seq) })
 	firstItem, _ := slices.BinarySearchFunc(sorted, 1, func(p Piece, seq int64) int { return cmp.Compare(p.Seq, seq) })
-	guards := sorted[:firstItem]
+	firstGuard, _ := slices.BinarySearchFunc(sorted, callSeqBase, func(p Piece, seq int64) int { return cmp.Compare(p.Seq, seq) })
+	calls := sorted[:firstGuard]
+	slices.Reverse(calls) // callSeqBase-1, -2, …: the order they were recorded in
+	for i, p := range calls {
+		if p.Seq != callSeqBase-int64(i+1) {
+			return nil, tampered("stored model calls")
+		}
+	}
+	if len(calls) > 0 {
+		payload[keyModelCalls] = jsonList(calls)
+	}
+	guards := sorted[firstGuard:firstItem]
 	slices.Reverse(guards) // -1, -2, …: the order they were recorded in
 	for i, p := range guards {
 		if p.Seq != -int64(i+1) {
@@ -419,7 +443,7 @@ func assemble(head, context []byte, items []Piece, fast bool, opts []UnmarshalOp
 	}
 	r.mu.Lock()
 	r.journaling = true
-	r.base = baseline{known: true, version: r.version, full: rec.Full, digest: digest, ctxGen: r.ctxGen, ctxDigest: ctxDigest, guards: len(r.guards)}
+	r.base = baseline{known: true, version: r.version, full: rec.Full, digest: digest, ctxGen: r.ctxGen, ctxDigest: ctxDigest, guards: len(r.guards), calls: len(r.calls)}
 	if ref != nil {
 		if r.ctxFrom != 0 {
 			r.mu.Unlock()
@@ -434,6 +458,7 @@ func assemble(head, context []byte, items []Piece, fast bool, opts []UnmarshalOp
 // The members of a run object Assemble splices the stored parts into.
 var (
 	keyGuardrails = runFields.Name("Guardrails")
+	keyModelCalls = runFields.Name("ModelCalls")
 	keyItems      = runFields.Name("Items")
 	keyContext    = runFields.Name("Context")
 	keyExtension  = runFields.Name("Extension")

@@ -101,10 +101,11 @@
 //
 // Each save hands the store the run's [RunSummary] ([Delta].Summary),
 // which the stores of this module write to an index in the same atomic
-// step as the save, so a page costs O(its runs). Lister is an interface
-// of its own, not a method of Store, so that Stores written before it (and
-// wrappers) stay Stores; memstore and the SQLite, PostgreSQL and Redis
-// stores implement it, filestore does not.
+// step as the save (filestore: around the head's atomic rename, checked
+// against the head when read), so a page costs O(its runs). Lister is an
+// interface of its own, not a method of Store, so that Stores written
+// before it (and wrappers) stay Stores; memstore, filestore and the
+// SQLite, PostgreSQL and Redis stores implement it.
 //
 // # Fast paths
 //

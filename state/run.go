@@ -89,6 +89,7 @@ type Run struct {
 	pending   []Approval
 	decisions []Decision
 	guards    []GuardrailResult
+	calls     []ModelCall
 	usage     Usage
 
 	sessionID string
@@ -538,6 +539,7 @@ func (r *Run) Clone() *Run {
 		pending:    clonePending(r.pending),
 		decisions:  slices.Clone(r.decisions),
 		guards:     cloneGuards(r.guards),
+		calls:      slices.Clone(r.calls),
 		usage:      r.usage,
 		sessionID:  r.sessionID,
 		watermark:  r.watermark,

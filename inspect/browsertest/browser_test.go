@@ -187,6 +187,13 @@ func TestInspectorInBrowser(t *testing.T) {
 	if !strings.Contains(after, "refunded order 7") || !strings.Contains(after, "Done: refunded order 7.") {
 		t.Errorf("the timeline lacks the resumed run's output: %q", after)
 	}
+	// Inline, at their places: the decision at the call, each model
+	// call's usage at its response.
+	for _, want := range []string{"decision on refund: approved", "model call, turn 1, agent support", "model call, turn 2, agent support"} {
+		if !strings.Contains(after, want) {
+			t.Errorf("the timeline lacks %q inline: %q", want, after)
+		}
+	}
 	run, err := store.Load(ctx, "run-1")
 	if err != nil {
 		t.Fatal(err)

@@ -145,7 +145,8 @@ func TestBlockedInputBackends(t *testing.T) {
 		{"drop parallel", []guardrails.Option{drop, parallel}, ""},
 		{"redact", []guardrails.Option{redact}, "my card is [card]"},
 		// With the history the checks run on the first turn, after the
-		// input was placed: the session still never holds it.
+		// input was placed: the ruling takes it out of the run's state
+		// again, before any save.
 		{"drop history", []guardrails.Option{drop, hist}, ""},
 		{"drop history parallel", []guardrails.Option{drop, hist, parallel}, ""},
 		{"redact history", []guardrails.Option{redact, hist}, "my card is [card]"},
@@ -156,7 +157,9 @@ func TestBlockedInputBackends(t *testing.T) {
 				ctx := context.Background()
 				sid := freshSession("blocked")
 				opts := tc.opts
-				ruledFirst := len(opts) > 0 && !strings.Contains(tc.name, "history") // before the input is placed
+				// Every option keeps the blocked input out of the run's
+				// state and checkpoints, with the history too.
+				ruledFirst := len(opts) > 0
 				m := scripted.Rules(scripted.On(scripted.Any(), scripted.Reply("Hi.")))
 				agent := &pipeline.Agent{Name: "assistant", Model: m}
 				// The crash-safe chain where the backend keeps checkpoints

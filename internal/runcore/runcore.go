@@ -29,11 +29,13 @@ type coreOps interface {
 	Finish(r *state.Run, output string)
 	Unfinish(r *state.Run)
 	AddUsage(r *state.Run, u state.Usage)
+	AddModelCall(r *state.Run, c state.ModelCall)
 	AddPending(r *state.Run, a state.Approval)
 	ResolvePending(r *state.Run, callID string)
 	ResolveOwned(r *state.Run, owner string)
 	AddDecision(r *state.Run, d state.Decision)
 	ReplaceContext(r *state.Run, items []state.Item)
+	WithholdInput(r *state.Run, stored []state.Item) error
 	AddNestedGuardrails(r *state.Run, owner, agent string, gs []state.GuardrailResult)
 }
 
@@ -92,6 +94,9 @@ func Unfinish(r *state.Run) { ops.Unfinish(r) }
 // AddUsage adds u to the run's usage totals.
 func AddUsage(r *state.Run, u state.Usage) { ops.AddUsage(r, u) }
 
+// AddModelCall records a model call's place and usage in the run.
+func AddModelCall(r *state.Run, c state.ModelCall) { ops.AddModelCall(r, c) }
+
 // AddPending records that a call waits for a decision. Recording the same
 // call ID again replaces the earlier record.
 func AddPending(r *state.Run, a state.Approval) { ops.AddPending(r, a) }
@@ -114,6 +119,13 @@ func AddDecision(r *state.Run, d state.Decision) { ops.AddDecision(r, d) }
 // model calls see items followed by the run's items recorded after this
 // call. Handoff input filters use it.
 func ReplaceContext(r *state.Run, items []state.Item) { ops.ReplaceContext(r, items) }
+
+// WithholdInput replaces the input placed on r's first turn by stored:
+// stored[i] takes the position of the i-th input item, and input items
+// beyond stored are removed. An input guardrail's ruling on a blocked
+// input uses it, so that the run's state and its next (full) save never
+// hold the input.
+func WithholdInput(r *state.Run, stored []state.Item) error { return ops.WithholdInput(r, stored) }
 
 // AddNestedGuardrails records in r the guardrail results gs that a nested
 // run recorded (an agent used as a tool): owner is the call of r that ran

@@ -29,15 +29,26 @@ type Checkpointer struct {
 	cfg     config
 	session session.Store       // the session store of WithSession, or nil
 	persist pipeline.Middleware // persistence over the write-ahead store, or zero
+	lister  state.Lister        // the store's listing, under KeepLast and KeepFor
+	done    finishTimes         // runs known committed, under KeepLast and KeepFor
 }
 
 // New returns a checkpointer that saves into store. It panics if store is
-// nil, or if [WithSession] gives a nil session store.
+// nil, if [WithSession] gives a nil session store, or if the retention of
+// [WithRetention] is [KeepLast] or [KeepFor] and store does not implement
+// [state.Lister].
 func New(store state.Store, opts ...Option) *Checkpointer {
 	if store == nil {
 		panic("checkpoint: New called with a nil state.Store")
 	}
 	c := &Checkpointer{store: store, cfg: newConfig(opts)}
+	if k := c.cfg.retention.kind; k == keepLast || k == keepFor {
+		l, ok := store.(state.Lister)
+		if !ok {
+			panic("checkpoint: KeepLast and KeepFor need a state.Store that implements state.Lister")
+		}
+		c.lister = l
+	}
 	if c.cfg.hasSessions {
 		if c.cfg.sessions == nil {
 			panic("checkpoint: WithSession called with a nil session.Store")
@@ -193,15 +204,17 @@ func (h *runHandler) ServeRun(ctx context.Context, rc *pipeline.RunCall) (*pipel
 		}
 	}
 	res, err := h.next.ServeRun(context.WithValue(ctx, liveKey{}, lr), rc)
+	if h.c.cfg.retention.kind == keepFor && committed(rc.Run) {
+		h.c.stampFinished(rc.Run) // saved by the end save
+	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.c.cfg.detachedTimeout)
 	defer cancel()
 	serr := lr.save(sctx, StageEnd)
 	if serr != nil && !errors.Is(err, serr) {
 		err = errors.Join(err, serr)
 	}
-	if err == nil && serr == nil && h.c.cfg.retention == DeleteFinished && committed(rc.Run) {
-		// Best effort: a checkpoint left behind is one KeepAll keeps.
-		_ = h.c.store.Delete(sctx, rc.Run.ID())
+	if err == nil && serr == nil && h.c.cfg.retention != KeepAll && committed(rc.Run) {
+		h.c.prune(sctx, rc.Run)
 	}
 	return res, err
 }
@@ -247,7 +260,7 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 	lr.mu.Lock()
 	lr.sw = handoff{}
 	var err error
-	if !lr.saved {
+	if !lr.saved && !heldInput(ctx, t) {
 		err = lr.saveLocked(ctx, StageClaim) // a new run without a session append yet
 	}
 	lr.mu.Unlock()
@@ -272,6 +285,17 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 		}
 	}
 	return nil
+}
+
+// heldInput reports whether an input guardrail holds the input of a new
+// run's first turn until it ruled on it ([pipeline.InputHold]): the claim
+// then waits for the first save after the ruling (before the held input's
+// append, before a tool runs, or at the end), so that a blocked input the
+// ruling takes out of the run never reaches the store. Nothing of the run
+// is in the session or done before that save, so a crash before it leaves
+// a run to start again.
+func heldInput(ctx context.Context, t *pipeline.Turn) bool {
+	return t.Number == 1 && !t.Resumed && pipeline.InputHoldFrom(ctx) != nil
 }
 
 // CallTool saves the response before its first call runs, unless that

@@ -41,7 +41,10 @@
 //   - claim: the first save of an invocation. A resumed run is claimed
 //     before anything runs (so an approved call cannot run on two
 //     workers); a new run with its input placed, before its first session
-//     append or its first model call;
+//     append or its first model call (when an input guardrail holds the
+//     input until it ruled, guardrails.WithHistory with DropBlockedInput
+//     or RedactBlockedInput, the first save after the ruling claims it,
+//     so that a blocked input never reaches the store);
 //   - tools: when a response's first tool call is about to run, so a call
 //     retried after a crash carries the same call ID, hence the same
 //     idempotency key ([pipeline.ToolCall.IdempotencyKey]); skipped for
@@ -74,14 +77,35 @@
 // again. So a save's size and cost do
 // not depend on the length of the run or its history.
 //
+// The context a run started from, its session's history, is never copied
+// into its checkpoint: the checkpoint refers to it (see
+// [state.Run.SetSessionHistory]), and a resume reads it back from the
+// session, or fails with [state.ErrHistoryChanged] if the session no
+// longer holds it.
+//
+// # Retention
+//
 // A finished run's checkpoint is kept ([KeepAll]) unless [WithRetention]
-// says otherwise: with [DeleteFinished] it is deleted once the run
-// finished and its final commit is in the session, so what a conversation
-// stores grows with the conversation alone. The context a run started
-// from, its session's history, is never copied into its checkpoint: the
-// checkpoint refers to it (see [state.Run.SetSessionHistory]), and a
-// resume reads it back from the session, or fails with
-// [state.ErrHistoryChanged] if the session no longer holds it.
+// says otherwise. The rule: once a run has finished and its final commit
+// is in the session (when it returns, or when [Checkpointer.Resume]
+// completes a commit a crash cut short), the checkpointer deletes
+//
+//   - [DeleteFinished]: that run's checkpoint, so what a conversation
+//     stores grows with the conversation alone;
+//   - [KeepLast](n): the finished runs of its session after the n newest
+//     (by first save);
+//   - [KeepFor](d): the finished runs of its session that finished more
+//     than d ago by the clock of [WithClock], oldest first, up to the
+//     first it keeps.
+//
+// KeepLast and KeepFor find the runs through the store's [state.Lister].
+// A paused run, an unfinished one (it failed, was cancelled, or its
+// worker died) and a finished one whose final commit a crash cut short
+// are never deleted under any retention: their checkpoints are what
+// resumes them. Deletes are best effort: one that fails leaves a
+// checkpoint for the next finished run to prune, and never fails a run.
+// A deleted run's ID is free again; a retention assumes that run IDs are
+// not reused while a prune of their session runs.
 //
 // # Wiring: one store for both
 //

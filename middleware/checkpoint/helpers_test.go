@@ -55,6 +55,9 @@ type process struct {
 	// inTool, if set, is called in each tool execution after the effect;
 	// it may crash the process.
 	inTool func(p *process, c *pipeline.ToolCall)
+	// afterSave, if set, is called after each checkpoint save that
+	// landed; it may crash the process.
+	afterSave func(p *process, run *state.Run)
 }
 
 // A procConfig is what a process runs: its agent, the middleware inside
@@ -126,7 +129,23 @@ func (s *crashStates) Save(ctx context.Context, run *state.Run) error {
 		return err
 	}
 	s.p.saves.Add(1)
+	if s.p.afterSave != nil {
+		s.p.afterSave(s.p, run)
+	}
 	return nil
+}
+
+func (s *crashStates) Delete(ctx context.Context, runID string) error {
+	if s.p.crashed.Load() {
+		return errCrashed
+	}
+	return s.Store.Delete(ctx, runID)
+}
+
+// ListRuns forwards to the world's store, so that the retentions that
+// list runs can be tested through the crashing view.
+func (s *crashStates) ListRuns(ctx context.Context, q state.RunQuery) (state.RunPage, error) {
+	return s.Store.(state.Lister).ListRuns(ctx, q)
 }
 
 type crashSessions struct {

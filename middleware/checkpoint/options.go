@@ -19,6 +19,7 @@ type config struct {
 	detachedTimeout time.Duration
 	retryable       func(c *pipeline.ToolCall) bool
 	retention       Retention
+	now             func() time.Time
 	sessions        session.Store
 	persist         []persistence.Option
 	hasSessions     bool
@@ -29,7 +30,7 @@ type config struct {
 const defaultDetachedTimeout = 30 * time.Second
 
 func newConfig(opts []Option) config {
-	c := config{detachedTimeout: defaultDetachedTimeout}
+	c := config{detachedTimeout: defaultDetachedTimeout, now: time.Now}
 	for _, o := range opts {
 		if o != nil {
 			o.apply(&c)
@@ -103,14 +104,28 @@ func WithRetryableTools(retryable func(c *pipeline.ToolCall) bool) Option {
 // A Retention says what becomes of a run's checkpoint once the run has
 // finished and its final commit is in the session (see [WithRetention]).
 // A run that is paused, failed or unfinished keeps its checkpoint under
-// every retention: it is what resumes it.
-type Retention int
+// every retention: it is what resumes it. The zero Retention is [KeepAll].
+// Retentions are comparable values.
+type Retention struct {
+	kind retentionKind
+	n    int           // keepLast: the finished runs kept per session
+	d    time.Duration // keepFor: how long a finished run is kept
+}
+
+type retentionKind uint8
 
 const (
+	keepAll retentionKind = iota
+	deleteFinished
+	keepLast
+	keepFor
+)
+
+var (
 	// KeepAll keeps every checkpoint (the default): a finished run's
 	// checkpoint holds its items, its result and its claim on the run ID,
 	// so a second start of the same ID fails with [state.ErrConflict].
-	KeepAll Retention = iota
+	KeepAll = Retention{}
 	// DeleteFinished deletes a run's checkpoint when the run returns
 	// finished with its final commit in the session (or finished without
 	// a session: its caller has the result). Everything the run
@@ -119,13 +134,68 @@ const (
 	// same ID again starts a new run (a job queue's uniqueness, such as
 	// River's, guards that). A delete that fails leaves the checkpoint, as
 	// KeepAll would, and does not fail the run.
-	DeleteFinished
+	DeleteFinished = Retention{kind: deleteFinished}
 )
 
+// KeepLast keeps the checkpoints of the n newest finished runs of each
+// session (newest by their first save, as a [state.Lister] orders them)
+// and deletes older finished ones: when a run returns finished with its
+// final commit in the session, the checkpointer lists its session's
+// finished runs and deletes those after the first n. So what is stored
+// is the session plus n finished checkpoints, whatever the length of the
+// conversation, and the last n runs stay readable (by the inspector,
+// say). A run without a session is kept. n < 1 is [DeleteFinished].
+//
+// The store given to [New] must implement [state.Lister]. The listing
+// reads at most n+1 summaries when one run finishes at a time; a delete
+// or a listing that fails leaves the checkpoints for the next finished
+// run to prune, and does not fail the run.
+func KeepLast(n int) Retention {
+	if n < 1 {
+		return DeleteFinished
+	}
+	return Retention{kind: keepLast, n: n}
+}
+
+// KeepFor keeps a finished run's checkpoint for at least d after the run
+// finished, by the clock of [WithClock], and deletes it afterwards: each
+// run that returns finished with its final commit in the session records
+// when it finished in its checkpoint (under the extension key
+// "turnkit.retention"), and deletes the finished runs of its session
+// whose record is older than d. A run without a session is kept, and so
+// is a finished run without a record (saved by an earlier version or
+// under another retention). d <= 0 is [DeleteFinished].
+//
+// The store given to [New] must implement [state.Lister]. The prune walks
+// the session's finished runs from the oldest first save and stops at the
+// first one it keeps, so a run finished late (paused for long) keeps
+// the runs after it until it goes: a checkpoint may outlive d, never the
+// other way round. Finding when a run finished reads its checkpoint,
+// unless this checkpointer saved or read it before (it remembers a bounded
+// number of them); the listing reads every finished run kept in the
+// session, one page per [state.MaxRunLimit].
+func KeepFor(d time.Duration) Retention {
+	if d <= 0 {
+		return DeleteFinished
+	}
+	return Retention{kind: keepFor, d: d}
+}
+
 // WithRetention sets what becomes of finished runs' checkpoints; the
-// default is [KeepAll]. Retention by age or by count per session (keep
-// the last N) needs a listing of checkpoints by session and time, which
-// [state.Store] does not offer yet.
+// default is [KeepAll]. A later call replaces an earlier one. [New]
+// panics if r is [KeepLast] or [KeepFor] and its store does not
+// implement [state.Lister].
 func WithRetention(r Retention) Option {
 	return optionFunc(func(c *config) { c.retention = r })
+}
+
+// WithClock sets the clock [KeepFor] reads; the default is time.Now, and
+// nil keeps it. A later call replaces an earlier one. Tests give a clock
+// they move by hand.
+func WithClock(now func() time.Time) Option {
+	return optionFunc(func(c *config) {
+		if now != nil {
+			c.now = now
+		}
+	})
 }

@@ -90,8 +90,14 @@ func (c *Checkpointer) complete(ctx context.Context, run *state.Run) (bool, erro
 	}
 	run.SetSessionWatermark(max(run.SessionWatermark(), last))
 	clearCommit(run)
+	if c.cfg.retention.kind == keepFor {
+		c.stampFinished(run)
+	}
 	if err := c.store.Save(ctx, run); err != nil {
 		return false, &SaveError{RunID: run.ID(), Stage: StageComplete, Err: err}
+	}
+	if c.cfg.retention != KeepAll {
+		c.prune(ctx, run)
 	}
 	return true, nil
 }

@@ -126,7 +126,9 @@
 // makes of it instead (a card number masked). With [WithHistory] the
 // checks run on the first turn, after the input was placed in the state;
 // the session then stores the input only once the checks passed (still
-// before any tool commits) and never stores a blocked one.
+// before any tool commits) and never stores a blocked one, and the ruling
+// takes a blocked input out of the run's state again before anything
+// saves it, so no checkpoint holds it either.
 //
 // # Streaming
 //

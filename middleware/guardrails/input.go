@@ -28,7 +28,7 @@ import (
 // input, unless [DropBlockedInput] keeps it out or [RedactBlockedInput]
 // puts a redacted form in its place: the checks then run before the run
 // places its input, and the [*TripwireError]'s State holds what was placed
-// (see the package documentation, and WithHistory's exception).
+// (see the package documentation).
 //
 // The guardrail wraps the model stage (and the run stage, to refuse
 // resuming a run it stopped). Its handlers are safe for concurrent use.
@@ -162,6 +162,13 @@ func (g *input) check(ctx context.Context, c *pipeline.ModelCall, sc scope) erro
 	}
 	stored, rerr := g.storedForm(ctx, t.Run.ID(), t.Input)
 	hold.Withhold(stored)
+	// The run's state holds the input since it was placed: it gets the
+	// stored form too, before the tripwire hands the state out.
+	if werr := t.WithholdInput(stored); werr != nil {
+		rerr = errors.Join(rerr, werr)
+	} else if tw, ok := errors.AsType[*TripwireError](err); ok {
+		tw.State = t.Run.Clone()
+	}
 	if rerr != nil {
 		return errors.Join(err, rerr)
 	}

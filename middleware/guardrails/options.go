@@ -52,8 +52,11 @@ type RedactFunc func(ctx context.Context, input []state.Item) ([]state.Item, err
 // With [WithHistory] the checks need the history, which is read on the
 // first turn, after the input was placed: the session middleware
 // ([persistence.Middleware]) then stores the input only once the checks
-// passed and never stores a blocked one, on this run or on a resume, but
-// the run's state (and a checkpoint of it) holds it.
+// passed and never stores a blocked one, on this run or on a resume; a
+// blocked input is taken out of the run's state again
+// ([pipeline.Turn.WithholdInput]) before the tripwire returns, and the
+// checkpointer (middleware/checkpoint) claims such a run only after the
+// ruling, so no checkpoint holds it either.
 //
 // Only [Input] accepts it; a later DropBlockedInput or
 // [RedactBlockedInput] replaces an earlier one.
@@ -66,8 +69,7 @@ func DropBlockedInput() Option {
 // RedactBlockedInput places the form f returns of an input the guardrail
 // blocked in place of the input, where [DropBlockedInput] places nothing:
 // the run's state, its checkpoints and its session hold the redacted form,
-// never the original (with [WithHistory], the session only, as for
-// DropBlockedInput). A nil f is ignored. Only [Input] accepts it; a later
+// never the original (with [WithHistory] too, as for DropBlockedInput). A nil f is ignored. Only [Input] accepts it; a later
 // DropBlockedInput or RedactBlockedInput replaces an earlier one.
 func RedactBlockedInput(f RedactFunc) Option {
 	return optionFunc(func(c *config) {

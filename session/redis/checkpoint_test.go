@@ -289,8 +289,8 @@ func TestLegacyCheckpoint(t *testing.T) {
 				addTurn(t, got, 10)
 				must(t, s.Save(ctx, got)) // full: the items go to their hash
 				n := client.HLen(ctx, keys[1]).Val()
-				if want := got.Len() + len(got.GuardrailResults()); n != int64(want) {
-					t.Fatalf("after the first save %d pieces (items and guardrail results) are stored, want %d", n, want)
+				if want := got.Len() + len(got.GuardrailResults()) + len(got.ModelCalls()); n != int64(want) {
+					t.Fatalf("after the first save %d pieces (items, guardrail results, model calls) are stored, want %d", n, want)
 				}
 				wantSame(t, s, got)
 				addTurn(t, got, 11)

@@ -28,20 +28,35 @@ import (
 // compare-and-swap runs under a lock held by this process and, on Unix, an
 // advisory file lock on the directory's ".lock" file, so several processes
 // may share the directory. It is safe for concurrent use.
+//
+// It lists its runs ([Store.ListRuns], a [state.Lister]) from an index of
+// small files in the directory's ".runs" folder, written by each save
+// before the head's rename and tidied after it, and checked against the
+// heads when read: a save or delete that dies half-way never makes a
+// listing report what the checkpoints do not hold.
 type Store struct {
 	dir string
 	cfg config
 	mu  sync.Mutex
 }
 
-var _ state.Store = (*Store)(nil)
+var (
+	_ state.Store  = (*Store)(nil)
+	_ state.Lister = (*Store)(nil)
+)
 
-// New returns a store in dir, creating the directory if needed.
+// New returns a store in dir, creating the directory if needed. In a
+// directory written by a version without the listing's index, it reads
+// every checkpoint once to index it.
 func New(dir string, opts ...Option) (*Store, error) {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, indexDir), 0o750); err != nil {
 		return nil, fmt.Errorf("filestore: %w", err)
 	}
-	return &Store{dir: dir, cfg: newConfig(opts)}, nil
+	s := &Store{dir: dir, cfg: newConfig(opts)}
+	if err := s.indexEarlier(); err != nil {
+		return nil, fmt.Errorf("filestore: index the checkpoints in %s: %w", dir, err)
+	}
+	return s, nil
 }
 
 // Path returns the file that holds the head of the run's checkpoint.
@@ -154,6 +169,10 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	ix, err := s.indexAhead(d.Summary, cur > 0)
+	if err != nil {
+		return &state.StoreError{Op: "save", RunID: run.ID(), Err: fmt.Errorf("index: %w", err)}
+	}
 	dir := s.saves(run.ID())
 	if len(d.Items) > 0 || d.Context != nil {
 		fsave := fileSave{Version: d.Version, Context: d.Context, Items: make([]filePiece, len(d.Items))}
@@ -180,6 +199,7 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 	if err := writeAtomic(path, d.Head); err != nil {
 		return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
 	}
+	s.settle(ix)
 	if d.Full && full > 0 {
 		for v := full; v <= cur; v++ { // the saves a full one replaced
 			_ = os.Remove(filepath.Join(dir, strconv.FormatInt(v, 10)))
@@ -205,6 +225,7 @@ func (s *Store) Delete(ctx context.Context, runID string) error {
 	if err := os.RemoveAll(s.saves(runID)); err != nil {
 		return &state.StoreError{Op: "delete", RunID: runID, Err: err}
 	}
+	s.unindex(runID)
 	return nil
 }
 

@@ -36,6 +36,8 @@ func testDeltaSaves(t *testing.T, s state.Store) {
 		check(fmt.Sprintf("turn %d, call saved", turn))
 		must(t, runcore.Record(r, state.ToolOutput(call, "list_files", `["a"]`).WithSeq(first+1)))
 		runcore.AddUsage(r, state.Usage{Requests: 1, InputTokens: 10})
+		runcore.AddModelCall(r, state.ModelCall{Turn: 3 + turn, Agent: "assistant", Model: "m", ResponseID: "resp_" + call,
+			Seq: first, Usage: state.Usage{Requests: 1, InputTokens: 10}})
 		r.AddGuardrailResult(state.GuardrailResult{Name: "args", Stage: state.StageToolInput, Turn: 3 + turn, CallID: call})
 		if turn == 5 {
 			runcore.ReplaceContext(r, []state.Item{state.UserMessage("filtered").WithSeq(1)})

@@ -76,6 +76,9 @@ func SampleRun(tb testing.TB, id string) *state.Run {
 	must(tb, r.ApproveAlways("list_files"))
 	r.AddGuardrailResult(state.GuardrailResult{Name: "no_secrets", Stage: state.StageInput, Turn: 1, Info: json.RawMessage(`{"score":0.1}`)})
 	runcore.AddUsage(r, state.Usage{Requests: 2, InputTokens: 120, OutputTokens: 30, ReasoningTokens: 5, CachedTokens: 7})
+	runcore.AddModelCall(r, state.ModelCall{Turn: 1, Agent: "assistant", Model: "gpt-test", ResponseID: "resp_\"1\"", Seq: first,
+		Usage: state.Usage{Requests: 1, InputTokens: 60, OutputTokens: 30, ReasoningTokens: 5, CachedTokens: 7}})
+	runcore.AddModelCall(r, state.ModelCall{Turn: 2, Agent: "assistant", Usage: state.Usage{Requests: 1, InputTokens: 60}})
 	r.SetSessionID("session-1")
 	r.SetSessionWatermark(first - 1)
 	r.SetTraceContext(map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})

@@ -272,8 +272,13 @@ func (c growthConfig) convText() string {
 	if c.conv.Chain || c.conv.Compact > 0 {
 		view += "; at each h one message, not measured, first reads the history grown behind the session's marks"
 	}
-	if c.conv.DeleteFinished {
+	switch {
+	case c.conv.DeleteFinished:
 		return view + "; checkpoints of finished runs deleted (checkpoint.DeleteFinished)"
+	case c.conv.KeepLast > 0:
+		return view + fmt.Sprintf("; the last %d finished runs' checkpoints of the session kept (checkpoint.KeepLast)", c.conv.KeepLast)
+	case c.conv.KeepFor > 0:
+		return view + fmt.Sprintf("; finished runs' checkpoints kept for %s, one message per %s (checkpoint.KeepFor)", c.conv.KeepFor, scenario.MessageEvery)
 	}
 	return view + "; every checkpoint kept (checkpoint.KeepAll)"
 }

@@ -46,6 +46,8 @@
 //	-growth-backends list  memory,sqlite,postgres,redis (the default)
 //	-growth-view n         the model's view in the conversation: the last n items (default 0: all)
 //	-growth-delete-finished  the crash-safe chain deletes finished runs' checkpoints
+//	-growth-keep-last n    the crash-safe chain keeps the checkpoints of the session's last n finished runs
+//	-growth-keep-for d     the crash-safe chain keeps finished runs' checkpoints for d (one message a minute)
 //	-growth-by-reference   checkpoints refer to the session history instead of copying it
 //	-growth-openai         the model is the Responses adapter over an in-process fake API (bytes sent: request bodies)
 //	-growth-chain          chain responses across runs (openai.ChainResponses, persistence.WithContinuation)
@@ -84,6 +86,8 @@ func main() {
 	flag.IntVar(&cfg.growthMessages, "growth-messages", 10, "messages measured at each history size")
 	flag.IntVar(&cfg.growthView, "growth-view", 0, "the conversation's model view: the last n items of the session (0: all)")
 	flag.BoolVar(&cfg.growthDelete, "growth-delete-finished", false, "the crash-safe chain deletes finished runs' checkpoints (checkpoint.DeleteFinished)")
+	flag.IntVar(&cfg.growthKeepLast, "growth-keep-last", 0, "the crash-safe chain keeps the checkpoints of the session's last n finished runs (checkpoint.KeepLast; 0: off)")
+	flag.DurationVar(&cfg.growthKeepFor, "growth-keep-for", 0, "the crash-safe chain keeps finished runs' checkpoints for d, on a clock of one message a minute (checkpoint.KeepFor; 0: off)")
 	flag.BoolVar(&cfg.growthByRef, "growth-by-reference", true, "checkpoints refer to the session history (the default; false: persistence.WithHistoryCopied)")
 	flag.BoolVar(&cfg.growthOpenAI, "growth-openai", false, "the conversation's model is the Responses adapter over an in-process fake API: bytes sent are request bodies")
 	flag.BoolVar(&cfg.growthChain, "growth-chain", false, "chain responses on the server across runs (openai.ChainResponses, persistence.WithContinuation); implies -growth-openai")
@@ -110,6 +114,8 @@ type config struct {
 	growthTurns, growthMessages int
 	growthView                  int
 	growthDelete, growthByRef   bool
+	growthKeepLast              int
+	growthKeepFor               time.Duration
 	growthOpenAI, growthChain   bool
 	growthCompact               int
 	growthSizes, growthBackends string
@@ -143,7 +149,7 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 		}
 		return runGrowth(ctx, growthConfig{backends: splitList(cfg.growthBackends), turns: cfg.growthTurns,
 			sizes: sizes, messages: max(1, cfg.growthMessages),
-			conv: scenario.ConversationOptions{View: cfg.growthView, DeleteFinished: cfg.growthDelete, ByReference: cfg.growthByRef,
+			conv: scenario.ConversationOptions{View: cfg.growthView, DeleteFinished: cfg.growthDelete, KeepLast: cfg.growthKeepLast, KeepFor: cfg.growthKeepFor, ByReference: cfg.growthByRef,
 				OpenAI: cfg.growthOpenAI, Chain: cfg.growthChain, Compact: cfg.growthCompact}}, cfg.out, stdout, progress)
 	}
 	if cfg.out == "" {

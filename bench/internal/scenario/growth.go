@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -209,6 +210,7 @@ func Conversation(ctx context.Context, backend, chain string, sizes []int, messa
 		}
 		message := func() (time.Duration, error) {
 			msg++
+			g.clock.messages.Add(1)
 			run := state.NewRun("msg-"+strconv.Itoa(msg), "bench")
 			run.SetSessionID(g.sessionID)
 			t0 := time.Now()
@@ -290,6 +292,18 @@ type growthBackend struct {
 	runner    *pipeline.Runner
 	stored    func(context.Context) (int64, error)
 	close     func()
+	clock     messageClock
+}
+
+// MessageEvery is how far the clock of ConversationOptions.KeepFor moves
+// per message: a conversation of one message a minute.
+const MessageEvery = time.Minute
+
+// messageClock is a clock that moves MessageEvery per message.
+type messageClock struct{ messages atomic.Int64 }
+
+func (c *messageClock) now() time.Time {
+	return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(c.messages.Load()) * MessageEvery)
 }
 
 // openGrowth opens backend for chain on a fresh session (a schema, a key
@@ -307,6 +321,13 @@ type ConversationOptions struct {
 	// DeleteFinished sets the checkpointer's retention to
 	// checkpoint.DeleteFinished.
 	DeleteFinished bool
+	// KeepLast, if positive, sets the checkpointer's retention to
+	// checkpoint.KeepLast(KeepLast).
+	KeepLast int
+	// KeepFor, if positive, sets the checkpointer's retention to
+	// checkpoint.KeepFor(KeepFor), on a clock that moves MessageEvery per
+	// message (checkpoint.WithClock).
+	KeepFor time.Duration
 	// OpenAI makes the agent's model the Responses adapter over an
 	// in-process fake of the API; the bytes sent to the model are then
 	// the request bodies (input, instructions, tools, settings).
@@ -420,8 +441,13 @@ func openGrowth(ctx context.Context, backend, chain string, opts ConversationOpt
 		mws = append([]pipeline.Middleware{persistence.Middleware(g.count.session(), popts...)}, inner...)
 	case crashSafe.String():
 		var copts []checkpoint.Option
-		if opts.DeleteFinished {
+		switch {
+		case opts.DeleteFinished:
 			copts = append(copts, checkpoint.WithRetention(checkpoint.DeleteFinished))
+		case opts.KeepLast > 0:
+			copts = append(copts, checkpoint.WithRetention(checkpoint.KeepLast(opts.KeepLast)))
+		case opts.KeepFor > 0:
+			copts = append(copts, checkpoint.WithRetention(checkpoint.KeepFor(opts.KeepFor)), checkpoint.WithClock(g.clock.now))
 		}
 		copts = append(copts, checkpoint.WithSession(g.count.session(), popts...))
 		cp := checkpoint.New(g.count.state(), copts...)
@@ -534,11 +560,11 @@ type countingStore struct {
 	mu                sync.Mutex
 	written, decoded  int64
 	items, ckptPieces int64
-	pieces            map[string]int64 // run and piece → size, for held
+	pieces            map[string]map[string]int64 // run → piece → size, for held
 }
 
 func newCountingStore(sess session.Store, st state.Store) *countingStore {
-	return &countingStore{sess: sess, st: st, pieces: map[string]int64{}}
+	return &countingStore{sess: sess, st: st, pieces: map[string]map[string]int64{}}
 }
 
 func (c *countingStore) reset() {
@@ -608,18 +634,43 @@ func (c *countingStore) addDelta(run *state.Run) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	held := c.pieces[d.RunID]
+	if held == nil {
+		held = map[string]int64{}
+		c.pieces[d.RunID] = held
+	}
 	set := func(key string, n int64) {
 		c.written += n
-		c.ckptPieces += n - c.pieces[key]
-		c.pieces[key] = n
+		c.ckptPieces += n - held[key]
+		held[key] = n
 	}
-	set(d.RunID+"/head", int64(len(d.Head)))
+	set("head", int64(len(d.Head)))
 	if d.Context != nil {
-		set(d.RunID+"/context", int64(len(d.Context)))
+		set("context", int64(len(d.Context)))
 	}
 	for _, p := range d.Items {
-		set(d.RunID+"/"+strconv.FormatInt(p.Seq, 10), int64(len(p.Data)))
+		set(strconv.FormatInt(p.Seq, 10), int64(len(p.Data)))
 	}
+}
+
+// drop takes a deleted checkpoint's pieces out of what the backend holds.
+func (c *countingStore) drop(runID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, n := range c.pieces[runID] {
+		c.ckptPieces -= n
+	}
+	delete(c.pieces, runID)
+}
+
+// listRuns lists the backend's runs (state.Lister), which the retentions
+// that keep some finished runs read.
+func (c *countingStore) listRuns(ctx context.Context, q state.RunQuery) (state.RunPage, error) {
+	l, ok := c.st.(state.Lister)
+	if !ok {
+		return state.RunPage{}, fmt.Errorf("scenario: the state store %T lists no runs", c.st)
+	}
+	return l.ListRuns(ctx, q)
 }
 
 // countingSession is the session store of a countingStore.
@@ -684,7 +735,16 @@ func (s *countingState) Save(ctx context.Context, run *state.Run) error {
 }
 
 func (s *countingState) Delete(ctx context.Context, runID string) error {
-	return s.st.Delete(ctx, runID)
+	err := s.st.Delete(ctx, runID)
+	if err == nil {
+		(*countingStore)(s).drop(runID)
+	}
+	return err
+}
+
+// ListRuns lists the backend's runs.
+func (s *countingState) ListRuns(ctx context.Context, q state.RunQuery) (state.RunPage, error) {
+	return (*countingStore)(s).listRuns(ctx, q)
 }
 
 // countingAtomic is both stores of a countingStore over a backend that
@@ -726,7 +786,12 @@ func (s *countingAtomic) Save(ctx context.Context, run *state.Run) error {
 }
 
 func (s *countingAtomic) Delete(ctx context.Context, runID string) error {
-	return s.st.Delete(ctx, runID)
+	return (*countingState)(s).Delete(ctx, runID)
+}
+
+// ListRuns lists the backend's runs.
+func (s *countingAtomic) ListRuns(ctx context.Context, q state.RunQuery) (state.RunPage, error) {
+	return (*countingStore)(s).listRuns(ctx, q)
 }
 
 // SaveAppend saves and appends in one transaction of the backend.

@@ -24,8 +24,9 @@ type (
 
 	// Run is the run object. K is the item kind, B the response boundary,
 	// A a pending approval, D a decision, G a guardrail result and U the
-	// usage: package state's types, which declare their own JSON.
-	Run[K, B, A, D, G, U any] struct {
+	// usage, M a model call: package state's types, which declare their
+	// own JSON.
+	Run[K, B, A, D, G, U, M any] struct {
 		ID          string                     `json:"id" wire:"required"`
 		Agent       string                     `json:"agent"`
 		Turn        int                        `json:"turn"`
@@ -41,6 +42,7 @@ type (
 		Decisions   []D                        `json:"decisions"`
 		Guardrails  []G                        `json:"guardrails"`
 		Usage       U                          `json:"usage"`
+		ModelCalls  []M                        `json:"model_calls,omitempty"`
 		SessionID   string                     `json:"session_id,omitempty"`
 		Watermark   int64                      `json:"session_watermark"`
 		Trace       map[string]string          `json:"trace,omitempty"`

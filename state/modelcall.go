@@ -1,0 +1,148 @@
+package state
+
+import (
+	"reflect"
+	"slices"
+	"strconv"
+
+	"github.com/turnkit/turnkit/state/internal/wire"
+)
+
+// A ModelCall is what a run records of one model call: where it was made
+// and what it cost. The run keeps one per call, in call order
+// ([Run.ModelCalls]), beside the totals of [Run.Usage]; a checkpoint save
+// writes each once, as a piece of its own ([Delta]), so a save's size does
+// not grow with the number of calls made before it.
+type ModelCall struct {
+	Turn       int    `json:"turn"`
+	Agent      string `json:"agent"`
+	Model      string `json:"model,omitempty"`       // the model the call named, "" for the agent's default
+	ResponseID string `json:"response_id,omitempty"` // the provider's ID of the response
+	// Seq is the position of the response's first item in the run (0 when
+	// the response placed none), so a timeline can show the call there.
+	Seq   int64 `json:"seq,omitempty"`
+	Usage Usage `json:"usage"`
+}
+
+// ModelCalls returns a copy of the model calls the run recorded, in call
+// order. A run decoded from a checkpoint written before they were
+// recorded has none.
+func (r *Run) ModelCalls() []ModelCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.calls)
+}
+
+// addModelCall records a model call.
+func (r *Run) addModelCall(c ModelCall) {
+	r.mu.Lock()
+	r.calls = append(r.calls, c)
+	r.mu.Unlock()
+}
+
+// callSeqBase is where the positions of model call pieces start: the
+// n-th call recorded is the piece at callSeqBase-n, below every
+// guardrail result's (-n), so the two never meet.
+const callSeqBase = -(int64(1) << 40)
+
+// checkCalls checks the recorded model calls.
+func (r *Run) checkCalls() error {
+	for i, c := range r.calls {
+		path := elemPath("model_calls", i)
+		if c.Turn < 0 || c.Seq < 0 || c.Seq >= max(r.nextSeq, 1) {
+			return invalid(path, "turn %d or position %d is out of range (next_seq %d)", c.Turn, c.Seq, r.nextSeq)
+		}
+		if err := c.Usage.check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// modelCallFields are the members of a model call.
+var modelCallFields = wire.FieldsOf(reflect.TypeFor[ModelCall]())
+
+// appendModelCall appends json.Marshal(c)'s bytes.
+func appendModelCall(b []byte, c *ModelCall) []byte {
+	b = append(b, `{"turn":`...)
+	b = strconv.AppendInt(b, int64(c.Turn), 10)
+	b = append(b, `,"agent":`...)
+	b = appendString(b, c.Agent)
+	if c.Model != "" {
+		b = append(b, `,"model":`...)
+		b = appendString(b, c.Model)
+	}
+	if c.ResponseID != "" {
+		b = append(b, `,"response_id":`...)
+		b = appendString(b, c.ResponseID)
+	}
+	if c.Seq != 0 {
+		b = append(b, `,"seq":`...)
+		b = strconv.AppendInt(b, c.Seq, 10)
+	}
+	b = append(b, `,"usage":`...)
+	b = appendInts(b, reflect.ValueOf(&c.Usage).Elem(), usageFields)
+	return append(b, '}')
+}
+
+// appendModelCalls appends json.Marshal(calls)'s bytes.
+func appendModelCalls(b []byte, calls []ModelCall) []byte {
+	if calls == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, '[')
+	for i := range calls {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendModelCall(b, &calls[i])
+	}
+	return append(b, ']')
+}
+
+// modelCalls reads a null or a list of model calls into *p as
+// encoding/json decodes it (an empty list leaves *p nil). Anything else
+// (an element that is not an object, an unknown or repeated member) gives
+// up.
+func (d *fastDec) modelCalls(s *wire.Scanner, p *[]ModelCall) bool {
+	if s.Null() {
+		return true
+	}
+	var out []ModelCall
+	ok := s.Elements(func() bool {
+		out = append(out, ModelCall{})
+		c := &out[len(out)-1] // decoded in place: no copy of its own escapes
+		var seen wire.FieldSet
+		return s.Members(func(key []byte) bool {
+			f := modelCallFields.Lookup(key)
+			if f < 0 || !seen.First(f) {
+				return false
+			}
+			switch modelCallFields.List[f].GoName {
+			case "Turn":
+				return wire.OptInt(s, &c.Turn)
+			case "Agent":
+				return d.optString(s, &c.Agent)
+			case "Model":
+				return d.optString(s, &c.Model)
+			case "ResponseID": // one of its own per call: kept in the shared chunks, not interned
+				var q wire.Quoted
+				if !wire.OptQuoted(s, &q, true) {
+					return false
+				}
+				if len(q.Q) > 0 {
+					d.scratch = q.AppendTo(d.scratch[:0])
+					c.ResponseID = d.shared.string(d.scratch, len(s.B))
+				}
+				return true
+			case "Seq":
+				return wire.OptInt64(s, &c.Seq)
+			case "Usage":
+				return ints(s, reflect.ValueOf(&c.Usage).Elem(), usageFields)
+			}
+			return false // a member added to ModelCall and not here
+		})
+	})
+	*p = out
+	return ok
+}
