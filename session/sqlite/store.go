@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
 
@@ -30,6 +31,45 @@ type Store struct {
 	gate  rowcodec.Gate
 	codec rowcodec.Codec // signing and verification of checkpoints
 	ck    *ckptStmts     // checkpoint statements (checkpoint.go)
+	ins   insertStmts    // the appends' inserts at a run's place, by batch size
+}
+
+// insertStmts are a store's inserts at a run's place (sqlInsertAtRun) of
+// the batch sizes insertAtRunSQL holds, each prepared on its first use:
+// SQLite parses such a statement in more time than it takes to run it.
+type insertStmts struct {
+	mu     sync.Mutex
+	bySize [len(insertAtRunSQL)]*sql.Stmt
+}
+
+// get returns the prepared insert of n items, or nil for a batch larger
+// than any prepared.
+func (c *insertStmts) get(ctx context.Context, db *sql.DB, n int) (*sql.Stmt, error) {
+	if n >= len(c.bySize) {
+		return nil, nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.bySize[n] == nil {
+		st, err := db.PrepareContext(ctx, insertAtRunSQL[n])
+		if err != nil {
+			return nil, fmt.Errorf("prepare the insert of %d items: %w", n, err)
+		}
+		c.bySize[n] = st
+	}
+	return c.bySize[n], nil
+}
+
+// close closes the statements prepared.
+func (c *insertStmts) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, st := range c.bySize {
+		if st != nil {
+			st.Close()
+			c.bySize[i] = nil
+		}
+	}
 }
 
 // Open opens (creating it if needed) the SQLite database at path, switches
@@ -90,6 +130,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.ck.close()
+	s.ins.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)
 	}
@@ -183,7 +224,7 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 		// The common append, to a run that has its place, in one
 		// statement; the run's first append, or one that finds positions
 		// taken, goes on below, where inserting again is a no-op.
-		n, err := insertAtRun(ctx, tx, sessionID, runID, items, callIDs, batchCalls)
+		n, err := s.insertAtRun(ctx, tx, sessionID, runID, items, callIDs, batchCalls)
 		if isDuplicateOutput(err) {
 			return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
 		}
@@ -299,7 +340,11 @@ func rawsOf(items []state.Item) []byte {
 // if it has one, skipping positions already taken, and returns how many
 // rows it inserted: 0 for a run with no place yet. callIDs and batchCalls
 // are as insertItems takes them.
-func insertAtRun(ctx context.Context, tx *sql.Tx, sessionID, runID string, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
+func (s *Store) insertAtRun(ctx context.Context, tx *sql.Tx, sessionID, runID string, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
+	st, err := s.ins.get(ctx, s.db, len(items))
+	if err != nil {
+		return 0, err
+	}
 	args := make([]any, 0, insertAtRunArgs*len(items)+2)
 	raws := rawsOf(items)
 	for i, it := range items {
@@ -309,7 +354,12 @@ func insertAtRun(ctx context.Context, tx *sql.Tx, sessionID, runID string, items
 		args = append(args, it.Seq(), kindArg(it.Kind()), it.Name(), raw, callID, batchCall)
 	}
 	args = append(args, sessionID, runID)
-	res, err := tx.ExecContext(ctx, insertAtRunItemsSQL(len(items)), args...)
+	var res sql.Result
+	if st != nil {
+		res, err = tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	} else {
+		res, err = tx.ExecContext(ctx, insertAtRunItemsSQL(len(items)), args...)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("insert items: %w", err)
 	}
