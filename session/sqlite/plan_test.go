@@ -243,4 +243,7 @@ func TestEveryStatementIsListed(t *testing.T) {
 	if !listed[insertItemsSQL(1)] {
 		t.Error("the insert of items is not in statements")
 	}
+	if !listed[insertAtRunItemsSQL(1)] {
+		t.Error("the insert of items at a run's place is not in statements")
+	}
 }
