@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
 
@@ -31,43 +30,45 @@ type Store struct {
 	gate  rowcodec.Gate
 	codec rowcodec.Codec // signing and verification of checkpoints
 	ck    *ckptStmts     // checkpoint statements (checkpoint.go)
-	ins   insertStmts    // the appends' inserts at a run's place, by batch size
+	ins   *insertStmts   // the appends' inserts at a run's place, by batch size
 }
 
 // insertStmts are a store's inserts at a run's place (sqlInsertAtRun) of
-// the batch sizes insertAtRunSQL holds, each prepared on its first use:
-// SQLite parses such a statement in more time than it takes to run it.
-type insertStmts struct {
-	mu     sync.Mutex
-	bySize [len(insertAtRunSQL)]*sql.Stmt
+// the batch sizes insertAtRunSQL holds, prepared when the store opens:
+// SQLite parses such a statement in more time than it takes to run it. Not
+// on first use: an append would prepare inside its transaction, and with
+// one connection (WithMaxConns(1)) wait for itself.
+type insertStmts [len(insertAtRunSQL)]*sql.Stmt
+
+// prepareInserts prepares the inserts on db.
+func prepareInserts(ctx context.Context, db *sql.DB) (*insertStmts, error) {
+	c := &insertStmts{}
+	for n := 1; n < len(c); n++ {
+		st, err := db.PrepareContext(ctx, insertAtRunSQL[n])
+		if err != nil {
+			c.close()
+			return nil, fmt.Errorf("prepare the insert of %d items: %w", n, err)
+		}
+		c[n] = st
+	}
+	return c, nil
 }
 
 // get returns the prepared insert of n items, or nil for a batch larger
 // than any prepared.
-func (c *insertStmts) get(ctx context.Context, db *sql.DB, n int) (*sql.Stmt, error) {
-	if n >= len(c.bySize) {
-		return nil, nil
+func (c *insertStmts) get(n int) *sql.Stmt {
+	if n >= len(c) {
+		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.bySize[n] == nil {
-		st, err := db.PrepareContext(ctx, insertAtRunSQL[n])
-		if err != nil {
-			return nil, fmt.Errorf("prepare the insert of %d items: %w", n, err)
-		}
-		c.bySize[n] = st
-	}
-	return c.bySize[n], nil
+	return c[n]
 }
 
 // close closes the statements prepared.
 func (c *insertStmts) close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, st := range c.bySize {
+	for i, st := range c {
 		if st != nil {
 			st.Close()
-			c.bySize[i] = nil
+			c[i] = nil
 		}
 	}
 }
@@ -100,7 +101,13 @@ func Open(path string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
-	return &Store{db: db, write: make(chan struct{}, 1), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec, ck: ck}, nil
+	ins, err := prepareInserts(context.Background(), db)
+	if err != nil {
+		ck.close()
+		db.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	return &Store{db: db, write: make(chan struct{}, 1), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec, ck: ck, ins: ins}, nil
 }
 
 // openDB opens the database at path with the store's settings: WAL,
@@ -341,10 +348,7 @@ func rawsOf(items []state.Item) []byte {
 // rows it inserted: 0 for a run with no place yet. callIDs and batchCalls
 // are as insertItems takes them.
 func (s *Store) insertAtRun(ctx context.Context, tx *sql.Tx, sessionID, runID string, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
-	st, err := s.ins.get(ctx, s.db, len(items))
-	if err != nil {
-		return 0, err
-	}
+	st := s.ins.get(len(items))
 	args := make([]any, 0, insertAtRunArgs*len(items)+2)
 	raws := rawsOf(items)
 	for i, it := range items {
@@ -355,6 +359,7 @@ func (s *Store) insertAtRun(ctx context.Context, tx *sql.Tx, sessionID, runID st
 	}
 	args = append(args, sessionID, runID)
 	var res sql.Result
+	var err error
 	if st != nil {
 		res, err = tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	} else {
