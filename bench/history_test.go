@@ -21,12 +21,13 @@ const conversationRunItems = 10
 // BenchmarkConversationReads measures invariant 14 (a turn's cost does not
 // grow with the history) for the reads beside the turn: the inspector's
 // pages (inspect.Handler on SQLite) and the run index (state.Lister), over
-// one conversation of n = 10 and of n = 10 000 items (in runs of 10 items)
-// with n checkpoints of runs in that session. Every page holds 10 entries
-// (items, runs, sessions) at both sizes, so each sub-benchmark at
-// n=10000 should cost what it costs at n=10.
+// one conversation of n = 10, 1 000 and 10 000 items (in runs of 10
+// items) with n checkpoints of runs in that session. Every page holds 10
+// entries (items, runs, sessions) at each size, so each sub-benchmark at
+// n=10000 should cost what it costs at n=10 (n=1000 tells a constant step,
+// such as integers of 256 and more boxed, from growth).
 func BenchmarkConversationReads(b *testing.B) {
-	for _, items := range []int{10, 10000} {
+	for _, items := range []int{10, 1000, 10000} {
 		b.Run("n="+strconv.Itoa(items), func(b *testing.B) {
 			benchConversationReads(b, items)
 		})

@@ -31,6 +31,47 @@ type Store struct {
 	gate  rowcodec.Gate
 	codec rowcodec.Codec // signing and verification of checkpoints
 	ck    *ckptStmts     // checkpoint statements (checkpoint.go)
+	ins   *insertStmts   // the appends' inserts, by batch size
+}
+
+// insertStmts are a store's inserts of items (sqlInsertItems) of the
+// batch sizes insertSQL holds, prepared when the store opens:
+// SQLite parses such a statement in more time than it takes to run it. Not
+// on first use: an append would prepare inside its transaction, and with
+// one connection (WithMaxConns(1)) wait for itself.
+type insertStmts [len(insertSQL)]*sql.Stmt
+
+// prepareInserts prepares the inserts on db.
+func prepareInserts(ctx context.Context, db *sql.DB) (*insertStmts, error) {
+	c := &insertStmts{}
+	for n := 1; n < len(c); n++ {
+		st, err := db.PrepareContext(ctx, insertSQL[n])
+		if err != nil {
+			c.close()
+			return nil, fmt.Errorf("prepare the insert of %d items: %w", n, err)
+		}
+		c[n] = st
+	}
+	return c, nil
+}
+
+// get returns the prepared insert of n items, or nil for a batch larger
+// than any prepared.
+func (c *insertStmts) get(n int) *sql.Stmt {
+	if n >= len(c) {
+		return nil
+	}
+	return c[n]
+}
+
+// close closes the statements prepared.
+func (c *insertStmts) close() {
+	for i, st := range c {
+		if st != nil {
+			st.Close()
+			c[i] = nil
+		}
+	}
 }
 
 // Open opens (creating it if needed) the SQLite database at path, switches
@@ -61,7 +102,13 @@ func Open(path string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
-	return &Store{db: db, write: make(chan struct{}, 1), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec, ck: ck}, nil
+	ins, err := prepareInserts(context.Background(), db)
+	if err != nil {
+		ck.close()
+		db.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	return &Store{db: db, write: make(chan struct{}, 1), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec, ck: ck, ins: ins}, nil
 }
 
 // openDB opens the database at path with the store's settings: WAL,
@@ -91,6 +138,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.ck.close()
+	s.ins.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)
 	}
@@ -217,7 +265,7 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 	callIDs, batchCalls := rowcodec.Calls(items)
 	for i := 0; i < len(items); i += maxRowsPerInsert {
 		j := min(i+maxRowsPerInsert, len(items))
-		n, err := insertItems(ctx, tx, sessionID, place, stamp, items[i:j], callIDs[i:j], batchCalls[i:j])
+		n, err := s.insertItems(ctx, tx, sessionID, place, stamp, items[i:j], callIDs[i:j], batchCalls[i:j])
 		if isDuplicateOutput(err) {
 			return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
 		}
@@ -254,7 +302,7 @@ const maxRowsPerInsert = 1000
 // column is the latest call with its ID before it, in the batch or stored
 // (an index lookup, made for outputs only: see sqlInsertRow); the unique
 // index session_items_answers refuses a second output for one call.
-func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place, stamp int64, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
+func (s *Store) insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place, stamp int64, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
 	// Each value is boxed once, however often the statement binds it.
 	args := make([]any, 0, 14*len(items))
 	sid, pl, st := any(sessionID), any(place), any(stamp)
@@ -267,7 +315,13 @@ func insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place, stamp
 		args = append(args, sid, pl, seq, kindArg(it.Kind()), it.Name(), raw, callID, st,
 			batchCall, batchCall, sid, pl, callID, seq)
 	}
-	res, err := tx.ExecContext(ctx, insertItemsSQL(len(items)), args...)
+	var res sql.Result
+	var err error
+	if prepared := s.ins.get(len(items)); prepared != nil {
+		res, err = tx.StmtContext(ctx, prepared).ExecContext(ctx, args...)
+	} else {
+		res, err = tx.ExecContext(ctx, insertItemsSQL(len(items)), args...)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("insert items: %w", err)
 	}

@@ -1,9 +1,11 @@
 package sqlite_test
 
 import (
+	"context"
 	"database/sql"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -63,4 +65,29 @@ func TestSignedCheckpoints(t *testing.T) {
 				t.Fatalf("UPDATE checkpoint %s: %v", runID, err)
 			}
 		})
+}
+
+// TestOneConnection appends on a store of one connection: an append to a
+// run with its place runs a prepared insert inside its transaction, which
+// must not wait for a second connection to prepare it.
+func TestOneConnection(t *testing.T) {
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "one.db"), sqlite.WithMaxConns(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for i := range int64(3) { // the run's first append places it; the others insert at its place
+		if err := s.Append(ctx, "one", "run", sessiontest.Batch(i)); err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+	}
+	items, err := s.List(ctx, "one", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(items) != 9 {
+		t.Errorf("the session holds %d items, want 9", len(items))
+	}
 }
