@@ -296,7 +296,7 @@ func TestEarlierRunGoesOnWhileLaterPaused(t *testing.T) {
 				if _, _, _, ok := second.State().HistoryRef(); ok == copied {
 					t.Fatalf("the later run refers to its history: %v, want %v", ok, !copied)
 				}
-				live := p.model.input(sid+"-p2", 1)
+				live := sentTo(p.model, sid+"-p2", 1)
 				// Another process resumes each, the earlier run first.
 				q := startWith(t, b, popts)
 				if err := q.approveResume(t, sid+"-p1", first.Interruptions()[0].CallID); err != nil {
@@ -309,7 +309,7 @@ func TestEarlierRunGoesOnWhileLaterPaused(t *testing.T) {
 				// transfer's call and output: the earlier run's new items,
 				// which sort before the later run in the session, are not
 				// in it.
-				got := q.model.input(sid+"-p2", 2)
+				got := sentTo(q.model, sid+"-p2", 2)
 				if len(got) != len(live)+2 || !slices.Equal(got[:len(live)], live) {
 					t.Fatalf("resumed model input (%d items) does not extend the live one (%d items):\n%q\n%q", len(got), len(live), got, live)
 				}
@@ -403,7 +403,7 @@ func TestPopWhilePaused(t *testing.T) {
 			if !res.Interrupted() {
 				t.Fatal("the transfer did not pause")
 			}
-			live := p.model.input(sid+"-p", 1)
+			live := sentTo(p.model, sid+"-p", 1)
 			pop := func(want string) {
 				t.Helper()
 				it, ok, err := p.ss.Pop(t.Context(), sid)
@@ -416,7 +416,7 @@ func TestPopWhilePaused(t *testing.T) {
 			if err := q.approveResume(t, sid+"-p", res.Interruptions()[0].CallID); err != nil {
 				t.Fatalf("resume after a pop of the run's own item: %v", err)
 			}
-			got := q.model.input(sid+"-p", 2)
+			got := sentTo(q.model, sid+"-p", 2)
 			if len(got) != len(live)+2 || !slices.Equal(got[:len(live)], live) {
 				t.Fatalf("resumed model input (%d items) does not extend the live one (%d items):\n%q\n%q", len(got), len(live), got, live)
 			}
@@ -427,13 +427,13 @@ func TestPopWhilePaused(t *testing.T) {
 				t.Fatal("the second transfer did not pause")
 			}
 			pop("transfer")
-			pop("Done: " + sid + "-p")
+			pop("Done.") // the resumed run's reply
 			err := q.approveResume(t, sid+"-p2", res.Interruptions()[0].CallID)
 			var he *state.HistoryError
 			if !errors.Is(err, state.ErrHistoryChanged) || !errors.As(err, &he) || he.SessionID != sid {
 				t.Fatalf("resume after a pop into the history = %v, want a *state.HistoryError wrapping ErrHistoryChanged", err)
 			}
-			if q.model.input(sid+"-p2", 2) != nil {
+			if sentTo(q.model, sid+"-p2", 2) != nil {
 				t.Fatal("the model was called")
 			}
 		})

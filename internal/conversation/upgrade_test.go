@@ -99,7 +99,7 @@ func TestUpgradeKeepsPausedRuns(t *testing.T) {
 			if !res.Interrupted() {
 				t.Fatal("the transfer did not pause")
 			}
-			live := p.model.input("old", 1)
+			live := sentTo(p.model, "old", 1)
 			callID := res.Interruptions()[0].CallID
 
 			// The checkpoint as the earlier version saved it: a reference
@@ -149,7 +149,7 @@ func TestUpgradeKeepsPausedRuns(t *testing.T) {
 			if _, err := q.runner.Resume(t.Context(), q.agent, loaded); err != nil {
 				t.Fatalf("resume of the earlier checkpoint: %v", err)
 			}
-			got := q.model.input("old", 2)
+			got := sentTo(q.model, "old", 2)
 			if len(got) != len(live)+2 || !slices.Equal(got[:len(live)], live) {
 				t.Fatalf("resumed model input (%d items) does not extend the live one (%d items):\n%q\n%q", len(got), len(live), got, live)
 			}
