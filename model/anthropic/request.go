@@ -28,8 +28,54 @@ type request struct {
 // The input items are converted in order; what the API cannot take fails
 // the call here, before any request.
 func (m *Model) build(c *pipeline.ModelCall) (request, error) {
-	var r request
 	cfg := &m.cfg
+	r, err := cfg.limits(c)
+	if err != nil {
+		return r, err
+	}
+	b := make([]byte, 0, 512+estimate(c.Input))
+	b = append(b, `{"model":`...)
+	b = jsonw.AppendString(b, r.model)
+	b = append(b, `,"max_tokens":`...)
+	b = fmt.Appendf(b, "%d", r.maxTokens)
+	b = cfg.appendSystem(b, c)
+	b = append(b, `,"messages":`...)
+	if b, err = cfg.appendMessages(b, c.Input); err != nil {
+		return r, err
+	}
+	if r.outputTool, err = cfg.outputToolName(c); err != nil {
+		return r, err
+	}
+	if b, err = cfg.appendTools(b, c, r.outputTool); err != nil {
+		return r, err
+	}
+	if cfg.thinking > 0 {
+		b = fmt.Appendf(b, `,"thinking":{"type":"enabled","budget_tokens":%d}`, cfg.thinking)
+	}
+	if o := &c.Output; o.Schema != nil {
+		if !json.Valid(o.Schema) {
+			return r, fmt.Errorf("anthropic: output %q: schema is not valid JSON", o.Name)
+		}
+		if r.outputTool == "" {
+			b = append(b, `,"output_config":{"format":{"type":"json_schema","schema":`...)
+			b = append(b, o.Schema...)
+			b = append(b, `}}`...)
+		}
+	}
+	if uid := c.Settings.Metadata["user_id"]; uid != "" {
+		b = append(b, `,"metadata":{"user_id":`...)
+		b = jsonw.AppendString(b, uid)
+		b = append(b, '}')
+	}
+	r.body = append(b, '}')
+	return r, nil
+}
+
+// limits returns the request's model name and max_tokens for c: the
+// agent's settings over the adapter's options. A call with no model name,
+// or a thinking budget not below max_tokens, fails.
+func (cfg *config) limits(c *pipeline.ModelCall) (request, error) {
+	var r request
 	switch {
 	case c.Settings.Model != "":
 		r.model = c.Settings.Model
@@ -49,13 +95,14 @@ func (m *Model) build(c *pipeline.ModelCall) (request, error) {
 	if cfg.thinking > 0 && cfg.thinking >= r.maxTokens {
 		return r, fmt.Errorf("anthropic: thinking budget %d must be below max_tokens %d", cfg.thinking, r.maxTokens)
 	}
+	return r, nil
+}
 
-	b := make([]byte, 0, 512+estimate(c.Input))
-	b = append(b, `{"model":`...)
-	b = jsonw.AppendString(b, r.model)
-	b = append(b, `,"max_tokens":`...)
-	b = fmt.Appendf(b, "%d", r.maxTokens)
-
+// appendSystem appends the request's system blocks: the agent's
+// instructions, then the text of every system message in the input (the
+// Messages API takes them apart from the messages), the last one with the
+// cache breakpoint when CacheSystem is on. Nothing when there are none.
+func (cfg *config) appendSystem(b []byte, c *pipeline.ModelCall) []byte {
 	var sys []string
 	if c.Instructions != "" {
 		sys = append(sys, c.Instructions)
@@ -65,76 +112,53 @@ func (m *Model) build(c *pipeline.ModelCall) (request, error) {
 			sys = append(sys, it.Text())
 		}
 	}
-	if len(sys) > 0 {
-		b = append(b, `,"system":[`...)
-		for i, s := range sys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, `{"type":"text","text":`...)
-			b = jsonw.AppendString(b, s)
-			if i == len(sys)-1 && cfg.cache[CacheSystem] {
-				b = cfg.appendCacheControl(b)
-			}
-			b = append(b, '}')
-		}
-		b = append(b, ']')
+	if len(sys) == 0 {
+		return b
 	}
-
-	b = append(b, `,"messages":`...)
-	var err error
-	if b, err = cfg.appendMessages(b, c.Input); err != nil {
-		return r, err
-	}
-
-	outTool, err := cfg.outputToolName(c)
-	if err != nil {
-		return r, err
-	}
-	r.outputTool = outTool
-	if len(c.Tools) > 0 || outTool != "" {
-		b = append(b, `,"tools":[`...)
-		if outTool != "" {
-			spec := pipeline.ToolSpec{Name: outTool, Description: outputDescription(&c.Output), Parameters: c.Output.Schema, Strict: c.Output.Strict}
-			if b, err = appendTool(b, spec, len(c.Tools) == 0 && cfg.cache[CacheTools], cfg); err != nil {
-				return r, err
-			}
+	b = append(b, `,"system":[`...)
+	for i, s := range sys {
+		if i > 0 {
+			b = append(b, ',')
 		}
-		for i, t := range c.Tools {
-			if i > 0 || outTool != "" {
-				b = append(b, ',')
-			}
-			if b, err = appendTool(b, t, i == len(c.Tools)-1 && cfg.cache[CacheTools], cfg); err != nil {
-				return r, err
-			}
+		b = append(b, `{"type":"text","text":`...)
+		b = jsonw.AppendString(b, s)
+		if i == len(sys)-1 && cfg.cache[CacheSystem] {
+			b = cfg.appendCacheControl(b)
 		}
-		b = append(b, ']')
-		if outTool != "" {
-			b = appendOutputToolChoice(b, outTool, len(c.Tools) > 0, &c.Settings)
-		} else {
-			b = appendToolChoice(b, &c.Settings)
-		}
-	}
-	if cfg.thinking > 0 {
-		b = fmt.Appendf(b, `,"thinking":{"type":"enabled","budget_tokens":%d}`, cfg.thinking)
-	}
-	if o := &c.Output; o.Schema != nil {
-		if !json.Valid(o.Schema) {
-			return r, fmt.Errorf("anthropic: output %q: schema is not valid JSON", o.Name)
-		}
-		if outTool == "" {
-			b = append(b, `,"output_config":{"format":{"type":"json_schema","schema":`...)
-			b = append(b, o.Schema...)
-			b = append(b, `}}`...)
-		}
-	}
-	if uid := c.Settings.Metadata["user_id"]; uid != "" {
-		b = append(b, `,"metadata":{"user_id":`...)
-		b = jsonw.AppendString(b, uid)
 		b = append(b, '}')
 	}
-	r.body = append(b, '}')
-	return r, nil
+	return append(b, ']')
+}
+
+// appendTools appends the request's tools and tool_choice: the output
+// tool outTool first when structured output goes through one, then the
+// agent's tools, the last with the cache breakpoint when CacheTools is
+// on. Nothing when there are none.
+func (cfg *config) appendTools(b []byte, c *pipeline.ModelCall, outTool string) ([]byte, error) {
+	if len(c.Tools) == 0 && outTool == "" {
+		return b, nil
+	}
+	var err error
+	b = append(b, `,"tools":[`...)
+	if outTool != "" {
+		spec := pipeline.ToolSpec{Name: outTool, Description: outputDescription(&c.Output), Parameters: c.Output.Schema, Strict: c.Output.Strict}
+		if b, err = appendTool(b, spec, len(c.Tools) == 0 && cfg.cache[CacheTools], cfg); err != nil {
+			return b, err
+		}
+	}
+	for i, t := range c.Tools {
+		if i > 0 || outTool != "" {
+			b = append(b, ',')
+		}
+		if b, err = appendTool(b, t, i == len(c.Tools)-1 && cfg.cache[CacheTools], cfg); err != nil {
+			return b, err
+		}
+	}
+	b = append(b, ']')
+	if outTool != "" {
+		return appendOutputToolChoice(b, outTool, len(c.Tools) > 0, &c.Settings), nil
+	}
+	return appendToolChoice(b, &c.Settings), nil
 }
 
 // estimate returns a guess of the bytes the items take in a request.
@@ -298,87 +322,8 @@ func (w *messages) block(role string) {
 func (cfg *config) appendMessages(dst []byte, items state.Items) ([]byte, error) {
 	w := messages{b: append(dst, '['), lastBlock: -1}
 	for i, it := range items.All() {
-		switch it.Kind() {
-		case state.KindUserMessage:
-			parts := it.Content()
-			if parts == nil {
-				w.block("user")
-				w.b = appendText(w.b, it.Text())
-				w.lastBlock = len(w.b) - 1
-				break
-			}
-			for j, p := range parts {
-				w.block("user")
-				var err error
-				if w.b, err = appendPart(w.b, p); err != nil {
-					return dst, &InputError{Index: i, Kind: it.Kind(), Part: j, Reason: err.Error()}
-				}
-				w.lastBlock = len(w.b) - 1
-			}
-		case state.KindSystemMessage:
-			// Sent in the system prompt (see build).
-		case state.KindAssistantMessage:
-			if it.Text() == "" {
-				break // the API refuses empty text blocks
-			}
-			w.block("assistant")
-			w.b = appendText(w.b, it.Text())
-			w.lastBlock = len(w.b) - 1
-		case state.KindReasoning:
-			if blk := anthropicBlock(it); blk != nil {
-				w.block("assistant")
-				w.b = append(w.b, blk...)
-				w.lastBlock = -1 // thinking blocks take no cache_control
-			}
-			// Another provider's reasoning is not sent (it stays in the
-			// session): see the package documentation.
-		case state.KindToolCall, state.KindHandoffCall:
-			w.block("assistant")
-			w.b = append(w.b, `{"type":"tool_use","id":`...)
-			w.b = jsonw.AppendString(w.b, it.CallID())
-			w.b = append(w.b, `,"name":`...)
-			w.b = jsonw.AppendString(w.b, it.Name())
-			w.b = append(w.b, `,"input":`...)
-			w.b = appendArguments(w.b, it.Text())
-			w.b = append(w.b, '}')
-			w.lastBlock = len(w.b) - 1
-		case state.KindToolOutput, state.KindHandoffOutput:
-			w.block("user")
-			w.b = append(w.b, `{"type":"tool_result","tool_use_id":`...)
-			w.b = jsonw.AppendString(w.b, it.CallID())
-			w.b = append(w.b, `,"content":`...)
-			if parts := it.Content(); parts != nil {
-				w.b = append(w.b, '[')
-				for j, p := range parts {
-					if j > 0 {
-						w.b = append(w.b, ',')
-					}
-					var err error
-					if w.b, err = appendPart(w.b, p); err != nil {
-						return dst, &InputError{Index: i, Kind: it.Kind(), CallID: it.CallID(), Part: j, Reason: err.Error()}
-					}
-				}
-				w.b = append(w.b, ']')
-			} else {
-				w.b = jsonw.AppendString(w.b, it.Text())
-			}
-			w.b = append(w.b, '}')
-			w.lastBlock = len(w.b) - 1
-		case state.KindOpaque:
-			blk := anthropicBlock(it)
-			if blk == nil && otherProvider(it) {
-				break // another provider's own item: not sent, kept in the session
-			}
-			if blk == nil {
-				return dst, &InputError{Index: i, Kind: it.Kind(), Part: -1,
-					Reason: "an opaque item of type " + it.Name() + " that did not come from the Messages API"}
-			}
-			w.block("assistant")
-			w.b = append(w.b, blk...)
-			w.lastBlock = -1
-		default:
-			return dst, &InputError{Index: i, Kind: it.Kind(), CallID: it.CallID(), Part: -1,
-				Reason: "a " + it.Kind().String() + " (" + it.Name() + ") has no Messages API content block"}
+		if err := w.add(i, it); err != nil {
+			return dst, err
 		}
 	}
 	if w.role != "" {
@@ -389,6 +334,121 @@ func (cfg *config) appendMessages(dst []byte, items state.Items) ([]byte, error)
 		w.b = append(cfg.appendCacheControl(w.b[:w.lastBlock]), tail...)
 	}
 	return append(w.b, ']'), nil
+}
+
+// add appends input item i, it, as the content blocks the API takes for
+// it, or fails with an *InputError naming it.
+func (w *messages) add(i int, it state.Item) error {
+	switch it.Kind() {
+	case state.KindUserMessage:
+		return w.user(i, it)
+	case state.KindSystemMessage:
+		// Sent in the system prompt (see build).
+	case state.KindAssistantMessage:
+		if it.Text() == "" {
+			break // the API refuses empty text blocks
+		}
+		w.block("assistant")
+		w.b = appendText(w.b, it.Text())
+		w.lastBlock = len(w.b) - 1
+	case state.KindReasoning:
+		if blk := anthropicBlock(it); blk != nil {
+			w.block("assistant")
+			w.b = append(w.b, blk...)
+			w.lastBlock = -1 // thinking blocks take no cache_control
+		}
+		// Another provider's reasoning is not sent (it stays in the
+		// session): see the package documentation.
+	case state.KindToolCall, state.KindHandoffCall:
+		w.toolUse(it)
+	case state.KindToolOutput, state.KindHandoffOutput:
+		return w.toolResult(i, it)
+	case state.KindOpaque:
+		return w.opaque(i, it)
+	default:
+		return &InputError{Index: i, Kind: it.Kind(), CallID: it.CallID(), Part: -1,
+			Reason: "a " + it.Kind().String() + " (" + it.Name() + ") has no Messages API content block"}
+	}
+	return nil
+}
+
+// user appends a user message: its text, or each of its content parts.
+func (w *messages) user(i int, it state.Item) error {
+	parts := it.Content()
+	if parts == nil {
+		w.block("user")
+		w.b = appendText(w.b, it.Text())
+		w.lastBlock = len(w.b) - 1
+		return nil
+	}
+	for j, p := range parts {
+		w.block("user")
+		var err error
+		if w.b, err = appendPart(w.b, p); err != nil {
+			return &InputError{Index: i, Kind: it.Kind(), Part: j, Reason: err.Error()}
+		}
+		w.lastBlock = len(w.b) - 1
+	}
+	return nil
+}
+
+// toolUse appends a function or handoff call as an assistant's tool_use
+// block.
+func (w *messages) toolUse(it state.Item) {
+	w.block("assistant")
+	w.b = append(w.b, `{"type":"tool_use","id":`...)
+	w.b = jsonw.AppendString(w.b, it.CallID())
+	w.b = append(w.b, `,"name":`...)
+	w.b = jsonw.AppendString(w.b, it.Name())
+	w.b = append(w.b, `,"input":`...)
+	w.b = appendArguments(w.b, it.Text())
+	w.b = append(w.b, '}')
+	w.lastBlock = len(w.b) - 1
+}
+
+// toolResult appends a call's output as a user's tool_result block: its
+// text, or its content parts.
+func (w *messages) toolResult(i int, it state.Item) error {
+	w.block("user")
+	w.b = append(w.b, `{"type":"tool_result","tool_use_id":`...)
+	w.b = jsonw.AppendString(w.b, it.CallID())
+	w.b = append(w.b, `,"content":`...)
+	if parts := it.Content(); parts != nil {
+		w.b = append(w.b, '[')
+		for j, p := range parts {
+			if j > 0 {
+				w.b = append(w.b, ',')
+			}
+			var err error
+			if w.b, err = appendPart(w.b, p); err != nil {
+				return &InputError{Index: i, Kind: it.Kind(), CallID: it.CallID(), Part: j, Reason: err.Error()}
+			}
+		}
+		w.b = append(w.b, ']')
+	} else {
+		w.b = jsonw.AppendString(w.b, it.Text())
+	}
+	w.b = append(w.b, '}')
+	w.lastBlock = len(w.b) - 1
+	return nil
+}
+
+// opaque appends an opaque item the Messages API returned, verbatim as
+// an assistant's block. Another provider's own item is left out (it stays
+// in the session); any other opaque item fails.
+func (w *messages) opaque(i int, it state.Item) error {
+	blk := anthropicBlock(it)
+	if blk == nil && otherProvider(it) {
+		return nil
+	}
+	if blk == nil {
+		return &InputError{Index: i, Kind: it.Kind(), Part: -1,
+			Reason: "an opaque item of type " + it.Name() + " that did not come from the Messages API"}
+	}
+	w.block("assistant")
+	w.b = append(w.b, blk...)
+	w.lastBlock = -1
+	return nil
 }
 
 func appendText(b []byte, text string) []byte {

@@ -69,115 +69,157 @@ func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, params sdk.Me
 // tool_use of outputTool are emitted as text deltas: that block is the
 // structured output's message.
 func readStream(dec ssestream.Decoder, c *pipeline.ModelCall, outputTool string) (*pipeline.ModelResponse, error) {
-	var (
-		msg     messageBody
-		started bool
-		blocks  []block
-		partial [][]byte // input_json_delta text per block
-		usage   usageBody
-		events  int
-	)
+	r := streamReader{c: c, outputTool: outputTool}
 	for dec.Next() {
-		events++
+		r.events++
 		data := dec.Event().Data
 		// The events of a block's content, most of a stream, are read
 		// without decoding the whole event; the others are decoded.
 		if i, isJSON, text, ok := fastDelta(data); ok {
-			if i >= len(blocks) {
-				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_delta)", events), Err: fmt.Errorf("index %d of %d blocks", i, len(blocks))}
-			}
-			if isJSON {
-				partial[i] = append(partial[i], text...)
-				if blocks[i].output && text != "" {
-					c.Emit(pipeline.TextDelta{ItemID: msg.ID, Delta: text})
-				}
-				continue
-			}
-			blocks[i].text = append(blocks[i].text, text...)
-			if text != "" {
-				c.Emit(pipeline.TextDelta{ItemID: msg.ID, Delta: text})
+			if err := r.delta(i, isJSON, text); err != nil {
+				return nil, err
 			}
 			continue
 		}
-		switch gjson.GetBytes(data, "type").Str {
-		case "content_block_delta":
-			if err := blockDelta(data, blocks, partial, msg.ID, c); err != nil {
-				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_delta)", events), Err: err}
-			}
-			continue
-		case "content_block_stop":
-			idx := gjson.GetBytes(data, "index")
-			i := int(idx.Int())
-			if idx.Type != gjson.Number || i < 0 || i >= len(blocks) {
-				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_stop)", events), Err: fmt.Errorf("index %s of %d blocks", idx.Raw, len(blocks))}
-			}
-			if p := partial[i]; len(p) > 0 {
-				if b := &blocks[i]; b.raw != nil {
-					b.raw = withInput(b.raw, p)
-				} else {
-					b.Input = p
-				}
-			}
-			continue
-		case "ping":
-			continue
-		case "message_stop":
-			if !json.Valid(data) {
-				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (message_stop)", events), Err: fmt.Errorf("not a JSON value")}
-			}
-			return finish(&msg, started, blocks, &usage, events, outputTool)
-		}
-		var ev streamEvent
-		if err := json.Unmarshal(data, &ev); err != nil {
-			return nil, &DecodeError{Where: fmt.Sprintf("stream event %d", events), Err: err}
-		}
-		if ev.Type == "" {
-			ev.Type = dec.Event().Type
-		}
-		switch ev.Type {
-		case "message_start":
-			if ev.Message == nil {
-				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (message_start)", events), Err: fmt.Errorf("no message")}
-			}
-			msg, started = *ev.Message, true
-			if msg.Usage != nil {
-				usage = *msg.Usage
-			}
-		case "content_block_start":
-			if ev.Index != len(blocks) || ev.Index > 1<<16 {
-				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_start)", events), Err: fmt.Errorf("index %d, want %d", ev.Index, len(blocks))}
-			}
-			b, err := startedBlock(ev.ContentBlock, data)
-			if err != nil {
-				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (content_block_start)", events), Err: err}
-			}
-			b.output = outputTool != "" && b.Type == "tool_use" && b.Name == outputTool
-			blocks = append(blocks, b)
-			partial = append(partial, nil)
-			if b.Text != "" {
-				c.Emit(pipeline.TextDelta{ItemID: msg.ID, Delta: b.Text})
-			}
-		case "message_delta":
-			if ev.Delta.StopReason != "" {
-				msg.StopReason = ev.Delta.StopReason
-			}
-			if u := ev.Usage; u != nil {
-				usage.merge(u)
-			}
-		case "message_stop":
-			return finish(&msg, started, blocks, &usage, events, outputTool)
-		case "error":
-			se := &StreamError{Type: "error"}
-			if ev.Error != nil {
-				se.Type, se.Message = ev.Error.Type, ev.Error.Message
-			}
-			return nil, se
+		if out, err := r.event(data, dec.Event().Type); out != nil || err != nil {
+			return out, err
 		}
 	}
 	if err := dec.Err(); err != nil {
-		return nil, fmt.Errorf("%w after %d events: %w", ErrIncompleteStream, events, err)
+		return nil, fmt.Errorf("%w after %d events: %w", ErrIncompleteStream, r.events, err)
 	}
-	return nil, fmt.Errorf("%w after %d events", ErrIncompleteStream, events)
+	return nil, fmt.Errorf("%w after %d events", ErrIncompleteStream, r.events)
+}
+
+// A streamReader is what a stream has built so far: the message, its
+// blocks and the input JSON each has received, the usage.
+type streamReader struct {
+	c          *pipeline.ModelCall
+	outputTool string
+	msg        messageBody
+	started    bool
+	blocks     []block
+	partial    [][]byte // input_json_delta text per block
+	usage      usageBody
+	events     int
+	ev         streamEvent // the event being decoded, reused
+}
+
+// where names the stream's current event, of type typ, in an error.
+func (r *streamReader) where(typ string) string {
+	return fmt.Sprintf("stream event %d (%s)", r.events, typ)
+}
+
+// delta adds a content_block_delta read by fastDelta: text, or input JSON
+// when isJSON, to block i, and emits what is text to the consumer.
+func (r *streamReader) delta(i int, isJSON bool, text string) error {
+	if i >= len(r.blocks) {
+		return &DecodeError{Where: r.where("content_block_delta"), Err: fmt.Errorf("index %d of %d blocks", i, len(r.blocks))}
+	}
+	if isJSON {
+		r.partial[i] = append(r.partial[i], text...)
+		if r.blocks[i].output && text != "" {
+			r.c.Emit(pipeline.TextDelta{ItemID: r.msg.ID, Delta: text})
+		}
+		return nil
+	}
+	r.blocks[i].text = append(r.blocks[i].text, text...)
+	if text != "" {
+		r.c.Emit(pipeline.TextDelta{ItemID: r.msg.ID, Delta: text})
+	}
+	return nil
+}
+
+// event adds an event fastDelta did not read, of SSE type typ, and
+// returns the response once the stream is complete.
+func (r *streamReader) event(data []byte, typ string) (*pipeline.ModelResponse, error) {
+	switch gjson.GetBytes(data, "type").Str {
+	case "content_block_delta":
+		if err := blockDelta(data, r.blocks, r.partial, r.msg.ID, r.c); err != nil {
+			return nil, &DecodeError{Where: r.where("content_block_delta"), Err: err}
+		}
+		return nil, nil
+	case "content_block_stop":
+		return nil, r.blockStop(data)
+	case "ping":
+		return nil, nil
+	case "message_stop":
+		if !json.Valid(data) {
+			return nil, &DecodeError{Where: r.where("message_stop"), Err: fmt.Errorf("not a JSON value")}
+		}
+		return finish(&r.msg, r.started, r.blocks, &r.usage, r.events, r.outputTool)
+	}
+	ev := &r.ev
+	*ev = streamEvent{}
+	if err := json.Unmarshal(data, ev); err != nil {
+		return nil, &DecodeError{Where: fmt.Sprintf("stream event %d", r.events), Err: err}
+	}
+	if ev.Type == "" {
+		ev.Type = typ
+	}
+	return r.decoded(ev, data)
+}
+
+// blockStop ends a block: the input JSON it received becomes its input.
+func (r *streamReader) blockStop(data []byte) error {
+	idx := gjson.GetBytes(data, "index")
+	i := int(idx.Int())
+	if idx.Type != gjson.Number || i < 0 || i >= len(r.blocks) {
+		return &DecodeError{Where: r.where("content_block_stop"), Err: fmt.Errorf("index %s of %d blocks", idx.Raw, len(r.blocks))}
+	}
+	if p := r.partial[i]; len(p) > 0 {
+		if b := &r.blocks[i]; b.raw != nil {
+			b.raw = withInput(b.raw, p)
+		} else {
+			b.Input = p
+		}
+	}
+	return nil
+}
+
+// decoded adds an event decoded whole, ev (its JSON data), and returns
+// the response once the stream is complete.
+func (r *streamReader) decoded(ev *streamEvent, data []byte) (*pipeline.ModelResponse, error) {
+	switch ev.Type {
+	case "message_start":
+		if ev.Message == nil {
+			return nil, &DecodeError{Where: r.where("message_start"), Err: fmt.Errorf("no message")}
+		}
+		r.msg, r.started = *ev.Message, true
+		if r.msg.Usage != nil {
+			r.usage = *r.msg.Usage
+		}
+	case "content_block_start":
+		if ev.Index != len(r.blocks) || ev.Index > 1<<16 {
+			return nil, &DecodeError{Where: r.where("content_block_start"), Err: fmt.Errorf("index %d, want %d", ev.Index, len(r.blocks))}
+		}
+		b, err := startedBlock(ev.ContentBlock, data)
+		if err != nil {
+			return nil, &DecodeError{Where: r.where("content_block_start"), Err: err}
+		}
+		b.output = r.outputTool != "" && b.Type == "tool_use" && b.Name == r.outputTool
+		r.blocks = append(r.blocks, b)
+		r.partial = append(r.partial, nil)
+		if b.Text != "" {
+			r.c.Emit(pipeline.TextDelta{ItemID: r.msg.ID, Delta: b.Text})
+		}
+	case "message_delta":
+		if ev.Delta.StopReason != "" {
+			r.msg.StopReason = ev.Delta.StopReason
+		}
+		if u := ev.Usage; u != nil {
+			r.usage.merge(u)
+		}
+	case "message_stop":
+		return finish(&r.msg, r.started, r.blocks, &r.usage, r.events, r.outputTool)
+	case "error":
+		se := &StreamError{Type: "error"}
+		if ev.Error != nil {
+			se.Type, se.Message = ev.Error.Type, ev.Error.Message
+		}
+		return nil, se
+	}
+	return nil, nil
 }
 
 // finish returns the response a stream built, at its message_stop.
