@@ -28,13 +28,6 @@ var longFuncsAllowed = map[string]string{
 	"state.Run.deltaWith":          "state split",
 	"state.assemble":               "state split",
 	"state/statetest.testListRuns": "state split",
-	// The providers branch (cost, cache-write usage) edits these very
-	// functions; splitting them here would collide with it. Split them
-	// once it has landed.
-	"model/anthropic.config.appendMessages": "providers branch",
-	"model/anthropic.Model.build":           "providers branch",
-	"model/anthropic.readStream":            "providers branch",
-	"model/gemini.contentBuilder.addItem":   "providers branch",
 	// Tables, not steps: one entry a statement or a case, each with its
 	// comment; cut into functions they would read worse. The session
 	// stores are also being edited on another branch.

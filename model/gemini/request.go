@@ -270,26 +270,13 @@ func (b *contentBuilder) addItems(items state.Items) error {
 	return nil
 }
 
+// addItem converts input item i, it, or fails with an *InputError naming
+// it.
 func (b *contentBuilder) addItem(i int, it state.Item) error {
-	refuse := func(part int, reason string) error {
-		return &InputError{Index: i, Kind: it.Kind(), CallID: it.CallID(), Part: part, Reason: reason}
-	}
+	var err *InputError
 	switch it.Kind() {
 	case state.KindUserMessage:
-		parts := it.Content()
-		if parts == nil {
-			p := b.part()
-			p.Text = it.Text()
-			b.add(genai.RoleUser, p)
-			return nil
-		}
-		for j, p := range parts {
-			gp, err := userPart(p)
-			if err != nil {
-				return refuse(j, err.Error())
-			}
-			b.add(genai.RoleUser, gp)
-		}
+		err = b.addUser(it)
 	case state.KindSystemMessage:
 		// The API takes system text only as the system instruction: a
 		// system item joins it, after the agent's instructions.
@@ -301,73 +288,115 @@ func (b *contentBuilder) addItem(i int, it state.Item) error {
 			b.add(genai.RoleModel, p)
 		}
 	case state.KindReasoning:
-		r, ok := geminiReasoning(it)
-		if !ok {
-			return nil // another API's reasoning: kept in the run, not sent (see the package doc)
-		}
-		if r.Thought {
-			p := b.part()
-			p.Text, p.Thought, p.ThoughtSignature = it.Text(), true, r.ThoughtSignature
-			b.add(genai.RoleModel, p)
-			return nil
-		}
-		b.flushSignature()
-		b.sig = r.ThoughtSignature
+		b.addReasoning(it)
 	case state.KindToolCall, state.KindHandoffCall:
-		args, err := decodeArgs(it.Text())
-		if err != nil {
-			return refuse(-1, "arguments: "+err.Error())
-		}
-		if b.names == nil {
-			b.names = make(map[string]string)
-		}
-		b.names[it.CallID()] = it.Name()
-		p := b.part()
-		p.FunctionCall = &genai.FunctionCall{ID: wireID(it.CallID()), Name: it.Name(), Args: args}
-		b.add(genai.RoleModel, p)
+		err = b.addCall(it)
 	case state.KindToolOutput, state.KindHandoffOutput:
-		name := it.Name()
-		if name == "" {
-			name = b.names[it.CallID()]
-		}
-		if name == "" {
-			return refuse(-1, "the output names no function and answers no call of the input: the API needs the function's name")
-		}
-		fr := &genai.FunctionResponse{ID: wireID(it.CallID()), Name: name}
-		parts := it.Content()
-		if parts == nil {
-			fr.Response = map[string]any{"output": it.Text()}
-		} else {
-			var text strings.Builder
-			for j, p := range parts {
-				if p.Type() == "input_text" {
-					text.WriteString(p.Text())
-					continue
-				}
-				fp, err := responsePart(p)
-				if err != nil {
-					return refuse(j, err.Error())
-				}
-				fr.Parts = append(fr.Parts, fp)
-			}
-			fr.Response = map[string]any{"output": text.String()}
-		}
-		p := b.part()
-		p.FunctionResponse = fr
-		b.add(genai.RoleUser, p)
+		err = b.addOutput(it)
 	case state.KindOpaque:
-		p, ok := geminiPart(it)
-		if ok {
+		if p, ok := geminiPart(it); ok {
 			b.add(genai.RoleModel, p)
-			return nil
+		} else if !otherProvider(it) { // another provider's own item: kept in the run, not sent (see the package doc)
+			err = &InputError{Part: -1, Reason: "an opaque item of type " + it.Name() + " from another API has no Gemini part"}
 		}
-		if otherProvider(it) {
-			return nil // another provider's own item: kept in the run, not sent (see the package doc)
-		}
-		return refuse(-1, "an opaque item of type "+it.Name()+" from another API has no Gemini part")
 	default:
-		return refuse(-1, "a "+it.Kind().String()+" ("+it.Name()+") has no Gemini part")
+		err = &InputError{Part: -1, Reason: "a " + it.Kind().String() + " (" + it.Name() + ") has no Gemini part"}
 	}
+	if err != nil {
+		err.Index, err.Kind, err.CallID = i, it.Kind(), it.CallID()
+		return err
+	}
+	return nil
+}
+
+// addUser converts a user message: its text, or each of its content
+// parts. A part the API cannot take is refused, naming the part.
+func (b *contentBuilder) addUser(it state.Item) *InputError {
+	parts := it.Content()
+	if parts == nil {
+		p := b.part()
+		p.Text = it.Text()
+		b.add(genai.RoleUser, p)
+		return nil
+	}
+	for j, p := range parts {
+		gp, err := userPart(p)
+		if err != nil {
+			return &InputError{Part: j, Reason: err.Error()}
+		}
+		b.add(genai.RoleUser, gp)
+	}
+	return nil
+}
+
+// addReasoning converts a reasoning item of this API's: a thought as a
+// thought part, a bare signature held for the part it goes with. Another
+// API's reasoning is kept in the run, not sent (see the package doc).
+func (b *contentBuilder) addReasoning(it state.Item) {
+	r, ok := geminiReasoning(it)
+	if !ok {
+		return
+	}
+	if r.Thought {
+		p := b.part()
+		p.Text, p.Thought, p.ThoughtSignature = it.Text(), true, r.ThoughtSignature
+		b.add(genai.RoleModel, p)
+		return
+	}
+	b.flushSignature()
+	b.sig = r.ThoughtSignature
+}
+
+// addCall converts a function or handoff call, noting its function's
+// name for the outputs that answer it.
+func (b *contentBuilder) addCall(it state.Item) *InputError {
+	args, err := decodeArgs(it.Text())
+	if err != nil {
+		return &InputError{Part: -1, Reason: "arguments: " + err.Error()}
+	}
+	if b.names == nil {
+		b.names = make(map[string]string)
+	}
+	b.names[it.CallID()] = it.Name()
+	p := b.part()
+	p.FunctionCall = &genai.FunctionCall{ID: wireID(it.CallID()), Name: it.Name(), Args: args}
+	b.add(genai.RoleModel, p)
+	return nil
+}
+
+// addOutput converts a call's output as a function response: its text,
+// or its content parts (text joined into the response's output, the
+// others as the response's parts).
+func (b *contentBuilder) addOutput(it state.Item) *InputError {
+	name := it.Name()
+	if name == "" {
+		name = b.names[it.CallID()]
+	}
+	if name == "" {
+		return &InputError{Part: -1, Reason: "the output names no function and answers no call of the input: the API needs the function's name"}
+	}
+	fr := &genai.FunctionResponse{ID: wireID(it.CallID()), Name: name}
+	parts := it.Content()
+	if parts == nil {
+		fr.Response = map[string]any{"output": it.Text()}
+	} else {
+		var text strings.Builder
+		for j, p := range parts {
+			if p.Type() == "input_text" {
+				text.WriteString(p.Text())
+				continue
+			}
+			fp, err := responsePart(p)
+			if err != nil {
+				return &InputError{Part: j, Reason: err.Error()}
+			}
+			fr.Parts = append(fr.Parts, fp)
+		}
+		fr.Response = map[string]any{"output": text.String()}
+	}
+	p := b.part()
+	p.FunctionResponse = fr
+	b.add(genai.RoleUser, p)
 	return nil
 }
 
