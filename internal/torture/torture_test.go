@@ -29,7 +29,11 @@ func kills(t *testing.T, def int) int {
 	return def
 }
 
-func runTorture(t *testing.T, b torture.Backend, n int) {
+// runTorture runs n kills on b and fails on any violation. With coverage,
+// it also fails a round that did not reach every kind of event the plan
+// holds (tripwires, handoffs, retried model calls, timed-out and lost
+// lookups): rounds of tens of kills do; a round of a few may not.
+func runTorture(t *testing.T, b torture.Backend, n int, coverage bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -56,13 +60,13 @@ func runTorture(t *testing.T, b torture.Backend, n int) {
 	if rep.Kills < n || rep.Runs == 0 {
 		t.Errorf("torture made %d kills and finished %d runs, want %d kills and some runs", rep.Kills, rep.Runs, n)
 	}
-	if !testing.Short() && (rep.Tripped == 0 || rep.Handoffs == 0) {
+	if coverage && !testing.Short() && (rep.Tripped == 0 || rep.Handoffs == 0) {
 		t.Errorf("torture ended %d runs by a tripwire and made %d handoffs, want some of each", rep.Tripped, rep.Handoffs)
 	}
-	if !testing.Short() && (rep.ModelRetries == 0 || rep.TimedOut == 0) {
+	if coverage && !testing.Short() && (rep.ModelRetries == 0 || rep.TimedOut == 0) {
 		t.Errorf("torture retried %d model calls and timed out %d lookups, want some of each", rep.ModelRetries, rep.TimedOut)
 	}
-	if !testing.Short() && rep.LostRetryable == 0 {
+	if coverage && !testing.Short() && rep.LostRetryable == 0 {
 		t.Errorf("no kill lost a lookup's response, want some (a crash after a retryable call ran and before its commit)")
 	}
 }
@@ -76,26 +80,28 @@ func runTorture(t *testing.T, b torture.Backend, n int) {
 // most of their time waiting on the stores and on fsync.
 func TestTortureSQLite(t *testing.T) {
 	t.Parallel()
-	runTorture(t, torture.Backend{Dir: t.TempDir()}, kills(t, 50))
+	runTorture(t, torture.Backend{Dir: t.TempDir()}, kills(t, 50), true)
 }
 
 // TestTorturePostgres is TestTortureSQLite on PostgreSQL.
 func TestTorturePostgres(t *testing.T) {
 	t.Parallel()
 	url := postgresURL(t)
-	runTorture(t, torture.Backend{Dir: t.TempDir(), PostgresURL: url, Schema: fmt.Sprintf("torture_%d", time.Now().UnixNano())}, kills(t, 30))
+	runTorture(t, torture.Backend{Dir: t.TempDir(), PostgresURL: url, Schema: fmt.Sprintf("torture_%d", time.Now().UnixNano())}, kills(t, 30), true)
 }
 
 // TestTortureRedis is TestTortureSQLite on Redis.
 func TestTortureRedis(t *testing.T) {
 	t.Parallel()
 	url := redisURL(t)
-	runTorture(t, torture.Backend{Dir: t.TempDir(), RedisURL: url, Schema: fmt.Sprintf("torture_%d", time.Now().UnixNano())}, kills(t, 30))
+	runTorture(t, torture.Backend{Dir: t.TempDir(), RedisURL: url, Schema: fmt.Sprintf("torture_%d", time.Now().UnixNano())}, kills(t, 30), true)
 }
 
 // TestTortureSealed is the torture round with encryption at rest on
 // (session/encrypt), on each backend: a few kills each (5; -short 3;
-// TURNKIT_TORTURE_KILLS sets the count).
+// TURNKIT_TORTURE_KILLS sets the count). It fails on any violation; its
+// rounds are too small to be sure of reaching every kind of event, which
+// the rounds above check.
 func TestTortureSealed(t *testing.T) {
 	t.Parallel()
 	n := 5
@@ -117,7 +123,7 @@ func TestTortureSealed(t *testing.T) {
 	for _, name := range []string{"sqlite", "postgres", "redis"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			runTorture(t, backends[name](), n)
+			runTorture(t, backends[name](), n, false)
 		})
 	}
 }
