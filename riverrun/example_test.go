@@ -14,10 +14,10 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
+	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/riverrun"
 	"github.com/turnkit/turnkit/session/sqlite"
-	"github.com/turnkit/turnkit/state"
 )
 
 // Example runs a run as a River job on SQLite: it pauses for approval,
@@ -97,12 +97,11 @@ func refundAgent() *pipeline.Agent {
 		err := json.Unmarshal(args, &in)
 		return "Refunded " + in.Invoice + ".", err
 	})
-	model := pipeline.ModelFunc(func(_ context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
-		last := c.Input.At(c.Input.Len() - 1)
-		if last.Kind() == state.KindToolOutput {
-			return &pipeline.ModelResponse{Items: []state.Item{state.AssistantMessage("msg_1", last.Text())}}, nil
-		}
-		return &pipeline.ModelResponse{Items: []state.Item{state.ToolCall("fc_1", "call_1", "refund", `{"invoice":"INV-7"}`)}}, nil
-	})
+	// The model answers by the run's items: once the refund's output is
+	// in, with its text; before, with the call.
+	model := scripted.Rules(
+		scripted.On(scripted.AfterOutput("Refunded INV-7."), scripted.Reply("Refunded INV-7.")),
+		scripted.On(nil, scripted.CallTool("refund", `{"invoice":"INV-7"}`)),
+	)
 	return &pipeline.Agent{Name: "refunds", Model: model, Tools: []pipeline.Tool{refund}}
 }

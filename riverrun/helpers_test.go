@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
-	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -25,6 +24,7 @@ import (
 	"github.com/turnkit/turnkit/internal/testenv"
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
+	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/pipeline/pipelinetest"
 	"github.com/turnkit/turnkit/riverrun"
@@ -182,51 +182,21 @@ func testTool(name string, fx *pipelinetest.Ledger, block *atomic.Bool) pipeline
 	}
 }
 
-// testModel answers by the run's own items: first a call of each of its
-// tools, then, once every call has its output, the final message
-// "done <run ID>". fail[runID] lists errors the run's next model calls
-// fail with, in order.
-type testModel struct {
-	tools []string
-	mu    sync.Mutex
-	fail  map[string][]error
-	calls atomic.Int64
-}
-
-func (m *testModel) failNext(runID string, errs ...error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.fail[runID] = append(m.fail[runID], errs...)
-}
-
-func (m *testModel) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
-	m.calls.Add(1)
-	run := c.Turn.Run
-	m.mu.Lock()
-	if errs := m.fail[run.ID()]; len(errs) > 0 {
-		m.fail[run.ID()] = errs[1:]
-		m.mu.Unlock()
-		return nil, errs[0]
+// testModel answers by the run's own items: first a call of each of the
+// tools, all in one response, then, once a tool's output is in, the final
+// message "done". Its FailNext queues failures of a run's next calls.
+func testModel(tools []string) *scripted.Model {
+	if len(tools) == 0 {
+		return scripted.Rules(scripted.On(nil, scripted.Reply("done")))
 	}
-	m.mu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	calls := make([]scripted.Part, len(tools))
+	for i, name := range tools {
+		calls[i] = scripted.Call(name, `{}`)
 	}
-	outputs := 0
-	for _, it := range run.Items().All() {
-		if it.Kind().IsOutput() {
-			outputs++
-		}
-	}
-	resp := &pipeline.ModelResponse{ID: randomName("resp_"), Model: "test"}
-	if outputs == 0 && len(m.tools) > 0 {
-		for i, name := range m.tools {
-			resp.Items = append(resp.Items, state.ToolCall(randomName("fc_"), fmt.Sprintf("call_%s_%d", name, i), name, `{}`))
-		}
-		return resp, nil
-	}
-	resp.Items = []state.Item{state.AssistantMessage(randomName("msg_"), "done "+run.ID())}
-	return resp, nil
+	return scripted.Rules(
+		scripted.On(scripted.AfterOutput(""), scripted.Reply("done")),
+		scripted.On(nil, scripted.Respond(calls...)),
+	)
 }
 
 // testStack is a worker's runner, checkpointer and agent.
@@ -234,7 +204,7 @@ type testStack struct {
 	runner *pipeline.Runner
 	cp     *checkpoint.Checkpointer
 	agent  *pipeline.Agent
-	model  *testModel
+	model  *scripted.Model
 	fx     *pipelinetest.Ledger
 	block  *atomic.Bool
 }
@@ -242,7 +212,7 @@ type testStack struct {
 // newTestStack wires an agent named "agent" whose model calls tools
 // (each a recording testTool; "transfer" needs approval).
 func newTestStack(st store, tools ...string) *testStack {
-	s := &testStack{fx: &pipelinetest.Ledger{}, block: &atomic.Bool{}, model: &testModel{tools: tools, fail: map[string][]error{}}}
+	s := &testStack{fx: &pipelinetest.Ledger{}, block: &atomic.Bool{}, model: testModel(tools)}
 	s.cp = checkpoint.New(st, checkpoint.WithSession(st))
 	s.runner = pipeline.NewRunner(pipeline.WithMiddleware(
 		s.cp.Middleware(),

@@ -26,27 +26,27 @@ func testRunFinishes[TTx any](t *testing.T, e *env[TTx]) {
 	}
 	j := waitJob(t, e.rc, res.Job.ID, rivertype.JobStateCompleted)
 	out := output(t, j)
-	if out.Status != riverrun.StatusFinished || out.FinalOutput != "done r1" {
-		t.Fatalf("output = %+v, want finished with %q", out, "done r1")
+	if out.Status != riverrun.StatusFinished || out.FinalOutput != "done" {
+		t.Fatalf("output = %+v, want finished with %q", out, "done")
 	}
 	items, err := e.store.List(ctx, "s1", 0)
 	if err != nil || len(items) != 4 {
 		t.Fatalf("session holds %d items (%v), want 4: user, call, output, message", len(items), err)
 	}
-	if n := e.stack.fx.Count("r1/call_effect_0"); n != 1 {
-		t.Fatalf("effect ran %d times, want 1", n)
+	if got := e.stack.fx.OfRun("r1"); len(got) != 1 || got[0].Tool != "effect" {
+		t.Fatalf("the run's executions %v, want effect once", got)
 	}
 	// The job of a finished run, run again (as a rescued job would be),
 	// completes without asking the model again.
-	calls := e.stack.model.calls.Load()
+	calls := len(e.stack.model.Calls())
 	if _, err := e.rc.JobRetry(ctx, res.Job.ID); err != nil {
 		t.Fatal(err)
 	}
 	j = waitJob(t, e.rc, res.Job.ID, rivertype.JobStateCompleted)
-	if out := output(t, j); out.Status != riverrun.StatusFinished || out.FinalOutput != "done r1" || j.Attempt != 2 {
+	if out := output(t, j); out.Status != riverrun.StatusFinished || out.FinalOutput != "done" || j.Attempt != 2 {
 		t.Fatalf("retried job: attempt %d, output %+v", j.Attempt, out)
 	}
-	if got := e.stack.model.calls.Load(); got != calls {
+	if got := len(e.stack.model.Calls()); got != calls {
 		t.Fatalf("the model was called %d more times", got-calls)
 	}
 	// Unique per run ID: a second enqueue is a duplicate.
@@ -65,7 +65,7 @@ func TestRetries(t *testing.T) { forEach(t, testRetries, testRetries, "effect") 
 func testRetries[TTx any](t *testing.T, e *env[TTx]) {
 	ctx := t.Context()
 	// Retryable: the job retries and the run finishes, its tool run once.
-	e.stack.model.failNext("retry", &pipeline.ModelError{Status: 503, Retryable: true, Err: errors.New("overloaded")},
+	e.stack.model.FailNext("retry", &pipeline.ModelError{Status: 503, Retryable: true, Err: errors.New("overloaded")},
 		&pipeline.ModelError{Status: 429, Retryable: true, Err: errors.New("slow down")})
 	res, err := e.runs.Enqueue(ctx, riverrun.Start{RunID: "retry", Agent: "agent", SessionID: "s", Text: "go"}, nil)
 	if err != nil {
@@ -78,12 +78,12 @@ func testRetries[TTx any](t *testing.T, e *env[TTx]) {
 	if out := output(t, j); out.Status != riverrun.StatusFinished {
 		t.Fatalf("output = %+v", out)
 	}
-	if n := e.stack.fx.Count("retry/call_effect_0"); n != 1 {
-		t.Fatalf("effect ran %d times, want 1", n)
+	if got := e.stack.fx.OfRun("retry"); len(got) != 1 {
+		t.Fatalf("the run's executions %v, want effect once", got)
 	}
 
 	// Not retryable: the job is cancelled with the error recorded.
-	e.stack.model.failNext("fail", &pipeline.ModelError{Status: 400, Err: errors.New("bad request")})
+	e.stack.model.FailNext("fail", &pipeline.ModelError{Status: 400, Err: errors.New("bad request")})
 	res, err = e.runs.Enqueue(ctx, riverrun.Start{RunID: "fail", Agent: "agent", SessionID: "s", Text: "go"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +135,7 @@ func testApproval[TTx any](t *testing.T, e *env[TTx]) {
 		t.Fatalf("child said %q, want enqueued", line)
 	}
 	j = waitRunJob(t, e.runs, "ap", rivertype.JobStateCompleted)
-	if out := output(t, j); out.Status != riverrun.StatusFinished || out.FinalOutput != "done ap" {
+	if out := output(t, j); out.Status != riverrun.StatusFinished || out.FinalOutput != "done" {
 		t.Fatalf("resume job output = %+v, want finished", out)
 	}
 	if n := e.stack.fx.Count("ap/" + pending[0].CallID); n != 1 {
@@ -293,7 +293,7 @@ func testCancel[TTx any](t *testing.T, e *env[TTx]) {
 		t.Fatal(err)
 	}
 	waitJob(t, e.rc, res.Job.ID, rivertype.JobStateRunning)
-	for e.stack.fx.Count("c1/call_effect_0") == 0 {
+	for len(e.stack.fx.OfRun("c1")) == 0 {
 		select {
 		case <-ctx.Done():
 			t.Fatal(ctx.Err())
@@ -321,11 +321,11 @@ func testCancel[TTx any](t *testing.T, e *env[TTx]) {
 		t.Fatal(err)
 	}
 	j = waitJob(t, e.rc, res.Job.ID, rivertype.JobStateCompleted)
-	if out := output(t, j); out.Status != riverrun.StatusFinished || out.FinalOutput != "done c1" {
+	if out := output(t, j); out.Status != riverrun.StatusFinished || out.FinalOutput != "done" {
 		t.Fatalf("resume output = %+v", out)
 	}
-	if n, total := e.stack.fx.Count("c1/call_effect_0"), e.stack.fx.Len(); n != 2 || total != 2 {
-		t.Fatalf("effect ran %d times under its key, %d in all; want 2 under one key", n, total)
+	if got := e.stack.fx.OfRun("c1"); len(got) != 2 || got[0] != got[1] || e.stack.fx.Len() != 2 {
+		t.Fatalf("the run's executions %v (%d in all), want effect twice under one key", got, e.stack.fx.Len())
 	}
 	items, err := e.store.List(ctx, "s", 0)
 	if err != nil || len(items) != 4 {

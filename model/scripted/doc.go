@@ -23,6 +23,9 @@
 // must see a tool run again under a new call ID (and idempotency key) uses
 // [Model.FreshIDs].
 //
+// [Model.FailNext] queues failures of one run's next calls (a provider's
+// transient errors), which take no step of the script.
+//
 // The model records the calls it received; [Model.Calls] returns copies.
 // It is safe for concurrent use; steps are handed out in the order calls
 // arrive.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -139,5 +140,50 @@ func TestRulesPerAgent(t *testing.T) {
 	var nr *scripted.NoRuleError
 	if !errors.Is(err, scripted.ErrNoRule) || !errors.As(err, &nr) || nr.Agent != "other" || nr.Turn != 1 {
 		t.Errorf("error %v, want a NoRuleError for agent other on turn 1", err)
+	}
+}
+
+// TestFailNextQueuesPerRun: the errors queued for a run fail its next
+// calls in order and take no step, so the retried turn gets the step it
+// would have had; other runs are not touched.
+func TestFailNextQueuesPerRun(t *testing.T) {
+	busy, slow := errors.New("overloaded"), errors.New("slow down")
+	for _, tc := range []struct {
+		name  string
+		model *scripted.Model
+	}{
+		{"rules", scripted.Rules(scripted.On(nil, scripted.Reply("first"), scripted.Reply("second")))},
+		{"script", scripted.New(scripted.Reply("first"), scripted.Reply("second"))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.model
+			m.FailNext("r1", busy)
+			m.FailNext("r1", slow) // adds to the queue
+			agent := &pipeline.Agent{Name: "a", Model: m}
+			r := pipeline.NewRunner()
+			for _, want := range []error{busy, slow, nil} {
+				res, err := r.Run(context.Background(), agent, pipeline.UserInput("hi"), pipeline.WithRunID("r1"))
+				if !errors.Is(err, want) {
+					t.Fatalf("run r1 = %v, want %v", err, want)
+				}
+				if want == nil && res.FinalOutput() != "first" {
+					t.Fatalf("run r1 after its failures answered %q, want the first step", res.FinalOutput())
+				}
+			}
+			res, err := r.Run(context.Background(), agent, pipeline.UserInput("hi"), pipeline.WithRunID("r2"))
+			if err != nil {
+				t.Fatalf("run r2 = %v, want no failure", err)
+			}
+			if tc.name == "rules" && res.FinalOutput() != "first" {
+				t.Fatalf("run r2 answered %q, want the first step of its own", res.FinalOutput())
+			}
+			runs := make([]string, 0, 4)
+			for _, c := range m.Calls() {
+				runs = append(runs, c.Run)
+			}
+			if want := []string{"r1", "r1", "r1", "r2"}; !slices.Equal(runs, want) {
+				t.Fatalf("calls recorded for runs %v, want %v", runs, want)
+			}
+		})
 	}
 }

@@ -128,7 +128,8 @@ type Model struct {
 	n     int
 	calls []Request
 	steps int
-	fresh string // FreshIDs: the model's random tag, so every response's IDs are new
+	fresh string             // FreshIDs: the model's random tag, so every response's IDs are new
+	fail  map[string][]error // FailNext: the errors each run's next calls fail with
 }
 
 var _ pipeline.Model = (*Model)(nil)
@@ -173,6 +174,23 @@ func (m *Model) FreshIDs() *Model {
 	return m
 }
 
+// FailNext makes the next len(errs) calls of the run runID fail with
+// errs, in order, before the script is consulted: a provider's transient
+// failures (a 503, a 429) that the run's retry, or its job's next
+// attempt, gets past. The failed calls take no step: a [Rules] model
+// answers the retried turn as if they had not happened, and a [New]
+// script's position does not move. Calls are still recorded ([Model.Calls]).
+// Repeated calls add to the run's queue. FailNext is safe to call while
+// the model serves calls.
+func (m *Model) FailNext(runID string, errs ...error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail == nil {
+		m.fail = make(map[string][]error)
+	}
+	m.fail[runID] = append(m.fail[runID], errs...)
+}
+
 // Name returns the model name the responses report ("scripted").
 func (m *Model) Name() string { return m.name }
 
@@ -197,15 +215,14 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	for i, t := range c.Tools {
 		tools[i] = t.Name
 	}
-	m.mu.Lock()
-	m.n++
-	n, fresh := m.n, m.fresh
 	req := Request{Agent: c.Agent.Name, Instructions: c.Instructions, Input: c.Input, Tools: tools, Stream: c.Stream}
 	if c.Turn != nil && c.Turn.Run != nil {
 		req.Run, req.Turn = c.Turn.Run.ID(), c.Turn.Number
 	}
-	m.calls = append(m.calls, req)
-	m.mu.Unlock()
+	n, fresh, err := m.record(req)
+	if err != nil {
+		return nil, err
+	}
 
 	step, err := m.step(c, n)
 	if err != nil {
@@ -260,6 +277,21 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 		resp.Usage = state.Usage{Requests: 1, InputTokens: int64(c.Input.Len()), OutputTokens: int64(len(step.parts))}
 	}
 	return resp, nil
+}
+
+// record records the call, and returns its number and the model's fresh
+// tag, or the error a [Model.FailNext] queued for its run (the call then
+// takes no number).
+func (m *Model) record(req Request) (n int, fresh string, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.calls = append(m.calls, req)
+	if errs := m.fail[req.Run]; len(errs) > 0 && req.Run != "" {
+		m.fail[req.Run] = errs[1:]
+		return 0, "", errs[0]
+	}
+	m.n++
+	return m.n, m.fresh, nil
 }
 
 // step returns the step that answers call c, the model's n-th.

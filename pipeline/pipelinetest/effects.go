@@ -3,6 +3,7 @@ package pipelinetest
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/turnkit/turnkit/pipeline"
@@ -46,6 +47,23 @@ func (l *Ledger) Keys(tool string) []string {
 	for _, e := range l.execs {
 		if e.Tool == tool {
 			out = append(out, e.Key)
+		}
+	}
+	return out
+}
+
+// OfRun returns the executions of run runID's calls, in the order they
+// were recorded: those whose key is the run's ID, a '/' and a call ID, as
+// [pipeline.ToolCall.IdempotencyKey] makes it. A test reads them without
+// knowing the model's call IDs. The executions of the runs nested in it
+// (agent tools), whose IDs extend its own with '/', are included.
+func (l *Ledger) OfRun(runID string) []Execution {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []Execution
+	for _, e := range l.execs {
+		if strings.HasPrefix(e.Key, runID+"/") {
+			out = append(out, e)
 		}
 	}
 	return out

@@ -78,3 +78,33 @@ func TestLedgerConcurrentUse(t *testing.T) {
 		t.Errorf("Runs = %d, Len = %d, want 400", n, ledger.Len())
 	}
 }
+
+// TestLedgerOfRun: a run's executions are found by its ID alone, not by
+// those of a run whose ID only starts like it.
+func TestLedgerOfRun(t *testing.T) {
+	var ledger pipelinetest.Ledger
+	pay := &pipelinetest.EffectTool{Name: "pay", Ledger: &ledger}
+	agent := &pipeline.Agent{Name: "a", Tools: []pipeline.Tool{pay}, Model: scripted.Rules(
+		scripted.On(scripted.AfterOutput(""), scripted.Reply("paid")),
+		scripted.On(nil, scripted.Respond(scripted.Call("pay", `{}`), scripted.Call("pay", `{}`))),
+	)}
+	for _, id := range []string{"r1", "r10"} {
+		if _, err := pipeline.NewRunner().Run(context.Background(), agent, pipeline.UserInput("go"), pipeline.WithRunID(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"r1", "r10"} {
+		got := ledger.OfRun(id)
+		if len(got) != 2 || got[0].Key == got[1].Key {
+			t.Fatalf("OfRun(%s) = %v, want its two calls", id, got)
+		}
+		for _, e := range got {
+			if !strings.HasPrefix(e.Key, id+"/call_") || e.Tool != "pay" {
+				t.Errorf("OfRun(%s) holds %v", id, e)
+			}
+		}
+	}
+	if got := ledger.OfRun("r"); len(got) != 0 {
+		t.Errorf("OfRun(r) = %v, want none", got)
+	}
+}
