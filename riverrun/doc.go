@@ -114,6 +114,17 @@
 // session stores create and migrate theirs when they open (see
 // session/postgres.Open and its WithoutMigrations).
 //
+// # Erasing a session
+//
+// A start job's arguments hold the run's input in the clear, and a job's
+// recorded [Output] and errors can hold what the model and the tools
+// said. Erasing a session's data (session/encrypt's Erase) therefore has
+// a River part, [Client.Erase], which deletes the session's jobs in every
+// state and says how many; call it first, then erase the stores:
+//
+//	jobs, err := runs.Erase(ctx, sessionID)
+//	rep, err := store.Erase(ctx, sessionID, encrypt.Shred())
+//
 // # How fast a dead worker's run comes back
 //
 // A worker that dies (SIGKILL, a lost node) leaves its job running in

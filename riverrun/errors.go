@@ -42,6 +42,12 @@ var (
 	// ErrJob means a run's job failed or will be retried. It is wrapped by
 	// [*JobError].
 	ErrJob = errors.New("riverrun: job failed")
+	// ErrErase means a session's jobs were not all deleted. It is wrapped
+	// by [*EraseError].
+	ErrErase = errors.New("riverrun: jobs not erased")
+	// ErrJobsRunning means jobs of a session were still running, which
+	// River does not delete. It is wrapped by [*EraseError].
+	ErrJobsRunning = errors.New("riverrun: jobs still running")
 )
 
 // kindError is a sentinel that wraps another package's sentinel: it

@@ -29,6 +29,7 @@ func TestErrorKindsMatchSentinels(t *testing.T) {
 	}{
 		{&riverrun.EnqueueError{RunID: "r", Err: riverrun.ErrInvalidStart}, []error{riverrun.ErrEnqueue, riverrun.ErrInvalidStart}, asType[*riverrun.EnqueueError]},
 		{&riverrun.DecideError{RunID: "r", CallID: "c", Err: state.ErrAlreadyDecided}, []error{riverrun.ErrDecide, state.ErrAlreadyDecided}, asType[*riverrun.DecideError]},
+		{&riverrun.EraseError{SessionID: "s", Err: riverrun.ErrJobsRunning}, []error{riverrun.ErrErase, riverrun.ErrJobsRunning}, asType[*riverrun.EraseError]},
 		{&riverrun.JobError{RunID: "r", Attempt: 1, Err: unknown}, []error{riverrun.ErrJob, riverrun.ErrUnknownAgent, pipeline.ErrUnknownAgent}, asType[*riverrun.JobError]},
 	}
 	for _, tt := range tests {

@@ -82,8 +82,8 @@
 // copies of the ciphertexts elsewhere (backups, replicas, PostgreSQL's
 // dead tuples until VACUUM, Redis's AOF until a rewrite) can no longer be
 // read once no copy of the key record is left. [Erase] is the same for
-// plain stores, without tombstone. Not covered: copies outside the
-// stores, such as River's job table (a riverrun start job carries the
-// run's input in the clear, until River prunes the job) and traces or
-// logs with content capture on.
+// plain stores, without tombstone. Copies outside the stores are the
+// application's to erase: River's job table (a riverrun start job carries
+// the run's input in the clear), which riverrun's Client.Erase clears,
+// and traces or logs with content capture on.
 package encrypt
