@@ -6,6 +6,7 @@
 //	turnkit -db agent.db sessions [-q PREFIX] [-cursor C] [-limit N]
 //	turnkit -db agent.db show SESSION [-cursor C] [-limit N]
 //	turnkit -db agent.db runs [-status paused|unfinished|finished] [-session ID] [-cursor C]
+//	turnkit -db agent.db run RUN
 //	turnkit -db agent.db pending
 //	turnkit -db agent.db -write approve RUN CALL
 //	turnkit -db agent.db -write reject RUN CALL -reason TEXT
@@ -16,6 +17,17 @@
 // (postgres://…) or a Redis URL (redis://…); $TURNKIT_DB is the default.
 // -sign ID=HEX signs the checkpoints a decision saves, for deployments
 // that sign theirs.
+//
+// run shows one run: its status, agent, turn, session and version, its
+// usage, and each model call it made (turn, agent, model, the provider's
+// response ID and the call's usage).
+//
+// -keys DIR opens a store sealed with session/encrypt: DIR holds the
+// key-encryption keys as encrypt.FileProvider reads them (<id>.key, 32
+// bytes in base64), and -kek ID names the one that wraps new data keys
+// (by default the only key in DIR). $TURNKIT_KEYS and $TURNKIT_KEK are
+// their defaults. Every command then reads and writes the store through
+// encrypt.Wrap, with the keyring's codec on its checkpoints.
 //
 // Nothing changes a run without -write. approve and reject record the
 // decision on the checkpoint (compare-and-swap on its version) and leave
@@ -36,6 +48,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -43,6 +56,7 @@ import (
 
 	"github.com/turnkit/turnkit/inspect"
 	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/encrypt"
 	"github.com/turnkit/turnkit/session/postgres"
 	"github.com/turnkit/turnkit/session/redis"
 	"github.com/turnkit/turnkit/session/sqlite"
@@ -71,17 +85,52 @@ type store interface {
 	state.Store
 }
 
-// open opens the store db names, with the checkpoint codec opts.
-func open(ctx context.Context, db string, m []state.MarshalOption, u []state.UnmarshalOption) (store, error) {
+// open opens the store db names, with the checkpoint codec opts, and
+// sealed under kr unless kr is nil.
+func open(ctx context.Context, db string, m []state.MarshalOption, u []state.UnmarshalOption, kr *encrypt.Keyring) (store, error) {
+	if kr != nil {
+		km, ku := kr.Codec()
+		m, u = append(km, m...), append(ku, u...)
+	}
+	var (
+		b   encrypt.Backend
+		err error
+	)
 	switch {
 	case strings.HasPrefix(db, "postgres://"), strings.HasPrefix(db, "postgresql://"):
-		return postgres.Open(ctx, db, postgres.WithCodec(m, u))
+		b, err = postgres.Open(ctx, db, postgres.WithCodec(m, u))
 	case strings.HasPrefix(db, "redis://"), strings.HasPrefix(db, "rediss://"):
-		return redis.Open(ctx, db, redis.WithCodec(m, u))
+		b, err = redis.Open(ctx, db, redis.WithCodec(m, u))
 	case db == "":
 		return nil, fmt.Errorf("%w: no store: give -db or set TURNKIT_DB", errUsage)
+	default:
+		b, err = sqlite.Open(strings.TrimPrefix(db, "sqlite:"), sqlite.WithCodec(m, u))
 	}
-	return sqlite.Open(strings.TrimPrefix(db, "sqlite:"), sqlite.WithCodec(m, u))
+	if err != nil || kr == nil {
+		return b, err
+	}
+	return encrypt.Wrap(b, kr), nil
+}
+
+// keyring returns the keyring over the key files in dir, wrapping under
+// the key named kek (the only key in dir if kek is ""), or nil if dir is
+// "".
+func keyring(dir, kek string) (*encrypt.Keyring, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	if kek == "" {
+		names, err := filepath.Glob(filepath.Join(dir, "*.key"))
+		if err != nil || len(names) != 1 {
+			return nil, fmt.Errorf("%w: -keys %s holds %d key files: name the current one with -kek", errUsage, dir, len(names))
+		}
+		kek = strings.TrimSuffix(filepath.Base(names[0]), ".key")
+	}
+	p, err := encrypt.NewFileProvider(dir, kek)
+	if err != nil {
+		return nil, err
+	}
+	return encrypt.NewKeyring(p), nil
 }
 
 // keysFlag collects -key ID=HEX flags.
@@ -106,11 +155,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	write := fs.Bool("write", false, "allow commands that change runs (approve, reject, serve's decisions)")
 	sign := keysFlag{}
 	fs.Var(sign, "sign", "with -write, the key that signs the checkpoints a decision saves, ID=HEX")
+	keyDir := fs.String("keys", os.Getenv("TURNKIT_KEYS"), "a directory of key-encryption key files (<id>.key): the store is sealed with session/encrypt")
+	kek := fs.String("kek", os.Getenv("TURNKIT_KEK"), "with -keys, the key that wraps new data keys (default: the only key file)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if fs.NArg() == 0 {
-		return fmt.Errorf("%w: a command: sessions, show, runs, pending, approve, reject, verify or serve", errUsage)
+		return fmt.Errorf("%w: a command: sessions, show, runs, run, pending, approve, reject, verify or serve", errUsage)
 	}
 	cmd, rest := fs.Arg(0), fs.Args()[1:]
 	sub := flag.NewFlagSet(cmd, flag.ContinueOnError)
@@ -135,7 +186,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		token = sub.String("token", "", "with -write, the password every request must give (HTTP basic auth)")
 		trace = sub.String("trace", "", "the trace link template, with {trace_id}")
 		sub.Var(keys, "key", "a key that verifies signatures, ID=HEX (repeatable)")
-	case "show", "pending", "approve":
+	case "show", "run", "pending", "approve":
 	default:
 		return fmt.Errorf("%w: unknown command %q", errUsage, cmd)
 	}
@@ -148,7 +199,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	pos = append(pos, sub.Args()...)
-	need := map[string]int{"show": 1, "approve": 2, "reject": 2, "verify": 1}[cmd]
+	need := map[string]int{"show": 1, "run": 1, "approve": 2, "reject": 2, "verify": 1}[cmd]
 	if len(pos) != need {
 		return fmt.Errorf("%w: %s takes %d arguments, got %d", errUsage, cmd, need, len(pos))
 	}
@@ -176,7 +227,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for id, k := range sign {
 		m = append(m, state.WithSigningKey(id, k))
 	}
-	s, err := open(ctx, *db, m, u)
+	kr, err := keyring(*keyDir, *kek)
+	if err != nil {
+		return err
+	}
+	s, err := open(ctx, *db, m, u, kr)
 	if err != nil {
 		return err
 	}
@@ -186,6 +241,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return listSessions(ctx, stdout, s, session.SessionQuery{Prefix: *prefix, Cursor: *cursor, Limit: *limit})
 	case "show":
 		return show(ctx, stdout, s, pos[0], session.PageQuery{Cursor: *cursor, Limit: *limit})
+	case "run":
+		return showRun(ctx, stdout, s, pos[0])
 	case "runs", "pending":
 		q := state.RunQuery{Cursor: *cursor, Limit: *limit}
 		if cmd == "pending" {
@@ -210,7 +267,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "run %s: signature verified\n", pos[0])
 		return nil
 	}
-	return serve(ctx, stdout, s, *db, *addr, *write, *token, *trace, keys)
+	return serve(ctx, stdout, s, *db, kr, *addr, *write, *token, *trace, keys)
 }
 
 func listSessions(ctx context.Context, w io.Writer, s store, q session.SessionQuery) error {
@@ -271,6 +328,34 @@ func oneLine(s string) string {
 		return string(r[:99]) + "…"
 	}
 	return s
+}
+
+// showRun prints a run's summary, its usage, and the model calls it made
+// with each call's usage.
+func showRun(ctx context.Context, w io.Writer, s store, runID string) error {
+	run, err := s.Load(ctx, runID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "run %s: %s, agent %s, turn %d, session %q, version %d\n",
+		run.ID(), run.Status(), run.Agent(), run.Turn(), run.SessionID(), run.Version())
+	if out, ok := run.FinalOutput(); ok {
+		fmt.Fprintf(w, "final output: %s\n", oneLine(out))
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TURN\tAGENT\tMODEL\tRESPONSE\tREQUESTS\tINPUT\tCACHED\tOUTPUT\tREASONING")
+	usage := func(u state.Usage) string {
+		return fmt.Sprintf("%d\t%d\t%d\t%d\t%d", u.Requests, u.InputTokens, u.CachedTokens, u.OutputTokens, u.ReasoningTokens)
+	}
+	for _, c := range run.ModelCalls() {
+		model := c.Model
+		if model == "" {
+			model = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", c.Turn, c.Agent, model, c.ResponseID, usage(c.Usage))
+	}
+	fmt.Fprintf(tw, "total\t\t\t\t%s\n", usage(run.Usage()))
+	return tw.Flush()
 }
 
 func listRuns(ctx context.Context, w io.Writer, s store, q state.RunQuery, calls bool) error {
@@ -354,10 +439,10 @@ func verifyFile(w io.Writer, path string, data []byte, keys keysFlag) error {
 }
 
 // serve serves the web inspector until ctx is done.
-func serve(ctx context.Context, w io.Writer, s store, db, addr string, write bool, token, trace string, keys keysFlag) error {
+func serve(ctx context.Context, w io.Writer, s store, db string, kr *encrypt.Keyring, addr string, write bool, token, trace string, keys keysFlag) error {
 	opts := []inspect.Option{inspect.WithTraceURL(trace)}
 	if len(keys) > 0 {
-		v, err := open(ctx, db, nil, []state.UnmarshalOption{state.WithVerifyKeys(keys)})
+		v, err := open(ctx, db, nil, []state.UnmarshalOption{state.WithVerifyKeys(keys)}, kr)
 		if err != nil {
 			return err
 		}
