@@ -3,6 +3,7 @@ package riverrun_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -114,4 +115,42 @@ func TestEraseOnSQLite(t *testing.T) {
 	if jobs, err := e.runs.Jobs(t.Context(), "e1"); err != nil || len(jobs) != 0 {
 		t.Fatalf("after Erase the run has %d jobs (%v), want none", len(jobs), err)
 	}
+}
+
+// TestEraseRunningJob: a job still running when Erase is called is
+// cancelled, and a repeated Erase deletes it once it stopped; until then
+// Erase says it is running.
+func TestEraseRunningJob(t *testing.T) {
+	e := newEnv(t, pgBackend(t), openPG, "effect")
+	ctx := t.Context()
+	e.stack.block.Store(true) // the tool waits for its context to end
+	res, err := e.runs.Enqueue(ctx, riverrun.Start{RunID: "busy", Agent: "agent", SessionID: "gone", Text: "go"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, e.rc, res.Job.ID, rivertype.JobStateRunning)
+	for len(e.stack.fx.OfRun("busy")) == 0 {
+		if ctx.Err() != nil {
+			t.Fatal(ctx.Err())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	total, calls := 0, 0
+	for {
+		calls++
+		n, err := e.runs.Erase(ctx, "gone")
+		total += n
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, riverrun.ErrJobsRunning) || time.Now().After(deadline) {
+			t.Fatalf("Erase = %d, %v; want ErrJobsRunning until the job stops", n, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if jobs, err := e.runs.Jobs(ctx, "busy"); total != 1 || err != nil || len(jobs) != 0 {
+		t.Fatalf("Erase deleted %d jobs in all, %d left (%v); want the one job gone", total, len(jobs), err)
+	}
+	t.Logf("the job was deleted by call %d of Erase", calls)
 }
