@@ -412,9 +412,14 @@ func (l *ledger) saveNext(t *pipeline.Turn) error {
 // commit failed; the commit has just completed.
 func (l *ledger) replay(t *pipeline.Turn) error {
 	next := *l.ext.Next
-	switch next.Kind {
-	case pipeline.NextFinalOutput.String():
+	switch {
+	case next.Kind == pipeline.NextFinalOutput.String():
 		t.Next = pipeline.NextStep{Kind: pipeline.NextFinalOutput, Output: next.Output}
+	case t.Agent.Name == next.Agent:
+		// The handoff was taken already: a save that carried it committed
+		// although its caller saw a failure. The commit is now complete and
+		// the target goes on, as it would have after the handoff.
+		t.Next = pipeline.NextStep{Kind: pipeline.NextRunAgain}
 	default:
 		var to *pipeline.Agent
 		for _, h := range t.Agent.Handoffs {
