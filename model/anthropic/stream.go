@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"strings"
 
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 	"github.com/tidwall/gjson"
 
@@ -38,14 +36,13 @@ type streamEvent struct {
 	} `json:"error"`
 }
 
-// stream runs a streaming call through the client's NewStreaming, reading
-// the events itself: text deltas go to c.Emit as they arrive; the blocks
-// are built from their start and delta events, and the response is
-// complete at message_stop.
-func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, params sdk.MessageNewParams, outputTool string) (*pipeline.ModelResponse, error) {
+// stream runs a streaming call through the client, its body asking for
+// a stream, and reads the events itself: text deltas go to c.Emit as they
+// arrive; the blocks are built from their start and delta events, and the
+// response is complete at message_stop.
+func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, req request) (*pipeline.ModelResponse, error) {
 	var res *http.Response
-	s := m.client.Messages.NewStreaming(ctx, params, m.cfg.requestOptions(option.WithResponseBodyInto(&res))...)
-	err := s.Err()
+	err := m.post(ctx, req, &res)
 	status, reqID := responseMeta(res)
 	if err != nil {
 		if res != nil && res.Body != nil {
@@ -58,7 +55,7 @@ func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, params sdk.Me
 	}
 	dec := ssestream.NewDecoder(res)
 	defer dec.Close()
-	out, err := readStream(dec, c, outputTool)
+	out, err := readStream(dec, c, req.outputTool)
 	if err != nil {
 		return nil, translate(ctx, err, status, reqID)
 	}
