@@ -107,12 +107,11 @@ func responseMeta(res *http.Response) (status int, requestID string) {
 
 // messageBody is the part of a Messages API response the adapter reads.
 type messageBody struct {
-	ID         string     `json:"id"`
-	Type       string     `json:"type"`
-	Model      string     `json:"model"`
-	StopReason string     `json:"stop_reason"`
-	Content    []block    `json:"content"`
-	Usage      *usageBody `json:"usage"`
+	ID         string    `json:"id"`
+	Model      string    `json:"model"`
+	StopReason string    `json:"stop_reason"`
+	Content    []block   `json:"content"`
+	Usage      usageBody `json:"usage"` // a value: one allocation less than a pointer
 }
 
 type usageBody struct {
@@ -148,7 +147,9 @@ func (u *usageBody) usage() state.Usage {
 // A tool_use of outputTool (see [WithOutputTool]) becomes the assistant
 // message that carries the structured output.
 func parseMessage(body []byte, outputTool string) (*pipeline.ModelResponse, error) {
-	var r messageBody
+	// Room for the usual blocks (text, a call or two), which encoding/json
+	// fills in place instead of growing the slice block by block.
+	r := messageBody{Content: make([]block, 0, 4)}
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, &DecodeError{Where: "messages body", Err: err}
 	}

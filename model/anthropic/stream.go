@@ -188,9 +188,7 @@ func (r *streamReader) decoded(ev *streamEvent, data []byte) (*pipeline.ModelRes
 			return nil, &DecodeError{Where: r.where("message_start"), Err: fmt.Errorf("no message")}
 		}
 		r.msg, r.started = *ev.Message, true
-		if r.msg.Usage != nil {
-			r.usage = *r.msg.Usage
-		}
+		r.usage = r.msg.Usage
 	case "content_block_start":
 		if ev.Index != len(r.blocks) || ev.Index > 1<<16 {
 			return nil, &DecodeError{Where: r.where("content_block_start"), Err: fmt.Errorf("index %d, want %d", ev.Index, len(r.blocks))}
