@@ -28,6 +28,7 @@ var allowed = []struct {
 	{"internal/childproc", nil},                                      // the worker processes of the multi-process harnesses
 	{"internal/crossbackend", nil},                                   // tests across the real backends, out of the user-facing packages' tests
 	{"internal/crossbackend/...", nil},                               // the same, by package: session/encrypt's and session/branch's
+	{"internal/providerfake", nil},                                   // tests only: recorded provider payloads over httptest, no SDK
 	{"internal/runcore/hook", nil},                                   // where state leaves its core operations for runcore
 	{"internal/runcore", []string{"state", "internal/runcore/hook"}}, // the core's operations on a run; importers listed below
 	{"state", []string{"internal/jsonw", "internal/runcore/hook"}},

@@ -23,10 +23,14 @@ import (
 
 // The Anthropic adapter's own cost per call against the SDK call alone.
 //
-// "sdk" is the anthropic-sdk-go call the adapter makes, alone: a request
-// body built beforehand (param.SetJSON), the response read as bytes (plain)
-// or as the SDK's decoded server-sent events (stream), nothing decoded
-// into items. "adapter" is Model.Respond for the same call: it builds that
+// "sdk" is the anthropic-sdk-go call the adapter makes, alone: the client's
+// Post of a request body built beforehand, as bytes (the SDK does not
+// marshal it again), with the plain call's timeout chosen as Messages.New
+// chooses it, the response read as bytes (plain) or as the SDK's decoded
+// server-sent events (stream), nothing decoded into items. "sdk-params" is
+// the same call through Messages.New with the body set on the params
+// (param.SetJSON), which the SDK marshals again: the adapter's path before
+// it posted the bytes. "adapter" is Model.Respond for the same call: it builds that
 // body from the run's items and tools, makes the same SDK call and turns
 // the response into items. adapter − sdk is the adapter's own cost. The
 // transport is an in-memory http.RoundTripper answering a recorded
@@ -149,6 +153,16 @@ func BenchmarkAnthropic(b *testing.B) {
 			b.Run(transport+"/"+mode+"/sdk", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
+					if stream {
+						sinkErr = sdkStreamPost(client, body)
+					} else {
+						sinkErr = sdkPlainPost(client, body)
+					}
+				}
+			})
+			b.Run(transport+"/"+mode+"/sdk-params", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
 					p := sdk.MessageNewParams{Model: "claude-sonnet-4-5", MaxTokens: 4096}
 					param.SetJSON(body, &p)
 					if stream {
@@ -192,6 +206,34 @@ func sdkPlainRaw(client sdk.Client, p sdk.MessageNewParams) error {
 	return err
 }
 
+// sdkPlainPost is the adapter's plain call, alone: the timeout Messages.New
+// would choose, the body posted as bytes, the response read as bytes.
+func sdkPlainPost(client sdk.Client, body []byte) error {
+	timeout, err := sdk.CalculateNonStreamingTimeout(4096, "claude-sonnet-4-5", client.Options)
+	if err != nil {
+		return err
+	}
+	var (
+		out []byte
+		res *http.Response
+	)
+	return client.Post(context.Background(), "v1/messages", body, &out, option.WithRequestTimeout(timeout), option.WithResponseInto(&res))
+}
+
+// sdkStreamPost is the adapter's streamed call, alone: the body (which
+// asks for a stream) posted as bytes, the events decoded by the SDK.
+func sdkStreamPost(client sdk.Client, body []byte) error {
+	var res *http.Response
+	if err := client.Post(context.Background(), "v1/messages", body, &res); err != nil {
+		return err
+	}
+	dec := ssestream.NewDecoder(res)
+	defer dec.Close()
+	for dec.Next() {
+	}
+	return dec.Err()
+}
+
 func sdkStreamRaw(client sdk.Client, p sdk.MessageNewParams) error {
 	var res *http.Response
 	s := client.Messages.NewStreaming(context.Background(), p, option.WithResponseBodyInto(&res))
@@ -210,12 +252,16 @@ func capturedBody(b *testing.B, call *pipeline.ModelCall) []byte {
 	var got []byte
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, _ = io.ReadAll(r.Body)
+		if call.Stream {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = w.Write(anthropicStream())
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(anthropicReply))
 	}))
 	defer srv.Close()
 	c := *call
-	c.Stream = false
 	probe := anthropic.New(sdk.NewClient(option.WithBaseURL(srv.URL), option.WithAPIKey("k"), option.WithHTTPClient(srv.Client()), option.WithMaxRetries(0)),
 		anthropic.WithModel("claude-sonnet-4-5"))
 	if _, err := probe.Respond(context.Background(), &c); err != nil {

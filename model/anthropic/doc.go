@@ -7,6 +7,15 @@
 //		Model: turnkitanthropic.New(client, turnkitanthropic.WithModel("claude-sonnet-4-5")),
 //	}
 //
+// The adapter writes the request body itself and sends it with the
+// client's Post to v1/messages: the client's API key, base URL, HTTP
+// client, retries and typed errors apply as to Messages.New, and a plain
+// call's timeout is the one Messages.New chooses
+// (CalculateNonStreamingTimeout); the SDK does not marshal the body again.
+// What Messages.New adds of its own, the SDK's OpenTelemetry span named
+// anthropic.messages.create, is not made: turnkit's tracing records the
+// model call (gen_ai.provider.name "anthropic").
+//
 // # Items and content blocks
 //
 // The run's items become messages, consecutive items of one side joining

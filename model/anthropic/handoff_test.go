@@ -3,19 +3,14 @@ package anthropic_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	openaisdk "github.com/openai/openai-go/v3"
 	openaiopt "github.com/openai/openai-go/v3/option"
 
+	"github.com/turnkit/turnkit/internal/providerfake"
 	"github.com/turnkit/turnkit/model/anthropic"
 	"github.com/turnkit/turnkit/model/openai"
 	"github.com/turnkit/turnkit/pipeline"
@@ -26,38 +21,10 @@ import (
 // and records the request bodies.
 func openaiFake(t *testing.T, files ...string) (openaisdk.Client, func() [][]byte) {
 	t.Helper()
-	var (
-		mu   sync.Mutex
-		sent [][]byte
-	)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		sent = append(sent, body)
-		if len(files) == 0 {
-			mu.Unlock()
-			http.Error(w, `{"error":{"message":"fake: no reply left"}}`, http.StatusTeapot)
-			return
-		}
-		file := files[0]
-		files = files[1:]
-		mu.Unlock()
-		data, err := os.ReadFile(filepath.Join("testdata", file))
-		if err != nil {
-			t.Errorf("read testdata: %v", err)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(data)
-	}))
-	t.Cleanup(srv.Close)
+	srv := providerfake.New(t, "testdata", files...)
 	client := openaisdk.NewClient(openaiopt.WithBaseURL(srv.URL+"/v1/"), openaiopt.WithAPIKey("sk-test"),
 		openaiopt.WithHTTPClient(srv.Client()), openaiopt.WithMaxRetries(0))
-	return client, func() [][]byte {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([][]byte(nil), sent...)
-	}
+	return client, srv.Bodies
 }
 
 // TestHandoffAcrossProviders: a triage agent on OpenAI's Responses API

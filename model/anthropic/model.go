@@ -9,7 +9,6 @@ import (
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
-	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -56,15 +55,18 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	if err != nil {
 		return nil, err
 	}
-	params := req.params()
 	if c.Stream {
-		return m.stream(ctx, c, params, req.outputTool)
+		return m.stream(ctx, c, req)
+	}
+	timeout, err := sdk.CalculateNonStreamingTimeout(int(req.maxTokens), sdk.Model(req.model), m.cfg.withClient(m.client))
+	if err != nil {
+		return nil, translate(ctx, err, 0, "")
 	}
 	var (
 		body []byte
 		res  *http.Response
 	)
-	_, err = m.client.Messages.New(ctx, params, m.cfg.requestOptions(option.WithResponseInto(&res), option.WithResponseBodyInto(&body))...)
+	err = m.post(ctx, req, &body, option.WithRequestTimeout(timeout), option.WithResponseInto(&res))
 	status, reqID := responseMeta(res)
 	if err != nil {
 		return nil, translate(ctx, err, status, reqID)
@@ -76,13 +78,19 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	return out, nil
 }
 
-// params returns the SDK's params for the request: its body as built,
-// with the model and max_tokens the client itself reads (to choose a
-// timeout).
-func (r *request) params() sdk.MessageNewParams {
-	p := sdk.MessageNewParams{Model: sdk.Model(r.model), MaxTokens: r.maxTokens}
-	param.SetJSON(r.body, &p)
-	return p
+// post sends the request's body, as built, to the Messages API through
+// the client (its API key, base URL, HTTP client, retries and errors),
+// with the configured request options, then extra; dst takes the response
+// as the SDK's Post does. The SDK's Messages.New would marshal the body
+// again, compacting what build wrote compact; Post sends the bytes.
+func (m *Model) post(ctx context.Context, r request, dst any, extra ...option.RequestOption) error {
+	return m.client.Post(ctx, "v1/messages", r.body, dst, m.cfg.requestOptions(extra...)...)
+}
+
+// withClient returns the client's options followed by the configured ones:
+// those the SDK reads to choose a plain call's timeout.
+func (cfg *config) withClient(client sdk.Client) []option.RequestOption {
+	return slices.Concat(client.Options, cfg.reqOpts)
 }
 
 // requestOptions returns the configured request options followed by extra.
@@ -99,12 +107,11 @@ func responseMeta(res *http.Response) (status int, requestID string) {
 
 // messageBody is the part of a Messages API response the adapter reads.
 type messageBody struct {
-	ID         string     `json:"id"`
-	Type       string     `json:"type"`
-	Model      string     `json:"model"`
-	StopReason string     `json:"stop_reason"`
-	Content    []block    `json:"content"`
-	Usage      *usageBody `json:"usage"`
+	ID         string    `json:"id"`
+	Model      string    `json:"model"`
+	StopReason string    `json:"stop_reason"`
+	Content    []block   `json:"content"`
+	Usage      usageBody `json:"usage"` // a value: one allocation less than a pointer
 }
 
 type usageBody struct {
@@ -140,7 +147,9 @@ func (u *usageBody) usage() state.Usage {
 // A tool_use of outputTool (see [WithOutputTool]) becomes the assistant
 // message that carries the structured output.
 func parseMessage(body []byte, outputTool string) (*pipeline.ModelResponse, error) {
-	var r messageBody
+	// Room for the usual blocks (text, a call or two), which encoding/json
+	// fills in place instead of growing the slice block by block.
+	r := messageBody{Content: make([]block, 0, 4)}
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, &DecodeError{Where: "messages body", Err: err}
 	}

@@ -67,6 +67,9 @@ func (m *Model) build(c *pipeline.ModelCall) (request, error) {
 		b = jsonw.AppendString(b, uid)
 		b = append(b, '}')
 	}
+	if c.Stream {
+		b = append(b, `,"stream":true`...)
+	}
 	r.body = append(b, '}')
 	return r, nil
 }

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"strings"
 
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 	"github.com/tidwall/gjson"
 
@@ -38,14 +36,13 @@ type streamEvent struct {
 	} `json:"error"`
 }
 
-// stream runs a streaming call through the client's NewStreaming, reading
-// the events itself: text deltas go to c.Emit as they arrive; the blocks
-// are built from their start and delta events, and the response is
-// complete at message_stop.
-func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, params sdk.MessageNewParams, outputTool string) (*pipeline.ModelResponse, error) {
+// stream runs a streaming call through the client, its body asking for
+// a stream, and reads the events itself: text deltas go to c.Emit as they
+// arrive; the blocks are built from their start and delta events, and the
+// response is complete at message_stop.
+func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, req request) (*pipeline.ModelResponse, error) {
 	var res *http.Response
-	s := m.client.Messages.NewStreaming(ctx, params, m.cfg.requestOptions(option.WithResponseBodyInto(&res))...)
-	err := s.Err()
+	err := m.post(ctx, req, &res)
 	status, reqID := responseMeta(res)
 	if err != nil {
 		if res != nil && res.Body != nil {
@@ -58,7 +55,7 @@ func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, params sdk.Me
 	}
 	dec := ssestream.NewDecoder(res)
 	defer dec.Close()
-	out, err := readStream(dec, c, outputTool)
+	out, err := readStream(dec, c, req.outputTool)
 	if err != nil {
 		return nil, translate(ctx, err, status, reqID)
 	}
@@ -133,7 +130,7 @@ func (r *streamReader) delta(i int, isJSON bool, text string) error {
 // event adds an event fastDelta did not read, of SSE type typ, and
 // returns the response once the stream is complete.
 func (r *streamReader) event(data []byte, typ string) (*pipeline.ModelResponse, error) {
-	switch gjson.GetBytes(data, "type").Str {
+	switch eventType(data) {
 	case "content_block_delta":
 		if err := blockDelta(data, r.blocks, r.partial, r.msg.ID, r.c); err != nil {
 			return nil, &DecodeError{Where: r.where("content_block_delta"), Err: err}
@@ -162,10 +159,15 @@ func (r *streamReader) event(data []byte, typ string) (*pipeline.ModelResponse, 
 
 // blockStop ends a block: the input JSON it received becomes its input.
 func (r *streamReader) blockStop(data []byte) error {
-	idx := gjson.GetBytes(data, "index")
-	i := int(idx.Int())
-	if idx.Type != gjson.Number || i < 0 || i >= len(r.blocks) {
-		return &DecodeError{Where: r.where("content_block_stop"), Err: fmt.Errorf("index %s of %d blocks", idx.Raw, len(r.blocks))}
+	i, ok := stopIndex(data)
+	if !ok {
+		idx := gjson.GetBytes(data, "index")
+		if i = int(idx.Int()); idx.Type != gjson.Number {
+			i = -1
+		}
+	}
+	if i < 0 || i >= len(r.blocks) {
+		return &DecodeError{Where: r.where("content_block_stop"), Err: fmt.Errorf("index %d of %d blocks", i, len(r.blocks))}
 	}
 	if p := r.partial[i]; len(p) > 0 {
 		if b := &r.blocks[i]; b.raw != nil {
@@ -186,9 +188,7 @@ func (r *streamReader) decoded(ev *streamEvent, data []byte) (*pipeline.ModelRes
 			return nil, &DecodeError{Where: r.where("message_start"), Err: fmt.Errorf("no message")}
 		}
 		r.msg, r.started = *ev.Message, true
-		if r.msg.Usage != nil {
-			r.usage = *r.msg.Usage
-		}
+		r.usage = r.msg.Usage
 	case "content_block_start":
 		if ev.Index != len(r.blocks) || ev.Index > 1<<16 {
 			return nil, &DecodeError{Where: r.where("content_block_start"), Err: fmt.Errorf("index %d, want %d", ev.Index, len(r.blocks))}
@@ -354,11 +354,64 @@ func deltaOf(data, mid []byte) (index int, text string, ok bool) {
 		}
 		return index, string(inner), true
 	}
+	return unquoted(index, str)
+}
+
+// unquoted returns the text of the JSON string str, escapes read. Apart
+// from deltaOf so that only a string with escapes costs the variable
+// json.Unmarshal takes the address of; in deltaOf, that named result
+// moved to the heap on every call.
+func unquoted(index int, str []byte) (int, string, bool) {
+	var text string
 	if json.Unmarshal(str, &text) != nil {
 		return 0, "", false
 	}
 	return index, text, true
 }
+
+// eventTypes are the event types the stream reader tells apart, so that
+// eventType returns them without a copy.
+var eventTypes = []string{"message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop", "ping", "error"}
+
+// eventType returns the type member of an event. Written first, as the
+// API writes it, and one of eventTypes, it is read without a copy; any
+// other event is read with gjson.
+func eventType(data []byte) string {
+	if rest, ok := bytes.CutPrefix(data, typeHead); ok {
+		if n := bytes.IndexByte(rest, '"'); n > 0 {
+			for _, t := range eventTypes {
+				if string(rest[:n]) == t {
+					return t
+				}
+			}
+		}
+	}
+	return gjson.GetBytes(data, "type").Str
+}
+
+// stopIndex reads the index of a content_block_stop event written as the
+// API writes it, {"type":"content_block_stop","index":N}; any other
+// shape returns ok false.
+func stopIndex(data []byte) (index int, ok bool) {
+	rest, ok := bytes.CutPrefix(data, stopHead)
+	if !ok {
+		return 0, false
+	}
+	n := 0
+	for n < len(rest) && n < 6 && rest[n] >= '0' && rest[n] <= '9' {
+		index = index*10 + int(rest[n]-'0')
+		n++
+	}
+	if n == 0 || string(bytes.TrimRight(rest[n:], " \t\r\n")) != "}" {
+		return 0, false
+	}
+	return index, true
+}
+
+var (
+	typeHead = []byte(`{"type":"`)
+	stopHead = []byte(`{"type":"content_block_stop","index":`)
+)
 
 // merge takes the counts a message_delta reports: cumulative, so each
 // one given replaces the message_start's.

@@ -55,3 +55,40 @@ func TestFastDelta(t *testing.T) {
 		}
 	}
 }
+
+// TestEventTypeAndStopIndex: the reads without a copy take the API's own
+// shapes and agree with gjson's read on every other.
+func TestEventTypeAndStopIndex(t *testing.T) {
+	types := map[string]string{
+		`{"type":"message_stop"}`:                              "message_stop",
+		`{"type":"ping"}`:                                      "ping",
+		`{"type":"content_block_stop","index":3}`:              "content_block_stop",
+		`{"index":3,"type":"content_block_stop"}`:              "content_block_stop",
+		`{ "type": "message_delta", "delta": {}}`:              "message_delta",
+		`{"type":"ping_2"}`:                                    "ping_2",
+		`{"type":"message_stop\u0020"}`:                        "message_stop ",
+		`{"type":"error","error":{"type":"overloaded_error"}}`: "error",
+	}
+	for give, want := range types {
+		if got := eventType([]byte(give)); got != want {
+			t.Errorf("eventType(%s) = %q, want %q", give, got, want)
+		}
+	}
+	stops := []struct {
+		give  string
+		index int
+		ok    bool
+	}{
+		{`{"type":"content_block_stop","index":0}`, 0, true},
+		{`{"type":"content_block_stop","index":12}` + "\n", 12, true},
+		{`{"type":"content_block_stop","index":1,"x":2}`, 0, false},
+		{`{"type":"content_block_stop","index":-1}`, 0, false},
+		{`{"index":1,"type":"content_block_stop"}`, 0, false},
+		{`{"type":"content_block_stop","index":1`, 0, false},
+	}
+	for _, tt := range stops {
+		if index, ok := stopIndex([]byte(tt.give)); ok != tt.ok || index != tt.index {
+			t.Errorf("stopIndex(%s) = %d, %v; want %d, %v", tt.give, index, ok, tt.index, tt.ok)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package anthropic_test
+package handoff_test
 
 import (
 	"bytes"
@@ -9,6 +9,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	anthropicsdk "github.com/anthropics/anthropic-sdk-go/v2"
+	anthropicopt "github.com/anthropics/anthropic-sdk-go/v2/option"
+	openaisdk "github.com/openai/openai-go/v3"
+	openaiopt "github.com/openai/openai-go/v3/option"
+	"go.uber.org/goleak"
+
+	"github.com/turnkit/turnkit/internal/providerfake"
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/model/anthropic"
@@ -18,14 +25,50 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// recorded is where the providers' recorded payloads are: model/anthropic's
+// testdata, which its own handoff test serves too.
+var recorded = filepath.Join("..", "..", "..", "model", "anthropic", "testdata")
+
+// openaiFake answers Responses API requests with recorded payloads in
+// order and records the request bodies.
+func openaiFake(t *testing.T, files ...string) (openaisdk.Client, func() [][]byte) {
+	t.Helper()
+	srv := providerfake.New(t, recorded, files...)
+	client := openaisdk.NewClient(openaiopt.WithBaseURL(srv.URL+"/v1/"), openaiopt.WithAPIKey("sk-test"),
+		openaiopt.WithHTTPClient(srv.Client()), openaiopt.WithMaxRetries(0))
+	return client, srv.Bodies
+}
+
+// anthropicFake answers Messages API requests with recorded payloads in
+// order and records the request bodies.
+func anthropicFake(t *testing.T, files ...string) (anthropicsdk.Client, func() [][]byte) {
+	t.Helper()
+	srv := providerfake.Messages(t, recorded, files...)
+	client := anthropicsdk.NewClient(anthropicopt.WithBaseURL(srv.URL), anthropicopt.WithAPIKey("sk-ant-test"),
+		anthropicopt.WithHTTPClient(srv.Client()), anthropicopt.WithMaxRetries(0))
+	return client, srv.Bodies
+}
+
+// weatherAgent is an agent on m with a get_weather tool.
+func weatherAgent(m pipeline.Model) *pipeline.Agent {
+	return &pipeline.Agent{
+		Name:  "weather",
+		Model: m,
+		Tools: []pipeline.Tool{pipeline.NewTool(pipeline.ToolSpec{Name: "get_weather", Parameters: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`)},
+			func(ctx context.Context, args json.RawMessage) (string, error) { return "sunny, 22C", nil })},
+	}
+}
+
 // resumeDirEnv, when set, makes TestResumeChild the fresh process that
 // resumes the paused run from the SQLite checkpoint in that directory.
-const resumeDirEnv = "TURNKIT_ANTHROPIC_RESUME_DIR"
+const resumeDirEnv = "TURNKIT_HANDOFF_RESUME_DIR"
 
 const resumeRunID = "run-xprovider"
 
-// handoffAgents returns the cross-provider pair of TestHandoffAcrossProviders
-// over the given clients: triage on OpenAI's Responses API, weather on
+// handoffAgents returns the cross-provider pair of model/anthropic's
+// TestHandoffAcrossProviders over the given models: triage on OpenAI's Responses API, weather on
 // Anthropic with thinking, each handing off to the other.
 func handoffAgents(oa *openai.Model, an *anthropic.Model) *pipeline.Agent {
 	triage := &pipeline.Agent{Name: "triage", Model: oa}
@@ -63,9 +106,9 @@ func TestHandoffResumedInFreshProcess(t *testing.T) {
 
 	// Straight through, no approval asked.
 	oa, oaSent := openaiFake(t, "openai_handoff.json", "openai_final.json")
-	an := newFakeServer(t, "thinking_tool_use.json", "handoff_back.json")
+	an, anSent := anthropicFake(t, "thinking_tool_use.json", "handoff_back.json")
 	straight, err := pipeline.NewRunner().Run(ctx, handoffAgents(openai.New(oa, openai.WithModel("gpt-5-mini")),
-		anthropic.New(an.client(), anthropic.WithModel("claude-sonnet-4-5"), anthropic.WithThinking(2048))), input)
+		anthropic.New(an, anthropic.WithModel("claude-sonnet-4-5"), anthropic.WithThinking(2048))), input)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,10 +116,10 @@ func TestHandoffResumedInFreshProcess(t *testing.T) {
 	// Paused here, on the approval of get_weather.
 	dir := t.TempDir()
 	oa2, _ := openaiFake(t, "openai_handoff.json")
-	an2 := newFakeServer(t, "thinking_tool_use.json")
+	an2, _ := anthropicFake(t, "thinking_tool_use.json")
 	_, runner := crashSafe(t, dir)
 	paused, err := runner.Run(ctx, handoffAgents(openai.New(oa2, openai.WithModel("gpt-5-mini")),
-		anthropic.New(an2.client(), anthropic.WithModel("claude-sonnet-4-5"), anthropic.WithThinking(2048))),
+		anthropic.New(an2, anthropic.WithModel("claude-sonnet-4-5"), anthropic.WithThinking(2048))),
 		input, pipeline.WithRunID(resumeRunID), pipeline.WithSessionID("s1"))
 	if err != nil {
 		t.Fatal(err)
@@ -120,8 +163,8 @@ func TestHandoffResumedInFreshProcess(t *testing.T) {
 		}
 	}
 	// The resumed process sent each provider what the straight run sent.
-	if !bytes.Equal(got.Anthropic, an.bodies()[1]) {
-		t.Errorf("Anthropic request after the resume:\n%s\nstraight:\n%s", got.Anthropic, an.bodies()[1])
+	if !bytes.Equal(got.Anthropic, anSent()[1]) {
+		t.Errorf("Anthropic request after the resume:\n%s\nstraight:\n%s", got.Anthropic, anSent()[1])
 	}
 	if !bytes.Equal(got.OpenAI, oaSent()[1]) {
 		t.Errorf("OpenAI request after the resume:\n%s\nstraight:\n%s", got.OpenAI, oaSent()[1])
@@ -139,9 +182,9 @@ func TestResumeChild(t *testing.T) {
 	}
 	ctx := context.Background()
 	oa, oaSent := openaiFake(t, "openai_final.json")
-	an := newFakeServer(t, "handoff_back.json")
+	an, anSent := anthropicFake(t, "handoff_back.json")
 	triage := handoffAgents(openai.New(oa, openai.WithModel("gpt-5-mini")),
-		anthropic.New(an.client(), anthropic.WithModel("claude-sonnet-4-5"), anthropic.WithThinking(2048)))
+		anthropic.New(an, anthropic.WithModel("claude-sonnet-4-5"), anthropic.WithThinking(2048)))
 	store, runner := crashSafe(t, dir)
 	run, err := store.Load(ctx, resumeRunID)
 	if err != nil {
@@ -160,10 +203,10 @@ func TestResumeChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(an.bodies()) != 1 || len(oaSent()) != 1 {
-		t.Fatalf("%d Anthropic and %d OpenAI requests, want 1 each", len(an.bodies()), len(oaSent()))
+	if len(anSent()) != 1 || len(oaSent()) != 1 {
+		t.Fatalf("%d Anthropic and %d OpenAI requests, want 1 each", len(anSent()), len(oaSent()))
 	}
-	out, err := json.Marshal(map[string]any{"Run": json.RawMessage(b), "Anthropic": an.bodies()[0], "OpenAI": oaSent()[0]})
+	out, err := json.Marshal(map[string]any{"Run": json.RawMessage(b), "Anthropic": anSent()[0], "OpenAI": oaSent()[0]})
 	if err != nil {
 		t.Fatal(err)
 	}
