@@ -41,6 +41,9 @@ type CheckResult struct {
 	// TimedOutEarly counts the stored outputs of lookups whose limit
 	// passed before they began, on a busy machine: they never ran.
 	TimedOutEarly int `json:"timed_out_early"`
+	// Pruned counts the runs checked against their archived checkpoint:
+	// finished runs whose checkpoint the retention deleted.
+	Pruned int `json:"pruned"`
 	// Violations lists every broken invariant; it must be empty.
 	Violations []string `json:"violations,omitempty"`
 }
@@ -82,6 +85,14 @@ type CheckResult struct {
 //
 // killed holds the IDs of the processes the torture loop killed.
 func Check(ctx context.Context, sessions session.Store, states state.Store, plan Plan, execs []Execution, killed map[int]bool, final bool) (CheckResult, error) {
+	return CheckArchived(ctx, sessions, states, nil, plan, execs, killed, final)
+}
+
+// CheckArchived is [Check] of runs whose finished checkpoints a retention
+// may have deleted: a run without a checkpoint is checked against its
+// checkpoint in archived (see [ReadArchive]), which was recorded before
+// the delete, and counted in Pruned.
+func CheckArchived(ctx context.Context, sessions session.Store, states state.Store, archived map[string]*state.Run, plan Plan, execs []Execution, killed map[int]bool, final bool) (CheckResult, error) {
 	res := CheckResult{Runs: len(plan.Runs)}
 	bad := func(format string, args ...any) {
 		res.Violations = append(res.Violations, fmt.Sprintf(format, args...))
@@ -106,7 +117,7 @@ func Check(ctx context.Context, sessions session.Store, states state.Store, plan
 		byRun[e.Run] = append(byRun[e.Run], e)
 	}
 	for _, spec := range plan.Runs {
-		fin, err := checkRun(ctx, sessions, states, spec, byRun[spec.ID], killed, final, &res, bad)
+		fin, err := checkRun(ctx, sessions, archivedStates{states, archived, &res.Pruned}, spec, byRun[spec.ID], killed, final, &res, bad)
 		if err != nil {
 			return res, err
 		}
@@ -118,6 +129,23 @@ func Check(ctx context.Context, sessions session.Store, states state.Store, plan
 		}
 	}
 	return res, nil
+}
+
+// archivedStates loads a run from the archive when its checkpoint is
+// gone, and counts it.
+type archivedStates struct {
+	state.Store
+	archived map[string]*state.Run
+	pruned   *int
+}
+
+func (a archivedStates) Load(ctx context.Context, runID string) (*state.Run, error) {
+	run, err := a.Store.Load(ctx, runID)
+	if ar, ok := a.archived[runID]; ok && errors.Is(err, state.ErrNotFound) {
+		*a.pruned++
+		return ar, nil
+	}
+	return run, err
 }
 
 // checkSession checks that a session is valid model input.

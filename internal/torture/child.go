@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/turnkit/turnkit/middleware/approval"
+	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/encrypt"
 	"github.com/turnkit/turnkit/session/postgres"
@@ -44,6 +45,10 @@ type childConfig struct {
 	// Hook and Nth arm a [Trap]; Hook "" arms none.
 	Hook Hook `json:"hook,omitempty"`
 	Nth  int  `json:"nth,omitempty"`
+	// Retention is the checkpointer's retention: "" keeps every
+	// checkpoint, [RetainDelete] and [RetainLast] prune finished runs,
+	// which the child archives first (see [Archive]).
+	Retention string `json:"retention,omitempty"`
 	// RunID is the run a claim child resumes.
 	RunID string `json:"run_id,omitempty"`
 	// Plan, if set, is the plan instead of the one Seed, Prefix, Runs and
@@ -180,8 +185,13 @@ func runChild(ctx context.Context, cfg childConfig, in io.Reader, out io.Writer)
 	if cfg.Hook != "" {
 		hooks = &Trap{Hook: cfg.Hook, Nth: cfg.Nth, W: out}
 	}
+	archive, err := OpenArchive(cfg.Backend.ArchivePath())
+	if err != nil {
+		return err
+	}
+	defer archive.Close()
 	plan := cfg.plan()
-	stack := NewStack(plan, store, store, log, hooks)
+	stack := NewStack(plan, store, store, log, hooks, WithArchive(archive), WithRetention(retention(cfg.Retention)))
 	switch cfg.Mode {
 	case modeDrive:
 		w := &Worker{Stack: stack, Plan: plan, Concurrency: cfg.Conc, Recover: cfg.Recover}
@@ -193,6 +203,22 @@ func runChild(ctx context.Context, cfg childConfig, in io.Reader, out io.Writer)
 		return claim(ctx, stack, cfg.RunID, in, out)
 	}
 	return fmt.Errorf("unknown mode %q", cfg.Mode)
+}
+
+// The retentions a child may run with (see childConfig.Retention).
+const (
+	RetainDelete = "delete"    // [checkpoint.DeleteFinished]
+	RetainLast   = "keep-last" // [checkpoint.KeepLast](1)
+)
+
+func retention(name string) checkpoint.Retention {
+	switch name {
+	case RetainDelete:
+		return checkpoint.DeleteFinished
+	case RetainLast:
+		return checkpoint.KeepLast(1)
+	}
+	return checkpoint.KeepAll
 }
 
 // claim loads a paused run, approves its pending calls, says "ready", and

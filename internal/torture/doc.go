@@ -51,6 +51,16 @@
 // the session must have it from one of its executions, and the session
 // still holds each logical call once, as for every other tool.
 //
+// # Retention
+//
+// The generations of [Torture] run in turn with the checkpointer's
+// retention [checkpoint.DeleteFinished], [checkpoint.KeepLast](1) and
+// [checkpoint.KeepAll], so finished runs' checkpoints are deleted while
+// workers are killed ([HookPrune] is just before a delete). Before the
+// delete, the stack records the finished checkpoint in an [Archive]; a
+// worker takes an archived run without a checkpoint to be done, and
+// [CheckArchived] checks it against its archived checkpoint.
+//
 // # Model and tool faults
 //
 // About a quarter of the model calls of a plan are flaky ([RunSpec.Flaky]):

@@ -51,6 +51,10 @@ type Report struct {
 	TimedOut      int            `json:"timed_out"`       // lookups whose output is their timeout
 	TimedOutEarly int            `json:"timed_out_early"` // lookups whose limit passed before they began (a busy machine)
 	Completed     int64          `json:"completed"`
+	// Pruned counts the ended runs whose checkpoint the retention deleted
+	// (the generations run in turn with checkpoint.DeleteFinished,
+	// checkpoint.KeepLast(1) and checkpoint.KeepAll).
+	Pruned int `json:"pruned"`
 	Violations    []string       `json:"violations,omitempty"`
 	Elapsed       time.Duration  `json:"elapsed"`
 }
@@ -79,6 +83,7 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 		ccfg := childConfig{
 			Mode: modeDrive, Backend: cfg.Backend, Prefix: fmt.Sprintf("g%04d", gen), Seed: cfg.Seed + uint64(gen),
 			Runs: cfg.Runs, Sessions: cfg.Sessions, Conc: cfg.Concurrency, Recover: true,
+			Retention: []string{RetainDelete, RetainLast, ""}[gen%3],
 		}
 		plan := ccfg.plan()
 		for children := 0; ; children++ {
@@ -129,7 +134,11 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 			if err != nil {
 				return rep, err
 			}
-			res, err := Check(ctx, store, store, plan, execs, killed, !wasKilled)
+			archived, err := ReadArchive(cfg.Backend.ArchivePath())
+			if err != nil {
+				return rep, err
+			}
+			res, err := CheckArchived(ctx, store, store, archived, plan, execs, killed, !wasKilled)
 			if err != nil {
 				return rep, err
 			}
@@ -149,6 +158,7 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 			rep.LostRetryable += res.LostRetryable
 			rep.TimedOut += res.TimedOut
 			rep.TimedOutEarly += res.TimedOutEarly
+			rep.Pruned += res.Pruned
 			if cfg.Progress != nil {
 				fmt.Fprintf(cfg.Progress, "generation %d: %d children, kills %d/%d, retries %d, lost lookups %d, violations %d\n",
 					gen, children+1, rep.Kills, cfg.Kills, rep.Retries, rep.LostRetryable, len(rep.Violations))

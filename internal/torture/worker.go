@@ -36,12 +36,39 @@ type Stack struct {
 	Checkpoints *checkpoint.Checkpointer
 	States      state.Store   // with the save hooks
 	Sessions    session.Store // with the append hooks
+	// Archive, if set, holds the finished runs whose checkpoints the
+	// retention deleted (see [WithArchive]).
+	Archive *Archive
+}
+
+// A StackOption configures [NewStack].
+type StackOption func(*stackConfig)
+
+type stackConfig struct {
+	archive   *Archive
+	retention checkpoint.Retention
+}
+
+// WithArchive makes the stack record every finished run's checkpoint in a
+// before its checkpoint is deleted, and its workers take an archived run
+// whose checkpoint is gone to be done.
+func WithArchive(a *Archive) StackOption { return func(c *stackConfig) { c.archive = a } }
+
+// WithRetention sets the checkpointer's retention (default
+// [checkpoint.KeepAll]). Any other needs [WithArchive], so that the
+// checks can still read the runs it prunes.
+func WithRetention(r checkpoint.Retention) StackOption {
+	return func(c *stackConfig) { c.retention = r }
 }
 
 // NewStack wires the torture agent for plan to the stores; log receives
 // the tools' executions and hooks (may be nil) is called at each hook
 // point.
-func NewStack(plan Plan, sessions session.Store, states state.Store, log *EffectLog, hooks Hooks) *Stack {
+func NewStack(plan Plan, sessions session.Store, states state.Store, log *EffectLog, hooks Hooks, opts ...StackOption) *Stack {
+	var cfg stackConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	var (
 		hs    state.Store
 		hsess session.Store
@@ -53,12 +80,14 @@ func NewStack(plan Plan, sessions session.Store, states state.Store, log *Effect
 	}); ok && any(sessions) == any(states) {
 		// One store for both, as in production: checkpoint saves and
 		// session appends go in one transaction.
-		hb := HookBoth(both, hooks)
+		hb := &hookedBoth{Store: both, states: both, both: both, hooks: orNop(hooks), archive: cfg.archive}
 		hs, hsess = hb, hb
 	} else {
-		hs, hsess = HookState(states, hooks), HookSession(sessions, hooks)
+		hs = &hookedState{Store: states, hooks: orNop(hooks), archive: cfg.archive}
+		hsess = HookSession(sessions, hooks)
 	}
-	cp := checkpoint.New(hs, checkpoint.WithRetryableTools(retryable), checkpoint.WithSession(hsess, persistence.WithLimit(100)))
+	cp := checkpoint.New(hs, checkpoint.WithRetryableTools(retryable), checkpoint.WithSession(hsess, persistence.WithLimit(100)),
+		checkpoint.WithRetention(cfg.retention))
 	runner := pipeline.NewRunner(pipeline.WithMaxTurns(40), pipeline.WithToolErrorText(ToolErrorText), pipeline.WithMiddleware(
 		cp.Middleware(),
 		approval.Require(approval.ByTool(ToolTransfer)),
@@ -71,7 +100,7 @@ func NewStack(plan Plan, sessions session.Store, states state.Store, log *Effect
 	b := &pipeline.Agent{Name: AgentB, Instructions: "Do the rest of the work.", Model: model, Tools: tools, ToolUse: pipeline.StopAtTools(ToolFinish)}
 	a.Handoffs = []pipeline.Handoff{{Agent: b}}
 	b.Handoffs = []pipeline.Handoff{{Agent: a}}
-	return &Stack{Runner: runner, Agent: a, Model: model, Checkpoints: cp, States: hs, Sessions: hsess}
+	return &Stack{Runner: runner, Agent: a, Model: model, Checkpoints: cp, States: hs, Sessions: hsess, Archive: cfg.archive}
 }
 
 // retryable names the calls the torture checkpointer runs without the
@@ -204,6 +233,9 @@ func (w *Worker) Drive(ctx context.Context) error {
 func (w *Worker) step(ctx context.Context, spec RunSpec) (done, moved bool, err error) {
 	st := w.Stack
 	run, err := st.States.Load(ctx, spec.ID)
+	if errors.Is(err, state.ErrNotFound) && st.Archive != nil && st.Archive.Has(spec.ID) {
+		return true, false, nil // finished, committed and pruned
+	}
 	if errors.Is(err, state.ErrNotFound) {
 		return w.start(ctx, spec)
 	}
