@@ -54,9 +54,9 @@ type Report struct {
 	// Pruned counts the ended runs whose checkpoint the retention deleted
 	// (the generations run in turn with checkpoint.DeleteFinished,
 	// checkpoint.KeepLast(1) and checkpoint.KeepAll).
-	Pruned int `json:"pruned"`
-	Violations    []string       `json:"violations,omitempty"`
-	Elapsed       time.Duration  `json:"elapsed"`
+	Pruned     int           `json:"pruned"`
+	Violations []string      `json:"violations,omitempty"`
+	Elapsed    time.Duration `json:"elapsed"`
 }
 
 // Torture runs the kill-and-resume loop: generation after generation of
