@@ -49,6 +49,9 @@ type childConfig struct {
 	// checkpoint, [RetainDelete] and [RetainLast] prune finished runs,
 	// which the child archives first (see [Archive]).
 	Retention string `json:"retention,omitempty"`
+	// Tag names the child's connections to a database server (see
+	// [Backend.settle]); "" leaves them unnamed.
+	Tag string `json:"tag,omitempty"`
 	// RunID is the run a claim child resumes.
 	RunID string `json:"run_id,omitempty"`
 	// Plan, if set, is the plan instead of the one Seed, Prefix, Runs and
@@ -171,7 +174,11 @@ func ChildMain() {
 }
 
 func runChild(ctx context.Context, cfg childConfig, in io.Reader, out io.Writer) error {
-	store, err := cfg.Backend.Open(ctx)
+	backend, err := cfg.Backend.tagged(cfg.Tag)
+	if err != nil {
+		return err
+	}
+	store, err := backend.Open(ctx)
 	if err != nil {
 		return err
 	}

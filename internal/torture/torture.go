@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"time"
 )
 
@@ -64,7 +65,9 @@ type Report struct {
 // random points (a random delay, or a random occurrence of a random
 // [Hook]; every fifth child at one of the first lookups, whose window is
 // short) until a child drives the generation to its end. After every
-// child it runs [Check] on the stores and the effect log; after the last
+// child (after a killed one, once the database server has ended every
+// statement it sent: see settle.go) it runs [CheckArchived] on the
+// stores, the archive and the effect log; after the last
 // child of a generation with final set. It stops after cfg.Kills kills,
 // once the generation in progress is done. The report's Violations must be
 // empty; an error means the harness itself could not go on.
@@ -91,6 +94,7 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 				return rep, fmt.Errorf("torture: generation %d does not finish", gen)
 			}
 			c := ccfg
+			c.Tag = fmt.Sprintf("torture-%d-%d", os.Getpid(), rep.Children)
 			var delay time.Duration
 			if rep.Kills < cfg.Kills {
 				switch {
@@ -117,6 +121,9 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 				return rep, nil // a child failed: the stores are left for inspection
 			}
 			if wasKilled {
+				if err := cfg.Backend.settle(ctx, c.Tag); err != nil {
+					return rep, err
+				}
 				killed[ch.Pid()] = true
 				rep.Kills++
 				if delay > 0 {
