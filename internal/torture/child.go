@@ -49,6 +49,8 @@ type childConfig struct {
 	// checkpoint, [RetainDelete] and [RetainLast] prune finished runs,
 	// which the child archives first (see [Archive]).
 	Retention string `json:"retention,omitempty"`
+	// Pops, if set, adds a [WithPops] pair of that kind to the plan.
+	Pops string `json:"pops,omitempty"`
 	// Tag names the child's connections to a database server (see
 	// [Backend.settle]); "" leaves them unnamed.
 	Tag string `json:"tag,omitempty"`
@@ -63,7 +65,11 @@ func (c childConfig) plan() Plan {
 	if c.Plan != nil {
 		return *c.Plan
 	}
-	return NewPlan(c.Seed, c.Prefix, c.Runs, c.Sessions)
+	p := NewPlan(c.Seed, c.Prefix, c.Runs, c.Sessions)
+	if c.Pops != "" {
+		p = WithPops(p, c.Prefix, c.Pops)
+	}
+	return p
 }
 
 // A Backend says where the stores and the effect log live: a SQLite file

@@ -44,10 +44,13 @@ const (
 	// finished run's checkpoint, which the harness has archived (see
 	// [Archive]).
 	HookPrune Hook = "prune"
+	// HookPop is just after a worker popped an item of the session of a
+	// paused run (see [WithPops]).
+	HookPop Hook = "pop"
 )
 
 // AllHooks lists every hook point.
-var AllHooks = []Hook{HookModel, HookToolReturned, HookLookupReturned, HookAppendBefore, HookAppendAfter, HookSaveBefore, HookSaveAfter, HookGuardrail, HookPrune}
+var AllHooks = []Hook{HookModel, HookToolReturned, HookLookupReturned, HookAppendBefore, HookAppendAfter, HookSaveBefore, HookSaveAfter, HookGuardrail, HookPrune, HookPop}
 
 // Hooks is called at each hook point. It must be safe for concurrent use.
 type Hooks interface {

@@ -55,9 +55,16 @@ type Report struct {
 	// Pruned counts the ended runs whose checkpoint the retention deleted
 	// (the generations run in turn with checkpoint.DeleteFinished,
 	// checkpoint.KeepLast(1) and checkpoint.KeepAll).
-	Pruned     int           `json:"pruned"`
-	Violations []string      `json:"violations,omitempty"`
-	Elapsed    time.Duration `json:"elapsed"`
+	Pruned int `json:"pruned"`
+	// PoppedOwn and PoppedHistory count the runs popped while paused
+	// (see [WithPops]): resumed after pops of their own items, and paused
+	// for good after a pop into their history; Pops the items popped
+	// (children that exited).
+	PoppedOwn     int           `json:"popped_own"`
+	PoppedHistory int           `json:"popped_history"`
+	Pops          int64         `json:"pops"`
+	Violations    []string      `json:"violations,omitempty"`
+	Elapsed       time.Duration `json:"elapsed"`
 }
 
 // Torture runs the kill-and-resume loop: generation after generation of
@@ -86,7 +93,7 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 		ccfg := childConfig{
 			Mode: modeDrive, Backend: cfg.Backend, Prefix: fmt.Sprintf("g%04d", gen), Seed: cfg.Seed + uint64(gen),
 			Runs: cfg.Runs, Sessions: cfg.Sessions, Conc: cfg.Concurrency, Recover: true,
-			Retention: []string{RetainDelete, RetainLast, ""}[gen%3],
+			Retention: []string{RetainDelete, RetainLast, ""}[gen%3], Pops: []string{PopOwn, PopHistory}[gen%2],
 		}
 		plan := ccfg.plan()
 		for children := 0; ; children++ {
@@ -136,6 +143,7 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 				rep.Resumes += stats.Resumed
 				rep.Completed += stats.Completed
 				rep.ModelRetries += stats.ModelRetries
+				rep.Pops += stats.Pops
 			}
 			execs, _, err := ReadEffectLog(cfg.Backend.EffectLogPath())
 			if err != nil {
@@ -166,6 +174,8 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 			rep.TimedOut += res.TimedOut
 			rep.TimedOutEarly += res.TimedOutEarly
 			rep.Pruned += res.Pruned
+			rep.PoppedOwn += res.PoppedOwn
+			rep.PoppedHistory += res.PoppedHistory
 			if cfg.Progress != nil {
 				fmt.Fprintf(cfg.Progress, "generation %d: %d children, kills %d/%d, retries %d, lost lookups %d, violations %d\n",
 					gen, children+1, rep.Kills, cfg.Kills, rep.Retries, rep.LostRetryable, len(rep.Violations))
