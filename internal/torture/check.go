@@ -41,6 +41,14 @@ type CheckResult struct {
 	// TimedOutEarly counts the stored outputs of lookups whose limit
 	// passed before they began, on a busy machine: they never ran.
 	TimedOutEarly int `json:"timed_out_early"`
+	// PoppedOwn counts the runs that ended after a worker popped their
+	// own items while they were paused; PoppedHistory the runs that stayed
+	// paused after a pop into their history (see [WithPops]).
+	PoppedOwn     int `json:"popped_own"`
+	PoppedHistory int `json:"popped_history"`
+	// Pruned counts the runs checked against their archived checkpoint:
+	// finished runs whose checkpoint the retention deleted.
+	Pruned int `json:"pruned"`
 	// Violations lists every broken invariant; it must be empty.
 	Violations []string `json:"violations,omitempty"`
 }
@@ -82,6 +90,14 @@ type CheckResult struct {
 //
 // killed holds the IDs of the processes the torture loop killed.
 func Check(ctx context.Context, sessions session.Store, states state.Store, plan Plan, execs []Execution, killed map[int]bool, final bool) (CheckResult, error) {
+	return CheckArchived(ctx, sessions, states, nil, plan, execs, killed, final)
+}
+
+// CheckArchived is [Check] of runs whose finished checkpoints a retention
+// may have deleted: a run without a checkpoint is checked against its
+// checkpoint in archived (see [ReadArchive]), which was recorded before
+// the delete, and counted in Pruned.
+func CheckArchived(ctx context.Context, sessions session.Store, states state.Store, archived map[string]*state.Run, plan Plan, execs []Execution, killed map[int]bool, final bool) (CheckResult, error) {
 	res := CheckResult{Runs: len(plan.Runs)}
 	bad := func(format string, args ...any) {
 		res.Violations = append(res.Violations, fmt.Sprintf(format, args...))
@@ -106,7 +122,7 @@ func Check(ctx context.Context, sessions session.Store, states state.Store, plan
 		byRun[e.Run] = append(byRun[e.Run], e)
 	}
 	for _, spec := range plan.Runs {
-		fin, err := checkRun(ctx, sessions, states, spec, byRun[spec.ID], killed, final, &res, bad)
+		fin, err := checkRun(ctx, sessions, archivedStates{states, archived, &res.Pruned}, plan, spec, byRun[spec.ID], killed, final, &res, bad)
 		if err != nil {
 			return res, err
 		}
@@ -118,6 +134,23 @@ func Check(ctx context.Context, sessions session.Store, states state.Store, plan
 		}
 	}
 	return res, nil
+}
+
+// archivedStates loads a run from the archive when its checkpoint is
+// gone, and counts it.
+type archivedStates struct {
+	state.Store
+	archived map[string]*state.Run
+	pruned   *int
+}
+
+func (a archivedStates) Load(ctx context.Context, runID string) (*state.Run, error) {
+	run, err := a.Store.Load(ctx, runID)
+	if ar, ok := a.archived[runID]; ok && errors.Is(err, state.ErrNotFound) {
+		*a.pruned++
+		return ar, nil
+	}
+	return run, err
 }
 
 // checkSession checks that a session is valid model input.
@@ -153,7 +186,7 @@ func checkSession(sid string, items []state.Item, bad func(string, ...any)) {
 
 // checkRun checks one run; it reports whether the run ended: finished, or
 // stopped by the output guardrail as planned.
-func checkRun(ctx context.Context, sessions session.Store, states state.Store, spec RunSpec, execs []Execution, killed map[int]bool, final bool, res *CheckResult, bad func(string, ...any)) (bool, error) {
+func checkRun(ctx context.Context, sessions session.Store, states state.Store, plan Plan, spec RunSpec, execs []Execution, killed map[int]bool, final bool, res *CheckResult, bad func(string, ...any)) (bool, error) {
 	id := spec.ID
 	res.Executions += len(execs)
 	ck, err := states.Load(ctx, id)
@@ -350,6 +383,9 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 		bad("run %s: the output guardrail tripped, yet the run is finished", id)
 	}
 	ended := finished || stopped && spec.Trip
+	if spec.Pop == PopHistory {
+		return checkPoppedHistory(spec, ck, stored, execs, final, res, bad), nil
+	}
 	if ended {
 		for _, out := range outputs {
 			switch {
@@ -362,6 +398,9 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 	}
 	if !final {
 		return ended, nil
+	}
+	if spec.Pop == PopOwn && finished {
+		res.PoppedOwn++
 	}
 	got, _ := ck.FinalOutput()
 	switch {
@@ -380,7 +419,7 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 	if ck.Agent() != spec.FinalAgent() {
 		bad("run %s: ended with agent %q, want %q", id, ck.Agent(), spec.FinalAgent())
 	}
-	wantItems, wantCalls := spec.Items(), spec.Calls()
+	wantItems, wantCalls := spec.Items()-popped(spec, plan), spec.Calls()
 	if lost != "" {
 		wantItems, wantCalls = wantItems-2, wantCalls-1
 	}
@@ -398,6 +437,53 @@ func checkRun(ctx context.Context, sessions session.Store, states state.Store, s
 		bad("run %s: session watermark %d below its last stored item %d", id, ck.SessionWatermark(), last)
 	}
 	return ended, nil
+}
+
+// popped returns how many of the run's items a worker popped from its
+// session (see [WithPops]): a [PopOwn] run's input, which it stored before
+// it paused; the last item of a run that a [PopHistory] run starts after.
+func popped(spec RunSpec, plan Plan) int {
+	if spec.Pop == PopOwn {
+		return 1
+	}
+	for _, r := range plan.Runs {
+		if r.After == spec.ID && r.Pop == PopHistory {
+			return 1
+		}
+	}
+	return 0
+}
+
+// checkPoppedHistory checks a [PopHistory] run, whose session a worker
+// popped into its history while it was paused: once paused, it never
+// goes on (its resume fails with state.ErrHistoryChanged before the
+// model is called, which the torture model also refuses): no tool of it
+// ever runs, and with final set it is paused at its transfer, with its
+// own items popped. It reports whether the run ended so.
+func checkPoppedHistory(spec RunSpec, ck *state.Run, stored map[int64]state.Item, execs []Execution, final bool, res *CheckResult, bad func(string, ...any)) bool {
+	id := spec.ID
+	if len(execs) > 0 {
+		bad("run %s: %d tool executions after a pop into its history", id, len(execs))
+	}
+	if n, err := lastStep(ck); err != nil || n > 1 {
+		bad("run %s: went on to step %d after its pause (%v)", id, n, err)
+	}
+	if _, finished := ck.FinalOutput(); finished {
+		bad("run %s: finished after a pop into its history", id)
+	}
+	paused := len(ck.Pending()) == 1
+	if !final {
+		return paused
+	}
+	switch {
+	case !paused:
+		bad("run %s: %d pending approvals after a pop into its history, want its transfer", id, len(ck.Pending()))
+	case len(stored) != 0:
+		bad("run %s: the session holds %d of its items after they were popped", id, len(stored))
+	default:
+		res.PoppedHistory++
+	}
+	return paused
 }
 
 // finishOutput returns the stored output of the run's finish call.

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/turnkit/turnkit/middleware/approval"
+	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/encrypt"
 	"github.com/turnkit/turnkit/session/postgres"
@@ -44,6 +45,15 @@ type childConfig struct {
 	// Hook and Nth arm a [Trap]; Hook "" arms none.
 	Hook Hook `json:"hook,omitempty"`
 	Nth  int  `json:"nth,omitempty"`
+	// Retention is the checkpointer's retention: "" keeps every
+	// checkpoint, [RetainDelete] and [RetainLast] prune finished runs,
+	// which the child archives first (see [Archive]).
+	Retention string `json:"retention,omitempty"`
+	// Pops, if set, adds a [WithPops] pair of that kind to the plan.
+	Pops string `json:"pops,omitempty"`
+	// Tag names the child's connections to a database server (see
+	// [Backend.settle]); "" leaves them unnamed.
+	Tag string `json:"tag,omitempty"`
 	// RunID is the run a claim child resumes.
 	RunID string `json:"run_id,omitempty"`
 	// Plan, if set, is the plan instead of the one Seed, Prefix, Runs and
@@ -55,7 +65,11 @@ func (c childConfig) plan() Plan {
 	if c.Plan != nil {
 		return *c.Plan
 	}
-	return NewPlan(c.Seed, c.Prefix, c.Runs, c.Sessions)
+	p := NewPlan(c.Seed, c.Prefix, c.Runs, c.Sessions)
+	if c.Pops != "" {
+		p = WithPops(p, c.Prefix, c.Pops)
+	}
+	return p
 }
 
 // A Backend says where the stores and the effect log live: a SQLite file
@@ -166,7 +180,11 @@ func ChildMain() {
 }
 
 func runChild(ctx context.Context, cfg childConfig, in io.Reader, out io.Writer) error {
-	store, err := cfg.Backend.Open(ctx)
+	backend, err := cfg.Backend.tagged(cfg.Tag)
+	if err != nil {
+		return err
+	}
+	store, err := backend.Open(ctx)
 	if err != nil {
 		return err
 	}
@@ -180,8 +198,13 @@ func runChild(ctx context.Context, cfg childConfig, in io.Reader, out io.Writer)
 	if cfg.Hook != "" {
 		hooks = &Trap{Hook: cfg.Hook, Nth: cfg.Nth, W: out}
 	}
+	archive, err := OpenArchive(cfg.Backend.ArchivePath())
+	if err != nil {
+		return err
+	}
+	defer archive.Close()
 	plan := cfg.plan()
-	stack := NewStack(plan, store, store, log, hooks)
+	stack := NewStack(plan, store, store, log, hooks, WithArchive(archive), WithRetention(retention(cfg.Retention)))
 	switch cfg.Mode {
 	case modeDrive:
 		w := &Worker{Stack: stack, Plan: plan, Concurrency: cfg.Conc, Recover: cfg.Recover}
@@ -193,6 +216,22 @@ func runChild(ctx context.Context, cfg childConfig, in io.Reader, out io.Writer)
 		return claim(ctx, stack, cfg.RunID, in, out)
 	}
 	return fmt.Errorf("unknown mode %q", cfg.Mode)
+}
+
+// The retentions a child may run with (see childConfig.Retention).
+const (
+	RetainDelete = "delete"    // [checkpoint.DeleteFinished]
+	RetainLast   = "keep-last" // [checkpoint.KeepLast](1)
+)
+
+func retention(name string) checkpoint.Retention {
+	switch name {
+	case RetainDelete:
+		return checkpoint.DeleteFinished
+	case RetainLast:
+		return checkpoint.KeepLast(1)
+	}
+	return checkpoint.KeepAll
 }
 
 // claim loads a paused run, approves its pending calls, says "ready", and

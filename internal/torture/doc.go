@@ -51,6 +51,29 @@
 // the session must have it from one of its executions, and the session
 // still holds each logical call once, as for every other tool.
 //
+// # Retention
+//
+// The generations of [Torture] run in turn with the checkpointer's
+// retention [checkpoint.DeleteFinished], [checkpoint.KeepLast](1) and
+// [checkpoint.KeepAll], so finished runs' checkpoints are deleted while
+// workers are killed ([HookPrune] is just before a delete). Before the
+// delete, the stack records the finished checkpoint in an [Archive]; a
+// worker takes an archived run without a checkpoint to be done, and
+// [CheckArchived] checks it against its archived checkpoint.
+//
+// # Pops while a run is paused
+//
+// Each generation's plan also holds a [WithPops] pair in a session of its
+// own: a run, then one that starts after it has ended and pauses at a
+// transfer. While the second is paused, a worker pops the session
+// ([HookPop] after each pop; a worker after a kill pops what is left),
+// then loads the run again and decides it: in turn, [PopOwn] pops the
+// paused run's own items, and its resume must give the model the input
+// the live run had (the torture [Model] refuses any other); [PopHistory]
+// also pops the last item of the first run, and the resume must fail with
+// state.ErrHistoryChanged before the model is called: the run stays
+// paused, no tool of it runs, and the checks expect exactly that.
+//
 // # Model and tool faults
 //
 // About a quarter of the model calls of a plan are flaky ([RunSpec.Flaky]):

@@ -2,6 +2,7 @@ package torture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -39,10 +40,17 @@ const (
 	// HookGuardrail is the middle of the output guardrail's check of a
 	// final output: the turn's items are recorded, the verdict is not.
 	HookGuardrail Hook = "guardrail.check"
+	// HookPrune is just before the checkpointer's retention deletes a
+	// finished run's checkpoint, which the harness has archived (see
+	// [Archive]).
+	HookPrune Hook = "prune"
+	// HookPop is just after a worker popped an item of the session of a
+	// paused run (see [WithPops]).
+	HookPop Hook = "pop"
 )
 
 // AllHooks lists every hook point.
-var AllHooks = []Hook{HookModel, HookToolReturned, HookLookupReturned, HookAppendBefore, HookAppendAfter, HookSaveBefore, HookSaveAfter, HookGuardrail}
+var AllHooks = []Hook{HookModel, HookToolReturned, HookLookupReturned, HookAppendBefore, HookAppendAfter, HookSaveBefore, HookSaveAfter, HookGuardrail, HookPrune, HookPop}
 
 // Hooks is called at each hook point. It must be safe for concurrent use.
 type Hooks interface {
@@ -147,7 +155,8 @@ func (s *hookedSession) Append(ctx context.Context, sessionID, runID string, ite
 // hookedState calls the save hooks around the inner store's Save.
 type hookedState struct {
 	state.Store
-	hooks Hooks
+	hooks   Hooks
+	archive *Archive
 }
 
 // HookState returns inner with [HookSaveBefore] and [HookSaveAfter] around
@@ -179,9 +188,10 @@ type saveAppender interface {
 // the worker before or after the one transaction.
 type hookedBoth struct {
 	session.Store
-	states state.Store
-	both   saveAppender
-	hooks  Hooks
+	states  state.Store
+	both    saveAppender
+	hooks   Hooks
+	archive *Archive
 }
 
 // HookBoth returns store, which keeps both sessions and checkpoints and
@@ -204,7 +214,53 @@ func (s *hookedBoth) Load(ctx context.Context, runID string) (*state.Run, error)
 }
 
 func (s *hookedBoth) Delete(ctx context.Context, runID string) error {
-	return s.states.Delete(ctx, runID)
+	return archiveDelete(ctx, s.states, s.archive, s.hooks, runID)
+}
+
+func (s *hookedBoth) ListRuns(ctx context.Context, q state.RunQuery) (state.RunPage, error) {
+	return listRuns(ctx, s.states, q)
+}
+
+func (s *hookedState) Delete(ctx context.Context, runID string) error {
+	return archiveDelete(ctx, s.Store, s.archive, s.hooks, runID)
+}
+
+func (s *hookedState) ListRuns(ctx context.Context, q state.RunQuery) (state.RunPage, error) {
+	return listRuns(ctx, s.Store, q)
+}
+
+// errNoLister is the error of ListRuns on a hooked store whose inner
+// store lists no runs.
+var errNoLister = errors.New("torture: the store does not list runs (state.Lister)")
+
+func listRuns(ctx context.Context, st state.Store, q state.RunQuery) (state.RunPage, error) {
+	l, ok := st.(state.Lister)
+	if !ok {
+		return state.RunPage{}, errNoLister
+	}
+	return l.ListRuns(ctx, q)
+}
+
+// archiveDelete deletes a run's checkpoint from st; with an archive, it
+// first records the checkpoint of a finished run there, then calls
+// [HookPrune]. A kill between the two leaves the run archived and its
+// checkpoint in place.
+func archiveDelete(ctx context.Context, st state.Store, a *Archive, hooks Hooks, runID string) error {
+	if a != nil {
+		run, err := st.Load(ctx, runID)
+		if err != nil && !errors.Is(err, state.ErrNotFound) {
+			return err
+		}
+		if err == nil {
+			if _, finished := run.FinalOutput(); finished {
+				if err := a.record(run); err != nil {
+					return err
+				}
+			}
+		}
+		hooks.At(ctx, HookPrune)
+	}
+	return st.Delete(ctx, runID)
 }
 
 func (s *hookedBoth) Save(ctx context.Context, run *state.Run) error {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -84,6 +85,9 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	if want := spec.AgentAt(step); c.Turn.Agent == nil || c.Turn.Agent.Name != want {
 		return nil, fmt.Errorf("torture: model: run %s step %d served by agent %q, want %q", spec.ID, step, agentName(c.Turn.Agent), want)
 	}
+	if err := m.checkHistory(spec, step, c.Input); err != nil {
+		return nil, err
+	}
 	if spec.IsFlaky(step) {
 		if _, failed := m.failed.LoadOrStore(fmt.Sprintf("%s/%d", spec.ID, step), true); !failed {
 			m.retries.Add(1)
@@ -134,6 +138,37 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 		resp.Items = append(resp.Items, state.ToolCall("fc_"+newID(), "call_"+newID(), cs.Tool, string(args)))
 	}
 	return resp, nil
+}
+
+// errModelInput is the cause of a model call refused because its input
+// is not what the run's live calls saw.
+var errModelInput = errors.New("torture: model: wrong input")
+
+// checkHistory checks the input of a call of a run that starts after
+// another (see [WithPops]): the model is never called again after a pop
+// into the run's history, and otherwise sees the earlier run's input and
+// final message, then the run's input, each once and in that order, as
+// the live run did, though the run's own input was popped from the
+// session.
+func (m *Model) checkHistory(spec RunSpec, step int, input state.Items) error {
+	if spec.After == "" {
+		return nil
+	}
+	if spec.Pop == PopHistory && step > 1 {
+		return fmt.Errorf("%w: run %s called for step %d after a pop into its history", errModelInput, spec.ID, step)
+	}
+	first := m.runs[spec.After]
+	want := []string{first.Input, first.Final, spec.Input}
+	var got []string
+	for _, it := range input.All() {
+		if slices.Contains(want, it.Text()) {
+			got = append(got, it.Text())
+		}
+	}
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("%w: run %s step %d: the input holds %q of %q", errModelInput, spec.ID, step, got, want)
+	}
+	return nil
 }
 
 // lastStep returns the step named by the run's last tool call, 0 if none.

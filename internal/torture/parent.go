@@ -58,6 +58,7 @@ func addStats(a *WorkerStats, b WorkerStats) {
 	a.Conflicts += b.Conflicts
 	a.Items += b.Items
 	a.ModelRetries += b.ModelRetries
+	a.Pops += b.Pops
 }
 
 var errTimeout = errors.New("torture: child timed out")

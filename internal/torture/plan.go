@@ -61,6 +61,55 @@ type RunSpec struct {
 	// call again, and nothing of the failed attempt may reach a checkpoint
 	// or the session.
 	Flaky []int
+	// After is the run that must have ended before this one starts (the
+	// earlier run of its session; see [WithPops]).
+	After string
+	// Pop is [PopOwn] or [PopHistory] for a run whose session a worker
+	// pops while the run is paused; "" for the others.
+	Pop string
+}
+
+// The pops of a run paused for approval (see [WithPops]).
+const (
+	// PopOwn pops the paused run's own items: its resume must give the
+	// model exactly the input the live run had, and the run ends as
+	// planned.
+	PopOwn = "own"
+	// PopHistory pops the run's own items and the last item of its
+	// history: its resume must fail with state.ErrHistoryChanged before
+	// the model is called, and the run stays paused.
+	PopHistory = "history"
+)
+
+// WithPops returns plan with two more runs, in a session of their own
+// (prefix-pop): the first is one effect call and a final message; the
+// second starts after it has ended, pauses at a transfer (approved), and
+// ends with a final message. While the second is paused, a worker pops
+// the session: kind [PopOwn] down to the first run's items, [PopHistory]
+// one item further (the first run's final message).
+func WithPops(plan Plan, prefix, kind string) Plan {
+	sid := prefix + "-pop"
+	first := RunSpec{
+		ID: prefix + "-p000", Session: sid, Input: "Please do the work of run " + prefix + "-p000.",
+		Steps: [][]CallSpec{{{Tool: ToolEffect}}}, Final: "Done with run " + prefix + "-p000.",
+	}
+	second := RunSpec{
+		ID: prefix + "-p001", Session: sid, Input: "Please do the work of run " + prefix + "-p001.",
+		Steps: [][]CallSpec{{{Tool: ToolTransfer}}}, Final: "Done with run " + prefix + "-p001.",
+		After: first.ID, Pop: kind,
+	}
+	plan.Runs = append(slices.Clip(plan.Runs), first, second)
+	return plan
+}
+
+// popTarget returns how many items the session of a [WithPops] pair
+// holds once the worker popped it while spec, the second run, was paused:
+// the first run's items (less its last for [PopHistory]).
+func popTarget(first, spec RunSpec) int {
+	if spec.Pop == PopHistory {
+		return first.Items() - 1
+	}
+	return first.Items()
 }
 
 // A CallSpec is one call the model makes: a call of Tool, or with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"time"
 )
 
@@ -51,8 +52,19 @@ type Report struct {
 	TimedOut      int            `json:"timed_out"`       // lookups whose output is their timeout
 	TimedOutEarly int            `json:"timed_out_early"` // lookups whose limit passed before they began (a busy machine)
 	Completed     int64          `json:"completed"`
-	Violations    []string       `json:"violations,omitempty"`
-	Elapsed       time.Duration  `json:"elapsed"`
+	// Pruned counts the ended runs whose checkpoint the retention deleted
+	// (the generations run in turn with checkpoint.DeleteFinished,
+	// checkpoint.KeepLast(1) and checkpoint.KeepAll).
+	Pruned int `json:"pruned"`
+	// PoppedOwn and PoppedHistory count the runs popped while paused
+	// (see [WithPops]): resumed after pops of their own items, and paused
+	// for good after a pop into their history; Pops the items popped
+	// (children that exited).
+	PoppedOwn     int           `json:"popped_own"`
+	PoppedHistory int           `json:"popped_history"`
+	Pops          int64         `json:"pops"`
+	Violations    []string      `json:"violations,omitempty"`
+	Elapsed       time.Duration `json:"elapsed"`
 }
 
 // Torture runs the kill-and-resume loop: generation after generation of
@@ -60,7 +72,9 @@ type Report struct {
 // random points (a random delay, or a random occurrence of a random
 // [Hook]; every fifth child at one of the first lookups, whose window is
 // short) until a child drives the generation to its end. After every
-// child it runs [Check] on the stores and the effect log; after the last
+// child (after a killed one, once the database server has ended every
+// statement it sent: see settle.go) it runs [CheckArchived] on the
+// stores, the archive and the effect log; after the last
 // child of a generation with final set. It stops after cfg.Kills kills,
 // once the generation in progress is done. The report's Violations must be
 // empty; an error means the harness itself could not go on.
@@ -79,6 +93,7 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 		ccfg := childConfig{
 			Mode: modeDrive, Backend: cfg.Backend, Prefix: fmt.Sprintf("g%04d", gen), Seed: cfg.Seed + uint64(gen),
 			Runs: cfg.Runs, Sessions: cfg.Sessions, Conc: cfg.Concurrency, Recover: true,
+			Retention: []string{RetainDelete, RetainLast, ""}[gen%3], Pops: []string{PopOwn, PopHistory}[gen%2],
 		}
 		plan := ccfg.plan()
 		for children := 0; ; children++ {
@@ -86,6 +101,7 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 				return rep, fmt.Errorf("torture: generation %d does not finish", gen)
 			}
 			c := ccfg
+			c.Tag = fmt.Sprintf("torture-%d-%d", os.Getpid(), rep.Children)
 			var delay time.Duration
 			if rep.Kills < cfg.Kills {
 				switch {
@@ -112,6 +128,9 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 				return rep, nil // a child failed: the stores are left for inspection
 			}
 			if wasKilled {
+				if err := cfg.Backend.settle(ctx, c.Tag); err != nil {
+					return rep, err
+				}
 				killed[ch.Pid()] = true
 				rep.Kills++
 				if delay > 0 {
@@ -124,12 +143,17 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 				rep.Resumes += stats.Resumed
 				rep.Completed += stats.Completed
 				rep.ModelRetries += stats.ModelRetries
+				rep.Pops += stats.Pops
 			}
 			execs, _, err := ReadEffectLog(cfg.Backend.EffectLogPath())
 			if err != nil {
 				return rep, err
 			}
-			res, err := Check(ctx, store, store, plan, execs, killed, !wasKilled)
+			archived, err := ReadArchive(cfg.Backend.ArchivePath())
+			if err != nil {
+				return rep, err
+			}
+			res, err := CheckArchived(ctx, store, store, archived, plan, execs, killed, !wasKilled)
 			if err != nil {
 				return rep, err
 			}
@@ -149,6 +173,9 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 			rep.LostRetryable += res.LostRetryable
 			rep.TimedOut += res.TimedOut
 			rep.TimedOutEarly += res.TimedOutEarly
+			rep.Pruned += res.Pruned
+			rep.PoppedOwn += res.PoppedOwn
+			rep.PoppedHistory += res.PoppedHistory
 			if cfg.Progress != nil {
 				fmt.Fprintf(cfg.Progress, "generation %d: %d children, kills %d/%d, retries %d, lost lookups %d, violations %d\n",
 					gen, children+1, rep.Kills, cfg.Kills, rep.Retries, rep.LostRetryable, len(rep.Violations))

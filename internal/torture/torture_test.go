@@ -52,8 +52,8 @@ func runTorture(t *testing.T, b torture.Backend, n int, coverage bool) {
 	if err != nil {
 		t.Fatalf("torture: %v\n%s", err, progress.String())
 	}
-	t.Logf("%s: %d kills (%v) over %d children, %d generations, %d runs ended (%d by a tripwire, %d terminal outputs withheld), %d handoffs, %d decisions, %d executions, %d retries after a crash, %d lookups run again under a new call ID, %d commits completed on resume, %d model calls retried, %d lookups timed out (%d before they began), %v",
-		rep.Backend, rep.Kills, rep.KillsAt, rep.Children, rep.Generations, rep.Runs, rep.Tripped, rep.Withheld, rep.Handoffs, rep.Approvals, rep.Executions, rep.Retries, rep.LostRetryable, rep.Completed, rep.ModelRetries, rep.TimedOut, rep.TimedOutEarly, rep.Elapsed.Round(time.Millisecond))
+	t.Logf("%s: %d kills (%v) over %d children, %d generations, %d runs ended (%d by a tripwire, %d terminal outputs withheld), %d handoffs, %d decisions, %d executions, %d retries after a crash, %d lookups run again under a new call ID, %d commits completed on resume, %d model calls retried, %d lookups timed out (%d before they began), %d runs pruned, %d items popped while a run was paused (%d runs resumed after pops of their own items, %d paused for good after a pop into their history), %v",
+		rep.Backend, rep.Kills, rep.KillsAt, rep.Children, rep.Generations, rep.Runs, rep.Tripped, rep.Withheld, rep.Handoffs, rep.Approvals, rep.Executions, rep.Retries, rep.LostRetryable, rep.Completed, rep.ModelRetries, rep.TimedOut, rep.TimedOutEarly, rep.Pruned, rep.Pops, rep.PoppedOwn, rep.PoppedHistory, rep.Elapsed.Round(time.Millisecond))
 	for _, v := range rep.Violations {
 		t.Error(v)
 	}
@@ -65,6 +65,12 @@ func runTorture(t *testing.T, b torture.Backend, n int, coverage bool) {
 	}
 	if coverage && !testing.Short() && (rep.ModelRetries == 0 || rep.TimedOut == 0) {
 		t.Errorf("torture retried %d model calls and timed out %d lookups, want some of each", rep.ModelRetries, rep.TimedOut)
+	}
+	if coverage && !testing.Short() && rep.Pruned == 0 {
+		t.Errorf("no ended run was pruned, want some (the generations run with checkpoint.DeleteFinished and KeepLast in turn)")
+	}
+	if coverage && !testing.Short() && (rep.PoppedOwn == 0 || rep.PoppedHistory == 0) {
+		t.Errorf("%d runs resumed after pops of their own items and %d stayed paused after a pop into their history, want some of each", rep.PoppedOwn, rep.PoppedHistory)
 	}
 	if coverage && !testing.Short() && rep.LostRetryable == 0 {
 		t.Errorf("no kill lost a lookup's response, want some (a crash after a retryable call ran and before its commit)")

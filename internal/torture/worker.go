@@ -36,12 +36,41 @@ type Stack struct {
 	Checkpoints *checkpoint.Checkpointer
 	States      state.Store   // with the save hooks
 	Sessions    session.Store // with the append hooks
+	// Archive, if set, holds the finished runs whose checkpoints the
+	// retention deleted (see [WithArchive]).
+	Archive *Archive
+
+	hooks Hooks
+}
+
+// A StackOption configures [NewStack].
+type StackOption func(*stackConfig)
+
+type stackConfig struct {
+	archive   *Archive
+	retention checkpoint.Retention
+}
+
+// WithArchive makes the stack record every finished run's checkpoint in a
+// before its checkpoint is deleted, and its workers take an archived run
+// whose checkpoint is gone to be done.
+func WithArchive(a *Archive) StackOption { return func(c *stackConfig) { c.archive = a } }
+
+// WithRetention sets the checkpointer's retention (default
+// [checkpoint.KeepAll]). Any other needs [WithArchive], so that the
+// checks can still read the runs it prunes.
+func WithRetention(r checkpoint.Retention) StackOption {
+	return func(c *stackConfig) { c.retention = r }
 }
 
 // NewStack wires the torture agent for plan to the stores; log receives
 // the tools' executions and hooks (may be nil) is called at each hook
 // point.
-func NewStack(plan Plan, sessions session.Store, states state.Store, log *EffectLog, hooks Hooks) *Stack {
+func NewStack(plan Plan, sessions session.Store, states state.Store, log *EffectLog, hooks Hooks, opts ...StackOption) *Stack {
+	var cfg stackConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	var (
 		hs    state.Store
 		hsess session.Store
@@ -53,12 +82,14 @@ func NewStack(plan Plan, sessions session.Store, states state.Store, log *Effect
 	}); ok && any(sessions) == any(states) {
 		// One store for both, as in production: checkpoint saves and
 		// session appends go in one transaction.
-		hb := HookBoth(both, hooks)
+		hb := &hookedBoth{Store: both, states: both, both: both, hooks: orNop(hooks), archive: cfg.archive}
 		hs, hsess = hb, hb
 	} else {
-		hs, hsess = HookState(states, hooks), HookSession(sessions, hooks)
+		hs = &hookedState{Store: states, hooks: orNop(hooks), archive: cfg.archive}
+		hsess = HookSession(sessions, hooks)
 	}
-	cp := checkpoint.New(hs, checkpoint.WithRetryableTools(retryable), checkpoint.WithSession(hsess, persistence.WithLimit(100)))
+	cp := checkpoint.New(hs, checkpoint.WithRetryableTools(retryable), checkpoint.WithSession(hsess, persistence.WithLimit(100)),
+		checkpoint.WithRetention(cfg.retention))
 	runner := pipeline.NewRunner(pipeline.WithMaxTurns(40), pipeline.WithToolErrorText(ToolErrorText), pipeline.WithMiddleware(
 		cp.Middleware(),
 		approval.Require(approval.ByTool(ToolTransfer)),
@@ -71,7 +102,7 @@ func NewStack(plan Plan, sessions session.Store, states state.Store, log *Effect
 	b := &pipeline.Agent{Name: AgentB, Instructions: "Do the rest of the work.", Model: model, Tools: tools, ToolUse: pipeline.StopAtTools(ToolFinish)}
 	a.Handoffs = []pipeline.Handoff{{Agent: b}}
 	b.Handoffs = []pipeline.Handoff{{Agent: a}}
-	return &Stack{Runner: runner, Agent: a, Model: model, Checkpoints: cp, States: hs, Sessions: hsess}
+	return &Stack{Runner: runner, Agent: a, Model: model, Checkpoints: cp, States: hs, Sessions: hsess, Archive: cfg.archive, hooks: orNop(hooks)}
 }
 
 // retryable names the calls the torture checkpointer runs without the
@@ -132,6 +163,8 @@ type WorkerStats struct {
 	// ModelRetries counts the flaky model calls that failed and were
 	// made again.
 	ModelRetries int64 `json:"model_retries"`
+	// Pops counts the items popped from sessions while a run was paused.
+	Pops int64 `json:"pops"`
 }
 
 // Stats returns a copy of the worker's counters.
@@ -140,7 +173,7 @@ func (w *Worker) Stats() WorkerStats {
 		Started: atomic.LoadInt64(&w.stats.Started), Resumed: atomic.LoadInt64(&w.stats.Resumed),
 		Decided: atomic.LoadInt64(&w.stats.Decided), Completed: atomic.LoadInt64(&w.stats.Completed),
 		Conflicts: atomic.LoadInt64(&w.stats.Conflicts), Items: atomic.LoadInt64(&w.stats.Items),
-		ModelRetries: w.Stack.Model.Retries(),
+		ModelRetries: w.Stack.Model.Retries(), Pops: atomic.LoadInt64(&w.stats.Pops),
 	}
 }
 
@@ -204,7 +237,15 @@ func (w *Worker) Drive(ctx context.Context) error {
 func (w *Worker) step(ctx context.Context, spec RunSpec) (done, moved bool, err error) {
 	st := w.Stack
 	run, err := st.States.Load(ctx, spec.ID)
+	if errors.Is(err, state.ErrNotFound) && st.Archive != nil && st.Archive.Has(spec.ID) {
+		return true, false, nil // finished, committed and pruned
+	}
 	if errors.Is(err, state.ErrNotFound) {
+		if spec.After != "" {
+			if ok, err := w.ended(ctx, spec.After); err != nil || !ok {
+				return false, false, err // the earlier run of its session first
+			}
+		}
 		return w.start(ctx, spec)
 	}
 	if err != nil {
@@ -224,6 +265,11 @@ func (w *Worker) step(ctx context.Context, spec RunSpec) (done, moved bool, err 
 			return false, false, nil // its worker is committing it
 		}
 		return w.recover(ctx, spec)
+	}
+	if n, err := w.popPaused(ctx, spec, run); err != nil {
+		return false, false, err
+	} else if n > 0 {
+		return false, true, nil // loaded again in the next step, after the pops, as another process would
 	}
 	decided, err := w.decide(run)
 	if err != nil {
@@ -272,6 +318,9 @@ func (w *Worker) after(spec RunSpec, res *pipeline.Result, err error) (done, mov
 		errors.Is(err, pipeline.ErrOutputRejected) && !errors.Is(err, state.ErrConflict) {
 		return true, true, nil // stopped by the output guardrail, as planned, its session settled
 	}
+	if spec.Pop == PopHistory && errors.Is(err, state.ErrHistoryChanged) {
+		return true, true, nil // stays paused, as planned after a pop into its history
+	}
 	if err != nil {
 		return false, true, w.conflict(fmt.Errorf("torture: run %s: %w", spec.ID, err))
 	}
@@ -310,6 +359,51 @@ func (w *Worker) decide(run *state.Run) (bool, error) {
 		atomic.AddInt64(&w.stats.Decided, 1)
 	}
 	return true, nil
+}
+
+// ended reports whether the run has ended: finished with its final
+// commit in the session, or archived (pruned).
+func (w *Worker) ended(ctx context.Context, runID string) (bool, error) {
+	run, err := w.Stack.States.Load(ctx, runID)
+	switch {
+	case errors.Is(err, state.ErrNotFound):
+		return w.Stack.Archive != nil && w.Stack.Archive.Has(runID), nil
+	case err != nil:
+		return false, fmt.Errorf("torture: load run %s: %w", runID, err)
+	}
+	_, finished := run.FinalOutput()
+	return finished && committed(run), nil
+}
+
+// popPaused pops the session of a run planned to be popped while paused
+// (see [WithPops]) down to its target, before the run's approval is
+// decided; a run with a decision was popped already. It returns how many
+// items it popped, and calls [HookPop] after each pop; a worker after a
+// kill pops what is left.
+func (w *Worker) popPaused(ctx context.Context, spec RunSpec, run *state.Run) (int, error) {
+	pending := run.Pending()
+	if spec.Pop == "" || len(pending) == 0 {
+		return 0, nil
+	}
+	for _, a := range pending {
+		if _, exact, ok := run.DecisionFor(a.Tool, a.CallID); ok && exact {
+			return 0, nil
+		}
+	}
+	first, _ := w.Plan.Run(spec.After)
+	items, err := w.Stack.Sessions.List(ctx, spec.Session, 0)
+	if err != nil {
+		return 0, fmt.Errorf("torture: run %s: list its session to pop it: %w", spec.ID, err)
+	}
+	n := 0
+	for ; len(items)-n > popTarget(first, spec); n++ {
+		if _, ok, err := w.Stack.Sessions.Pop(ctx, spec.Session); err != nil || !ok {
+			return n, fmt.Errorf("torture: run %s: pop its session (%v): %w", spec.ID, ok, err)
+		}
+		atomic.AddInt64(&w.stats.Pops, 1)
+		w.Stack.hooks.At(ctx, HookPop)
+	}
+	return n, nil
 }
 
 // committed reports whether the session holds every item of a finished

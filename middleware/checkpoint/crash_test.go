@@ -210,3 +210,41 @@ func TestPlainResumeRefusesFinishedRun(t *testing.T) {
 		t.Errorf("session messages mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestCrashAfterFirstSaveKeepsHistory: a worker that dies right after a
+// run's first checkpoint save, before anything else of the run is stored,
+// leaves a checkpoint that resumes with the session's history: the model
+// of the worker that recovers the run sees the earlier run's items before
+// the run's input, as the live run's model would have. (The first save
+// used to come before the history was read, so such a resume called the
+// model with the input alone; the torture harness found it.)
+func TestCrashAfterFirstSaveKeepsHistory(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld()
+	earlier := []state.Item{state.UserMessage("Hello.").WithSeq(1), state.AssistantMessage("msg_0", "Hi, how can I help?").WithSeq(2)}
+	if err := w.sessions.Append(ctx, sessionID, "run-0", earlier); err != nil {
+		t.Fatal(err)
+	}
+	p1 := newProcess(t, w, "p1", true)
+	p1.afterSave = func(p *process, _ *state.Run) { p.crash() }
+	_, err := p1.runner.Run(ctx, p1.agent, pipeline.UserInput("Pay invoice 7."), pipeline.WithRunID(runID), pipeline.WithSessionID(sessionID))
+	if !errors.Is(err, errCrashed) || p1.saves.Load() != 1 {
+		t.Fatalf("run = %v after %d saves, want the crash after the first", err, p1.saves.Load())
+	}
+
+	p2 := newProcess(t, w, "p2", true)
+	if _, err := p2.cp.Resume(ctx, p2.runner, p2.agent, runID); err != nil {
+		t.Fatalf("recover: %v", err)
+	}
+	calls := p2.model.Calls()
+	if len(calls) == 0 {
+		t.Fatal("the recovering worker never called the model")
+	}
+	var got []string
+	for _, it := range calls[0].Input.All() {
+		got = append(got, it.Text())
+	}
+	if want := []string{"Hello.", "Hi, how can I help?", "Pay invoice 7."}; !cmp.Equal(got, want) {
+		t.Fatalf("the recovered run's model input (-want +got):\n%s", cmp.Diff(want, got))
+	}
+}

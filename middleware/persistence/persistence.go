@@ -219,16 +219,19 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 			upTo = t.Input[0].Seq()
 		}
 	}
-	if err := l.append(ctx, l.collect(upTo)); err != nil {
-		return err
-	}
 	if first && h.cfg.merge == nil {
-		// Read after the input is placed: the history is then exactly what
-		// the session holds before the run, which the run's checkpoints
-		// may refer to instead of copying it.
+		// Read before the input is placed, so that the first save (which
+		// places it) already holds the history or its reference: a crash
+		// after that save must not resume the run without its history.
+		// The run is not placed yet, so ListBefore reads every item, and
+		// the read's stamp keeps out what another run writes after it:
+		// the same items as a read after the input is placed.
 		if err := h.loadSessionHistory(ctx, run, sid); err != nil {
 			return err
 		}
+	}
+	if err := l.append(ctx, l.collect(upTo)); err != nil {
+		return err
 	}
 	if l.ext.Next != nil {
 		return l.replay(t)
