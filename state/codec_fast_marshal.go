@@ -76,9 +76,8 @@ func checkpointSize(w *wireRun) int {
 			n += 48 + len(it.Name) + len(it.Raw)
 		}
 	}
-	for i := range w.ModelCalls { // its members' names and usage, and its strings
-		c := &w.ModelCalls[i]
-		n += 176 + len(c.Agent) + len(c.Model) + len(c.ResponseID)
+	for i := range w.ModelCalls {
+		n += modelCallSize(&w.ModelCalls[i])
 	}
 	return n
 }

@@ -84,6 +84,12 @@ func appendModelCall(b []byte, c *ModelCall) []byte {
 	return append(b, '}')
 }
 
+// modelCallSize bounds the length of c's JSON but for the longest
+// integers: its members' names, the usage's and c's strings.
+func modelCallSize(c *ModelCall) int {
+	return 176 + len(c.Agent) + len(c.Model) + len(c.ResponseID)
+}
+
 // appendModelCalls appends json.Marshal(calls)'s bytes.
 func appendModelCalls(b []byte, calls []ModelCall) []byte {
 	if calls == nil {
