@@ -626,11 +626,18 @@ func layoutCalls(t *Turn) (handoffs []handoffCall, hasMessage bool, final string
 			outSeq++
 			continue
 		}
-		t.Calls = append(t.Calls, &ToolCall{
+		var c *ToolCall
+		if cap(t.Calls) == 0 { // the first: in the turn itself
+			c, t.Calls, t.Results = &t.call0, t.calls1[:0], t.result1[:0]
+		} else {
+			c = new(ToolCall)
+		}
+		*c = ToolCall{
 			Turn: t, Tool: a.tool(it.Name()), Item: it, Name: it.Name(), CallID: it.CallID(),
 			Arguments: it.Text(), Index: len(t.Calls), OutputSeq: outSeq,
 			Terminal: a.ToolUse.MayEnd(it.Name()), Resumed: t.Resumed,
-		})
+		}
+		t.Calls = append(t.Calls, c)
 		t.Results = append(t.Results, nil)
 		outSeq++
 	}
