@@ -489,7 +489,8 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 			return nil, fmt.Errorf("pipeline: agent %q instructions: %w", a.Name, err)
 		}
 	}
-	c := newModelCall(t, instructions)
+	c := &t.model // the turn's one model call, in the turn: no allocation of its own
+	setModelCall(c, t, instructions)
 	r.resetToolChoice(t, c)
 	if err := applyView(c); err != nil {
 		return nil, err
@@ -539,12 +540,19 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 // instructions: the run's model input, the agent's tools (built once per
 // agent per run when the runner made t), settings and output type.
 func newModelCall(t *Turn, instructions string) *ModelCall {
+	c := new(ModelCall)
+	setModelCall(c, t, instructions)
+	return c
+}
+
+// setModelCall makes *c the model call of turn t (see newModelCall).
+func setModelCall(c *ModelCall, t *Turn, instructions string) {
 	a := t.Agent
 	tools := t.tools
 	if tools == nil {
 		tools = toolSpecs(a)
 	}
-	return &ModelCall{
+	*c = ModelCall{
 		Turn: t, Agent: a, Instructions: instructions, Input: t.Run.ModelInput(),
 		Tools: tools, Settings: a.Settings, Output: outputSpec(a), Stream: t.emit != nil, emit: t.emit,
 	}
@@ -626,11 +634,18 @@ func layoutCalls(t *Turn) (handoffs []handoffCall, hasMessage bool, final string
 			outSeq++
 			continue
 		}
-		t.Calls = append(t.Calls, &ToolCall{
+		var c *ToolCall
+		if cap(t.Calls) == 0 { // the first: in the turn itself
+			c, t.Calls, t.Results = &t.call0, t.calls1[:0], t.result1[:0]
+		} else {
+			c = new(ToolCall)
+		}
+		*c = ToolCall{
 			Turn: t, Tool: a.tool(it.Name()), Item: it, Name: it.Name(), CallID: it.CallID(),
 			Arguments: it.Text(), Index: len(t.Calls), OutputSeq: outSeq,
 			Terminal: a.ToolUse.MayEnd(it.Name()), Resumed: t.Resumed,
-		})
+		}
+		t.Calls = append(t.Calls, c)
 		t.Results = append(t.Results, nil)
 		outSeq++
 	}

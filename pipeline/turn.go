@@ -46,6 +46,13 @@ type Turn struct {
 	disabled []string        // the tools and handoffs disabled on this turn
 	spent    *spend          // the run's cost so far, with a cost budget (budget.go)
 	runner   *Runner         // the runner serving the turn, for agents used as tools
+	model    ModelCall       // the turn's model call (Runner.callModel)
+	// The first call, and the one-element backings of Calls and Results:
+	// a turn of one call, the common case, allocates nothing more for
+	// them (layoutCalls).
+	call0   ToolCall
+	calls1  [1]*ToolCall
+	result1 [1]*ToolResult
 }
 
 // Emit sends an event to the run's stream, if the run streams. It is safe

@@ -232,15 +232,19 @@ func (r *Run) wireLocked(items bool) wireRun {
 		ID: r.id, Agent: r.agent, Turn: r.turn, MaxTurns: r.maxTurns, Version: r.version,
 		NextSeq: r.nextSeq, Input: wireItems(r.input), Items: []wireItem{}, Response: r.resp,
 		Context: []wireItem{}, ContextFrom: r.ctxFrom,
-		Pending: clonePending(r.pending), Decisions: slices.Clone(r.decisions), Guardrails: cloneGuards(r.guards),
-		Usage: r.usage, ModelCalls: slices.Clone(r.calls), SessionID: r.sessionID, Watermark: r.watermark, Trace: maps.Clone(r.trace),
+		Pending: clonePending(r.pending), Decisions: slices.Clone(r.decisions),
+		Usage: r.usage, SessionID: r.sessionID, Watermark: r.watermark, Trace: maps.Clone(r.trace),
 		Final: r.final, Finished: r.finished, Extension: maps.Clone(r.extension),
 	}
+	// A delta's head leaves out the guardrail results and the model
+	// calls, which go as pieces.
 	if items {
 		w.Items, w.Context = wireItems(r.items), wireItems(r.context)
-	} else {
-		w.Guardrails = nil // a delta's head: guardrail results go as pieces
-		w.ModelCalls = nil // and so do model calls
+		w.Guardrails = cloneGuards(r.guards)
+		// The calls are only ever appended to (addModelCall), never
+		// changed in place: their list up to its length, capped there,
+		// is a copy that costs nothing.
+		w.ModelCalls = r.calls[:len(r.calls):len(r.calls)]
 	}
 	if w.Pending == nil {
 		w.Pending = []Approval{}

@@ -156,6 +156,19 @@ func (d *fastDec) optString(s *wire.Scanner, dst *string) bool {
 	return s.Null() || d.string(s, dst)
 }
 
+// optName scans a name, a string or null (which leaves *dst as it is),
+// into *dst, interned (see [fastDec.intern]).
+func (d *fastDec) optName(s *wire.Scanner, dst *string) bool {
+	var q wire.Quoted
+	if !wire.OptQuoted(s, &q, true) {
+		return false
+	}
+	if q.Q != nil {
+		*dst = d.intern(q)
+	}
+	return true
+}
+
 // string scans a string into *dst.
 func (d *fastDec) string(s *wire.Scanner, dst *string) bool {
 	v, ok := s.String(&d.scratch)
@@ -550,6 +563,9 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 		}
 		switch p := field.Addr().Interface().(type) {
 		case *string:
+			if p == &w.Agent { // interned: its model calls name it again
+				return d.optName(s, p)
+			}
 			return d.optString(s, p)
 		case *int:
 			return wire.OptInt(s, p)

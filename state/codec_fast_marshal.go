@@ -76,6 +76,9 @@ func checkpointSize(w *wireRun) int {
 			n += 48 + len(it.Name) + len(it.Raw)
 		}
 	}
+	for i := range w.ModelCalls {
+		n += modelCallSize(&w.ModelCalls[i])
+	}
 	return n
 }
 

@@ -183,12 +183,12 @@ func (r *Run) deltaWith(cfg *marshalConfig, reference bool) (*Delta, error) {
 		d.Items = append(d.Items, Piece{Seq: -int64(guardsFrom + i + 1), Version: d.Version, Data: data})
 	}
 	for i := range calls { // below the guardrail results: Seq order once reversed
-		data := appendModelCall(nil, &calls[i])
+		data := appendModelCall(make([]byte, 0, modelCallSize(&calls[i])), &calls[i])
 		d.Items = append(d.Items, Piece{Seq: callSeqBase - int64(callsFrom+i+1), Version: d.Version, Data: data})
 	}
 	slices.Reverse(d.Items)
 	for _, it := range items {
-		data, err := json.Marshal(wireItemOf(it))
+		data, err := itemPiece(it)
 		if err != nil {
 			return nil, fmt.Errorf("state: delta of run %s: item %d: %w", r.id, it.seq, err)
 		}
@@ -206,20 +206,16 @@ func (r *Run) deltaWith(cfg *marshalConfig, reference bool) (*Delta, error) {
 		d.Context = data
 		d.next.ctxDigest = sha256.Sum256(data)
 	}
-	rec, err := json.Marshal(deltaRecord{
-		Full:          d.next.full,
-		Digest:        hex.EncodeToString(d.next.digest[:]),
-		ContextDigest: hex.EncodeToString(d.next.ctxDigest[:]),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("state: delta of run %s: %w", r.id, err)
-	}
+	rec := appendDeltaRecord(d.next.full, d.next.digest[:], d.next.ctxDigest[:])
 	if w.Extension == nil {
 		w.Extension = make(map[string]json.RawMessage, 1)
 	}
 	w.Extension[deltaKey] = rec
 	w.Version = d.Version
-	var head []byte
+	var (
+		head []byte
+		err  error
+	)
 	if reference {
 		head, err = marshalWireJSON(w, cfg)
 	} else {
@@ -502,6 +498,29 @@ func chain(digest [32]byte, v int64, items []Piece) [32]byte {
 	var out [32]byte
 	h.Sum(out[:0])
 	return out
+}
+
+// itemPiece returns json.Marshal(wireItemOf(it)), written by hand in one
+// buffer when it can be (appendWireItem).
+func itemPiece(it Item) ([]byte, error) {
+	w := wireItemOf(it)
+	if data, ok := appendWireItem(make([]byte, 0, 48+len(w.Name)+len(w.Raw)), w); ok {
+		return data, nil
+	}
+	return json.Marshal(w)
+}
+
+// appendDeltaRecord returns json.Marshal(deltaRecord{full, hex of digest,
+// hex of ctxDigest}), written in one buffer: hex needs no escaping.
+func appendDeltaRecord(full int64, digest, ctxDigest []byte) []byte {
+	b := make([]byte, 0, 64+2*len(digest)+2*len(ctxDigest))
+	b = append(b, `{"full":`...)
+	b = strconv.AppendInt(b, full, 10)
+	b = append(b, `,"digest":"`...)
+	b = hex.AppendEncode(b, digest)
+	b = append(b, `","context_digest":"`...)
+	b = hex.AppendEncode(b, ctxDigest)
+	return append(b, `"}`...)
 }
 
 // wireItemOf is one item in its wire shape.

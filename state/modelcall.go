@@ -48,9 +48,8 @@ const callSeqBase = -(int64(1) << 40)
 // checkCalls checks the recorded model calls.
 func (r *Run) checkCalls() error {
 	for i, c := range r.calls {
-		path := elemPath("model_calls", i)
-		if c.Turn < 0 || c.Seq < 0 || c.Seq >= max(r.nextSeq, 1) {
-			return invalid(path, "turn %d or position %d is out of range (next_seq %d)", c.Turn, c.Seq, r.nextSeq)
+		if c.Turn < 0 || c.Seq < 0 || c.Seq >= max(r.nextSeq, 1) { // the path built only here: no allocation per call
+			return invalid(elemPath("model_calls", i), "turn %d or position %d is out of range (next_seq %d)", c.Turn, c.Seq, r.nextSeq)
 		}
 		if err := c.Usage.check(); err != nil {
 			return err
@@ -85,6 +84,12 @@ func appendModelCall(b []byte, c *ModelCall) []byte {
 	return append(b, '}')
 }
 
+// modelCallSize bounds the length of c's JSON but for the longest
+// integers: its members' names, the usage's and c's strings.
+func modelCallSize(c *ModelCall) int {
+	return 176 + len(c.Agent) + len(c.Model) + len(c.ResponseID)
+}
+
 // appendModelCalls appends json.Marshal(calls)'s bytes.
 func appendModelCalls(b []byte, calls []ModelCall) []byte {
 	if calls == nil {
@@ -108,7 +113,16 @@ func (d *fastDec) modelCalls(s *wire.Scanner, p *[]ModelCall) bool {
 	if s.Null() {
 		return true
 	}
+	// The calls counted first, on a copy of the scanner: their list made
+	// once, not grown call by call.
+	n, ahead := 0, *s
+	if !ahead.Elements(func() bool { n++; return ahead.Value(0) }) {
+		return false
+	}
 	var out []ModelCall
+	if n > 0 {
+		out = make([]ModelCall, 0, n)
+	}
 	ok := s.Elements(func() bool {
 		out = append(out, ModelCall{})
 		c := &out[len(out)-1] // decoded in place: no copy of its own escapes
@@ -121,8 +135,8 @@ func (d *fastDec) modelCalls(s *wire.Scanner, p *[]ModelCall) bool {
 			switch modelCallFields.List[f].GoName {
 			case "Turn":
 				return wire.OptInt(s, &c.Turn)
-			case "Agent":
-				return d.optString(s, &c.Agent)
+			case "Agent": // interned: the run's calls share their agents' names
+				return d.optName(s, &c.Agent)
 			case "Model":
 				return d.optString(s, &c.Model)
 			case "ResponseID": // one of its own per call: kept in the shared chunks, not interned
@@ -131,8 +145,12 @@ func (d *fastDec) modelCalls(s *wire.Scanner, p *[]ModelCall) bool {
 					return false
 				}
 				if len(q.Q) > 0 {
-					d.scratch = q.AppendTo(d.scratch[:0])
-					c.ResponseID = d.shared.string(d.scratch, len(s.B))
+					text := q.Q // as it is when it has nothing to unescape
+					if q.Flags&(wire.StrEscaped|wire.StrNonASCII) != 0 {
+						d.scratch = q.AppendTo(d.scratch[:0])
+						text = d.scratch
+					}
+					c.ResponseID = d.shared.string(text, len(s.B))
 				}
 				return true
 			case "Seq":
