@@ -161,7 +161,8 @@ func sameHistory(t *testing.T, c *session.Cache, s session.Store, sid, run strin
 	if diff := cmp.Diff(views(want.Items), views(got.Items)); diff != "" {
 		t.Fatalf("cached ListBefore(%q, %d) mismatch (-store +cache):\n%s", run, limit, diff)
 	}
-	if got.Stamp != want.Stamp {
+	// An empty history's stamp is not read by every store (1 then).
+	if len(want.Items) > 0 && got.Stamp != want.Stamp {
 		t.Fatalf("cached ListBefore(%q, %d) stamp %d, store's %d", run, limit, got.Stamp, want.Stamp)
 	}
 	return got
