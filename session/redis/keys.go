@@ -52,16 +52,17 @@ func (s *Store) tagged(kind, id string) string {
 // key, the call's Seq, or 16 zeros for an output with no call before it)
 // to the Seq of its output, and "r" and an item's position to what Pop
 // must remove with the item: "c" and its calls member, or "a" and its
-// outputs field.
+// outputs field. The last key is the session's generation, a counter
+// that Pop and Clear move on (see [session.Changes]).
 func (s *Store) keys(sessionID string) []string {
 	tag := s.tagged("session", sessionID)
 	return []string{tag + ":items", tag + ":runs", tag + ":places", tag + ":calls", tag + ":outputs",
-		tag + ":stamps", tag + ":stamp"}
+		tag + ":stamps", tag + ":stamp", tag + ":gen"}
 }
 
 // clearKeys is the number of a session's keys (see keys) that Clear
-// removes: all but the counter of stamps, so that a session's stamps only
-// go up.
+// removes: all but the counters of stamps and of removals, so that they
+// only go up.
 const clearKeys = 6
 
 // runKeys returns the keys of a run's checkpoint: the head hash (fields v,
