@@ -14,6 +14,12 @@ import (
 // of 0.
 const DefaultCacheBytes = 64 << 20
 
+// tailSlack is how many items past its limit a tail is read with: the
+// items a run placed before it reads the history before its place (its
+// input, which persistence stores first), so that the tail still holds
+// the limit's items before the run.
+const tailSlack = 32
+
 // itemOverhead is what a cached item is counted for beyond its JSON: the
 // Item value, its place, its text, call ID and name (estimated).
 const itemOverhead = 128
@@ -137,13 +143,17 @@ func (cs *cachedSession) refresh(ctx context.Context, r ChangeReader, sessionID,
 		}
 		cs.valid = false
 	}
-	ch, err := r.ReadChanges(ctx, sessionID, ChangeQuery{Limit: limit, RunID: runID})
+	fill := 0
+	if limit > 0 {
+		fill = limit + tailSlack
+	}
+	ch, err := r.ReadChanges(ctx, sessionID, ChangeQuery{Limit: fill, RunID: runID})
 	if err != nil {
 		return 0, err
 	}
 	cs.items, cs.stamp, cs.gen, cs.limit = ch.Items, ch.Stamp, ch.Generation, max(limit, 0)
 	cs.size = sizeOf(cs.items)
-	cs.whole = limit <= 0 || len(ch.Items) < limit
+	cs.whole = fill <= 0 || len(ch.Items) < fill
 	cs.valid = true
 	return ch.RunPlace, nil
 }
@@ -198,11 +208,12 @@ func (cs *cachedSession) merge(items []Placed) {
 	}
 }
 
-// trim drops the front of a tail that grew to twice its limit, keeping
-// the last limit items: reads of that limit still find them all.
+// trim drops the front of a tail that grew to twice its length when
+// read, keeping that length (its limit and tailSlack): reads of that limit
+// still find them all.
 func (cs *cachedSession) trim() {
-	if cs.limit > 0 && len(cs.items) >= 2*cs.limit {
-		cs.items = slices.Clone(cs.items[len(cs.items)-cs.limit:])
+	if n := cs.limit + tailSlack; cs.limit > 0 && len(cs.items) >= 2*n {
+		cs.items = slices.Clone(cs.items[len(cs.items)-n:])
 		cs.size = sizeOf(cs.items)
 		cs.whole = false
 	}

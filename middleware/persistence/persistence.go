@@ -81,6 +81,12 @@ func Middleware(store session.Store, opts ...Option) pipeline.Middleware {
 		panic("persistence: Middleware called with a nil session.Store")
 	}
 	h := &handler{store: store, cfg: newConfig(opts)}
+	h.history = session.Store(store)
+	if h.cfg.cacheBytes >= 0 {
+		if _, ok := store.(session.ChangeReader); ok {
+			h.history = session.NewCache(store, h.cfg.cacheBytes)
+		}
+	}
 	return pipeline.Middleware{
 		Name:  "persistence",
 		Run:   func(next pipeline.RunHandler) pipeline.RunHandler { return &runHandler{handler: h, next: next} },
@@ -93,8 +99,9 @@ func Middleware(store session.Store, opts ...Option) pipeline.Middleware {
 // handler holds what every stage shares; it is read-only after
 // construction.
 type handler struct {
-	store session.Store
-	cfg   *config
+	store   session.Store
+	history session.Store // reads a run's history: the store, or a cache of it
+	cfg     *config
 }
 
 type runHandler struct {
@@ -286,7 +293,7 @@ func (h *handler) loadSessionHistory(ctx context.Context, run *state.Run, sid st
 			return err
 		}
 	}
-	hist, err := h.store.ListBefore(ctx, sid, run.ID(), session.HistoryQuery{Limit: h.cfg.limit})
+	hist, err := h.history.ListBefore(ctx, sid, run.ID(), session.HistoryQuery{Limit: h.cfg.limit})
 	if err != nil {
 		return &LoadError{SessionID: sid, RunID: run.ID(), Err: err}
 	}

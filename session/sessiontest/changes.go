@@ -197,14 +197,14 @@ func testCacheNew(t *testing.T, a, b session.Store) {
 	}
 	// A tail read with a limit stays a tail: reads of it decode what is new.
 	sid2 := newSessionID(t)
-	for i := int64(1); i <= 10; i++ {
+	for i := int64(1); i <= 40; i++ {
 		mustAppend(t, a, sid2, fmt.Sprintf("m%02d", i), items(fmt.Sprintf("m%02d", i), 1, 2, 3, 4))
 	}
 	sameHistory(t, c, b, sid2, "next", 8)
-	if n := cs.take(); n != 8 {
-		t.Fatalf("first read with limit 8 decoded %d items, want 8", n)
+	if n := cs.take(); n < 8 || n >= 160 {
+		t.Fatalf("first read with limit 8 decoded %d items, want a tail of the 160: at least 8, fewer than all", n)
 	}
-	for i := int64(11); i <= 15; i++ {
+	for i := int64(41); i <= 45; i++ {
 		mustAppend(t, a, sid2, fmt.Sprintf("m%02d", i), items(fmt.Sprintf("m%02d", i), 1, 2, 3, 4))
 		sameHistory(t, c, b, sid2, "next", 8)
 		if n := cs.take(); n != 4 {
@@ -212,8 +212,8 @@ func testCacheNew(t *testing.T, a, b session.Store) {
 		}
 	}
 	// The history before a run with a place: the tail holds it.
-	sameHistory(t, c, b, sid2, "m14", 8)
-	sameHistory(t, c, b, sid2, "m01", 8) // before the tail: from the store
+	sameHistory(t, c, b, sid2, "m44", 8)
+	sameHistory(t, c, b, sid2, "m03", 8) // before the tail: from the store
 }
 
 // testCacheOtherWriters checks that what another handle does to a session
