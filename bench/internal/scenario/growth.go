@@ -220,13 +220,14 @@ func Conversation(ctx context.Context, backend, chain string, sizes []int, messa
 			have += run.Len()
 			return time.Since(t0), nil
 		}
-		if opts.continued() {
-			// The history grown behind the session's marks: one message,
-			// not measured, reads it whole (and compacts it), and leaves
-			// the marks the next messages continue from.
-			if _, err := message(); err != nil {
-				return out, err
-			}
+		// The history grown in bulk, which no message read: one message,
+		// not measured, reads it whole, as a process's first message of
+		// the session does, and fills persistence's history cache (with
+		// chaining or compaction it compacts it and leaves the marks the
+		// next messages continue from). The messages measured are a
+		// conversation going on.
+		if _, err := message(); err != nil {
+			return out, err
 		}
 		g.count.reset()
 		take()
