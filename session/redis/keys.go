@@ -52,17 +52,23 @@ func (s *Store) tagged(kind, id string) string {
 // key, the call's Seq, or 16 zeros for an output with no call before it)
 // to the Seq of its output, and "r" and an item's position to what Pop
 // must remove with the item: "c" and its calls member, or "a" and its
-// outputs field. The last key is the session's generation, a counter
-// that Pop and Clear move on (see [session.Changes]).
+// outputs field.
 func (s *Store) keys(sessionID string) []string {
 	tag := s.tagged("session", sessionID)
 	return []string{tag + ":items", tag + ":runs", tag + ":places", tag + ":calls", tag + ":outputs",
-		tag + ":stamps", tag + ":stamp", tag + ":gen"}
+		tag + ":stamps", tag + ":stamp"}
+}
+
+// genKey returns the session's generation, a counter that Pop and Clear
+// move on (see [session.Changes]), under the session's hash tag. It is not
+// among keys, which an append passes whole: an append does not touch it.
+func (s *Store) genKey(sessionID string) string {
+	return s.tagged("session", sessionID) + ":gen"
 }
 
 // clearKeys is the number of a session's keys (see keys) that Clear
-// removes: all but the counters of stamps and of removals, so that they
-// only go up.
+// removes: all but the counter of stamps, so that a session's stamps only
+// go up (and it keeps the generation, genKey, too).
 const clearKeys = 6
 
 // runKeys returns the keys of a run's checkpoint: the head hash (fields v,

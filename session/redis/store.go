@@ -234,7 +234,8 @@ return created
 
 // popScript removes and returns the session's last item (nil if none),
 // and what the calls set and the outputs hash hold of it, and moves the
-// session's generation on. KEYS: the session's (see keys).
+// session's generation on. KEYS: the session's (see keys), then its
+// generation (genKey).
 var popScript = goredis.NewScript(`
 local z = redis.call('ZPOPMAX', KEYS[1])
 if #z == 0 then return false end
@@ -332,7 +333,7 @@ func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.Cha
 		return session.Changes{}, err
 	}
 	keys := s.keys(sessionID)
-	res, err := changesScript.Run(ctx, s.client, []string{keys[0], keys[1], keys[5], keys[6], keys[7]},
+	res, err := changesScript.Run(ctx, s.client, []string{keys[0], keys[1], keys[5], keys[6], s.genKey(sessionID)},
 		q.RunID, q.Since, q.Limit).Slice()
 	if err != nil {
 		return session.Changes{}, s.wrap(ctx, "read changes of", sessionID, err)
@@ -530,7 +531,7 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 	if err := s.gate.Begin(ctx, "pop from", sessionID); err != nil {
 		return state.Item{}, false, err
 	}
-	m, err := popScript.Run(ctx, s.client, s.keys(sessionID)).Text()
+	m, err := popScript.Run(ctx, s.client, append(s.keys(sessionID), s.genKey(sessionID))).Text()
 	if errors.Is(err, goredis.Nil) {
 		return state.Item{}, false, nil
 	}
@@ -555,7 +556,7 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 	keys := s.keys(sessionID)
 	_, err := s.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		p.Del(ctx, keys[:clearKeys]...)
-		p.Incr(ctx, keys[7]) // the generation
+		p.Incr(ctx, s.genKey(sessionID))
 		return nil
 	})
 	if err != nil {
