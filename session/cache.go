@@ -14,6 +14,10 @@ import (
 // of 0.
 const DefaultCacheBytes = 64 << 20
 
+// entryOverhead is what a session's entry is counted for beyond its
+// items, so that entries of sessions with nothing cached are bounded too.
+const entryOverhead = 256
+
 // tailSlack is how many items past its limit a tail is read with: the
 // items a run placed before it reads the history before its place (its
 // input, which persistence stores first), so that the tail still holds
@@ -250,9 +254,9 @@ func (cs *cachedSession) serve(place int64, limit int) (History, bool) {
 // sessions while the cache holds more than its budget (the entry itself
 // too, if it alone exceeds it).
 func (c *Cache) account(cs *cachedSession) {
-	var n int64
+	n := int64(entryOverhead) // an entry with nothing cached counts too
 	if cs.valid {
-		n = cs.size
+		n += cs.size
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
