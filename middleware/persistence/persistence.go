@@ -21,7 +21,10 @@ const WithheldOutput = "Output withheld by an output guardrail."
 // store; runs without a session pass through untouched.
 //
 // On a run's first turn it reads the session's history (see [WithLimit]
-// and [WithMerge]), makes it the context the model sees before the input,
+// and [WithMerge]; without a merge, through a cache, [WithHistoryCache],
+// decoding only what was written since this middleware last read the
+// session), makes it
+// the context the model sees before the input,
 // and appends the run's input at once: accepted input is kept even if the
 // run fails later. History that was read is never appended again. An
 // input guardrail that rules on a blocked input ([pipeline.InputHold])
