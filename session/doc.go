@@ -14,4 +14,14 @@
 // original position. Appends are idempotent on (run ID, Seq): an append
 // retried after an ambiguous failure never duplicates and never drops an
 // item.
+//
+// # Reading a conversation again
+//
+// A [Cache] keeps the decoded history of the sessions a process read, and
+// checks it against the store on every read with one [ChangeReader] call:
+// the items written since its last read (by any process, wherever they
+// are placed) are merged in, and a removal since (a Pop, a Clear) makes it
+// read the session again. So the next message of a conversation decodes
+// only what the last one added, within a memory budget. Persistence reads
+// a run's history through one by default.
 package session

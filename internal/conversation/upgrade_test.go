@@ -34,9 +34,10 @@ func upgrades(t *testing.T) []upgrade {
 		}
 		defer db.Close()
 		for _, q := range []string{
+			`DROP INDEX session_items_stamps`, // 0007
 			`DROP TABLE session_stamps`,
 			`ALTER TABLE session_items DROP COLUMN stamp`,
-			`DELETE FROM schema_version WHERE version = 6`,
+			`DELETE FROM schema_version WHERE version >= 6`,
 		} {
 			if _, err := db.Exec(q); err != nil {
 				t.Fatalf("%s: %v", q, err)
@@ -73,9 +74,10 @@ func upgrades(t *testing.T) []upgrade {
 			return pgOpen(t)
 		}}, func(t *testing.T) {
 			pgExec(t,
+				`ALTER TABLE `+sch+`.session_heads DROP COLUMN gen`, // 0007; its index goes with the items' stamp
 				`ALTER TABLE `+sch+`.session_heads DROP COLUMN stamp`,
 				`ALTER TABLE `+sch+`.session_items DROP COLUMN stamp`,
-				`DELETE FROM `+sch+`.schema_version WHERE version = 6`)
+				`DELETE FROM `+sch+`.schema_version WHERE version >= 6`)
 		}},
 	}
 }

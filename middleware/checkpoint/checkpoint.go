@@ -54,7 +54,7 @@ func New(store state.Store, opts ...Option) *Checkpointer {
 			panic("checkpoint: WithSession called with a nil session.Store")
 		}
 		c.session = c.cfg.sessions
-		c.persist = persistence.Middleware(&aheadSession{Store: c.session, c: c}, c.cfg.persist...)
+		c.persist = persistence.Middleware(ahead(c.session, c), c.cfg.persist...)
 	}
 	return c
 }

@@ -23,6 +23,31 @@ type aheadSession struct {
 
 var _ session.Store = (*aheadSession)(nil)
 
+// aheadChanges is an aheadSession over a store that reads changes
+// ([session.ChangeReader]): reads pass through, so persistence's history
+// cache reads through it as it would read the store itself.
+type aheadChanges struct {
+	*aheadSession
+	r session.ChangeReader
+}
+
+var _ session.ChangeReader = aheadChanges{}
+
+// ReadChanges passes through to the inner store.
+func (s aheadChanges) ReadChanges(ctx context.Context, sessionID string, q session.ChangeQuery) (session.Changes, error) {
+	return s.r.ReadChanges(ctx, sessionID, q)
+}
+
+// ahead returns the write-ahead session store of c over sessions, a
+// [session.ChangeReader] when sessions is one.
+func ahead(sessions session.Store, c *Checkpointer) session.Store {
+	s := &aheadSession{Store: sessions, c: c}
+	if r, ok := sessions.(session.ChangeReader); ok {
+		return aheadChanges{s, r}
+	}
+	return s
+}
+
 // An atomicStore saves a run's checkpoint and appends to a session in one
 // transaction: a store that keeps both in one database (session/sqlite,
 // session/postgres, session/redis on one server) offers it. On any error

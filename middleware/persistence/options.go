@@ -21,10 +21,11 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
-	limit int
-	merge MergeFunc
-	byRef bool
-	cont  bool
+	limit      int
+	merge      MergeFunc
+	byRef      bool
+	cont       bool
+	cacheBytes int64 // 0: session.DefaultCacheBytes; below 0: no cache
 }
 
 func newConfig(opts []Option) *config {
@@ -46,6 +47,19 @@ func WithLimit(n int) Option {
 			c.limit = n
 		}
 	})
+}
+
+// WithHistoryCache sets the memory budget, in bytes of items, of the
+// middleware's cache of session histories ([session.Cache]): a run's first
+// turn reads its history through it, so the next message of a
+// conversation decodes only the items written since the last one was
+// read, by this process or any other. The cache is on by default, with
+// [session.DefaultCacheBytes], for stores that read changes
+// ([session.ChangeReader]: the memory, SQLite, PostgreSQL and Redis
+// stores); maxBytes 0 keeps the default and maxBytes below 0 turns it off.
+// A later call replaces an earlier one.
+func WithHistoryCache(maxBytes int64) Option {
+	return optionFunc(func(c *config) { c.cacheBytes = maxBytes })
 }
 
 // WithMerge sets how the history read on a run's first turn is merged with

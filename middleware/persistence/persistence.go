@@ -21,7 +21,10 @@ const WithheldOutput = "Output withheld by an output guardrail."
 // store; runs without a session pass through untouched.
 //
 // On a run's first turn it reads the session's history (see [WithLimit]
-// and [WithMerge]), makes it the context the model sees before the input,
+// and [WithMerge]; without a merge, through a cache, [WithHistoryCache],
+// decoding only what was written since this middleware last read the
+// session), makes it
+// the context the model sees before the input,
 // and appends the run's input at once: accepted input is kept even if the
 // run fails later. History that was read is never appended again. An
 // input guardrail that rules on a blocked input ([pipeline.InputHold])
@@ -81,6 +84,12 @@ func Middleware(store session.Store, opts ...Option) pipeline.Middleware {
 		panic("persistence: Middleware called with a nil session.Store")
 	}
 	h := &handler{store: store, cfg: newConfig(opts)}
+	h.history = session.Store(store)
+	if h.cfg.cacheBytes >= 0 {
+		if _, ok := store.(session.ChangeReader); ok {
+			h.history = session.NewCache(store, h.cfg.cacheBytes)
+		}
+	}
 	return pipeline.Middleware{
 		Name:  "persistence",
 		Run:   func(next pipeline.RunHandler) pipeline.RunHandler { return &runHandler{handler: h, next: next} },
@@ -93,8 +102,9 @@ func Middleware(store session.Store, opts ...Option) pipeline.Middleware {
 // handler holds what every stage shares; it is read-only after
 // construction.
 type handler struct {
-	store session.Store
-	cfg   *config
+	store   session.Store
+	history session.Store // reads a run's history: the store, or a cache of it
+	cfg     *config
 }
 
 type runHandler struct {
@@ -289,7 +299,7 @@ func (h *handler) loadSessionHistory(ctx context.Context, run *state.Run, sid st
 			return err
 		}
 	}
-	hist, err := h.store.ListBefore(ctx, sid, run.ID(), session.HistoryQuery{Limit: h.cfg.limit})
+	hist, err := h.history.ListBefore(ctx, sid, run.ID(), session.HistoryQuery{Limit: h.cfg.limit})
 	if err != nil {
 		return &LoadError{SessionID: sid, RunID: run.ID(), Err: err}
 	}

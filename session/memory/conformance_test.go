@@ -15,3 +15,11 @@ func TestConformance(t *testing.T) {
 		return s
 	})
 }
+
+func TestCache(t *testing.T) {
+	sessiontest.TestCache(t, func(t *testing.T) (session.Store, session.Store) {
+		s := memory.New()
+		t.Cleanup(func() { _ = s.Close() })
+		return s, s
+	})
+}

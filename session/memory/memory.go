@@ -11,7 +11,10 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-var _ session.Store = (*Store)(nil)
+var (
+	_ session.Store        = (*Store)(nil)
+	_ session.ChangeReader = (*Store)(nil)
+)
 
 // A Store keeps sessions in memory. The zero Store is not usable; call
 // [New]. A Store is safe for concurrent use by multiple goroutines.
@@ -28,11 +31,15 @@ type Store struct {
 	// stamps holds each session's last write stamp; Clear keeps it, so
 	// that a session's stamps only go up.
 	stamps map[string]int64
+	// gens holds each session's generation: how many times Pop removed
+	// an item or Clear ran (see [session.Changes]).
+	gens map[string]int64
 }
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{sessions: make(map[string]*sessionData), bySerial: make(map[int64]string), stamps: make(map[string]int64)}
+	return &Store{sessions: make(map[string]*sessionData), bySerial: make(map[int64]string), stamps: make(map[string]int64),
+		gens: make(map[string]int64)}
 }
 
 // key locates an item in a session.
@@ -158,6 +165,40 @@ func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, q sessi
 	}
 	slices.Reverse(h.Items)
 	return h, nil
+}
+
+// ReadChanges reads the session's items written at or after q.Since, or
+// its last q.Limit items (see [session.ChangeQuery]), with their places
+// (a run's place here counts from 1). Written after the read's stamp
+// (with Since > 0) it scans the session's entries: memory decodes
+// nothing, so there is nothing for a cache to save.
+func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.ChangeQuery) (session.Changes, error) {
+	if err := ctx.Err(); err != nil {
+		return session.Changes{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return session.Changes{}, session.ErrClosed
+	}
+	ch := session.Changes{Stamp: s.stamps[sessionID] + 1, Generation: s.gens[sessionID]}
+	sd := s.sessions[sessionID]
+	if sd == nil {
+		return ch, nil
+	}
+	if place, ok := sd.places[q.RunID]; ok && q.RunID != "" {
+		ch.RunPlace = int64(place) + 1
+	}
+	from := 0
+	if q.Since <= 0 && q.Limit > 0 && q.Limit < len(sd.entries) {
+		from = len(sd.entries) - q.Limit
+	}
+	for _, e := range sd.entries[from:] {
+		if q.Since <= 0 || e.stamp >= q.Since {
+			ch.Items = append(ch.Items, session.Placed{Place: int64(e.place) + 1, Item: e.item})
+		}
+	}
+	return ch, nil
 }
 
 // Append stores items of run runID, each at its Seq, all or none. An item
@@ -385,6 +426,7 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 	}
 	last := sd.entries[len(sd.entries)-1]
 	sd.entries = sd.entries[:len(sd.entries)-1]
+	s.gens[sessionID]++
 	for run, place := range sd.places {
 		if place == last.place {
 			delete(sd.index, key{run, last.item.Seq()})
@@ -422,6 +464,7 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 	if s.closed {
 		return session.ErrClosed
 	}
+	s.gens[sessionID]++
 	if sd := s.sessions[sessionID]; sd != nil {
 		s.unlist(sessionID, sd)
 		delete(s.sessions, sessionID)
@@ -435,6 +478,6 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
-	s.sessions, s.newest, s.ids, s.bySerial, s.stamps = nil, nil, nil, nil, nil
+	s.sessions, s.newest, s.ids, s.bySerial, s.stamps, s.gens = nil, nil, nil, nil, nil, nil
 	return nil
 }

@@ -46,6 +46,7 @@ func TestListingMigration(t *testing.T) {
 		`DROP TABLE ` + sch + `.session_index`,
 		`DROP INDEX ` + sch + `.session_runs_place`,
 		`ALTER TABLE ` + sch + `.session_heads DROP COLUMN stamp`,
+		`ALTER TABLE ` + sch + `.session_heads DROP COLUMN gen`, // and the stamps index goes with the items' stamp
 		`ALTER TABLE ` + sch + `.session_items DROP COLUMN stamp`,
 		`DELETE FROM ` + sch + `.schema_version WHERE version >= 4`,
 		`INSERT INTO ` + sch + `.run_checkpoints (run_id, version, data) VALUES ('e', 1, '\x00ff'::bytea)`,

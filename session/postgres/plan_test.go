@@ -58,6 +58,16 @@ var planCases = map[string]planCase{
 			"session_heads session_heads_pkey",  // the write stamps, by key
 			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only
 		}},
+	"changesSince": {
+		args:   func(k planKey) []any { return []any{k.session, k.run, int64(1 << 40)} },
+		bitmap: true, // returns every row its index condition selects
+		scans:  []string{"session_heads session_heads_pkey", "session_runs session_runs_pkey", "session_items session_items_stamps"}},
+	"changesTail": {
+		args:  func(k planKey) []any { return []any{k.session, k.run, int64(20)} },
+		scans: []string{"session_heads session_heads_pkey", "session_runs session_runs_pkey", "session_items session_items_pkey"}},
+	"bumpGen": {
+		args:  func(k planKey) []any { return []any{k.session} },
+		scans: []string{"session_heads session_heads_pkey"}},
 	"runPlace": {
 		args:  func(k planKey) []any { return []any{k.session, k.run} },
 		scans: []string{"session_runs session_runs_pkey"}},
@@ -103,7 +113,8 @@ var planCases = map[string]planCase{
 	"clearItems": {
 		args:   func(k planKey) []any { return []any{k.session} },
 		bitmap: true,
-		scans:  []string{"session_items session_items_pkey"}}, // deletes what it reads
+		// deletes what it reads, by either index that leads with the session
+		scans: []string{"session_items session_items_pkey", "session_items session_items_stamps"}},
 	"clearIndex": {
 		args:  func(k planKey) []any { return []any{k.session} },
 		scans: []string{"session_index session_index_pkey"}},

@@ -19,7 +19,10 @@ import (
 
 const pkg = "postgres"
 
-var _ session.Store = (*Store)(nil)
+var (
+	_ session.Store        = (*Store)(nil)
+	_ session.ChangeReader = (*Store)(nil)
+)
 
 // A Store keeps sessions (and run checkpoints, see [Store.Save]) in
 // PostgreSQL tables in one schema. It is safe for concurrent use by
@@ -38,6 +41,9 @@ type queries struct {
 	appendOne, appendExisting, runPlace, newRun, takeStamp, insertItems, storedItems, lockSession string
 	list, listBefore, lookup, pop                                                                 string
 	hasItems, clearHead, clearRuns, clearItems                                                    string
+	// What a session gained since a stamp, or its last items
+	// (ReadChanges); Pop's move of the generation.
+	changesSince, changesTail, bumpGen string
 	// The listing of sessions and the pages of a session (browse.go).
 	clearIndex, listSessions, searchSessions, page string
 }
@@ -122,8 +128,32 @@ func newQueries(schemaName string) queries {
 		// whole session (and EXISTS, left to the planner, a Seq Scan).
 		hasItems: r.Replace(`SELECT 1 FROM {{schema}}.session_items WHERE session_id = $1
 			ORDER BY place DESC, seq DESC LIMIT 1`),
-		// The head stays, with its stamp: a session's stamps only go up.
-		clearHead:  r.Replace(`UPDATE {{schema}}.session_heads SET last_place = 0 WHERE session_id = $1`),
+		// A first row with the session's last stamp, its generation and
+		// run $2's place (0 for none), then the items written at or after
+		// stamp $3, by the stamps' index, in no order. One statement: one
+		// snapshot.
+		changesSince: r.Replace(`SELECT 0::bigint, 0::bigint, ''::text, ''::text, ''::bytea,
+				COALESCE(h.stamp, 0), COALESCE(h.gen, 0),
+				COALESCE((SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2), 0)
+			FROM (SELECT 1) AS one LEFT JOIN {{schema}}.session_heads AS h ON h.session_id = $1
+			UNION ALL 
+			SELECT place, seq, kind, name, raw, 0, 0, 0 FROM {{schema}}.session_items
+			WHERE session_id = $1 AND stamp >= $3`),
+		// The same first row, then the session's last $3 items (all for
+		// NULL), last first.
+		changesTail: r.Replace(`SELECT 0::bigint, 0::bigint, ''::text, ''::text, ''::bytea,
+				COALESCE(h.stamp, 0), COALESCE(h.gen, 0),
+				COALESCE((SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2), 0)
+			FROM (SELECT 1) AS one LEFT JOIN {{schema}}.session_heads AS h ON h.session_id = $1
+			UNION ALL 
+			(SELECT place, seq, kind, name, raw, 0, 0, 0 FROM {{schema}}.session_items
+			WHERE session_id = $1 ORDER BY place DESC, seq DESC LIMIT $3)`),
+		// Pop's first statement: it locks the head before the item, in the
+		// order of an append.
+		bumpGen: r.Replace(`UPDATE {{schema}}.session_heads SET gen = gen + 1 WHERE session_id = $1`),
+		// The head stays, with its stamp: a session's stamps only go up;
+		// its generation moves on.
+		clearHead:  r.Replace(`UPDATE {{schema}}.session_heads SET last_place = 0, gen = gen + 1 WHERE session_id = $1`),
 		clearRuns:  r.Replace(`DELETE FROM {{schema}}.session_runs WHERE session_id = $1`),
 		clearItems: r.Replace(`DELETE FROM {{schema}}.session_items WHERE session_id = $1`),
 		clearIndex: r.Replace(`DELETE FROM {{schema}}.session_index WHERE session_id = $1`),
@@ -325,6 +355,34 @@ func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, q sessi
 		return session.History{}, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
 	return h, nil
+}
+
+// ReadChanges reads the session's items written at or after q.Since, or
+// its last q.Limit items (see [session.ChangeQuery]), with the session's
+// stamp, generation and run q.RunID's place: one statement, one snapshot.
+// With Since it reads the index of the items' write stamps
+// (session_items_stamps): O(the items written since).
+func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.ChangeQuery) (session.Changes, error) {
+	if err := s.gate.Begin(ctx, "read changes of", sessionID); err != nil {
+		return session.Changes{}, err
+	}
+	query, arg := s.q.changesSince, any(q.Since)
+	if q.Since <= 0 {
+		query, arg = s.q.changesTail, nil // NULL: no limit
+		if q.Limit > 0 {
+			arg = int64(q.Limit)
+		}
+	}
+	rows, err := s.pool.Query(ctx, query, sessionID, q.RunID, arg)
+	if err != nil {
+		return session.Changes{}, s.gate.Wrap(ctx, "read changes of", sessionID, err)
+	}
+	defer rows.Close()
+	ch, err := rowcodec.ScanChanges(rows)
+	if err != nil {
+		return session.Changes{}, s.gate.Wrap(ctx, "read changes of", sessionID, err)
+	}
+	return ch, nil
 }
 
 func collectItems(rows pgx.Rows) ([]state.Item, error) {
@@ -577,7 +635,15 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 		return state.Item{}, false, err
 	}
 	for {
-		it, err := rowcodec.ScanItem(s.pool.QueryRow(ctx, s.q.pop, sessionID))
+		var it state.Item
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, s.q.bumpGen, sessionID); err != nil {
+				return err
+			}
+			var err error
+			it, err = rowcodec.ScanItem(tx.QueryRow(ctx, s.q.pop, sessionID))
+			return err // none popped: the generation stays
+		})
 		if errors.Is(err, pgx.ErrNoRows) {
 			// Either the session is empty, or a concurrent Pop took the
 			// row this one locked; only the first is the answer.

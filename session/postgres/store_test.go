@@ -59,6 +59,30 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestCache runs the cache suite with two pools on one database: two
+// processes.
+func TestCache(t *testing.T) {
+	schema, pool := testSchema(t)
+	sessiontest.TestCache(t, func(t *testing.T) (session.Store, session.Store) {
+		a, err := postgres.New(t.Context(), pool, postgres.WithSchema(schema))
+		if err != nil {
+			t.Fatalf("New = %v", err)
+		}
+		t.Cleanup(func() { _ = a.Close() })
+		other, err := pgxpool.New(t.Context(), serverURL(t))
+		if err != nil {
+			t.Fatalf("pgxpool.New = %v", err)
+		}
+		t.Cleanup(other.Close)
+		b, err := postgres.New(t.Context(), other, postgres.WithSchema(schema))
+		if err != nil {
+			t.Fatalf("New = %v", err)
+		}
+		t.Cleanup(func() { _ = b.Close() })
+		return a, b
+	})
+}
+
 func TestCheckpointConformance(t *testing.T) {
 	schema, pool := testSchema(t)
 	statetest.TestStore(t, func(t *testing.T) state.Store {

@@ -59,9 +59,16 @@ func (s *Store) keys(sessionID string) []string {
 		tag + ":stamps", tag + ":stamp"}
 }
 
+// genKey returns the session's generation, a counter that Pop and Clear
+// move on (see [session.Changes]), under the session's hash tag. It is not
+// among keys, which an append passes whole: an append does not touch it.
+func (s *Store) genKey(sessionID string) string {
+	return s.tagged("session", sessionID) + ":gen"
+}
+
 // clearKeys is the number of a session's keys (see keys) that Clear
 // removes: all but the counter of stamps, so that a session's stamps only
-// go up.
+// go up (and it keeps the generation, genKey, too).
 const clearKeys = 6
 
 // runKeys returns the keys of a run's checkpoint: the head hash (fields v,

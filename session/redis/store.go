@@ -18,7 +18,10 @@ import (
 
 const pkg = "redis"
 
-var _ session.Store = (*Store)(nil)
+var (
+	_ session.Store        = (*Store)(nil)
+	_ session.ChangeReader = (*Store)(nil)
+)
 
 // A Store keeps sessions (and run checkpoints, see [Store.Save]) in Redis.
 // It is safe for concurrent use by multiple goroutines and by many workers
@@ -230,11 +233,13 @@ return created
 `
 
 // popScript removes and returns the session's last item (nil if none),
-// and what the calls set and the outputs hash hold of it. KEYS: those of
-// appendScript.
+// and what the calls set and the outputs hash hold of it, and moves the
+// session's generation on. KEYS: the session's (see keys), then its
+// generation (genKey).
 var popScript = goredis.NewScript(`
 local z = redis.call('ZPOPMAX', KEYS[1])
 if #z == 0 then return false end
+redis.call('INCR', KEYS[8])
 local m = z[1]
 redis.call('ZREM', KEYS[6], string.sub(m, 1, 32))
 local ref = 'r' .. string.sub(m, 1, 32)
@@ -317,6 +322,81 @@ func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, q sessi
 	}
 	return h, nil
 }
+
+// ReadChanges reads the session's items written at or after q.Since, or
+// its last q.Limit items (see [session.ChangeQuery]), with the session's
+// stamp, generation and run q.RunID's place: one script, one snapshot.
+// With Since it reads the sorted set of the items' write stamps from
+// Since up: O(the items written since, each found in O(log n)).
+func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.ChangeQuery) (session.Changes, error) {
+	if err := s.gate.Begin(ctx, "read changes of", sessionID); err != nil {
+		return session.Changes{}, err
+	}
+	keys := s.keys(sessionID)
+	res, err := changesScript.Run(ctx, s.client, []string{keys[0], keys[1], keys[5], keys[6], s.genKey(sessionID)},
+		q.RunID, q.Since, q.Limit).Slice()
+	if err != nil {
+		return session.Changes{}, s.wrap(ctx, "read changes of", sessionID, err)
+	}
+	ch, err := scanChanges(res)
+	if err != nil {
+		return session.Changes{}, s.wrap(ctx, "read changes of", sessionID, err)
+	}
+	return ch, nil
+}
+
+// scanChanges reads changesScript's reply.
+func scanChanges(res []any) (session.Changes, error) {
+	if len(res) < 3 {
+		return session.Changes{}, fmt.Errorf("%w: a change read of %d values", session.ErrCorrupt, len(res))
+	}
+	last, _ := res[0].(int64)
+	gen, _ := res[1].(int64)
+	ch := session.Changes{Stamp: last + 1, Generation: gen}
+	if p, _ := res[2].(string); p != "" {
+		place, err := strconv.ParseInt(p, 16, 64)
+		if err != nil {
+			return session.Changes{}, fmt.Errorf("%w: malformed place %q", session.ErrCorrupt, p)
+		}
+		ch.RunPlace = place
+	}
+	ch.Items = make([]session.Placed, 0, len(res)-3)
+	for _, r := range res[3:] {
+		m, _ := r.(string)
+		it, err := decodeMember(m)
+		if err != nil {
+			return session.Changes{}, err
+		}
+		place, err := strconv.ParseInt(m[:16], 16, 64)
+		if err != nil {
+			return session.Changes{}, fmt.Errorf("%w: malformed place %q", session.ErrCorrupt, m[:16])
+		}
+		ch.Items = append(ch.Items, session.Placed{Place: place, Item: it})
+	}
+	rowcodec.SortPlaced(ch.Items)
+	return ch, nil
+}
+
+// changesScript returns the session's last stamp, its generation, run
+// ARGV[1]'s place ("" for none), then the members written at or after
+// stamp ARGV[2] if it is above 0 (by the stamps set), else the last
+// ARGV[3] members (all if it is 0), last first. KEYS: items, runs,
+// stamps, stamp, gen.
+var changesScript = goredis.NewScript(`
+local out = {tonumber(redis.call('GET', KEYS[4]) or '0'), tonumber(redis.call('GET', KEYS[5]) or '0'),
+	redis.call('HGET', KEYS[2], ARGV[1]) or ''}
+local since, n = tonumber(ARGV[2]), tonumber(ARGV[3])
+if since > 0 then
+	for _, pos in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], since, '+inf')) do
+		local m = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. pos, '(' .. pos .. '\255', 'LIMIT', 0, 1)[1]
+		if m then out[#out + 1] = m end
+	end
+	return out
+end
+if n <= 0 then n = -1 end
+for _, m in ipairs(redis.call('ZREVRANGEBYLEX', KEYS[1], '+', '-', 'LIMIT', 0, n)) do out[#out + 1] = m end
+return out
+`)
 
 // listBeforeScript returns the session's last stamp, then, last first,
 // the last ARGV[2] members (all if it is 0) placed before run ARGV[1]'s
@@ -451,7 +531,7 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 	if err := s.gate.Begin(ctx, "pop from", sessionID); err != nil {
 		return state.Item{}, false, err
 	}
-	m, err := popScript.Run(ctx, s.client, s.keys(sessionID)).Text()
+	m, err := popScript.Run(ctx, s.client, append(s.keys(sessionID), s.genKey(sessionID))).Text()
 	if errors.Is(err, goredis.Nil) {
 		return state.Item{}, false, nil
 	}
@@ -466,13 +546,20 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 }
 
 // Clear removes every item of the session and the places of its runs with
-// one DEL: a run that appends afterwards starts a new place. The
-// session's write stamps go on from where they were.
+// one DEL, and moves the session's generation on, in one MULTI: a run
+// that appends afterwards starts a new place. The session's write stamps
+// go on from where they were.
 func (s *Store) Clear(ctx context.Context, sessionID string) error {
 	if err := s.gate.Begin(ctx, "clear", sessionID); err != nil {
 		return err
 	}
-	if err := s.client.Del(ctx, s.keys(sessionID)[:clearKeys]...).Err(); err != nil {
+	keys := s.keys(sessionID)
+	_, err := s.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		p.Del(ctx, keys[:clearKeys]...)
+		p.Incr(ctx, s.genKey(sessionID))
+		return nil
+	})
+	if err != nil {
 		return s.wrap(ctx, "clear", sessionID, err)
 	}
 	return s.unfileSession(ctx, sessionID)

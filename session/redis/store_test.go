@@ -124,6 +124,31 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestCache runs the cache suite with two clients of one server (or
+// cluster): two processes.
+func TestCache(t *testing.T) {
+	t.Run("standalone", func(t *testing.T) {
+		a, prefix := testClient(t)
+		o, err := goredis.ParseURL(serverURL(t))
+		if err != nil {
+			t.Fatalf("ParseURL = %v", err)
+		}
+		b := goredis.NewClient(o)
+		t.Cleanup(func() { _ = b.Close() })
+		sessiontest.TestCache(t, func(t *testing.T) (session.Store, session.Store) {
+			return newStore(t, a, redis.WithPrefix(prefix)), newStore(t, b, redis.WithPrefix(prefix))
+		})
+	})
+	t.Run("cluster", func(t *testing.T) {
+		a, prefix := testCluster(t)
+		b := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: strings.Split(testenv.ServerURL(t, "TURNKIT_REDIS_CLUSTER_ADDRS"), ",")})
+		t.Cleanup(func() { _ = b.Close() })
+		sessiontest.TestCache(t, func(t *testing.T) (session.Store, session.Store) {
+			return newStore(t, a, redis.WithPrefix(prefix)), newStore(t, b, redis.WithPrefix(prefix))
+		})
+	})
+}
+
 func TestCheckpointConformance(t *testing.T) {
 	forEachServer(t, func(t *testing.T, client goredis.UniversalClient, prefix string) {
 		statetest.TestStore(t, func(t *testing.T) state.Store {

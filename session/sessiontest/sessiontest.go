@@ -44,6 +44,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"ListBefore", testListBefore},
 		{"ListBeforeStamp", testListBeforeStamp},
 		{"StampsGoOnAfterClear", testStampsAfterClear},
+		{"Changes", testChanges},
 		{"Pop", testPop},
 		{"PopThenReappend", testPopThenReappend},
 		{"Clear", testClear},

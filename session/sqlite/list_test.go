@@ -47,6 +47,7 @@ func TestListingMigration(t *testing.T) {
 		`DROP TABLE session_index`,
 		`DELETE FROM sqlite_sequence WHERE name = 'session_index'`,
 		`DROP TABLE session_stamps`,
+		`DROP INDEX session_items_stamps`,
 		`ALTER TABLE session_items DROP COLUMN stamp`,
 		`DELETE FROM schema_version WHERE version >= 4`,
 		`INSERT INTO run_checkpoints (run_id, version, data) VALUES ('e', 1, x'00ff')`,

@@ -73,6 +73,31 @@ const (
 			ORDER BY place DESC, seq DESC LIMIT 1)
 		RETURNING seq, kind, name, raw`
 
+	// A removal (Pop, Clear) moves the session's generation on, in the
+	// removal's transaction.
+	sqlBumpGen = `UPDATE session_stamps SET gen = gen + 1 WHERE session_id = ?`
+
+	// What a session gained since write stamp ?3 (session.ChangeReader):
+	// a first row with the session's last stamp, its generation and run
+	// ?2's place (0 for none), then the items, by the stamps' index, in
+	// no order. One statement: one snapshot.
+	sqlChangesSince = `SELECT 0, 0, '', '', X'',
+			COALESCE((SELECT stamp FROM session_stamps WHERE session_id = ?1), 0),
+			COALESCE((SELECT gen FROM session_stamps WHERE session_id = ?1), 0),
+			COALESCE((SELECT place FROM session_runs WHERE session_id = ?1 AND run_id = ?2), 0)
+		UNION ALL
+		SELECT place, seq, kind, name, raw, 0, 0, 0 FROM session_items INDEXED BY session_items_stamps
+		WHERE session_id = ?1 AND stamp >= ?3`
+	// The same first row, then the session's last ?3 items (all for -1),
+	// last first, backwards along the primary key.
+	sqlChangesTail = `SELECT 0, 0, '', '', X'',
+			COALESCE((SELECT stamp FROM session_stamps WHERE session_id = ?1), 0),
+			COALESCE((SELECT gen FROM session_stamps WHERE session_id = ?1), 0),
+			COALESCE((SELECT place FROM session_runs WHERE session_id = ?1 AND run_id = ?2), 0)
+		UNION ALL
+		SELECT * FROM (SELECT place, seq, kind, name, raw, 0, 0, 0 FROM session_items
+			WHERE session_id = ?1 ORDER BY place DESC, seq DESC LIMIT ?3)`
+
 	sqlClearItems = `DELETE FROM session_items WHERE session_id = ?`
 	sqlClearRuns  = `DELETE FROM session_runs WHERE session_id = ?`
 
@@ -258,6 +283,41 @@ var statements = []statement{
 			"SCALAR SUBQUERY 1",
 			"  SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
 			"USE TEMP B-TREE FOR ORDER BY", // the limit's rows
+		}},
+	{name: "bump generation", sql: sqlBumpGen,
+		args: func(k planKey) []any { return []any{k.session} },
+		plan: []string{"SEARCH session_stamps USING PRIMARY KEY (session_id=?)"}},
+	{name: "changes since", sql: sqlChangesSince,
+		args: func(k planKey) []any { return []any{k.session, k.run, int64(3)} },
+		plan: []string{
+			"COMPOUND QUERY",
+			"  LEFT-MOST SUBQUERY",
+			"    SCAN CONSTANT ROW",
+			"    SCALAR SUBQUERY 1",
+			"      SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
+			"    SCALAR SUBQUERY 2",
+			"      SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
+			"    SCALAR SUBQUERY 3",
+			"      SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)",
+			"  UNION ALL",
+			"    SEARCH session_items USING INDEX session_items_stamps (session_id=? AND stamp>?)", // the items written since
+		}},
+	{name: "changes tail", sql: sqlChangesTail,
+		args: func(k planKey) []any { return []any{k.session, k.run, 20} },
+		plan: []string{
+			"COMPOUND QUERY",
+			"  LEFT-MOST SUBQUERY",
+			"    SCAN CONSTANT ROW",
+			"    SCALAR SUBQUERY 1",
+			"      SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
+			"    SCALAR SUBQUERY 2",
+			"      SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
+			"    SCALAR SUBQUERY 3",
+			"      SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)",
+			"  UNION ALL",
+			"    CO-ROUTINE (subquery-5)",
+			"      SEARCH session_items USING PRIMARY KEY (session_id=?)", // LIMIT, backwards in the key's order
+			"    SCAN (subquery-5)",
 		}},
 	{name: "lookup", sql: sqlLookup,
 		args: func(k planKey) []any { return []any{k.session, k.run, k.seq} },

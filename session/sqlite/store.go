@@ -18,7 +18,10 @@ import (
 
 const pkg = "sqlite"
 
-var _ session.Store = (*Store)(nil)
+var (
+	_ session.Store        = (*Store)(nil)
+	_ session.ChangeReader = (*Store)(nil)
+)
 
 // A Store keeps sessions (and run checkpoints, see [Store.Save]) in one
 // SQLite file. It is safe for concurrent use by multiple goroutines, and by
@@ -193,6 +196,34 @@ func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, q sessi
 		return session.History{}, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
 	return h, nil
+}
+
+// ReadChanges reads the session's items written at or after q.Since, or
+// its last q.Limit items (see [session.ChangeQuery]), with the session's
+// stamp, generation and run q.RunID's place: one statement, one snapshot.
+// With Since it reads the index of the items' write stamps
+// (session_items_stamps): O(the items written since).
+func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.ChangeQuery) (session.Changes, error) {
+	if err := s.gate.Begin(ctx, "read changes of", sessionID); err != nil {
+		return session.Changes{}, err
+	}
+	query, arg := sqlChangesSince, q.Since
+	if q.Since <= 0 {
+		query, arg = sqlChangesTail, int64(q.Limit)
+		if q.Limit <= 0 {
+			arg = -1 // no limit
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, query, sessionID, q.RunID, arg)
+	if err != nil {
+		return session.Changes{}, s.gate.Wrap(ctx, "read changes of", sessionID, err)
+	}
+	defer rows.Close()
+	ch, err := rowcodec.ScanChanges(rows)
+	if err != nil {
+		return session.Changes{}, s.gate.Wrap(ctx, "read changes of", sessionID, err)
+	}
+	return ch, nil
 }
 
 // listItems runs a query of items of session sessionID and decodes them.
@@ -395,8 +426,9 @@ func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) 
 	return it, true, nil
 }
 
-// Pop removes and returns the session's last item, if any, in one
-// statement. The item's run keeps its place.
+// Pop removes and returns the session's last item, if any, and moves the
+// session's generation on (see [session.Changes]), in one transaction.
+// The item's run keeps its place.
 func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, error) {
 	if err := s.gate.Begin(ctx, "pop from", sessionID); err != nil {
 		return state.Item{}, false, err
@@ -405,7 +437,15 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 		return state.Item{}, false, s.gate.Wrap(ctx, "pop from", sessionID, err)
 	}
 	defer s.unlockWrite()
-	it, err := rowcodec.ScanItem(s.db.QueryRowContext(ctx, sqlPop, sessionID))
+	var it state.Item
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if it, err = rowcodec.ScanItem(tx.QueryRowContext(ctx, sqlPop, sessionID)); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, sqlBumpGen, sessionID)
+		return err
+	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return state.Item{}, false, nil
 	}
@@ -431,6 +471,9 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, sqlClearRuns, sessionID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, sqlBumpGen, sessionID); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, sqlSessionUnfile, sessionID)

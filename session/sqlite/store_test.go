@@ -91,3 +91,12 @@ func TestOneConnection(t *testing.T) {
 		t.Errorf("the session holds %d items, want 9", len(items))
 	}
 }
+
+// TestCache runs the cache suite with two handles on one file: two
+// processes.
+func TestCache(t *testing.T) {
+	sessiontest.TestCache(t, func(t *testing.T) (session.Store, session.Store) {
+		path := filepath.Join(t.TempDir(), "sessions.db")
+		return open(t, path), open(t, path)
+	})
+}

@@ -220,13 +220,14 @@ func Conversation(ctx context.Context, backend, chain string, sizes []int, messa
 			have += run.Len()
 			return time.Since(t0), nil
 		}
-		if opts.continued() {
-			// The history grown behind the session's marks: one message,
-			// not measured, reads it whole (and compacts it), and leaves
-			// the marks the next messages continue from.
-			if _, err := message(); err != nil {
-				return out, err
-			}
+		// The history grown in bulk, which no message read: one message,
+		// not measured, reads it whole, as a process's first message of
+		// the session does, and fills persistence's history cache (with
+		// chaining or compaction it compacts it and leaves the marks the
+		// next messages continue from). The messages measured are a
+		// conversation going on.
+		if _, err := message(); err != nil {
+			return out, err
 		}
 		g.count.reset()
 		take()
@@ -694,6 +695,21 @@ func (s *countingSession) ListBefore(ctx context.Context, sessionID, runID strin
 	return h, err
 }
 
+// ReadChanges reads what a session gained from the backend (every
+// backend reads changes: see session.ChangeReader), counting the items
+// returned as decoded; persistence's history cache reads through it.
+func (s *countingSession) ReadChanges(ctx context.Context, sessionID string, q session.ChangeQuery) (session.Changes, error) {
+	r, ok := s.sess.(session.ChangeReader)
+	if !ok {
+		return session.Changes{}, fmt.Errorf("scenario: the session store %T reads no changes", s.sess)
+	}
+	ch, err := r.ReadChanges(ctx, sessionID, q)
+	s.mu.Lock()
+	s.decoded += int64(len(ch.Items))
+	s.mu.Unlock()
+	return ch, err
+}
+
 func (s *countingSession) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
 	err := s.sess.Append(ctx, sessionID, runID, items)
 	if err == nil {
@@ -757,6 +773,10 @@ func (s *countingAtomic) List(ctx context.Context, sessionID string, limit int) 
 
 func (s *countingAtomic) ListBefore(ctx context.Context, sessionID, runID string, q session.HistoryQuery) (session.History, error) {
 	return (*countingSession)(s).ListBefore(ctx, sessionID, runID, q)
+}
+
+func (s *countingAtomic) ReadChanges(ctx context.Context, sessionID string, q session.ChangeQuery) (session.Changes, error) {
+	return (*countingSession)(s).ReadChanges(ctx, sessionID, q)
 }
 
 func (s *countingAtomic) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {

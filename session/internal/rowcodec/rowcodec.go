@@ -5,9 +5,11 @@
 package rowcodec
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
@@ -131,4 +133,60 @@ func ScanHistory(rows Rows) (session.History, error) {
 	}
 	h.Stamp = last + 1
 	return h, nil
+}
+
+// ScanChanges reads what a store's change statement returns: a head row
+// with an empty kind, whose last three columns are the session's last
+// stamp, its generation and the run's place, and rows of (place, seq,
+// kind, name, raw, 0, 0, 0), in any order. The items come back ordered
+// by (place, seq); rows read last first are reversed, not sorted.
+func ScanChanges(rows Rows) (session.Changes, error) {
+	var (
+		ch         session.Changes
+		place, seq int64
+		kind, name string
+		raw        []byte
+		a, b, c    int64
+	)
+	for rows.Next() {
+		raw = nil // a driver may scan into the slice it is given
+		if err := rows.Scan(&place, &seq, &kind, &name, &raw, &a, &b, &c); err != nil {
+			return session.Changes{}, err
+		}
+		if kind == "" {
+			ch.Stamp, ch.Generation, ch.RunPlace = a+1, b, c
+			continue
+		}
+		it, err := Decode(kind, seq, name, raw)
+		if err != nil {
+			return session.Changes{}, fmt.Errorf("decode item at place %d seq %d: %w", place, seq, err)
+		}
+		ch.Items = append(ch.Items, session.Placed{Place: place, Item: it})
+	}
+	if err := rows.Err(); err != nil {
+		return session.Changes{}, err
+	}
+	if ch.Stamp == 0 {
+		return session.Changes{}, fmt.Errorf("%w: a change read without its head row", session.ErrCorrupt)
+	}
+	SortPlaced(ch.Items)
+	return ch, nil
+}
+
+// SortPlaced orders items by (place, seq): in O(n) when they are in that
+// order or its reverse.
+func SortPlaced(items []session.Placed) {
+	less := func(a, b session.Placed) int {
+		if c := cmp.Compare(a.Place, b.Place); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Item.Seq(), b.Item.Seq())
+	}
+	if slices.IsSortedFunc(items, less) {
+		return
+	}
+	slices.Reverse(items)
+	if !slices.IsSortedFunc(items, less) {
+		slices.SortFunc(items, less)
+	}
 }

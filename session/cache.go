@@ -1,0 +1,280 @@
+package session
+
+import (
+	"cmp"
+	"container/list"
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/turnkit/turnkit/state"
+)
+
+// DefaultCacheBytes is the memory budget of a [Cache] made with a budget
+// of 0.
+const DefaultCacheBytes = 64 << 20
+
+// entryOverhead is what a session's entry is counted for beyond its
+// items, so that entries of sessions with nothing cached are bounded too.
+const entryOverhead = 256
+
+// tailSlack is how many items past its limit a tail is read with: the
+// items a run placed before it reads the history before its place (its
+// input, which persistence stores first), so that the tail still holds
+// the limit's items before the run.
+const tailSlack = 32
+
+// itemOverhead is what a cached item is counted for beyond its JSON: the
+// Item value, its place, its text, call ID and name (estimated).
+const itemOverhead = 128
+
+// A Cache serves [Store.ListBefore] from the items of sessions it already
+// read, decoded, so that the next run of a conversation decodes only what
+// was written since. Every read checks the cache against the store first,
+// with one [ChangeReader.ReadChanges] from the session's last stamp read:
+// the items written since, by this process or any other, are merged in at
+// their places, and a removal since (a Pop, a Clear, by anyone) makes the
+// session's entry read again whole. So a read through the cache returns
+// what the store's own ListBefore would return from one snapshot.
+//
+// The cache keeps, per session, the tail that reads asked for (the last
+// Limit items, or all), and holds at most its budget of bytes over all
+// sessions, dropping the least recently read sessions first. A read with a
+// Stamp (a checkpoint's history reference), one before the place of a run
+// whose items reach into the cached tail, and every read of a store that
+// is not a [ChangeReader], go to the store. Items are immutable values: a
+// caller may change the returned slice, never what another read returns.
+//
+// A Cache is a [Store]: every method other than ListBefore goes to the
+// store it wraps. It is safe for concurrent use.
+type Cache struct {
+	Store
+	r      ChangeReader // nil: every read goes to the store
+	budget int64
+
+	mu    sync.Mutex
+	lru   list.List // of *cachedSession, most recently read first
+	byID  map[string]*list.Element
+	bytes int64
+}
+
+var _ Store = (*Cache)(nil)
+
+// NewCache returns a cache of the histories read from s, holding at most
+// maxBytes of items (estimated from their JSON), or [DefaultCacheBytes] if
+// maxBytes is 0. If s is not a [ChangeReader] the cache holds nothing and
+// every read goes to s.
+func NewCache(s Store, maxBytes int64) *Cache {
+	if maxBytes == 0 {
+		maxBytes = DefaultCacheBytes
+	}
+	r, _ := s.(ChangeReader)
+	return &Cache{Store: s, r: r, budget: maxBytes, byID: make(map[string]*list.Element)}
+}
+
+// A cachedSession is the tail of one session as of a write stamp: every
+// item placed at or after its first item, or every item of the session if
+// whole.
+type cachedSession struct {
+	id string
+	mu sync.Mutex // held while the session is read and merged
+
+	items      []Placed
+	stamp, gen int64
+	whole      bool // items are every item of the session
+	limit      int  // the Limit the tail was read with (0: all)
+	valid      bool
+	size       int64 // the bytes counted for items (see cost)
+
+	// Under Cache.mu: the bytes counted for items, and whether the cache
+	// dropped the entry (its reader then keeps nothing).
+	counted int64
+	dropped bool
+}
+
+// ListBefore returns what the store's ListBefore would (see
+// [Store.ListBefore]), from the cache where it can.
+func (c *Cache) ListBefore(ctx context.Context, sessionID, runID string, q HistoryQuery) (History, error) {
+	if c.r == nil || q.Stamp > 0 || c.budget < 0 {
+		return c.Store.ListBefore(ctx, sessionID, runID, q)
+	}
+	cs := c.entry(sessionID)
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	place, err := cs.refresh(ctx, c.r, sessionID, runID, q.Limit)
+	if err != nil {
+		return History{}, err
+	}
+	h, ok := cs.serve(place, q.Limit)
+	c.account(cs)
+	if !ok {
+		return c.Store.ListBefore(ctx, sessionID, runID, q)
+	}
+	return h, nil
+}
+
+// entry returns the session's entry, made if needed, as the most recently
+// read.
+func (c *Cache) entry(sessionID string) *cachedSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.byID[sessionID]; ok {
+		c.lru.MoveToFront(e)
+		return e.Value.(*cachedSession)
+	}
+	cs := &cachedSession{id: sessionID}
+	c.byID[sessionID] = c.lru.PushFront(cs)
+	return cs
+}
+
+// refresh brings the tail up to the store's present: the changes since
+// its stamp merged in, or, if it holds nothing or an item was removed
+// since, the session's last limit items read again. It returns the place
+// of run runID (0: none).
+func (cs *cachedSession) refresh(ctx context.Context, r ChangeReader, sessionID, runID string, limit int) (int64, error) {
+	if cs.valid {
+		ch, err := r.ReadChanges(ctx, sessionID, ChangeQuery{Since: cs.stamp, RunID: runID})
+		if err != nil {
+			return 0, err
+		}
+		if ch.Generation == cs.gen {
+			cs.merge(ch.Items)
+			if cs.valid {
+				cs.stamp = ch.Stamp
+				cs.trim()
+				return ch.RunPlace, nil
+			}
+		}
+		cs.valid = false
+	}
+	fill := 0
+	if limit > 0 {
+		fill = limit + tailSlack
+	}
+	ch, err := r.ReadChanges(ctx, sessionID, ChangeQuery{Limit: fill, RunID: runID})
+	if err != nil {
+		return 0, err
+	}
+	cs.items, cs.stamp, cs.gen, cs.limit = ch.Items, ch.Stamp, ch.Generation, max(limit, 0)
+	cs.size = sizeOf(cs.items)
+	cs.whole = fill <= 0 || len(ch.Items) < fill
+	cs.valid = true
+	return ch.RunPlace, nil
+}
+
+// cost is what a cached item is counted for: its JSON and the rest of it
+// (estimated).
+func cost(p Placed) int64 { return int64(p.Item.RawLen()) + itemOverhead }
+
+func sizeOf(items []Placed) int64 {
+	var n int64
+	for _, p := range items {
+		n += cost(p)
+	}
+	return n
+}
+
+func comparePlaced(a, b Placed) int {
+	if c := cmp.Compare(a.Place, b.Place); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Item.Seq(), b.Item.Seq())
+}
+
+// merge puts items (ordered, all written after the tail's stamp) at their
+// places: appended where they follow the tail, as a run's next turn does;
+// inserted where an earlier run went on; left out before a tail that is
+// not whole, which holds nothing there.
+func (cs *cachedSession) merge(items []Placed) {
+	for _, p := range items {
+		n := len(cs.items)
+		switch {
+		case n == 0 && !cs.whole:
+			// An empty tail of a session with more before it: nothing to
+			// place p after; the tail stays empty until read again.
+			cs.valid = false
+			return
+		case n == 0 || comparePlaced(cs.items[n-1], p) < 0:
+			cs.items = append(cs.items, p)
+			cs.size += cost(p)
+		case !cs.whole && comparePlaced(p, cs.items[0]) < 0:
+			// Before the tail: not cached.
+		default:
+			i, found := slices.BinarySearchFunc(cs.items, p, comparePlaced)
+			if found {
+				cs.size -= cost(cs.items[i])
+				cs.items[i] = p
+			} else {
+				cs.items = slices.Insert(cs.items, i, p)
+			}
+			cs.size += cost(p)
+		}
+	}
+}
+
+// trim drops the front of a tail that grew to twice its length when
+// read, keeping that length (its limit and tailSlack): reads of that limit
+// still find them all.
+func (cs *cachedSession) trim() {
+	if n := cs.limit + tailSlack; cs.limit > 0 && len(cs.items) >= 2*n {
+		cs.items = slices.Clone(cs.items[len(cs.items)-n:])
+		cs.size = sizeOf(cs.items)
+		cs.whole = false
+	}
+}
+
+// serve returns the last limit items (all for limit <= 0) placed before
+// place (before none for 0), or false if the tail does not hold them all.
+func (cs *cachedSession) serve(place int64, limit int) (History, bool) {
+	if !cs.valid {
+		return History{}, false
+	}
+	end := len(cs.items)
+	if place > 0 {
+		end, _ = slices.BinarySearchFunc(cs.items, place, func(p Placed, place int64) int { return cmp.Compare(p.Place, place) })
+	}
+	from := 0
+	switch {
+	case limit > 0 && end >= limit:
+		from = end - limit
+	case !cs.whole:
+		return History{}, false
+	}
+	h := History{Stamp: cs.stamp}
+	if end > from {
+		h.Items = make([]state.Item, end-from)
+		for i, p := range cs.items[from:end] {
+			h.Items[i] = p.Item
+		}
+	}
+	return h, true
+}
+
+// account counts the entry's bytes and drops the least recently read
+// sessions while the cache holds more than its budget (the entry itself
+// too, if it alone exceeds it).
+func (c *Cache) account(cs *cachedSession) {
+	n := int64(entryOverhead) // an entry with nothing cached counts too
+	if cs.valid {
+		n += cs.size
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cs.dropped {
+		cs.items, cs.valid, cs.size = nil, false, 0
+		return
+	}
+	c.bytes += n - cs.counted
+	cs.counted = n
+	for c.bytes > c.budget && c.lru.Len() > 0 {
+		e := c.lru.Back()
+		old := e.Value.(*cachedSession)
+		c.lru.Remove(e)
+		delete(c.byID, old.id)
+		c.bytes -= old.counted
+		old.counted, old.dropped = 0, true
+		if old == cs {
+			cs.items, cs.valid, cs.size = nil, false, 0
+		}
+	}
+}
