@@ -91,18 +91,25 @@ func emptySession(ctx context.Context, s session.Store, sid string) error {
 }
 
 // Session forks session from at position n into session to: the first n
-// items of from (all of them if n exceeds its length), in order, with
-// their runs and positions, are appended to to, which must hold no item
-// ([ErrTargetExists] otherwise). from is only read. It returns the number
-// of items copied. The store must be a [session.Pager] (every store of
-// this module is). The copy costs O(n) bytes; see the package
-// documentation.
+// items of from (all of them if n exceeds its length), in order, become
+// the first items of to, which must hold no item ([ErrTargetExists]
+// otherwise). from is only read. It returns the number of items the fork
+// starts with.
+//
+// Given a [*Store] (see [Wrap]), the fork shares the items by reference:
+// it writes one link record, whatever n, and reads of to through the
+// Store resolve it. Given another store, it copies the items, with their
+// runs and positions, O(n) bytes; the store must then be a
+// [session.Pager] (every store of this module is).
 func Session(ctx context.Context, s session.Store, from, to string, n int) (int, error) {
 	if from == "" || to == "" || from == to || n < 0 {
 		return 0, fmt.Errorf("branch: fork session %q into %q at %d: %w", from, to, n, session.ErrInvalid)
 	}
 	if err := emptySession(ctx, s, to); err != nil {
 		return 0, err
+	}
+	if ls, ok := s.(*Store); ok {
+		return ls.fork(ctx, from, to, n)
 	}
 	es, err := entries(ctx, s, from)
 	if err != nil {
@@ -139,28 +146,7 @@ func Run(ctx context.Context, sessions session.Store, runs state.Store, runID st
 	}
 	sid := run.SessionID()
 	if to.SessionID != "" && sid != "" {
-		if err := emptySession(ctx, sessions, to.SessionID); err != nil {
-			return nil, err
-		}
-		es, err := entries(ctx, sessions, sid)
-		if err != nil {
-			return nil, err
-		}
-		// Up to the run: the runs placed before it, and its own items.
-		place := int64(-1)
-		for _, e := range es {
-			if e.RunID == runID {
-				place = e.Place
-				break
-			}
-		}
-		kept := es[:0:0]
-		for _, e := range es {
-			if place < 0 || e.Place < place || e.RunID == runID {
-				kept = append(kept, e)
-			}
-		}
-		if err := copyEntries(ctx, sessions, to.SessionID, kept, map[string]string{runID: to.RunID}); err != nil {
+		if err := forkSessionOf(ctx, sessions, sid, runID, to); err != nil {
 			return nil, err
 		}
 		sid = to.SessionID
@@ -176,6 +162,45 @@ func Run(ctx context.Context, sessions session.Store, runs state.Store, runID st
 		return nil, fmt.Errorf("branch: save fork %q of run %q: %w", to.RunID, runID, err)
 	}
 	return fork, nil
+}
+
+// forkSessionOf gives session to.SessionID what session sid held up to
+// run runID: the items of the runs placed before it (by reference through
+// a [*Store], else copied) and the run's own items, copied under
+// to.RunID.
+func forkSessionOf(ctx context.Context, sessions session.Store, sid, runID string, to Target) error {
+	if err := emptySession(ctx, sessions, to.SessionID); err != nil {
+		return err
+	}
+	es, err := entries(ctx, sessions, sid) // a Store pages its own items
+	if err != nil {
+		return err
+	}
+	// Up to the run: the runs placed before it, and its own items.
+	place := int64(-1)
+	for _, e := range es {
+		if e.RunID == runID {
+			place = e.Place
+			break
+		}
+	}
+	kept := es[:0:0]
+	ls, linked := sessions.(*Store)
+	if linked {
+		h, err := ls.ListBefore(ctx, sid, runID, session.HistoryQuery{})
+		if err != nil {
+			return fmt.Errorf("branch: read session %q: %w", sid, err)
+		}
+		if _, err := ls.fork(ctx, sid, to.SessionID, len(h.Items)); err != nil {
+			return err
+		}
+	}
+	for _, e := range es {
+		if e.RunID == runID || !linked && (place < 0 || e.Place < place) {
+			kept = append(kept, e)
+		}
+	}
+	return copyEntries(ctx, sessions, to.SessionID, kept, map[string]string{runID: to.RunID})
 }
 
 // renamed returns a copy of run named id, in session sid: the run's

@@ -2,6 +2,7 @@ package encrypt
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -32,13 +33,30 @@ const (
 func sealItem(dk *dataKey, sid, runID string, it state.Item) (state.Item, error) {
 	sc := dk.get()
 	defer dk.put(sc)
+	out, clear, err := sealJSON(dk, sc, sc.out[:0], sid, runID, it)
+	sc.out = out
+	if err != nil {
+		return state.Item{}, err
+	}
+	sealed, err := state.ParseItem(it.Kind(), out) // copies out
+	if err != nil || sealed.CallID() != it.CallID() {
+		return state.Item{}, &SealError{SessionID: sid, RunID: runID, What: "item", Seq: it.Seq(),
+			Err: fmt.Errorf("its routing fields do not survive sealing (%.40s): %w", out[clear:], ErrUnsealed)}
+	}
+	return sealed.WithSeq(it.Seq()).WithName(it.Name()), nil
+}
+
+// sealJSON appends the sealed JSON of it, an item of run runID, to dst,
+// working in sc; it returns the result and where its clear part starts.
+func sealJSON(dk *dataKey, sc *scratch, dst []byte, sid, runID string, it state.Item) ([]byte, int, error) {
 	raw := it.AppendRaw(sc.raw[:0])
 	sc.raw = raw
-	out := append(sc.out[:0], '{')
+	start := len(dst)
+	out := append(dst, '{')
 	err := members(raw, func(key, value []byte) {
 		for _, m := range clearMembers {
 			if string(key) == m {
-				if len(out) > 1 {
+				if len(out) > start+1 {
 					out = append(out, ',')
 				}
 				out = append(out, '"')
@@ -50,26 +68,18 @@ func sealItem(dk *dataKey, sid, runID string, it state.Item) (state.Item, error)
 		}
 	})
 	if err != nil {
-		return state.Item{}, &SealError{SessionID: sid, RunID: runID, What: "item", Seq: it.Seq(), Err: err}
+		return dst, start, &SealError{SessionID: sid, RunID: runID, What: "item", Seq: it.Seq(), Err: err}
 	}
-	if len(out) > 1 {
+	if len(out) > start+1 {
 		out = append(out, ',')
 	}
 	out = append(out, runMember...)
 	out = appendString(out, runID)
-	clear := len(out)
-	sc.ad = itemAD(sc.ad[:0], sid, it.Seq(), it.Kind(), it.Name(), out)
+	sc.ad = itemAD(sc.ad[:0], sid, it.Seq(), it.Kind(), it.Name(), out[start:])
 	sc.ct = dk.seal(sc, sc.ct[:0], sc.ad, raw)
 	out = append(out, sealedMember...)
 	out = base64.RawStdEncoding.AppendEncode(out, sc.ct)
-	out = append(out, '"', '}')
-	sc.out = out
-	sealed, err := state.ParseItem(it.Kind(), out) // copies out
-	if err != nil || sealed.CallID() != it.CallID() {
-		return state.Item{}, &SealError{SessionID: sid, RunID: runID, What: "item", Seq: it.Seq(),
-			Err: fmt.Errorf("its routing fields do not survive sealing (%.40s): %w", out[:clear], ErrUnsealed)}
-	}
-	return sealed.WithSeq(it.Seq()).WithName(it.Name()), nil
+	return append(out, '"', '}'), start, nil
 }
 
 // openItem returns the item stored sealed; runID, when not "", is the run
@@ -79,8 +89,14 @@ func openItem(dk *dataKey, sid, runID string, stored state.Item) (state.Item, er
 	defer dk.put(sc)
 	raw := stored.AppendRaw(sc.raw[:0])
 	sc.raw = raw
+	return openJSON(dk, sc, sid, runID, stored.Kind(), stored.Seq(), stored.Name(), raw)
+}
+
+// openJSON returns the item whose sealed JSON is raw, stored with kind,
+// seq and name, working in sc; raw is only read.
+func openJSON(dk *dataKey, sc *scratch, sid, runID string, kind state.Kind, seq int64, name string, raw []byte) (state.Item, error) {
 	fail := func(err error) (state.Item, error) {
-		return state.Item{}, &SealError{SessionID: sid, RunID: runID, What: "item", Seq: stored.Seq(), Err: err}
+		return state.Item{}, &SealError{SessionID: sid, RunID: runID, What: "item", Seq: seq, Err: err}
 	}
 	i := bytes.LastIndex(raw, []byte(sealedMember))
 	if i < 0 || !bytes.HasSuffix(raw, []byte(`"}`)) {
@@ -99,16 +115,16 @@ func openItem(dk *dataKey, sid, runID string, stored state.Item) (state.Item, er
 	if err != nil {
 		return fail(ErrTampered)
 	}
-	sc.ad = itemAD(sc.ad[:0], sid, stored.Seq(), stored.Kind(), stored.Name(), clear)
+	sc.ad = itemAD(sc.ad[:0], sid, seq, kind, name, clear)
 	pt, err := dk.open(nil, true, sc.ad, ct)
 	if err != nil {
 		return fail(err)
 	}
-	it, err := state.ParseItem(stored.Kind(), pt) // copies pt
+	it, err := state.ParseItem(kind, pt) // copies pt
 	if err != nil {
 		return fail(fmt.Errorf("%w: %w", ErrTampered, err))
 	}
-	return it.WithSeq(stored.Seq()).WithName(stored.Name()), nil
+	return it.WithSeq(seq).WithName(name), nil
 }
 
 // sameString reports whether the JSON string quoted is s.
@@ -241,4 +257,51 @@ func skipValue(b []byte, i int) (int, bool) {
 		j++
 	}
 	return j, j > i
+}
+
+// An itemCodec is what a backend given [Keyring] as its item codec
+// (sqlite.WithItemCodec) calls: the same interface type as the backend's.
+type itemCodec = interface {
+	SealItem(ctx context.Context, dst []byte, sessionID, runID string, it state.Item) ([]byte, error)
+	OpenItem(ctx context.Context, sessionID, runID string, kind state.Kind, seq int64, name string, stored []byte) (state.Item, error)
+}
+
+var _ itemCodec = (*Keyring)(nil)
+
+// sealsWith reports whether the store s keeps its items through kr
+// (sqlite.WithItemCodec(kr)): then the wrappers leave them to it.
+func sealsWith(s any, kr *Keyring) bool {
+	b, ok := s.(interface{ ItemCodec() itemCodec })
+	return ok && b.ItemCodec() == itemCodec(kr)
+}
+
+// SealItem appends the sealed JSON of it, an item of run runID of
+// session sessionID, to dst: the form [SessionStore] stores, written by a
+// backend given the keyring as its item codec (sqlite.WithItemCodec) in
+// its own buffer. The session's data key must be loaded ([Wrap]'s Append
+// loads it): inside the backend's write it is not read from the key store.
+func (k *Keyring) SealItem(_ context.Context, dst []byte, sessionID, runID string, it state.Item) ([]byte, error) {
+	dk := k.cached(sessionID)
+	if dk == nil || dk.erased {
+		return dst, &notLoadedError{sessionID: sessionID}
+	}
+	sc := dk.get()
+	defer dk.put(sc)
+	out, _, err := sealJSON(dk, sc, dst, sessionID, runID, it)
+	return out, err
+}
+
+// OpenItem returns the item whose sealed JSON a backend stored as stored,
+// with kind, seq and name; runID, when not "", is the run the backend
+// says it belongs to, which must be the sealed one. It fails as the
+// wrappers' reads do: a [*SealError] wrapping [ErrTampered], [ErrWrongKey],
+// [ErrErased] and the like.
+func (k *Keyring) OpenItem(ctx context.Context, sessionID, runID string, kind state.Kind, seq int64, name string, stored []byte) (state.Item, error) {
+	dk, err := k.key(ctx, sessionID, false)
+	if err != nil {
+		return state.Item{}, err
+	}
+	sc := dk.get()
+	defer dk.put(sc)
+	return openJSON(dk, sc, sessionID, runID, kind, seq, name, stored)
 }

@@ -48,7 +48,7 @@ func Wrap(b Backend, kr *Keyring) *Store {
 		panic("encrypt: Wrap called with a nil Backend or Keyring")
 	}
 	kr.bindKeys(KeysIn(b))
-	ss := &SessionStore{inner: b, kr: kr}
+	ss := &SessionStore{inner: b, kr: kr, inStore: sealsWith(b, kr)}
 	return &Store{SessionStore: ss, RunStore: &RunStore{inner: b, kr: kr, sessions: ss}, inner: b, kr: kr}
 }
 
@@ -64,8 +64,10 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 		if err != nil {
 			return err
 		}
-		if sealed, err = sealAll(dk, sessionID, run.ID(), items); err != nil {
-			return err
+		if !s.inStore { // else the backend seals them as it writes them
+			if sealed, err = sealAll(dk, sessionID, run.ID(), items); err != nil {
+				return err
+			}
 		}
 	}
 	return s.RunStore.save(ctx, run, func() error { return s.inner.SaveAppend(ctx, run, sessionID, sealed) })
@@ -76,6 +78,9 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 type SessionStore struct {
 	inner session.Store
 	kr    *Keyring
+	// inStore: the inner store seals and opens items itself, through kr
+	// (sqlite.WithItemCodec): the wrapper loads their keys only.
+	inStore bool
 }
 
 var _ session.Store = (*SessionStore)(nil)
@@ -86,7 +91,17 @@ func WrapSessions(s session.Store, kr *Keyring) *SessionStore {
 	if s == nil || kr == nil {
 		panic("encrypt: WrapSessions called with a nil session.Store or Keyring")
 	}
-	return &SessionStore{inner: s, kr: kr}
+	return &SessionStore{inner: s, kr: kr, inStore: sealsWith(s, kr)}
+}
+
+// preload loads the session's data key before a read of a store that
+// opens items itself, so that it is not read from the key store while the
+// read's rows are open. Its error is dropped: a session without a key has
+// no item to open, and any other failure is the items' OpenItem's.
+func (s *SessionStore) preload(ctx context.Context, sid string) {
+	if s.inStore {
+		_, _ = s.kr.key(ctx, sid, false)
+	}
 }
 
 // valid reports whether every item can be sealed; the inner store refuses
@@ -131,18 +146,20 @@ func (s *SessionStore) openAll(ctx context.Context, sid string, items []state.It
 
 // List returns the session's items, opened (see [session.Store]).
 func (s *SessionStore) List(ctx context.Context, sessionID string, limit int) ([]state.Item, error) {
+	s.preload(ctx, sessionID)
 	items, err := s.inner.List(ctx, sessionID, limit)
-	if err != nil {
-		return nil, err
+	if err != nil || s.inStore {
+		return items, err
 	}
 	return items, s.openAll(ctx, sessionID, items)
 }
 
 // ListBefore returns the items before run runID's, opened.
 func (s *SessionStore) ListBefore(ctx context.Context, sessionID, runID string, q session.HistoryQuery) (session.History, error) {
+	s.preload(ctx, sessionID)
 	h, err := s.inner.ListBefore(ctx, sessionID, runID, q)
-	if err != nil {
-		return session.History{}, err
+	if err != nil || s.inStore {
+		return h, err
 	}
 	return h, s.openAll(ctx, sessionID, h.Items)
 }
@@ -157,6 +174,9 @@ func (s *SessionStore) Append(ctx context.Context, sessionID, runID string, item
 	if err != nil {
 		return err
 	}
+	if s.inStore {
+		return s.inner.Append(ctx, sessionID, runID, items) // sealed as written
+	}
 	sealed, err := sealAll(dk, sessionID, runID, items)
 	if err != nil {
 		return err
@@ -166,8 +186,9 @@ func (s *SessionStore) Append(ctx context.Context, sessionID, runID string, item
 
 // Lookup returns the item at (runID, seq), opened.
 func (s *SessionStore) Lookup(ctx context.Context, sessionID, runID string, seq int64) (state.Item, bool, error) {
+	s.preload(ctx, sessionID)
 	it, ok, err := s.inner.Lookup(ctx, sessionID, runID, seq)
-	if err != nil || !ok {
+	if err != nil || !ok || s.inStore {
 		return it, ok, err
 	}
 	dk, err := s.kr.key(ctx, sessionID, false)
@@ -180,8 +201,9 @@ func (s *SessionStore) Lookup(ctx context.Context, sessionID, runID string, seq 
 
 // Pop removes the session's last item and returns it, opened.
 func (s *SessionStore) Pop(ctx context.Context, sessionID string) (state.Item, bool, error) {
+	s.preload(ctx, sessionID)
 	it, ok, err := s.inner.Pop(ctx, sessionID)
-	if err != nil || !ok {
+	if err != nil || !ok || s.inStore {
 		return it, ok, err
 	}
 	dk, err := s.kr.key(ctx, sessionID, false)
@@ -217,8 +239,9 @@ func (s *SessionStore) ListPage(ctx context.Context, sessionID string, q session
 	if !ok {
 		return session.ItemPage{}, fmt.Errorf("encrypt: %T does not page sessions", s.inner)
 	}
+	s.preload(ctx, sessionID)
 	page, err := p.ListPage(ctx, sessionID, q)
-	if err != nil || len(page.Entries) == 0 {
+	if err != nil || len(page.Entries) == 0 || s.inStore {
 		return page, err
 	}
 	dk, err := s.kr.key(ctx, sessionID, false)
@@ -283,6 +306,9 @@ const maxKeyRetries = 3
 func (r *RunStore) retryKey(ctx context.Context, create bool, op func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := op()
+		if err == nil {
+			return nil // before errors.As, whose target escapes
+		}
 		var nl *notLoadedError
 		if !errors.As(err, &nl) || attempt == maxKeyRetries {
 			return err

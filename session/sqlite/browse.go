@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/turnkit/turnkit/session"
-	"github.com/turnkit/turnkit/session/internal/rowcodec"
 )
 
 var (
@@ -93,6 +92,7 @@ func (s *Store) ListPage(ctx context.Context, sessionID string, q session.PageQu
 	}
 	defer rows.Close()
 	var page session.ItemPage
+	rd := s.reader(ctx, sessionID, "")
 	for rows.Next() {
 		var (
 			e          session.Entry
@@ -103,7 +103,8 @@ func (s *Store) ListPage(ctx context.Context, sessionID string, q session.PageQu
 		if err := rows.Scan(&e.RunID, &e.Place, &seq, &kind, &name, &raw); err != nil {
 			return session.ItemPage{}, s.gate.Wrap(ctx, "page", sessionID, err)
 		}
-		if e.Item, err = rowcodec.Decode(kind, seq, name, raw); err != nil {
+		rd.RunID = e.RunID
+		if e.Item, err = rd.Decode(kind, seq, name, raw); err != nil {
 			return session.ItemPage{}, s.gate.Wrap(ctx, "page", sessionID, err)
 		}
 		page.Entries = append(page.Entries, e)

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"context"
 	"time"
 
 	"github.com/turnkit/turnkit/session/internal/rowcodec"
@@ -18,6 +19,7 @@ type config struct {
 	busyTimeout time.Duration
 	maxConns    int
 	codec       rowcodec.Codec
+	items       ItemCodec
 	noMigrate   bool
 }
 
@@ -76,4 +78,29 @@ func WithCodec(marshal []state.MarshalOption, unmarshal []state.UnmarshalOption)
 // step ([Migrate]) run apart from the workers. By default Open migrates.
 func WithoutMigrations() Option {
 	return optionFunc(func(c *config) { c.noMigrate = true })
+}
+
+// An ItemCodec turns a session item into the JSON the store keeps for it
+// and back, in the store's own buffers: session/encrypt's Keyring is one,
+// which seals an item as the store writes it and opens it as the store
+// reads it. SealItem appends the stored form of item it of run runID to
+// dst; OpenItem rebuilds the item stored as stored (runID is "" when the
+// read does not know the item's run). Their errors are returned as they
+// are, wrapped with where they happened.
+type ItemCodec = interface {
+	SealItem(ctx context.Context, dst []byte, sessionID, runID string, it state.Item) ([]byte, error)
+	OpenItem(ctx context.Context, sessionID, runID string, kind state.Kind, seq int64, name string, stored []byte) (state.Item, error)
+}
+
+// WithItemCodec sets the codec the store keeps session items with (see
+// [ItemCodec]); by default an item is kept as its canonical JSON. With
+// session/encrypt, pass the keyring given to WithCodec: encrypt.Wrap then
+// leaves the sealing of items to the store, which saves a sealed copy of
+// each item. A nil c is ignored.
+func WithItemCodec(c ItemCodec) Option {
+	return optionFunc(func(cfg *config) {
+		if c != nil {
+			cfg.items = c
+		}
+	})
 }

@@ -35,6 +35,16 @@ type Store struct {
 	codec rowcodec.Codec // signing and verification of checkpoints
 	ck    *ckptStmts     // checkpoint statements (checkpoint.go)
 	ins   *insertStmts   // the appends' inserts, by batch size
+	items ItemCodec      // the stored form of items, or nil: canonical JSON
+}
+
+// ItemCodec returns the codec the store keeps items with
+// ([WithItemCodec]), or nil.
+func (s *Store) ItemCodec() ItemCodec { return s.items }
+
+// reader returns the decoder of one read of session sid.
+func (s *Store) reader(ctx context.Context, sid, runID string) rowcodec.Reader {
+	return rowcodec.Reader{Ctx: ctx, Codec: s.items, SessionID: sid, RunID: runID}
 }
 
 // insertStmts are a store's inserts of items (sqlInsertItems) of the
@@ -111,7 +121,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
-	return &Store{db: db, write: make(chan struct{}, 1), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec, ck: ck, ins: ins}, nil
+	return &Store{db: db, write: make(chan struct{}, 1), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec, ck: ck, ins: ins, items: cfg.items}, nil
 }
 
 // openDB opens the database at path with the store's settings: WAL,
@@ -191,7 +201,8 @@ func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, q sessi
 		return session.History{}, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
 	defer rows.Close()
-	h, err := rowcodec.ScanHistory(rows)
+	rd := s.reader(ctx, sessionID, "")
+	h, err := rd.ScanHistory(rows)
 	if err != nil {
 		return session.History{}, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
@@ -219,7 +230,8 @@ func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.Cha
 		return session.Changes{}, s.gate.Wrap(ctx, "read changes of", sessionID, err)
 	}
 	defer rows.Close()
-	ch, err := rowcodec.ScanChanges(rows)
+	rd := s.reader(ctx, sessionID, "")
+	ch, err := rd.ScanChanges(rows)
 	if err != nil {
 		return session.Changes{}, s.gate.Wrap(ctx, "read changes of", sessionID, err)
 	}
@@ -237,8 +249,9 @@ func (s *Store) listItems(ctx context.Context, sessionID, query string, args ...
 	}
 	defer rows.Close()
 	var out []state.Item
+	rd := s.reader(ctx, sessionID, "")
 	for rows.Next() {
-		it, err := rowcodec.ScanItem(rows)
+		it, err := rd.ScanItemStamp(rows, nil)
 		if err != nil {
 			return nil, s.gate.Wrap(ctx, "list", sessionID, err)
 		}
@@ -296,7 +309,7 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 	callIDs, batchCalls := rowcodec.Calls(items)
 	for i := 0; i < len(items); i += maxRowsPerInsert {
 		j := min(i+maxRowsPerInsert, len(items))
-		n, err := s.insertItems(ctx, tx, sessionID, place, stamp, items[i:j], callIDs[i:j], batchCalls[i:j])
+		n, err := s.insertItems(ctx, tx, sessionID, runID, place, stamp, items[i:j], callIDs[i:j], batchCalls[i:j])
 		if isDuplicateOutput(err) {
 			return rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
 		}
@@ -314,12 +327,30 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 			if err := tx.QueryRowContext(ctx, sqlStoredItem, sessionID, place, it.Seq()).Scan(&kind, &name, &stored); err != nil {
 				return fmt.Errorf("read stored %s: %w", it, err)
 			}
-			if !rowcodec.Same(it, kind, name, stored) {
+			same, err := s.same(ctx, sessionID, runID, it, kind, name, stored)
+			if err != nil {
+				return fmt.Errorf("read stored %s: %w", it, err)
+			}
+			if !same {
 				return rowcodec.Conflict(pkg, sessionID, runID, it, kind)
 			}
 		}
 	}
 	return nil
+}
+
+// same reports whether it is the item stored as (kind, name, stored),
+// opened through the store's item codec when it has one.
+func (s *Store) same(ctx context.Context, sid, runID string, it state.Item, kind, name string, stored []byte) (bool, error) {
+	if s.items == nil {
+		return rowcodec.Same(it, kind, name, stored), nil
+	}
+	if it.Kind().String() != kind || it.Name() != name {
+		return false, nil
+	}
+	rd := s.reader(ctx, sid, runID)
+	opened, err := rd.Decode(kind, it.Seq(), name, stored)
+	return err == nil && opened.Equal(it), err
 }
 
 // maxRowsPerInsert keeps an insert's bound parameters (14 per row) under
@@ -333,21 +364,26 @@ const maxRowsPerInsert = 1000
 // column is the latest call with its ID before it, in the batch or stored
 // (an index lookup, made for outputs only: see sqlInsertRow); the unique
 // index session_items_answers refuses a second output for one call.
-func (s *Store) insertItems(ctx context.Context, tx *sql.Tx, sessionID string, place, stamp int64, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
+func (s *Store) insertItems(ctx context.Context, tx *sql.Tx, sessionID, runID string, place, stamp int64, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
 	// Each value is boxed once, however often the statement binds it.
 	args := make([]any, 0, 14*len(items))
 	sid, pl, st := any(sessionID), any(place), any(stamp)
-	raws := rawsOf(items)
+	raws := s.rawBuf(items, runID)
+	var err error
 	for i, it := range items {
-		raw := raws[:it.RawLen():it.RawLen()]
-		raws = raws[it.RawLen():]
+		start := len(raws)
+		if raws, err = s.appendRaw(ctx, raws, sessionID, runID, it); err != nil {
+			return 0, err
+		}
+		// A slice of the buffer as it is now: a later growth leaves
+		// this one's bytes where they are.
+		raw := raws[start:len(raws):len(raws)]
 		callID, batchCall := callArgs(callIDs[i], batchCalls[i])
 		seq := any(it.Seq())
 		args = append(args, sid, pl, seq, kindArg(it.Kind()), it.Name(), raw, callID, st,
 			batchCall, batchCall, sid, pl, callID, seq)
 	}
 	var res sql.Result
-	var err error
 	if prepared := s.ins.get(len(items)); prepared != nil {
 		res, err = tx.StmtContext(ctx, prepared).ExecContext(ctx, args...)
 	} else {
@@ -379,18 +415,33 @@ func kindArg(k state.Kind) any {
 	return k.String()
 }
 
-// rawsOf returns the items' canonical JSON one after the other in one
-// buffer: one allocation for the batch rather than one per item.
-func rawsOf(items []state.Item) []byte {
+// rawBuf returns the buffer an insert's items' stored JSON goes in, one
+// after the other: one allocation for the batch rather than one per
+// item (their canonical JSON's length, or with an item codec a bound of
+// the sealed form's: session/encrypt's clear members, at most the JSON,
+// the sealed JSON's base64 and the run ID with the members' names).
+func (s *Store) rawBuf(items []state.Item, runID string) []byte {
 	n := 0
 	for _, it := range items {
 		n += it.RawLen()
 	}
-	buf := make([]byte, 0, n)
-	for _, it := range items {
-		buf = it.AppendRaw(buf)
+	if s.items != nil {
+		n = n*7/3 + (128+len(runID))*len(items)
 	}
-	return buf
+	return make([]byte, 0, n)
+}
+
+// appendRaw appends the stored JSON of it, an item of run runID, to buf:
+// its canonical JSON, or what the item codec makes of it.
+func (s *Store) appendRaw(ctx context.Context, buf []byte, sid, runID string, it state.Item) ([]byte, error) {
+	if s.items == nil {
+		return it.AppendRaw(buf), nil
+	}
+	buf, err := s.items.SealItem(ctx, buf, sid, runID, it)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", it, err)
+	}
+	return buf, nil
 }
 
 // callArgs returns an item's call columns, as [rowcodec.Calls] gives them,
@@ -416,7 +467,8 @@ func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) 
 	if err := s.gate.Begin(ctx, "lookup in", sessionID); err != nil {
 		return state.Item{}, false, err
 	}
-	it, err := rowcodec.ScanItem(s.db.QueryRowContext(ctx, sqlLookup, sessionID, runID, seq))
+	rd := s.reader(ctx, sessionID, runID)
+	it, err := rd.ScanItemStamp(s.db.QueryRowContext(ctx, sqlLookup, sessionID, runID, seq), nil)
 	if errors.Is(err, sql.ErrNoRows) {
 		return state.Item{}, false, nil
 	}
@@ -437,10 +489,11 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 		return state.Item{}, false, s.gate.Wrap(ctx, "pop from", sessionID, err)
 	}
 	defer s.unlockWrite()
+	rd := s.reader(ctx, sessionID, "")
 	var it state.Item
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if it, err = rowcodec.ScanItem(tx.QueryRowContext(ctx, sqlPop, sessionID)); err != nil {
+		if it, err = rd.ScanItemStamp(tx.QueryRowContext(ctx, sqlPop, sessionID), nil); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, sqlBumpGen, sessionID)

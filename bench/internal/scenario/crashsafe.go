@@ -89,8 +89,9 @@ func backends() []backend {
 }
 
 // sealedSQLite is SQLite with encryption at rest (session/encrypt: the
-// keyring's codec on the checkpoints, the wrapper on the items), under an
-// in-memory key provider: the crash-safe rows beside SQLite's own.
+// keyring's codec on the checkpoints, and its item codec on the items,
+// which the store seals as it writes them), under an in-memory key
+// provider: the crash-safe rows beside SQLite's own.
 func sealedSQLite() backend {
 	return backend{name: "sqlite-sealed", open: func(tb testing.TB) (session.Store, state.Store, func()) {
 		dir, err := os.MkdirTemp("", "turnbench-sqlite-sealed-")
@@ -98,7 +99,7 @@ func sealedSQLite() backend {
 			tb.Fatal(err)
 		}
 		kr := encrypt.NewKeyring(encrypt.NewMemoryProvider("bench"))
-		db, err := sqlite.Open(filepath.Join(dir, "bench.db"), sqlite.WithCodec(kr.Codec()))
+		db, err := sqlite.Open(filepath.Join(dir, "bench.db"), sqlite.WithCodec(kr.Codec()), sqlite.WithItemCodec(kr))
 		if err != nil {
 			tb.Fatal(err)
 		}

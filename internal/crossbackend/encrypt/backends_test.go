@@ -45,6 +45,7 @@ func backends() []backend {
 	return []backend{
 		{"memory", openMemory()},
 		{"sqlite", openSQLite},
+		{"sqlite-itemcodec", openSQLiteItemCodec},
 		{"postgres", openPostgres},
 		{"redis", openRedis},
 	}
@@ -62,6 +63,19 @@ func openMemory() func(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOptio
 func openSQLite(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u []state.UnmarshalOption) (session.Store, state.Store) {
 	km, ku := kr.Codec()
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "sealed.db"), sqlite.WithCodec(append(m, km...), append(u, ku...)))
+	if err != nil {
+		t.Fatalf("sqlite.Open = %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	s := encrypt.Wrap(db, kr)
+	return s, s
+}
+
+// openSQLiteItemCodec is openSQLite with the keyring as the store's item
+// codec: the store seals and opens the items itself.
+func openSQLiteItemCodec(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u []state.UnmarshalOption) (session.Store, state.Store) {
+	km, ku := kr.Codec()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "sealed.db"), sqlite.WithCodec(append(m, km...), append(u, ku...)), sqlite.WithItemCodec(kr))
 	if err != nil {
 		t.Fatalf("sqlite.Open = %v", err)
 	}

@@ -22,9 +22,19 @@ var secrets = []string{"delete the temp files", "two files to remove", "Removing
 
 // sealedSQLite opens a sealed SQLite store at path with keyring kr.
 func sealedSQLite(t *testing.T, path string, kr *encrypt.Keyring, m []state.MarshalOption, u []state.UnmarshalOption) *encrypt.Store {
+	return sealedSQLiteWith(t, path, kr, false, m, u)
+}
+
+// sealedSQLiteWith is sealedSQLite with, when itemCodec, the keyring as
+// the store's item codec: the store seals the items itself.
+func sealedSQLiteWith(t *testing.T, path string, kr *encrypt.Keyring, itemCodec bool, m []state.MarshalOption, u []state.UnmarshalOption) *encrypt.Store {
 	t.Helper()
 	km, ku := kr.Codec()
-	db, err := sqlite.Open(path, sqlite.WithCodec(append(m, km...), append(u, ku...)))
+	opts := []sqlite.Option{sqlite.WithCodec(append(m, km...), append(u, ku...))}
+	if itemCodec {
+		opts = append(opts, sqlite.WithItemCodec(kr))
+	}
+	db, err := sqlite.Open(path, opts...)
 	if err != nil {
 		t.Fatalf("sqlite.Open = %v", err)
 	}
@@ -234,23 +244,77 @@ func TestTamperedIsTyped(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			path := filepath.Join(t.TempDir(), "s.db")
-			provider := encrypt.NewMemoryProvider("kek-1")
-			fill(t, sealedSQLite(t, path, encrypt.NewKeyring(provider), nil, nil))
-			tt.edit(t, rawDB(t, path))
-			s := sealedSQLite(t, path, encrypt.NewKeyring(provider), nil, nil)
-			err := tt.read(t, s)
-			if !errors.Is(err, tt.wantErr) {
-				t.Fatalf("read = %v, want %v", err, tt.wantErr)
+		for _, itemCodec := range []bool{false, true} {
+			name := tt.name
+			if itemCodec {
+				name += "/itemcodec"
 			}
-			var se *encrypt.SealError
-			if tt.wantErr != state.ErrUnsealed && !errors.As(err, &se) {
-				t.Errorf("read = %v, want a *SealError", err)
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				path := filepath.Join(t.TempDir(), "s.db")
+				provider := encrypt.NewMemoryProvider("kek-1")
+				fill(t, sealedSQLiteWith(t, path, encrypt.NewKeyring(provider), itemCodec, nil, nil))
+				tt.edit(t, rawDB(t, path))
+				s := sealedSQLiteWith(t, path, encrypt.NewKeyring(provider), itemCodec, nil, nil)
+				err := tt.read(t, s)
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("read = %v, want %v", err, tt.wantErr)
+				}
+				var se *encrypt.SealError
+				if tt.wantErr != state.ErrUnsealed && !errors.As(err, &se) {
+					t.Errorf("read = %v, want a *SealError", err)
+				}
+			})
+		}
 	}
+}
+
+// TestItemCodecSameForm writes a session through the wrapper and reads it
+// with the keyring as SQLite's item codec, and the other way round: the
+// two keep one sealed form, and a retried append through the other is
+// recognized as a retry.
+func TestItemCodecSameForm(t *testing.T) {
+	for _, writer := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "s.db")
+		provider := encrypt.NewMemoryProvider("kek-1")
+		want := fill(t, sealedSQLiteWith(t, path, encrypt.NewKeyring(provider), writer, nil, nil))
+		before := rawItems(t, path)
+		reader := sealedSQLiteWith(t, path, encrypt.NewKeyring(provider), !writer, nil, nil)
+		got, err := reader.List(t.Context(), "session-1", 0)
+		if err != nil || len(got) != len(want) {
+			t.Fatalf("item codec %v wrote, %v read: List = %d items, %v; want %d", writer, !writer, len(got), err, len(want))
+		}
+		for i := range want {
+			if !got[i].Equal(want[i]) {
+				t.Errorf("item %d = %s, want %s", i, got[i], want[i])
+			}
+		}
+		if err := reader.Append(t.Context(), "session-1", "r0", want); err != nil {
+			t.Errorf("the append retried through the other = %v", err)
+		}
+		after := rawItems(t, path)
+		if strings.Join(after, "\n") != strings.Join(before, "\n") {
+			t.Errorf("the retried append changed the stored items")
+		}
+	}
+}
+
+// rawItems returns the stored JSON of every item of the database at path.
+func rawItems(t *testing.T, path string) []string {
+	rows, err := rawDB(t, path).Query(`SELECT raw FROM session_items ORDER BY session_id, place, seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var raw []byte
+		if err := rows.Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(raw))
+	}
+	return out
 }
 
 func listErr(t *testing.T, s *encrypt.Store) error {

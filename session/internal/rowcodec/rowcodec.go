@@ -85,25 +85,8 @@ func ScanItem(r Scanner) (state.Item, error) { return ScanItemStamp(r, nil) }
 // ScanItemStamp is [ScanItem] for a row with one more column, an integer
 // scanned into stamp; a nil stamp scans the four columns alone.
 func ScanItemStamp(r Scanner, stamp *int64) (state.Item, error) {
-	var (
-		seq        int64
-		kind, name string
-		raw        []byte
-		err        error
-	)
-	if stamp != nil {
-		err = r.Scan(&seq, &kind, &name, &raw, stamp)
-	} else {
-		err = r.Scan(&seq, &kind, &name, &raw)
-	}
-	if err != nil {
-		return state.Item{}, err
-	}
-	it, err := Decode(kind, seq, name, raw)
-	if err != nil {
-		return state.Item{}, fmt.Errorf("decode item at seq %d: %w", seq, err)
-	}
-	return it, nil
+	var rd Reader
+	return rd.ScanItemStamp(r, stamp)
 }
 
 // Rows is a result set: *sql.Rows, pgx.Rows.
@@ -117,22 +100,8 @@ type Rows interface {
 // (seq, kind, name, raw, the session's last stamp), into a History whose
 // Stamp is the one after that last stamp. The caller closes rows.
 func ScanHistory(rows Rows) (session.History, error) {
-	var (
-		h    session.History
-		last int64
-	)
-	for rows.Next() {
-		it, err := ScanItemStamp(rows, &last)
-		if err != nil {
-			return session.History{}, err
-		}
-		h.Items = append(h.Items, it)
-	}
-	if err := rows.Err(); err != nil {
-		return session.History{}, err
-	}
-	h.Stamp = last + 1
-	return h, nil
+	var rd Reader
+	return rd.ScanHistory(rows)
 }
 
 // ScanChanges reads what a store's change statement returns: a head row
@@ -141,6 +110,12 @@ func ScanHistory(rows Rows) (session.History, error) {
 // kind, name, raw, 0, 0, 0), in any order. The items come back ordered
 // by (place, seq); rows read last first are reversed, not sorted.
 func ScanChanges(rows Rows) (session.Changes, error) {
+	var rd Reader
+	return rd.ScanChanges(rows)
+}
+
+// ScanChanges is [ScanChanges] through r.
+func (r *Reader) ScanChanges(rows Rows) (session.Changes, error) {
 	var (
 		ch         session.Changes
 		place, seq int64
@@ -157,7 +132,7 @@ func ScanChanges(rows Rows) (session.Changes, error) {
 			ch.Stamp, ch.Generation, ch.RunPlace = a+1, b, c
 			continue
 		}
-		it, err := Decode(kind, seq, name, raw)
+		it, err := r.Decode(kind, seq, name, raw)
 		if err != nil {
 			return session.Changes{}, fmt.Errorf("decode item at place %d seq %d: %w", place, seq, err)
 		}
