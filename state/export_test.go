@@ -56,11 +56,30 @@ func JournalLen(r *Run) int {
 }
 
 // DeltaReference is Run.Delta with the head encoded by encoding/json.
-func DeltaReference(r *Run) (*Delta, error) { return r.deltaWith(new(marshalConfig), true) }
+func DeltaReference(r *Run) (*Delta, error) {
+	var s deltaSnapshot
+	if err := r.takeDelta(&s); err != nil {
+		return nil, err
+	}
+	var cfg marshalConfig
+	head, err := marshalWireJSON(s.head, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.withHead(head, &cfg)
+}
 
 // AssembleReference is Assemble decoding with encoding/json.
 func AssembleReference(head, context []byte, items []Piece) (*Run, error) {
-	return assemble(head, context, items, false, nil)
+	var a assembly
+	r, err := a.prepare(head, context, items, nil)
+	if r != nil || err != nil {
+		return r, err
+	}
+	if r, err = unmarshalJSON(a.doc, &a.inner, false); err != nil {
+		return nil, err
+	}
+	return a.finish(r)
 }
 
 // The core operations (core.go) under their runcore names, for the
