@@ -30,7 +30,7 @@ import (
 // version is Base, it replaces the stored head with Head, adds Items (keyed
 // by run and Seq, with their Version), replaces the stored context if
 // Context is not nil, and, when Full, first removes every item and context
-// stored for the run. Then it calls [Run.Saved]. [Assemble] rebuilds the
+// stored for the run. Then it calls runcore.Saved. [Assemble] rebuilds the
 // run from what is stored.
 type Delta struct {
 	RunID   string
@@ -119,7 +119,7 @@ func HeadVersions(head []byte) (version, full int64, err error) {
 // store at its current version (a new run, a run from [Unmarshal]), and
 // otherwise only what changed since then. Head is encoded with opts, such
 // as [WithSigningKey]. It takes a consistent snapshot under r's lock and
-// does not change r; [Run.Saved] does, after the write.
+// does not change r; runcore.Saved does, after the write.
 func (r *Run) Delta(opts ...MarshalOption) (*Delta, error) {
 	cfg := newMarshalConfig(opts)
 	var s deltaSnapshot
@@ -294,14 +294,11 @@ func (s *deltaSnapshot) withHead(head []byte, cfg *marshalConfig) (*Delta, error
 	return s.d, nil
 }
 
-// Saved records that a store saved d: r's version becomes d.Version and
-// its next [Run.Delta] starts from there. A store calls it after the write
-// succeeded, and only then.
-//
-// A delta of another run, or one not taken at the run's current version
-// (already recorded, or stale), changes nothing: recording it again would
-// drop positions recorded since from the next delta.
-func (r *Run) Saved(d *Delta) {
+// saved records that a store saved d (runcore.Saved). A delta of another
+// run, or one not taken at the run's current version (already recorded,
+// or stale), changes nothing: recording it again would drop positions
+// recorded since from the next delta.
+func (r *Run) saved(d *Delta) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if d == nil || d.RunID != r.id || d.Base != r.version {
@@ -325,7 +322,7 @@ func (r *Run) Saved(d *Delta) {
 // Without keys they fail with a [*DecodeError] wrapping [ErrInvalid].
 //
 // A context stored as a reference to the run's session history (see
-// [Run.SetSessionHistory]) is checked for its shape only: the run comes
+// runcore.SetSessionHistory) is checked for its shape only: the run comes
 // back with its context pending ([Run.HistoryRef]) until
 // [Run.ResolveHistory] is given the session's items.
 //

@@ -100,6 +100,14 @@ func (r *Run) ResolveOwned(owner string)                       { r.resolveOwned(
 func (r *Run) AddDecision(d Decision)                          { r.addDecision(d) }
 func (r *Run) ReplaceContext(items []Item)                     { r.replaceContext(items) }
 func (r *Run) Place(items []Item, calls int) (Boundary, error) { return r.place(items, calls) }
+func (r *Run) SetVersion(v int64)                              { r.setVersion(v) }
+func (r *Run) Saved(d *Delta)                                  { r.saved(d) }
+func (r *Run) SetSessionID(id string)                          { r.setSessionID(id) }
+func (r *Run) SetSessionWatermark(w int64)                     { r.setSessionWatermark(w) }
+func (r *Run) SetHistory(items []Item) error                   { return r.setHistory(items) }
+func (r *Run) SetSessionHistory(items []Item, stamp int64) error {
+	return r.setSessionHistory(items, stamp)
+}
 
 // SealHead rewrites the delta record of a stored head so that it binds
 // items and context, as the save that stored them would have written it:

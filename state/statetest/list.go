@@ -22,7 +22,7 @@ func RunWithStatus(tb testing.TB, id, sid string, status state.RunStatus) *state
 	r := state.NewRun(id, "lister")
 	runcore.SetTurn(r, 2)
 	if sid != "" {
-		r.SetSessionID(sid)
+		runcore.SetSessionID(r, sid)
 	}
 	runcore.AddInput(r, state.UserMessage("hello"))
 	switch status {
