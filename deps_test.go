@@ -32,6 +32,7 @@ var allowed = []struct {
 	{"internal/runcore", []string{"state", "internal/runcore/hook"}}, // the guarded operations on a run; importers listed in closed
 	{"state", []string{"internal/jsonw", "internal/runcore/hook"}},
 	{"state/internal/wire", nil},                             // the checkpoint format: state's own, below it
+	{"state/internal/sign", []string{"state/internal/wire"}}, // the checkpoint's signature: state's own, below it
 
 	{"state/statetest", []string{"state", "internal/runcore"}}, // builds runs by hand, as the core would
 	{"state/memstore", []string{"state", "internal/runcore"}},  // checkpoint stores: state's Delta, Assemble and HeadVersions,
