@@ -29,14 +29,15 @@ var allowed = []struct {
 	{"internal/crossbackend", nil},                                   // tests across the real backends, out of the user-facing packages' tests
 	{"internal/crossbackend/...", nil},                               // the same, by package: session/encrypt's and session/branch's
 	{"internal/providerfake", nil},                                   // tests only: recorded provider payloads over httptest, no SDK
-	{"internal/runcore/hook", nil},                                   // where state leaves its core operations for runcore
-	{"internal/runcore", []string{"state", "internal/runcore/hook"}}, // the core's operations on a run; importers listed below
+	{"internal/runcore/hook", nil},                                   // where state leaves its guarded operations for runcore
+	{"internal/runcore", []string{"state", "internal/runcore/hook"}}, // the guarded operations on a run; importers listed in closed
 	{"state", []string{"internal/jsonw", "internal/runcore/hook"}},
-	{"state/internal/wire", nil}, // the checkpoint format: state's own, below it
+	{"state/internal/wire", nil},                             // the checkpoint format: state's own, below it
+	{"state/internal/sign", []string{"state/internal/wire"}}, // the checkpoint's signature: state's own, below it
 
 	{"state/statetest", []string{"state", "internal/runcore"}}, // builds runs by hand, as the core would
-	{"state/memstore", []string{"state"}},                      // checkpoint stores: state's public API only, as session/sqlite's
-	{"state/filestore", []string{"state"}},                     // (Delta, Saved, Assemble, HeadVersions)
+	{"state/memstore", []string{"state", "internal/runcore"}},  // checkpoint stores: state's Delta, Assemble and HeadVersions,
+	{"state/filestore", []string{"state", "internal/runcore"}}, // and runcore's Saved and SetVersion, as session/sqlite's
 	{"state/...", []string{"state", "internal/jsonw"}},
 	{"pipeline", []string{"state", "internal/runcore"}},
 	{"pipeline/internal/testhook", nil}, // the core's own turn building, set by pipeline for pipelinetest
@@ -45,10 +46,10 @@ var allowed = []struct {
 	{"session", []string{"state"}},
 	{"session/sessiontest", []string{"session", "state"}},
 	{"session/internal/ckpttest", []string{"session", "state", "state/statetest", "internal/runcore"}}, // test helpers of the stores
-	{"session/...", []string{"session", "session/internal/...", "state"}},
-	{"middleware/persistence", []string{"pipeline", "state", "session"}},
+	{"session/...", []string{"session", "session/internal/...", "state", "internal/runcore"}},          // runcore: the checkpoint stores' and branch's Saved, SetVersion
+	{"middleware/persistence", []string{"pipeline", "state", "session", "internal/runcore"}},           // runcore: the run's session, watermark and history
 	{"middleware/persistence/internal/faultsuite", []string{"middleware/persistence", "model/scripted", "pipeline", "pipeline/pipelinetest", "session", "session/faulty", "state"}}, // the fault suite any session.Store runs through persistence
-	{"middleware/checkpoint", []string{"pipeline", "state", "session", "middleware/persistence"}},                                                                                   // wires persistence through its write-ahead (WithSession)
+	{"middleware/checkpoint", []string{"pipeline", "state", "session", "middleware/persistence", "internal/runcore"}},                                                               // wires persistence through its write-ahead (WithSession)
 	{"middleware/...", []string{"pipeline", "state"}},
 	{"riverrun", []string{"pipeline", "state", "session", "middleware/checkpoint", "middleware/persistence"}}, // runs as River jobs, in a module of its own; River stays here
 	{"model/internal/adapt", []string{"state"}},                                                               // what the adapters share in translating failures
@@ -84,11 +85,17 @@ var heavy = map[string][]string{
 }
 
 // closed lists turnkit packages that only the named packages may import,
-// whatever the rules above allow: the core's operations on a run are the
-// core's (and its test kits'), not a middleware's, an example's or a
-// benchmark's.
+// whatever the rules above allow: the guarded operations on a run are the
+// core's, the stores' (its version, its saves), persistence's and
+// checkpoint's (its session, watermark and history), and their test kits'
+// and harnesses', not another middleware's or an example's.
 var closed = map[string][]string{
-	"internal/runcore": {"pipeline", "pipeline/pipelinetest", "state/statetest", "session/internal/ckpttest"},
+	"internal/runcore": {
+		"pipeline", "pipeline/pipelinetest", "state/statetest", "session/internal/ckpttest", // the core and its test kits
+		"state/memstore", "state/filestore", "session/internal/rowcodec", "session/sqlite", "session/postgres", "session/redis", "session/branch", // the stores
+		"middleware/persistence", "middleware/checkpoint", // the run's session bookkeeping
+		"internal/torture", "bench/internal/scenario", // harnesses that build runs by hand
+	},
 }
 
 type listedPackage struct {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/internal/testenv"
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
@@ -101,7 +102,7 @@ func TestErrorMessagesNameEachPackageOnce(t *testing.T) {
 	add("state: future checkpoint", err)
 	_, err = state.Unmarshal([]byte(`[]`))
 	add("state: malformed checkpoint", err)
-	add("state: history after the response", paused.SetHistory([]state.Item{state.UserMessage("x")}))
+	add("state: history after the response", runcore.SetHistory(paused, []state.Item{state.UserMessage("x")}))
 	for name, store := range map[string]state.Store{"memstore": memstore.New(), "filestore": newFilestore(t)} {
 		_, err = store.Load(ctx, "run_missing")
 		add("state: "+name+" load a missing run", err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/turnkit/turnkit/inspect"
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session/sqlite"
 	"github.com/turnkit/turnkit/state"
 )
@@ -49,7 +50,7 @@ func benchConversationReads(b *testing.B, items int) {
 	}
 	for r := range items {
 		run := state.NewRun("run-"+strconv.Itoa(r), "agent")
-		run.SetSessionID(sid)
+		runcore.SetSessionID(run, sid)
 		if err := store.Save(ctx, run); err != nil {
 			b.Fatal(err)
 		}

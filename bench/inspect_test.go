@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/turnkit/turnkit/inspect"
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/sqlite"
 	"github.com/turnkit/turnkit/state"
@@ -52,7 +53,7 @@ func BenchmarkInspect(b *testing.B) {
 	}
 	for r := range 1000 {
 		run := state.NewRun("ckpt-"+strconv.Itoa(r), "agent")
-		run.SetSessionID("s-" + strconv.Itoa(r%50))
+		runcore.SetSessionID(run, "s-"+strconv.Itoa(r%50))
 		if err := store.Save(ctx, run); err != nil {
 			b.Fatal(err)
 		}

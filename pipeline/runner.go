@@ -153,7 +153,7 @@ func (r *Runner) start(agent *Agent, input []state.Item, opts []RunOption) (*sta
 		runcore.SetMaxTurns(run, rc.maxTurns)
 	}
 	if rc.sessionID != "" {
-		run.SetSessionID(rc.sessionID)
+		runcore.SetSessionID(run, rc.sessionID)
 	}
 	for _, e := range rc.extensions {
 		run.SetExtension(e.key, e.value)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -34,7 +35,7 @@ func TestViewIsWhatEveryModelStageSees(t *testing.T) {
 	m := scripted.New(scripted.Reply("fine"))
 	r := pipeline.NewRunner(pipeline.WithMiddleware(observe))
 	run := state.NewRun("r1", "a")
-	if err := run.SetHistory([]state.Item{state.UserMessage("one"), state.AssistantMessage("", "two"), state.UserMessage("three")}); err != nil {
+	if err := runcore.SetHistory(run, []state.Item{state.UserMessage("one"), state.AssistantMessage("", "two"), state.UserMessage("three")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := pipeline.SetView(run, &pipeline.View{ID: "b1", Items: []state.Item{state.SystemMessage("summary of one, two")}, From: 2}); err != nil {
@@ -89,7 +90,7 @@ func TestViewDroppedWhenItsContextIsReplaced(t *testing.T) {
 	m := scripted.New(scripted.Reply("fine"))
 	run := state.NewRun("r1", "a")
 	hist := []state.Item{state.UserMessage("one"), state.AssistantMessage("", "two")}
-	if err := run.SetHistory(hist); err != nil {
+	if err := runcore.SetHistory(run, hist); err != nil {
 		t.Fatal(err)
 	}
 	other := state.ItemsOf([]state.Item{state.UserMessage("other"), state.AssistantMessage("", "two")})

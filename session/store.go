@@ -47,7 +47,7 @@ type HistoryQuery struct {
 // least 1, so that a [HistoryQuery] with this Stamp reads exactly the items
 // of this history that are still stored, even after an earlier run of the
 // session wrote more items before the run's place. A run's history
-// reference records it ([state.Run.SetSessionHistory]).
+// reference records it ([state.Run.HistoryRef]).
 type History struct {
 	Items []state.Item
 	Stamp int64
@@ -85,7 +85,7 @@ type Store interface {
 	// on (session, place, Seq), it costs O(the items returned, and the
 	// items skipped for their stamp), whatever the session's length: a
 	// checkpoint that refers to its run's history
-	// ([state.Run.SetSessionHistory]) reads it back with it.
+	// ([state.Run.HistoryRef]) reads it back with it.
 	ListBefore(ctx context.Context, sessionID, runID string, q HistoryQuery) (History, error)
 	// Append stores items of run runID, each at its Seq (which must be > 0).
 	Append(ctx context.Context, sessionID, runID string, items []state.Item) error

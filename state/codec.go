@@ -480,13 +480,39 @@ func (r *Run) check() error {
 	if err := r.usage.check(); err != nil {
 		return err
 	}
-	// Each call has at most one output: an output answers the latest call
-	// with its ID placed before it (so a model may reuse a call ID in a
-	// later response), and a second output for that call is refused, as
-	// the Responses API refuses it.
-	// calls maps a call ID to the index in items of the latest call with
-	// it, complemented (^i) once that call has its output.
+	// The maps are made here, not returned by the steps, so that they do
+	// not escape: a load allocates no more for being read in steps.
 	calls := make(map[string]int, len(r.items)/2)
+	if err := r.checkItems(calls); err != nil {
+		return err
+	}
+	if err := r.checkPlaces(); err != nil {
+		return err
+	}
+	if err := r.checkCalls(); err != nil {
+		return err
+	}
+	for i, g := range r.guards {
+		if !g.Stage.valid() {
+			return invalid(elemPath("guardrails", i)+".stage", "no stage")
+		}
+	}
+	pending := make(map[string]bool, len(r.pending))
+	if err := r.checkPending(calls, pending); err != nil {
+		return err
+	}
+	return r.checkDecisions(calls, pending)
+}
+
+// checkItems verifies the items' positions and that each call has at most
+// one output, and records the outputs in the ledger of completed calls.
+// An output answers the latest call with its ID placed before it (so a
+// model may reuse a call ID in a later response), and a second output for
+// that call is refused, as the Responses API refuses it.
+//
+// It fills calls with each call ID and the index in items of the latest
+// call with it, complemented (^i) once that call has its output.
+func (r *Run) checkItems(calls map[string]int) error {
 	var prev int64
 	for i, it := range r.items {
 		if it.seq <= prev {
@@ -515,6 +541,13 @@ func (r *Run) check() error {
 			r.completed[it.callID] = it.seq
 		}
 	}
+	return nil
+}
+
+// checkPlaces verifies that the input is among the items and that the
+// context's start, the response boundary and the session watermark are
+// in range.
+func (r *Run) checkPlaces() error {
 	for i, it := range r.input {
 		if x, found := r.itemAtLocked(it.seq); !found || !x.Equal(it) {
 			return invalid(elemPath("input", i), "input item at position %d is not among the items", it.seq)
@@ -529,15 +562,14 @@ func (r *Run) check() error {
 	if r.watermark < 0 || r.watermark >= r.nextSeq {
 		return invalid("$.run.session_watermark", "%d is out of range (next_seq %d)", r.watermark, r.nextSeq)
 	}
-	if err := r.checkCalls(); err != nil {
-		return err
-	}
-	for i, g := range r.guards {
-		if !g.Stage.valid() {
-			return invalid(elemPath("guardrails", i)+".stage", "no stage")
-		}
-	}
-	pending := make(map[string]bool, len(r.pending))
+	return nil
+}
+
+// checkPending verifies that each pending approval names, once, an
+// unanswered call at its position (or a call of a nested run), with its
+// output position free. calls is [Run.checkItems]' map; pending gets
+// the pending call IDs.
+func (r *Run) checkPending(calls map[string]int, pending map[string]bool) error {
 	for i, a := range r.pending {
 		path := elemPath("pending", i)
 		if a.CallID == "" || pending[a.CallID] {
@@ -565,8 +597,14 @@ func (r *Run) check() error {
 				ErrInvalid, ErrDuplicateOutput, a.CallID, r.completed[a.CallID])}
 		}
 	}
-	// The first exact decision on a call stands (see [Run.Approve]): a
-	// later one that says something else contradicts it.
+	return nil
+}
+
+// checkDecisions verifies each decision's shape, that it is on a call the
+// run has (calls, pending) or a nested run's, and that no exact decision
+// contradicts an earlier one on its call: the first stands (see
+// [Run.Approve]).
+func (r *Run) checkDecisions(calls map[string]int, pending map[string]bool) error {
 	var exact map[decisionKey]int
 	if len(r.decisions) > 1 {
 		exact = make(map[decisionKey]int, len(r.decisions))
@@ -582,23 +620,35 @@ func (r *Run) check() error {
 				exact[k] = i
 			}
 		}
-		switch {
-		case d.Verdict != Approved && d.Verdict != Rejected:
-			return invalid(path, "no verdict")
-		case d.IsAnswer() && (d.Always || d.Answer.Request == "" || checkAnswer(d.Answer.Action, d.Answer.Content) != nil ||
-			d.Verdict != answerVerdict(d.Answer.Action)):
-			return invalid(path+".answer", "an answer names a call and a request, and has a valid action, content and verdict")
-		case d.Always:
-			if d.Tool == "" || d.CallID != "" {
-				return invalid(path, "an always decision names a tool and no call")
-			}
-		case d.CallID == "":
-			return invalid(path, "an exact decision without a call ID")
-		default:
+		if err := checkDecision(d, path); err != nil {
+			return err
+		}
+		if !d.Always && d.CallID != "" {
 			if _, ok := calls[d.CallID]; !ok && !pending[d.CallID] && d.Owner == "" {
 				return invalid(path, "call %q is not among the items", d.CallID)
 			}
 		}
+	}
+	return nil
+}
+
+// checkDecision verifies one decision's shape: a verdict; an answer that
+// names a call and a request and has a valid action, content and
+// verdict; an always decision that names a tool and no call; an exact one
+// that names a call.
+func checkDecision(d Decision, path string) error {
+	switch {
+	case d.Verdict != Approved && d.Verdict != Rejected:
+		return invalid(path, "no verdict")
+	case d.IsAnswer() && (d.Always || d.Answer.Request == "" || checkAnswer(d.Answer.Action, d.Answer.Content) != nil ||
+		d.Verdict != answerVerdict(d.Answer.Action)):
+		return invalid(path+".answer", "an answer names a call and a request, and has a valid action, content and verdict")
+	case d.Always:
+		if d.Tool == "" || d.CallID != "" {
+			return invalid(path, "an always decision names a tool and no call")
+		}
+	case d.CallID == "":
+		return invalid(path, "an exact decision without a call ID")
 	}
 	return nil
 }

@@ -32,6 +32,14 @@ func (core) ResolveOwned(r *Run, owner string)                       { r.resolve
 func (core) AddDecision(r *Run, d Decision)                          { r.addDecision(d) }
 func (core) ReplaceContext(r *Run, items []Item)                     { r.replaceContext(items) }
 func (core) WithholdInput(r *Run, stored []Item) error               { return r.withholdInput(stored) }
+func (core) SetVersion(r *Run, v int64)                              { r.setVersion(v) }
+func (core) Saved(r *Run, d *Delta)                                  { r.saved(d) }
+func (core) SetSessionID(r *Run, id string)                          { r.setSessionID(id) }
+func (core) SetSessionWatermark(r *Run, w int64)                     { r.setSessionWatermark(w) }
+func (core) SetHistory(r *Run, items []Item) error                   { return r.setHistory(items) }
+func (core) SetSessionHistory(r *Run, items []Item, stamp int64) error {
+	return r.setSessionHistory(items, stamp)
+}
 func (core) AddNestedGuardrails(r *Run, owner, agent string, gs []GuardrailResult) {
 	r.addNestedGuards(owner, agent, gs)
 }

@@ -30,7 +30,7 @@ import (
 // version is Base, it replaces the stored head with Head, adds Items (keyed
 // by run and Seq, with their Version), replaces the stored context if
 // Context is not nil, and, when Full, first removes every item and context
-// stored for the run. Then it calls [Run.Saved]. [Assemble] rebuilds the
+// stored for the run. Then it calls runcore.Saved. [Assemble] rebuilds the
 // run from what is stored.
 type Delta struct {
 	RunID   string
@@ -119,128 +119,179 @@ func HeadVersions(head []byte) (version, full int64, err error) {
 // store at its current version (a new run, a run from [Unmarshal]), and
 // otherwise only what changed since then. Head is encoded with opts, such
 // as [WithSigningKey]. It takes a consistent snapshot under r's lock and
-// does not change r; [Run.Saved] does, after the write.
+// does not change r; runcore.Saved does, after the write.
 func (r *Run) Delta(opts ...MarshalOption) (*Delta, error) {
 	cfg := newMarshalConfig(opts)
-	return r.deltaWith(&cfg, false)
+	var s deltaSnapshot
+	if err := r.takeDelta(&s); err != nil {
+		return nil, err
+	}
+	head, err := marshalWire(s.head, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.withHead(head, &cfg)
 }
 
-// deltaWith is Delta with the head encoded by [marshalWire], or by its
-// encoding/json reference for the differential tests. A flag, not a func
-// value: cfg handed to a func value would escape, an allocation per save.
-func (r *Run) deltaWith(cfg *marshalConfig, reference bool) (*Delta, error) {
+// deltaSnapshot is a delta on its way: what [Run.Delta] takes of the run
+// under its lock, then encodes outside it.
+type deltaSnapshot struct {
+	d          *Delta
+	items      []Item // the items the delta stores, in Seq order
+	guards     []GuardrailResult
+	guardsFrom int // guardrail results stored before these
+	calls      []ModelCall
+	callsFrom  int // model calls stored before these
+	ctxChanged bool
+	ctx        []Item
+	ctxRef     bool
+	ctxStamp   int64
+	ctxPending *historyRef
+	sessionID  string
+	head       wireRun // the head, without its items and context
+}
+
+// takeDelta fills s with everything of a delta of r but its encoded head:
+// the snapshot, the pieces and the context encoded, and the head's wire
+// value with its delta record. Delta encodes the head with marshalWire;
+// the differential tests with its encoding/json reference.
+func (r *Run) takeDelta(s *deltaSnapshot) error {
+	r.snapshotDelta(s)
+	if err := s.encodePieces(); err != nil {
+		return err
+	}
+	if err := s.encodeContext(); err != nil {
+		return err
+	}
+	return s.recordInHead()
+}
+
+// snapshotDelta takes, under r's lock, what a delta of r holds: what
+// changed since r's baseline, or everything when there is none. Positions
+// recorded from here on are not in it: the journal keeps them for the
+// next delta, whether this one is saved or not.
+func (r *Run) snapshotDelta(s *deltaSnapshot) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	d := &Delta{RunID: r.id, Base: r.version, Version: r.version + 1}
 	d.Full = !r.base.known || r.base.version != r.version
-	var items []Item
-	if d.Full {
-		items = slices.Clone(r.items)
-		d.next = baseline{full: d.Version}
-	} else {
-		items = make([]Item, 0, len(r.journal))
-		for _, seq := range r.journal {
-			if it, ok := r.itemAtLocked(seq); ok {
-				items = append(items, it)
-			}
-		}
-		slices.SortFunc(items, func(a, b Item) int { return cmp.Compare(a.seq, b.seq) })
-		d.next = r.base
-	}
-	// Positions recorded from here on are not in d: the journal keeps them
-	// for the next delta, whether d is saved or not.
+	s.d = d
+	s.items = r.deltaItemsLocked(d)
 	r.journaling = true
 	d.mark = len(r.journal)
-	guardsFrom := r.base.guards
+	s.guardsFrom, s.callsFrom = r.base.guards, r.base.calls
 	if d.Full {
-		guardsFrom = 0
+		s.guardsFrom, s.callsFrom = 0, 0
 	}
-	guards := cloneGuards(r.guards[min(guardsFrom, len(r.guards)):])
-	callsFrom := r.base.calls
-	if d.Full {
-		callsFrom = 0
+	s.guards = cloneGuards(r.guards[min(s.guardsFrom, len(r.guards)):])
+	s.calls = r.calls[min(s.callsFrom, len(r.calls)):] // never changed in place: appended to only
+	s.ctxChanged = d.Full || r.ctxGen != r.base.ctxGen
+	if s.ctxChanged {
+		s.ctx = slices.Clone(r.context)
 	}
-	calls := r.calls[min(callsFrom, len(r.calls)):] // never changed in place: appended to only
-	var ctx []Item
-	ctxChanged := d.Full || r.ctxGen != r.base.ctxGen
-	if ctxChanged {
-		ctx = slices.Clone(r.context)
-	}
-	ctxRef, ctxStamp, ctxPending, sid := r.ctxRef, r.ctxStamp, r.ctxPending, r.sessionID
+	s.ctxRef, s.ctxStamp, s.ctxPending, s.sessionID = r.ctxRef, r.ctxStamp, r.ctxPending, r.sessionID
 	d.Summary = r.summaryLocked(d.Version)
-	w := r.wireLocked(false)
-	gen := r.ctxGen
-	r.mu.Unlock()
+	s.head = r.wireLocked(false)
+	d.next.known, d.next.version, d.next.ctxGen = true, d.Version, r.ctxGen
+	d.next.guards = s.guardsFrom + len(s.guards)
+	d.next.calls = s.callsFrom + len(s.calls)
+}
 
-	d.next.known, d.next.version, d.next.ctxGen = true, d.Version, gen
-	d.next.guards = guardsFrom + len(guards)
-	d.next.calls = callsFrom + len(calls)
-	d.Items = make([]Piece, 0, len(calls)+len(guards)+len(items))
-	for i, g := range guards { // negative positions first: Seq order
+// deltaItemsLocked returns the items d stores, in Seq order: all of them
+// for a full delta, else those the journal names; and starts d's next
+// baseline from r's, or afresh for a full delta.
+func (r *Run) deltaItemsLocked(d *Delta) []Item {
+	if d.Full {
+		d.next = baseline{full: d.Version}
+		return slices.Clone(r.items)
+	}
+	d.next = r.base
+	items := make([]Item, 0, len(r.journal))
+	for _, seq := range r.journal {
+		if it, ok := r.itemAtLocked(seq); ok {
+			items = append(items, it)
+		}
+	}
+	slices.SortFunc(items, func(a, b Item) int { return cmp.Compare(a.seq, b.seq) })
+	return items
+}
+
+// encodePieces encodes the snapshot's guardrail results, model calls and
+// items as the delta's pieces, in Seq order, and extends the chain digest
+// over them (from zero when the delta is full).
+func (s *deltaSnapshot) encodePieces() error {
+	d := s.d
+	d.Items = make([]Piece, 0, len(s.calls)+len(s.guards)+len(s.items))
+	for i, g := range s.guards { // negative positions first: Seq order
 		data, err := json.Marshal(g)
 		if err != nil {
-			return nil, fmt.Errorf("state: delta of run %s: guardrail result %d: %w", r.id, guardsFrom+i+1, err)
+			return fmt.Errorf("state: delta of run %s: guardrail result %d: %w", d.RunID, s.guardsFrom+i+1, err)
 		}
-		d.Items = append(d.Items, Piece{Seq: -int64(guardsFrom + i + 1), Version: d.Version, Data: data})
+		d.Items = append(d.Items, Piece{Seq: -int64(s.guardsFrom + i + 1), Version: d.Version, Data: data})
 	}
-	for i := range calls { // below the guardrail results: Seq order once reversed
-		data := appendModelCall(make([]byte, 0, modelCallSize(&calls[i])), &calls[i])
-		d.Items = append(d.Items, Piece{Seq: callSeqBase - int64(callsFrom+i+1), Version: d.Version, Data: data})
+	for i := range s.calls { // below the guardrail results: Seq order once reversed
+		data := appendModelCall(make([]byte, 0, modelCallSize(&s.calls[i])), &s.calls[i])
+		d.Items = append(d.Items, Piece{Seq: callSeqBase - int64(s.callsFrom+i+1), Version: d.Version, Data: data})
 	}
 	slices.Reverse(d.Items)
-	for _, it := range items {
+	for _, it := range s.items {
 		data, err := itemPiece(it)
 		if err != nil {
-			return nil, fmt.Errorf("state: delta of run %s: item %d: %w", r.id, it.seq, err)
+			return fmt.Errorf("state: delta of run %s: item %d: %w", d.RunID, it.seq, err)
 		}
 		d.Items = append(d.Items, Piece{Seq: it.seq, Version: d.Version, Data: data})
 	}
 	if len(d.Items) > 0 || d.Full {
-		d.next.digest = chain(d.next.digest, d.Version, d.Items) // from zero when full
+		d.next.digest = chain(d.next.digest, d.Version, d.Items)
 	}
-	if ctxChanged {
-		// The session history goes as a reference to it (history.go).
-		data, err := contextPiece(sid, ctx, ctxRef, ctxStamp, ctxPending)
-		if err != nil {
-			return nil, fmt.Errorf("state: delta of run %s: context: %w", r.id, err)
-		}
-		d.Context = data
-		d.next.ctxDigest = sha256.Sum256(data)
+	return nil
+}
+
+// encodeContext encodes the context when it changed since the baseline:
+// the session history goes as a reference to it (history.go).
+func (s *deltaSnapshot) encodeContext() error {
+	if !s.ctxChanged {
+		return nil
 	}
-	rec := appendDeltaRecord(d.next.full, d.next.digest[:], d.next.ctxDigest[:])
-	if w.Extension == nil {
-		w.Extension = make(map[string]json.RawMessage, 1)
-	}
-	w.Extension[deltaKey] = rec
-	w.Version = d.Version
-	var (
-		head []byte
-		err  error
-	)
-	if reference {
-		head, err = marshalWireJSON(w, cfg)
-	} else {
-		head, err = marshalWire(w, cfg)
-	}
+	data, err := contextPiece(s.sessionID, s.ctx, s.ctxRef, s.ctxStamp, s.ctxPending)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("state: delta of run %s: context: %w", s.d.RunID, err)
 	}
-	d.Head = head
+	s.d.Context = data
+	s.d.next.ctxDigest = sha256.Sum256(data)
+	return nil
+}
+
+// recordInHead writes the delta record, which binds the head to the
+// stored items and context, into the head, and sets its version.
+func (s *deltaSnapshot) recordInHead() error {
+	next := &s.d.next
+	rec := appendDeltaRecord(next.full, next.digest[:], next.ctxDigest[:])
+	if s.head.Extension == nil {
+		s.head.Extension = make(map[string]json.RawMessage, 1)
+	}
+	s.head.Extension[deltaKey] = rec
+	s.head.Version = s.d.Version
+	return nil
+}
+
+// withHead completes the delta with its encoded head, sealing its parts
+// when cfg has a sealer.
+func (s *deltaSnapshot) withHead(head []byte, cfg *marshalConfig) (*Delta, error) {
+	s.d.Head = head
 	if cfg.sealer != nil {
-		if err := d.seal(cfg.sealer, sid); err != nil {
+		if err := s.d.seal(cfg.sealer, s.sessionID); err != nil {
 			return nil, err
 		}
 	}
-	return d, nil
+	return s.d, nil
 }
 
-// Saved records that a store saved d: r's version becomes d.Version and
-// its next [Run.Delta] starts from there. A store calls it after the write
-// succeeded, and only then.
-//
-// A delta of another run, or one not taken at the run's current version
-// (already recorded, or stale), changes nothing: recording it again would
-// drop positions recorded since from the next delta.
-func (r *Run) Saved(d *Delta) {
+// saved records that a store saved d (runcore.Saved). A delta of another
+// run, or one not taken at the run's current version (already recorded,
+// or stale), changes nothing: recording it again would drop positions
+// recorded since from the next delta.
+func (r *Run) saved(d *Delta) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if d == nil || d.RunID != r.id || d.Base != r.version {
@@ -264,7 +315,7 @@ func (r *Run) Saved(d *Delta) {
 // Without keys they fail with a [*DecodeError] wrapping [ErrInvalid].
 //
 // A context stored as a reference to the run's session history (see
-// [Run.SetSessionHistory]) is checked for its shape only: the run comes
+// runcore.SetSessionHistory) is checked for its shape only: the run comes
 // back with its context pending ([Run.HistoryRef]) until
 // [Run.ResolveHistory] is given the session's items.
 //
@@ -272,182 +323,248 @@ func (r *Run) Saved(d *Delta) {
 // [Marshal] (a store's earlier format): it is decoded as such, and the
 // run's next save is a full one.
 func Assemble(head, context []byte, items []Piece, opts ...UnmarshalOption) (*Run, error) {
-	return assemble(head, context, items, true, opts)
-}
-
-// assemble is Assemble, which decodes the whole on the fast path when fast
-// is set (false for the benchmarks' reference).
-func assemble(head, context []byte, items []Piece, fast bool, opts []UnmarshalOption) (*Run, error) {
-	cfg := newUnmarshalConfig(opts)
-	switch {
-	case cfg.sealer != nil:
-		var err error
-		if head, context, items, err = openStored(cfg.sealer, head, context, items); err != nil {
-			return nil, err
-		}
-	case isSealedHead(head):
-		return nil, &DecodeError{Path: "$.schema", Err: fmt.Errorf("%w: %w", ErrMalformed, ErrSealed)}
+	var a assembly
+	r, err := a.prepare(head, context, items, opts)
+	if r != nil || err != nil {
+		return r, err // a whole checkpoint, or a refusal
 	}
-	if int64(len(head)) > cfg.maxSize {
-		return nil, &DecodeError{Path: "$", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(head), cfg.maxSize)}
+	var done, gaveUp bool
+	if r, done, gaveUp, err = unmarshalFast(a.doc, nil); !done {
+		r, err = unmarshalJSON(a.doc, &a.inner, !gaveUp)
 	}
-	var env wireEnvelope
-	if err := decodeStrict(head, &env, "$"); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	if cfg.keys != nil && env.Schema == SchemaName {
-		if err := verify(cfg.keys, env.Signature, env.Schema, env.Version, env.Run); err != nil {
-			return nil, err
-		}
+	return a.finish(r)
+}
+
+// An assembly is a run on its way from a store's pieces to a [Run]:
+// [Assemble] prepares the whole checkpoint document, decodes it, and
+// finishes the run with the baseline the pieces give it. The differential
+// tests decode the same document with the encoding/json reference.
+type assembly struct {
+	cfg       unmarshalConfig
+	env       wireEnvelope
+	payload   map[string]json.RawMessage // the head's run object, member by member
+	ext       map[string]json.RawMessage // its extension records
+	rec       deltaRecord
+	sorted    []Piece // the stored pieces, by Seq once spliced
+	digest    [32]byte
+	ctxDigest [32]byte
+	ref       *historyRef // the session history, when the context refers to it
+	doc       []byte      // the whole checkpoint, to decode
+	inner     unmarshalConfig
+}
+
+// prepare checks head, context and items against each other and splices
+// them into a.doc. A head without a delta record is a whole checkpoint:
+// prepare decodes it and returns the run. A refusal is returned as the
+// error; otherwise both are nil and a.doc is ready.
+func (a *assembly) prepare(head, context []byte, items []Piece, opts []UnmarshalOption) (*Run, error) {
+	a.cfg = newUnmarshalConfig(opts)
+	head, context, items, err := a.openHead(head, context, items)
+	if err != nil {
+		return nil, err
 	}
-	var payload map[string]json.RawMessage
-	if err := json.Unmarshal(env.Run, &payload); err != nil || payload == nil {
-		return Unmarshal(head, opts...) // reports what is wrong with it
-	}
-	var ext map[string]json.RawMessage
-	if raw, ok := payload[keyExtension]; ok {
-		if err := json.Unmarshal(raw, &ext); err != nil {
-			return Unmarshal(head, opts...)
-		}
-	}
-	recRaw, ok := ext[deltaKey]
-	if !ok {
-		if len(items) > 0 || context != nil {
-			return nil, invalid("$.run.extension", "stored items without a delta record in the head")
-		}
-		r, err := Unmarshal(head, opts...)
+	whole, err := a.readRecord(head, context, items)
+	if whole || err != nil {
 		if err != nil {
 			return nil, err
 		}
-		return r, nil // a whole checkpoint: the next save is full
-	}
-	var rec deltaRecord
-	if err := decodeStrict(recRaw, &rec, "$.run.extension."+deltaKey); err != nil {
-		return nil, err
-	}
-	tampered := func(what string) error {
-		if cfg.keys != nil {
-			keyID := ""
-			if env.Signature != nil {
-				keyID = env.Signature.KeyID
-			}
-			return &SignatureError{KeyID: keyID, Reason: what + " do not match the signed head"}
-		}
-		return invalid("$.run.extension."+deltaKey, "%s do not match the head", what)
-	}
-
-	// Verify the stored items against the head's chain, save by save.
-	sorted := slices.Clone(items)
-	slices.SortFunc(sorted, func(a, b Piece) int {
-		return cmp.Or(cmp.Compare(a.Version, b.Version), cmp.Compare(a.Seq, b.Seq))
-	})
-	if len(sorted) > 0 && sorted[0].Version < rec.Full {
-		return nil, tampered("stored items")
-	}
-	digest := chainAll(rec.Full, sorted)
-	if hex.EncodeToString(digest[:]) != rec.Digest {
-		return nil, tampered("stored items")
+		return Unmarshal(head, opts...) // a whole checkpoint (the next save is full), or what is wrong with it
 	}
 	if context == nil {
 		context = []byte("[]")
 	}
-	ctxDigest := sha256.Sum256(context)
-	if hex.EncodeToString(ctxDigest[:]) != rec.ContextDigest {
-		return nil, tampered("stored context")
+	if err := a.checkPieces(context, items); err != nil {
+		return nil, err
 	}
+	if context, err = a.splice(context); err != nil {
+		return nil, err
+	}
+	a.doc = a.document(len(head), context)
+	a.inner = a.cfg
+	a.inner.keys = nil // the head was verified; the items by its digest
+	a.inner.maxSize = max(a.cfg.maxSize, int64(len(a.doc)))
+	return nil, nil
+}
 
-	// Splice the guardrail results, the items and the context into the
-	// head and decode the whole.
-	slices.SortFunc(sorted, func(a, b Piece) int { return cmp.Compare(a.Seq, b.Seq) })
+// openHead opens the stored parts when a sealer is configured (or refuses
+// a sealed head without one), then reads the head's envelope and, with
+// keys, verifies its signature.
+func (a *assembly) openHead(head, context []byte, items []Piece) ([]byte, []byte, []Piece, error) {
+	switch {
+	case a.cfg.sealer != nil:
+		var err error
+		if head, context, items, err = openStored(a.cfg.sealer, head, context, items); err != nil {
+			return nil, nil, nil, err
+		}
+	case isSealedHead(head):
+		return nil, nil, nil, &DecodeError{Path: "$.schema", Err: fmt.Errorf("%w: %w", ErrMalformed, ErrSealed)}
+	}
+	if int64(len(head)) > a.cfg.maxSize {
+		return nil, nil, nil, &DecodeError{Path: "$", Err: fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(head), a.cfg.maxSize)}
+	}
+	if err := decodeStrict(head, &a.env, "$"); err != nil {
+		return nil, nil, nil, err
+	}
+	if a.cfg.keys != nil && a.env.Schema == SchemaName {
+		if err := verify(a.cfg.keys, a.env.Signature, a.env.Schema, a.env.Version, a.env.Run); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return head, context, items, nil
+}
+
+// readRecord reads the head's run object and its delta record. whole
+// reports a head to decode as a whole checkpoint: one without a record,
+// or one whose run object [Unmarshal] must report on.
+func (a *assembly) readRecord(head, context []byte, items []Piece) (whole bool, err error) {
+	if err := json.Unmarshal(a.env.Run, &a.payload); err != nil || a.payload == nil {
+		return true, nil
+	}
+	if raw, ok := a.payload[keyExtension]; ok {
+		if err := json.Unmarshal(raw, &a.ext); err != nil {
+			return true, nil
+		}
+	}
+	recRaw, ok := a.ext[deltaKey]
+	if !ok {
+		if len(items) > 0 || context != nil {
+			return false, invalid("$.run.extension", "stored items without a delta record in the head")
+		}
+		return true, nil
+	}
+	return false, decodeStrict(recRaw, &a.rec, "$.run.extension."+deltaKey)
+}
+
+// checkPieces verifies the stored items against the head's chain, save by
+// save, and the context against its digest.
+func (a *assembly) checkPieces(context []byte, items []Piece) error {
+	a.sorted = slices.Clone(items)
+	slices.SortFunc(a.sorted, func(x, y Piece) int {
+		return cmp.Or(cmp.Compare(x.Version, y.Version), cmp.Compare(x.Seq, y.Seq))
+	})
+	if len(a.sorted) > 0 && a.sorted[0].Version < a.rec.Full {
+		return a.tampered("stored items")
+	}
+	a.digest = chainAll(a.rec.Full, a.sorted)
+	if hex.EncodeToString(a.digest[:]) != a.rec.Digest {
+		return a.tampered("stored items")
+	}
+	a.ctxDigest = sha256.Sum256(context)
+	if hex.EncodeToString(a.ctxDigest[:]) != a.rec.ContextDigest {
+		return a.tampered("stored context")
+	}
+	return nil
+}
+
+// tampered is the error for stored parts (what) that do not match the
+// head: a [*SignatureError] when the head was verified with keys.
+func (a *assembly) tampered(what string) error {
+	if a.cfg.keys != nil {
+		keyID := ""
+		if a.env.Signature != nil {
+			keyID = a.env.Signature.KeyID
+		}
+		return &SignatureError{KeyID: keyID, Reason: what + " do not match the signed head"}
+	}
+	return invalid("$.run.extension."+deltaKey, "%s do not match the head", what)
+}
+
+// splice puts the model calls, the guardrail results, the items and the
+// context into the head's run object, and takes the delta record out of
+// it. A context that refers to the session history is kept in a.ref and
+// spliced as empty; the context spliced is returned.
+func (a *assembly) splice(context []byte) ([]byte, error) {
+	sorted := a.sorted
+	slices.SortFunc(sorted, func(x, y Piece) int { return cmp.Compare(x.Seq, y.Seq) })
 	firstItem, _ := slices.BinarySearchFunc(sorted, 1, func(p Piece, seq int64) int { return cmp.Compare(p.Seq, seq) })
 	firstGuard, _ := slices.BinarySearchFunc(sorted, callSeqBase, func(p Piece, seq int64) int { return cmp.Compare(p.Seq, seq) })
 	calls := sorted[:firstGuard]
 	slices.Reverse(calls) // callSeqBase-1, -2, …: the order they were recorded in
 	for i, p := range calls {
 		if p.Seq != callSeqBase-int64(i+1) {
-			return nil, tampered("stored model calls")
+			return nil, a.tampered("stored model calls")
 		}
 	}
 	if len(calls) > 0 {
-		payload[keyModelCalls] = jsonList(calls)
+		a.payload[keyModelCalls] = jsonList(calls)
 	}
 	guards := sorted[firstGuard:firstItem]
 	slices.Reverse(guards) // -1, -2, …: the order they were recorded in
 	for i, p := range guards {
 		if p.Seq != -int64(i+1) {
-			return nil, tampered("stored guardrail results")
+			return nil, a.tampered("stored guardrail results")
 		}
 	}
-	payload[keyGuardrails] = jsonList(guards)
-	payload[keyItems] = jsonList(sorted[firstItem:])
-	var ref *historyRef
+	a.payload[keyGuardrails] = jsonList(guards)
+	a.payload[keyItems] = jsonList(sorted[firstItem:])
 	if isRefPiece(context) {
 		// The session history, by reference: the run's context is pending
 		// until the session's items are read (history.go).
 		var sid string
-		_ = json.Unmarshal(payload[keySession], &sid) // a bad session ID fails the decode below
+		_ = json.Unmarshal(a.payload[keySession], &sid) // a bad session ID fails the decode after
 		var err error
-		if ref, err = decodeRefPiece(context, sid); err != nil {
+		if a.ref, err = decodeRefPiece(context, sid); err != nil {
 			return nil, err
 		}
 		context = []byte("[]")
 	}
-	payload[keyContext] = context
-	delete(ext, deltaKey)
-	if len(ext) == 0 {
-		delete(payload, keyExtension)
-	} else {
-		raw, err := json.Marshal(ext)
-		if err != nil {
-			return nil, fmt.Errorf("state: assemble: %w", err)
-		}
-		payload[keyExtension] = raw
+	a.payload[keyContext] = context
+	return context, a.dropRecord()
+}
+
+// dropRecord takes the delta record out of the run object's extension
+// records, and the extension member out when it was the only one.
+func (a *assembly) dropRecord() error {
+	delete(a.ext, deltaKey)
+	if len(a.ext) == 0 {
+		delete(a.payload, keyExtension)
+		return nil
 	}
-	// The document is written as bytes: json.Marshal would validate and
-	// compact every item's JSON again, twice, which costs more than the
-	// decoding after it.
-	doc := make([]byte, 0, len(head)+len(context)+piecesLen(sorted)+64)
+	raw, err := json.Marshal(a.ext)
+	if err != nil {
+		return fmt.Errorf("state: assemble: %w", err)
+	}
+	a.payload[keyExtension] = raw
+	return nil
+}
+
+// document writes the whole checkpoint, its run object's members in
+// order, as bytes: json.Marshal would validate and compact every item's
+// JSON again, twice, which costs more than the decoding after it.
+func (a *assembly) document(headLen int, context []byte) []byte {
+	doc := make([]byte, 0, headLen+len(context)+piecesLen(a.sorted)+64)
 	doc = append(doc, '{')
-	doc = appendMember(doc, envFields.Name("Schema"), appendString(nil, env.Schema))
+	doc = appendMember(doc, envFields.Name("Schema"), appendString(nil, a.env.Schema))
 	doc = append(doc, ',')
-	doc = appendMember(doc, envFields.Name("Version"), strconv.AppendInt(nil, int64(env.Version), 10))
+	doc = appendMember(doc, envFields.Name("Version"), strconv.AppendInt(nil, int64(a.env.Version), 10))
 	doc = append(doc, ',')
 	doc = appendMember(doc, envFields.Name("Run"), nil)
 	doc = append(doc, '{')
-	for i, k := range slices.Sorted(maps.Keys(payload)) {
+	for i, k := range slices.Sorted(maps.Keys(a.payload)) {
 		if i > 0 {
 			doc = append(doc, ',')
 		}
-		doc = appendMember(doc, k, payload[k])
+		doc = appendMember(doc, k, a.payload[k])
 	}
-	doc = append(doc, '}', '}')
-	inner := cfg
-	inner.keys = nil // the head was verified; the items by its digest
-	inner.maxSize = max(cfg.maxSize, int64(len(doc)))
-	var r *Run
-	var err error
-	if fast {
-		var done, gaveUp bool
-		if r, done, gaveUp, err = unmarshalFast(doc, nil); !done {
-			r, err = unmarshalJSON(doc, &inner, !gaveUp)
-		}
-	} else {
-		r, err = unmarshalJSON(doc, &inner, false)
-	}
-	if err != nil {
-		return nil, err
-	}
+	return append(doc, '}', '}')
+}
+
+// finish gives the decoded run its baseline, so that its next delta
+// builds on what the store holds, and its pending session history.
+func (a *assembly) finish(r *Run) (*Run, error) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.journaling = true
-	r.base = baseline{known: true, version: r.version, full: rec.Full, digest: digest, ctxGen: r.ctxGen, ctxDigest: ctxDigest, guards: len(r.guards), calls: len(r.calls)}
-	if ref != nil {
+	r.base = baseline{known: true, version: r.version, full: a.rec.Full, digest: a.digest, ctxGen: r.ctxGen, ctxDigest: a.ctxDigest, guards: len(r.guards), calls: len(r.calls)}
+	if a.ref != nil {
 		if r.ctxFrom != 0 {
-			r.mu.Unlock()
 			return nil, invalid("$.run.context_from", "%d, but a session history comes before every item", r.ctxFrom)
 		}
-		r.ctxRef, r.ctxPending = true, ref
+		r.ctxRef, r.ctxPending = true, a.ref
 	}
-	r.mu.Unlock()
 	return r, nil
 }
 

@@ -77,8 +77,11 @@
 // A [Store] keeps checkpoints with compare-and-swap on the version: in
 // memory (package state/memstore), in a directory (state/filestore), and
 // SQL and Redis ones beside the session stores; package statetest is the
-// suite every Store passes. All of them are built outside this package, on
-// its public API: this package is the run, not its storage. A store does
+// suite every Store passes. All of them are built outside this package:
+// this package is the run, not its storage. They record a save and a
+// loaded version through internal/runcore, the one door to what only
+// turnkit's packages may do to a run (the core's operations too), so
+// a Store is turnkit's own or wraps one. A store does
 // not rewrite the checkpoint on every save: [Run.Delta] gives it what
 // changed since the version the run was loaded or saved at (the new items,
 // the run's small mutable part as a head, and the context only when it

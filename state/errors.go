@@ -289,7 +289,7 @@ func StaleConflict(err error) error {
 
 // Errors of a change a [Run] refuses.
 var (
-	// ErrContextSeen means [Run.SetHistory] was called on a run that
+	// ErrContextSeen means runcore.SetHistory was called on a run that
 	// already placed a model response: the model has seen the run's
 	// context, and replacing it would change what the run's items follow.
 	ErrContextSeen = errors.New("state: the model has seen the run's context")
@@ -299,7 +299,7 @@ var (
 	ErrNoRunID = errors.New("state: run has an empty ID")
 )
 
-// Errors of a run's history by reference (see [Run.SetSessionHistory]).
+// Errors of a run's history by reference (see runcore.SetSessionHistory).
 var (
 	// ErrHistoryPending means a run that came from a store's pieces has not
 	// been given the session history it refers to ([Run.ResolveHistory]):

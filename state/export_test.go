@@ -56,11 +56,30 @@ func JournalLen(r *Run) int {
 }
 
 // DeltaReference is Run.Delta with the head encoded by encoding/json.
-func DeltaReference(r *Run) (*Delta, error) { return r.deltaWith(new(marshalConfig), true) }
+func DeltaReference(r *Run) (*Delta, error) {
+	var s deltaSnapshot
+	if err := r.takeDelta(&s); err != nil {
+		return nil, err
+	}
+	var cfg marshalConfig
+	head, err := marshalWireJSON(s.head, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s.withHead(head, &cfg)
+}
 
 // AssembleReference is Assemble decoding with encoding/json.
 func AssembleReference(head, context []byte, items []Piece) (*Run, error) {
-	return assemble(head, context, items, false, nil)
+	var a assembly
+	r, err := a.prepare(head, context, items, nil)
+	if r != nil || err != nil {
+		return r, err
+	}
+	if r, err = unmarshalJSON(a.doc, &a.inner, false); err != nil {
+		return nil, err
+	}
+	return a.finish(r)
 }
 
 // The core operations (core.go) under their runcore names, for the
@@ -81,6 +100,14 @@ func (r *Run) ResolveOwned(owner string)                       { r.resolveOwned(
 func (r *Run) AddDecision(d Decision)                          { r.addDecision(d) }
 func (r *Run) ReplaceContext(items []Item)                     { r.replaceContext(items) }
 func (r *Run) Place(items []Item, calls int) (Boundary, error) { return r.place(items, calls) }
+func (r *Run) SetVersion(v int64)                              { r.setVersion(v) }
+func (r *Run) Saved(d *Delta)                                  { r.saved(d) }
+func (r *Run) SetSessionID(id string)                          { r.setSessionID(id) }
+func (r *Run) SetSessionWatermark(w int64)                     { r.setSessionWatermark(w) }
+func (r *Run) SetHistory(items []Item) error                   { return r.setHistory(items) }
+func (r *Run) SetSessionHistory(items []Item, stamp int64) error {
+	return r.setSessionHistory(items, stamp)
+}
 
 // SealHead rewrites the delta record of a stored head so that it binds
 // items and context, as the save that stored them would have written it:

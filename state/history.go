@@ -16,7 +16,7 @@ import (
 // items are already stored, in the session, so a checkpoint that copied
 // them into every run would make storage grow with the conversation times
 // the number of runs, and every run's first save with the conversation.
-// A run whose context came from its session ([Run.SetSessionHistory])
+// A run whose context came from its session (runcore.SetSessionHistory)
 // records a reference instead: the session, the number of items, the
 // session's write stamp when they were read, and a digest of them. They
 // are the last Count items of the session placed before the run's own
@@ -51,17 +51,10 @@ type historyRef struct {
 	Digest  string `json:"digest,omitempty"`
 }
 
-// SetSessionHistory sets the context the run's items follow to items, as
-// [Run.SetHistory] does, and records that they are the run's session
-// history: the last len(items) items of session [Run.SessionID] placed
-// before the run's own items, in order, among the items written before
-// the session's write stamp stamp (session.History's Stamp, read with
-// them). The run's checkpoints then refer to them instead of copying them
-// (see [Run.HistoryRef]). A stamp of 0 records no stamp: the reference is
-// then to the last len(items) items before the run's, whenever written.
-// It fails as SetHistory does, and with an error wrapping [ErrInvalid]
-// when the run names no session or stamp is negative.
-func (r *Run) SetSessionHistory(items []Item, stamp int64) error {
+// setSessionHistory sets the context the run's items follow to items and
+// records that they are its session's history, read at the write stamp
+// stamp (runcore.SetSessionHistory).
+func (r *Run) setSessionHistory(items []Item, stamp int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sessionID == "" {
@@ -78,7 +71,7 @@ func (r *Run) SetSessionHistory(items []Item, stamp int64) error {
 }
 
 // HistoryRef reports whether the run's context is its session's history
-// ([Run.SetSessionHistory]), and if so which: the last count items of
+// (runcore.SetSessionHistory), and if so which: the last count items of
 // session sessionID placed before the run's own items. pending reports
 // that the run came from a store's pieces ([Assemble]) and its context
 // has not been read yet: [Run.ResolveHistory] must be given those items
@@ -96,7 +89,7 @@ func (r *Run) HistoryRef() (sessionID string, count int, pending, ok bool) {
 }
 
 // HistoryStamp returns the session's write stamp of the run's history
-// reference (see [Run.SetSessionHistory]): its items are the last count
+// reference (see runcore.SetSessionHistory): its items are the last count
 // placed before the run's own among those written before it. It is 0
 // when the run has no reference, or one without a stamp (a checkpoint of
 // an earlier version): the items are then read without that filter.

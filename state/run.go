@@ -171,9 +171,8 @@ func (r *Run) Version() int64 {
 	return r.version
 }
 
-// SetVersion records the checkpoint version. It is for [Store]
-// implementations.
-func (r *Run) SetVersion(v int64) {
+// setVersion records the checkpoint version (runcore.SetVersion).
+func (r *Run) setVersion(v int64) {
 	r.mu.Lock()
 	r.version = v
 	r.mu.Unlock()
@@ -210,13 +209,8 @@ func (r *Run) ModelInput() Items {
 	return concat(r.context, r.items[r.ctxFrom:])
 }
 
-// SetHistory sets the context the run's items follow, such as the session
-// history that persistence reads before the first model call. The items
-// are copied. It replaces any previous context and starts the run's own
-// items after it. Once the run placed a model response the context is
-// what the model saw, and SetHistory refuses to change it with an error
-// wrapping [ErrContextSeen], changing nothing.
-func (r *Run) SetHistory(items []Item) error {
+// setHistory sets the context the run's items follow (runcore.SetHistory).
+func (r *Run) setHistory(items []Item) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.setHistoryLocked(items)
@@ -436,8 +430,9 @@ func (r *Run) SessionID() string {
 	return r.sessionID
 }
 
-// SetSessionID records the session the run persists to.
-func (r *Run) SetSessionID(id string) {
+// setSessionID records the session the run persists to
+// (runcore.SetSessionID).
+func (r *Run) setSessionID(id string) {
 	r.mu.Lock()
 	r.sessionID = id
 	r.mu.Unlock()
@@ -451,9 +446,9 @@ func (r *Run) SessionWatermark() int64 {
 	return r.watermark
 }
 
-// SetSessionWatermark records that every position at or below w is stored
-// in the session.
-func (r *Run) SetSessionWatermark(w int64) {
+// setSessionWatermark records that every position at or below w is stored
+// in the session (runcore.SetSessionWatermark).
+func (r *Run) setSessionWatermark(w int64) {
 	r.mu.Lock()
 	r.watermark = w
 	r.mu.Unlock()

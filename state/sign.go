@@ -2,11 +2,8 @@ package state
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
-	"strconv"
+
+	signpkg "github.com/turnkit/turnkit/state/internal/sign"
 )
 
 // WithSigningKey makes Marshal sign the checkpoint with HMAC-SHA256 under
@@ -43,43 +40,21 @@ func WithVerifyKeys(keys map[string][]byte) UnmarshalOption {
 	})
 }
 
+// sign is the signature of a payload (package sign).
 func sign(keyID string, key []byte, schema string, version int, payload []byte) *wireSignature {
-	return &wireSignature{KeyID: keyID, MAC: base64.RawURLEncoding.EncodeToString(mac(keyID, key, schema, version, payload))}
+	return signpkg.Sign(keyID, key, schema, version, payload)
 }
 
+// verify checks a payload's signature against keys (package sign), and
+// says why it does not verify with a [*SignatureError].
 func verify(keys map[string][]byte, sig *wireSignature, schema string, version int, payload []byte) error {
-	if sig == nil {
-		return &SignatureError{Reason: "checkpoint is not signed"}
+	reason := signpkg.Verify(keys, sig, schema, version, payload)
+	if reason == "" {
+		return nil
 	}
-	key, ok := keys[sig.KeyID]
-	if !ok {
-		return &SignatureError{KeyID: sig.KeyID, Reason: "unknown key"}
+	keyID := ""
+	if sig != nil && reason != signpkg.ReasonUnsigned {
+		keyID = sig.KeyID
 	}
-	got, err := base64.RawURLEncoding.DecodeString(sig.MAC)
-	if err != nil {
-		return &SignatureError{KeyID: sig.KeyID, Reason: "MAC is not base64url"}
-	}
-	if !hmac.Equal(got, mac(sig.KeyID, key, schema, version, payload)) {
-		return &SignatureError{KeyID: sig.KeyID, Reason: "MAC does not match: the checkpoint was edited"}
-	}
-	return nil
-}
-
-// mac computes the HMAC over the canonical bytes: schema, version, key ID
-// and the compacted run JSON, each length-prefixed so that no two inputs
-// share an encoding.
-func mac(keyID string, key []byte, schema string, version int, payload []byte) []byte {
-	var canon bytes.Buffer
-	canon.Grow(len(payload))
-	if err := json.Compact(&canon, payload); err != nil {
-		canon.Reset()
-		canon.Write(payload) // not JSON: the MAC of the bytes as they are
-	}
-	h := hmac.New(sha256.New, key)
-	for _, part := range [][]byte{[]byte(schema), []byte(strconv.Itoa(version)), []byte(keyID), canon.Bytes()} {
-		h.Write(strconv.AppendInt(nil, int64(len(part)), 10))
-		h.Write([]byte{':'})
-		h.Write(part)
-	}
-	return h.Sum(nil)
+	return &SignatureError{KeyID: keyID, Reason: reason}
 }

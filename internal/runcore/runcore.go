@@ -1,10 +1,22 @@
-// Package runcore is the pipeline core's access to the operations of
-// [state.Run] that move positions, boundaries, the turn, the agent and the
-// outcome. package state keeps them out of its API, so a middleware holding
-// a *state.Run reads it and annotates it but cannot corrupt it; the core
-// (package pipeline), its test kit (pipeline/pipelinetest) and the stores'
-// test kits that must build runs by hand use them through here. The root
-// deps_test.go names every package allowed to import it.
+// Package runcore is the one door to the operations of [state.Run] that
+// only turnkit's own packages may use. package state keeps them out of its
+// API, so that a middleware or a user holding a *state.Run reads it and
+// annotates it (guardrail results, extensions, decisions) but can neither
+// corrupt it nor fake its bookkeeping:
+//
+//   - the pipeline core's: placing items and responses, reserving and
+//     recording positions, the turn, the agent, the outcome, usage,
+//     pending approvals and the raw writes of nested runs;
+//   - the stores': the checkpoint version a run was loaded at
+//     ([SetVersion]) and what a store saved of it ([Saved]);
+//   - persistence's and the runner's: the run's session, the watermark of
+//     what the session holds, and the context the run started from
+//     ([SetSessionID], [SetSessionWatermark], [SetHistory],
+//     [SetSessionHistory]).
+//
+// The root deps_test.go names every package allowed to import it (the
+// core, the stores, persistence and checkpoint, and their test kits and
+// harnesses); it is the only such mechanism for package state.
 //
 // The operations are state's own (see state/core.go); package hook carries
 // them here, and a change of signature on one side fails this package's
@@ -37,6 +49,12 @@ type coreOps interface {
 	ReplaceContext(r *state.Run, items []state.Item)
 	WithholdInput(r *state.Run, stored []state.Item) error
 	AddNestedGuardrails(r *state.Run, owner, agent string, gs []state.GuardrailResult)
+	SetVersion(r *state.Run, v int64)
+	Saved(r *state.Run, d *state.Delta)
+	SetSessionID(r *state.Run, id string)
+	SetSessionWatermark(r *state.Run, w int64)
+	SetHistory(r *state.Run, items []state.Item) error
+	SetSessionHistory(r *state.Run, items []state.Item, stamp int64) error
 }
 
 var ops = hook.Ops.(coreOps)
@@ -134,4 +152,48 @@ func WithholdInput(r *state.Run, stored []state.Item) error { return ops.Withhol
 // "<owner>/<call ID>"), so it is told apart from r's own results.
 func AddNestedGuardrails(r *state.Run, owner, agent string, gs []state.GuardrailResult) {
 	ops.AddNestedGuardrails(r, owner, agent, gs)
+}
+
+// The operations of the run's bookkeeping across a pause: its checkpoint
+// version and what a store last saved of it (the stores), its session,
+// what the session holds and the context it started from (persistence,
+// checkpoint and the runner).
+
+// SetVersion records the checkpoint version a store loaded r at; 0 makes
+// r a new checkpoint (a fork).
+func SetVersion(r *state.Run, v int64) { ops.SetVersion(r, v) }
+
+// Saved records that a store saved d: r's version becomes d.Version and
+// its next [state.Run.Delta] starts from there. A store calls it after the
+// write succeeded, and only then. A delta of another run, or one not taken
+// at r's current version (already recorded, or stale), changes nothing.
+func Saved(r *state.Run, d *state.Delta) { ops.Saved(r, d) }
+
+// SetSessionID records the session r persists to.
+func SetSessionID(r *state.Run, id string) { ops.SetSessionID(r, id) }
+
+// SetSessionWatermark records that every position of r at or below w is
+// stored in its session.
+func SetSessionWatermark(r *state.Run, w int64) { ops.SetSessionWatermark(r, w) }
+
+// SetHistory sets the context r's items follow, such as the session
+// history that persistence reads before the first model call. The items
+// are copied. It replaces any previous context and starts r's own items
+// after it. Once r placed a model response the context is what the model
+// saw, and SetHistory refuses to change it with an error wrapping
+// [state.ErrContextSeen], changing nothing.
+func SetHistory(r *state.Run, items []state.Item) error { return ops.SetHistory(r, items) }
+
+// SetSessionHistory sets the context r's items follow to items, as
+// [SetHistory] does, and records that they are r's session history: the
+// last len(items) items of session [state.Run.SessionID] placed before
+// r's own items, in order, among the items written before the session's
+// write stamp stamp (session.History's Stamp, read with them). r's
+// checkpoints then refer to them instead of copying them (see
+// [state.Run.HistoryRef]). A stamp of 0 records no stamp: the reference is
+// then to the last len(items) items before r's, whenever written. It
+// fails as SetHistory does, and with an error wrapping [state.ErrInvalid]
+// when r names no session or stamp is negative.
+func SetSessionHistory(r *state.Run, items []state.Item, stamp int64) error {
+	return ops.SetSessionHistory(r, items, stamp)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 )
@@ -42,7 +43,7 @@ func Claim(ctx context.Context, b Backend, launch Launcher, processes int, runID
 	defer log.Close()
 	st := NewStack(plan, store, store, log, nil)
 	run := state.NewRun(runID, st.Agent.Name)
-	run.SetSessionID(plan.Runs[0].Session)
+	runcore.SetSessionID(run, plan.Runs[0].Session)
 	if err := st.States.Save(ctx, run); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/internal/torture"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
@@ -44,7 +45,7 @@ func newPaused(t *testing.T) *paused {
 	sess := memory.New()
 	st := torture.NewStack(torture.Plan{Runs: []torture.RunSpec{spec}}, sess, memstore.New(), log, nil)
 	run := state.NewRun(spec.ID, st.Agent.Name)
-	run.SetSessionID(spec.Session)
+	runcore.SetSessionID(run, spec.Session)
 	res, err := st.Runner.Run(ctx, st.Agent, pipelineInput(spec), withState(run))
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -40,7 +41,7 @@ func BenchmarkApprovalCycle(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				run := state.NewRun("run_bench", agent.Name)
-				run.SetHistory(hist)
+				runcore.SetHistory(run, hist)
 				res, err := runner.Run(ctx, agent, pipeline.UserInput("clean up"), pipeline.WithState(run))
 				if err != nil || !res.Interrupted() {
 					b.Fatalf("run: %v (interrupted %v)", err, res.Interrupted())

@@ -79,7 +79,7 @@
 //
 // The context a run started from, its session's history, is never copied
 // into its checkpoint: the checkpoint refers to it (see
-// [state.Run.SetSessionHistory]), and a resume reads it back from the
+// [state.Run.HistoryRef]), and a resume reads it back from the
 // session, or fails with [state.ErrHistoryChanged] if the session no
 // longer holds it.
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 )
@@ -88,7 +89,7 @@ func (c *Checkpointer) complete(ctx context.Context, run *state.Run) (bool, erro
 	for _, it := range items {
 		last = max(last, it.Seq())
 	}
-	run.SetSessionWatermark(max(run.SessionWatermark(), last))
+	runcore.SetSessionWatermark(run, max(run.SessionWatermark(), last))
 	clearCommit(run)
 	if c.cfg.retention.kind == keepFor {
 		c.stampFinished(run)

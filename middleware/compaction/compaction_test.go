@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/middleware/compaction"
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
@@ -208,7 +209,7 @@ func TestCompactionEndsTheContinuation(t *testing.T) {
 		compaction.Middleware(compaction.Summarize(scripted.New(scripted.Reply("short"))), compaction.WithMaxItems(3), compaction.WithKeep(1)),
 		probe))
 	run := state.NewRun("r", "a")
-	if err := run.SetHistory([]state.Item{state.UserMessage("1"), state.AssistantMessage("", "2"), state.UserMessage("3"), state.AssistantMessage("", "4")}); err != nil {
+	if err := runcore.SetHistory(run, []state.Item{state.UserMessage("1"), state.AssistantMessage("", "2"), state.UserMessage("3"), state.AssistantMessage("", "4")}); err != nil {
 		t.Fatal(err)
 	}
 	pipeline.SetContinuation(run, pipeline.Continuation{ResponseID: "resp_old", Seen: 4})
@@ -255,7 +256,7 @@ func TestCompactorErrorFailsTheCall(t *testing.T) {
 	m := scripted.New(scripted.Reply("ok"))
 	r := pipeline.NewRunner(pipeline.WithMiddleware(compaction.Middleware(comp, compaction.WithMaxItems(1))))
 	run := state.NewRun("r", "a")
-	if err := run.SetHistory([]state.Item{state.UserMessage("1"), state.AssistantMessage("", "2")}); err != nil {
+	if err := runcore.SetHistory(run, []state.Item{state.UserMessage("1"), state.AssistantMessage("", "2")}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := r.Run(context.Background(), &pipeline.Agent{Name: "a", Model: m}, pipeline.UserInput("3"), pipeline.WithState(run))

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
@@ -156,9 +157,9 @@ func (h *handler) setHistory(run *state.Run, hist session.History) error {
 		return nil
 	}
 	if h.cfg.byRef {
-		return run.SetSessionHistory(hist.Items, hist.Stamp)
+		return runcore.SetSessionHistory(run, hist.Items, hist.Stamp)
 	}
-	return run.SetHistory(hist.Items)
+	return runcore.SetHistory(run, hist.Items)
 }
 
 func boundaryItems(b *boundaryMark) ([]state.Item, error) {

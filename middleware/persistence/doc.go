@@ -54,7 +54,7 @@
 //
 // The history a run read on its first turn is its session's, and the run
 // refers to it rather than copying it into its checkpoints
-// ([state.Run.SetSessionHistory]): the session, the number of items, the
+// ([state.Run.HistoryRef]): the session, the number of items, the
 // session's write stamp they were read at ([session.History]) and their
 // digest. On resume persistence reads the items before the run written
 // before that stamp ([session.Store.ListBefore]): exactly the items the

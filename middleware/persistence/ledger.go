@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
@@ -111,7 +112,7 @@ func (l *ledger) advance() error {
 	if w == wm {
 		return nil
 	}
-	l.run.SetSessionWatermark(w)
+	runcore.SetSessionWatermark(l.run, w)
 	if !l.ext.empty() && l.ext.prune(w) {
 		return saveExt(l.run, &l.ext)
 	}

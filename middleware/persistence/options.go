@@ -88,7 +88,7 @@ func WithHistoryCopied() Option {
 
 // WithHistoryByReference makes each run's checkpoints refer to the session
 // history the run started from instead of copying it (see
-// [state.Run.SetSessionHistory]): the session, how many of its items
+// [state.Run.HistoryRef]): the session, how many of its items
 // before the run, the session's write stamp when they were read
 // ([session.History]), and their digest. It is the default; the option
 // undoes an earlier [WithHistoryCopied]. A checkpoint then costs O(the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
@@ -343,7 +344,7 @@ func (h *handler) loadHistory(ctx context.Context, run *state.Run, sid string, i
 		}
 	}
 	if len(hist) > 0 {
-		return run.SetHistory(hist)
+		return runcore.SetHistory(run, hist)
 	}
 	return nil
 }

@@ -99,7 +99,7 @@ func NewTurn(tb testing.TB, opts ...TurnOption) *pipeline.Turn {
 		run = state.NewRun("run_test", c.agent.Name)
 	}
 	if len(c.history) > 0 {
-		if err := run.SetHistory(c.history); err != nil {
+		if err := runcore.SetHistory(run, c.history); err != nil {
 			tb.Fatalf("pipelinetest: NewTurn: %v", err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
 )
@@ -235,7 +236,7 @@ func renamed(run *state.Run, id, sid string) (*state.Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("branch: fork run %q: %w", run.ID(), err)
 	}
-	fork.SetVersion(0) // a new checkpoint
+	runcore.SetVersion(fork, 0) // a new checkpoint
 	return fork, nil
 }
 

@@ -51,7 +51,7 @@ func BenchmarkSealCost(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			run.Saved(d)
+			runcore.Saved(run, d)
 			b.ReportAllocs()
 			for b.Loop() {
 				// One tool turn: its call and output recorded, then saved.
@@ -64,7 +64,7 @@ func BenchmarkSealCost(b *testing.B) {
 				if sinkDelta, err = run.Delta(opts...); err != nil {
 					b.Fatal(err)
 				}
-				run.Saved(sinkDelta)
+				runcore.Saved(run, sinkDelta)
 			}
 		})
 	}

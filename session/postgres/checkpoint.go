@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/internal/rowcodec"
 	"github.com/turnkit/turnkit/state"
@@ -143,7 +144,7 @@ func newCkptQueries(schemaName string) ckptQueries {
 // [WithCodec]), with [state.ErrInvalid] otherwise.
 //
 // A checkpoint that refers to the session history its run started from
-// ([state.Run.SetSessionHistory]) gets it from the store's own sessions
+// ([state.Run.HistoryRef]) gets it from the store's own sessions
 // with one more read ([Store.ListBefore]), so the run comes back whole;
 // if the session no longer holds that history the run's history stays
 // pending, and resuming it fails with [state.ErrHistoryChanged].
@@ -211,7 +212,7 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 	if !ok {
 		return s.conflict(ctx, d)
 	}
-	run.Saved(d)
+	runcore.Saved(run, d)
 	return nil
 }
 
@@ -282,7 +283,7 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	case err != nil:
 		return s.gate.WrapRun(ctx, "save", run.ID(), err)
 	}
-	run.Saved(d)
+	runcore.Saved(run, d)
 	return nil
 }
 
@@ -326,7 +327,7 @@ func (s *Store) saveAppendTx(ctx context.Context, run *state.Run, d *state.Delta
 	case err != nil:
 		return s.gate.WrapRun(ctx, "save", run.ID(), err)
 	}
-	run.Saved(d)
+	runcore.Saved(run, d)
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/internal/testenv"
 	"github.com/turnkit/turnkit/state"
 )
@@ -227,7 +228,7 @@ func planData(t *testing.T, s *Store, schema string) planKey {
 		}
 	}
 	run := state.NewRun("long", "agent")
-	if err := run.SetHistory(items[:200]); err != nil {
+	if err := runcore.SetHistory(run, items[:200]); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Save(ctx, run); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/internal/ckpttest"
 	"github.com/turnkit/turnkit/session/postgres"
@@ -33,7 +34,7 @@ func TestSaveAppendPaths(t *testing.T) {
 	started := func(t *testing.T, id string) (*state.Run, []state.Item) {
 		t.Helper()
 		r := state.NewRun(id, "a")
-		r.SetSessionID("s-" + id)
+		runcore.SetSessionID(r, "s-"+id)
 		ckpttest.Turn(t, r, 1)
 		if err := s.SaveAppend(ctx, r, r.SessionID(), r.Items().Slice()); err != nil {
 			t.Fatal(err)

@@ -78,7 +78,7 @@ func BenchmarkSave(b *testing.B) {
 			b.Run(fmt.Sprintf("history=%d/%s", n, mode), func(b *testing.B) {
 				s := redis.New(client, redis.WithPrefix(prefix))
 				r := state.NewRun(benchSession(), "assistant")
-				r.SetHistory(history(n))
+				runcore.SetHistory(r, history(n))
 				runcore.AddInput(r, state.UserMessage("and tomorrow?"))
 				save := func() error { return s.Save(ctx, r) }
 				if mode == "whole" {

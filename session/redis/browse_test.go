@@ -5,6 +5,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/redis"
 	"github.com/turnkit/turnkit/state"
@@ -18,7 +19,7 @@ func TestSaveAppendListsTheSession(t *testing.T) {
 		s := newStore(t, client, redis.WithPrefix(prefix))
 		sid := "listed-" + newRunID()
 		run := state.NewRun(newRunID(), "agent")
-		run.SetSessionID(sid)
+		runcore.SetSessionID(run, sid)
 		if err := s.SaveAppend(t.Context(), run, sid, []state.Item{state.UserMessage("hi").WithSeq(1)}); err != nil {
 			t.Fatal(err)
 		}

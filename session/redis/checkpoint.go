@@ -9,6 +9,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/internal/rowcodec"
 	"github.com/turnkit/turnkit/state"
@@ -214,7 +215,7 @@ func deltaArgs(args []any, d *state.Delta, base string, counted bool) []any {
 // full one.
 //
 // A checkpoint that refers to the session history its run started from
-// ([state.Run.SetSessionHistory]) gets it from the store's own sessions
+// ([state.Run.HistoryRef]) gets it from the store's own sessions
 // with one more read ([Store.ListBefore]), so the run comes back whole;
 // if the session no longer holds that history the run's history stays
 // pending, and resuming it fails with [state.ErrHistoryChanged].
@@ -274,7 +275,7 @@ func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 	if run.Version() != version {
 		// A whole checkpoint of the earlier format holds the version
 		// before its save; the hash holds the stored one.
-		run.SetVersion(version)
+		runcore.SetVersion(run, version)
 	}
 	if err := rowcodec.ResolveHistory(ctx, s, run); err != nil {
 		return nil, err
@@ -291,7 +292,7 @@ func malformed(runID, format string, args ...any) error {
 // Save writes what changed in run since it was last loaded or saved (a
 // [state.Delta]) if the stored version equals run.Version() (0: none
 // stored), checking and writing in one Lua script, and then records the
-// save on run ([state.Run.Saved]). It writes the head and the new items,
+// save on run (runcore.Saved). It writes the head and the new items,
 // and the context when it changed: O(the new items), whatever the run's
 // history. Otherwise it returns a [*state.StoreError] wrapping
 // [state.ErrConflict] and changes nothing: of two workers saving the same
@@ -321,7 +322,7 @@ func (s *Store) save(ctx context.Context, run *state.Run, d *state.Delta) error 
 	if stored != -1 {
 		return &state.StoreError{Op: "save", RunID: run.ID(), Have: d.Base, Stored: stored, Err: state.ErrConflict}
 	}
-	run.Saved(d)
+	runcore.Saved(run, d)
 	if !oneScript {
 		return s.index(ctx, d)
 	}
@@ -373,7 +374,7 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	code, _ := res[0].(int64)
 	switch {
 	case code == 0:
-		run.Saved(d)
+		runcore.Saved(run, d)
 		if len(res) == 2 && res[1] == int64(1) {
 			return s.fileSession(ctx, sessionID)
 		}

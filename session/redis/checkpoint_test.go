@@ -138,7 +138,7 @@ func TestSaveWritesWhatChanged(t *testing.T) {
 		sent := map[int][]int64{}
 		for _, n := range []int{10, 2000} {
 			r := state.NewRun(newRunID(), "assistant")
-			r.SetHistory(history(n))
+			runcore.SetHistory(r, history(n))
 			runcore.AddInput(r, state.UserMessage("and tomorrow?"))
 			must(t, s.Save(t.Context(), r))
 			itemsKey := s.RunKeys(r.ID())[1]
@@ -217,7 +217,7 @@ func TestDeltaTampered(t *testing.T) {
 					}
 					s := newStore(t, client, opts...)
 					r := state.NewRun(newRunID(), "assistant")
-					r.SetHistory(history(4))
+					runcore.SetHistory(r, history(4))
 					for turn := 1; turn <= 3; turn++ {
 						addTurn(t, r, turn)
 						must(t, s.Save(ctx, r))
@@ -278,7 +278,7 @@ func TestLegacyCheckpoint(t *testing.T) {
 				must(t, err)
 				want, err := state.Unmarshal(data, tt.dec...)
 				must(t, err)
-				want.SetVersion(want.Version() + 1)
+				runcore.SetVersion(want, want.Version()+1)
 				s := newStore(t, client, append(tt.opts, redis.WithPrefix(prefix))...)
 				keys := s.RunKeys(want.ID())
 				must(t, client.HSet(ctx, keys[0], "v", want.Version(), "d", data).Err())
@@ -339,7 +339,7 @@ func TestSaveAppend(t *testing.T) {
 		}
 		newRun := func() (*state.Run, string) {
 			r := state.NewRun(newRunID(), "assistant")
-			r.SetHistory(history(3))
+			runcore.SetHistory(r, history(3))
 			must(t, s.Save(ctx, r))
 			return r, "session-" + r.ID()
 		}

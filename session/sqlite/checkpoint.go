@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/internal/rowcodec"
 	"github.com/turnkit/turnkit/state"
@@ -71,7 +72,7 @@ func (c *ckptStmts) close() {
 // (see [WithCodec]), with [state.ErrInvalid] otherwise.
 //
 // A checkpoint that refers to the session history its run started from
-// ([state.Run.SetSessionHistory]) gets it from the store's own sessions
+// ([state.Run.HistoryRef]) gets it from the store's own sessions
 // with one more read ([Store.ListBefore]), so the run comes back whole;
 // if the session no longer holds that history the run's history stays
 // pending, and resuming it fails with [state.ErrHistoryChanged].
@@ -177,7 +178,7 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 		}
 		return s.gate.WrapRun(ctx, "save", run.ID(), err)
 	}
-	run.Saved(d)
+	runcore.Saved(run, d)
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -43,7 +44,7 @@ func planData(t *testing.T, s *Store) planKey {
 		}
 	}
 	run := state.NewRun("long", "agent")
-	if err := run.SetHistory(items[:200]); err != nil {
+	if err := runcore.SetHistory(run, items[:200]); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Save(ctx, run); err != nil {

@@ -10,7 +10,7 @@
 //	store, err := filestore.New(dir)
 //
 // Like the SQL and Redis checkpoint stores beside the session stores, it
-// uses only state's public API: [state.Run.Delta] and [state.Run.Saved] to
-// save what changed, [state.Assemble] to load, and [state.HeadVersions] to
+// uses [state.Run.Delta] to save what changed (and records the save with
+// runcore.Saved, which only turnkit's stores reach), [state.Assemble] to load, and [state.HeadVersions] to
 // tell which of a run's save files a load reads.
 package filestore

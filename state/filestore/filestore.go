@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -205,7 +206,7 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 			_ = os.Remove(filepath.Join(dir, strconv.FormatInt(v, 10)))
 		}
 	}
-	run.Saved(d)
+	runcore.Saved(run, d)
 	return nil
 }
 

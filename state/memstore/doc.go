@@ -8,6 +8,6 @@
 //	states, sessions := memstore.New(), memory.New()
 //
 // Like the SQL and Redis checkpoint stores beside the session stores, it
-// uses only state's public API: [state.Run.Delta] and [state.Run.Saved] to
-// save what changed, [state.Assemble] to load.
+// uses [state.Run.Delta] to save what changed (and records the save with
+// runcore.Saved, which only turnkit's stores reach), [state.Assemble] to load.
 package memstore

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -113,7 +114,7 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 	for _, p := range d.Items {
 		e.items[p.Seq] = p
 	}
-	run.Saved(d)
+	runcore.Saved(run, d)
 	return nil
 }
 

@@ -22,7 +22,7 @@ func RunWithStatus(tb testing.TB, id, sid string, status state.RunStatus) *state
 	r := state.NewRun(id, "lister")
 	runcore.SetTurn(r, 2)
 	if sid != "" {
-		r.SetSessionID(sid)
+		runcore.SetSessionID(r, sid)
 	}
 	runcore.AddInput(r, state.UserMessage("hello"))
 	switch status {
@@ -93,44 +93,81 @@ func testListRuns(t *testing.T, s state.Store) {
 	if !ok {
 		t.Skipf("%T does not implement state.Lister", s)
 	}
-	ctx := context.Background()
-	sid, other := newID(t), newID(t)
-	statuses := []state.RunStatus{state.RunUnfinished, state.RunPaused, state.RunFinished, state.RunPaused, state.RunUnfinished}
-	var runs []*state.Run
-	var idsOf []string
-	for i, st := range statuses {
-		r := RunWithStatus(t, newID(t)+"-"+string(rune('a'+i)), sid, st)
-		save(t, s, r)
-		runs = append(runs, r)
-		idsOf = append(idsOf, r.ID())
-	}
-	elsewhere := RunWithStatus(t, newID(t)+"-other", other, state.RunPaused)
-	save(t, s, elsewhere)
-	loose := RunWithStatus(t, newID(t)+"-loose", "", state.RunPaused)
-	save(t, s, loose)
-	newestFirst := func(idx ...int) []string {
-		out := make([]string, len(idx))
-		for i, j := range idx {
-			out[i] = idsOf[j]
-		}
-		return out
-	}
+	f := newListFixture(t, s, l)
+	f.checkPages()
+	f.checkByStatus()
+	f.checkMoves()
+	f.checkStaleSave()
+	f.checkDelete()
+	f.checkBadCursor()
+}
 
-	// The session's runs, newest first, at every page size.
+// A listFixture is a store holding five runs of one session in various
+// statuses (idsOf, oldest first), a paused run of another session
+// (elsewhere) and a paused run of none (loose).
+type listFixture struct {
+	t                *testing.T
+	s                state.Store
+	l                state.Lister
+	sid, other       string
+	idsOf            []string
+	elsewhere, loose *state.Run
+}
+
+// newListFixture saves the fixture's runs in s.
+func newListFixture(t *testing.T, s state.Store, l state.Lister) *listFixture {
+	f := &listFixture{t: t, s: s, l: l, sid: newID(t), other: newID(t)}
+	statuses := []state.RunStatus{state.RunUnfinished, state.RunPaused, state.RunFinished, state.RunPaused, state.RunUnfinished}
+	for i, st := range statuses {
+		r := RunWithStatus(t, newID(t)+"-"+string(rune('a'+i)), f.sid, st)
+		save(t, s, r)
+		f.idsOf = append(f.idsOf, r.ID())
+	}
+	f.elsewhere = RunWithStatus(t, newID(t)+"-other", f.other, state.RunPaused)
+	save(t, s, f.elsewhere)
+	f.loose = RunWithStatus(t, newID(t)+"-loose", "", state.RunPaused)
+	save(t, s, f.loose)
+	return f
+}
+
+// newestFirst returns the IDs of the session's runs idx, in that order.
+func (f *listFixture) newestFirst(idx ...int) []string {
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = f.idsOf[j]
+	}
+	return out
+}
+
+// all returns the IDs of every run of the fixture.
+func (f *listFixture) all() []string {
+	return append(slices.Clone(f.idsOf), f.elsewhere.ID(), f.loose.ID())
+}
+
+// byStatus lists the fixture's runs in status st (0: any) of the session
+// (all sessions if ""), in pages of limit.
+func (f *listFixture) byStatus(st state.RunStatus, sessionID string, limit int) []string {
+	return ids(listAll(f.t, f.l, state.RunQuery{Status: st, SessionID: sessionID}, limit), f.all()...)
+}
+
+// checkPages lists the session's runs, newest first, at every page size,
+// and checks a summary.
+func (f *listFixture) checkPages() {
+	t := f.t
 	for _, limit := range []int{1, 2, 5, 50} {
-		got := listAll(t, l, state.RunQuery{SessionID: sid}, limit)
-		if d := cmp.Diff(newestFirst(4, 3, 2, 1, 0), ids(got, append(idsOf, elsewhere.ID(), loose.ID())...)); d != "" {
+		got := listAll(t, f.l, state.RunQuery{SessionID: f.sid}, limit)
+		if d := cmp.Diff(f.newestFirst(4, 3, 2, 1, 0), ids(got, f.all()...)); d != "" {
 			t.Errorf("session listing, pages of %d (-want +got):\n%s", limit, d)
 		}
 	}
-	page, err := l.ListRuns(ctx, state.RunQuery{SessionID: sid, Limit: 5})
+	page, err := f.l.ListRuns(context.Background(), state.RunQuery{SessionID: f.sid, Limit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if page.Next != "" {
 		t.Errorf("a page holding the last run has next cursor %q, want none", page.Next)
 	}
-	want := state.RunSummary{RunID: idsOf[1], SessionID: sid, Agent: "lister", Turn: 2,
+	want := state.RunSummary{RunID: f.idsOf[1], SessionID: f.sid, Agent: "lister", Turn: 2,
 		Status: state.RunPaused, Pending: 1, Version: 1}
 	if len(page.Runs) != 5 {
 		t.Fatalf("session listing: %d runs, want 5", len(page.Runs))
@@ -138,46 +175,47 @@ func testListRuns(t *testing.T, s state.Store) {
 	if d := cmp.Diff(want, page.Runs[3]); d != "" {
 		t.Errorf("summary of a paused run (-want +got):\n%s", d)
 	}
+}
 
-	// By status, in the session and across sessions.
-	byStatus := func(st state.RunStatus, sessionID string, limit int) []string {
-		return ids(listAll(t, l, state.RunQuery{Status: st, SessionID: sessionID}, limit),
-			append(idsOf, elsewhere.ID(), loose.ID())...)
-	}
+// checkByStatus lists by status, in the session and across sessions.
+func (f *listFixture) checkByStatus() {
 	for _, tt := range []struct {
 		status  state.RunStatus
 		session string
 		want    []string
 	}{
-		{state.RunPaused, sid, newestFirst(3, 1)},
-		{state.RunUnfinished, sid, newestFirst(4, 0)},
-		{state.RunFinished, sid, newestFirst(2)},
-		{state.RunPaused, other, []string{elsewhere.ID()}},
-		{state.RunPaused, "", []string{loose.ID(), elsewhere.ID(), idsOf[3], idsOf[1]}},
-		{0, "", []string{loose.ID(), elsewhere.ID(), idsOf[4], idsOf[3], idsOf[2], idsOf[1], idsOf[0]}},
+		{state.RunPaused, f.sid, f.newestFirst(3, 1)},
+		{state.RunUnfinished, f.sid, f.newestFirst(4, 0)},
+		{state.RunFinished, f.sid, f.newestFirst(2)},
+		{state.RunPaused, f.other, []string{f.elsewhere.ID()}},
+		{state.RunPaused, "", []string{f.loose.ID(), f.elsewhere.ID(), f.idsOf[3], f.idsOf[1]}},
+		{0, "", []string{f.loose.ID(), f.elsewhere.ID(), f.idsOf[4], f.idsOf[3], f.idsOf[2], f.idsOf[1], f.idsOf[0]}},
 	} {
 		for _, limit := range []int{1, 3} {
-			if d := cmp.Diff(tt.want, byStatus(tt.status, tt.session, limit)); d != "" {
-				t.Errorf("status %v, session %q, pages of %d (-want +got):\n%s", tt.status, tt.session, limit, d)
+			if d := cmp.Diff(tt.want, f.byStatus(tt.status, tt.session, limit)); d != "" {
+				f.t.Errorf("status %v, session %q, pages of %d (-want +got):\n%s", tt.status, tt.session, limit, d)
 			}
 		}
 	}
+}
 
-	// The paused run b is decided and finishes: it moves to finished and
-	// keeps its place, its first save.
+// checkMoves decides the paused run b, which finishes: it moves to
+// finished and keeps its place, its first save. Then a full save (a
+// checkpoint file saved back) of run a keeps its place too.
+func (f *listFixture) checkMoves() {
+	t, s, idsOf := f.t, f.s, f.idsOf
 	b := load(t, s, idsOf[1])
 	must(t, b.Approve("call_"+idsOf[1]))
 	must(t, runcore.Record(b, state.ToolOutput("call_"+idsOf[1], "refund", "ok").WithSeq(b.Pending()[0].OutputSeq)))
 	runcore.ResolvePending(b, "call_"+idsOf[1])
 	runcore.Finish(b, "refunded")
 	save(t, s, b)
-	if d := cmp.Diff(newestFirst(3), byStatus(state.RunPaused, sid, 2)); d != "" {
+	if d := cmp.Diff(f.newestFirst(3), f.byStatus(state.RunPaused, f.sid, 2)); d != "" {
 		t.Errorf("paused after b finished (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff(newestFirst(2, 1), byStatus(state.RunFinished, sid, 1)); d != "" {
+	if d := cmp.Diff(f.newestFirst(2, 1), f.byStatus(state.RunFinished, f.sid, 1)); d != "" {
 		t.Errorf("finished after b finished (-want +got):\n%s", d)
 	}
-	// A full save (a checkpoint file saved back) keeps the place too.
 	data, err := state.Marshal(load(t, s, idsOf[0]))
 	if err != nil {
 		t.Fatal(err)
@@ -188,43 +226,54 @@ func testListRuns(t *testing.T, s state.Store) {
 	}
 	runcore.SetTurn(a, 3)
 	save(t, s, a)
-	got := listAll(t, l, state.RunQuery{SessionID: sid}, 10)
-	if d := cmp.Diff(newestFirst(4, 3, 2, 1, 0), ids(got, idsOf...)); d != "" {
+	got := listAll(t, f.l, state.RunQuery{SessionID: f.sid}, 10)
+	if d := cmp.Diff(f.newestFirst(4, 3, 2, 1, 0), ids(got, idsOf...)); d != "" {
 		t.Errorf("after a full save (-want +got):\n%s", d)
 	}
 	if last := got[len(got)-1]; last.Turn != 3 || last.Version != 2 {
 		t.Errorf("summary after a full save: turn %d, version %d; want 3, 2", last.Turn, last.Version)
 	}
+}
 
-	// A save that loses the compare-and-swap changes no listing.
-	stale, fresh := load(t, s, idsOf[4]), load(t, s, idsOf[4])
+// checkStaleSave checks that a save that loses the compare-and-swap
+// changes no listing.
+func (f *listFixture) checkStaleSave() {
+	t, s, id := f.t, f.s, f.idsOf[4]
+	stale, fresh := load(t, s, id), load(t, s, id)
 	runcore.SetTurn(fresh, 5)
 	save(t, s, fresh)
 	runcore.Finish(stale, "late")
-	if err := s.Save(ctx, stale); !errors.Is(err, state.ErrConflict) {
+	if err := s.Save(context.Background(), stale); !errors.Is(err, state.ErrConflict) {
 		t.Fatalf("Save(stale) = %v, want ErrConflict", err)
 	}
-	if d := cmp.Diff(newestFirst(2, 1), byStatus(state.RunFinished, sid, 5)); d != "" {
+	if d := cmp.Diff(f.newestFirst(2, 1), f.byStatus(state.RunFinished, f.sid, 5)); d != "" {
 		t.Errorf("finished after a stale save (-want +got):\n%s", d)
 	}
-	if got := listAll(t, l, state.RunQuery{SessionID: sid, Status: state.RunUnfinished}, 5); len(got) == 0 || got[0].RunID != idsOf[4] || got[0].Turn != 5 {
-		t.Errorf("unfinished after a stale save: %+v, want %s at turn 5 first", got, idsOf[4])
+	if got := listAll(t, f.l, state.RunQuery{SessionID: f.sid, Status: state.RunUnfinished}, 5); len(got) == 0 || got[0].RunID != id || got[0].Turn != 5 {
+		t.Errorf("unfinished after a stale save: %+v, want %s at turn 5 first", got, id)
 	}
+}
 
-	// A deleted run leaves every list.
-	if err := s.Delete(ctx, idsOf[3]); err != nil {
+// checkDelete checks that a deleted run leaves every list.
+func (f *listFixture) checkDelete() {
+	t := f.t
+	if err := f.s.Delete(context.Background(), f.idsOf[3]); err != nil {
 		t.Fatal(err)
 	}
-	if got := byStatus(state.RunPaused, sid, 2); len(got) != 0 {
+	if got := f.byStatus(state.RunPaused, f.sid, 2); len(got) != 0 {
 		t.Errorf("paused after the delete: %q, want none", got)
 	}
-	if d := cmp.Diff(newestFirst(4, 2, 1, 0), byStatus(0, sid, 2)); d != "" {
+	if d := cmp.Diff(f.newestFirst(4, 2, 1, 0), f.byStatus(0, f.sid, 2)); d != "" {
 		t.Errorf("session after the delete (-want +got):\n%s", d)
 	}
+}
 
-	// A cursor no listing returned.
+// checkBadCursor lists with cursors no listing returned, and with a
+// cancelled context.
+func (f *listFixture) checkBadCursor() {
+	t, ctx := f.t, context.Background()
 	for _, c := range []string{"nonsense", "r", "r-1", "r0", "s1"} {
-		_, err := l.ListRuns(ctx, state.RunQuery{Cursor: c})
+		_, err := f.l.ListRuns(ctx, state.RunQuery{Cursor: c})
 		var ce *state.CursorError
 		if !errors.Is(err, state.ErrCursor) || !errors.As(err, &ce) || ce.Cursor != c {
 			t.Errorf("ListRuns(cursor %q) = %v, want a *state.CursorError", c, err)
@@ -232,7 +281,7 @@ func testListRuns(t *testing.T, s state.Store) {
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := l.ListRuns(cancelled, state.RunQuery{}); !errors.Is(err, context.Canceled) {
+	if _, err := f.l.ListRuns(cancelled, state.RunQuery{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("ListRuns(cancelled context) = %v, want context.Canceled", err)
 	}
 }

@@ -53,7 +53,7 @@ func SampleRun(tb testing.TB, id string) *state.Run {
 	tb.Helper()
 	r := state.NewRun(id, "assistant")
 	runcore.SetMaxTurns(r, 7)
-	if err := r.SetHistory([]state.Item{state.UserMessage("earlier").WithSeq(3), state.AssistantMessage("m0", "earlier answer").WithSeq(4)}); err != nil {
+	if err := runcore.SetHistory(r, []state.Item{state.UserMessage("earlier").WithSeq(3), state.AssistantMessage("m0", "earlier answer").WithSeq(4)}); err != nil {
 		tb.Fatal(err)
 	}
 	runcore.AddInput(r, state.UserMessage("delete the temp files"))
@@ -79,8 +79,8 @@ func SampleRun(tb testing.TB, id string) *state.Run {
 	runcore.AddModelCall(r, state.ModelCall{Turn: 1, Agent: "assistant", Model: "gpt-test", ResponseID: "resp_\"1\"", Seq: first,
 		Usage: state.Usage{Requests: 1, InputTokens: 60, OutputTokens: 30, ReasoningTokens: 5, CachedTokens: 7}})
 	runcore.AddModelCall(r, state.ModelCall{Turn: 2, Agent: "assistant", Usage: state.Usage{Requests: 1, InputTokens: 60}})
-	r.SetSessionID("session-1")
-	r.SetSessionWatermark(first - 1)
+	runcore.SetSessionID(r, "session-1")
+	runcore.SetSessionWatermark(r, first-1)
 	r.SetTraceContext(map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"})
 	r.SetExtension("example.com/counter", json.RawMessage(`{"n":1}`))
 	return r
@@ -91,8 +91,8 @@ func SampleRun(tb testing.TB, id string) *state.Run {
 func Diff(tb testing.TB, got, want *state.Run) string {
 	tb.Helper()
 	g, w := got.Clone(), want.Clone()
-	g.SetVersion(0)
-	w.SetVersion(0)
+	runcore.SetVersion(g, 0)
+	runcore.SetVersion(w, 0)
 	gb, err := state.Marshal(g, state.WithIndent())
 	must(tb, err)
 	wb, err := state.Marshal(w, state.WithIndent())

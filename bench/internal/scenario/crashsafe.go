@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/scripted"
@@ -159,10 +160,10 @@ func crashSafeTurns(b *testing.B, be backend, h int, c chain) {
 		if err := st.Delete(ctx, run.ID()); err != nil {
 			b.Fatal(err)
 		}
-		if err := run.SetHistory(nil); err != nil { // persistence reads the history from the session
+		if err := runcore.SetHistory(run, nil); err != nil { // persistence reads the history from the session
 			b.Fatal(err)
 		}
-		run.SetSessionID(sessionID)
+		runcore.SetSessionID(run, sessionID)
 		prev = run
 	}
 	runnerTurnsWith(b, hist, prepare, pipeline.WithMiddleware(mws...))
@@ -180,7 +181,7 @@ func bytesPerSave(b *testing.B, st state.Store, sess session.Store, sessionID st
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(cp.Middleware()))
 	agent := &pipeline.Agent{Name: "bench", Model: turnsModel(8), Tools: []pipeline.Tool{trivialTool()}}
 	run := state.NewRun(fmt.Sprintf("bytes-%d", h), "bench")
-	run.SetSessionID(sessionID)
+	runcore.SetSessionID(run, sessionID)
 	if err := st.Delete(ctx, run.ID()); err != nil {
 		b.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/middleware/persistence"
 	"github.com/turnkit/turnkit/model/openai"
@@ -90,7 +91,7 @@ func RunLong(ctx context.Context, backend, chain string, turns int) (LongRun, er
 			return inner.Respond(ctx, c)
 		})}
 	run := state.NewRun("long-"+chain, "bench")
-	run.SetSessionID(g.sessionID)
+	runcore.SetSessionID(run, g.sessionID)
 	if turns > LongRunTurns {
 		g.runner = pipeline.NewRunner(pipeline.WithMiddleware(g.mws...), pipeline.WithMaxTurns(turns+2))
 	}
@@ -212,7 +213,7 @@ func Conversation(ctx context.Context, backend, chain string, sizes []int, messa
 			msg++
 			g.clock.messages.Add(1)
 			run := state.NewRun("msg-"+strconv.Itoa(msg), "bench")
-			run.SetSessionID(g.sessionID)
+			runcore.SetSessionID(run, g.sessionID)
 			t0 := time.Now()
 			if _, err := g.runner.Run(ctx, agent, pipeline.UserInput("question "+strconv.Itoa(msg)), append(runOpts, pipeline.WithState(run))...); err != nil {
 				return 0, fmt.Errorf("message %d on %s with %s: %w", msg, backend, chain, err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/guardrails"
 	"github.com/turnkit/turnkit/middleware/persistence"
@@ -111,7 +112,7 @@ func sessionPrepare(b *testing.B, store *memory.Store, hist []state.Item) func(*
 				b.Fatalf("pop the previous run's items: %v, %v", ok, err)
 			}
 		}
-		run.SetSessionID(benchSession)
+		runcore.SetSessionID(run, benchSession)
 		prev = run
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -251,7 +252,7 @@ func runnerTurnsTool(b *testing.B, history []state.Item, prepare func(run *state
 	for runs := 0; !done; runs++ {
 		b.StopTimer()
 		run := state.NewRun("bench", "bench") // one ID: a store may reuse the positions
-		if err := run.SetHistory(history); err != nil {
+		if err := runcore.SetHistory(run, history); err != nil {
 			b.Fatal(err)
 		}
 		if prepare != nil {

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
 	"github.com/turnkit/turnkit/model/scripted"
@@ -121,7 +122,7 @@ func testForkPausedRun(t *testing.T, store encrypt.Backend) {
 		t.Errorf("fork into a session with items = %v, want ErrTargetExists", err)
 	}
 	going := state.NewRun("run-2", "janitor")
-	going.SetSessionID("user-42")
+	runcore.SetSessionID(going, "user-42")
 	must(t, store.Save(ctx, going))
 	if _, err := branch.Run(ctx, store, store, "run-2", branch.Target{RunID: "run-2b"}); !errors.Is(err, branch.ErrNotForkable) {
 		t.Errorf("fork an unfinished run = %v, want ErrNotForkable", err)

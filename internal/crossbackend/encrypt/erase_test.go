@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/internal/testenv"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/encrypt"
@@ -195,7 +196,7 @@ func fillErasable(t *testing.T, sessions session.Store, runs state.Store) [][]by
 			t.Fatalf("Append mark = %v", err)
 		}
 		run := statetest.SampleRun(t, "r1-"+sid)
-		run.SetSessionID(sid)
+		runcore.SetSessionID(run, sid)
 		if err := runs.Save(ctx, run); err != nil {
 			t.Fatalf("Save = %v", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session/encrypt"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
@@ -84,7 +85,7 @@ func TestCheckpointKeyEvicted(t *testing.T) {
 	_, rs := openMemory()(t, kr, nil, nil)
 	for i := range 3 {
 		r := state.NewRun("run-"+strconv.Itoa(i), "a")
-		r.SetSessionID("s" + strconv.Itoa(i))
+		runcore.SetSessionID(r, "s"+strconv.Itoa(i))
 		if err := rs.Save(t.Context(), r); err != nil {
 			t.Fatalf("Save = %v", err)
 		}

@@ -114,10 +114,10 @@ func LongRun(t testing.TB, id string, history int) *state.Run {
 			ctx[i] = state.AssistantMessage(fmt.Sprintf("msg_%d", i), "It is 18°C and clear in Paris.").WithSeq(int64(i + 1))
 		}
 	}
-	if err := r.SetHistory(ctx); err != nil {
+	if err := runcore.SetHistory(r, ctx); err != nil {
 		t.Fatal(err)
 	}
-	r.SetSessionID("session-" + id)
+	runcore.SetSessionID(r, "session-"+id)
 	runcore.AddInput(r, state.UserMessage("what is the weather in Paris?"))
 	for turn := 1; turn <= history/2; turn++ {
 		Turn(t, r, turn)
@@ -257,7 +257,7 @@ func testLegacy(t *testing.T, b Backend) {
 	check := func(t *testing.T, id string, version int64, data []byte) {
 		want, err := state.Unmarshal(data)
 		must(t, err)
-		want.SetVersion(version)
+		runcore.SetVersion(want, version)
 		b.PutHead(t, id, version, data, nil)
 		got := load(t, s, id)
 		same(t, s, want, "legacy row")
@@ -282,7 +282,7 @@ func testLegacy(t *testing.T, b Backend) {
 	})
 	t.Run("Marshal", func(t *testing.T) {
 		r := statetest.SampleRun(t, newID(t))
-		r.SetVersion(4) // the old stores marshalled the run, then stored it at version+1
+		runcore.SetVersion(r, 4) // the old stores marshalled the run, then stored it at version+1
 		data, err := state.Marshal(r)
 		must(t, err)
 		check(t, r.ID(), 5, data)

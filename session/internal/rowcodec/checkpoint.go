@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
 )
@@ -52,7 +53,7 @@ func (c Codec) DecodeRun(runID string, version int64, data []byte) (*state.Run, 
 	if err != nil {
 		return nil, &state.StoreError{Op: "load", RunID: runID, Err: err}
 	}
-	run.SetVersion(version)
+	runcore.SetVersion(run, version)
 	return run, nil
 }
 
@@ -103,7 +104,7 @@ func (c Codec) Assemble(runID string, version int64, head, context []byte, items
 	}
 	// A delta's head carries the stored version; a whole checkpoint of the
 	// earlier format carries the version before its save.
-	run.SetVersion(version)
+	runcore.SetVersion(run, version)
 	return run, nil
 }
 

@@ -1,0 +1,320 @@
+package wire
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// testRun is the run object with small stand-ins for package state's
+// types: the schema is generic over them.
+type testRun = Run[string, struct {
+	Start int64 `json:"start"`
+}, json.RawMessage, json.RawMessage, json.RawMessage, struct {
+	Requests int64 `json:"requests"`
+}, json.RawMessage]
+
+// TestStringsRoundTrip checks that the scanner reads back every string
+// encoding/json writes, escapes and invalid UTF-8 included, as
+// encoding/json reads it.
+func TestStringsRoundTrip(t *testing.T) {
+	for _, in := range []string{
+		"", "plain", `quote " and \ backslash`, "tab\tnew\nline\r", "é ü 日本",
+		"\u2028\u2029", "<html>&amp;", "emoji 🙂", "nul \x00 byte", "bad \xff utf-8",
+	} {
+		data, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want string
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatal(err)
+		}
+		s := Scanner{B: data}
+		var scratch []byte
+		got, ok := s.String(&scratch)
+		if !ok || !s.End() {
+			t.Fatalf("String(%s): ok=%v end=%v", data, ok, s.End())
+		}
+		if got != want {
+			t.Errorf("String(%s) = %q, want %q", data, got, want)
+		}
+	}
+}
+
+// TestEscapesAsEncodingJSON checks escapes encoding/json never writes but
+// reads: \u escapes, surrogate pairs and unpaired surrogates.
+func TestEscapesAsEncodingJSON(t *testing.T) {
+	for _, data := range []string{`"\u0041\u00e9"`, `"\ud83d\ude42"`, `"\ud83d x"`, `"\ude42"`, `"\/\b\f"`} {
+		var want string
+		if err := json.Unmarshal([]byte(data), &want); err != nil {
+			t.Fatal(err)
+		}
+		s := Scanner{B: []byte(data)}
+		var scratch []byte
+		if got, ok := s.String(&scratch); !ok || got != want {
+			t.Errorf("String(%s) = %q, %v; want %q", data, got, ok, want)
+		}
+	}
+}
+
+// TestScannerRefuses checks that the scanner refuses what is not JSON.
+func TestScannerRefuses(t *testing.T) {
+	for _, data := range []string{
+		``, `{`, `[1,]`, `{"a":1,}`, `{"a" 1}`, `"unterminated`, `"bad \q escape"`,
+		"\"control \x01\"", `01`, `1.`, `1e`, `-`, `tru`, `nul`, `NaN`, `[1 2]`, `{"a":1}}`,
+	} {
+		s := Scanner{B: []byte(data)}
+		if s.Value(0) && s.End() {
+			t.Errorf("Value(%q) accepted", data)
+		}
+		if json.Valid([]byte(data)) {
+			t.Errorf("%q is valid JSON: the case tests nothing", data)
+		}
+	}
+}
+
+// TestScannerAccepts checks that the scanner accepts valid JSON and
+// consumes all of it.
+func TestScannerAccepts(t *testing.T) {
+	for _, data := range []string{
+		`{}`, `[]`, `{"a":[1,-2.5e3,true,false,null,"s"],"b":{"c":{}}}`, " [ 1 , 2 ] ", `0`, `-0.0E+1`,
+	} {
+		s := Scanner{B: []byte(data)}
+		s.SkipWS()
+		if !s.Value(0) || !s.End() {
+			t.Errorf("Value(%q) refused", data)
+		}
+	}
+}
+
+// TestScannerDepth checks that nesting beyond MaxDepth is refused, not
+// recursed into.
+func TestScannerDepth(t *testing.T) {
+	deep := strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1)
+	s := Scanner{B: []byte(deep)}
+	if s.Value(0) {
+		t.Errorf("nesting of %d accepted, limit %d", MaxDepth+1, MaxDepth)
+	}
+	ok := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
+	s = Scanner{B: []byte(ok)}
+	if !s.Value(0) || !s.End() {
+		t.Errorf("nesting of %d refused, limit %d", MaxDepth, MaxDepth)
+	}
+}
+
+// TestInt64 checks integers against the bit size they must fit in.
+func TestInt64(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		bits int
+		want int64
+		ok   bool
+	}{
+		{"42", 64, 42, true}, {"-7", 64, -7, true}, {"9223372036854775807", 64, 1<<63 - 1, true},
+		{"9223372036854775808", 64, 0, false}, {"2147483648", 32, 0, false}, {"1.0", 64, 0, false}, {"1e2", 64, 0, false},
+	} {
+		s := Scanner{B: []byte(c.data)}
+		n, ok := s.Int64(c.bits)
+		if ok != c.ok || ok && n != c.want {
+			t.Errorf("Int64(%s, %d) = %d, %v; want %d, %v", c.data, c.bits, n, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestMembersAndElements checks the object and array walks.
+func TestMembersAndElements(t *testing.T) {
+	s := Scanner{B: []byte(`{"a": [1, 2, 3], "b" : "x"}`)}
+	var keys []string
+	var n int
+	ok := s.Members(func(key []byte) bool {
+		keys = append(keys, string(key))
+		if string(key) == "a" {
+			return s.Elements(func() bool { n++; return s.Value(1) })
+		}
+		return s.Value(1)
+	})
+	if !ok || !s.End() || strings.Join(keys, ",") != "a,b" || n != 3 {
+		t.Errorf("walk: ok=%v keys=%v elements=%d", ok, keys, n)
+	}
+}
+
+// TestSchemaRoundTrip checks that a run object goes through encoding/json
+// unchanged, with the members the schema names.
+func TestSchemaRoundTrip(t *testing.T) {
+	in := testRun{
+		ID: "r1", Agent: "a", Turn: 2, NextSeq: 3,
+		Items:     []Item[string]{{Seq: 1, Kind: "user_message", Raw: json.RawMessage(`{"content":"hi"}`)}, {Seq: 2, Kind: "tool_output", Name: "f", Raw: json.RawMessage(`{}`)}},
+		Pending:   []json.RawMessage{json.RawMessage(`{"call_id":"c"}`)},
+		Extension: map[string]json.RawMessage{"x": json.RawMessage(`1`)},
+		Finished:  true, Final: "done",
+	}
+	in.Response.Start = 1
+	in.Usage.Requests = 4
+	data, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out testRun
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(in, out) {
+		t.Errorf("round trip:\n got %+v\nwant %+v", out, in)
+	}
+	for _, member := range []string{`"id":"r1"`, `"next_seq":3`, `"final_output":"done"`, `"name":"f"`, `"response":{"start":1}`} {
+		if !strings.Contains(string(data), member) {
+			t.Errorf("%s lacks %s", data, member)
+		}
+	}
+	if strings.Contains(string(data), `"session_id"`) {
+		t.Errorf("%s has an empty omitempty member", data)
+	}
+}
+
+// TestFields checks the field table derived from the tags.
+func TestFields(t *testing.T) {
+	fs := FieldsOf(reflect.TypeFor[testRun]())
+	if got := fs.Name("NextSeq"); got != "next_seq" {
+		t.Errorf("Name(NextSeq) = %q", got)
+	}
+	id := fs.List[fs.Pos("ID")]
+	if !id.Required || id.OmitEmpty {
+		t.Errorf("ID: %+v, want required", id)
+	}
+	if f := fs.List[fs.Pos("SessionID")]; !f.OmitEmpty || f.Required {
+		t.Errorf("SessionID: %+v, want omitempty", f)
+	}
+	if fs.Lookup([]byte("Next_Seq")) != -1 || fs.Lookup([]byte("next_seq")) != fs.Pos("NextSeq") {
+		t.Error("Lookup must match exactly")
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("Pos of a missing field did not panic")
+		}
+	}()
+	fs.Pos("Missing")
+}
+
+// TestFieldsRefuseUntagged checks that a shape member without a JSON name
+// is refused when the table is made.
+func TestFieldsRefuseUntagged(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("FieldsOf accepted an untagged field")
+		}
+	}()
+	FieldsOf(reflect.TypeFor[struct{ A int }]())
+}
+
+// TestDecodedRefusesMissingRequired checks the decode-and-fill path: a
+// missing required member is named, a zero one is not missing.
+func TestDecodedRefusesMissingRequired(t *testing.T) {
+	rt := reflect.TypeFor[testRun]()
+	fs := FieldsOf(rt)
+	for _, c := range []struct{ data, missing string }{
+		{`{"id":"r","next_seq":0}`, ""},
+		{`{"next_seq":1}`, "id"},
+		{`{"id":"r"}`, "next_seq"},
+		{`{"id":null,"next_seq":1}`, "id"},
+	} {
+		dec := reflect.New(Decoded(rt))
+		if err := json.Unmarshal([]byte(c.data), dec.Interface()); err != nil {
+			t.Fatal(err)
+		}
+		var out testRun
+		if got := Fill(&out, dec.Elem(), fs); got != c.missing {
+			t.Errorf("Fill(%s) missing %q, want %q", c.data, got, c.missing)
+		}
+	}
+}
+
+// TestRawKeepsElements checks that Raw keeps lists of objects as raw
+// elements, so that each can be decoded, and blamed, on its own.
+func TestRawKeepsElements(t *testing.T) {
+	raw := Raw(reflect.TypeFor[testRun]())
+	f, _ := raw.FieldByName("Items")
+	if f.Type != reflect.TypeFor[[]json.RawMessage]() {
+		t.Errorf("Raw Items is %v", f.Type)
+	}
+	f, _ = raw.FieldByName("Response")
+	if f.Type != reflect.TypeFor[json.RawMessage]() {
+		t.Errorf("Raw Response is %v", f.Type)
+	}
+	f, _ = raw.FieldByName("ID")
+	if f.Type != reflect.TypeFor[*string]() {
+		t.Errorf("Raw ID is %v", f.Type)
+	}
+}
+
+// TestFoldedKey checks that a key matching a field only by case folding
+// is found and named, and that exact keys pass.
+func TestFoldedKey(t *testing.T) {
+	rt := reflect.TypeFor[testRun]()
+	for _, c := range []struct{ data, path string }{
+		{`{"id":"r","next_seq":1,"items":[{"seq":1,"kind":"k","raw":{}}]}`, ""},
+		{`{"ID":"r"}`, "$.ID"},
+		{`{"id":"r","items":[{"seq":1},{"SEQ":2}]}`, "$.items[1].SEQ"},
+		{`{"id":"r","extension":{"ID":1}}`, ""}, // a map's keys are not fields
+	} {
+		path, off := FoldedKey([]byte(c.data), rt, "$")
+		if path != c.path {
+			t.Errorf("FoldedKey(%s) = %q, want %q", c.data, path, c.path)
+		}
+		if (off != 0) != (c.path != "") {
+			t.Errorf("FoldedKey(%s) offset %d", c.data, off)
+		}
+	}
+}
+
+// TestPathAt checks the path of the value enclosing an offset.
+func TestPathAt(t *testing.T) {
+	data := []byte(`{"run":{"items":[{"seq":1},{"seq":"x"}]}}`)
+	off := int64(strings.Index(string(data), `"x"`))
+	if got := PathAt(data, off, "$"); got != "$.run.items[1].seq" {
+		t.Errorf("PathAt = %q", got)
+	}
+	if got := PathAt(data, 0, "$"); got != "$" {
+		t.Errorf("PathAt(0) = %q", got)
+	}
+	deep := []byte(strings.Repeat(`{"a":`, 2*maxPathDepth) + "1")
+	if got := PathAt(deep, int64(len(deep)), "$"); !strings.HasSuffix(got, "…") || len(got) > 4*maxPathDepth+8 {
+		t.Errorf("PathAt of deep nesting = %q, want it cut short", got)
+	}
+}
+
+// TestDelegateStrict checks that a delegated value is decoded strictly.
+func TestDelegateStrict(t *testing.T) {
+	type shape struct {
+		A int `json:"a"`
+	}
+	for _, c := range []struct {
+		data string
+		ok   bool
+	}{{`{"a":1}`, true}, {`{"A":1}`, false}, {`{"b":1}`, false}, {`null`, true}, {`{"a":"x"}`, false}} {
+		var v shape
+		s := Scanner{B: []byte(c.data)}
+		if got := Delegate(&s, &v, false); got != c.ok {
+			t.Errorf("Delegate(%s) = %v, want %v", c.data, got, c.ok)
+		}
+	}
+}
+
+// TestFieldSet checks repeated and folded keys.
+func TestFieldSet(t *testing.T) {
+	names := []string{"type", "role"}
+	var fs FieldSet
+	if i, ok := fs.Field([]byte("role"), names); i != 1 || !ok {
+		t.Errorf("first role: %d, %v", i, ok)
+	}
+	if _, ok := fs.Field([]byte("role"), names); ok {
+		t.Error("a repeated key passed")
+	}
+	if _, ok := fs.Field([]byte("TYPE"), names); ok {
+		t.Error("a folded key passed")
+	}
+	if i, ok := fs.Field([]byte("other"), names); i != -1 || !ok {
+		t.Errorf("unknown key: %d, %v", i, ok)
+	}
+}
