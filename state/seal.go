@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 )
 
 // A Sealer encrypts what a [Store] keeps of a run: the parts of each
@@ -116,56 +117,107 @@ type sealedHeadRun struct {
 	} `json:"extension"`
 }
 
-// seal replaces d's parts with their ciphertexts under s. One scratch
-// buffer takes each ciphertext in turn; each part keeps its base64 only.
+// seal replaces d's parts with their ciphertexts under s. A pooled
+// scratch buffer takes each ciphertext in turn; the parts keep their
+// base64 only, all in one buffer sized for them: each is a full slice of
+// it, so an append to one never writes into the next, and a ciphertext
+// longer than sealOverhead allows only grows the buffer (the parts cut
+// before keep the array they were cut from).
 func (d *Delta) seal(s Sealer, sessionID string) error {
+	scratch := sealScratch.Get().(*[]byte)
+	defer func() {
+		if cap(*scratch) <= maxPooledScratch {
+			sealScratch.Put(scratch)
+		}
+	}()
 	full := d.next.full
-	ct, err := s.Seal(make([]byte, 0, len(d.Head)+64), Part{SessionID: sessionID, RunID: d.RunID, Kind: PartHead, Version: d.Version, Full: full}, d.Head)
+	ct, err := s.Seal((*scratch)[:0], Part{SessionID: sessionID, RunID: d.RunID, Kind: PartHead, Version: d.Version, Full: full}, d.Head)
+	*scratch = ct[:0]
 	if err != nil {
 		return fmt.Errorf("state: seal head of run %s: %w", d.RunID, err)
 	}
-	// The envelope in the shape json.Marshal of sealedHead writes, which
-	// isSealedHead and HeadVersions read.
-	head := make([]byte, 0, 96+len(d.RunID)+len(sessionID)+base64.RawStdEncoding.EncodedLen(len(ct)))
-	head = append(head, sealedPrefix...)
-	head = append(head, `,"run":{"id":`...)
-	head = appendString(head, d.RunID)
-	if sessionID != "" {
-		head = append(head, `,"session_id":`...)
-		head = appendString(head, sessionID)
-	}
-	head = append(head, `,"version":`...)
-	head = strconv.AppendInt(head, d.Version, 10)
-	head = append(head, `,"extension":{"turnkit.delta":{"full":`...)
-	head = strconv.AppendInt(head, full, 10)
-	head = append(head, `}}},"sealed":"`...)
-	head = base64.RawStdEncoding.AppendEncode(head, ct)
-	d.Head = append(head, '"', '}')
+	out := make([]byte, 0, 96+len(d.RunID)+len(sessionID)+base64.RawStdEncoding.EncodedLen(len(ct))+d.sealedSize())
+	out, d.Head = appendSealedHead(out, d.RunID, sessionID, d.Version, full, ct)
 	for i, p := range d.Items {
-		if ct, err = s.Seal(ct[:0], Part{SessionID: sessionID, RunID: d.RunID, Kind: PartPiece, Seq: p.Seq, Version: p.Version}, p.Data); err != nil {
+		ct, err = s.Seal(ct[:0], Part{SessionID: sessionID, RunID: d.RunID, Kind: PartPiece, Seq: p.Seq, Version: p.Version}, p.Data)
+		*scratch = ct[:0]
+		if err != nil {
 			return fmt.Errorf("state: seal piece %d of run %s: %w", p.Seq, d.RunID, err)
 		}
-		d.Items[i].Data = sealedString(ct)
+		out, d.Items[i].Data = appendSealedString(out, ct)
 	}
 	if d.Context != nil {
-		if ct, err = s.Seal(ct[:0], Part{SessionID: sessionID, RunID: d.RunID, Kind: PartContext}, d.Context); err != nil {
+		ct, err = s.Seal(ct[:0], Part{SessionID: sessionID, RunID: d.RunID, Kind: PartContext}, d.Context)
+		*scratch = ct[:0]
+		if err != nil {
 			return fmt.Errorf("state: seal context of run %s: %w", d.RunID, err)
 		}
-		d.Context = sealedString(ct)
+		_, d.Context = appendSealedString(out, ct)
 	}
 	return nil
 }
 
-// sealedString is ct as a JSON string (base64), so that a store that
-// keeps a piece as JSON (state/filestore) keeps it as it is.
-func sealedString(ct []byte) []byte {
-	out := make([]byte, 0, base64.RawStdEncoding.EncodedLen(len(ct))+2)
-	out = append(out, '"')
-	out = base64.RawStdEncoding.AppendEncode(out, ct)
-	return append(out, '"')
+// sealScratch holds the buffers [Delta.seal] takes each ciphertext into
+// before its base64 is written; one larger than maxPooledScratch (a
+// large handoff context) is left to the collector.
+var sealScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+const maxPooledScratch = 64 << 10
+
+// appendSealedHead appends the sealed head of ciphertext ct to buf, in
+// the shape json.Marshal of sealedHead writes, which isSealedHead and
+// HeadVersions read, and returns the extended buffer and the head as a
+// full slice of it.
+func appendSealedHead(buf []byte, runID, sessionID string, version, full int64, ct []byte) (out, head []byte) {
+	start := len(buf)
+	buf = append(buf, sealedPrefix...)
+	buf = append(buf, `,"run":{"id":`...)
+	buf = appendString(buf, runID)
+	if sessionID != "" {
+		buf = append(buf, `,"session_id":`...)
+		buf = appendString(buf, sessionID)
+	}
+	buf = append(buf, `,"version":`...)
+	buf = strconv.AppendInt(buf, version, 10)
+	buf = append(buf, `,"extension":{"turnkit.delta":{"full":`...)
+	buf = strconv.AppendInt(buf, full, 10)
+	buf = append(buf, `}}},"sealed":"`...)
+	buf = base64.RawStdEncoding.AppendEncode(buf, ct)
+	buf = append(buf, '"', '}')
+	return buf, buf[start:len(buf):len(buf)]
 }
 
-// openString reads a part written by sealedString.
+// sealOverhead is what the buffer of a delta's sealed parts allows for
+// each ciphertext beyond its plaintext: session/encrypt's format byte,
+// nonce and tag (29 bytes) with room to spare.
+const sealOverhead = 64
+
+// sealedSize is the room the pieces and the context of d take as JSON
+// strings of their ciphertexts (appendSealedString) when each ciphertext is at most sealOverhead bytes
+// longer than its plaintext.
+func (d *Delta) sealedSize() int {
+	n := 0
+	for _, p := range d.Items {
+		n += base64.RawStdEncoding.EncodedLen(len(p.Data)+sealOverhead) + 2
+	}
+	if d.Context != nil {
+		n += base64.RawStdEncoding.EncodedLen(len(d.Context)+sealOverhead) + 2
+	}
+	return n
+}
+
+// appendSealedString appends ct as a JSON string (base64) to buf, so that
+// a store that keeps a piece as JSON (state/filestore) keeps it as it is,
+// and returns the extended buffer and the string as a full slice of it.
+func appendSealedString(buf, ct []byte) (out, str []byte) {
+	start := len(buf)
+	buf = append(buf, '"')
+	buf = base64.RawStdEncoding.AppendEncode(buf, ct)
+	buf = append(buf, '"')
+	return buf, buf[start:len(buf):len(buf)]
+}
+
+// openString reads a part written by appendSealedString.
 func openString(data []byte) ([]byte, bool) {
 	if len(data) < 2 || data[0] != '"' || data[len(data)-1] != '"' {
 		return nil, false
