@@ -61,6 +61,7 @@ type sessionData struct {
 	places  map[string]int // run ID → its place, fixed at its first append
 	runs    map[int]string // place → run ID
 	entries []entry        // sorted by (place, seq)
+	written []entry        // the same, in the order they were written: by stamp
 	index   map[key]state.Item
 	calls   map[callKey][]int64 // the positions of a run's calls with one ID, sorted
 	answers map[answerKey]int64 // a call → the position of its output
@@ -169,9 +170,10 @@ func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, q sessi
 
 // ReadChanges reads the session's items written at or after q.Since, or
 // its last q.Limit items (see [session.ChangeQuery]), with their places
-// (a run's place here counts from 1). Written after the read's stamp
-// (with Since > 0) it scans the session's entries: memory decodes
-// nothing, so there is nothing for a cache to save.
+// (a run's place here counts from 1). With Since > 0 it reads the
+// session's entries in the order they were written, from the first of
+// stamp Since: O(the items written since), as the databases' index of
+// stamps makes their read.
 func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.ChangeQuery) (session.Changes, error) {
 	if err := ctx.Err(); err != nil {
 		return session.Changes{}, err
@@ -189,14 +191,26 @@ func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.Cha
 	if place, ok := sd.places[q.RunID]; ok && q.RunID != "" {
 		ch.RunPlace = int64(place) + 1
 	}
+	if q.Since > 0 {
+		// The entries written since, found in the order written: O(them).
+		from, _ := slices.BinarySearchFunc(sd.written, q.Since, func(w entry, stamp int64) int { return cmp.Compare(w.stamp, stamp) })
+		for _, e := range sd.written[from:] {
+			ch.Items = append(ch.Items, session.Placed{Place: int64(e.place) + 1, Item: e.item})
+		}
+		slices.SortFunc(ch.Items, func(a, b session.Placed) int {
+			if c := cmp.Compare(a.Place, b.Place); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Item.Seq(), b.Item.Seq())
+		})
+		return ch, nil
+	}
 	from := 0
-	if q.Since <= 0 && q.Limit > 0 && q.Limit < len(sd.entries) {
+	if q.Limit > 0 && q.Limit < len(sd.entries) {
 		from = len(sd.entries) - q.Limit
 	}
 	for _, e := range sd.entries[from:] {
-		if q.Since <= 0 || e.stamp >= q.Since {
-			ch.Items = append(ch.Items, session.Placed{Place: int64(e.place) + 1, Item: e.item})
-		}
+		ch.Items = append(ch.Items, session.Placed{Place: int64(e.place) + 1, Item: e.item})
 	}
 	return ch, nil
 }
@@ -265,6 +279,7 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 			i, _ := slices.BinarySearch(sd.calls[k], it.Seq())
 			sd.calls[k] = slices.Insert(sd.calls[k], i, it.Seq())
 		}
+		sd.written = append(sd.written, entry{place: place, stamp: stamp, item: it})
 		n := len(sd.entries)
 		if n == 0 || compareEntry(sd.entries[n-1], place, it.Seq()) < 0 {
 			sd.entries = append(sd.entries, entry{place: place, stamp: stamp, item: it})
@@ -426,6 +441,7 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 	}
 	last := sd.entries[len(sd.entries)-1]
 	sd.entries = sd.entries[:len(sd.entries)-1]
+	sd.unwrite(last)
 	s.gens[sessionID]++
 	for run, place := range sd.places {
 		if place == last.place {
@@ -435,6 +451,18 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 		}
 	}
 	return last.item, true, nil
+}
+
+// unwrite removes popped entry e from the entries in the order written:
+// among those of its stamp, found by binary search.
+func (sd *sessionData) unwrite(e entry) {
+	i, _ := slices.BinarySearchFunc(sd.written, e.stamp, func(w entry, stamp int64) int { return cmp.Compare(w.stamp, stamp) })
+	for ; i < len(sd.written) && sd.written[i].stamp == e.stamp; i++ {
+		if w := sd.written[i]; w.place == e.place && w.item.Seq() == e.item.Seq() {
+			sd.written = slices.Delete(sd.written, i, i+1)
+			return
+		}
+	}
 }
 
 // forget removes a popped call or output of run from the ledger of calls.
