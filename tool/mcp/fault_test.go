@@ -104,12 +104,20 @@ func TestToolError(t *testing.T) {
 
 func TestCrashMidCall(t *testing.T) {
 	t.Parallel()
-	srv := inProcess(t, "crashy", func(s *sdk.Server) {
-		s.AddTool(&sdk.Tool{Name: "crash", InputSchema: objectSchema}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			go req.Session.Close() // the connection drops before the answer
-			<-ctx.Done()
-			return nil, ctx.Err()
-		})
+	// The server process dies while a call is in flight: its end of the
+	// pipe closes before any answer. (A go-sdk handler that closes its own
+	// session cannot stand in for this: Close waits for the handlers, and
+	// the handler waits for a cancellation that may never come.)
+	srv := rawServer(t, func(method string) string {
+		switch method {
+		case "initialize":
+			return initResult
+		case "tools/list":
+			return `{"tools":[{"name":"crash","inputSchema":{"type":"object"}}]}`
+		case "tools/call":
+			return crash
+		}
+		return `{}`
 	})
 	ts := connect(t, []mcp.Server{srv})
 	_, err := find(t, ts.Tools(), "crash").Call(context.Background(), callOf("crash", `{}`))
@@ -119,8 +127,13 @@ func TestCrashMidCall(t *testing.T) {
 	}
 }
 
+// crash, as an answer of rawServer, closes the server's end of the pipe
+// without answering, as a server process that died would.
+const crash = "\x00crash"
+
 // rawServer answers JSON-RPC over pipes with answer, which gets each
-// request's method and returns the result JSON (or "" to say nothing).
+// request's method and returns the result JSON, "" to say nothing, or
+// crash to hang up.
 func rawServer(t *testing.T, answer func(method string) string) mcp.Server {
 	t.Helper()
 	cr, sw := io.Pipe() // server → client
@@ -139,7 +152,12 @@ func rawServer(t *testing.T, answer func(method string) string) mcp.Server {
 			if json.Unmarshal(sc.Bytes(), &req) != nil || req.ID == nil {
 				continue
 			}
-			if res := answer(req.Method); res != "" {
+			res := answer(req.Method)
+			if res == crash {
+				sr.Close() // the client's writes fail too
+				return
+			}
+			if res != "" {
 				if _, err := io.WriteString(sw, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":`+res+"}\n"); err != nil {
 					return
 				}
