@@ -56,7 +56,8 @@ var allowed = []struct {
 	{"model/...", []string{"pipeline", "state", "internal/jsonw", "model/internal/..."}},
 	{"tracing/...", []string{"pipeline", "state", "tracing/internal/..."}},
 	{"tool/mcp", []string{"pipeline", "state"}}, // MCP servers' tools; the go-sdk stays here
-	{"tool/...", []string{"pipeline", "state"}},
+	{"tool/internal/jsonschema", nil},           // reflects Go types into the schemas tool sends
+	{"tool/...", []string{"pipeline", "state", "tool/internal/..."}},
 	{"inspect", []string{"session", "state"}}, // the inspector: any store, through the interfaces
 	{"inspect/browsertest", nil},              // its browser test, a module of its own (chromedp)
 	{"cmd/...", []string{"..."}},              // commands wire the backends together
@@ -77,7 +78,7 @@ var heavy = map[string][]string{
 	"go.uber.org/zap":                        {"middleware/logging"},
 	"go.opentelemetry.io/otel/sdk":           {},
 	"go.opentelemetry.io/otel/exporters":     {},
-	"github.com/invopop/jsonschema":          {"tool", "model/anthropic"}, // the Anthropic SDK's root package imports it
+	"github.com/invopop/jsonschema":          {"model/anthropic"}, // the Anthropic SDK's root package imports it; tool reflects its own
 	"github.com/modelcontextprotocol/go-sdk": {"tool/mcp"},
 	"github.com/google/jsonschema-go":        {"tool/mcp"},
 	"gonum.org/v1/plot":                      {},

@@ -16,13 +16,14 @@ import (
 //
 // T must be a struct type or a pointer to one; its schema is generated
 // here, once, as for [Func]'s input, and is sent strict when the type
-// allows it. Other types (not a struct, a recursive type) are an error.
+// allows it. A type that has no schema (not a struct, a recursive type, a
+// channel field) is a [*TypeError].
 // The returned input type is safe for concurrent use.
 func Input[T any]() (pipeline.InputType, error) {
 	t := reflect.TypeFor[T]()
 	s, err := newSchema(t)
 	if err != nil {
-		return nil, fmt.Errorf("tool: %w", err)
+		return nil, err
 	}
 	return &inputType[T]{spec: pipeline.InputSpec{Schema: s.json, Strict: s.strict, Type: t}, schema: s}, nil
 }

@@ -82,8 +82,8 @@ func OutputDescription(description string) OutputOption {
 // the same `jsonschema` tags; see the package documentation), and it is
 // strict: a type strict mode cannot describe (a map, an interface value)
 // is refused with a [*StrictError] naming the field, unless
-// [AllowNonStrict] is given. Other mistakes (not a struct, a recursive
-// type) are plain errors.
+// [AllowNonStrict] is given. A type that has no schema at all (not a
+// struct, a recursive type, a channel field) is a [*TypeError].
 //
 // Decoding is as strict as for tool arguments: unknown and missing
 // properties, wrong types and values out of bounds are a
@@ -103,7 +103,7 @@ func Output[T any](opts ...OutputOption) (pipeline.OutputType, error) {
 	t := reflect.TypeFor[T]()
 	s, err := reflectSchema(t, "output", true)
 	if err != nil {
-		return nil, fmt.Errorf("tool: %w", err)
+		return nil, err
 	}
 	if !s.strict && !cfg.allowNonStrict {
 		return nil, &StrictError{Type: t.String(), Path: s.notStrict, Reason: s.notStrictWhy}

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/invopop/jsonschema"
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/tool/internal/jsonschema"
 )
 
 // A schema is an input type's JSON schema, as sent to the model, and the
@@ -96,72 +96,71 @@ type node struct {
 	enum []any
 }
 
+// ErrUnsupportedType means a Go type cannot be an input or output type:
+// it is not a struct, it contains itself, it holds a value JSON cannot
+// carry (a channel, a func, a complex number) or its `jsonschema` tags do
+// not fit its fields. It is wrapped by [*TypeError].
+var ErrUnsupportedType = errors.New("tool: type has no JSON schema")
+
+// A TypeError reports an input or output type that has no JSON schema,
+// and where: Path is the JSON path of the field at fault ("" for the type
+// itself), such as "lines[].when".
+type TypeError struct {
+	Type   string // the input or output type, as Go prints it
+	What   string // "input" or "output"
+	Path   string
+	Reason string // such as "chan int has no JSON schema"
+}
+
+// Error names the type, the field's path and the reason.
+func (e *TypeError) Error() string { return "tool: " + e.detail() }
+
+// detail is the message without the package's prefix.
+func (e *TypeError) detail() string {
+	if e.Path == "" {
+		return fmt.Sprintf("%s type %s: %s", e.What, e.Type, e.Reason)
+	}
+	return fmt.Sprintf("%s type %s: field %s: %s", e.What, e.Type, e.Path, e.Reason)
+}
+
+// Unwrap returns [ErrUnsupportedType].
+func (e *TypeError) Unwrap() error { return ErrUnsupportedType }
+
 // newSchema reflects t (a struct or a pointer to one) into a strict-mode
 // schema and compiles its validator.
-func newSchema(t reflect.Type) (s *schema, err error) {
+func newSchema(t reflect.Type) (*schema, *TypeError) {
 	return reflectSchema(t, "input", false)
 }
 
 // reflectSchema reflects t, the input or output type (what says which),
 // into a strict-mode schema and compiles its validator; nilOK accepts null
-// for slices and maps.
-func reflectSchema(t reflect.Type, what string, nilOK bool) (s *schema, err error) {
+// for slices and maps. A type that has no schema is a [*TypeError].
+func reflectSchema(t reflect.Type, what string, nilOK bool) (*schema, *TypeError) {
 	base := t
 	if base.Kind() == reflect.Pointer {
 		base = base.Elem()
 	}
 	if base.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("%s type %s is not a struct", what, t)
+		return nil, &TypeError{Type: t.String(), What: what, Reason: "not a struct"}
 	}
-	if cycle := findCycle(base, nil); cycle != "" {
-		return nil, fmt.Errorf("%s type %s is recursive (%s)", what, t, cycle)
-	}
-	defer func() {
-		if v := recover(); v != nil { // invopop panics on chan, func and complex types
-			s, err = nil, fmt.Errorf("%s type %s: %v", what, t, v)
-		}
-	}()
-	r := &jsonschema.Reflector{DoNotReference: true, ExpandedStruct: true, Anonymous: true}
-	js := r.ReflectFromType(base)
-	js.Version, js.ID, js.Definitions = "", "", nil
 	c := compiler{strict: true, nilOK: nilOK}
-	root, err := c.compile(base, js, "")
+	var root *node
+	js, err := jsonschema.Reflect(base)
+	if err == nil {
+		root, err = c.compile(base, js, "")
+	}
 	if err != nil {
-		return nil, err
+		te := &TypeError{Type: t.String(), What: what, Reason: err.Error()}
+		if je, ok := errors.AsType[*jsonschema.Error](err); ok {
+			te.Path, te.Reason = je.Path, je.Reason
+		}
+		return nil, te
 	}
 	b, err := json.Marshal(js)
 	if err != nil {
-		return nil, fmt.Errorf("%s type %s: marshal schema: %w", what, t, err)
+		return nil, &TypeError{Type: t.String(), What: what, Reason: "marshal schema: " + err.Error()}
 	}
 	return &schema{json: b, root: root, strict: c.strict, notStrict: c.notStrict, notStrictWhy: c.notStrictWhy}, nil
-}
-
-// findCycle returns a description of a path through which t contains
-// itself, or "".
-func findCycle(t reflect.Type, stack []reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
-		return findCycle(t.Elem(), stack)
-	case reflect.Struct:
-	default:
-		return ""
-	}
-	if i := slices.Index(stack, t); i >= 0 {
-		names := make([]string, 0, len(stack)-i+1)
-		for _, s := range stack[i:] {
-			names = append(names, s.String())
-		}
-		return strings.Join(append(names, t.String()), " → ")
-	}
-	stack = append(stack, t)
-	for i := range t.NumField() {
-		if f := t.Field(i); f.IsExported() || f.Anonymous {
-			if c := findCycle(f.Type, stack); c != "" {
-				return c
-			}
-		}
-	}
-	return ""
 }
 
 type compiler struct {
@@ -181,14 +180,6 @@ func (c *compiler) loose(path, why string) {
 	}
 }
 
-func isFalseSchema(s *jsonschema.Schema) bool {
-	if s == jsonschema.FalseSchema {
-		return true
-	}
-	b, err := json.Marshal(s)
-	return err == nil && string(b) == "false"
-}
-
 // compile builds the validator of s, whose Go type is t (nil when the
 // schema does not follow the Go type's shape). It makes s strict-mode
 // compatible on the way: all properties required, pointer fields
@@ -198,9 +189,6 @@ func (c *compiler) compile(t reflect.Type, s *jsonschema.Schema, path string) (*
 		t = t.Elem()
 	}
 	n := &node{}
-	if len(s.OneOf) > 0 && len(s.AnyOf) == 0 {
-		s.AnyOf, s.OneOf = s.OneOf, nil
-	}
 	if len(s.AnyOf) > 0 {
 		for _, alt := range s.AnyOf {
 			an, err := c.compile(t, alt, path)
@@ -217,7 +205,7 @@ func (c *compiler) compile(t reflect.Type, s *jsonschema.Schema, path string) (*
 	}
 	typ, ok := typeNames[s.Type]
 	if !ok {
-		return nil, fmt.Errorf("%s: unsupported schema type %q", orRoot(path), s.Type)
+		return nil, &jsonschema.Error{Path: path, Reason: fmt.Sprintf("unsupported schema type %q", s.Type)}
 	}
 	n.typ = typ
 	n.enum = s.Enum
@@ -267,7 +255,7 @@ func compileString(n *node, s *jsonschema.Schema, path string) error {
 	}
 	re, err := regexp.Compile(s.Pattern)
 	if err != nil {
-		return fmt.Errorf("%s: pattern %q: %w", orRoot(path), s.Pattern, err)
+		return &jsonschema.Error{Path: path, Reason: fmt.Sprintf("pattern %q: %v", s.Pattern, err)}
 	}
 	n.pattern = re
 	return nil
@@ -293,7 +281,7 @@ func compileNumber(n *node, t reflect.Type, s *jsonschema.Schema, path string) e
 		}
 		f, err := b.v.Float64()
 		if err != nil {
-			return fmt.Errorf("%s: bound %q: %w", orRoot(path), b.v, err)
+			return &jsonschema.Error{Path: path, Reason: fmt.Sprintf("bound %q: %v", b.v, err)}
 		}
 		*b.dst = &f
 	}
@@ -314,12 +302,12 @@ func (c *compiler) compileObject(n *node, t reflect.Type, s *jsonschema.Schema, 
 	case len(s.PatternProperties) > 0:
 		c.loose(path, "a map has no fixed properties")
 		if len(s.PatternProperties) != 1 {
-			return fmt.Errorf("%s: more than one pattern property", orRoot(path))
+			return &jsonschema.Error{Path: path, Reason: "more than one pattern property"}
 		}
 		for pat, ps := range s.PatternProperties {
 			re, err := regexp.Compile(pat)
 			if err != nil {
-				return fmt.Errorf("%s: property pattern %q: %w", orRoot(path), pat, err)
+				return &jsonschema.Error{Path: path, Reason: fmt.Sprintf("property pattern %q: %v", pat, err)}
 			}
 			extra, err := c.compile(elem, ps, path+"{}")
 			if err != nil {
@@ -332,10 +320,10 @@ func (c *compiler) compileObject(n *node, t reflect.Type, s *jsonschema.Schema, 
 			c.loose(path, "a map has no fixed properties") // a map of any values
 		} else {
 			// A struct: closed, for strict mode and for DisallowUnknownFields.
-			s.AdditionalProperties = jsonschema.FalseSchema
+			s.AdditionalProperties = jsonschema.False()
 			n.closed = true
 		}
-	case isFalseSchema(s.AdditionalProperties):
+	case s.AdditionalProperties.IsFalse():
 		n.closed = true
 	default:
 		if elem != nil {
@@ -361,69 +349,29 @@ func (c *compiler) compileProps(n *node, t reflect.Type, s *jsonschema.Schema, p
 	}
 	var fields map[string]reflect.Type
 	if t != nil && t.Kind() == reflect.Struct {
-		fields = map[string]reflect.Type{}
-		jsonFields(t, fields)
+		fields = jsonschema.Fields(t)
 	}
 	n.props = make(map[string]*node, s.Properties.Len())
 	required := make([]string, 0, s.Properties.Len())
-	type prop struct {
-		name string
-		s    *jsonschema.Schema
-	}
-	props := make([]prop, 0, s.Properties.Len())
-	for name, ps := range s.Properties.FromOldest() {
-		props = append(props, prop{name, ps}) // collected first: the loop below sets properties
-	}
-	for _, p := range props {
-		ft := fields[p.name]
-		child, err := c.compile(ft, p.s, joinKey(path, p.name))
+	for name, ps := range s.Properties.All() {
+		ft := fields[name]
+		child, err := c.compile(ft, ps, jsonschema.JoinKey(path, name))
 		if err != nil {
 			return err
 		}
 		if ft != nil && ft.Kind() == reflect.Pointer && !child.allowsNull() {
 			// An optional argument: strict mode has every property
-			// required, so optional means nullable.
-			s.Properties.Set(p.name, &jsonschema.Schema{AnyOf: []*jsonschema.Schema{p.s, {Type: "null"}}})
+			// required, so optional means nullable. (Setting a known
+			// property keeps the order All goes through.)
+			s.Properties.Set(name, &jsonschema.Schema{AnyOf: []*jsonschema.Schema{ps, {Type: "null"}}})
 			child.nullable = true
 		}
-		n.props[p.name] = child
-		n.order = append(n.order, p.name)
-		required = append(required, p.name)
+		n.props[name] = child
+		n.order = append(n.order, name)
+		required = append(required, name)
 	}
 	s.Required = required
 	return nil
-}
-
-// jsonFields adds the JSON names of t's fields and their types, as
-// encoding/json sees them (embedded structs without a name are flattened).
-func jsonFields(t reflect.Type, out map[string]reflect.Type) {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				jsonFields(ft, out)
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		if _, dup := out[name]; !dup {
-			out[name] = f.Type
-		}
-	}
 }
 
 func (n *node) allowsNull() bool {
@@ -568,22 +516,22 @@ func (n *node) validateObject(x map[string]any, path string) *pipeline.ArgumentE
 	if n.closed {
 		for _, k := range others {
 			if n.keyMatch == nil || !n.keyMatch.MatchString(k) {
-				return invalid(joinKey(path, k), "unknown property")
+				return invalid(jsonschema.JoinKey(path, k), "unknown property")
 			}
 		}
 	}
 	for _, k := range n.order {
 		e, ok := x[k]
 		if !ok {
-			return invalid(joinKey(path, k), "missing property")
+			return invalid(jsonschema.JoinKey(path, k), "missing property")
 		}
-		if err := n.props[k].validate(e, joinKey(path, k)); err != nil {
+		if err := n.props[k].validate(e, jsonschema.JoinKey(path, k)); err != nil {
 			return err
 		}
 	}
 	if n.extra != nil {
 		for _, k := range others {
-			if err := n.extra.validate(x[k], joinKey(path, k)); err != nil {
+			if err := n.extra.validate(x[k], jsonschema.JoinKey(path, k)); err != nil {
 				return err
 			}
 		}
@@ -711,24 +659,4 @@ func short(v any) string {
 		s = s[:37] + "..."
 	}
 	return s
-}
-
-var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// joinKey appends an object key to a JSON path: "a.b", or a["x y"].
-func joinKey(path, key string) string {
-	if !identifier.MatchString(key) {
-		return path + "[" + strconv.Quote(key) + "]"
-	}
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-func orRoot(path string) string {
-	if path == "" {
-		return "arguments"
-	}
-	return path
 }

@@ -47,9 +47,9 @@ func Func[In, Out any](name, description string, fn func(ctx context.Context, in
 		panic(fmt.Sprintf("tool: Func %q given Grammar; only Text tools take one", name))
 	}
 	in := reflect.TypeFor[In]()
-	s, err := newSchema(in)
-	if err != nil {
-		panic(fmt.Sprintf("tool: Func %q: %v", name, err))
+	s, terr := newSchema(in)
+	if terr != nil {
+		panic(fmt.Sprintf("tool: Func %q: %s", name, terr.detail()))
 	}
 	spec := pipeline.ToolSpec{
 		Name:        name,
