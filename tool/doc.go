@@ -1,9 +1,9 @@
 // Package tool builds typed function tools from Go funcs.
 //
 // [Func] turns a func whose input is a struct into a [pipeline.Tool]: the
-// tool's name and description, the JSON schema of its arguments (generated
-// once, at construction, from the struct with github.com/invopop/jsonschema)
-// and the decoding and validation of the arguments the model sends.
+// tool's name and description, the JSON schema of its arguments (reflected
+// once, at construction, from the struct) and the decoding and validation
+// of the arguments the model sends.
 //
 //	type WeatherArgs struct {
 //		City string `json:"city" jsonschema:"description=City name"`
@@ -27,8 +27,38 @@
 // [pipeline.ToolSpec] then reports Strict false. Recursive input types are
 // refused at construction.
 //
-// The usual invopop struct tags apply: `jsonschema:"description=...,
-// enum=a,enum=b,minimum=1,maxLength=20,pattern=^[a-z]+$"`.
+// The schema follows encoding/json: a property per field encoding/json
+// writes, named by the json tag (or the field's name), the fields of an
+// embedded struct without a name flattened into it, json:"-" fields left
+// out, a number or boolean field tagged ",string" a string. Integers are "integer", floats
+// "number"; a slice or array is an array (a Go array bounded to its
+// length), []byte a base64 string, time.Time a date-time string, url.URL a
+// uri string, net.IP an ipv4 string, a map an object whose values follow
+// its value type (keys of digits for an integer key). An interface value
+// or json.RawMessage accepts any value.
+//
+// A `jsonschema:"..."` tag adds to a field's schema, its keys separated by
+// commas (write "\," for a comma inside a value, except in a title or a
+// description, where a comma not followed by a key is kept):
+//
+//   - any field: description=..., title=..., nullable (null is also
+//     accepted), required (every property is required already), and "-" as
+//     the first key to leave the field out;
+//   - strings: minLength=, maxLength=, pattern=, format=, enum= (once per
+//     value), default=, example=;
+//   - integers and numbers: minimum=, maximum=, exclusiveMinimum=,
+//     exclusiveMaximum=, multipleOf=, enum=, default=, example=;
+//   - booleans: default=;
+//   - slices and arrays: minItems=, maxItems=, uniqueItems=, default=, and
+//     the keys of their items' type when those are strings, numbers or
+//     booleans (`jsonschema:"minItems=1,enum=a,enum=b"` on a []string).
+//
+// The jsonschema_description tag sets the description too. A key the
+// field's type does not have, an unknown key, a value that is not a number
+// where one is needed, a channel, func or complex field, or a type that is
+// not a struct or contains itself is a [*TypeError] wrapping
+// [ErrUnsupportedType]: [Func] panics with its message, [Output] and
+// [Input] return it.
 //
 // # Decoding
 //
