@@ -53,8 +53,19 @@ func applyTags(s *Schema, f field, path string) (nullable bool, err error) {
 	return nullable, nil
 }
 
+// keys are the tag keys with a value that some type has.
+var keys = map[string]bool{
+	"minLength": true, "maxLength": true, "pattern": true, "format": true,
+	"enum": true, "default": true, "example": true,
+	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
+	"minItems": true, "maxItems": true, "uniqueItems": true,
+}
+
 // setKey sets the keyword key of s to val, by s's type.
 func setKey(s *Schema, key, val string) error {
+	if !keys[key] {
+		return fmt.Errorf("unknown jsonschema tag key %q", key)
+	}
 	switch s.Type {
 	case "string":
 		return stringKey(s, key, val)
