@@ -183,7 +183,7 @@ func (c *compiler) loose(path, why string) {
 // compile builds the validator of s, whose Go type is t (nil when the
 // schema does not follow the Go type's shape). It makes s strict-mode
 // compatible on the way: all properties required, pointer fields
-// nullable, oneOf written as anyOf.
+// nullable, structs closed.
 func (c *compiler) compile(t reflect.Type, s *jsonschema.Schema, path string) (*node, error) {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
