@@ -21,17 +21,17 @@ var allowed = []struct {
 	pkg     string
 	imports []string
 }{
-	{"internal/jsonw", nil},                                          // JSON writing shared by state and the model adapters
-	{"internal/testenv", nil},                                        // CI plumbing of turnkit's own tests
-	{"internal/mutate", nil},                                         // the mutation test (go run ./internal/mutate), a command
-	{"internal/conversation", nil},                                   // tests only: a long conversation on every backend
-	{"internal/childproc", nil},                                      // the worker processes of the multi-process harnesses
-	{"internal/crossbackend", nil},                                   // tests across the real backends, out of the user-facing packages' tests
-	{"internal/crossbackend/...", nil},                               // the same, by package: session/encrypt's and session/branch's
-	{"internal/providerfake", nil},                                   // tests only: recorded provider payloads over httptest, no SDK
-	{"internal/runcore/hook", nil},                                   // where state leaves its guarded operations for runcore
-	{"internal/runcore", []string{"state", "internal/runcore/hook"}}, // the guarded operations on a run; importers listed in closed
-	{"state", []string{"internal/jsonw", "internal/runcore/hook"}},
+	{"internal/jsonw", nil},                                         // JSON writing shared by state and the model adapters
+	{"internal/testenv", nil},                                       // CI plumbing of turnkit's own tests
+	{"internal/mutate", nil},                                        // the mutation test (go run ./internal/mutate), a command
+	{"internal/conversation", nil},                                  // tests only: a long conversation on every backend
+	{"internal/childproc", nil},                                     // the worker processes of the multi-process harnesses
+	{"internal/crossbackend", nil},                                  // tests across the real backends, out of the user-facing packages' tests
+	{"internal/crossbackend/...", nil},                              // the same, by package: session/encrypt's and session/branch's
+	{"internal/providerfake", nil},                                  // tests only: recorded provider payloads over httptest, no SDK
+	{"internal/runcore/key", nil},                                   // the key that opens state's guarded operations (state.Core) to runcore
+	{"internal/runcore", []string{"state", "internal/runcore/key"}}, // the guarded operations on a run; importers listed in closed
+	{"state", []string{"internal/jsonw", "internal/runcore/key"}},
 	{"state/internal/wire", nil},                             // the checkpoint format: state's own, below it
 	{"state/internal/sign", []string{"state/internal/wire"}}, // the checkpoint's signature: state's own, below it
 
@@ -90,6 +90,7 @@ var heavy = map[string][]string{
 // checkpoint's (its session, watermark and history), and their test kits'
 // and harnesses', not another middleware's or an example's.
 var closed = map[string][]string{
+	"internal/runcore/key": {"state", "internal/runcore"}, // state names the key in Core's signature; runcore alone makes one
 	"internal/runcore": {
 		"pipeline", "pipeline/pipelinetest", "state/statetest", "session/internal/ckpttest", // the core and its test kits
 		"state/memstore", "state/filestore", "session/internal/rowcodec", "session/sqlite", "session/postgres", "session/redis", "session/branch", // the stores
