@@ -37,8 +37,8 @@ var allowed = []struct {
 
 	{"state/statetest", []string{"state", "internal/runcore"}}, // builds runs by hand, as the core would
 	{"state/storage", []string{"state", "internal/runcore"}},   // the protocol for stores written outside turnkit: it, not their backend, records a save (runcore.Saved)
-	{"state/memstore", []string{"state", "internal/runcore"}},  // checkpoint stores: state's Delta, Assemble and HeadVersions,
-	{"state/filestore", []string{"state", "internal/runcore"}}, // and runcore's Saved and SetVersion, as session/sqlite's
+	{"state/memstore", []string{"state", "state/storage"}},     // a storage backend, as a store written outside turnkit is
+	{"state/filestore", []string{"state", "state/storage"}},
 	{"state/...", []string{"state", "internal/jsonw"}},
 	{"pipeline", []string{"state", "internal/runcore"}},
 	{"pipeline/internal/testhook", nil}, // the core's own turn building, set by pipeline for pipelinetest
@@ -94,7 +94,7 @@ var closed = map[string][]string{
 	"internal/runcore/key": {"state", "internal/runcore"}, // state names the key in Core's signature; runcore alone makes one
 	"internal/runcore": {
 		"pipeline", "pipeline/pipelinetest", "state/statetest", "session/internal/ckpttest", // the core and its test kits
-		"state/storage", "state/memstore", "state/filestore", "session/internal/rowcodec", "session/sqlite", "session/postgres", "session/redis", "session/branch", // the stores
+		"state/storage", "session/internal/rowcodec", "session/sqlite", "session/postgres", "session/redis", "session/branch", // the stores
 		"middleware/persistence", "middleware/checkpoint", // the run's session bookkeeping
 		"internal/torture", "bench/internal/scenario", // harnesses that build runs by hand
 	},
