@@ -7,8 +7,10 @@
 //   - the pipeline core's: placing items and responses, reserving and
 //     recording positions, the turn, the agent, the outcome, usage,
 //     pending approvals and the raw writes of nested runs;
-//   - the stores': the checkpoint version a run was loaded at
-//     ([SetVersion]) and what a store saved of it ([Saved]);
+//   - the saves': what a store saved of a run ([Saved]), recorded by
+//     package state/storage after its backend wrote the delta, and by the
+//     session stores' one-transaction save-and-append, and the checkpoint
+//     version a run was loaded or forked at ([SetVersion]);
 //   - persistence's and the runner's: the run's session, the watermark of
 //     what the session holds, and the context the run started from
 //     ([SetSessionID], [SetSessionWatermark], [SetHistory],
