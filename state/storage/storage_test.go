@@ -214,3 +214,54 @@ func (b *recordingBackend) Write(ctx context.Context, d *state.Delta) (int64, er
 	}
 	return v, err
 }
+
+// listingBackend is a map backend that also lists what it keeps: every
+// run's latest summary, whatever the query.
+type listingBackend struct {
+	*mapBackend
+	summaries map[string]state.RunSummary
+}
+
+func (b *listingBackend) Write(ctx context.Context, d *state.Delta) (int64, error) {
+	v, err := b.mapBackend.Write(ctx, d)
+	if err == nil {
+		b.mu.Lock()
+		b.summaries[d.RunID] = d.Summary
+		b.mu.Unlock()
+	}
+	return v, err
+}
+
+func (b *listingBackend) ListRuns(ctx context.Context, q state.RunQuery) (state.RunPage, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var p state.RunPage
+	for _, s := range b.summaries {
+		p.Runs = append(p.Runs, s)
+	}
+	return p, nil
+}
+
+// TestNewStoreListsWhenTheBackendDoes checks that the store is a
+// state.Lister exactly when its backend is one, and lists through it.
+func TestNewStoreListsWhenTheBackendDoes(t *testing.T) {
+	if _, ok := storage.NewStore(newMapBackend()).(state.Lister); ok {
+		t.Error("a store over a backend that does not list is a state.Lister")
+	}
+	s := storage.NewStore(&listingBackend{mapBackend: newMapBackend(), summaries: map[string]state.RunSummary{}})
+	l, ok := s.(state.Lister)
+	if !ok {
+		t.Fatal("a store over a listing backend is not a state.Lister")
+	}
+	run := statetest.SampleRun(t, "run-listed")
+	if err := s.Save(t.Context(), run); err != nil {
+		t.Fatal(err)
+	}
+	page, err := l.ListRuns(t.Context(), state.RunQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Runs) != 1 || page.Runs[0].RunID != run.ID() || page.Runs[0].Version != 1 {
+		t.Errorf("ListRuns = %+v, want the one run saved, at version 1", page.Runs)
+	}
+}
