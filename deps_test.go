@@ -21,23 +21,24 @@ var allowed = []struct {
 	pkg     string
 	imports []string
 }{
-	{"internal/jsonw", nil},                                          // JSON writing shared by state and the model adapters
-	{"internal/testenv", nil},                                        // CI plumbing of turnkit's own tests
-	{"internal/mutate", nil},                                         // the mutation test (go run ./internal/mutate), a command
-	{"internal/conversation", nil},                                   // tests only: a long conversation on every backend
-	{"internal/childproc", nil},                                      // the worker processes of the multi-process harnesses
-	{"internal/crossbackend", nil},                                   // tests across the real backends, out of the user-facing packages' tests
-	{"internal/crossbackend/...", nil},                               // the same, by package: session/encrypt's and session/branch's
-	{"internal/providerfake", nil},                                   // tests only: recorded provider payloads over httptest, no SDK
-	{"internal/runcore/hook", nil},                                   // where state leaves its guarded operations for runcore
-	{"internal/runcore", []string{"state", "internal/runcore/hook"}}, // the guarded operations on a run; importers listed in closed
-	{"state", []string{"internal/jsonw", "internal/runcore/hook"}},
+	{"internal/jsonw", nil},                                         // JSON writing shared by state and the model adapters
+	{"internal/testenv", nil},                                       // CI plumbing of turnkit's own tests
+	{"internal/mutate", nil},                                        // the mutation test (go run ./internal/mutate), a command
+	{"internal/conversation", nil},                                  // tests only: a long conversation on every backend
+	{"internal/childproc", nil},                                     // the worker processes of the multi-process harnesses
+	{"internal/crossbackend", nil},                                  // tests across the real backends, out of the user-facing packages' tests
+	{"internal/crossbackend/...", nil},                              // the same, by package: session/encrypt's and session/branch's
+	{"internal/providerfake", nil},                                  // tests only: recorded provider payloads over httptest, no SDK
+	{"internal/runcore/key", nil},                                   // the key that opens state's guarded operations (state.Core) to runcore
+	{"internal/runcore", []string{"state", "internal/runcore/key"}}, // the guarded operations on a run; importers listed in closed
+	{"state", []string{"internal/jsonw", "internal/runcore/key"}},
 	{"state/internal/wire", nil},                             // the checkpoint format: state's own, below it
 	{"state/internal/sign", []string{"state/internal/wire"}}, // the checkpoint's signature: state's own, below it
 
 	{"state/statetest", []string{"state", "internal/runcore"}}, // builds runs by hand, as the core would
-	{"state/memstore", []string{"state", "internal/runcore"}},  // checkpoint stores: state's Delta, Assemble and HeadVersions,
-	{"state/filestore", []string{"state", "internal/runcore"}}, // and runcore's Saved and SetVersion, as session/sqlite's
+	{"state/storage", []string{"state", "internal/runcore"}},   // the protocol for stores written outside turnkit: it, not their backend, records a save (runcore.Saved)
+	{"state/memstore", []string{"state", "state/storage"}},     // a storage backend, as a store written outside turnkit is
+	{"state/filestore", []string{"state", "state/storage"}},
 	{"state/...", []string{"state", "internal/jsonw"}},
 	{"pipeline", []string{"state", "internal/runcore"}},
 	{"pipeline/internal/testhook", nil}, // the core's own turn building, set by pipeline for pipelinetest
@@ -91,9 +92,10 @@ var heavy = map[string][]string{
 // checkpoint's (its session, watermark and history), and their test kits'
 // and harnesses', not another middleware's or an example's.
 var closed = map[string][]string{
+	"internal/runcore/key": {"state", "internal/runcore"}, // state names the key in Core's signature; runcore alone makes one
 	"internal/runcore": {
 		"pipeline", "pipeline/pipelinetest", "state/statetest", "session/internal/ckpttest", // the core and its test kits
-		"state/memstore", "state/filestore", "session/internal/rowcodec", "session/sqlite", "session/postgres", "session/redis", "session/branch", // the stores
+		"state/storage", "session/internal/rowcodec", "session/sqlite", "session/postgres", "session/redis", "session/branch", // the stores
 		"middleware/persistence", "middleware/checkpoint", // the run's session bookkeeping
 		"internal/torture", "bench/internal/scenario", // harnesses that build runs by hand
 	},

@@ -1,16 +1,28 @@
 package state
 
-import "github.com/turnkit/turnkit/internal/runcore/hook"
+import "github.com/turnkit/turnkit/internal/runcore/key"
 
-// The operations that move a run's positions, boundaries, turn, agent and
-// outcome belong to the pipeline core. They are methods of Run unexported
-// here and handed to the core through package internal/runcore, so a
-// middleware holding a *Run can read it and annotate it (guardrail results,
-// extensions, decisions) but cannot move its positions.
-func init() { hook.Ops = core{} }
+// Core returns the operations on a run that only turnkit's own packages
+// may use: those that move a run's positions, boundaries, turn, agent and
+// outcome (the pipeline core's), and its checkpoint and session
+// bookkeeping (the stores' and persistence's). They are methods of Run
+// unexported here, so that a middleware holding a *Run can read it and
+// annotate it (guardrail results, extensions, decisions) but can neither
+// move its positions nor fake its bookkeeping.
+//
+// Package internal/runcore is their one door: it calls Core once, with a
+// key made by package internal/runcore/key, which no package outside this
+// module can import. Core panics on any other key (the zero one, which
+// generic code can make without naming the type).
+func Core(k key.Key) core {
+	if !k.Valid() {
+		panic("state: Core opens only to internal/runcore's key")
+	}
+	return core{}
+}
 
-// core carries the core operations; internal/runcore type-asserts it to
-// its ops interface once, when it is initialised.
+// core carries the guarded operations; its methods are typed, so a change
+// of signature on either side fails to compile.
 type core struct{}
 
 func (core) Place(r *Run, items []Item, calls int) (Boundary, error) { return r.place(items, calls) }

@@ -30,7 +30,8 @@ import (
 // version is Base, it replaces the stored head with Head, adds Items (keyed
 // by run and Seq, with their Version), replaces the stored context if
 // Context is not nil, and, when Full, first removes every item and context
-// stored for the run. Then it calls runcore.Saved. [Assemble] rebuilds the
+// stored for the run. Then the caller records the save on the run
+// (package state/storage's Save). [Assemble] rebuilds the
 // run from what is stored.
 type Delta struct {
 	RunID   string
@@ -119,7 +120,8 @@ func HeadVersions(head []byte) (version, full int64, err error) {
 // store at its current version (a new run, a run from [Unmarshal]), and
 // otherwise only what changed since then. Head is encoded with opts, such
 // as [WithSigningKey]. It takes a consistent snapshot under r's lock and
-// does not change r; runcore.Saved does, after the write.
+// does not change r; package state/storage records the save, after the
+// write.
 func (r *Run) Delta(opts ...MarshalOption) (*Delta, error) {
 	cfg := newMarshalConfig(opts)
 	var s deltaSnapshot

@@ -1,9 +1,16 @@
-// Package state holds the durable state of an agent run: its items with
-// their positions, the current agent and turn, usage, pending approvals and
-// the decisions on them, guardrail results, and the bookkeeping persistence
+// Package state is the durable state of an agent run: the one value a
+// checkpoint saves and a resume restores, that is its items with their
+// positions, the current agent and turn, usage, pending approvals and the
+// decisions on them, guardrail results, and the bookkeeping persistence
 // and tracing keep across a pause.
 //
-// It imports no other turnkit package: everything else builds on it.
+// Everything here serves that value: the item model it is made of, the
+// run that holds it under one lock, and its encodings (the whole
+// checkpoint, [Marshal], and the change since the last save, [Run.Delta]),
+// which read its unexported parts under that lock. Keeping it is other
+// packages' job: package state/storage is the protocol a checkpoint store
+// implements, and memstore, filestore and the session stores keep it. It
+// imports no other public turnkit package: everything else builds on it.
 //
 // # Items and positions
 //
@@ -77,20 +84,23 @@
 // A [Store] keeps checkpoints with compare-and-swap on the version: in
 // memory (package state/memstore), in a directory (state/filestore), and
 // SQL and Redis ones beside the session stores; package statetest is the
-// suite every Store passes. All of them are built outside this package:
-// this package is the run, not its storage. They record a save and a
-// loaded version through internal/runcore, the one door to what only
-// turnkit's packages may do to a run (the core's operations too), so
-// a Store is turnkit's own or wraps one. A store does
-// not rewrite the checkpoint on every save: [Run.Delta] gives it what
-// changed since the version the run was loaded or saved at (the new items,
-// the run's small mutable part as a head, and the context only when it
-// was replaced), and [Assemble] rebuilds the run from what it keeps, so
-// that [Marshal] of a loaded run equals [Marshal] of the live one. The
-// head binds the items and the context by a digest chain, so with signing
-// on an edited, dropped or added item is refused like an edited head.
-// Marshal and Unmarshal stay the complete, portable document, for files,
-// links and signing.
+// suite every Store passes. None of them is in this package: this package
+// is the run, not its storage. A store does not rewrite the checkpoint on
+// every save: [Run.Delta] gives what changed since the version the run was
+// loaded or saved at (the new items, the run's small mutable part as a
+// head, and the context only when it was replaced), and [Assemble]
+// rebuilds the run from what a store kept, so that [Marshal] of a loaded
+// run equals [Marshal] of the live one. The head binds the items and the
+// context by a digest chain, so with signing on an edited, dropped or
+// added item is refused like an edited head. Marshal and Unmarshal stay
+// the complete, portable document, for files, links and signing.
+//
+// A store never changes a run: package state/storage takes the delta,
+// has the store's backend write it, and records the save on the run
+// (storage.Save); a store written outside turnkit is such a backend. What
+// only turnkit's own packages may do to a run (the core's operations, and
+// the bookkeeping of the session stores' one-transaction saves) goes
+// through one door, internal/runcore, opened with a key ([Core]).
 //
 // # Listing runs
 //

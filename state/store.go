@@ -7,20 +7,17 @@ import "context"
 //
 // Save writes run if the stored version equals run.Version() (0 means "no
 // checkpoint yet"), and on success sets run's version to the new stored
-// version. It writes what changed since that version, not the whole run:
-// see [Run.Delta] and [Assemble], which implementations use so that a
-// save costs O(its new items), and records the save with runcore.Saved.
-// Otherwise it returns ErrConflict and changes nothing. Load
-// returns a new Run (sharing nothing with earlier loads) with its version
-// set, or ErrNotFound. Delete removes the checkpoint; deleting a missing
-// one is not an error.
+// version. It writes what changed since that version, not the whole run
+// ([Run.Delta]), so that a save costs O(its new items). Otherwise it
+// returns ErrConflict and changes nothing. Load returns a new Run (sharing
+// nothing with earlier loads) with its version set, or ErrNotFound.
+// Delete removes the checkpoint; deleting a missing one is not an error.
 //
-// Implementations must be safe for concurrent use and honour ctx. They
-// are turnkit's own (state/memstore, state/filestore and the session
-// stores' checkpoint stores): recording a save and setting a loaded run's
-// version are operations only turnkit's packages reach, through
-// internal/runcore, as the core's are. A Store written elsewhere wraps
-// one of them (package statetest checks it).
+// Implementations must be safe for concurrent use and honour ctx. A store
+// written outside turnkit implements package state/storage's Backend,
+// which only writes and reads what a save hands it, and storage.NewStore
+// makes it a Store (package statetest checks it); state/memstore and
+// state/filestore are built the same way.
 type Store interface {
 	Load(ctx context.Context, runID string) (*Run, error)
 	Save(ctx context.Context, run *Run) error

@@ -7,8 +7,10 @@
 //   - the pipeline core's: placing items and responses, reserving and
 //     recording positions, the turn, the agent, the outcome, usage,
 //     pending approvals and the raw writes of nested runs;
-//   - the stores': the checkpoint version a run was loaded at
-//     ([SetVersion]) and what a store saved of it ([Saved]);
+//   - the saves': what a store saved of a run ([Saved]), recorded by
+//     package state/storage after its backend wrote the delta, and by the
+//     session stores' one-transaction save-and-append, and the checkpoint
+//     version a run was loaded or forked at ([SetVersion]);
 //   - persistence's and the runner's: the run's session, the watermark of
 //     what the session holds, and the context the run started from
 //     ([SetSessionID], [SetSessionWatermark], [SetHistory],
@@ -18,46 +20,17 @@
 // core, the stores, persistence and checkpoint, and their test kits and
 // harnesses); it is the only such mechanism for package state.
 //
-// The operations are state's own (see state/core.go); package hook carries
-// them here, and a change of signature on one side fails this package's
-// initialisation, that is every test that links it.
+// The operations are state's own (see state/core.go); runcore opens them
+// once with its key ([state.Core]) and calls them typed, so a change of
+// signature on either side fails to compile.
 package runcore
 
 import (
-	"github.com/turnkit/turnkit/internal/runcore/hook"
+	"github.com/turnkit/turnkit/internal/runcore/key"
 	"github.com/turnkit/turnkit/state"
 )
 
-type coreOps interface {
-	Place(r *state.Run, items []state.Item, calls int) (state.Boundary, error)
-	Reserve(r *state.Run, n int) int64
-	Record(r *state.Run, it state.Item) error
-	RecordAll(r *state.Run, items []state.Item) error
-	SetResponse(r *state.Run, b state.Boundary)
-	AddInput(r *state.Run, items ...state.Item) []state.Item
-	SetTurn(r *state.Run, n int)
-	SetMaxTurns(r *state.Run, n int)
-	SetAgent(r *state.Run, name string)
-	Finish(r *state.Run, output string)
-	Unfinish(r *state.Run)
-	AddUsage(r *state.Run, u state.Usage)
-	AddModelCall(r *state.Run, c state.ModelCall)
-	AddPending(r *state.Run, a state.Approval)
-	ResolvePending(r *state.Run, callID string)
-	ResolveOwned(r *state.Run, owner string)
-	AddDecision(r *state.Run, d state.Decision)
-	ReplaceContext(r *state.Run, items []state.Item)
-	WithholdInput(r *state.Run, stored []state.Item) error
-	AddNestedGuardrails(r *state.Run, owner, agent string, gs []state.GuardrailResult)
-	SetVersion(r *state.Run, v int64)
-	Saved(r *state.Run, d *state.Delta)
-	SetSessionID(r *state.Run, id string)
-	SetSessionWatermark(r *state.Run, w int64)
-	SetHistory(r *state.Run, items []state.Item) error
-	SetSessionHistory(r *state.Run, items []state.Item, stamp int64) error
-}
-
-var ops = hook.Ops.(coreOps)
+var ops = state.Core(key.Make())
 
 // Place places a model response in r: items (without positions) at the
 // next positions in order, then one reserved position per call for its
@@ -78,9 +51,8 @@ func Reserve(r *state.Run, n int) int64 { return ops.Reserve(r, n) }
 // decided on resume) is inserted into a copy of the history, so views
 // taken earlier stay as they were.
 //
-// It takes one item, not a variadic list: a slice handed through the hook's
-// interface escapes to the heap, and the core records an item per call
-// output on every turn.
+// It takes one item, not a variadic list, so that the core's per-output
+// call builds no slice.
 func Record(r *state.Run, it state.Item) error { return ops.Record(r, it) }
 
 // RecordAll records items as [Record] does, in order; their positions must

@@ -9,8 +9,9 @@
 //
 //	store, err := filestore.New(dir)
 //
-// Like the SQL and Redis checkpoint stores beside the session stores, it
-// uses [state.Run.Delta] to save what changed (and records the save with
-// runcore.Saved, which only turnkit's stores reach), [state.Assemble] to load, and [state.HeadVersions] to
-// tell which of a run's save files a load reads.
+// It is a backend of package state/storage, as a store written outside
+// turnkit is: it writes the delta [storage.Save] hands it (what changed
+// since the last save) and returns what it keeps for [storage.Load] to
+// reassemble, reading [state.HeadVersions] to tell which of a run's save
+// files that is; it never changes a run.
 package filestore

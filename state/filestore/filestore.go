@@ -13,8 +13,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/storage"
 )
 
 // A Store is a [state.Store] that keeps each run in a directory: a head
@@ -90,22 +90,33 @@ type filePiece struct {
 
 // Load reads the run's checkpoint, or returns [state.ErrNotFound].
 func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
+	return storage.Load(ctx, backend{s}, runID, s.cfg.unmarshal...)
+}
+
+// backend is the store as a [storage.Backend]: what it keeps of each run,
+// without the run.
+type backend struct{ s *Store }
+
+// Read reads the head and the save files the head needs: those of the
+// versions since the last full save.
+func (b backend) Read(ctx context.Context, runID string) (storage.Stored, error) {
+	s := b.s
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return storage.Stored{}, err
 	}
 	if runID == "" {
-		return nil, &state.StoreError{Op: "load", RunID: runID, Err: state.ErrNotFound}
+		return storage.Stored{}, &state.StoreError{Op: "load", RunID: runID, Err: state.ErrNotFound}
 	}
 	head, err := os.ReadFile(s.Path(runID))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &state.StoreError{Op: "load", RunID: runID, Err: state.ErrNotFound}
+		return storage.Stored{}, &state.StoreError{Op: "load", RunID: runID, Err: state.ErrNotFound}
 	}
 	if err != nil {
-		return nil, &state.StoreError{Op: "load", RunID: runID, Err: err}
+		return storage.Stored{}, &state.StoreError{Op: "load", RunID: runID, Err: err}
 	}
 	version, full, err := state.HeadVersions(head)
 	if err != nil || full == 0 {
-		return s.assemble(runID, head, nil, nil) // a whole checkpoint, or an error that says what is wrong
+		return storage.Stored{Head: head}, nil // a whole checkpoint, or an error that says what is wrong
 	}
 	var (
 		context []byte
@@ -113,18 +124,18 @@ func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 	)
 	for v := full; v <= version; v++ {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return storage.Stored{}, err
 		}
 		data, err := os.ReadFile(filepath.Join(s.saves(runID), strconv.FormatInt(v, 10)))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // a save that wrote no items
 		}
 		if err != nil {
-			return nil, &state.StoreError{Op: "load", RunID: runID, Err: err}
+			return storage.Stored{}, &state.StoreError{Op: "load", RunID: runID, Err: err}
 		}
 		var fsave fileSave
 		if err := json.Unmarshal(data, &fsave); err != nil || fsave.Version != v {
-			return nil, &state.StoreError{Op: "load", RunID: runID, Err: &state.DecodeError{Path: "$",
+			return storage.Stored{}, &state.StoreError{Op: "load", RunID: runID, Err: &state.DecodeError{Path: "$",
 				Err: fmt.Errorf("%w: save file %d of the checkpoint is corrupt", state.ErrMalformed, v)}}
 		}
 		if fsave.Context != nil {
@@ -134,7 +145,7 @@ func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 			items = append(items, state.Piece{Seq: p.Seq, Version: v, Data: p.Data})
 		}
 	}
-	return s.assemble(runID, head, context, items)
+	return storage.Stored{Head: head, Context: context, Pieces: items}, nil
 }
 
 // Save writes what changed in run if the stored version equals
@@ -144,37 +155,34 @@ func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
 // head's atomic rename commits the save: a crash before it leaves a save
 // file that Load ignores and the next save of that version replaces.
 func (s *Store) Save(ctx context.Context, run *state.Run) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if run == nil || run.ID() == "" {
-		return &state.StoreError{Op: "save", Err: errors.New("nil run or empty run ID")}
-	}
-	d, err := run.Delta(s.cfg.marshal...)
-	if err != nil {
-		return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
-	}
+	return storage.Save(ctx, backend{s}, run, s.cfg.marshal...)
+}
+
+// Write writes d if the stored version is d.Base: the items and context
+// to the save file of d.Version, then the head.
+func (b backend) Write(ctx context.Context, d *state.Delta) (int64, error) {
+	s := b.s
 	unlock, err := s.lock()
 	if err != nil {
-		return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
+		return 0, &state.StoreError{Op: "save", RunID: d.RunID, Err: err}
 	}
 	defer unlock()
-	path := s.Path(run.ID())
+	path := s.Path(d.RunID)
 	cur, full, err := storedVersions(path)
 	if err != nil {
-		return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
+		return 0, &state.StoreError{Op: "save", RunID: d.RunID, Err: err}
 	}
 	if d.Base != cur {
-		return &state.StoreError{Op: "save", RunID: run.ID(), Err: state.ErrConflict, Have: d.Base, Stored: cur}
+		return 0, &state.StoreError{Op: "save", RunID: d.RunID, Err: state.ErrConflict, Have: d.Base, Stored: cur}
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	ix, err := s.indexAhead(d.Summary, cur > 0)
 	if err != nil {
-		return &state.StoreError{Op: "save", RunID: run.ID(), Err: fmt.Errorf("index: %w", err)}
+		return 0, &state.StoreError{Op: "save", RunID: d.RunID, Err: fmt.Errorf("index: %w", err)}
 	}
-	dir := s.saves(run.ID())
+	dir := s.saves(d.RunID)
 	if len(d.Items) > 0 || d.Context != nil {
 		fsave := fileSave{Version: d.Version, Context: d.Context, Items: make([]filePiece, len(d.Items))}
 		for i, p := range d.Items {
@@ -182,23 +190,23 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 		}
 		data, err := json.Marshal(&fsave)
 		if err != nil {
-			return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
+			return 0, &state.StoreError{Op: "save", RunID: d.RunID, Err: err}
 		}
 		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
+			return 0, &state.StoreError{Op: "save", RunID: d.RunID, Err: err}
 		}
 		if err := writeAtomic(filepath.Join(dir, strconv.FormatInt(d.Version, 10)), data); err != nil {
-			return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
+			return 0, &state.StoreError{Op: "save", RunID: d.RunID, Err: err}
 		}
 	} else {
 		// A file of this version left by a save that failed before its
 		// commit must not be read as this save's.
 		if err := os.Remove(filepath.Join(dir, strconv.FormatInt(d.Version, 10))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
+			return 0, &state.StoreError{Op: "save", RunID: d.RunID, Err: err}
 		}
 	}
 	if err := writeAtomic(path, d.Head); err != nil {
-		return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
+		return 0, &state.StoreError{Op: "save", RunID: d.RunID, Err: err}
 	}
 	s.settle(ix)
 	if d.Full && full > 0 {
@@ -206,8 +214,7 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 			_ = os.Remove(filepath.Join(dir, strconv.FormatInt(v, 10)))
 		}
 	}
-	runcore.Saved(run, d)
-	return nil
+	return d.Version, nil
 }
 
 // Delete removes the run's checkpoint; a missing one is not an error.
@@ -230,14 +237,8 @@ func (s *Store) Delete(ctx context.Context, runID string) error {
 	return nil
 }
 
-// assemble decodes what the store keeps of a run.
-func (s *Store) assemble(runID string, head, context []byte, items []state.Piece) (*state.Run, error) {
-	r, err := state.Assemble(head, context, items, s.cfg.unmarshal...)
-	if err != nil {
-		return nil, &state.StoreError{Op: "load", RunID: runID, Err: err}
-	}
-	return r, nil
-}
+// Delete removes what the store keeps of the run.
+func (b backend) Delete(ctx context.Context, runID string) error { return b.s.Delete(ctx, runID) }
 
 func (s *Store) lock() (unlock func(), err error) {
 	s.mu.Lock()

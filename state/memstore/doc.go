@@ -7,7 +7,8 @@
 //
 //	states, sessions := memstore.New(), memory.New()
 //
-// Like the SQL and Redis checkpoint stores beside the session stores, it
-// uses [state.Run.Delta] to save what changed (and records the save with
-// runcore.Saved, which only turnkit's stores reach), [state.Assemble] to load.
+// It is a backend of package state/storage, as a store written outside
+// turnkit is: it writes the delta [storage.Save] hands it (what changed
+// since the last save) and returns what it keeps for [storage.Load] to
+// reassemble; it never changes a run.
 package memstore

@@ -2,11 +2,10 @@ package memstore
 
 import (
 	"context"
-	"errors"
 	"sync"
 
-	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/storage"
 )
 
 // A Store is a [state.Store] in memory. It keeps what a durable store
@@ -47,56 +46,54 @@ func New(opts ...Option) *Store {
 
 // Load returns a new copy of the run's checkpoint, or [state.ErrNotFound].
 func (s *Store) Load(ctx context.Context, runID string) (*state.Run, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	e, ok := s.runs[runID]
-	var (
-		head, context []byte
-		items         []state.Piece
-	)
-	if ok {
-		head, context = e.head, e.context
-		items = make([]state.Piece, 0, len(e.items))
-		for _, p := range e.items {
-			items = append(items, p)
-		}
-	}
-	s.mu.Unlock()
-	if !ok {
-		return nil, &state.StoreError{Op: "load", RunID: runID, Err: state.ErrNotFound}
-	}
-	r, err := state.Assemble(head, context, items, s.cfg.unmarshal...)
-	if err != nil {
-		return nil, &state.StoreError{Op: "load", RunID: runID, Err: err}
-	}
-	return r, nil
+	return storage.Load(ctx, backend{s}, runID, s.cfg.unmarshal...)
 }
 
 // Save stores what changed in run if the stored version equals
 // run.Version() and sets run's version to the new one; otherwise it
 // returns [state.ErrConflict] and changes nothing.
 func (s *Store) Save(ctx context.Context, run *state.Run) error {
+	return storage.Save(ctx, backend{s}, run, s.cfg.marshal...)
+}
+
+// backend is the store as a [storage.Backend]: what it keeps of each run,
+// without the run.
+type backend struct{ s *Store }
+
+// Read returns copies of what the store keeps of the run.
+func (b backend) Read(ctx context.Context, runID string) (storage.Stored, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return storage.Stored{}, err
 	}
-	if run == nil || run.ID() == "" {
-		return &state.StoreError{Op: "save", Err: errors.New("nil run or empty run ID")}
-	}
-	d, err := run.Delta(s.cfg.marshal...)
-	if err != nil {
-		return &state.StoreError{Op: "save", RunID: run.ID(), Err: err}
-	}
+	s := b.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	e := s.runs[run.ID()]
+	e, ok := s.runs[runID]
+	if !ok {
+		return storage.Stored{}, &state.StoreError{Op: "load", RunID: runID, Err: state.ErrNotFound}
+	}
+	st := storage.Stored{Head: e.head, Context: e.context, Pieces: make([]state.Piece, 0, len(e.items))}
+	for _, p := range e.items {
+		st.Pieces = append(st.Pieces, p)
+	}
+	return st, nil
+}
+
+// Write applies d if the stored version is d.Base.
+func (b backend) Write(ctx context.Context, d *state.Delta) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s := b.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.runs[d.RunID]
 	var cur int64
 	if e != nil {
 		cur = e.version
 	}
 	if d.Base != cur {
-		return &state.StoreError{Op: "save", RunID: run.ID(), Err: state.ErrConflict, Have: d.Base, Stored: cur}
+		return 0, &state.StoreError{Op: "save", RunID: d.RunID, Err: state.ErrConflict, Have: d.Base, Stored: cur}
 	}
 	if e == nil || d.Full {
 		old := e
@@ -104,7 +101,7 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 		if old != nil {
 			e.serial, e.summary = old.serial, old.summary
 		}
-		s.runs[run.ID()] = e
+		s.runs[d.RunID] = e
 	}
 	s.index(e, d.Summary)
 	e.version, e.head = d.Version, d.Head
@@ -114,9 +111,11 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 	for _, p := range d.Items {
 		e.items[p.Seq] = p
 	}
-	runcore.Saved(run, d)
-	return nil
+	return d.Version, nil
 }
+
+// Delete removes what the store keeps of the run.
+func (b backend) Delete(ctx context.Context, runID string) error { return b.s.Delete(ctx, runID) }
 
 // Delete removes the run's checkpoint; a missing one is not an error.
 func (s *Store) Delete(ctx context.Context, runID string) error {

@@ -8,6 +8,10 @@
 // missing signatures must fail with state.ErrTampered, and key rotation
 // must work.
 //
+// A store written outside turnkit runs it too: a state/storage Backend
+// made a Store with storage.NewStore needs nothing but public API, and
+// state/storage's own test runs the suite on one.
+//
 // [SampleRun] builds a run that uses every part of the state, for stores
 // and codecs to round-trip.
 package statetest
