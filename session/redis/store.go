@@ -149,7 +149,10 @@ func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 // places, calls, outputs, stamps, stamp (see keys). ARGV: run ID, then for each item its seq as 16
 // hex digits, its encoded form, its role ("c" a call, "o" an output, ""
 // another item) and its ID key. It checks every item first and writes
-// only if none conflicts: it returns 0 on success (1 when the append
+// only if none conflicts, each key with one command for the batch. An
+// item placed after the run's last stored position (one read for the
+// batch) is new; only one at or before it is looked up, a retry's or a
+// held-back message's. It returns 0 on success (1 when the append
 // placed the session's first run: the session is new), the hex Seq of
 // the first conflicting item, or "dup:" and the hex Seq of an output
 // whose call has an output at another position. A new run's place also
@@ -161,12 +164,22 @@ var appendScript = goredis.NewScript(appendLua)
 // appendLua is the source of appendScript; [Store.SaveAppend] runs it as a
 // function, with its own KEYS and ARGV.
 const appendLua = `
+local function many(cmd, key, args)
+	for i = 1, #args, 2000 do
+		redis.call(cmd, key, unpack(args, i, math.min(i + 1999, #args)))
+	end
+end
 local place = redis.call('HGET', KEYS[2], ARGV[1])
+local last
+if place then
+	last = redis.call('ZREVRANGEBYLEX', KEYS[1], '(' .. place .. '\255', '[' .. place, 'LIMIT', 0, 1)[1]
+	if last then last = string.sub(last, 1, 32) end
+end
 local seen, fresh, role, idkey = {}, {}, {}, {}
 for i = 2, #ARGV, 4 do
 	local seq, val = ARGV[i], ARGV[i + 1]
 	local prev = seen[seq]
-	if prev == nil and place then
+	if prev == nil and last and place .. seq <= last then
 		local pos = place .. seq
 		local m = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. pos, '(' .. pos .. '\255', 'LIMIT', 0, 1)[1]
 		if m then prev = string.sub(m, 33) end
@@ -217,18 +230,25 @@ if not place then
 	if n == 1 then created = 1 end
 end
 local stamp = redis.call('INCR', KEYS[7])
+local items, stamps, calls, fields = {}, {}, {}, {}
 for _, seq in ipairs(fresh) do
-	redis.call('ZADD', KEYS[1], 0, place .. seq .. seen[seq])
-	redis.call('ZADD', KEYS[6], stamp, place .. seq)
+	local pos = place .. seq
+	items[#items + 1], items[#items + 2] = 0, pos .. seen[seq]
+	stamps[#stamps + 1], stamps[#stamps + 2] = stamp, pos
 	if role[seq] == 'c' then
 		local m = place .. idkey[seq] .. seq
-		redis.call('ZADD', KEYS[4], 0, m)
-		redis.call('HSET', KEYS[5], 'r' .. place .. seq, 'c' .. m)
+		calls[#calls + 1], calls[#calls + 2] = 0, m
+		fields[#fields + 1], fields[#fields + 2] = 'r' .. pos, 'c' .. m
 	end
 end
 for field, seq in pairs(answers) do
-	redis.call('HSET', KEYS[5], place .. field, seq, 'r' .. place .. seq, 'a' .. place .. field)
+	local n = #fields
+	fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4] = place .. field, seq, 'r' .. place .. seq, 'a' .. place .. field
 end
+many('ZADD', KEYS[1], items)
+many('ZADD', KEYS[6], stamps)
+many('ZADD', KEYS[4], calls)
+many('HSET', KEYS[5], fields)
 return created
 `
 
