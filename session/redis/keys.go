@@ -46,8 +46,8 @@ func (s *Store) tagged(kind, id string) string {
 // none, and counts as stamped 0) and the counter of stamps, which Clear
 // keeps (the last key: see clearKeys). They share a hash tag.
 //
-// A member of the calls set is a call's run place, its ID key (see idKey)
-// and its Seq, so that the latest call of a run with an ID before a
+// A member of the calls set is a call's run place, its ID key (the ID's
+// length in 8 hex digits, then the ID) and its Seq, so that the latest call of a run with an ID before a
 // position is one ZREVRANGEBYLEX. The outputs hash maps a call (place, ID
 // key, the call's Seq, or 16 zeros for an output with no call before it)
 // to the Seq of its output, and "r" and an item's position to what Pop
