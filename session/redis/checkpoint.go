@@ -128,7 +128,7 @@ return -1
 // neither. KEYS: the run's three keys, then the session's seven (see
 // appendScript). ARGV: the delta's as for saveScript up to the context,
 // then the number n of items of the delta, its 2n (Seq, JSON) values, then
-// appendScript's ARGV (run ID, then (Seq, item) pairs). It returns {0,
+// appendScript's ARGV (run ID, then the batch: see appendArgs). It returns {0,
 // what appendScript returned} on success, {1, stored version} on a version conflict and {2, what
 // appendScript returned} when the append is refused; then nothing is
 // written. It files the run in the listing's index as saveScript does.
@@ -364,7 +364,7 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if err := s.gate.BeginRun(ctx, "save", run.ID()); err != nil {
 		return err
 	}
-	args := deltaArgs(make([]any, 0, 12+2*len(d.Items)+1+4*len(items)), d, s.indexBase(), true)
+	args := deltaArgs(make([]any, 0, 12+2*len(d.Items)+2), d, s.indexBase(), true)
 	args = appendArgs(args, run.ID(), items)
 	keys := append(s.runKeys(run.ID()), s.keys(sessionID)...)
 	res, err := saveAppendScript.Run(ctx, s.client, keys, args...).Slice()

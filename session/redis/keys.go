@@ -46,18 +46,45 @@ func (s *Store) tagged(kind, id string) string {
 // none, and counts as stamped 0) and the counter of stamps, which Clear
 // keeps (the last key: see clearKeys). They share a hash tag.
 //
-// A member of the calls set is a call's run place, its ID key (see idKey)
-// and its Seq, so that the latest call of a run with an ID before a
-// position is one ZREVRANGEBYLEX. The outputs hash maps a call (place, ID
+// A member of the calls set is a call's run place, its ID key (the ID's
+// length in 8 hex digits, then the ID) and its Seq, so that the latest
+// call of a run with an ID before a position is one ZREVRANGEBYLEX. The outputs hash maps a call (place, ID
 // key, the call's Seq, or 16 zeros for an output with no call before it)
 // to the Seq of its output, and "r" and an item's position to what Pop
 // must remove with the item: "c" and its calls member, or "a" and its
 // outputs field.
+//
+// The keys are slices of one string, written once: one allocation for the
+// seven, not one each.
 func (s *Store) keys(sessionID string) []string {
 	tag := s.tagged("session", sessionID)
-	return []string{tag + ":items", tag + ":runs", tag + ":places", tag + ":calls", tag + ":outputs",
-		tag + ":stamps", tag + ":stamp"}
+	var b strings.Builder
+	b.Grow(len(sessionKeySuffixes)*len(tag) + sessionKeySuffixLen)
+	for _, suffix := range sessionKeySuffixes {
+		b.WriteString(tag)
+		b.WriteString(suffix)
+	}
+	all := b.String()
+	keys := make([]string, len(sessionKeySuffixes))
+	at := 0
+	for i, suffix := range sessionKeySuffixes {
+		n := len(tag) + len(suffix)
+		keys[i] = all[at : at+n]
+		at += n
+	}
+	return keys
 }
+
+// sessionKeySuffixes are the names of a session's keys after its tag, in
+// the order of keys; sessionKeySuffixLen is their length in all.
+var sessionKeySuffixes = [...]string{":items", ":runs", ":places", ":calls", ":outputs", ":stamps", ":stamp"}
+
+var sessionKeySuffixLen = func() (n int) {
+	for _, s := range sessionKeySuffixes {
+		n += len(s)
+	}
+	return n
+}()
 
 // genKey returns the session's generation, a counter that Pop and Clear
 // move on (see [session.Changes]), under the session's hash tag. It is not

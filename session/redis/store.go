@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -81,10 +80,9 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// idKey returns a call ID as the calls set and the outputs hash key it:
+// A call ID's ID key, as the calls set and the outputs hash key it, is
 // its length in 8 hex digits, then the ID, so that no ID is a prefix of
-// another's key.
-func idKey(id string) string { return fmt.Sprintf("%08x", len(id)) + id }
+// another's key. appendArgs writes it.
 
 func (s *Store) wrap(ctx context.Context, op, sessionID string, err error) error {
 	if errors.Is(err, goredis.ErrClosed) {
@@ -102,8 +100,17 @@ const posLen = 32
 // format byte 1, then the kind name and the tool name, each after its
 // uvarint length, then the raw JSON.
 func encode(it state.Item) []byte {
+	return appendEncoded(make([]byte, 0, encodedLen(it)), it)
+}
+
+// encodedLen returns at least the length of encode(it).
+func encodedLen(it state.Item) int {
+	return 1 + 2*binary.MaxVarintLen64 + len(it.Kind().String()) + len(it.Name()) + it.RawLen()
+}
+
+// appendEncoded appends encode(it) to b.
+func appendEncoded(b []byte, it state.Item) []byte {
 	kind := it.Kind().String()
-	b := make([]byte, 0, 1+2*binary.MaxVarintLen64+len(kind)+len(it.Name())+it.RawLen())
 	b = append(b, 1)
 	b = binary.AppendUvarint(b, uint64(len(kind)))
 	b = append(b, kind...)
@@ -146,10 +153,12 @@ func decodeMember(m string) (state.Item, error) {
 func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 
 // appendScript stores a batch of one run atomically. KEYS: items, runs,
-// places, calls, outputs, stamps, stamp (see keys). ARGV: run ID, then for each item its seq as 16
-// hex digits, its encoded form, its role ("c" a call, "o" an output, ""
-// another item) and its ID key. It checks every item first and writes
-// only if none conflicts: it returns 0 on success (1 when the append
+// places, calls, outputs, stamps, stamp (see keys). ARGV: run ID, then
+// the batch, one string (see appendArgs). It checks every item first and writes
+// only if none conflicts, each key with one command for the batch. An
+// item placed after the run's last stored position (one read for the
+// batch) is new; only one at or before it is looked up, a retry's or a
+// held-back message's. It returns 0 on success (1 when the append
 // placed the session's first run: the session is new), the hex Seq of
 // the first conflicting item, or "dup:" and the hex Seq of an output
 // whose call has an output at another position. A new run's place also
@@ -161,19 +170,36 @@ var appendScript = goredis.NewScript(appendLua)
 // appendLua is the source of appendScript; [Store.SaveAppend] runs it as a
 // function, with its own KEYS and ARGV.
 const appendLua = `
+local function many(cmd, key, args)
+	for i = 1, #args, 2000 do
+		redis.call(cmd, key, unpack(args, i, math.min(i + 1999, #args)))
+	end
+end
 local place = redis.call('HGET', KEYS[2], ARGV[1])
+local last
+if place then
+	last = redis.call('ZREVRANGEBYLEX', KEYS[1], '(' .. place .. '\255', '[' .. place, 'LIMIT', 0, 1)[1]
+	if last then last = string.sub(last, 1, 32) end
+end
 local seen, fresh, role, idkey = {}, {}, {}, {}
-for i = 2, #ARGV, 4 do
-	local seq, val = ARGV[i], ARGV[i + 1]
+local batch, p = ARGV[2], 1
+while p <= #batch do
+	local seq, r = string.sub(batch, p, p + 15), string.sub(batch, p + 16, p + 16)
+	local kn = tonumber(string.sub(batch, p + 17, p + 24), 16)
+	local key = string.sub(batch, p + 25, p + 24 + kn)
+	p = p + 25 + kn
+	local vn = tonumber(string.sub(batch, p, p + 7), 16)
+	local val = string.sub(batch, p + 8, p + 7 + vn)
+	p = p + 8 + vn
 	local prev = seen[seq]
-	if prev == nil and place then
+	if prev == nil and last and place .. seq <= last then
 		local pos = place .. seq
 		local m = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. pos, '(' .. pos .. '\255', 'LIMIT', 0, 1)[1]
 		if m then prev = string.sub(m, 33) end
 	end
 	if prev == nil then
 		fresh[#fresh + 1] = seq
-		seen[seq], role[seq], idkey[seq] = val, ARGV[i + 2], ARGV[i + 3]
+		seen[seq], role[seq], idkey[seq] = val, r, key
 	elseif prev ~= val then
 		return seq
 	end
@@ -217,18 +243,25 @@ if not place then
 	if n == 1 then created = 1 end
 end
 local stamp = redis.call('INCR', KEYS[7])
+local items, stamps, calls, fields = {}, {}, {}, {}
 for _, seq in ipairs(fresh) do
-	redis.call('ZADD', KEYS[1], 0, place .. seq .. seen[seq])
-	redis.call('ZADD', KEYS[6], stamp, place .. seq)
+	local pos = place .. seq
+	items[#items + 1], items[#items + 2] = 0, pos .. seen[seq]
+	stamps[#stamps + 1], stamps[#stamps + 2] = stamp, pos
 	if role[seq] == 'c' then
 		local m = place .. idkey[seq] .. seq
-		redis.call('ZADD', KEYS[4], 0, m)
-		redis.call('HSET', KEYS[5], 'r' .. place .. seq, 'c' .. m)
+		calls[#calls + 1], calls[#calls + 2] = 0, m
+		fields[#fields + 1], fields[#fields + 2] = 'r' .. pos, 'c' .. m
 	end
 end
 for field, seq in pairs(answers) do
-	redis.call('HSET', KEYS[5], place .. field, seq, 'r' .. place .. seq, 'a' .. place .. field)
+	local n = #fields
+	fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4] = place .. field, seq, 'r' .. place .. seq, 'a' .. place .. field
 end
+many('ZADD', KEYS[1], items)
+many('ZADD', KEYS[6], stamps)
+many('ZADD', KEYS[4], calls)
+many('HSET', KEYS[5], fields)
 return created
 `
 
@@ -462,22 +495,52 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 }
 
 // appendArgs appends appendLua's ARGV for items of run runID to args: the
-// run ID, then for each item its Seq as 16 hex digits, its encoded form,
-// its role and its ID key.
+// run ID, then the batch, one string: for each item its Seq as 16 hex
+// digits, its role ("c" a call, "o" an output, "n" another item), the
+// length of its ID key (none but a call's or an output's) in 8
+// hex digits and the key, then the length of its encoded form in 8 hex
+// digits and the form. One argument for the batch rather than four an
+// item: each argument is one more allocation and one more bulk string for
+// the server to parse.
 func appendArgs(args []any, runID string, items []state.Item) []any {
-	args = slices.Grow(args, 1+4*len(items))
-	args = append(args, runID)
+	n := 0
 	for _, it := range items {
-		role, key := "", ""
+		n += 16 + 1 + 8 + 8 + len(it.CallID()) + 8 + encodedLen(it)
+	}
+	b := make([]byte, 0, n)
+	for _, it := range items {
+		b = appendHex(b, uint64(it.Seq()), 16)
+		role := byte('n')
 		switch {
 		case it.Kind().IsCall():
-			role, key = "c", idKey(it.CallID())
+			role = 'c'
 		case it.Kind().IsOutput():
-			role, key = "o", idKey(it.CallID())
+			role = 'o'
 		}
-		args = append(args, seqHex(it.Seq()), encode(it), role, key)
+		b = append(b, role)
+		if role == 'n' {
+			b = appendHex(b, 0, 8)
+		} else {
+			id := it.CallID()
+			b = appendHex(b, uint64(8+len(id)), 8)
+			b = appendHex(b, uint64(len(id)), 8) // the ID key: the ID's length, then the ID
+			b = append(b, id...)
+		}
+		start := len(b)
+		b = appendHex(b, 0, 8)
+		b = appendEncoded(b, it)
+		appendHex(b[start:start], uint64(len(b)-start-8), 8) // the form's length, over the placeholder
 	}
-	return args
+	return append(args, runID, b)
+}
+
+// appendHex appends v in width lower-case hex digits, zero-padded, to b.
+func appendHex(b []byte, v uint64, width int) []byte {
+	const digits = "0123456789abcdef"
+	for i := width - 1; i >= 0; i-- {
+		b = append(b, digits[(v>>(4*uint(i)))&0xf])
+	}
+	return b
 }
 
 // appendRefused translates appendLua's reply: nil for 0, else the error

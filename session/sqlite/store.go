@@ -34,7 +34,7 @@ type Store struct {
 	gate  rowcodec.Gate
 	codec rowcodec.Codec // signing and verification of checkpoints
 	ck    *ckptStmts     // checkpoint statements (checkpoint.go)
-	ins   *insertStmts   // the appends' inserts, by batch size
+	ins   *appendStmts   // the appends' statements
 	items ItemCodec      // the stored form of items, or nil: canonical JSON
 }
 
@@ -47,42 +47,54 @@ func (s *Store) reader(ctx context.Context, sid, runID string) rowcodec.Reader {
 	return rowcodec.Reader{Ctx: ctx, Codec: s.items, SessionID: sid, RunID: runID}
 }
 
-// insertStmts are a store's inserts of items (sqlInsertItems) of the
-// batch sizes insertSQL holds, prepared when the store opens:
-// SQLite parses such a statement in more time than it takes to run it. Not
-// on first use: an append would prepare inside its transaction, and with
-// one connection (WithMaxConns(1)) wait for itself.
-type insertStmts [len(insertSQL)]*sql.Stmt
+// appendStmts are a store's statements of an append, prepared when the
+// store opens: the take of the write stamp (sqlTakeStamp) and the inserts
+// of items (sqlInsertItems) of the batch sizes insertSQL holds. SQLite
+// parses such a statement in more time than it takes to run it. Not on
+// first use: an append would prepare inside its transaction, and with one
+// connection (WithMaxConns(1)) wait for itself.
+type appendStmts struct {
+	takeStamp *sql.Stmt
+	inserts   [len(insertSQL)]*sql.Stmt
+}
 
-// prepareInserts prepares the inserts on db.
-func prepareInserts(ctx context.Context, db *sql.DB) (*insertStmts, error) {
-	c := &insertStmts{}
-	for n := 1; n < len(c); n++ {
+// prepareAppends prepares the statements of an append on db.
+func prepareAppends(ctx context.Context, db *sql.DB) (*appendStmts, error) {
+	c := &appendStmts{}
+	var err error
+	if c.takeStamp, err = db.PrepareContext(ctx, sqlTakeStamp); err != nil {
+		return nil, fmt.Errorf("prepare the take of a write stamp: %w", err)
+	}
+	for n := 1; n < len(c.inserts); n++ {
 		st, err := db.PrepareContext(ctx, insertSQL[n])
 		if err != nil {
 			c.close()
 			return nil, fmt.Errorf("prepare the insert of %d items: %w", n, err)
 		}
-		c[n] = st
+		c.inserts[n] = st
 	}
 	return c, nil
 }
 
-// get returns the prepared insert of n items, or nil for a batch larger
-// than any prepared.
-func (c *insertStmts) get(n int) *sql.Stmt {
-	if n >= len(c) {
+// insert returns the prepared insert of n items, or nil for a batch
+// larger than any prepared.
+func (c *appendStmts) insert(n int) *sql.Stmt {
+	if n >= len(c.inserts) {
 		return nil
 	}
-	return c[n]
+	return c.inserts[n]
 }
 
 // close closes the statements prepared.
-func (c *insertStmts) close() {
-	for i, st := range c {
+func (c *appendStmts) close() {
+	if c.takeStamp != nil {
+		c.takeStamp.Close()
+		c.takeStamp = nil
+	}
+	for i, st := range c.inserts {
 		if st != nil {
 			st.Close()
-			c[i] = nil
+			c.inserts[i] = nil
 		}
 	}
 }
@@ -115,7 +127,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
-	ins, err := prepareInserts(context.Background(), db)
+	ins, err := prepareAppends(context.Background(), db)
 	if err != nil {
 		ck.close()
 		db.Close()
@@ -293,7 +305,7 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 		known sql.NullInt64
 		place int64
 	)
-	err := tx.QueryRowContext(ctx, sqlTakeStamp, sessionID, runID).Scan(&stamp, &known)
+	err := tx.StmtContext(ctx, s.ins.takeStamp).QueryRowContext(ctx, sessionID, runID).Scan(&stamp, &known)
 	if err == nil && known.Valid {
 		place = known.Int64
 	} else if err == nil {
@@ -384,7 +396,7 @@ func (s *Store) insertItems(ctx context.Context, tx *sql.Tx, sessionID, runID st
 			batchCall, batchCall, sid, pl, callID, seq)
 	}
 	var res sql.Result
-	if prepared := s.ins.get(len(items)); prepared != nil {
+	if prepared := s.ins.insert(len(items)); prepared != nil {
 		res, err = tx.StmtContext(ctx, prepared).ExecContext(ctx, args...)
 	} else {
 		res, err = tx.ExecContext(ctx, insertItemsSQL(len(items)), args...)
