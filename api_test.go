@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -14,29 +15,29 @@ import (
 // set the version, record a save, or set the session, its watermark or the
 // history, are not methods of *state.Run (the core reaches them through
 // internal/runcore; see TestDependencyDirection for who may import it, and
-// TestRunCoreDoorTakesAnInternalKey for how it opens).
-func TestRunCoreOperationsClosed(t *testing.T) {
-	core := []string{
-		"Place", "Reserve", "Record", "SetResponse", "AddInput", "SetTurn", "SetMaxTurns",
-		"SetAgent", "Finish", "Unfinish", "AddUsage", "AddPending", "ResolvePending",
-		"ResolveOwned", "AddDecision", "ReplaceContext",
-		// The stores' and persistence's bookkeeping, behind the same door.
-		"SetVersion", "Saved", "SetSessionID", "SetSessionWatermark", "SetHistory", "SetSessionHistory",
-	}
-	typ := reflect.TypeFor[*state.Run]()
-	for _, name := range core {
-		if _, ok := typ.MethodByName(name); ok {
-			t.Errorf("*state.Run has the core operation %s in its API", name)
+// TestGuardedDoorsTakeAnInternalKey holds the other half of that rule:
+// the exported ways to the guarded operations, state.Core (the run's core
+// operations) and pipeline.Core (the core's turn building, for
+// pipelinetest), take a key whose type lives in an internal package
+// (internal/key, which TestDependencyDirection closes to the doors' owners
+// and holders), so no package outside the module can make a valid one.
+func TestGuardedDoorsTakeAnInternalKey(t *testing.T) {
+	doors := map[string]any{"state.Core": state.Core, "pipeline.Core": pipeline.Core}
+	for name, door := range doors {
+		typ := reflect.TypeOf(door)
+		if typ.NumIn() != 1 {
+			t.Errorf("%s takes %d arguments, want one key", name, typ.NumIn())
+			continue
 		}
-	}
-	if typ.NumMethod() < 20 {
-		t.Fatalf("*state.Run has %d exported methods: the test is not looking at the run", typ.NumMethod())
+		if got, want := typ.In(0).PkgPath(), module+"/internal/key"; got != want {
+			t.Errorf("%s's key is of package %q, want %q", name, got, want)
+		}
 	}
 }
 
 // TestRunCoreDoorTakesAnInternalKey holds the other half of that rule: the
 // one exported way to the guarded operations, state.Core, takes a key
-// whose type lives in an internal package (internal/runcore/key, which
+// whose type lives in an internal package (internal/key, which
 // TestDependencyDirection closes to state and runcore), so no package
 // outside the module can make a valid one.
 func TestRunCoreDoorTakesAnInternalKey(t *testing.T) {
@@ -44,7 +45,7 @@ func TestRunCoreDoorTakesAnInternalKey(t *testing.T) {
 	if typ.NumIn() != 1 {
 		t.Fatalf("state.Core takes %d arguments, want one key", typ.NumIn())
 	}
-	if got, want := typ.In(0).PkgPath(), module+"/internal/runcore/key"; got != want {
+	if got, want := typ.In(0).PkgPath(), module+"/internal/key"; got != want {
 		t.Errorf("state.Core's key is of package %q, want %q", got, want)
 	}
 }

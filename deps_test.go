@@ -21,17 +21,17 @@ var allowed = []struct {
 	pkg     string
 	imports []string
 }{
-	{"internal/jsonw", nil},                                         // JSON writing shared by state and the model adapters
-	{"internal/testenv", nil},                                       // CI plumbing of turnkit's own tests
-	{"internal/mutate", nil},                                        // the mutation test (go run ./internal/mutate), a command
-	{"internal/conversation", nil},                                  // tests only: a long conversation on every backend
-	{"internal/childproc", nil},                                     // the worker processes of the multi-process harnesses
-	{"internal/crossbackend", nil},                                  // tests across the real backends, out of the user-facing packages' tests
-	{"internal/crossbackend/...", nil},                              // the same, by package: session/encrypt's and session/branch's
-	{"internal/providerfake", nil},                                  // tests only: recorded provider payloads over httptest, no SDK
-	{"internal/runcore/key", nil},                                   // the key that opens state's guarded operations (state.Core) to runcore
-	{"internal/runcore", []string{"state", "internal/runcore/key"}}, // the guarded operations on a run; importers listed in closed
-	{"state", []string{"internal/jsonw", "internal/runcore/key"}},
+	{"internal/jsonw", nil},                                 // JSON writing shared by state and the model adapters
+	{"internal/testenv", nil},                               // CI plumbing of turnkit's own tests
+	{"internal/mutate", nil},                                // the mutation test (go run ./internal/mutate), a command
+	{"internal/conversation", nil},                          // tests only: a long conversation on every backend
+	{"internal/childproc", nil},                             // the worker processes of the multi-process harnesses
+	{"internal/crossbackend", nil},                          // tests across the real backends, out of the user-facing packages' tests
+	{"internal/crossbackend/...", nil},                      // the same, by package: session/encrypt's and session/branch's
+	{"internal/providerfake", nil},                          // tests only: recorded provider payloads over httptest, no SDK
+	{"internal/key", nil},                                   // the key that opens the guarded doors: state.Core to runcore, pipeline.Core to pipelinetest
+	{"internal/runcore", []string{"state", "internal/key"}}, // the guarded operations on a run; importers listed in closed
+	{"state", []string{"internal/jsonw", "internal/key"}},
 	{"state/internal/wire", nil},                             // the checkpoint format: state's own, below it
 	{"state/internal/sign", []string{"state/internal/wire"}}, // the checkpoint's signature: state's own, below it
 
@@ -40,9 +40,8 @@ var allowed = []struct {
 	{"state/memstore", []string{"state", "state/storage"}},     // a storage backend, as a store written outside turnkit is
 	{"state/filestore", []string{"state", "state/storage"}},
 	{"state/...", []string{"state", "internal/jsonw"}},
-	{"pipeline", []string{"state", "internal/runcore"}},
-	{"pipeline/internal/testhook", nil}, // the core's own turn building, set by pipeline for pipelinetest
-	{"pipeline/pipelinetest", []string{"pipeline", "pipeline/internal/testhook", "state", "internal/runcore"}},
+	{"pipeline", []string{"state", "internal/runcore", "internal/key"}},                          // internal/key: pipeline.Core, the core's own turn building for pipelinetest
+	{"pipeline/pipelinetest", []string{"pipeline", "internal/key", "state", "internal/runcore"}}, // opens pipeline.Core
 	{"pipeline/...", []string{"pipeline", "state", "model/scripted"}},
 	{"session", []string{"state"}},
 	{"session/sessiontest", []string{"session", "state"}},
@@ -92,7 +91,7 @@ var heavy = map[string][]string{
 // checkpoint's (its session, watermark and history), and their test kits'
 // and harnesses', not another middleware's or an example's.
 var closed = map[string][]string{
-	"internal/runcore/key": {"state", "internal/runcore"}, // state names the key in Core's signature; runcore alone makes one
+	"internal/key": {"state", "internal/runcore", "pipeline", "pipeline/pipelinetest"}, // state and pipeline name the key in their Core's signature; runcore and pipelinetest make one
 	"internal/runcore": {
 		"pipeline", "pipeline/pipelinetest", "state/statetest", "session/internal/ckpttest", // the core and its test kits
 		"state/storage", "session/internal/rowcodec", "session/sqlite", "session/postgres", "session/redis", "session/branch", // the stores

@@ -1,6 +1,6 @@
 package state
 
-import "github.com/turnkit/turnkit/internal/runcore/key"
+import "github.com/turnkit/turnkit/internal/key"
 
 // Core returns the operations on a run that only turnkit's own packages
 // may use: those that move a run's positions, boundaries, turn, agent and
@@ -11,7 +11,7 @@ import "github.com/turnkit/turnkit/internal/runcore/key"
 // move its positions nor fake its bookkeeping.
 //
 // Package internal/runcore is their one door: it calls Core once, with a
-// key made by package internal/runcore/key, which no package outside this
+// key made by package internal/key, which no package outside this
 // module can import. Core panics on any other key (the zero one, which
 // generic code can make without naming the type).
 func Core(k key.Key) core {

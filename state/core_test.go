@@ -3,12 +3,12 @@ package state_test
 import (
 	"testing"
 
-	"github.com/turnkit/turnkit/internal/runcore/key"
+	"github.com/turnkit/turnkit/internal/key"
 	"github.com/turnkit/turnkit/state"
 )
 
 // callWithZero calls f with the zero value of its parameter's type: code
-// outside the module can do this without naming internal/runcore/key.
+// outside the module can do this without naming internal/key.
 func callWithZero[K, R any](f func(K) R) R {
 	var k K
 	return f(k)

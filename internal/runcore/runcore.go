@@ -26,7 +26,7 @@
 package runcore
 
 import (
-	"github.com/turnkit/turnkit/internal/runcore/key"
+	"github.com/turnkit/turnkit/internal/key"
 	"github.com/turnkit/turnkit/state"
 )
 

@@ -111,12 +111,12 @@ func (r *Recorder) ServeRun(ctx context.Context, c *pipeline.RunCall) (*pipeline
 	r.runs = append(r.runs, rec)
 	r.mu.Unlock()
 	if r.Err != nil {
-		return core.newResult(c.Run, c.Agent), r.Err
+		return core.NewResult(c.Run, c.Agent), r.Err
 	}
 	if c.Run != nil && (r.Next.Kind == 0 || r.Next.Kind == pipeline.NextFinalOutput) {
 		runcore.Finish(c.Run, r.Next.Output)
 	}
-	res := core.newResult(c.Run, c.Agent)
+	res := core.NewResult(c.Run, c.Agent)
 	return res, nil
 }
 

@@ -4,9 +4,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/turnkit/turnkit/internal/key"
 	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/pipeline"
-	"github.com/turnkit/turnkit/pipeline/internal/testhook"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -122,13 +122,13 @@ func NewTurn(tb testing.TB, opts ...TurnOption) *pipeline.Turn {
 	if c.events != nil {
 		emit = c.events.Emit
 	}
-	t := core.newTurn(run, c.agent, n, emit)
+	t := core.NewTurn(run, c.agent, n, emit)
 	t.Input = placed
 	if len(c.response) == 0 {
 		return t
 	}
 	resp := &pipeline.ModelResponse{ID: "resp_test", Model: "pipelinetest", Items: c.response}
-	if err := core.placeResponse(t, resp); err != nil {
+	if err := core.PlaceResponse(t, resp); err != nil {
 		tb.Fatalf("pipelinetest: NewTurn: %v", err)
 	}
 	return t
@@ -143,7 +143,7 @@ func NewModelCall(tb testing.TB, t *pipeline.Turn) *pipeline.ModelCall {
 	if t == nil || t.Agent == nil || t.Run == nil {
 		tb.Fatalf("pipelinetest: NewModelCall: the turn needs an agent and a run")
 	}
-	return core.newModelCall(t)
+	return core.NewModelCall(t)
 }
 
 // NewRunCall returns the request the runner hands the run stage when a
@@ -169,21 +169,8 @@ func NewRunCall(tb testing.TB, opts ...TurnOption) *pipeline.RunCall {
 	if c.events != nil {
 		emit = c.events.Emit
 	}
-	return core.newRunCall(run, c.agent, slices.Clone(c.input), emit)
+	return core.NewRunCall(run, c.agent, slices.Clone(c.input), emit)
 }
 
-// core holds the runner's own code that builds turns (see package
-// testhook), asserted to its types once, when the package is initialised.
-var core = struct {
-	newTurn       func(run *state.Run, agent *pipeline.Agent, number int, emit func(pipeline.Event)) *pipeline.Turn
-	placeResponse func(t *pipeline.Turn, resp *pipeline.ModelResponse) error
-	newModelCall  func(t *pipeline.Turn) *pipeline.ModelCall
-	newRunCall    func(run *state.Run, agent *pipeline.Agent, input []state.Item, emit func(pipeline.Event)) *pipeline.RunCall
-	newResult     func(run *state.Run, agent *pipeline.Agent) *pipeline.Result
-}{
-	testhook.NewTurn.(func(*state.Run, *pipeline.Agent, int, func(pipeline.Event)) *pipeline.Turn),
-	testhook.PlaceResponse.(func(*pipeline.Turn, *pipeline.ModelResponse) error),
-	testhook.NewModelCall.(func(*pipeline.Turn) *pipeline.ModelCall),
-	testhook.NewRunCall.(func(*state.Run, *pipeline.Agent, []state.Item, func(pipeline.Event)) *pipeline.RunCall),
-	testhook.NewResult.(func(*state.Run, *pipeline.Agent) *pipeline.Result),
-}
+// core is the runner's own code that builds turns (see [pipeline.Core]).
+var core = pipeline.Core(key.Make())

@@ -3,7 +3,7 @@ package key_test
 import (
 	"testing"
 
-	"github.com/turnkit/turnkit/internal/runcore/key"
+	"github.com/turnkit/turnkit/internal/key"
 )
 
 func TestOnlyMadeKeysAreValid(t *testing.T) {
