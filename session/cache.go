@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"container/list"
 	"context"
+	"errors"
 	"slices"
 	"sync"
 
@@ -42,7 +43,9 @@ const itemOverhead = 128
 // sessions, dropping the least recently read sessions first. A read with a
 // Stamp (a checkpoint's history reference), one before the place of a run
 // whose items reach into the cached tail, and every read of a store that
-// is not a [ChangeReader], go to the store. Items are immutable values: a
+// is not a [ChangeReader] (or whose ReadChanges fails with
+// [errors.ErrUnsupported]: a wrapper over one that is not), go to the
+// store. Items are immutable values: a
 // caller may change the returned slice, never what another read returns.
 //
 // A Cache is a [Store]: every method other than ListBefore goes to the
@@ -102,6 +105,10 @@ func (c *Cache) ListBefore(ctx context.Context, sessionID, runID string, q Histo
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	place, err := cs.refresh(ctx, c.r, sessionID, runID, q.Limit)
+	if errors.Is(err, errors.ErrUnsupported) {
+		// A wrapper over a store that does not read changes.
+		return c.Store.ListBefore(ctx, sessionID, runID, q)
+	}
 	if err != nil {
 		return History{}, err
 	}

@@ -47,6 +47,11 @@
 //
 //	db, err := sqlite.Open(path, sqlite.WithCodec(kr.Codec()), sqlite.WithItemCodec(kr))
 //
+// The wrappers read changes ([session.ChangeReader]) through the inner
+// store, opening the items read, so persistence's history cache works on
+// a sealed store as on a plain one: a message opens only the items
+// written since the last, not the whole history.
+//
 // # Binding
 //
 // Each ciphertext's additional data is its session, and for an item its
