@@ -51,6 +51,11 @@
 //     touched. Lookup finds the fork's own items; the shared ones belong
 //     to the parent's runs. ListPage pages the fork's own items.
 //
+// A Store passes SaveAppend through to the store it wraps, so a
+// checkpointer given a Store as its session store over its own state store
+// (checkpoint.New(db, checkpoint.WithSession(branch.Wrap(db)))) keeps each
+// save and its append in one transaction.
+//
 // Given a store that is not a [Store], [Session] copies the items: O(n)
 // bytes.
 //

@@ -216,6 +216,27 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	return s.inner.Append(ctx, sessionID, runID, items)
 }
 
+// SaveAppend saves run and appends items of it to the session in the
+// inner store's one transaction (session/sqlite, session/postgres,
+// session/redis, and session/encrypt's Store over them offer it), so that
+// a checkpointer whose session store is a fork store over its state store
+// keeps its one-transaction path (see middleware/checkpoint's Atomic). A
+// fork's link run ID is refused with [session.ErrInvalid], as by Append;
+// an inner store without SaveAppend fails with an error wrapping
+// [errors.ErrUnsupported] and writes nothing.
+func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error {
+	as, ok := s.inner.(interface {
+		SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error
+	})
+	if !ok {
+		return fmt.Errorf("branch: %T does not save and append in one transaction: %w", s.inner, errors.ErrUnsupported)
+	}
+	if run != nil && (run.ID() == linkRun || run.ID() == endRun) {
+		return fmt.Errorf("branch: append to session %q: run ID %q is reserved: %w", sessionID, run.ID(), session.ErrInvalid)
+	}
+	return as.SaveAppend(ctx, run, sessionID, items)
+}
+
 // Lookup returns the item stored at (runID, seq) by the session's own
 // runs: a fork's shared items are found in its parent.
 func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) (state.Item, bool, error) {
