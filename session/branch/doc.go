@@ -48,8 +48,12 @@
 //     items it fails with [ErrShared] and changes nothing (fork the fork
 //     at a lower position instead: one more record).
 //   - Clear or erase the fork: its items and link go, the parent is not
-//     touched. Lookup finds the fork's own items; the shared ones belong
-//     to the parent's runs. ListPage pages the fork's own items.
+//     touched.
+//   - Lookup and ListPage see the shared items too, as entries of the
+//     parent's runs (with their places in the parent), after reading the
+//     parent's items: a Lookup that the fork's own items answer, or a
+//     page of them, reads nothing more. A page of shared items has a
+//     cursor of the Store's own.
 //
 // A Store passes SaveAppend through to the store it wraps, so a
 // checkpointer given a Store as its session store over its own state store
