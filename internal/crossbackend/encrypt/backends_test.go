@@ -47,6 +47,7 @@ func backends() []backend {
 		{"sqlite", openSQLite},
 		{"sqlite-itemcodec", openSQLiteItemCodec},
 		{"postgres", openPostgres},
+		{"postgres-itemcodec", openPostgresItemCodec},
 		{"redis", openRedis},
 	}
 }
@@ -85,6 +86,16 @@ func openSQLiteItemCodec(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOpt
 }
 
 func openPostgres(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u []state.UnmarshalOption) (session.Store, state.Store) {
+	return openPostgresWith(t, kr, m, u, false)
+}
+
+// openPostgresItemCodec is openPostgres with the keyring as the store's
+// item codec: the store seals and opens the items itself.
+func openPostgresItemCodec(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u []state.UnmarshalOption) (session.Store, state.Store) {
+	return openPostgresWith(t, kr, m, u, true)
+}
+
+func openPostgresWith(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u []state.UnmarshalOption, itemCodec bool) (session.Store, state.Store) {
 	url := testenv.ServerURL(t, "TURNKIT_POSTGRES_URL")
 	pool, err := pgxpool.New(context.Background(), url)
 	if err != nil {
@@ -98,7 +109,11 @@ func openPostgres(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u 
 		pool.Close()
 	})
 	km, ku := kr.Codec()
-	db, err := postgres.New(t.Context(), pool, postgres.WithSchema(schema), postgres.WithCodec(append(m, km...), append(u, ku...)))
+	opts := []postgres.Option{postgres.WithSchema(schema), postgres.WithCodec(append(m, km...), append(u, ku...))}
+	if itemCodec {
+		opts = append(opts, postgres.WithItemCodec(kr))
+	}
+	db, err := postgres.New(t.Context(), pool, opts...)
 	if err != nil {
 		t.Fatalf("postgres.New = %v", err)
 	}

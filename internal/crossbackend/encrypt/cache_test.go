@@ -39,7 +39,8 @@ func handleBackends() []struct {
 		{"memory", memoryHandles},
 		{"sqlite", sqliteHandles(false)},
 		{"sqlite-itemcodec", sqliteHandles(true)},
-		{"postgres", postgresHandles},
+		{"postgres", postgresHandles(false)},
+		{"postgres-itemcodec", postgresHandles(true)},
 		{"redis", redisHandles},
 	}
 }
@@ -72,7 +73,13 @@ func sqliteHandles(itemCodec bool) twoHandles {
 	}
 }
 
-func postgresHandles(t *testing.T, p encrypt.KeyProvider) (session.Store, session.Store) {
+func postgresHandles(itemCodec bool) twoHandles {
+	return func(t *testing.T, p encrypt.KeyProvider) (session.Store, session.Store) {
+		return openPostgresHandles(t, p, itemCodec)
+	}
+}
+
+func openPostgresHandles(t *testing.T, p encrypt.KeyProvider, itemCodec bool) (session.Store, session.Store) {
 	url := testenv.ServerURL(t, "TURNKIT_POSTGRES_URL")
 	schema := "turnkit_test_" + newID()
 	open := func() session.Store {
@@ -82,7 +89,11 @@ func postgresHandles(t *testing.T, p encrypt.KeyProvider) (session.Store, sessio
 		}
 		t.Cleanup(pool.Close)
 		kr := encrypt.NewKeyring(p)
-		db, err := postgres.New(t.Context(), pool, postgres.WithSchema(schema), postgres.WithCodec(kr.Codec()))
+		opts := []postgres.Option{postgres.WithSchema(schema), postgres.WithCodec(kr.Codec())}
+		if itemCodec {
+			opts = append(opts, postgres.WithItemCodec(kr))
+		}
+		db, err := postgres.New(t.Context(), pool, opts...)
 		if err != nil {
 			t.Fatalf("postgres.New = %v", err)
 		}
