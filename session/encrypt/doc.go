@@ -36,7 +36,7 @@
 // each session store would have touched four stores' append paths (and
 // their schemas' consumers); the wrapper touches none.
 //
-// SQLite and PostgreSQL have that hook too (WithItemCodec), for its
+// SQLite, PostgreSQL and Redis have that hook too (WithItemCodec), for its
 // cost: given the keyring as its item codec, the store seals each item as
 // it builds its insert and opens each row it reads before its one parse,
 // where the wrapper builds a sealed item (its JSON copied and parsed) per
@@ -48,6 +48,7 @@
 //
 //	db, err := sqlite.Open(path, sqlite.WithCodec(kr.Codec()), sqlite.WithItemCodec(kr))
 //	db, err := postgres.New(ctx, pool, postgres.WithCodec(kr.Codec()), postgres.WithItemCodec(kr))
+//	db := redis.New(client, redis.WithCodec(kr.Codec()), redis.WithItemCodec(kr))
 //
 // The wrappers read changes ([session.ChangeReader]) through the inner
 // store, opening the items read, so persistence's history cache works on

@@ -49,6 +49,7 @@ func backends() []backend {
 		{"postgres", openPostgres},
 		{"postgres-itemcodec", openPostgresItemCodec},
 		{"redis", openRedis},
+		{"redis-itemcodec", openRedisItemCodec},
 	}
 }
 
@@ -123,9 +124,23 @@ func openPostgresWith(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption
 }
 
 func openRedis(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u []state.UnmarshalOption) (session.Store, state.Store) {
+	return openRedisWith(t, kr, m, u, false)
+}
+
+// openRedisItemCodec is openRedis with the keyring as the store's item
+// codec: the store seals and opens the items itself.
+func openRedisItemCodec(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u []state.UnmarshalOption) (session.Store, state.Store) {
+	return openRedisWith(t, kr, m, u, true)
+}
+
+func openRedisWith(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u []state.UnmarshalOption, itemCodec bool) (session.Store, state.Store) {
 	client, prefix := redisClient(t)
 	km, ku := kr.Codec()
-	db := redis.New(client, redis.WithPrefix(prefix), redis.WithCodec(append(m, km...), append(u, ku...)))
+	opts := []redis.Option{redis.WithPrefix(prefix), redis.WithCodec(append(m, km...), append(u, ku...))}
+	if itemCodec {
+		opts = append(opts, redis.WithItemCodec(kr))
+	}
+	db := redis.New(client, opts...)
 	s := encrypt.Wrap(db, kr)
 	return s, s
 }

@@ -41,7 +41,8 @@ func handleBackends() []struct {
 		{"sqlite-itemcodec", sqliteHandles(true)},
 		{"postgres", postgresHandles(false)},
 		{"postgres-itemcodec", postgresHandles(true)},
-		{"redis", redisHandles},
+		{"redis", redisHandles(false)},
+		{"redis-itemcodec", redisHandles(true)},
 	}
 }
 
@@ -115,7 +116,13 @@ func openPostgresHandles(t *testing.T, p encrypt.KeyProvider, itemCodec bool) (s
 	return a, open()
 }
 
-func redisHandles(t *testing.T, p encrypt.KeyProvider) (session.Store, session.Store) {
+func redisHandles(itemCodec bool) twoHandles {
+	return func(t *testing.T, p encrypt.KeyProvider) (session.Store, session.Store) {
+		return openRedisHandles(t, p, itemCodec)
+	}
+}
+
+func openRedisHandles(t *testing.T, p encrypt.KeyProvider, itemCodec bool) (session.Store, session.Store) {
 	client, prefix := redisClient(t)
 	o, err := goredis.ParseURL(testenv.ServerURL(t, "TURNKIT_REDIS_URL"))
 	if err != nil {
@@ -125,7 +132,11 @@ func redisHandles(t *testing.T, p encrypt.KeyProvider) (session.Store, session.S
 	t.Cleanup(func() { _ = other.Close() })
 	open := func(c *goredis.Client) session.Store {
 		kr := encrypt.NewKeyring(p)
-		return encrypt.Wrap(redis.New(c, redis.WithPrefix(prefix), redis.WithCodec(kr.Codec())), kr)
+		opts := []redis.Option{redis.WithPrefix(prefix), redis.WithCodec(kr.Codec())}
+		if itemCodec {
+			opts = append(opts, redis.WithItemCodec(kr))
+		}
+		return encrypt.Wrap(redis.New(c, opts...), kr)
 	}
 	return open(client), open(other)
 }

@@ -2,6 +2,7 @@ package encrypt_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/turnkit/turnkit/internal/testenv"
 	"github.com/turnkit/turnkit/session/encrypt"
 	"github.com/turnkit/turnkit/session/postgres"
+	"github.com/turnkit/turnkit/session/redis"
 )
 
 // TestPostgresItemCodecSameForm is TestItemCodecSameForm on PostgreSQL:
@@ -78,6 +80,63 @@ func TestPostgresItemCodecSameForm(t *testing.T) {
 			t.Errorf("the append retried through the other = %v", err)
 		}
 		if raw() != before {
+			t.Errorf("the retried append changed the stored items")
+		}
+	}
+}
+
+// TestRedisItemCodecSameForm is TestPostgresItemCodecSameForm on Redis:
+// the members of the session's sorted sets, as stored.
+func TestRedisItemCodecSameForm(t *testing.T) {
+	provider := encrypt.NewMemoryProvider("kek-1")
+	for _, writer := range []bool{false, true} {
+		client, prefix := redisClient(t)
+		open := func(itemCodec bool) *encrypt.Store {
+			kr := encrypt.NewKeyring(provider)
+			opts := []redis.Option{redis.WithPrefix(prefix), redis.WithCodec(kr.Codec())}
+			if itemCodec {
+				opts = append(opts, redis.WithItemCodec(kr))
+			}
+			return encrypt.Wrap(redis.New(client, opts...), kr)
+		}
+		members := func() string {
+			keys, err := client.Keys(t.Context(), prefix+"*").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(keys)
+			var b strings.Builder
+			for _, k := range keys {
+				if typ, _ := client.Type(t.Context(), k).Result(); typ != "zset" || !strings.Contains(k, "session-1") {
+					continue
+				}
+				ms, err := client.ZRange(t.Context(), k, 0, -1).Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				b.WriteString(k + "\n" + strings.Join(ms, "\n") + "\n")
+			}
+			return b.String()
+		}
+		want := fill(t, open(writer))
+		before := members()
+		if strings.Contains(before, "4111") || !strings.Contains(before, "turnkit_sealed") {
+			t.Fatalf("item codec %v wrote the items unsealed:\n%q", writer, before)
+		}
+		reader := open(!writer)
+		got, err := reader.List(t.Context(), "session-1", 0)
+		if err != nil || len(got) != len(want) {
+			t.Fatalf("item codec %v wrote, %v read: List = %d items, %v; want %d", writer, !writer, len(got), err, len(want))
+		}
+		for i := range want {
+			if !got[i].Equal(want[i]) {
+				t.Errorf("item %d = %s, want %s", i, got[i], want[i])
+			}
+		}
+		if err := reader.Append(t.Context(), "session-1", "r0", want); err != nil {
+			t.Errorf("the append retried through the other = %v", err)
+		}
+		if members() != before {
 			t.Errorf("the retried append changed the stored items")
 		}
 	}
