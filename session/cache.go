@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/turnkit/turnkit/state"
 )
@@ -55,6 +56,10 @@ type Cache struct {
 	r      ChangeReader // nil: every read goes to the store
 	budget int64
 
+	// unsupported: the store's ReadChanges failed with
+	// errors.ErrUnsupported; every read goes to the store.
+	unsupported atomic.Bool
+
 	mu    sync.Mutex
 	lru   list.List // of *cachedSession, most recently read first
 	byID  map[string]*list.Element
@@ -98,7 +103,7 @@ type cachedSession struct {
 // ListBefore returns what the store's ListBefore would (see
 // [Store.ListBefore]), from the cache where it can.
 func (c *Cache) ListBefore(ctx context.Context, sessionID, runID string, q HistoryQuery) (History, error) {
-	if c.r == nil || q.Stamp > 0 || c.budget < 0 {
+	if c.r == nil || q.Stamp > 0 || c.budget < 0 || c.unsupported.Load() {
 		return c.Store.ListBefore(ctx, sessionID, runID, q)
 	}
 	cs := c.entry(sessionID)
@@ -106,7 +111,10 @@ func (c *Cache) ListBefore(ctx context.Context, sessionID, runID string, q Histo
 	defer cs.mu.Unlock()
 	place, err := cs.refresh(ctx, c.r, sessionID, runID, q.Limit)
 	if errors.Is(err, errors.ErrUnsupported) {
-		// A wrapper over a store that does not read changes.
+		// A wrapper over a store that does not read changes: from now on
+		// every read goes to the store, and the cache holds nothing.
+		c.unsupported.Store(true)
+		c.clear()
 		return c.Store.ListBefore(ctx, sessionID, runID, q)
 	}
 	if err != nil {
@@ -118,6 +126,19 @@ func (c *Cache) ListBefore(ctx context.Context, sessionID, runID string, q Histo
 		return c.Store.ListBefore(ctx, sessionID, runID, q)
 	}
 	return h, nil
+}
+
+// clear drops every entry.
+func (c *Cache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for e := c.lru.Front(); e != nil; e = e.Next() {
+		old := e.Value.(*cachedSession)
+		old.counted, old.dropped = 0, true
+	}
+	c.lru.Init()
+	clear(c.byID)
+	c.bytes = 0
 }
 
 // entry returns the session's entry, made if needed, as the most recently

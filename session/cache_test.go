@@ -110,13 +110,19 @@ func TestCacheChangesUnsupported(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := session.NewCache(unsupported{store}, 0)
-	for range 2 {
-		h, err := c.ListBefore(ctx, "s", "next", session.HistoryQuery{})
+	for _, sid := range []string{"s", "s", "t", "u"} {
+		h, err := c.ListBefore(ctx, sid, "next", session.HistoryQuery{})
+		if sid != "s" {
+			if err != nil || len(h.Items) != 0 {
+				t.Fatalf("ListBefore(%s) = %v, %v; want nothing", sid, h, err)
+			}
+			continue
+		}
 		if err != nil || len(h.Items) != 1 || h.Items[0].Text() != "hi" {
 			t.Fatalf("ListBefore = %v, %v; want the one item", h, err)
 		}
 	}
-	if bytes, _ := c.Held(); bytes != 0 {
-		t.Fatalf("the cache holds %d bytes; want none", bytes)
+	if bytes, n := c.Held(); bytes != 0 || n != 0 {
+		t.Fatalf("the cache holds %d sessions in %d bytes; want none", n, bytes)
 	}
 }
