@@ -51,9 +51,10 @@
 //     touched.
 //   - Lookup and ListPage see the shared items too, as entries of the
 //     parent's runs (with their places in the parent), after reading the
-//     parent's items: a Lookup that the fork's own items answer, or a
-//     page of them, reads nothing more. A page of shared items has a
-//     cursor of the Store's own.
+//     parent's items: a Lookup that the fork's own items answer, or that
+//     no session up the chain of forks holds (one index lookup in each),
+//     and a page of the fork's own items read nothing more. A page of
+//     shared items has a cursor of the Store's own.
 //
 // A Store passes SaveAppend through to the store it wraps, so a
 // checkpointer given a Store as its session store over its own state store

@@ -241,22 +241,34 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 }
 
 // Lookup returns the item stored at (runID, seq): one of the session's
-// own, or, in a fork, one it shares with its parent (found among the
-// shared items, which costs a read of the parent's items, as a List of
-// the fork does).
+// own, or, in a fork, one it shares with its parent (a position its
+// parent holds is then checked among the shared items, which costs a read
+// of the parent's items, as a List of the fork does).
 func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) (state.Item, bool, error) {
+	return s.lookup(ctx, sessionID, runID, seq, 0)
+}
+
+// lookup is Lookup depth forks down a chain of forks. A position that no
+// session up the chain holds costs a lookup in each, no read of items.
+func (s *Store) lookup(ctx context.Context, sid, runID string, seq int64, depth int) (state.Item, bool, error) {
 	if runID == linkRun {
 		return state.Item{}, false, nil
 	}
-	it, ok, err := s.inner.Lookup(ctx, sessionID, runID, seq)
+	it, ok, err := s.inner.Lookup(ctx, sid, runID, seq)
 	if err != nil || ok {
 		return it, ok, err
 	}
-	l, linked, err := s.linkOf(ctx, sessionID)
+	l, linked, err := s.linkOf(ctx, sid)
 	if err != nil || !linked {
 		return state.Item{}, false, err
 	}
-	es, err := s.sharedEntries(ctx, sessionID, l, 0)
+	if depth >= maxDepth {
+		return state.Item{}, false, fmt.Errorf("branch: session %q: more than %d forks of forks", sid, maxDepth)
+	}
+	if _, up, err := s.lookup(ctx, l.Parent, runID, seq, depth+1); err != nil || !up {
+		return state.Item{}, false, err // not shared, whatever the parent's items
+	}
+	es, err := s.sharedEntries(ctx, sid, l, depth)
 	if err != nil {
 		return state.Item{}, false, err
 	}
