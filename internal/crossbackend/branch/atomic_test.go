@@ -1,7 +1,9 @@
 package branch_test
 
 import (
+	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 
 	"github.com/turnkit/turnkit/middleware/checkpoint"
@@ -10,6 +12,7 @@ import (
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/branch"
 	"github.com/turnkit/turnkit/session/encrypt"
+	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -80,4 +83,57 @@ func TestForkSaveAppendRefused(t *testing.T) {
 		}
 		listIs(t, s, "f", "")
 	})
+}
+
+// reads counts the reads of items through it (List, ListBefore, ListPage).
+type reads struct {
+	session.Store
+	n atomic.Int64
+}
+
+func (r *reads) List(ctx context.Context, sid string, limit int) ([]state.Item, error) {
+	r.n.Add(1)
+	return r.Store.List(ctx, sid, limit)
+}
+
+func (r *reads) ListBefore(ctx context.Context, sid, runID string, q session.HistoryQuery) (session.History, error) {
+	r.n.Add(1)
+	return r.Store.ListBefore(ctx, sid, runID, q)
+}
+
+func (r *reads) ListPage(ctx context.Context, sid string, q session.PageQuery) (session.ItemPage, error) {
+	r.n.Add(1)
+	return r.Store.(session.Pager).ListPage(ctx, sid, q)
+}
+
+// TestForkLookupMiss: a Lookup in a fork of a position that no session up
+// the chain holds reads no items (an index lookup in each session); one
+// the parent holds reads the shared items to check it is shared.
+//
+// Checked to fail without it: every miss read the parent's items.
+func TestForkLookupMiss(t *testing.T) {
+	ctx := t.Context()
+	r := &reads{Store: memory.New()}
+	s := branch.Wrap(r)
+	must(t, s.Append(ctx, "p", "a", msgs("a1", "a2")))
+	if _, err := branch.Session(ctx, s, "p", "f", 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := branch.Session(ctx, s, "f", "g", 2); err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.Append(ctx, "g", "b", msgs("b1")))
+	r.n.Store(0)
+	if _, ok, err := s.Lookup(ctx, "g", "b", 2); ok || err != nil {
+		t.Fatalf("Lookup of a position nobody holds = %v, %v", ok, err)
+	}
+	if n := r.n.Load(); n != 0 {
+		t.Errorf("a Lookup miss read items %d times, want none", n)
+	}
+	if it, ok, err := s.Lookup(ctx, "g", "a", 2); err != nil || !ok || it.Text() != "a2" {
+		t.Fatalf("Lookup of a shared item = %v, %v, %v", it, ok, err)
+	}
+	if r.n.Load() == 0 {
+		t.Error("a shared item was found without reading the shared items")
+	}
 }
