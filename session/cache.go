@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"container/list"
 	"context"
+	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/turnkit/turnkit/state"
 )
@@ -42,7 +44,9 @@ const itemOverhead = 128
 // sessions, dropping the least recently read sessions first. A read with a
 // Stamp (a checkpoint's history reference), one before the place of a run
 // whose items reach into the cached tail, and every read of a store that
-// is not a [ChangeReader], go to the store. Items are immutable values: a
+// is not a [ChangeReader] (or whose ReadChanges fails with
+// [errors.ErrUnsupported]: a wrapper over one that is not), go to the
+// store. Items are immutable values: a
 // caller may change the returned slice, never what another read returns.
 //
 // A Cache is a [Store]: every method other than ListBefore goes to the
@@ -51,6 +55,10 @@ type Cache struct {
 	Store
 	r      ChangeReader // nil: every read goes to the store
 	budget int64
+
+	// unsupported: the store's ReadChanges failed with
+	// errors.ErrUnsupported; every read goes to the store.
+	unsupported atomic.Bool
 
 	mu    sync.Mutex
 	lru   list.List // of *cachedSession, most recently read first
@@ -95,13 +103,20 @@ type cachedSession struct {
 // ListBefore returns what the store's ListBefore would (see
 // [Store.ListBefore]), from the cache where it can.
 func (c *Cache) ListBefore(ctx context.Context, sessionID, runID string, q HistoryQuery) (History, error) {
-	if c.r == nil || q.Stamp > 0 || c.budget < 0 {
+	if c.r == nil || q.Stamp > 0 || c.budget < 0 || c.unsupported.Load() {
 		return c.Store.ListBefore(ctx, sessionID, runID, q)
 	}
 	cs := c.entry(sessionID)
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	place, err := cs.refresh(ctx, c.r, sessionID, runID, q.Limit)
+	if errors.Is(err, errors.ErrUnsupported) {
+		// A wrapper over a store that does not read changes: from now on
+		// every read goes to the store, and the cache holds nothing.
+		c.unsupported.Store(true)
+		c.clear()
+		return c.Store.ListBefore(ctx, sessionID, runID, q)
+	}
 	if err != nil {
 		return History{}, err
 	}
@@ -111,6 +126,19 @@ func (c *Cache) ListBefore(ctx context.Context, sessionID, runID string, q Histo
 		return c.Store.ListBefore(ctx, sessionID, runID, q)
 	}
 	return h, nil
+}
+
+// clear drops every entry.
+func (c *Cache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for e := c.lru.Front(); e != nil; e = e.Next() {
+		old := e.Value.(*cachedSession)
+		old.counted, old.dropped = 0, true
+	}
+	c.lru.Init()
+	clear(c.byID)
+	c.bytes = 0
 }
 
 // entry returns the session's entry, made if needed, as the most recently

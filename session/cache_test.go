@@ -1,6 +1,8 @@
 package session_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -81,6 +83,44 @@ func TestCacheWithoutChangeReader(t *testing.T) {
 	h, err := c.ListBefore(ctx, "s", "next", session.HistoryQuery{})
 	if err != nil || len(h.Items) != 1 {
 		t.Fatalf("ListBefore = %v, %v; want the one item", h, err)
+	}
+	if bytes, n := c.Held(); bytes != 0 || n != 0 {
+		t.Fatalf("the cache holds %d sessions in %d bytes; want none", n, bytes)
+	}
+}
+
+// unsupported is a store whose ReadChanges fails with
+// errors.ErrUnsupported, as a wrapper's over a store that reads none.
+type unsupported struct{ session.Store }
+
+func (unsupported) ReadChanges(context.Context, string, session.ChangeQuery) (session.Changes, error) {
+	return session.Changes{}, fmt.Errorf("no changes here: %w", errors.ErrUnsupported)
+}
+
+// TestCacheChangesUnsupported passes every read to a store whose
+// ReadChanges is unsupported (session/encrypt's wrapper over a store that
+// reads no changes) instead of failing them.
+//
+// Checked to fail without it: the read failed with the ReadChanges error.
+func TestCacheChangesUnsupported(t *testing.T) {
+	store := memory.New()
+	t.Cleanup(func() { _ = store.Close() })
+	ctx := t.Context()
+	if err := store.Append(ctx, "s", "r", []state.Item{state.UserMessage("hi").WithSeq(1)}); err != nil {
+		t.Fatal(err)
+	}
+	c := session.NewCache(unsupported{store}, 0)
+	for _, sid := range []string{"s", "s", "t", "u"} {
+		h, err := c.ListBefore(ctx, sid, "next", session.HistoryQuery{})
+		if sid != "s" {
+			if err != nil || len(h.Items) != 0 {
+				t.Fatalf("ListBefore(%s) = %v, %v; want nothing", sid, h, err)
+			}
+			continue
+		}
+		if err != nil || len(h.Items) != 1 || h.Items[0].Text() != "hi" {
+			t.Fatalf("ListBefore = %v, %v; want the one item", h, err)
+		}
 	}
 	if bytes, n := c.Held(); bytes != 0 || n != 0 {
 		t.Fatalf("the cache holds %d sessions in %d bytes; want none", n, bytes)

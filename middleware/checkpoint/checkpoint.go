@@ -61,7 +61,9 @@ func New(store state.Store, opts ...Option) *Checkpointer {
 
 // Atomic reports whether each checkpoint save and the session append it
 // guards are one transaction: the session store of [WithSession] is the
-// checkpointer's state store, the same value, and offers a save-and-append.
+// checkpointer's state store, the same value or a wrapper of it that
+// passes SaveAppend through (session/branch's Store), and offers a
+// save-and-append.
 // Otherwise the save is made first and the append after it, which is still
 // crash-safe (see the package documentation) at one more durable write.
 func (c *Checkpointer) Atomic() bool {

@@ -57,14 +57,39 @@ type atomicStore interface {
 }
 
 // atomic returns the session store as an atomicStore when the
-// checkpointer's state store is the same store, so one transaction covers
-// the checkpoint and the append.
+// checkpointer's state store is the same store, or the store it wraps, so
+// one transaction covers the checkpoint and the append.
 func (s *aheadSession) atomic() (atomicStore, bool) {
 	as, ok := s.Store.(atomicStore)
-	if !ok || any(s.c.store) != any(s.Store) {
+	if !ok || !savesInto(s.Store, s.c.store) {
 		return nil, false
 	}
 	return as, true
+}
+
+// maxWrapDepth bounds the wrappers savesInto looks through.
+const maxWrapDepth = 8
+
+// savesInto reports whether the session store ss saves and appends into
+// st: ss is st, or a wrapper of it (Inner, as session/branch's Store
+// offers) whose every layer down to st saves and appends.
+func savesInto(ss session.Store, st state.Store) bool {
+	for range maxWrapDepth {
+		if any(ss) == any(st) {
+			return true
+		}
+		w, ok := ss.(interface{ Inner() session.Store })
+		if !ok {
+			return false
+		}
+		if ss = w.Inner(); ss == nil {
+			return false
+		}
+		if _, ok := ss.(atomicStore); !ok {
+			return false
+		}
+	}
+	return false
 }
 
 // saveAppendLocked saves the run and appends items in one transaction of

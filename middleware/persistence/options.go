@@ -56,7 +56,7 @@ func WithLimit(n int) Option {
 // read, by this process or any other. The cache is on by default, with
 // [session.DefaultCacheBytes], for stores that read changes
 // ([session.ChangeReader]: the memory, SQLite, PostgreSQL and Redis
-// stores); maxBytes 0 keeps the default and maxBytes below 0 turns it off.
+// stores, and session/encrypt's wrappers of them); maxBytes 0 keeps the default and maxBytes below 0 turns it off.
 // A later call replaces an earlier one.
 func WithHistoryCache(maxBytes int64) Option {
 	return optionFunc(func(c *config) { c.cacheBytes = maxBytes })

@@ -173,7 +173,7 @@ func forkSessionOf(ctx context.Context, sessions session.Store, sid, runID strin
 	if err := emptySession(ctx, sessions, to.SessionID); err != nil {
 		return err
 	}
-	es, err := entries(ctx, sessions, sid) // a Store pages its own items
+	es, err := entries(ctx, sessions, sid) // through a Store, the shared items too
 	if err != nil {
 		return err
 	}

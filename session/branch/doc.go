@@ -48,8 +48,18 @@
 //     items it fails with [ErrShared] and changes nothing (fork the fork
 //     at a lower position instead: one more record).
 //   - Clear or erase the fork: its items and link go, the parent is not
-//     touched. Lookup finds the fork's own items; the shared ones belong
-//     to the parent's runs. ListPage pages the fork's own items.
+//     touched.
+//   - Lookup and ListPage see the shared items too, as entries of the
+//     parent's runs (with their places in the parent), after reading the
+//     parent's items: a Lookup that the fork's own items answer, or that
+//     no session up the chain of forks holds (one index lookup in each),
+//     and a page of the fork's own items read nothing more. A page of
+//     shared items has a cursor of the Store's own.
+//
+// A Store passes SaveAppend through to the store it wraps, so a
+// checkpointer given a Store as its session store over its own state store
+// (checkpoint.New(db, checkpoint.WithSession(branch.Wrap(db)))) keeps each
+// save and its append in one transaction.
 //
 // Given a store that is not a [Store], [Session] copies the items: O(n)
 // bytes.

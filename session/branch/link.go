@@ -8,6 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
@@ -182,9 +185,9 @@ func (s *Store) findLink(ctx context.Context, sid string, items []state.Item) (i
 		if !ok || !stored.Equal(it) {
 			continue
 		}
-		var l link
-		if err := json.Unmarshal(it.Raw(), &l); err != nil || l.Parent == "" || l.N < 0 {
-			return -1, link{}, fmt.Errorf("branch: the link of session %q: %w", sid, session.ErrCorrupt)
+		l, err := parseLink(sid, it)
+		if err != nil {
+			return -1, link{}, err
 		}
 		return i, l, nil
 	}
@@ -216,13 +219,140 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	return s.inner.Append(ctx, sessionID, runID, items)
 }
 
-// Lookup returns the item stored at (runID, seq) by the session's own
-// runs: a fork's shared items are found in its parent.
+// SaveAppend saves run and appends items of it to the session in the
+// inner store's one transaction (session/sqlite, session/postgres,
+// session/redis, and session/encrypt's Store over them offer it), so that
+// a checkpointer whose session store is a fork store over its state store
+// keeps its one-transaction path (see middleware/checkpoint's Atomic). A
+// fork's link run ID is refused with [session.ErrInvalid], as by Append;
+// an inner store without SaveAppend fails with an error wrapping
+// [errors.ErrUnsupported] and writes nothing.
+func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error {
+	as, ok := s.inner.(interface {
+		SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error
+	})
+	if !ok {
+		return fmt.Errorf("branch: %T does not save and append in one transaction: %w", s.inner, errors.ErrUnsupported)
+	}
+	if run != nil && (run.ID() == linkRun || run.ID() == endRun) {
+		return fmt.Errorf("branch: append to session %q: run ID %q is reserved: %w", sessionID, run.ID(), session.ErrInvalid)
+	}
+	return as.SaveAppend(ctx, run, sessionID, items)
+}
+
+// Lookup returns the item stored at (runID, seq): one of the session's
+// own, or, in a fork, one it shares with its parent (a position its
+// parent holds is then checked among the shared items, which costs a read
+// of the parent's items, as a List of the fork does).
 func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) (state.Item, bool, error) {
+	return s.lookup(ctx, sessionID, runID, seq, 0)
+}
+
+// lookup is Lookup depth forks down a chain of forks. A position that no
+// session up the chain holds costs a lookup in each, no read of items.
+func (s *Store) lookup(ctx context.Context, sid, runID string, seq int64, depth int) (state.Item, bool, error) {
 	if runID == linkRun {
 		return state.Item{}, false, nil
 	}
-	return s.inner.Lookup(ctx, sessionID, runID, seq)
+	it, ok, err := s.inner.Lookup(ctx, sid, runID, seq)
+	if err != nil || ok {
+		return it, ok, err
+	}
+	l, linked, err := s.linkOf(ctx, sid)
+	if err != nil || !linked {
+		return state.Item{}, false, err
+	}
+	if depth >= maxDepth {
+		return state.Item{}, false, fmt.Errorf("branch: session %q: more than %d forks of forks", sid, maxDepth)
+	}
+	if _, up, err := s.lookup(ctx, l.Parent, runID, seq, depth+1); err != nil || !up {
+		return state.Item{}, false, err // not shared, whatever the parent's items
+	}
+	es, err := s.sharedEntries(ctx, sid, l, depth)
+	if err != nil {
+		return state.Item{}, false, err
+	}
+	for _, e := range es {
+		if e.RunID == runID && e.Item.Seq() == seq {
+			return e.Item, true, nil
+		}
+	}
+	return state.Item{}, false, nil
+}
+
+// linkOf returns the link of session sid, if it is a fork.
+func (s *Store) linkOf(ctx context.Context, sid string) (link, bool, error) {
+	it, ok, err := s.inner.Lookup(ctx, sid, linkRun, 1)
+	if err != nil {
+		return link{}, false, fmt.Errorf("branch: read the link of session %q: %w", sid, err)
+	}
+	if !ok || !isLink(it) {
+		return link{}, false, nil
+	}
+	l, err := parseLink(sid, it)
+	return l, err == nil, err
+}
+
+// parseLink decodes the link record it of session sid.
+func parseLink(sid string, it state.Item) (link, error) {
+	var l link
+	if err := json.Unmarshal(it.Raw(), &l); err != nil || l.Parent == "" || l.N < 0 {
+		return link{}, fmt.Errorf("branch: the link of session %q: %w", sid, session.ErrCorrupt)
+	}
+	return l, nil
+}
+
+// sharedEntries returns the items fork sid shares with its parent (see
+// shared) as entries of the parent's runs, with their places in the
+// parent: each shared item matched, in order, to the first parent entry
+// equal to it (kind, position and JSON) after the last one matched. The
+// parent's entries are its items now, which hold the shared ones in their
+// order (shared checks that none was removed) and may hold others
+// between them (late commits of earlier runs, written after the fork):
+// one of those equal to the next shared item would be taken for it, the
+// same item under another run.
+func (s *Store) sharedEntries(ctx context.Context, sid string, l link, depth int) ([]session.Entry, error) {
+	items, err := s.shared(ctx, sid, l, depth)
+	if err != nil || len(items) == 0 {
+		return nil, err
+	}
+	all, err := s.allEntries(ctx, l.Parent, depth+1)
+	if err != nil {
+		return nil, fmt.Errorf("branch: fork %q: read its parent %q: %w", sid, l.Parent, err)
+	}
+	out := make([]session.Entry, 0, len(items))
+	for _, e := range all {
+		if len(out) < len(items) && e.Item.Equal(items[len(out)]) {
+			out = append(out, e)
+		}
+	}
+	if len(out) < len(items) {
+		return nil, fmt.Errorf("branch: fork %q of %q at %d: %w", sid, l.Parent, l.N, ErrParentChanged)
+	}
+	return out, nil
+}
+
+// allEntries returns every entry of session sid in order, read through s
+// a page at a time from the newest back, depth forks down a chain.
+func (s *Store) allEntries(ctx context.Context, sid string, depth int) ([]session.Entry, error) {
+	var pages [][]session.Entry // newest first, each in order
+	q := session.PageQuery{Limit: session.MaxPageLimit}
+	for {
+		page, err := s.listPage(ctx, sid, q, depth)
+		if err != nil {
+			return nil, err
+		}
+		pages = append(pages, page.Entries)
+		if page.Next == "" {
+			break
+		}
+		q.Cursor = page.Next
+	}
+	var out []session.Entry
+	for _, page := range slices.Backward(pages) {
+		out = append(out, page...)
+	}
+	return out, nil
 }
 
 // Pop removes and returns the session's last item. On a fork whose own
@@ -271,22 +401,84 @@ func (s *Store) ListSessions(ctx context.Context, q session.SessionQuery) (sessi
 	return l.ListSessions(ctx, q)
 }
 
-// ListPage returns a page of the session's own items (see
-// [session.Pager]): a fork's link record is left out, and its shared
-// items are paged in its parent.
+// ListPage returns a page of the session's items (see [session.Pager]),
+// newest first: a fork's own items, then the items it shares with its
+// parent, as entries of the parent's runs with their places in the
+// parent (so a page that holds both goes from the shared items' places to
+// the fork's own), its link record left out. A page of shared items costs
+// a read of the parent's items, as a List of the fork does; its cursor is
+// the Store's own ("s" and the position among the shared items), the
+// others the inner store's.
 func (s *Store) ListPage(ctx context.Context, sessionID string, q session.PageQuery) (session.ItemPage, error) {
+	return s.listPage(ctx, sessionID, q, 0)
+}
+
+// listPage is ListPage depth forks down a chain of forks.
+func (s *Store) listPage(ctx context.Context, sid string, q session.PageQuery, depth int) (session.ItemPage, error) {
+	if depth > maxDepth {
+		return session.ItemPage{}, fmt.Errorf("branch: session %q: more than %d forks of forks", sid, maxDepth)
+	}
+	if strings.HasPrefix(q.Cursor, sharedCursor) {
+		return s.sharedPage(ctx, sid, q, depth)
+	}
 	p, ok := s.inner.(session.Pager)
 	if !ok {
 		return session.ItemPage{}, fmt.Errorf("branch: %T does not page sessions", s.inner)
 	}
-	page, err := p.ListPage(ctx, sessionID, q)
-	for i, e := range page.Entries {
-		if e.RunID == linkRun {
-			page.Entries = append(page.Entries[:i:i], page.Entries[i+1:]...)
-			break
-		}
+	page, err := p.ListPage(ctx, sid, q)
+	if err != nil || len(page.Entries) == 0 || page.Entries[0].RunID != linkRun {
+		return page, err
 	}
-	return page, err
+	// The link record is the session's first item: the page reached the
+	// shared items, which fill what room the fork's own leave.
+	own := page.Entries[1:]
+	l, linked, err := s.linkOf(ctx, sid)
+	if err != nil || !linked {
+		page.Entries = own
+		return page, err
+	}
+	shared, err := s.sharedEntries(ctx, sid, l, depth)
+	if err != nil {
+		return session.ItemPage{}, err
+	}
+	from := max(0, len(shared)-(q.PageSize()-len(own)))
+	page.Entries = append(shared[from:len(shared):len(shared)], own...)
+	page.Next = ""
+	if from > 0 {
+		page.Next = sharedCursor + strconv.FormatInt(int64(from), 36)
+	}
+	return page, nil
+}
+
+// sharedCursor starts the cursor of a page of a fork's shared items: the
+// page ends before the shared item at that index (base 36; the first is
+// 0, and no page ends before it).
+const sharedCursor = "s"
+
+// sharedPage returns the page of fork sid's shared items that q.Cursor
+// (a sharedCursor) ends before.
+func (s *Store) sharedPage(ctx context.Context, sid string, q session.PageQuery, depth int) (session.ItemPage, error) {
+	end, err := strconv.ParseInt(strings.TrimPrefix(q.Cursor, sharedCursor), 36, 64)
+	if err != nil || end < 1 || sharedCursor+strconv.FormatInt(end, 36) != q.Cursor {
+		return session.ItemPage{}, &session.CursorError{Cursor: q.Cursor}
+	}
+	l, linked, err := s.linkOf(ctx, sid)
+	if err != nil {
+		return session.ItemPage{}, err
+	}
+	if !linked || end > int64(l.N) {
+		return session.ItemPage{}, &session.CursorError{Cursor: q.Cursor}
+	}
+	shared, err := s.sharedEntries(ctx, sid, l, depth)
+	if err != nil {
+		return session.ItemPage{}, err
+	}
+	from := max(0, int(end)-q.PageSize())
+	page := session.ItemPage{Entries: shared[from:end:end]}
+	if from > 0 {
+		page.Next = sharedCursor + strconv.FormatInt(int64(from), 36)
+	}
+	return page, nil
 }
 
 // fork writes the link of session to: its first n items are from's first

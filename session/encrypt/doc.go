@@ -36,16 +36,24 @@
 // each session store would have touched four stores' append paths (and
 // their schemas' consumers); the wrapper touches none.
 //
-// SQLite, the embedded default, has that hook too, for its cost: given
-// the keyring as its item codec, it seals each item straight into its
-// insert's buffer and opens each row it reads before its one parse, where
-// the wrapper builds a sealed item (its JSON copied and parsed) per item
-// written and parses each sealed row before opening it. Wrap sees the
-// hook and leaves the items to the store; the sealed form is the same, so
-// a file written one way reads the other. It saves 6 allocations per
-// tool turn with persistence (as many as SQLite plain) and 8 crash-safe:
+// SQLite, PostgreSQL and Redis have that hook too (WithItemCodec), for its
+// cost: given the keyring as its item codec, the store seals each item as
+// it builds its insert and opens each row it reads before its one parse,
+// where the wrapper builds a sealed item (its JSON copied and parsed) per
+// item written and parses each sealed row before opening it. Wrap sees
+// the hook and leaves the items to the store; the sealed form is the
+// same, so a database written one way reads the other. On SQLite it saves
+// 6 allocations per tool turn with persistence (as many as SQLite plain)
+// and 8 crash-safe:
 //
 //	db, err := sqlite.Open(path, sqlite.WithCodec(kr.Codec()), sqlite.WithItemCodec(kr))
+//	db, err := postgres.New(ctx, pool, postgres.WithCodec(kr.Codec()), postgres.WithItemCodec(kr))
+//	db := redis.New(client, redis.WithCodec(kr.Codec()), redis.WithItemCodec(kr))
+//
+// The wrappers read changes ([session.ChangeReader]) through the inner
+// store, opening the items read, so persistence's history cache works on
+// a sealed store as on a plain one: a message opens only the items
+// written since the last, not the whole history.
 //
 // # Binding
 //

@@ -83,7 +83,10 @@ type SessionStore struct {
 	inStore bool
 }
 
-var _ session.Store = (*SessionStore)(nil)
+var (
+	_ session.Store        = (*SessionStore)(nil)
+	_ session.ChangeReader = (*SessionStore)(nil)
+)
 
 // WrapSessions returns s with its items sealed under kr, which must have
 // a key store ([WithKeyStore], or a [WrapRuns] of the same keyring).
@@ -182,6 +185,34 @@ func (s *SessionStore) Append(ctx context.Context, sessionID, runID string, item
 		return err
 	}
 	return s.inner.Append(ctx, sessionID, runID, sealed)
+}
+
+// ReadChanges reads what the session gained since q.Since, or its last
+// q.Limit items (see [session.ChangeReader]), opened: a history cache
+// ([session.Cache], persistence's) over the sealed store decodes and
+// opens only what was written since its last read. It fails with an error
+// wrapping [errors.ErrUnsupported] when the inner store does not read
+// changes, which a [session.Cache] reads as a store without them.
+func (s *SessionStore) ReadChanges(ctx context.Context, sessionID string, q session.ChangeQuery) (session.Changes, error) {
+	r, ok := s.inner.(session.ChangeReader)
+	if !ok {
+		return session.Changes{}, fmt.Errorf("encrypt: %T does not read changes: %w", s.inner, errors.ErrUnsupported)
+	}
+	s.preload(ctx, sessionID)
+	ch, err := r.ReadChanges(ctx, sessionID, q)
+	if err != nil || len(ch.Items) == 0 || s.inStore {
+		return ch, err
+	}
+	dk, err := s.kr.key(ctx, sessionID, false)
+	if err != nil {
+		return session.Changes{}, err
+	}
+	for i, p := range ch.Items {
+		if ch.Items[i].Item, err = openItem(dk, sessionID, "", p.Item); err != nil {
+			return session.Changes{}, err
+		}
+	}
+	return ch, nil
 }
 
 // Lookup returns the item at (runID, seq), opened.

@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/turnkit/turnkit/session"
-	"github.com/turnkit/turnkit/session/internal/rowcodec"
 )
 
 var (
@@ -94,8 +93,9 @@ func (s *Store) ListPage(ctx context.Context, sessionID string, q session.PageQu
 		kind, name string
 		raw        []byte
 	)
+	rd := s.reader(ctx, sessionID, "")
 	_, err = pgx.ForEachRow(rows, []any{&runID, &pl, &sq, &kind, &name, &raw}, func() error {
-		it, err := rowcodec.Decode(kind, sq, name, raw)
+		it, err := rd.Decode(kind, sq, name, raw)
 		if err != nil {
 			return err
 		}

@@ -250,7 +250,10 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if err := rowcodec.Validate(pkg, sessionID, run.ID(), items); err != nil {
 		return err
 	}
-	a := newAppendCols(items)
+	a, err := s.newAppendCols(ctx, sessionID, run.ID(), items)
+	if err != nil {
+		return s.gate.WrapRun(ctx, "save", run.ID(), err)
+	}
 	if !increasing(a.seqs) {
 		return s.saveAppendTx(ctx, run, d, sessionID, items, a)
 	}

@@ -32,6 +32,7 @@ type Store struct {
 	owned bool // Close closes the pool
 	gate  rowcodec.Gate
 	codec rowcodec.Codec // signing and verification of checkpoints
+	items ItemCodec      // the stored form of items, or nil: canonical JSON
 	q     queries
 	ck    ckptQueries // checkpoint statements (checkpoint.go)
 }
@@ -287,7 +288,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 	if err := prepare(ctx, pool, cfg.schema); err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool, q: newQueries(cfg.schema), ck: newCkptQueries(cfg.schema), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec}, nil
+	return &Store{pool: pool, q: newQueries(cfg.schema), ck: newCkptQueries(cfg.schema), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec, items: cfg.items}, nil
 }
 
 // Close makes the store unusable: later calls return [session.ErrClosed]
@@ -302,6 +303,15 @@ func (s *Store) Close() error {
 		s.pool.Close()
 	}
 	return nil
+}
+
+// ItemCodec returns the codec the store keeps items with
+// ([WithItemCodec]), or nil.
+func (s *Store) ItemCodec() ItemCodec { return s.items }
+
+// reader returns what decodes the items of one read of session sid.
+func (s *Store) reader(ctx context.Context, sid, runID string) *rowcodec.Reader {
+	return &rowcodec.Reader{Ctx: ctx, Codec: s.items, SessionID: sid, RunID: runID}
 }
 
 // List returns the session's items in order (by the run's place, then Seq);
@@ -320,7 +330,7 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 	if err != nil {
 		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
-	out, err := collectItems(rows)
+	out, err := collectItems(s.reader(ctx, sessionID, ""), rows)
 	if err != nil {
 		return nil, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
@@ -350,7 +360,7 @@ func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, q sessi
 		return session.History{}, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
 	defer rows.Close()
-	h, err := rowcodec.ScanHistory(rows)
+	h, err := s.reader(ctx, sessionID, "").ScanHistory(rows)
 	if err != nil {
 		return session.History{}, s.gate.Wrap(ctx, "list", sessionID, err)
 	}
@@ -378,18 +388,18 @@ func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.Cha
 		return session.Changes{}, s.gate.Wrap(ctx, "read changes of", sessionID, err)
 	}
 	defer rows.Close()
-	ch, err := rowcodec.ScanChanges(rows)
+	ch, err := s.reader(ctx, sessionID, "").ScanChanges(rows)
 	if err != nil {
 		return session.Changes{}, s.gate.Wrap(ctx, "read changes of", sessionID, err)
 	}
 	return ch, nil
 }
 
-func collectItems(rows pgx.Rows) ([]state.Item, error) {
+func collectItems(rd *rowcodec.Reader, rows pgx.Rows) ([]state.Item, error) {
 	defer rows.Close()
 	var out []state.Item
 	for rows.Next() {
-		it, err := rowcodec.ScanItem(rows)
+		it, err := rd.ScanItemStamp(rows, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -422,7 +432,10 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	if err := rowcodec.Validate(pkg, sessionID, runID, items); err != nil || len(items) == 0 {
 		return err
 	}
-	a := newAppendCols(items)
+	a, err := s.newAppendCols(ctx, sessionID, runID, items)
+	if err != nil {
+		return s.gate.Wrap(ctx, "append to", sessionID, err)
+	}
 	if increasing(a.seqs) {
 		var differs int64
 		err := s.oneTrip(ctx,
@@ -483,7 +496,9 @@ type appendCols struct {
 	batchCalls any
 }
 
-func newAppendCols(items []state.Item) appendCols {
+// newAppendCols returns the columns of items of run runID, each item's
+// JSON as the store keeps it (through its item codec, if any).
+func (s *Store) newAppendCols(ctx context.Context, sessionID, runID string, items []state.Item) (appendCols, error) {
 	a := appendCols{
 		seqs:  make([]int64, len(items)),
 		kinds: make([]string, len(items)),
@@ -491,7 +506,16 @@ func newAppendCols(items []state.Item) appendCols {
 		raws:  make([][]byte, len(items)),
 	}
 	for i, it := range items {
-		a.seqs[i], a.kinds[i], a.names[i], a.raws[i] = it.Seq(), it.Kind().String(), it.Name(), it.AppendRaw(nil)
+		a.seqs[i], a.kinds[i], a.names[i] = it.Seq(), it.Kind().String(), it.Name()
+		if s.items == nil {
+			a.raws[i] = it.AppendRaw(nil)
+			continue
+		}
+		raw, err := s.items.SealItem(ctx, nil, sessionID, runID, it)
+		if err != nil {
+			return appendCols{}, fmt.Errorf("encode %s: %w", it, err)
+		}
+		a.raws[i] = raw
 	}
 	ids, batchCalls := rowcodec.Calls(items)
 	a.callIDs = make([][]byte, len(ids))
@@ -501,7 +525,7 @@ func newAppendCols(items []state.Item) appendCols {
 		}
 	}
 	a.batchCalls = batchCalls
-	return a
+	return a, nil
 }
 
 // args are the arguments of appendExisting (and, after a place, of
@@ -562,12 +586,30 @@ func (s *Store) appendRest(ctx context.Context, tx txConn, sessionID, runID stri
 		return fmt.Errorf("read stored items of run %q: %w", runID, err)
 	}
 	for _, it := range items {
-		if r, ok := stored[it.Seq()]; !ok || !rowcodec.Same(it, r.kind, r.name, r.raw) {
-			// !ok cannot happen: the position conflicted, so it is stored.
+		r, ok := stored[it.Seq()]
+		// !ok cannot happen: the position conflicted, so it is stored.
+		same, err := s.same(ctx, sessionID, runID, it, r.kind, r.name, r.raw)
+		if err != nil {
+			return fmt.Errorf("read stored %s: %w", it, err)
+		}
+		if !ok || !same {
 			return rowcodec.Conflict(pkg, sessionID, runID, it, r.kind)
 		}
 	}
 	return nil
+}
+
+// same reports whether it is the item stored as (kind, name, stored),
+// opened through the store's item codec when it has one.
+func (s *Store) same(ctx context.Context, sid, runID string, it state.Item, kind, name string, stored []byte) (bool, error) {
+	if s.items == nil {
+		return rowcodec.Same(it, kind, name, stored), nil
+	}
+	if it.Kind().String() != kind || it.Name() != name {
+		return false, nil
+	}
+	opened, err := s.reader(ctx, sid, runID).Decode(kind, it.Seq(), name, stored)
+	return err == nil && opened.Equal(it), err
 }
 
 // differs returns the conflict of an append of items (with positions
@@ -618,7 +660,7 @@ func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) 
 	if err := s.gate.Begin(ctx, "lookup in", sessionID); err != nil {
 		return state.Item{}, false, err
 	}
-	it, err := rowcodec.ScanItem(s.pool.QueryRow(ctx, s.q.lookup, sessionID, runID, seq))
+	it, err := s.reader(ctx, sessionID, runID).ScanItemStamp(s.pool.QueryRow(ctx, s.q.lookup, sessionID, runID, seq), nil)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return state.Item{}, false, nil
 	}
@@ -641,7 +683,7 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 				return err
 			}
 			var err error
-			it, err = rowcodec.ScanItem(tx.QueryRow(ctx, s.q.pop, sessionID))
+			it, err = s.reader(ctx, sessionID, "").ScanItemStamp(tx.QueryRow(ctx, s.q.pop, sessionID), nil)
 			return err // none popped: the generation stays
 		})
 		if errors.Is(err, pgx.ErrNoRows) {

@@ -155,7 +155,7 @@ func (s *Store) ListPage(ctx context.Context, sessionID string, q session.PageQu
 	var page session.ItemPage
 	for i := 0; i+1 < len(res); i += 2 {
 		m := res[i+1]
-		it, err := decodeMember(m)
+		it, err := s.decodeMember(ctx, sessionID, "", m)
 		if err != nil {
 			return session.ItemPage{}, s.wrap(ctx, "page", sessionID, err)
 		}

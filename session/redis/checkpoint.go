@@ -365,7 +365,10 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 		return err
 	}
 	args := deltaArgs(make([]any, 0, 12+2*len(d.Items)+2), d, s.indexBase(), true)
-	args = appendArgs(args, run.ID(), items)
+	args, err = s.appendArgs(ctx, args, sessionID, run.ID(), items)
+	if err != nil {
+		return s.storeErr(ctx, "save", run.ID(), err)
+	}
 	keys := append(s.runKeys(run.ID()), s.keys(sessionID)...)
 	res, err := saveAppendScript.Run(ctx, s.client, keys, args...).Slice()
 	if err != nil {

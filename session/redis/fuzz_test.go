@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -14,6 +15,12 @@ import (
 // encoded as the member it came from (after the place) and decodes again
 // equal.
 func FuzzDecodeMember(f *testing.F) {
+	plain := &Store{}
+	encode := func(it state.Item) []byte {
+		b, _ := plain.encode(context.Background(), "s", "r", it) // no item codec: cannot fail
+		return b
+	}
+	decodeMember := func(m string) (state.Item, error) { return plain.decodeMember(context.Background(), "s", "", m) }
 	for i, it := range []state.Item{
 		state.UserMessage("hi"),
 		state.ToolCall("fc_1", "call_1", "lookup", `{"q":"x"}`),

@@ -1,6 +1,8 @@
 package redis
 
 import (
+	"context"
+
 	"github.com/turnkit/turnkit/session/internal/rowcodec"
 	"github.com/turnkit/turnkit/state"
 )
@@ -15,6 +17,7 @@ func (f optionFunc) apply(c *config) { f(c) }
 type config struct {
 	prefix string
 	codec  rowcodec.Codec
+	items  ItemCodec
 }
 
 func newConfig(opts []Option) config {
@@ -51,4 +54,29 @@ func WithPrefix(prefix string) Option {
 // Sessions (items) are not signed.
 func WithCodec(marshal []state.MarshalOption, unmarshal []state.UnmarshalOption) Option {
 	return optionFunc(func(c *config) { c.codec = c.codec.With(marshal, unmarshal) })
+}
+
+// An ItemCodec turns a session item into the JSON the store keeps for it
+// and back: session/encrypt's Keyring is one, which seals an item as the
+// store writes it and opens it as the store reads it. SealItem appends
+// the stored form of item it of run runID to dst; OpenItem rebuilds the
+// item stored as stored (runID is "" when the read does not know the
+// item's run). Their errors are returned as they are, wrapped with where
+// they happened. The same interface as session/sqlite's ItemCodec.
+type ItemCodec = interface {
+	SealItem(ctx context.Context, dst []byte, sessionID, runID string, it state.Item) ([]byte, error)
+	OpenItem(ctx context.Context, sessionID, runID string, kind state.Kind, seq int64, name string, stored []byte) (state.Item, error)
+}
+
+// WithItemCodec sets the codec the store keeps session items with (see
+// [ItemCodec]); by default an item is kept as its canonical JSON. With
+// session/encrypt, pass the keyring given to WithCodec: encrypt.Wrap then
+// leaves the sealing of items to the store, which saves a sealed copy and
+// a parse of each item. A nil c is ignored.
+func WithItemCodec(c ItemCodec) Option {
+	return optionFunc(func(cfg *config) {
+		if c != nil {
+			cfg.items = c
+		}
+	})
 }

@@ -33,7 +33,12 @@ type Store struct {
 	prefix string
 	gate   rowcodec.Gate
 	codec  rowcodec.Codec // signing and verification of checkpoints
+	items  ItemCodec      // the stored form of items, or nil: canonical JSON
 }
+
+// ItemCodec returns the codec the store keeps items with
+// ([WithItemCodec]), or nil.
+func (s *Store) ItemCodec() ItemCodec { return s.items }
 
 // Open connects to the Redis server at url (redis://[user:pass@]host:port/db,
 // or rediss:// for TLS), checks it answers, and returns a store that owns
@@ -61,7 +66,7 @@ func New(client goredis.UniversalClient, opts ...Option) *Store {
 		panic("redis: New called with a nil client")
 	}
 	cfg := newConfig(opts)
-	return &Store{client: client, prefix: cfg.prefix, gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec}
+	return &Store{client: client, prefix: cfg.prefix, gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec, items: cfg.items}
 }
 
 // Close makes the store unusable: later calls return [session.ErrClosed]
@@ -96,31 +101,46 @@ func (s *Store) wrap(ctx context.Context, op, sessionID string, err error) error
 // scores are 0, so the set is ordered by member bytes: by (place, Seq).
 const posLen = 32
 
-// encode returns the stored form of an item (without its position):
-// format byte 1, then the kind name and the tool name, each after its
-// uvarint length, then the raw JSON.
-func encode(it state.Item) []byte {
-	return appendEncoded(make([]byte, 0, encodedLen(it)), it)
+// encode returns the stored form of item it of run runID of session sid
+// (without its position): format byte 1, then the kind name and the tool
+// name, each after its uvarint length, then the raw JSON, or what the
+// store's item codec makes of it.
+func (s *Store) encode(ctx context.Context, sid, runID string, it state.Item) ([]byte, error) {
+	return s.appendEncoded(ctx, make([]byte, 0, s.encodedLen(runID, it)), sid, runID, it)
 }
 
-// encodedLen returns at least the length of encode(it).
-func encodedLen(it state.Item) int {
-	return 1 + 2*binary.MaxVarintLen64 + len(it.Kind().String()) + len(it.Name()) + it.RawLen()
+// encodedLen returns the length of encode's form of it: exact without an
+// item codec, an estimate of the sealed form with one.
+func (s *Store) encodedLen(runID string, it state.Item) int {
+	n := it.RawLen()
+	if s.items != nil {
+		n = n*4/3 + 128 + len(runID) // the sealed form: see session/encrypt
+	}
+	return 1 + 2*binary.MaxVarintLen64 + len(it.Kind().String()) + len(it.Name()) + n
 }
 
-// appendEncoded appends encode(it) to b.
-func appendEncoded(b []byte, it state.Item) []byte {
+// appendEncoded appends encode's form of it to b.
+func (s *Store) appendEncoded(ctx context.Context, b []byte, sid, runID string, it state.Item) ([]byte, error) {
 	kind := it.Kind().String()
 	b = append(b, 1)
 	b = binary.AppendUvarint(b, uint64(len(kind)))
 	b = append(b, kind...)
 	b = binary.AppendUvarint(b, uint64(len(it.Name())))
 	b = append(b, it.Name()...)
-	return it.AppendRaw(b)
+	if s.items == nil {
+		return it.AppendRaw(b), nil
+	}
+	b, err := s.items.SealItem(ctx, b, sid, runID, it)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", it, err)
+	}
+	return b, nil
 }
 
-// decodeMember rebuilds an item from a sorted-set member.
-func decodeMember(m string) (state.Item, error) {
+// decodeMember rebuilds an item of session sid (of run runID, or ""
+// when the read does not know it) from a sorted-set member, through the
+// store's item codec if it has one.
+func (s *Store) decodeMember(ctx context.Context, sid, runID, m string) (state.Item, error) {
 	if len(m) < posLen+1 || m[posLen] != 1 {
 		return state.Item{}, fmt.Errorf("%w: malformed member (%d bytes)", session.ErrCorrupt, len(m))
 	}
@@ -143,7 +163,8 @@ func decodeMember(m string) (state.Item, error) {
 	if !ok1 || !ok2 {
 		return state.Item{}, fmt.Errorf("%w: malformed item at seq %d", session.ErrCorrupt, seq)
 	}
-	it, err := rowcodec.Decode(kind, seq, name, rest)
+	rd := rowcodec.Reader{Ctx: ctx, Codec: s.items, SessionID: sid, RunID: runID}
+	it, err := rd.Decode(kind, seq, name, rest)
 	if err != nil {
 		return state.Item{}, fmt.Errorf("decode item at seq %d: %w", seq, err)
 	}
@@ -318,7 +339,7 @@ func (s *Store) List(ctx context.Context, sessionID string, limit int) ([]state.
 	}
 	out := make([]state.Item, len(members))
 	for i, m := range members {
-		if out[i], err = decodeMember(m); err != nil {
+		if out[i], err = s.decodeMember(ctx, sessionID, "", m); err != nil {
 			return nil, s.wrap(ctx, "list", sessionID, err)
 		}
 	}
@@ -349,7 +370,7 @@ func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, q sessi
 	for i, r := range res[1:] {
 		m, _ := r.(string)
 		// The script returns the items last first.
-		if h.Items[len(h.Items)-1-i], err = decodeMember(m); err != nil {
+		if h.Items[len(h.Items)-1-i], err = s.decodeMember(ctx, sessionID, "", m); err != nil {
 			return session.History{}, s.wrap(ctx, "list", sessionID, err)
 		}
 	}
@@ -371,15 +392,15 @@ func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.Cha
 	if err != nil {
 		return session.Changes{}, s.wrap(ctx, "read changes of", sessionID, err)
 	}
-	ch, err := scanChanges(res)
+	ch, err := s.scanChanges(ctx, sessionID, res)
 	if err != nil {
 		return session.Changes{}, s.wrap(ctx, "read changes of", sessionID, err)
 	}
 	return ch, nil
 }
 
-// scanChanges reads changesScript's reply.
-func scanChanges(res []any) (session.Changes, error) {
+// scanChanges reads changesScript's reply of session sid.
+func (s *Store) scanChanges(ctx context.Context, sid string, res []any) (session.Changes, error) {
 	if len(res) < 3 {
 		return session.Changes{}, fmt.Errorf("%w: a change read of %d values", session.ErrCorrupt, len(res))
 	}
@@ -396,7 +417,7 @@ func scanChanges(res []any) (session.Changes, error) {
 	ch.Items = make([]session.Placed, 0, len(res)-3)
 	for _, r := range res[3:] {
 		m, _ := r.(string)
-		it, err := decodeMember(m)
+		it, err := s.decodeMember(ctx, sid, "", m)
 		if err != nil {
 			return session.Changes{}, err
 		}
@@ -484,7 +505,11 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	if err := rowcodec.Validate(pkg, sessionID, runID, items); err != nil || len(items) == 0 {
 		return err
 	}
-	res, err := appendScript.Run(ctx, s.client, s.keys(sessionID), appendArgs(nil, runID, items)...).Result()
+	args, err := s.appendArgs(ctx, nil, sessionID, runID, items)
+	if err != nil {
+		return s.wrap(ctx, "append to", sessionID, err)
+	}
+	res, err := appendScript.Run(ctx, s.client, s.keys(sessionID), args...).Result()
 	if err != nil {
 		return s.wrap(ctx, "append to", sessionID, err)
 	}
@@ -502,10 +527,10 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 // digits and the form. One argument for the batch rather than four an
 // item: each argument is one more allocation and one more bulk string for
 // the server to parse.
-func appendArgs(args []any, runID string, items []state.Item) []any {
+func (s *Store) appendArgs(ctx context.Context, args []any, sessionID, runID string, items []state.Item) ([]any, error) {
 	n := 0
 	for _, it := range items {
-		n += 16 + 1 + 8 + 8 + len(it.CallID()) + 8 + encodedLen(it)
+		n += 16 + 1 + 8 + 8 + len(it.CallID()) + 8 + s.encodedLen(runID, it)
 	}
 	b := make([]byte, 0, n)
 	for _, it := range items {
@@ -528,10 +553,13 @@ func appendArgs(args []any, runID string, items []state.Item) []any {
 		}
 		start := len(b)
 		b = appendHex(b, 0, 8)
-		b = appendEncoded(b, it)
+		var err error
+		if b, err = s.appendEncoded(ctx, b, sessionID, runID, it); err != nil {
+			return nil, err
+		}
 		appendHex(b[start:start], uint64(len(b)-start-8), 8) // the form's length, over the placeholder
 	}
-	return append(args, runID, b)
+	return append(args, runID, b), nil
 }
 
 // appendHex appends v in width lower-case hex digits, zero-padded, to b.
@@ -580,7 +608,7 @@ func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) 
 	if err != nil {
 		return state.Item{}, false, s.wrap(ctx, "lookup in", sessionID, err)
 	}
-	it, err := decodeMember(m)
+	it, err := s.decodeMember(ctx, sessionID, runID, m)
 	if err != nil {
 		return state.Item{}, false, s.wrap(ctx, "lookup in", sessionID, err)
 	}
@@ -601,7 +629,7 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 	if err != nil {
 		return state.Item{}, false, s.wrap(ctx, "pop from", sessionID, err)
 	}
-	it, err := decodeMember(m)
+	it, err := s.decodeMember(ctx, sessionID, "", m)
 	if err != nil {
 		return state.Item{}, false, s.wrap(ctx, "pop from", sessionID, err)
 	}

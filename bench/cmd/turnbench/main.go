@@ -92,7 +92,7 @@ func main() {
 	flag.BoolVar(&cfg.growthOpenAI, "growth-openai", false, "the conversation's model is the Responses adapter over an in-process fake API: bytes sent are request bodies")
 	flag.BoolVar(&cfg.growthChain, "growth-chain", false, "chain responses on the server across runs (openai.ChainResponses, persistence.WithContinuation); implies -growth-openai")
 	flag.IntVar(&cfg.growthCompact, "growth-compact", 0, "bound the model's view at n estimated tokens with the compaction middleware and a summary (0: none)")
-	flag.StringVar(&cfg.growthBackends, "growth-backends", strings.Join(scenario.BackendNames(), ","), "backends of the growth scenarios")
+	flag.StringVar(&cfg.growthBackends, "growth-backends", strings.Join(scenario.BackendNames(), ","), "backends of the growth scenarios (also sqlite-sealed: SQLite with encryption at rest)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

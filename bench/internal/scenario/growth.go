@@ -25,6 +25,7 @@ import (
 	"github.com/turnkit/turnkit/model/scripted"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/encrypt"
 	"github.com/turnkit/turnkit/session/memory"
 	"github.com/turnkit/turnkit/session/postgres"
 	"github.com/turnkit/turnkit/session/redis"
@@ -365,6 +366,21 @@ func openGrowth(ctx context.Context, backend, chain string, opts ConversationOpt
 			os.RemoveAll(dir)
 			return nil, err
 		}
+		g.sess, st, g.close = s, s, func() { s.Close(); os.RemoveAll(dir) }
+		g.stored = func(ctx context.Context) (int64, error) { return sqliteSize(ctx, path) }
+	case "sqlite-sealed":
+		dir, err := os.MkdirTemp("", "turnbench-growth-sealed-")
+		if err != nil {
+			return nil, err
+		}
+		path := filepath.Join(dir, "growth.db")
+		kr := encrypt.NewKeyring(encrypt.NewMemoryProvider("bench"))
+		db, err := sqlite.Open(path, sqlite.WithCodec(kr.Codec()), sqlite.WithItemCodec(kr))
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		s := encrypt.Wrap(db, kr)
 		g.sess, st, g.close = s, s, func() { s.Close(); os.RemoveAll(dir) }
 		g.stored = func(ctx context.Context) (int64, error) { return sqliteSize(ctx, path) }
 	case "postgres":

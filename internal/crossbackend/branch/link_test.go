@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -344,6 +345,7 @@ func TestForkByReference(t *testing.T) {
 		{"ParentErased", testForkParentErased},
 		{"ForkOfFork", testForkOfFork},
 		{"PopAndClear", testForkPop},
+		{"PagesAndLookups", testForkPages},
 	}
 	eachBackend(t, func(t *testing.T, b linkBackend) {
 		for _, c := range cases {
@@ -387,15 +389,98 @@ func testForkApart(t *testing.T, _ linkBackend, s *branch.Store) {
 	if it, ok, err := s.Lookup(ctx, f, "c", 1); err != nil || !ok || it.Text() != "c1" {
 		t.Errorf("Lookup of the fork's own item = %v, %v, %v", it, ok, err)
 	}
+	// The shared items are found and paged too, as the parent's runs'
+	// (the late b3 and popped b2 of the parent are not the fork's).
+	if it, ok, err := s.Lookup(ctx, f, "b", 1); err != nil || !ok || it.Text() != "b1" {
+		t.Errorf("Lookup of a shared item = %v, %v, %v", it, ok, err)
+	}
+	if _, ok, err := s.Lookup(ctx, f, "a", 3); ok || err != nil {
+		t.Errorf("Lookup of the parent's item written after the fork = %v, %v; want none", ok, err)
+	}
 	page, err := s.ListPage(ctx, f, session.PageQuery{})
-	if err != nil || len(page.Entries) != 1 || page.Entries[0].RunID != "c" {
-		t.Errorf("ListPage of the fork = %+v, %v; want its own item", page, err)
+	if err != nil || entriesOf(page) != "a:a1 a:a2 b:b1 c:c1" || page.Next != "" {
+		t.Errorf("ListPage of the fork = %q (next %q), %v; want its shared items then its own", entriesOf(page), page.Next, err)
 	}
 	if _, err := branch.Session(ctx, s, p, f, 1); !errors.Is(err, branch.ErrTargetExists) {
 		t.Errorf("fork into a session with items = %v, want ErrTargetExists", err)
 	}
 	if err := s.Append(ctx, f, "turnkit.branch.link", msgs("x")); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("append under the link's run ID = %v, want ErrInvalid", err)
+	}
+}
+
+// entriesOf returns a page's entries as run:text, spaced.
+func entriesOf(page session.ItemPage) string {
+	var b strings.Builder
+	for i, e := range page.Entries {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(e.RunID + ":" + e.Item.Text())
+	}
+	return b.String()
+}
+
+// testForkPages pages a fork of a fork, a page at a time for every page
+// size: its own items, then the items each fork shares, as the runs that
+// wrote them; and looks up each of them.
+func testForkPages(t *testing.T, _ linkBackend, s *branch.Store) {
+	ctx := t.Context()
+	p, f, g := sid(t, "p"), sid(t, "f"), sid(t, "g")
+	must(t, s.Append(ctx, p, "a", msgs("a1", "a2")))
+	must(t, s.Append(ctx, p, "b", msgs("b1", "b2")))
+	if _, err := branch.Session(ctx, s, p, f, 3); err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.Append(ctx, f, "c", msgs("c1", "c2")))
+	if _, err := branch.Session(ctx, s, f, g, 4); err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.Append(ctx, g, "d", msgs("d1")))
+	const want = "a:a1 a:a2 b:b1 c:c1 d:d1"
+	for limit := 1; limit <= 6; limit++ {
+		var got []string
+		q := session.PageQuery{Limit: limit}
+		for pages := 0; ; pages++ {
+			page, err := s.ListPage(ctx, g, q)
+			if err != nil || len(page.Entries) > limit || pages > 5 {
+				t.Fatalf("limit %d: ListPage(%q) = %q, %v", limit, q.Cursor, entriesOf(page), err)
+			}
+			got = append([]string{entriesOf(page)}, got...)
+			if page.Next == "" {
+				break
+			}
+			q.Cursor = page.Next
+		}
+		if joined := strings.Join(slices.DeleteFunc(got, func(s string) bool { return s == "" }), " "); joined != want {
+			t.Errorf("limit %d: pages hold %q, want %q", limit, joined, want)
+		}
+	}
+	for _, e := range []struct {
+		run  string
+		seq  int64
+		text string
+	}{{"a", 1, "a1"}, {"a", 2, "a2"}, {"b", 1, "b1"}, {"c", 1, "c1"}, {"d", 1, "d1"}} {
+		if it, ok, err := s.Lookup(ctx, g, e.run, e.seq); err != nil || !ok || it.Text() != e.text {
+			t.Errorf("Lookup(%s, %d) = %v, %v, %v; want %s", e.run, e.seq, it, ok, err, e.text)
+		}
+	}
+	for _, e := range []struct {
+		run string
+		seq int64
+	}{{"b", 2}, {"c", 2}, {"turnkit.branch.link", 1}} {
+		if it, ok, err := s.Lookup(ctx, g, e.run, e.seq); ok || err != nil {
+			t.Errorf("Lookup(%s, %d) = %v, %v, %v; want none: not the fork's", e.run, e.seq, it, ok, err)
+		}
+	}
+	for _, c := range []string{"s0", "s9", "sx!", "s01"} {
+		if _, err := s.ListPage(ctx, g, session.PageQuery{Cursor: c}); !errors.Is(err, session.ErrCursor) {
+			t.Errorf("ListPage(cursor %q) = %v, want ErrCursor", c, err)
+		}
+	}
+	must(t, s.Clear(ctx, p))
+	if _, err := s.ListPage(ctx, g, session.PageQuery{}); !errors.Is(err, branch.ErrParentChanged) {
+		t.Errorf("ListPage of a fork whose root was cleared = %v, want ErrParentChanged", err)
 	}
 }
 

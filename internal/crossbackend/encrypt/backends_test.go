@@ -47,7 +47,9 @@ func backends() []backend {
 		{"sqlite", openSQLite},
 		{"sqlite-itemcodec", openSQLiteItemCodec},
 		{"postgres", openPostgres},
+		{"postgres-itemcodec", openPostgresItemCodec},
 		{"redis", openRedis},
+		{"redis-itemcodec", openRedisItemCodec},
 	}
 }
 
@@ -85,6 +87,16 @@ func openSQLiteItemCodec(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOpt
 }
 
 func openPostgres(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u []state.UnmarshalOption) (session.Store, state.Store) {
+	return openPostgresWith(t, kr, m, u, false)
+}
+
+// openPostgresItemCodec is openPostgres with the keyring as the store's
+// item codec: the store seals and opens the items itself.
+func openPostgresItemCodec(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u []state.UnmarshalOption) (session.Store, state.Store) {
+	return openPostgresWith(t, kr, m, u, true)
+}
+
+func openPostgresWith(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u []state.UnmarshalOption, itemCodec bool) (session.Store, state.Store) {
 	url := testenv.ServerURL(t, "TURNKIT_POSTGRES_URL")
 	pool, err := pgxpool.New(context.Background(), url)
 	if err != nil {
@@ -98,7 +110,11 @@ func openPostgres(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u 
 		pool.Close()
 	})
 	km, ku := kr.Codec()
-	db, err := postgres.New(t.Context(), pool, postgres.WithSchema(schema), postgres.WithCodec(append(m, km...), append(u, ku...)))
+	opts := []postgres.Option{postgres.WithSchema(schema), postgres.WithCodec(append(m, km...), append(u, ku...))}
+	if itemCodec {
+		opts = append(opts, postgres.WithItemCodec(kr))
+	}
+	db, err := postgres.New(t.Context(), pool, opts...)
 	if err != nil {
 		t.Fatalf("postgres.New = %v", err)
 	}
@@ -108,9 +124,23 @@ func openPostgres(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u 
 }
 
 func openRedis(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u []state.UnmarshalOption) (session.Store, state.Store) {
+	return openRedisWith(t, kr, m, u, false)
+}
+
+// openRedisItemCodec is openRedis with the keyring as the store's item
+// codec: the store seals and opens the items itself.
+func openRedisItemCodec(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u []state.UnmarshalOption) (session.Store, state.Store) {
+	return openRedisWith(t, kr, m, u, true)
+}
+
+func openRedisWith(t *testing.T, kr *encrypt.Keyring, m []state.MarshalOption, u []state.UnmarshalOption, itemCodec bool) (session.Store, state.Store) {
 	client, prefix := redisClient(t)
 	km, ku := kr.Codec()
-	db := redis.New(client, redis.WithPrefix(prefix), redis.WithCodec(append(m, km...), append(u, ku...)))
+	opts := []redis.Option{redis.WithPrefix(prefix), redis.WithCodec(append(m, km...), append(u, ku...))}
+	if itemCodec {
+		opts = append(opts, redis.WithItemCodec(kr))
+	}
+	db := redis.New(client, opts...)
 	s := encrypt.Wrap(db, kr)
 	return s, s
 }
