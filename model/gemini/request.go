@@ -235,13 +235,15 @@ func (b *contentBuilder) add(role string, p *genai.Part) {
 		return
 	}
 	b.last = len(b.ptrs) - 1
-	c := genai.Content{Role: role, Parts: b.ptrs[b.last:len(b.ptrs):len(b.ptrs)]}
+	var c *genai.Content
 	if len(b.contentSlab) < cap(b.contentSlab) {
-		b.contentSlab = append(b.contentSlab, c)
-		b.contents = append(b.contents, &b.contentSlab[len(b.contentSlab)-1])
+		b.contentSlab = b.contentSlab[:len(b.contentSlab)+1]
+		c = &b.contentSlab[len(b.contentSlab)-1]
 	} else {
-		b.contents = append(b.contents, &c)
+		c = new(genai.Content)
 	}
+	c.Role, c.Parts = role, b.ptrs[b.last:len(b.ptrs):len(b.ptrs)]
+	b.contents = append(b.contents, c)
 }
 
 // flushSignature sends a signature that no model part followed as a part
