@@ -196,17 +196,29 @@ type contentBuilder struct {
 
 	partSlab    []genai.Part
 	contentSlab []genai.Content
+	callSlab    []genai.FunctionCall
 	// ptrs backs every content's Parts, in order; the last content's
 	// parts start at last.
 	ptrs []*genai.Part
 	last int
+	args argsDecoder
 }
 
-func (b *contentBuilder) grow(n int) {
+// grow sizes the slabs for items.
+func (b *contentBuilder) grow(items state.Items) {
+	n := items.Len() + 1
 	b.partSlab = make([]genai.Part, 0, n)
 	b.contentSlab = make([]genai.Content, 0, n)
 	b.ptrs = make([]*genai.Part, 0, n)
 	b.contents = make([]*genai.Content, 0, n)
+	calls, size := 0, 0
+	for _, it := range items.All() {
+		if k := it.Kind(); k == state.KindToolCall || k == state.KindHandoffCall {
+			calls, size = calls+1, size+len(it.Text())
+		}
+	}
+	b.callSlab = make([]genai.FunctionCall, 0, calls)
+	b.args.grow(calls, size)
 }
 
 // part returns a new zero part, from the slab while it lasts.
@@ -262,7 +274,7 @@ func (b *contentBuilder) flushSignature() {
 // addItems converts the items in order. An item the API cannot take is an
 // *InputError naming it.
 func (b *contentBuilder) addItems(items state.Items) error {
-	b.grow(items.Len() + 1)
+	b.grow(items)
 	for i, it := range items.All() {
 		if err := b.addItem(i, it); err != nil {
 			return err
@@ -352,7 +364,7 @@ func (b *contentBuilder) addReasoning(it state.Item) {
 // addCall converts a function or handoff call, noting its function's
 // name for the outputs that answer it.
 func (b *contentBuilder) addCall(it state.Item) *InputError {
-	args, err := decodeArgs(it.Text())
+	args, err := b.args.decode(it.Text())
 	if err != nil {
 		return &InputError{Part: -1, Reason: "arguments: " + err.Error()}
 	}
@@ -360,8 +372,9 @@ func (b *contentBuilder) addCall(it state.Item) *InputError {
 		b.names = make(map[string]string)
 	}
 	b.names[it.CallID()] = it.Name()
+	b.callSlab = append(b.callSlab, genai.FunctionCall{ID: wireID(it.CallID()), Name: it.Name(), Args: args})
 	p := b.part()
-	p.FunctionCall = &genai.FunctionCall{ID: wireID(it.CallID()), Name: it.Name(), Args: args}
+	p.FunctionCall = &b.callSlab[len(b.callSlab)-1]
 	b.add(genai.RoleModel, p)
 	return nil
 }
@@ -400,24 +413,6 @@ func (b *contentBuilder) addOutput(it state.Item) *InputError {
 	p.FunctionResponse = fr
 	b.add(genai.RoleUser, p)
 	return nil
-}
-
-// decodeArgs reads a call's JSON arguments as the object the API takes.
-// (The client writes the request through encoding/json into maps and
-// back, so numbers reach the API as float64 whatever is done here.)
-func decodeArgs(s string) (map[string]any, error) {
-	t := strings.TrimSpace(s)
-	if t == "" {
-		return map[string]any{}, nil
-	}
-	if t[0] != '{' {
-		return nil, errors.New("not a JSON object")
-	}
-	var args map[string]any
-	if err := json.Unmarshal([]byte(t), &args); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %w", err)
-	}
-	return args, nil
 }
 
 // userPart converts a user message's content part.
