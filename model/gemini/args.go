@@ -66,11 +66,9 @@ func (d *argsDecoder) members(t string, text []byte) (args map[string]any, ok bo
 	i := skipSpace(t, 1)
 	for t[i] != '}' {
 		end, escaped := stringEnd(t, i)
-		key := t[i+1 : end-1]
-		if escaped || !utf8.ValidString(key) { // as encoding/json reads it
-			if json.Unmarshal(text[i:end], &key) != nil {
-				return nil, false
-			}
+		key, ok := readKey(t[i+1:end-1], escaped, text[i:end])
+		if !ok {
+			return nil, false
 		}
 		i = skipSpace(t, skipSpace(t, end)+1) // past the colon
 		vend, ok := valueEnd(t, i)
@@ -84,6 +82,18 @@ func (d *argsDecoder) members(t string, text []byte) (args map[string]any, ok bo
 		}
 	}
 	return args, true
+}
+
+// readKey returns a member's key: key, the text between its quotes, or
+// what encoding/json reads from quoted, the key with its quotes, when
+// key holds an escape or is not valid UTF-8.
+func readKey(key string, escaped bool, quoted []byte) (string, bool) {
+	if !escaped && utf8.ValidString(key) {
+		return key, true
+	}
+	var k string
+	err := json.Unmarshal(quoted, &k)
+	return k, err == nil
 }
 
 // skipSpace returns the index of the first byte at or after i that is not

@@ -137,3 +137,26 @@ func FuzzCallArguments(f *testing.F) {
 		}
 	})
 }
+
+// An output that names no function takes the name of the call it answers,
+// the last call with its ID before it, whether that call came before or
+// after an earlier such output.
+func TestOutputNamedByItsCall(t *testing.T) {
+	got := contentsOf(t,
+		state.ToolCall("", "c1", "get_weather", `{}`), state.ToolOutput("c1", "", "sunny"),
+		state.ToolCall("", "c2", "get_time", `{}`), state.ToolCall("", "c1", "get_wind", `{}`),
+		state.ToolOutput("c2", "", "noon"), state.ToolOutput("c1", "", "calm"),
+	)
+	want := jsonOf(t, `[
+		{"role":"model","parts":[{"functionCall":{"id":"c1","name":"get_weather"}}]},
+		{"role":"user","parts":[{"functionResponse":{"id":"c1","name":"get_weather","response":{"output":"sunny"}}}]},
+		{"role":"model","parts":[{"functionCall":{"id":"c2","name":"get_time"}},{"functionCall":{"id":"c1","name":"get_wind"}}]},
+		{"role":"user","parts":[
+			{"functionResponse":{"id":"c2","name":"get_time","response":{"output":"noon"}}},
+			{"functionResponse":{"id":"c1","name":"get_wind","response":{"output":"calm"}}}
+		]}
+	]`)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("contents (-want +got):\n%s", diff)
+	}
+}

@@ -191,12 +191,18 @@ type contentBuilder struct {
 	// to: the one the next item makes.
 	sig []byte
 	// names maps the call IDs seen to their function names, for outputs
-	// that do not carry it.
+	// that do not carry it; it is made when the first such output comes.
 	names map[string]string
+	items state.Items
 
 	partSlab    []genai.Part
 	contentSlab []genai.Content
 	callSlab    []genai.FunctionCall
+	respSlab    []genai.FunctionResponse
+	// outputs holds the function responses' output texts, which their
+	// maps point to: a pointer goes into an interface without an
+	// allocation, and encoding/json writes it as the string.
+	outputs []string
 	// ptrs backs every content's Parts, in order; the last content's
 	// parts start at last.
 	ptrs []*genai.Part
@@ -211,14 +217,20 @@ func (b *contentBuilder) grow(items state.Items) {
 	b.contentSlab = make([]genai.Content, 0, n)
 	b.ptrs = make([]*genai.Part, 0, n)
 	b.contents = make([]*genai.Content, 0, n)
-	calls, size := 0, 0
+	calls, outputs, size := 0, 0, 0
 	for _, it := range items.All() {
-		if k := it.Kind(); k == state.KindToolCall || k == state.KindHandoffCall {
+		switch it.Kind() {
+		case state.KindToolCall, state.KindHandoffCall:
 			calls, size = calls+1, size+len(it.Text())
+		case state.KindToolOutput, state.KindHandoffOutput:
+			outputs++
 		}
 	}
+	b.items = items
 	b.callSlab = make([]genai.FunctionCall, 0, calls)
 	b.args.grow(calls, size)
+	b.respSlab = make([]genai.FunctionResponse, 0, outputs)
+	b.outputs = make([]string, 0, outputs)
 }
 
 // part returns a new zero part, from the slab while it lasts.
@@ -306,7 +318,7 @@ func (b *contentBuilder) addItem(i int, it state.Item) error {
 	case state.KindToolCall, state.KindHandoffCall:
 		err = b.addCall(it)
 	case state.KindToolOutput, state.KindHandoffOutput:
-		err = b.addOutput(it)
+		err = b.addOutput(i, it)
 	case state.KindOpaque:
 		if p, ok := geminiPart(it); ok {
 			b.add(genai.RoleModel, p)
@@ -368,10 +380,9 @@ func (b *contentBuilder) addCall(it state.Item) *InputError {
 	if err != nil {
 		return &InputError{Part: -1, Reason: "arguments: " + err.Error()}
 	}
-	if b.names == nil {
-		b.names = make(map[string]string)
+	if b.names != nil {
+		b.names[it.CallID()] = it.Name()
 	}
-	b.names[it.CallID()] = it.Name()
 	b.callSlab = append(b.callSlab, genai.FunctionCall{ID: wireID(it.CallID()), Name: it.Name(), Args: args})
 	p := b.part()
 	p.FunctionCall = &b.callSlab[len(b.callSlab)-1]
@@ -379,21 +390,23 @@ func (b *contentBuilder) addCall(it state.Item) *InputError {
 	return nil
 }
 
-// addOutput converts a call's output as a function response: its text,
-// or its content parts (text joined into the response's output, the
-// others as the response's parts).
-func (b *contentBuilder) addOutput(it state.Item) *InputError {
+// addOutput converts input item i, a call's output, as a function
+// response: its text, or its content parts (text joined into the
+// response's output, the others as the response's parts).
+func (b *contentBuilder) addOutput(i int, it state.Item) *InputError {
 	name := it.Name()
 	if name == "" {
-		name = b.names[it.CallID()]
+		name = b.callName(i, it.CallID())
 	}
 	if name == "" {
 		return &InputError{Part: -1, Reason: "the output names no function and answers no call of the input: the API needs the function's name"}
 	}
-	fr := &genai.FunctionResponse{ID: wireID(it.CallID()), Name: name}
+	b.respSlab = append(b.respSlab, genai.FunctionResponse{ID: wireID(it.CallID()), Name: name})
+	fr := &b.respSlab[len(b.respSlab)-1]
 	parts := it.Content()
 	if parts == nil {
-		fr.Response = map[string]any{"output": it.Text()}
+		b.outputs = append(b.outputs, it.Text())
+		fr.Response = map[string]any{"output": &b.outputs[len(b.outputs)-1]}
 	} else {
 		var text strings.Builder
 		for j, p := range parts {
@@ -413,6 +426,21 @@ func (b *contentBuilder) addOutput(it state.Item) *InputError {
 	p.FunctionResponse = fr
 	b.add(genai.RoleUser, p)
 	return nil
+}
+
+// callName returns the function name of the last call with the ID callID
+// among the input items before item i. The first output that needs it
+// makes the map, from those items; the calls after it join as they come.
+func (b *contentBuilder) callName(i int, callID string) string {
+	if b.names == nil {
+		b.names = make(map[string]string)
+		for j := range i {
+			if it := b.items.At(j); it.Kind() == state.KindToolCall || it.Kind() == state.KindHandoffCall {
+				b.names[it.CallID()] = it.Name()
+			}
+		}
+	}
+	return b.names[callID]
 }
 
 // userPart converts a user message's content part.
