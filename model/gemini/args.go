@@ -23,20 +23,28 @@ type argsDecoder struct {
 	raw  []json.RawMessage // the members' values, cut from text
 }
 
-// grow sizes the buffers for calls arguments of size bytes in all.
+// grow sizes the buffers for calls arguments of size bytes in all,
+// reusing those that are large enough.
 func (d *argsDecoder) grow(calls, size int) {
-	d.text = make([]byte, 0, size)
-	d.raw = make([]json.RawMessage, 0, calls)
+	d.text = reuse(d.text, size)
+	d.raw = reuse(d.raw, calls)
+}
+
+// reset forgets the values read, keeping the buffers.
+func (d *argsDecoder) reset() {
+	clear(d.raw)
+	d.text, d.raw = d.text[:0], d.raw[:0]
 }
 
 // decode reads a call's JSON arguments as the object the API takes: each
-// member's key, with its raw value. An argument text that is not a JSON
-// object is an error, as are numbers out of float64's range, which the
-// client could not decode.
-func (d *argsDecoder) decode(s string) (map[string]any, error) {
+// member's key, with its raw value, in a map from newMap (nil for no
+// text: the client sends no args for an empty map either). An argument
+// text that is not a JSON object is an error, as are numbers out of
+// float64's range, which the client could not decode.
+func (d *argsDecoder) decode(s string, newMap func() map[string]any) (map[string]any, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
-		return map[string]any{}, nil
+		return nil, nil
 	}
 	if t[0] != '{' {
 		return nil, errors.New("not a JSON object")
@@ -44,7 +52,7 @@ func (d *argsDecoder) decode(s string) (map[string]any, error) {
 	start := len(d.text)
 	d.text = append(d.text, t...)
 	text := d.text[start:len(d.text):len(d.text)]
-	if args, ok := d.members(t, text); ok {
+	if args, ok := d.members(t, text, newMap); ok {
 		return args, nil
 	}
 	// The slow path says what is wrong as encoding/json does.
@@ -58,11 +66,11 @@ func (d *argsDecoder) decode(s string) (map[string]any, error) {
 // members splits the object t (text holds the same bytes, for the raw
 // values) into keys and raw values; ok is false if t is not valid JSON,
 // or holds a number out of range.
-func (d *argsDecoder) members(t string, text []byte) (args map[string]any, ok bool) {
+func (d *argsDecoder) members(t string, text []byte, newMap func() map[string]any) (args map[string]any, ok bool) {
 	if !json.Valid(text) {
 		return nil, false
 	}
-	args = make(map[string]any)
+	args = newMap()
 	i := skipSpace(t, 1)
 	for t[i] != '}' {
 		end, escaped := stringEnd(t, i)

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"path"
 	"strings"
+	"sync"
 
 	"google.golang.org/genai"
 
@@ -18,12 +19,19 @@ import (
 )
 
 // request is one generateContent call: the model, the contents and the
-// config, all new for the call.
+// config, all new for the call. The contents come from a pooled builder,
+// which release returns once the client is done with them.
 type request struct {
 	model    string
 	contents []*genai.Content
 	config   *genai.GenerateContentConfig
+	b        *contentBuilder
 }
+
+// release hands the request's builder back to the pool. The client has
+// no use for the contents after its call returns: it copies them into
+// maps of its own (through encoding/json) before sending them.
+func (r *request) release() { r.b.release() }
 
 // buildRequest converts the model call. Every refusal happens here,
 // before the request: an item the API cannot take, a tool it cannot
@@ -36,9 +44,22 @@ func (m *Model) buildRequest(c *pipeline.ModelCall) (*request, error) {
 	if name == "" {
 		return nil, errors.New("gemini: no model name: set pipeline.ModelSettings.Model or gemini.WithModel")
 	}
-	b := contentBuilder{}
+	b := builders.Get().(*contentBuilder)
+	cfg, err := m.newConfig(b, c)
+	if err != nil {
+		b.release()
+		return nil, err
+	}
+	return &request{model: name, contents: b.contents, config: cfg, b: b}, nil
+}
+
+// newConfig fills b with the call's contents and returns its config.
+func (m *Model) newConfig(b *contentBuilder, c *pipeline.ModelCall) (*genai.GenerateContentConfig, error) {
+	b.grow(c.Input)
 	if c.Instructions != "" {
-		b.system = append(b.system, &genai.Part{Text: c.Instructions})
+		p := b.part()
+		p.Text = c.Instructions
+		b.system = append(b.system, p)
 	}
 	if err := b.addItems(c.Input); err != nil {
 		return nil, err
@@ -71,7 +92,7 @@ func (m *Model) buildRequest(c *pipeline.ModelCall) (*request, error) {
 	for _, edit := range m.cfg.edit {
 		edit(cfg)
 	}
-	return &request{model: name, contents: b.contents, config: cfg}, nil
+	return cfg, nil
 }
 
 // setTools declares the function tools (handoffs included) in one Tool,
@@ -208,15 +229,26 @@ type contentBuilder struct {
 	ptrs []*genai.Part
 	last int
 	args argsDecoder
+	// maps are the maps made for arguments and responses, the first used
+	// of them in use.
+	maps []map[string]any
+	used int
 }
 
-// grow sizes the slabs for items.
+// builders keeps content builders between calls, with their slabs and
+// maps, for histories of up to maxPooled items.
+var builders = sync.Pool{New: func() any { return new(contentBuilder) }}
+
+const maxPooled = 4096
+
+// grow sizes the slabs for items (and the instructions), reusing those
+// that are large enough.
 func (b *contentBuilder) grow(items state.Items) {
-	n := items.Len() + 1
-	b.partSlab = make([]genai.Part, 0, n)
-	b.contentSlab = make([]genai.Content, 0, n)
-	b.ptrs = make([]*genai.Part, 0, n)
-	b.contents = make([]*genai.Content, 0, n)
+	n := items.Len() + 2
+	b.partSlab = reuse(b.partSlab, n)
+	b.contentSlab = reuse(b.contentSlab, n)
+	b.ptrs = reuse(b.ptrs, n)
+	b.contents = reuse(b.contents, n)
 	calls, outputs, size := 0, 0, 0
 	for _, it := range items.All() {
 		switch it.Kind() {
@@ -227,10 +259,55 @@ func (b *contentBuilder) grow(items state.Items) {
 		}
 	}
 	b.items = items
-	b.callSlab = make([]genai.FunctionCall, 0, calls)
+	b.callSlab = reuse(b.callSlab, calls)
 	b.args.grow(calls, size)
-	b.respSlab = make([]genai.FunctionResponse, 0, outputs)
-	b.outputs = make([]string, 0, outputs)
+	b.respSlab = reuse(b.respSlab, outputs)
+	b.outputs = reuse(b.outputs, outputs)
+}
+
+// reuse returns s emptied if it has room for n elements, or a new slice
+// that has.
+func reuse[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:0]
+	}
+	return make([]T, 0, n)
+}
+
+// newMap returns an empty map, a spare one while there are.
+func (b *contentBuilder) newMap() map[string]any {
+	if b.used == len(b.maps) {
+		b.maps = append(b.maps, make(map[string]any, 1))
+	}
+	b.used++
+	return b.maps[b.used-1]
+}
+
+// release clears what the call put in b (so that the pool holds no
+// reference to its items) and puts b back in the pool, unless its slabs
+// are larger than a pooled builder's may be.
+func (b *contentBuilder) release() {
+	if cap(b.partSlab) > maxPooled+2 {
+		return
+	}
+	clear(b.partSlab)
+	clear(b.contentSlab)
+	clear(b.ptrs)
+	clear(b.contents)
+	clear(b.system)
+	clear(b.callSlab)
+	clear(b.respSlab)
+	clear(b.outputs)
+	for _, m := range b.maps[:b.used] {
+		clear(m)
+	}
+	b.args.reset()
+	*b = contentBuilder{
+		partSlab: b.partSlab[:0], contentSlab: b.contentSlab[:0], ptrs: b.ptrs[:0], contents: b.contents[:0],
+		system: b.system[:0], callSlab: b.callSlab[:0], respSlab: b.respSlab[:0], outputs: b.outputs[:0],
+		args: b.args, maps: b.maps,
+	}
+	builders.Put(b)
 }
 
 // part returns a new zero part, from the slab while it lasts.
@@ -286,7 +363,6 @@ func (b *contentBuilder) flushSignature() {
 // addItems converts the items in order. An item the API cannot take is an
 // *InputError naming it.
 func (b *contentBuilder) addItems(items state.Items) error {
-	b.grow(items)
 	for i, it := range items.All() {
 		if err := b.addItem(i, it); err != nil {
 			return err
@@ -376,7 +452,7 @@ func (b *contentBuilder) addReasoning(it state.Item) {
 // addCall converts a function or handoff call, noting its function's
 // name for the outputs that answer it.
 func (b *contentBuilder) addCall(it state.Item) *InputError {
-	args, err := b.args.decode(it.Text())
+	args, err := b.args.decode(it.Text(), b.newMap)
 	if err != nil {
 		return &InputError{Part: -1, Reason: "arguments: " + err.Error()}
 	}
@@ -406,7 +482,8 @@ func (b *contentBuilder) addOutput(i int, it state.Item) *InputError {
 	parts := it.Content()
 	if parts == nil {
 		b.outputs = append(b.outputs, it.Text())
-		fr.Response = map[string]any{"output": &b.outputs[len(b.outputs)-1]}
+		fr.Response = b.newMap()
+		fr.Response["output"] = &b.outputs[len(b.outputs)-1]
 	} else {
 		var text strings.Builder
 		for j, p := range parts {
