@@ -1,6 +1,7 @@
 package gemini_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -90,6 +91,32 @@ func TestLongHistorySent(t *testing.T) {
 	for i, want := range [][]any{wantLong, wantShort} {
 		if diff := cmp.Diff(want, srv.got()[i].Body["contents"]); diff != "" {
 			t.Errorf("request %d's contents (-want +got):\n%s", i, diff)
+		}
+	}
+}
+
+// Arguments of many members, then a call with few, each reach the API
+// whole, with nothing of the other's.
+func TestManyArgumentsThenFew(t *testing.T) {
+	srv := newServer(t, okReply, okReply)
+	m := gemini.New(srv.client())
+	many := map[string]any{}
+	for i := range 100 {
+		many[fmt.Sprintf("m%d", i)] = float64(i)
+	}
+	raw, err := json.Marshal(many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range []string{string(raw), `{"few":1}`} {
+		if _, err := call(t, m, false, state.ToolCall("", "c1", "f", args), state.ToolOutput("c1", "f", "done")); err != nil {
+			t.Fatalf("Respond: %v", err)
+		}
+	}
+	for i, want := range []any{many, map[string]any{"few": float64(1)}} {
+		part := srv.got()[i].Body["contents"].([]any)[0].(map[string]any)["parts"].([]any)[0].(map[string]any)
+		if diff := cmp.Diff(want, part["functionCall"].(map[string]any)["args"]); diff != "" {
+			t.Errorf("request %d's args (-want +got):\n%s", i, diff)
 		}
 	}
 }

@@ -19,7 +19,7 @@ import (
 )
 
 // request is one generateContent call: the model, the contents and the
-// config, all new for the call. The contents come from a pooled builder,
+// config, new for the call. The contents come from a pooled builder,
 // which release returns once the client is done with them.
 type request struct {
 	model    string
@@ -236,10 +236,15 @@ type contentBuilder struct {
 }
 
 // builders keeps content builders between calls, with their slabs and
-// maps, for histories of up to maxPooled items.
+// maps: those of histories of up to maxPooled items whose arguments take
+// up to maxPooledText bytes, and the maps of up to maxPooledKeys members.
 var builders = sync.Pool{New: func() any { return new(contentBuilder) }}
 
-const maxPooled = 4096
+const (
+	maxPooled     = 4096
+	maxPooledText = 1 << 20
+	maxPooledKeys = 64
+)
 
 // grow sizes the slabs for items (and the instructions), reusing those
 // that are large enough.
@@ -287,7 +292,7 @@ func (b *contentBuilder) newMap() map[string]any {
 // reference to its items) and puts b back in the pool, unless its slabs
 // are larger than a pooled builder's may be.
 func (b *contentBuilder) release() {
-	if cap(b.partSlab) > maxPooled+2 {
+	if cap(b.partSlab) > maxPooled+2 || cap(b.args.text) > maxPooledText {
 		return
 	}
 	clear(b.partSlab)
@@ -298,9 +303,7 @@ func (b *contentBuilder) release() {
 	clear(b.callSlab)
 	clear(b.respSlab)
 	clear(b.outputs)
-	for _, m := range b.maps[:b.used] {
-		clear(m)
-	}
+	b.maps = keepMaps(b.maps, b.used)
 	b.args.reset()
 	*b = contentBuilder{
 		partSlab: b.partSlab[:0], contentSlab: b.contentSlab[:0], ptrs: b.ptrs[:0], contents: b.contents[:0],
@@ -308,6 +311,21 @@ func (b *contentBuilder) release() {
 		args: b.args, maps: b.maps,
 	}
 	builders.Put(b)
+}
+
+// keepMaps empties the first used maps and returns the maps to keep: all
+// but those that grew past maxPooledKeys members.
+func keepMaps(maps []map[string]any, used int) []map[string]any {
+	keep := maps[:0]
+	for i, m := range maps {
+		if i < used && len(m) > maxPooledKeys {
+			continue
+		}
+		clear(m)
+		keep = append(keep, m)
+	}
+	clear(maps[len(keep):])
+	return keep
 }
 
 // part returns a new zero part, from the slab while it lasts.
