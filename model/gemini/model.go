@@ -50,6 +50,7 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	if err != nil {
 		return nil, &pipeline.ModelError{Err: err}
 	}
+	defer req.release()
 	x := new(exchange)
 	ctx = context.WithValue(ctx, exchangeKey{}, x)
 	if c.Stream {

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"path"
 	"strings"
+	"sync"
 
 	"google.golang.org/genai"
 
@@ -18,12 +19,19 @@ import (
 )
 
 // request is one generateContent call: the model, the contents and the
-// config, all new for the call.
+// config, new for the call. The contents come from a pooled builder,
+// which release returns once the client is done with them.
 type request struct {
 	model    string
 	contents []*genai.Content
 	config   *genai.GenerateContentConfig
+	b        *contentBuilder
 }
+
+// release hands the request's builder back to the pool. The client has
+// no use for the contents after its call returns: it copies them into
+// maps of its own (through encoding/json) before sending them.
+func (r *request) release() { r.b.release() }
 
 // buildRequest converts the model call. Every refusal happens here,
 // before the request: an item the API cannot take, a tool it cannot
@@ -36,9 +44,22 @@ func (m *Model) buildRequest(c *pipeline.ModelCall) (*request, error) {
 	if name == "" {
 		return nil, errors.New("gemini: no model name: set pipeline.ModelSettings.Model or gemini.WithModel")
 	}
-	b := contentBuilder{}
+	b := builders.Get().(*contentBuilder)
+	cfg, err := m.newConfig(b, c)
+	if err != nil {
+		b.release()
+		return nil, err
+	}
+	return &request{model: name, contents: b.contents, config: cfg, b: b}, nil
+}
+
+// newConfig fills b with the call's contents and returns its config.
+func (m *Model) newConfig(b *contentBuilder, c *pipeline.ModelCall) (*genai.GenerateContentConfig, error) {
+	b.grow(c.Input)
 	if c.Instructions != "" {
-		b.system = append(b.system, &genai.Part{Text: c.Instructions})
+		p := b.part()
+		p.Text = c.Instructions
+		b.system = append(b.system, p)
 	}
 	if err := b.addItems(c.Input); err != nil {
 		return nil, err
@@ -71,7 +92,7 @@ func (m *Model) buildRequest(c *pipeline.ModelCall) (*request, error) {
 	for _, edit := range m.cfg.edit {
 		edit(cfg)
 	}
-	return &request{model: name, contents: b.contents, config: cfg}, nil
+	return cfg, nil
 }
 
 // setTools declares the function tools (handoffs included) in one Tool,
@@ -191,22 +212,120 @@ type contentBuilder struct {
 	// to: the one the next item makes.
 	sig []byte
 	// names maps the call IDs seen to their function names, for outputs
-	// that do not carry it.
+	// that do not carry it; it is made when the first such output comes.
 	names map[string]string
+	items state.Items
 
 	partSlab    []genai.Part
 	contentSlab []genai.Content
+	callSlab    []genai.FunctionCall
+	respSlab    []genai.FunctionResponse
+	// outputs holds the function responses' output texts, which their
+	// maps point to: a pointer goes into an interface without an
+	// allocation, and encoding/json writes it as the string.
+	outputs []string
 	// ptrs backs every content's Parts, in order; the last content's
 	// parts start at last.
 	ptrs []*genai.Part
 	last int
+	args argsDecoder
+	// maps are the maps made for arguments and responses, the first used
+	// of them in use.
+	maps []map[string]any
+	used int
 }
 
-func (b *contentBuilder) grow(n int) {
-	b.partSlab = make([]genai.Part, 0, n)
-	b.contentSlab = make([]genai.Content, 0, n)
-	b.ptrs = make([]*genai.Part, 0, n)
-	b.contents = make([]*genai.Content, 0, n)
+// builders keeps content builders between calls, with their slabs and
+// maps: those of histories of up to maxPooled items whose arguments take
+// up to maxPooledText bytes, and the maps of up to maxPooledKeys members.
+var builders = sync.Pool{New: func() any { return new(contentBuilder) }}
+
+const (
+	maxPooled     = 4096
+	maxPooledText = 1 << 20
+	maxPooledKeys = 64
+)
+
+// grow sizes the slabs for items (and the instructions), reusing those
+// that are large enough.
+func (b *contentBuilder) grow(items state.Items) {
+	n := items.Len() + 2
+	b.partSlab = reuse(b.partSlab, n)
+	b.contentSlab = reuse(b.contentSlab, n)
+	b.ptrs = reuse(b.ptrs, n)
+	b.contents = reuse(b.contents, n)
+	calls, outputs, size := 0, 0, 0
+	for _, it := range items.All() {
+		switch it.Kind() {
+		case state.KindToolCall, state.KindHandoffCall:
+			calls, size = calls+1, size+len(it.Text())
+		case state.KindToolOutput, state.KindHandoffOutput:
+			outputs++
+		}
+	}
+	b.items = items
+	b.callSlab = reuse(b.callSlab, calls)
+	b.args.grow(calls, size)
+	b.respSlab = reuse(b.respSlab, outputs)
+	b.outputs = reuse(b.outputs, outputs)
+}
+
+// reuse returns s emptied if it has room for n elements, or a new slice
+// that has.
+func reuse[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:0]
+	}
+	return make([]T, 0, n)
+}
+
+// newMap returns an empty map, a spare one while there are.
+func (b *contentBuilder) newMap() map[string]any {
+	if b.used == len(b.maps) {
+		b.maps = append(b.maps, make(map[string]any, 1))
+	}
+	b.used++
+	return b.maps[b.used-1]
+}
+
+// release clears what the call put in b (so that the pool holds no
+// reference to its items) and puts b back in the pool, unless its slabs
+// are larger than a pooled builder's may be.
+func (b *contentBuilder) release() {
+	if cap(b.partSlab) > maxPooled+2 || cap(b.args.text) > maxPooledText {
+		return
+	}
+	clear(b.partSlab)
+	clear(b.contentSlab)
+	clear(b.ptrs)
+	clear(b.contents)
+	clear(b.system)
+	clear(b.callSlab)
+	clear(b.respSlab)
+	clear(b.outputs)
+	b.maps = keepMaps(b.maps, b.used)
+	b.args.reset()
+	*b = contentBuilder{
+		partSlab: b.partSlab[:0], contentSlab: b.contentSlab[:0], ptrs: b.ptrs[:0], contents: b.contents[:0],
+		system: b.system[:0], callSlab: b.callSlab[:0], respSlab: b.respSlab[:0], outputs: b.outputs[:0],
+		args: b.args, maps: b.maps,
+	}
+	builders.Put(b)
+}
+
+// keepMaps empties the first used maps and returns the maps to keep: all
+// but those that grew past maxPooledKeys members.
+func keepMaps(maps []map[string]any, used int) []map[string]any {
+	keep := maps[:0]
+	for i, m := range maps {
+		if i < used && len(m) > maxPooledKeys {
+			continue
+		}
+		clear(m)
+		keep = append(keep, m)
+	}
+	clear(maps[len(keep):])
+	return keep
 }
 
 // part returns a new zero part, from the slab while it lasts.
@@ -235,13 +354,15 @@ func (b *contentBuilder) add(role string, p *genai.Part) {
 		return
 	}
 	b.last = len(b.ptrs) - 1
-	c := genai.Content{Role: role, Parts: b.ptrs[b.last:len(b.ptrs):len(b.ptrs)]}
+	var c *genai.Content
 	if len(b.contentSlab) < cap(b.contentSlab) {
-		b.contentSlab = append(b.contentSlab, c)
-		b.contents = append(b.contents, &b.contentSlab[len(b.contentSlab)-1])
+		b.contentSlab = b.contentSlab[:len(b.contentSlab)+1]
+		c = &b.contentSlab[len(b.contentSlab)-1]
 	} else {
-		b.contents = append(b.contents, &c)
+		c = new(genai.Content)
 	}
+	c.Role, c.Parts = role, b.ptrs[b.last:len(b.ptrs):len(b.ptrs)]
+	b.contents = append(b.contents, c)
 }
 
 // flushSignature sends a signature that no model part followed as a part
@@ -260,7 +381,6 @@ func (b *contentBuilder) flushSignature() {
 // addItems converts the items in order. An item the API cannot take is an
 // *InputError naming it.
 func (b *contentBuilder) addItems(items state.Items) error {
-	b.grow(items.Len() + 1)
 	for i, it := range items.All() {
 		if err := b.addItem(i, it); err != nil {
 			return err
@@ -292,7 +412,7 @@ func (b *contentBuilder) addItem(i int, it state.Item) error {
 	case state.KindToolCall, state.KindHandoffCall:
 		err = b.addCall(it)
 	case state.KindToolOutput, state.KindHandoffOutput:
-		err = b.addOutput(it)
+		err = b.addOutput(i, it)
 	case state.KindOpaque:
 		if p, ok := geminiPart(it); ok {
 			b.add(genai.RoleModel, p)
@@ -350,35 +470,38 @@ func (b *contentBuilder) addReasoning(it state.Item) {
 // addCall converts a function or handoff call, noting its function's
 // name for the outputs that answer it.
 func (b *contentBuilder) addCall(it state.Item) *InputError {
-	args, err := decodeArgs(it.Text())
+	args, err := b.args.decode(it.Text(), b.newMap)
 	if err != nil {
 		return &InputError{Part: -1, Reason: "arguments: " + err.Error()}
 	}
-	if b.names == nil {
-		b.names = make(map[string]string)
+	if b.names != nil {
+		b.names[it.CallID()] = it.Name()
 	}
-	b.names[it.CallID()] = it.Name()
+	b.callSlab = append(b.callSlab, genai.FunctionCall{ID: wireID(it.CallID()), Name: it.Name(), Args: args})
 	p := b.part()
-	p.FunctionCall = &genai.FunctionCall{ID: wireID(it.CallID()), Name: it.Name(), Args: args}
+	p.FunctionCall = &b.callSlab[len(b.callSlab)-1]
 	b.add(genai.RoleModel, p)
 	return nil
 }
 
-// addOutput converts a call's output as a function response: its text,
-// or its content parts (text joined into the response's output, the
-// others as the response's parts).
-func (b *contentBuilder) addOutput(it state.Item) *InputError {
+// addOutput converts input item i, a call's output, as a function
+// response: its text, or its content parts (text joined into the
+// response's output, the others as the response's parts).
+func (b *contentBuilder) addOutput(i int, it state.Item) *InputError {
 	name := it.Name()
 	if name == "" {
-		name = b.names[it.CallID()]
+		name = b.callName(i, it.CallID())
 	}
 	if name == "" {
 		return &InputError{Part: -1, Reason: "the output names no function and answers no call of the input: the API needs the function's name"}
 	}
-	fr := &genai.FunctionResponse{ID: wireID(it.CallID()), Name: name}
+	b.respSlab = append(b.respSlab, genai.FunctionResponse{ID: wireID(it.CallID()), Name: name})
+	fr := &b.respSlab[len(b.respSlab)-1]
 	parts := it.Content()
 	if parts == nil {
-		fr.Response = map[string]any{"output": it.Text()}
+		b.outputs = append(b.outputs, it.Text())
+		fr.Response = b.newMap()
+		fr.Response["output"] = &b.outputs[len(b.outputs)-1]
 	} else {
 		var text strings.Builder
 		for j, p := range parts {
@@ -400,22 +523,19 @@ func (b *contentBuilder) addOutput(it state.Item) *InputError {
 	return nil
 }
 
-// decodeArgs reads a call's JSON arguments as the object the API takes.
-// (The client writes the request through encoding/json into maps and
-// back, so numbers reach the API as float64 whatever is done here.)
-func decodeArgs(s string) (map[string]any, error) {
-	t := strings.TrimSpace(s)
-	if t == "" {
-		return map[string]any{}, nil
+// callName returns the function name of the last call with the ID callID
+// among the input items before item i. The first output that needs it
+// makes the map, from those items; the calls after it join as they come.
+func (b *contentBuilder) callName(i int, callID string) string {
+	if b.names == nil {
+		b.names = make(map[string]string)
+		for j := range i {
+			if it := b.items.At(j); it.Kind() == state.KindToolCall || it.Kind() == state.KindHandoffCall {
+				b.names[it.CallID()] = it.Name()
+			}
+		}
 	}
-	if t[0] != '{' {
-		return nil, errors.New("not a JSON object")
-	}
-	var args map[string]any
-	if err := json.Unmarshal([]byte(t), &args); err != nil {
-		return nil, fmt.Errorf("not a JSON object: %w", err)
-	}
-	return args, nil
+	return b.names[callID]
 }
 
 // userPart converts a user message's content part.
