@@ -232,6 +232,11 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 	resumed := c.Resumed && hasOpenCalls(run)
 	cur := agentOf(c.Agent)
 	spent := r.cfg.budget.newSpend(run)
+	// One Turn serves every turn of the run, cleared for each: a Turn is
+	// valid only while the chain serves it (see [Turn]), and a turn of ~900
+	// bytes made afresh each time was a third of the bytes a turn
+	// allocated.
+	t := new(Turn)
 	for {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -244,7 +249,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 			}
 			runcore.SetTurn(run, n)
 		}
-		t := &Turn{
+		*t = Turn{
 			Run: run, Agent: cur.agent, Number: n, Resumed: resumed, Input: placed,
 			emit: c.emit, runner: r, recorded: &res.newItems, tools: cur.tools, conds: cur.conds, spent: spent,
 		}
