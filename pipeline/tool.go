@@ -91,6 +91,16 @@ type ToolCall struct {
 	Terminal bool
 	// Resumed reports that the call runs on resume, after a decision.
 	Resumed bool
+
+	memo resultMemo // the output item ResultItem last made (see there)
+}
+
+// A resultMemo is the output item [ToolCall.ResultItem] made for a result
+// of text output, and what it was made from.
+type resultMemo struct {
+	res    *ToolResult
+	output string
+	item   state.Item
 }
 
 // IdempotencyKey returns the key a tool with external effects passes on so
@@ -131,9 +141,22 @@ func (c *ToolCall) resultOutput(res *ToolResult) state.Item {
 // response, which approves when the call completed without error and
 // otherwise rejects with the output as its reason. It is the item the core
 // records for the result.
+//
+// A call remembers the item it made for a result with a text output, and
+// returns it again while that result's output is the same, so the session
+// and the core, which both ask, share one item (items are immutable) and
+// its JSON is written once. Like the rest of a ToolCall, it is not for
+// concurrent use.
 func (c *ToolCall) ResultItem(res *ToolResult) state.Item {
 	if c.Item.Kind() != state.KindMCPApprovalRequest {
-		return c.resultOutput(res)
+		if res.Content != nil {
+			return c.contentItem(res.Content)
+		}
+		if m := &c.memo; m.res == res && m.output == res.Output {
+			return m.item
+		}
+		c.memo = resultMemo{res: res, output: res.Output, item: c.outputItem(res.Output)}
+		return c.memo.item
 	}
 	approve := res.Status == ToolCompleted && res.Err == nil
 	reason := ""
