@@ -427,7 +427,11 @@ func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error)
 		out, parts, err = invokeTool(ctx, c)
 	}
 	if err == nil {
-		return &ToolResult{Status: ToolCompleted, Output: out, Content: parts}, nil
+		if c.own == nil {
+			return &ToolResult{Status: ToolCompleted, Output: out, Content: parts}, nil
+		}
+		c.own.result = ToolResult{Status: ToolCompleted, Output: out, Content: parts} // in the call: see ToolHandler
+		return &c.own.result, nil
 	}
 	if errors.Is(err, ErrToolPending) {
 		res := &ToolResult{Status: ToolPending}
@@ -640,15 +644,18 @@ func layoutCalls(t *Turn) (handoffs []handoffCall, hasMessage bool, final string
 			continue
 		}
 		var c *ToolCall
+		var own *callState
 		if cap(t.Calls) == 0 { // the first: in the turn itself
-			c, t.Calls, t.Results = &t.call0, t.calls1[:0], t.result1[:0]
+			c, own, t.Calls, t.Results = &t.call0, &t.own0, t.calls1[:0], t.result1[:0]
 		} else {
-			c = new(ToolCall)
+			cc := new(coreCall)
+			c, own = &cc.call, &cc.own
 		}
+		*own = callState{}
 		*c = ToolCall{
 			Turn: t, Tool: a.tool(it.Name()), Item: it, Name: it.Name(), CallID: it.CallID(),
 			Arguments: it.Text(), Index: len(t.Calls), OutputSeq: outSeq,
-			Terminal: a.ToolUse.MayEnd(it.Name()), Resumed: t.Resumed,
+			Terminal: a.ToolUse.MayEnd(it.Name()), Resumed: t.Resumed, own: own,
 		}
 		t.Calls = append(t.Calls, c)
 		t.Results = append(t.Results, nil)

@@ -47,10 +47,11 @@ type Turn struct {
 	spent    *spend          // the run's cost so far, with a cost budget (budget.go)
 	runner   *Runner         // the runner serving the turn, for agents used as tools
 	model    ModelCall       // the turn's model call (Runner.callModel)
-	// The first call, and the one-element backings of Calls and Results:
-	// a turn of one call, the common case, allocates nothing more for
-	// them (layoutCalls).
+	// The first call with its state, and the one-element backings of
+	// Calls and Results: a turn of one call, the common case, allocates
+	// nothing more for them (layoutCalls).
 	call0   ToolCall
+	own0    callState
 	calls1  [1]*ToolCall
 	result1 [1]*ToolResult
 }
