@@ -24,6 +24,12 @@ func (f HandlerFunc) ServeTurn(ctx context.Context, t *Turn) error { return f(ct
 // use. The result is non-nil if and only if the error is nil; an error
 // aborts the run (a tool's own failure is reported to the model as its
 // output by default, see [WithToolErrorsAbort]).
+//
+// A result is valid while the turn is served, like the call. The core's
+// tool stage returns the result of a completed call in the call itself,
+// without an allocation: a middleware that calls next twice for one call
+// gets the same result back, filled in anew, so it reads the first one
+// before the second call, or copies it.
 type ToolHandler interface {
 	CallTool(ctx context.Context, c *ToolCall) (*ToolResult, error)
 }

@@ -232,6 +232,11 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 	resumed := c.Resumed && hasOpenCalls(run)
 	cur := agentOf(c.Agent)
 	spent := r.cfg.budget.newSpend(run)
+	// One Turn serves every turn of the run, cleared for each: a Turn is
+	// valid only while the chain serves it (see [Turn]), and a turn of ~900
+	// bytes made afresh each time was a third of the bytes a turn
+	// allocated.
+	t := new(Turn)
 	for {
 		if err := ctx.Err(); err != nil {
 			return res, err
@@ -244,7 +249,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 			}
 			runcore.SetTurn(run, n)
 		}
-		t := &Turn{
+		*t = Turn{
 			Run: run, Agent: cur.agent, Number: n, Resumed: resumed, Input: placed,
 			emit: c.emit, runner: r, recorded: &res.newItems, tools: cur.tools, conds: cur.conds, spent: spent,
 		}
@@ -422,7 +427,11 @@ func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error)
 		out, parts, err = invokeTool(ctx, c)
 	}
 	if err == nil {
-		return &ToolResult{Status: ToolCompleted, Output: out, Content: parts}, nil
+		if c.own == nil {
+			return &ToolResult{Status: ToolCompleted, Output: out, Content: parts}, nil
+		}
+		c.own.result = ToolResult{Status: ToolCompleted, Output: out, Content: parts} // in the call: see ToolHandler
+		return &c.own.result, nil
 	}
 	if errors.Is(err, ErrToolPending) {
 		res := &ToolResult{Status: ToolPending}
@@ -635,15 +644,18 @@ func layoutCalls(t *Turn) (handoffs []handoffCall, hasMessage bool, final string
 			continue
 		}
 		var c *ToolCall
+		var own *callState
 		if cap(t.Calls) == 0 { // the first: in the turn itself
-			c, t.Calls, t.Results = &t.call0, t.calls1[:0], t.result1[:0]
+			c, own, t.Calls, t.Results = &t.call0, &t.own0, t.calls1[:0], t.result1[:0]
 		} else {
-			c = new(ToolCall)
+			cc := new(coreCall)
+			c, own = &cc.call, &cc.own
 		}
+		*own = callState{}
 		*c = ToolCall{
 			Turn: t, Tool: a.tool(it.Name()), Item: it, Name: it.Name(), CallID: it.CallID(),
 			Arguments: it.Text(), Index: len(t.Calls), OutputSeq: outSeq,
-			Terminal: a.ToolUse.MayEnd(it.Name()), Resumed: t.Resumed,
+			Terminal: a.ToolUse.MayEnd(it.Name()), Resumed: t.Resumed, own: own,
 		}
 		t.Calls = append(t.Calls, c)
 		t.Results = append(t.Results, nil)

@@ -91,6 +91,31 @@ type ToolCall struct {
 	Terminal bool
 	// Resumed reports that the call runs on resume, after a decision.
 	Resumed bool
+
+	own *callState // the core's room for the call; nil in a ToolCall the core did not make
+}
+
+// A callState is what the core keeps for a call it made, allocated with
+// it: the output item [ToolCall.ResultItem] made last, and the result the
+// core's tool stage returns for a completed call (see [ToolHandler]).
+type callState struct {
+	memo   resultMemo
+	result ToolResult
+}
+
+// A coreCall is a call the core made, beyond a turn's first (which lives
+// in the turn), with its state: one allocation for both.
+type coreCall struct {
+	call ToolCall
+	own  callState
+}
+
+// A resultMemo is the output item [ToolCall.ResultItem] made for a result
+// of text output, and what it was made from.
+type resultMemo struct {
+	res    *ToolResult
+	output string
+	item   state.Item
 }
 
 // IdempotencyKey returns the key a tool with external effects passes on so
@@ -131,9 +156,22 @@ func (c *ToolCall) resultOutput(res *ToolResult) state.Item {
 // response, which approves when the call completed without error and
 // otherwise rejects with the output as its reason. It is the item the core
 // records for the result.
+//
+// A call the core made remembers the item it made for a result with a
+// text output, and returns it again while that result's output is the
+// same, so the session and the core, which both ask, share one item
+// (items are immutable) and its JSON is written once. Like the rest of a
+// ToolCall, it is not for concurrent use.
 func (c *ToolCall) ResultItem(res *ToolResult) state.Item {
 	if c.Item.Kind() != state.KindMCPApprovalRequest {
-		return c.resultOutput(res)
+		if res.Content != nil || c.own == nil {
+			return c.resultOutput(res)
+		}
+		m := &c.own.memo
+		if m.res != res || m.output != res.Output {
+			*m = resultMemo{res: res, output: res.Output, item: c.outputItem(res.Output)}
+		}
+		return m.item
 	}
 	approve := res.Status == ToolCompleted && res.Err == nil
 	reason := ""

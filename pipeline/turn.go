@@ -8,9 +8,10 @@ import (
 )
 
 // A Turn is one step of a run: a model call, the tool calls it asked for,
-// and the decision about what comes next. The runner makes a Turn per
-// step and hands it down the chain; it is valid only while the chain serves
-// it, and middleware must not keep it afterwards.
+// and the decision about what comes next. The runner hands a Turn down the
+// chain for each step; it is valid only while the chain serves it, and
+// middleware must not keep it afterwards: the runner clears it and serves
+// the run's next step with it, and so with its calls and their results.
 //
 // Fields set by the core (Response, Calls, Results, Next) are filled in as
 // the inner stages run: a Turn middleware sees them after calling next.
@@ -47,10 +48,11 @@ type Turn struct {
 	spent    *spend          // the run's cost so far, with a cost budget (budget.go)
 	runner   *Runner         // the runner serving the turn, for agents used as tools
 	model    ModelCall       // the turn's model call (Runner.callModel)
-	// The first call, and the one-element backings of Calls and Results:
-	// a turn of one call, the common case, allocates nothing more for
-	// them (layoutCalls).
+	// The first call with its state, and the one-element backings of
+	// Calls and Results: a turn of one call, the common case, allocates
+	// nothing more for them (layoutCalls).
 	call0   ToolCall
+	own0    callState
 	calls1  [1]*ToolCall
 	result1 [1]*ToolResult
 }

@@ -36,14 +36,19 @@ func (a Approval) Fingerprint() string { return Fingerprint(a.Tool, a.Arguments)
 // A decision records it; a call whose arguments changed after the decision
 // no longer matches.
 func Fingerprint(tool, arguments string) string {
-	// One allocation, the string, for arguments up to the buffer's size:
-	// the digest's input and its hex on the stack.
+	out := fingerprint(tool, arguments)
+	return string(out[:])
+}
+
+// fingerprint returns the hex of [Fingerprint] in an array: for arguments
+// up to the buffer's size, the digest's input and its hex on the stack.
+func fingerprint(tool, arguments string) [2 * sha256.Size]byte {
 	var buf [512]byte
 	in := append(append(append(buf[:0], tool...), 0), arguments...)
 	sum := sha256.Sum256(in)
 	var out [2 * sha256.Size]byte
 	hex.Encode(out[:], sum[:])
-	return string(out[:])
+	return out
 }
 
 // A Verdict is a human decision on a tool call. The zero Verdict is invalid.
@@ -284,8 +289,8 @@ func (d Decision) Check(callID, tool, arguments string) error {
 	if d.Always || d.Fingerprint == "" {
 		return nil
 	}
-	if got := Fingerprint(tool, arguments); got != d.Fingerprint {
-		return &FingerprintError{CallID: callID, Tool: tool, Decided: d.Fingerprint, Got: got}
+	if got := fingerprint(tool, arguments); string(got[:]) != d.Fingerprint { // compared without a string of its own
+		return &FingerprintError{CallID: callID, Tool: tool, Decided: d.Fingerprint, Got: string(got[:])}
 	}
 	return nil
 }

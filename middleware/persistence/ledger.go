@@ -42,6 +42,8 @@ type ledger struct {
 	stBuf    [8]status
 	batchBuf [2]state.Item
 	bufUsed  bool
+
+	ctx ledgerContext // the context the turn is served with (see withLedger)
 }
 
 // newLedger returns the ledger of turn t of run, for session sid.
@@ -52,6 +54,29 @@ func newLedger(store session.Store, run *state.Run, t *pipeline.Turn, sid string
 }
 
 type ledgerKey struct{}
+
+// A ledgerContext is a turn's context that carries the turn's ledger, as
+// context.WithValue(ctx, ledgerKey{}, l) would; it lives in the ledger, so
+// the two cost one allocation per turn, not two.
+type ledgerContext struct {
+	context.Context
+	l *ledger
+}
+
+// Value returns the ledger for ledgerKey{}, and what the parent context
+// holds for any other key.
+func (c *ledgerContext) Value(key any) any {
+	if key == (ledgerKey{}) {
+		return c.l
+	}
+	return c.Context.Value(key)
+}
+
+// withLedger returns ctx carrying l, for the stages inside the turn.
+func (l *ledger) withLedger(ctx context.Context) context.Context {
+	l.ctx = ledgerContext{Context: ctx, l: l}
+	return &l.ctx
+}
 
 // ledgerFrom returns the ledger of the turn the tool call belongs to.
 func ledgerFrom(ctx context.Context, c *pipeline.ToolCall) (*ledger, bool) {

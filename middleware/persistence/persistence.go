@@ -247,7 +247,7 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 	if l.ext.Next != nil {
 		return l.replay(t)
 	}
-	err = h.next.ServeTurn(context.WithValue(ctx, ledgerKey{}, l), t)
+	err = h.next.ServeTurn(l.withLedger(ctx), t)
 	if serr := l.settleInput(ctx, t); serr != nil && serr != l.err {
 		err = errors.Join(err, serr) // an append failure is l.err, which finish reports
 	}

@@ -1,0 +1,33 @@
+package persistence
+
+import (
+	"context"
+	"errors"
+	"testing"
+)
+
+type parentKey struct{}
+
+// The context a turn is served with carries its ledger and everything of
+// the context it was made from: values, cancellation, and contexts made
+// from it are cancelled with it.
+func TestLedgerContext(t *testing.T) {
+	t.Parallel()
+	parent, cancel := context.WithCancel(context.WithValue(context.Background(), parentKey{}, "v"))
+	l := &ledger{}
+	ctx := l.withLedger(parent)
+	if got, _ := ctx.Value(ledgerKey{}).(*ledger); got != l {
+		t.Errorf("Value(ledgerKey{}) = %p, want the ledger %p", got, l)
+	}
+	if got := ctx.Value(parentKey{}); got != "v" {
+		t.Errorf("Value(parentKey{}) = %v, want the parent's value v", got)
+	}
+	inner, stop := context.WithCancel(ctx)
+	defer stop()
+	cancel()
+	<-ctx.Done()
+	<-inner.Done()
+	if !errors.Is(ctx.Err(), context.Canceled) || !errors.Is(inner.Err(), context.Canceled) {
+		t.Errorf("after the parent's cancel: Err = %v, inner Err = %v, want context.Canceled", ctx.Err(), inner.Err())
+	}
+}
