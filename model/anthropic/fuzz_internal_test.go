@@ -110,3 +110,41 @@ func FuzzParseMessageMatchesTwoPass(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadMessage: what the hand-written body reader reads, it reads as
+// encoding/json does (parseMessageJSON): the same response, item for
+// item; what it does not read is left to encoding/json.
+func FuzzReadMessage(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.json")
+	for _, name := range files {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(b)
+		}
+	}
+	for _, tt := range readMessageCases {
+		f.Add([]byte(tt.body))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var buf [4]block
+		msg, blocks, ok := readMessage(body, buf[:0])
+		if !ok {
+			return
+		}
+		got, err := responseItems(msg.ID, blocks, msg.StopReason, "")
+		want, werr := parseMessageJSON(body, "")
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("read by hand: %v; by encoding/json: %v", err, werr)
+		}
+		if err != nil {
+			return
+		}
+		if msg.ID != want.ID || msg.Model != want.Model || msg.Usage.usage() != want.Usage || len(got) != len(want.Items) {
+			t.Fatalf("read by hand %+v %v, by encoding/json %+v", msg, got, want)
+		}
+		for i := range got {
+			if !got[i].Equal(want.Items[i]) {
+				t.Fatalf("item %d: %v, by encoding/json %v", i, got[i], want.Items[i])
+			}
+		}
+	})
+}
