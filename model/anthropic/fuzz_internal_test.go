@@ -1,11 +1,16 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -145,6 +150,55 @@ func FuzzReadMessage(f *testing.F) {
 			if !got[i].Equal(want.Items[i]) {
 				t.Fatalf("item %d: %v, by encoding/json %v", i, got[i], want.Items[i])
 			}
+		}
+	})
+}
+
+// chunkReader returns its bytes n at a time.
+type chunkReader struct {
+	b []byte
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	n := min(c.n, len(p), len(c.b))
+	copy(p, c.b[:n])
+	c.b = c.b[n:]
+	return n, nil
+}
+
+// FuzzSSEReader: the stream reader reads the events the SDK's decoder
+// reads from the same body, with the same types and data (the SDK's with
+// a newline after the last line), whatever the size of its buffer and of
+// the body's reads.
+func FuzzSSEReader(f *testing.F) {
+	f.Add(benchStream(), uint8(7), uint8(3))
+	f.Add([]byte("event: a\r\ndata: 1\ndata: 2\n\n: comment\n\nevent: b\n\ndata\n\nid: 3\ndata:x\n\nevent: c\ndata: tail"), uint8(1), uint8(1))
+	f.Add([]byte("\n\n\r\ndata: \n\nevent:\ndata:\n\n"), uint8(2), uint8(200))
+	f.Fuzz(func(t *testing.T, body []byte, bufSize, chunk uint8) {
+		want := ssestream.NewDecoder(&http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(body))})
+		defer want.Close()
+		buf := make([]byte, 1+int(bufSize)%32)
+		got := &sseReader{body: io.NopCloser(&chunkReader{b: body, n: 1 + int(chunk)%64}), buf: &buf}
+		defer got.Close()
+		for n := 0; ; n++ {
+			g, w := got.Next(), want.Next()
+			if g != w {
+				t.Fatalf("event %d: read %v, SDK's %v", n, g, w)
+			}
+			if !g {
+				break
+			}
+			ge, we := got.Event(), want.Event()
+			if ge.Type != we.Type || !bytes.Equal(ge.Data, bytes.TrimSuffix(we.Data, []byte("\n"))) {
+				t.Fatalf("event %d: %q %q, SDK's %q %q", n, ge.Type, ge.Data, we.Type, we.Data)
+			}
+		}
+		if (got.Err() == nil) != (want.Err() == nil) {
+			t.Fatalf("error %v, SDK's %v", got.Err(), want.Err())
 		}
 	})
 }

@@ -53,7 +53,7 @@ func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, req request) 
 	if res == nil || res.Body == nil {
 		return nil, translate(ctx, fmt.Errorf("%w: no response body", ErrIncompleteStream), status, reqID)
 	}
-	dec := ssestream.NewDecoder(res)
+	dec := newEvents(res)
 	defer dec.Close()
 	out, err := readStream(dec, c, req.outputTool)
 	if err != nil {
