@@ -81,34 +81,52 @@ func readMessage(body []byte, buf []block) (msg messageBody, blocks []block, ok 
 	}
 	var a arena
 	a.grow(&rm)
-	a.write(body, &rm.id, false)
-	a.write(body, &rm.model, false)
-	a.write(body, &rm.stopReason, false)
-	for i := range rm.n {
-		rb := rm.block(i)
-		for _, s := range [...]*span{&rb.text, &rb.id, &rb.name, &rb.thinking, &rb.signature, &rb.data} {
-			a.write(body, s, false)
-		}
-		if rb.hasInput {
-			a.write(body, &rb.input, true)
-		}
-	}
+	a.writeMessage(body, &rm)
 	s := a.sb.String()
-	msg = messageBody{ID: s[rm.id.at : rm.id.at+rm.id.m], Model: s[rm.model.at : rm.model.at+rm.model.m], Usage: rm.usage}
-	msg.StopReason = stopReason(s[rm.stopReason.at : rm.stopReason.at+rm.stopReason.m])
+	msg = rm.make(s)
 	blocks = buf
 	for i := range rm.n {
-		rb := rm.block(i)
-		b := block{
-			Type: rb.typ, Text: sub(s, rb.text), ID: sub(s, rb.id), Name: sub(s, rb.name),
-			Thinking: sub(s, rb.thinking), Signature: sub(s, rb.signature), Data: sub(s, rb.data),
-		}
-		if rb.hasInput {
-			b.args = sub(s, rb.input)
-		}
-		blocks = append(blocks, b)
+		blocks = append(blocks, rm.block(i).make(s))
 	}
 	return msg, blocks, true
+}
+
+// writeMessage puts m's strings, its blocks' included, in the arena.
+func (a *arena) writeMessage(body []byte, m *rawMessage) {
+	a.write(body, &m.id, false)
+	a.write(body, &m.model, false)
+	a.write(body, &m.stopReason, false)
+	for i := range m.n {
+		a.writeBlock(body, m.block(i))
+	}
+}
+
+// writeBlock puts b's strings in the arena.
+func (a *arena) writeBlock(body []byte, b *rawBlock) {
+	for _, s := range [...]*span{&b.text, &b.id, &b.name, &b.thinking, &b.signature, &b.data} {
+		a.write(body, s, false)
+	}
+	if b.hasInput {
+		a.write(body, &b.input, true)
+	}
+}
+
+// make returns the message whose strings writeMessage put in the arena
+// s, without its blocks.
+func (m *rawMessage) make(s string) messageBody {
+	return messageBody{ID: sub(s, m.id), Model: sub(s, m.model), StopReason: stopReason(sub(s, m.stopReason)), Usage: m.usage}
+}
+
+// make returns the block whose strings writeBlock put in the arena s.
+func (rb *rawBlock) make(s string) block {
+	b := block{
+		Type: rb.typ, Text: sub(s, rb.text), ID: sub(s, rb.id), Name: sub(s, rb.name),
+		Thinking: sub(s, rb.thinking), Signature: sub(s, rb.signature), Data: sub(s, rb.data),
+	}
+	if rb.hasInput {
+		b.args = sub(s, rb.input)
+	}
+	return b
 }
 
 func sub(s string, sp span) string { return s[sp.at : sp.at+sp.m] }
@@ -153,11 +171,11 @@ func (r *bodyReader) message(m *rawMessage) bool {
 		seen |= 1 << n
 		switch messageKeys[n] {
 		case "id":
-			ok = r.str(&m.id)
+			ok = r.strOrNull(&m.id)
 		case "model":
-			ok = r.str(&m.model)
+			ok = r.strOrNull(&m.model)
 		case "stop_reason":
-			ok = r.str(&m.stopReason)
+			ok = r.strOrNull(&m.stopReason)
 		case "content":
 			ok = r.content(m)
 		case "usage":
@@ -230,23 +248,23 @@ func (r *bodyReader) block(b *rawBlock) bool {
 		seen |= 1 << n
 		switch blockKeys[n] {
 		case "type":
-			ok = r.str(&typ) && !typ.esc
+			ok = r.strOrNull(&typ) && !typ.esc
 		case "text":
-			ok = r.str(&b.text)
+			ok = r.strOrNull(&b.text)
 		case "id":
-			ok = r.str(&b.id)
+			ok = r.strOrNull(&b.id)
 		case "name":
-			ok = r.str(&b.name)
+			ok = r.strOrNull(&b.name)
 		case "input":
 			start := r.i
 			ok, b.hasInput = r.skip(), true
 			b.input = span{off: start, n: r.i - start}
 		case "thinking":
-			ok = r.str(&b.thinking)
+			ok = r.strOrNull(&b.thinking)
 		case "signature":
-			ok = r.str(&b.signature)
+			ok = r.strOrNull(&b.signature)
 		case "data":
-			ok = r.str(&b.data)
+			ok = r.strOrNull(&b.data)
 		}
 		if !ok {
 			return false
@@ -299,13 +317,13 @@ func (r *bodyReader) usage(u *usageBody) bool {
 		seen |= 1 << n
 		switch usageKeys[n] {
 		case "input_tokens":
-			u.InputTokens, ok = r.int()
+			ok = r.intOrNull(&u.InputTokens)
 		case "output_tokens":
-			u.OutputTokens, ok = r.int()
+			ok = r.intOrNull(&u.OutputTokens)
 		case "cache_creation_input_tokens":
-			u.CacheCreationInputTokens, ok = r.int()
+			ok = r.intOrNull(&u.CacheCreationInputTokens)
 		case "cache_read_input_tokens":
-			u.CacheReadInputTokens, ok = r.int()
+			ok = r.intOrNull(&u.CacheReadInputTokens)
 		case "output_tokens_details":
 			ok = r.details(u)
 		}
@@ -336,7 +354,7 @@ func (r *bodyReader) details(u *usageBody) bool {
 			return false
 		default:
 			seen = true
-			u.OutputTokensDetails.ThinkingTokens, ok = r.int()
+			ok = r.intOrNull(&u.OutputTokensDetails.ThinkingTokens)
 		}
 		if !ok {
 			return false
@@ -501,6 +519,32 @@ func hex4(b []byte) int {
 	return v
 }
 
+// null reads a null, which encoding/json leaves a string or a number
+// unchanged for: as if the member were not there.
+func (r *bodyReader) null() bool {
+	r.ws()
+	if bytes.HasPrefix(r.b[r.i:], []byte("null")) {
+		r.i += 4
+		return true
+	}
+	return false
+}
+
+// strOrNull reads a string into s, or a null.
+func (r *bodyReader) strOrNull(s *span) bool { return r.null() || r.str(s) }
+
+// intOrNull reads an integer into v, or a null.
+func (r *bodyReader) intOrNull(v *int64) bool {
+	if r.null() {
+		return true
+	}
+	n, ok := r.int()
+	if ok {
+		*v = n
+	}
+	return ok
+}
+
 // int reads an integer; a number with a fraction or an exponent, one out
 // of int64's range, or a value of another type is not read.
 func (r *bodyReader) int() (int64, bool) {
@@ -591,13 +635,20 @@ type arena struct{ sb strings.Builder }
 
 // grow makes room for m's strings: their text is at most as long as
 // their JSON.
-func (a *arena) grow(m *rawMessage) {
+func (a *arena) grow(m *rawMessage) { a.sb.Grow(m.size()) }
+
+// size is the length of m's strings' JSON.
+func (m *rawMessage) size() int {
 	n := m.id.n + m.model.n + m.stopReason.n
 	for i := range m.n {
-		b := m.block(i)
-		n += b.text.n + b.id.n + b.name.n + b.thinking.n + b.signature.n + b.data.n + b.input.n
+		n += m.block(i).size()
 	}
-	a.sb.Grow(n)
+	return n
+}
+
+// size is the length of b's strings' JSON.
+func (b *rawBlock) size() int {
+	return b.text.n + b.id.n + b.name.n + b.thinking.n + b.signature.n + b.data.n + b.input.n
 }
 
 // write puts s's text (its JSON value compacted when value) in the
@@ -679,5 +730,153 @@ func unescape(sb *strings.Builder, raw []byte) {
 			sb.WriteByte(raw[1])
 		}
 		raw = raw[2:]
+	}
+}
+
+// Member names of a stream event and of its delta, for
+// [bodyReader.other]: those of streamEvent.
+var (
+	eventKeys = []string{"type", "index", "message", "content_block", "delta", "usage", "error"}
+	deltaKeys = []string{"type", "text", "partial_json", "thinking", "signature", "stop_reason"}
+)
+
+// eventScratch holds what readEvent reads, reused from event to event.
+type eventScratch struct {
+	raw   rawMessage
+	blk   rawBlock
+	msg   messageBody
+	block block
+	usage usageBody
+}
+
+// readEvent reads a stream event's data into ev (zero) as encoding/json
+// would, its message, block and usage into sc, with the strings the
+// stream keeps (a message's ID and model, a block's) in one allocation;
+// ok false means the event is to be read by encoding/json. It reads the
+// events that start a message or a block and the message's delta; an
+// error event, or a block kept opaque, is left to encoding/json.
+func readEvent(data []byte, ev *streamEvent, sc *eventScratch) bool {
+	if !json.Valid(data) {
+		return false
+	}
+	r := bodyReader{b: data}
+	var (
+		seen               uint
+		typ, stop          span
+		msg, blk, hasUsage bool
+	)
+	if !r.open('{') {
+		return false
+	}
+	for {
+		key, done, ok := r.key()
+		if !ok {
+			return false
+		}
+		if done {
+			break
+		}
+		n := keyIndex(key, eventKeys)
+		switch {
+		case n < 0:
+			if !r.skip() {
+				return false
+			}
+			continue
+		case n >= len(eventKeys), seen&(1<<n) != 0:
+			return false
+		}
+		seen |= 1 << n
+		switch eventKeys[n] {
+		case "type":
+			ok = r.strOrNull(&typ) && !typ.esc
+		case "index":
+			var i int64
+			ok = r.intOrNull(&i)
+			ev.Index = int(i)
+		case "message":
+			sc.raw = rawMessage{}
+			ok, msg = r.message(&sc.raw), true
+		case "content_block":
+			sc.blk = rawBlock{}
+			ok, blk = r.block(&sc.blk), true
+		case "delta":
+			ok = r.delta(&stop)
+		case "usage":
+			sc.usage = usageBody{}
+			ok, hasUsage = r.usage(&sc.usage), true
+		default: // "error"
+			return false
+		}
+		if !ok {
+			return false
+		}
+	}
+	ev.Type = internedType(data[typ.off : typ.off+typ.n])
+	var a arena
+	n := stop.n
+	if msg {
+		n += sc.raw.size()
+	}
+	if blk {
+		n += sc.blk.size()
+	}
+	a.sb.Grow(n)
+	if msg {
+		a.writeMessage(data, &sc.raw)
+	}
+	if blk {
+		a.writeBlock(data, &sc.blk)
+	}
+	a.write(data, &stop, false)
+	s := a.sb.String()
+	if msg {
+		sc.msg = sc.raw.make(s)
+		ev.Message = &sc.msg
+	}
+	if blk {
+		sc.block = sc.blk.make(s)
+		ev.ContentBlock = &sc.block
+	}
+	if hasUsage {
+		ev.Usage = &sc.usage
+	}
+	ev.Delta.StopReason = stopReason(sub(s, stop))
+	return true
+}
+
+// delta reads a message_delta's delta: its stop reason into stop, the
+// other members streamEvent has checked for their type.
+func (r *bodyReader) delta(stop *span) bool {
+	if !r.open('{') {
+		return false
+	}
+	var seen uint
+	for {
+		key, done, ok := r.key()
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+		n := keyIndex(key, deltaKeys)
+		switch {
+		case n < 0:
+			ok = r.skip()
+		case n >= len(deltaKeys), seen&(1<<n) != 0:
+			return false
+		case deltaKeys[n] == "stop_reason":
+			ok = r.strOrNull(stop)
+		default:
+			var s span
+			ok = r.strOrNull(&s)
+		}
+		if n >= 0 {
+			seen |= 1 << n
+		}
+		if !ok {
+			return false
+		}
 	}
 }

@@ -202,3 +202,44 @@ func FuzzSSEReader(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadEvent: what the hand-written event reader reads, it reads as
+// encoding/json reads it into a streamEvent, for what the stream keeps.
+func FuzzReadEvent(f *testing.F) {
+	for _, ln := range bytes.Split(benchStream(), []byte("\n")) {
+		if data, ok := bytes.CutPrefix(ln, []byte("data: ")); ok {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte(`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`))
+	f.Add([]byte(`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null,"type":null},"usage":{"output_tokens":5,"cache_read_input_tokens":null}}`))
+	f.Add([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var (
+			got, want streamEvent
+			sc        eventScratch
+		)
+		if !readEvent(data, &got, &sc) {
+			return
+		}
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("read by hand %+v; encoding/json: %v", got, err)
+		}
+		if got.Type != want.Type || got.Index != want.Index || got.Delta.StopReason != want.Delta.StopReason {
+			t.Fatalf("read by hand %+v, by encoding/json %+v", got, want)
+		}
+		if (got.Message == nil) != (want.Message == nil) || (got.ContentBlock == nil) != (want.ContentBlock == nil) || (got.Usage == nil) != (want.Usage == nil) {
+			t.Fatalf("read by hand %+v, by encoding/json %+v", got, want)
+		}
+		if m, w := got.Message, want.Message; m != nil && (m.ID != w.ID || m.Model != w.Model || m.StopReason != w.StopReason || m.Usage != w.Usage) {
+			t.Fatalf("message %+v, by encoding/json %+v", *m, *w)
+		}
+		if b, w := got.ContentBlock, want.ContentBlock; b != nil && (b.Type != w.Type || b.Text != w.Text || b.ID != w.ID || b.Name != w.Name ||
+			b.Thinking != w.Thinking || b.Signature != w.Signature || b.Data != w.Data || b.arguments() != w.arguments()) {
+			t.Fatalf("block %+v, by encoding/json %+v", *b, *w)
+		}
+		if got.Usage != nil && *got.Usage != *want.Usage {
+			t.Fatalf("usage %+v, by encoding/json %+v", *got.Usage, *want.Usage)
+		}
+	})
+}

@@ -99,7 +99,8 @@ type streamReader struct {
 	partial    [][]byte // input_json_delta text per block
 	usage      usageBody
 	events     int
-	ev         streamEvent // the event being decoded, reused
+	ev         streamEvent  // the event being decoded, reused
+	scratch    eventScratch // what readEvent reads, reused
 }
 
 // where names the stream's current event, of type typ, in an error.
@@ -148,8 +149,11 @@ func (r *streamReader) event(data []byte, typ string) (*pipeline.ModelResponse, 
 	}
 	ev := &r.ev
 	*ev = streamEvent{}
-	if err := json.Unmarshal(data, ev); err != nil {
-		return nil, &DecodeError{Where: fmt.Sprintf("stream event %d", r.events), Err: err}
+	if !readEvent(data, ev, &r.scratch) {
+		*ev = streamEvent{}
+		if err := json.Unmarshal(data, ev); err != nil {
+			return nil, &DecodeError{Where: fmt.Sprintf("stream event %d", r.events), Err: err}
+		}
 	}
 	if ev.Type == "" {
 		ev.Type = typ
@@ -173,7 +177,7 @@ func (r *streamReader) blockStop(data []byte) error {
 		if b := &r.blocks[i]; b.raw != nil {
 			b.raw = withInput(b.raw, p)
 		} else {
-			b.Input = p
+			b.Input, b.args = p, "" // the streamed input, not the start's
 		}
 	}
 	return nil
