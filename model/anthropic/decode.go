@@ -477,8 +477,12 @@ func escapeLen(b []byte) int {
 	if len(b) < 2 {
 		return 0
 	}
-	if b[1] != 'u' {
+	switch b[1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 		return 2
+	case 'u':
+	default:
+		return 0
 	}
 	r1 := hex4(b[2:])
 	if r1 < 0 {

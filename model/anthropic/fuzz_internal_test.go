@@ -243,3 +243,22 @@ func FuzzReadEvent(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUnquoted: a delta's JSON string read by hand has the text
+// encoding/json reads, and one encoding/json refuses is refused.
+func FuzzUnquoted(f *testing.F) {
+	f.Add([]byte(`"a \"quoted\" \u00e9\n\ud83d\ude00 \/"`))
+	f.Add([]byte(`"\ud83d"`))
+	f.Add([]byte(`"bad \q"`))
+	f.Fuzz(func(t *testing.T, str []byte) {
+		if len(str) < 2 || str[0] != '"' || str[len(str)-1] != '"' {
+			return
+		}
+		_, got, ok := unquoted(0, str)
+		var want string
+		err := json.Unmarshal(str, &want)
+		if ok != (err == nil) || got != want {
+			t.Fatalf("unquoted(%q) = %q, %v; encoding/json %q, %v", str, got, ok, want, err)
+		}
+	})
+}

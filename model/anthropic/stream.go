@@ -121,6 +121,9 @@ func (r *streamReader) delta(i int, isJSON bool, text string) error {
 		}
 		return nil
 	}
+	if r.blocks[i].text == nil {
+		r.blocks[i].text = make([]byte, 0, max(256, len(text))) // a few deltas' room
+	}
 	r.blocks[i].text = append(r.blocks[i].text, text...)
 	if text != "" {
 		r.c.Emit(pipeline.TextDelta{ItemID: r.msg.ID, Delta: text})
@@ -366,11 +369,30 @@ func deltaOf(data, mid []byte) (index int, text string, ok bool) {
 // json.Unmarshal takes the address of; in deltaOf, that named result
 // moved to the heap on every call.
 func unquoted(index int, str []byte) (int, string, bool) {
+	if inner := str[1 : len(str)-1]; plainString(str) {
+		var sb strings.Builder
+		sb.Grow(len(inner))
+		unescape(&sb, inner)
+		return index, sb.String(), true
+	}
 	var text string
 	if json.Unmarshal(str, &text) != nil {
 		return 0, "", false
 	}
 	return index, text, true
+}
+
+// plainString reports a JSON string, quotes included, whose escapes
+// unescape reads as encoding/json does (no lone surrogate, no invalid
+// UTF-8, no control character): one allocation for its text, where
+// json.Unmarshal takes several.
+func plainString(str []byte) bool {
+	if bytes.IndexFunc(str, func(r rune) bool { return r < ' ' }) >= 0 {
+		return false
+	}
+	r := bodyReader{b: str}
+	var s span
+	return r.str(&s) && r.i == len(str)
 }
 
 // eventTypes are the event types the stream reader tells apart, so that
