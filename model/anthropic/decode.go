@@ -60,7 +60,7 @@ type bodyReader struct {
 	i int
 }
 
-// Member names each object of the body may have, for [bodyReader.other].
+// Member names each object of the body may have, for keyIndex.
 var (
 	messageKeys = []string{"id", "model", "stop_reason", "content", "usage"}
 	blockKeys   = []string{"type", "text", "id", "name", "input", "thinking", "signature", "data"}
@@ -738,7 +738,7 @@ func unescape(sb *strings.Builder, raw []byte) {
 }
 
 // Member names of a stream event and of its delta, for
-// [bodyReader.other]: those of streamEvent.
+// keyIndex: those of streamEvent.
 var (
 	eventKeys = []string{"type", "index", "message", "content_block", "delta", "usage", "error"}
 	deltaKeys = []string{"type", "text", "partial_json", "thinking", "signature", "stop_reason"}
@@ -817,6 +817,14 @@ func readEvent(data []byte, ev *streamEvent, sc *eventScratch) bool {
 		}
 	}
 	ev.Type = internedType(data[typ.off : typ.off+typ.n])
+	sc.keep(data, ev, stop, msg, blk, hasUsage)
+	return true
+}
+
+// keep puts in ev what readEvent read into sc: the message (when msg),
+// the block (blk), the usage (usage) and the stop reason, their strings
+// in one arena.
+func (sc *eventScratch) keep(data []byte, ev *streamEvent, stop span, msg, blk, usage bool) {
 	var a arena
 	n := stop.n
 	if msg {
@@ -842,11 +850,10 @@ func readEvent(data []byte, ev *streamEvent, sc *eventScratch) bool {
 		sc.block = sc.blk.make(s)
 		ev.ContentBlock = &sc.block
 	}
-	if hasUsage {
+	if usage {
 		ev.Usage = &sc.usage
 	}
 	ev.Delta.StopReason = stopReason(sub(s, stop))
-	return true
 }
 
 // delta reads a message_delta's delta: its stop reason into stop, the
