@@ -27,7 +27,12 @@ import (
 // Post of a request body built beforehand, as bytes (the SDK does not
 // marshal it again), with the plain call's timeout chosen as Messages.New
 // chooses it, the response read as bytes (plain) or as the SDK's decoded
-// server-sent events (stream), nothing decoded into items. "sdk-params" is
+// server-sent events (stream), nothing decoded into items. Streamed, the
+// adapter reads the events with a reader of its own since issue 29's
+// fourth round, so "sdk-post" is the SDK's part of its call: the Post,
+// the body read through unparsed; adapter − sdk-post is then its whole
+// own cost (reading the events included), adapter − sdk its cost over
+// the SDK's cheapest way to read the same events. "sdk-params" is
 // the same call through Messages.New with the body set on the params
 // (param.SetJSON), which the SDK marshals again: the adapter's path before
 // it posted the bytes. "adapter" is Model.Respond for the same call: it builds that
@@ -160,6 +165,14 @@ func BenchmarkAnthropic(b *testing.B) {
 					}
 				}
 			})
+			if stream {
+				b.Run(transport+"/"+mode+"/sdk-post", func(b *testing.B) {
+					b.ReportAllocs()
+					for b.Loop() {
+						sinkErr = sdkStreamBody(client, body)
+					}
+				})
+			}
 			b.Run(transport+"/"+mode+"/sdk-params", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
@@ -232,6 +245,19 @@ func sdkStreamPost(client sdk.Client, body []byte) error {
 	for dec.Next() {
 	}
 	return dec.Err()
+}
+
+// sdkStreamBody is the SDK's part of the adapter's streamed call since
+// the adapter reads the events itself: the body posted as bytes, the
+// response's body read through and closed, no event decoded.
+func sdkStreamBody(client sdk.Client, body []byte) error {
+	var res *http.Response
+	if err := client.Post(context.Background(), "v1/messages", body, &res); err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	_, err := io.Copy(io.Discard, res.Body)
+	return err
 }
 
 func sdkStreamRaw(client sdk.Client, p sdk.MessageNewParams) error {

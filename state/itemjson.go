@@ -14,7 +14,7 @@ func appendString(b []byte, s string) []byte { return jsonw.AppendString(b, s) }
 func appendField(b []byte, name, value string) []byte { return jsonw.AppendField(b, name, value) }
 
 func messageRaw(role, text string) []byte {
-	b := make([]byte, 0, 40+len(role)+len(text))
+	b := make([]byte, 0, 48+len(role)+len(text)) // 48: the JSON around role and text
 	b = append(b, `{"type":"message","role":`...)
 	b = appendString(b, role)
 	b = appendField(b, "content", text)
@@ -22,7 +22,7 @@ func messageRaw(role, text string) []byte {
 }
 
 func assistantRaw(id, text string) []byte {
-	b := make([]byte, 0, 120+len(id)+len(text))
+	b := make([]byte, 0, 128+len(id)+len(text)) // 128: the JSON around id and text
 	b = append(b, `{"type":"message"`...)
 	if id != "" {
 		b = appendField(b, "id", id)

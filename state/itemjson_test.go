@@ -80,3 +80,23 @@ func TestItemJSONMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+var sinkRaw []byte
+
+// TestItemJSONOneAllocation: each encoder sizes its buffer for the JSON
+// around the strings it is given, so that an item of plain text costs
+// one allocation, not a second one when the buffer grows.
+func TestItemJSONOneAllocation(t *testing.T) {
+	encoders := map[string]func(){
+		"message":   func() { sinkRaw = messageRaw("user", "What is the weather?") },
+		"assistant": func() { sinkRaw = assistantRaw("msg_01AbCd", "It is sunny.") },
+		"reasoning": func() { sinkRaw = reasoningRaw("rs_1", "thinking") },
+		"call":      func() { sinkRaw = callRaw("fc_1", "call_1", "get_weather", `{"city":"Paris"}`) },
+		"output":    func() { sinkRaw = outputRaw("call_1", "sunny") },
+	}
+	for name, f := range encoders {
+		if n := testing.AllocsPerRun(10, f); n != 1 {
+			t.Errorf("%s: %v allocations, want 1", name, n)
+		}
+	}
+}

@@ -93,14 +93,15 @@ func BenchmarkOwnParse(b *testing.B) {
 	}
 }
 
-// BenchmarkOwnReadStream reads the events with the SDK's decoder; compare
-// with BenchmarkSDKDecodeStream, the decoder alone.
+// BenchmarkOwnReadStream reads the events as a call does, with the
+// adapter's reader (sseReader); compare with BenchmarkSDKDecodeStream, the
+// SDK's decoder alone, which the adapter used before.
 func BenchmarkOwnReadStream(b *testing.B) {
 	data := benchStream()
 	c := &pipeline.ModelCall{}
 	b.ReportAllocs()
 	for b.Loop() {
-		dec := ssestream.NewDecoder(&http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(data))})
+		dec := newEvents(&http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(data))})
 		sinkResp, sinkErr = readStream(dec, c, "")
 		dec.Close()
 	}

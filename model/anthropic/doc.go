@@ -12,6 +12,12 @@
 // client, retries and typed errors apply as to Messages.New, and a plain
 // call's timeout is the one Messages.New chooses
 // (CalculateNonStreamingTimeout); the SDK does not marshal the body again.
+// The adapter reads the response itself too: a body or an event as the API
+// writes it by hand, any other shape with encoding/json (the two read the
+// same; fuzz tests hold them to it), and a stream's server-sent events
+// with a reader of its own, as the SDK's decoder reads them; the SDK's
+// decoder reads a stream of another content type (one a middleware such as
+// the SDK's Bedrock one registered a decoder for) or a traced body.
 // What Messages.New adds of its own, the SDK's OpenTelemetry span named
 // anthropic.messages.create, is not made: turnkit's tracing records the
 // model call (gen_ai.provider.name "anthropic").

@@ -118,7 +118,7 @@ func translate(ctx context.Context, err error, status int, requestID string) err
 			Err:       &apiError{err: apiErr},
 		}
 		if me.RequestID == "" && apiErr.Response != nil {
-			me.RequestID = apiErr.Response.Header.Get("request-id")
+			me.RequestID = apiErr.Response.Header.Get(requestIDHeader)
 		}
 		return me
 	}

@@ -1,11 +1,16 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -107,6 +112,153 @@ func FuzzParseMessageMatchesTwoPass(f *testing.F) {
 			if !got.Items[i].Equal(want.Items[i]) {
 				t.Fatalf("item %d: %v, two passes %v", i, got.Items[i], want.Items[i])
 			}
+		}
+	})
+}
+
+// FuzzReadMessage: what the hand-written body reader reads, it reads as
+// encoding/json does (parseMessageJSON): the same response, item for
+// item; what it does not read is left to encoding/json.
+func FuzzReadMessage(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.json")
+	for _, name := range files {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(b)
+		}
+	}
+	for _, tt := range readMessageCases {
+		f.Add([]byte(tt.body))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var buf [4]block
+		msg, blocks, ok := readMessage(body, buf[:0])
+		if !ok {
+			return
+		}
+		got, err := responseItems(msg.ID, blocks, msg.StopReason, "")
+		want, werr := parseMessageJSON(body, "")
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("read by hand: %v; by encoding/json: %v", err, werr)
+		}
+		if err != nil {
+			return
+		}
+		if msg.ID != want.ID || msg.Model != want.Model || msg.Usage.usage() != want.Usage || len(got) != len(want.Items) {
+			t.Fatalf("read by hand %+v %v, by encoding/json %+v", msg, got, want)
+		}
+		for i := range got {
+			if !got[i].Equal(want.Items[i]) {
+				t.Fatalf("item %d: %v, by encoding/json %v", i, got[i], want.Items[i])
+			}
+		}
+	})
+}
+
+// chunkReader returns its bytes n at a time.
+type chunkReader struct {
+	b []byte
+	n int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	n := min(c.n, len(p), len(c.b))
+	copy(p, c.b[:n])
+	c.b = c.b[n:]
+	return n, nil
+}
+
+// FuzzSSEReader: the stream reader reads the events the SDK's decoder
+// reads from the same body, with the same types and data (the SDK's with
+// a newline after the last line), whatever the size of its buffer and of
+// the body's reads.
+func FuzzSSEReader(f *testing.F) {
+	f.Add(benchStream(), uint8(7), uint8(3))
+	f.Add([]byte("event: a\r\ndata: 1\ndata: 2\n\n: comment\n\nevent: b\n\ndata\n\nid: 3\ndata:x\n\nevent: c\ndata: tail"), uint8(1), uint8(1))
+	f.Add([]byte("\n\n\r\ndata: \n\nevent:\ndata:\n\n"), uint8(2), uint8(200))
+	f.Fuzz(func(t *testing.T, body []byte, bufSize, chunk uint8) {
+		want := ssestream.NewDecoder(&http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(body))})
+		defer want.Close()
+		buf := make([]byte, 1+int(bufSize)%32)
+		got := &sseReader{body: io.NopCloser(&chunkReader{b: body, n: 1 + int(chunk)%64}), buf: &buf}
+		defer got.Close()
+		for n := 0; ; n++ {
+			g, w := got.Next(), want.Next()
+			if g != w {
+				t.Fatalf("event %d: read %v, SDK's %v", n, g, w)
+			}
+			if !g {
+				break
+			}
+			ge, we := got.Event(), want.Event()
+			if ge.Type != we.Type || !bytes.Equal(ge.Data, bytes.TrimSuffix(we.Data, []byte("\n"))) {
+				t.Fatalf("event %d: %q %q, SDK's %q %q", n, ge.Type, ge.Data, we.Type, we.Data)
+			}
+		}
+		if (got.Err() == nil) != (want.Err() == nil) {
+			t.Fatalf("error %v, SDK's %v", got.Err(), want.Err())
+		}
+	})
+}
+
+// FuzzReadEvent: what the hand-written event reader reads, it reads as
+// encoding/json reads it into a streamEvent, for what the stream keeps.
+func FuzzReadEvent(f *testing.F) {
+	for _, ln := range bytes.Split(benchStream(), []byte("\n")) {
+		if data, ok := bytes.CutPrefix(ln, []byte("data: ")); ok {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte(`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`))
+	f.Add([]byte(`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null,"type":null},"usage":{"output_tokens":5,"cache_read_input_tokens":null}}`))
+	f.Add([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var (
+			got, want streamEvent
+			sc        eventScratch
+		)
+		if !readEvent(data, &got, &sc) {
+			return
+		}
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("read by hand %+v; encoding/json: %v", got, err)
+		}
+		if got.Type != want.Type || got.Index != want.Index || got.Delta.StopReason != want.Delta.StopReason {
+			t.Fatalf("read by hand %+v, by encoding/json %+v", got, want)
+		}
+		if (got.Message == nil) != (want.Message == nil) || (got.ContentBlock == nil) != (want.ContentBlock == nil) || (got.Usage == nil) != (want.Usage == nil) {
+			t.Fatalf("read by hand %+v, by encoding/json %+v", got, want)
+		}
+		if m, w := got.Message, want.Message; m != nil && (m.ID != w.ID || m.Model != w.Model || m.StopReason != w.StopReason || m.Usage != w.Usage) {
+			t.Fatalf("message %+v, by encoding/json %+v", *m, *w)
+		}
+		if b, w := got.ContentBlock, want.ContentBlock; b != nil && (b.Type != w.Type || b.Text != w.Text || b.ID != w.ID || b.Name != w.Name ||
+			b.Thinking != w.Thinking || b.Signature != w.Signature || b.Data != w.Data || b.arguments() != w.arguments()) {
+			t.Fatalf("block %+v, by encoding/json %+v", *b, *w)
+		}
+		if got.Usage != nil && *got.Usage != *want.Usage {
+			t.Fatalf("usage %+v, by encoding/json %+v", *got.Usage, *want.Usage)
+		}
+	})
+}
+
+// FuzzUnquoted: a delta's JSON string read by hand has the text
+// encoding/json reads, and one encoding/json refuses is refused.
+func FuzzUnquoted(f *testing.F) {
+	f.Add([]byte(`"a \"quoted\" \u00e9\n\ud83d\ude00 \/"`))
+	f.Add([]byte(`"\ud83d"`))
+	f.Add([]byte(`"bad \q"`))
+	f.Fuzz(func(t *testing.T, str []byte) {
+		if len(str) < 2 || str[0] != '"' || str[len(str)-1] != '"' {
+			return
+		}
+		_, got, ok := unquoted(0, str)
+		var want string
+		err := json.Unmarshal(str, &want)
+		if ok != (err == nil) || got != want {
+			t.Fatalf("unquoted(%q) = %q, %v; encoding/json %q, %v", str, got, ok, want, err)
 		}
 	})
 }

@@ -59,6 +59,7 @@ type block struct {
 
 	raw    json.RawMessage // the block as sent, for the types kept opaque
 	text   []byte          // a stream's text deltas, joined at the end
+	args   string          // the input compacted, as readMessage reads it
 	output bool            // a stream's tool_use of the output tool
 }
 
@@ -101,13 +102,13 @@ func responseItems(msgID string, blocks []block, stopReason, outputTool string) 
 				if refusal {
 					continue // the refusal is the whole answer
 				}
-				it = state.AssistantMessage(msgID, arguments(b.Input))
+				it = state.AssistantMessage(msgID, b.arguments())
 				break
 			}
 			if b.ID == "" || b.Name == "" {
 				return nil, &DecodeError{Where: "content[" + strconv.Itoa(i) + "]", Err: fmt.Errorf("tool_use without id or name")}
 			}
-			it = state.ToolCall("", b.ID, b.Name, arguments(b.Input))
+			it = state.ToolCall("", b.ID, b.Name, b.arguments())
 		case "thinking":
 			raw := append([]byte(`{"type":"reasoning","summary":[{"type":"summary_text","text":`), jsonw.AppendString(nil, b.Thinking)...)
 			raw = append(raw, `}],"anthropic":{"type":"thinking","thinking":`...)
@@ -144,6 +145,15 @@ func responseItems(msgID string, blocks []block, stopReason, outputTool string) 
 		items[refusalAt] = it
 	}
 	return items, nil
+}
+
+// arguments returns the block's input as a call's arguments: as
+// readMessage compacted it, or as [arguments] makes it.
+func (b *block) arguments() string {
+	if b.args != "" {
+		return b.args
+	}
+	return arguments(b.Input)
 }
 
 // arguments returns a tool_use input as the call's arguments: the JSON

@@ -90,19 +90,30 @@ func (m *Model) post(ctx context.Context, r request, dst any, extra ...option.Re
 // withClient returns the client's options followed by the configured ones:
 // those the SDK reads to choose a plain call's timeout.
 func (cfg *config) withClient(client sdk.Client) []option.RequestOption {
+	if len(cfg.reqOpts) == 0 {
+		return client.Options // read only: no copy needed
+	}
 	return slices.Concat(client.Options, cfg.reqOpts)
 }
 
 // requestOptions returns the configured request options followed by extra.
 func (cfg *config) requestOptions(extra ...option.RequestOption) []option.RequestOption {
+	if len(cfg.reqOpts) == 0 {
+		return extra
+	}
 	return append(slices.Clip(cfg.reqOpts), extra...)
 }
+
+// requestIDHeader is the response header that carries the request ID,
+// "request-id", in its canonical form, which Header.Get finds without
+// canonicalizing (an allocation) first.
+const requestIDHeader = "Request-Id"
 
 func responseMeta(res *http.Response) (status int, requestID string) {
 	if res == nil {
 		return 0, ""
 	}
-	return res.StatusCode, res.Header.Get("request-id")
+	return res.StatusCode, res.Header.Get(requestIDHeader)
 }
 
 // messageBody is the part of a Messages API response the adapter reads.
@@ -140,13 +151,30 @@ func (u *usageBody) usage() state.Usage {
 	return out
 }
 
-// parseMessage decodes a Messages API response body in one pass, its
-// content blocks straight into blocks. Only a body with a block of a type
-// kept opaque is read again, for that block's JSON.
+// parseMessage reads a Messages API body: with readMessage when it is
+// written as the API writes it, with encoding/json otherwise (see
+// [parseMessageJSON]).
 //
 // A tool_use of outputTool (see [WithOutputTool]) becomes the assistant
 // message that carries the structured output.
 func parseMessage(body []byte, outputTool string) (*pipeline.ModelResponse, error) {
+	var buf [4]block // room for the usual blocks: text, a call or two
+	r, blocks, ok := readMessage(body, buf[:0])
+	if !ok {
+		return parseMessageJSON(body, outputTool)
+	}
+	items, err := responseItems(r.ID, blocks, r.StopReason, outputTool)
+	if err != nil {
+		return nil, err
+	}
+	return &pipeline.ModelResponse{ID: r.ID, Model: r.Model, Items: items, Usage: r.Usage.usage()}, nil
+}
+
+// parseMessageJSON decodes a Messages API response body with
+// encoding/json in one pass, its content blocks straight into blocks.
+// Only a body with a block of a type kept opaque is read again, for that
+// block's JSON.
+func parseMessageJSON(body []byte, outputTool string) (*pipeline.ModelResponse, error) {
 	// Room for the usual blocks (text, a call or two), which encoding/json
 	// fills in place instead of growing the slice block by block.
 	r := messageBody{Content: make([]block, 0, 4)}

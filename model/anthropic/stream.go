@@ -53,7 +53,7 @@ func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, req request) 
 	if res == nil || res.Body == nil {
 		return nil, translate(ctx, fmt.Errorf("%w: no response body", ErrIncompleteStream), status, reqID)
 	}
-	dec := ssestream.NewDecoder(res)
+	dec := newEvents(res)
 	defer dec.Close()
 	out, err := readStream(dec, c, req.outputTool)
 	if err != nil {
@@ -99,7 +99,8 @@ type streamReader struct {
 	partial    [][]byte // input_json_delta text per block
 	usage      usageBody
 	events     int
-	ev         streamEvent // the event being decoded, reused
+	ev         streamEvent  // the event being decoded, reused
+	scratch    eventScratch // what readEvent reads, reused
 }
 
 // where names the stream's current event, of type typ, in an error.
@@ -119,6 +120,9 @@ func (r *streamReader) delta(i int, isJSON bool, text string) error {
 			r.c.Emit(pipeline.TextDelta{ItemID: r.msg.ID, Delta: text})
 		}
 		return nil
+	}
+	if r.blocks[i].text == nil {
+		r.blocks[i].text = make([]byte, 0, max(256, len(text))) // a few deltas' room
 	}
 	r.blocks[i].text = append(r.blocks[i].text, text...)
 	if text != "" {
@@ -148,8 +152,11 @@ func (r *streamReader) event(data []byte, typ string) (*pipeline.ModelResponse, 
 	}
 	ev := &r.ev
 	*ev = streamEvent{}
-	if err := json.Unmarshal(data, ev); err != nil {
-		return nil, &DecodeError{Where: fmt.Sprintf("stream event %d", r.events), Err: err}
+	if !readEvent(data, ev, &r.scratch) {
+		*ev = streamEvent{}
+		if err := json.Unmarshal(data, ev); err != nil {
+			return nil, &DecodeError{Where: fmt.Sprintf("stream event %d", r.events), Err: err}
+		}
 	}
 	if ev.Type == "" {
 		ev.Type = typ
@@ -173,7 +180,7 @@ func (r *streamReader) blockStop(data []byte) error {
 		if b := &r.blocks[i]; b.raw != nil {
 			b.raw = withInput(b.raw, p)
 		} else {
-			b.Input = p
+			b.Input, b.args = p, "" // the streamed input, not the start's
 		}
 	}
 	return nil
@@ -362,11 +369,30 @@ func deltaOf(data, mid []byte) (index int, text string, ok bool) {
 // json.Unmarshal takes the address of; in deltaOf, that named result
 // moved to the heap on every call.
 func unquoted(index int, str []byte) (int, string, bool) {
+	if inner := str[1 : len(str)-1]; plainString(str) {
+		var sb strings.Builder
+		sb.Grow(len(inner))
+		unescape(&sb, inner)
+		return index, sb.String(), true
+	}
 	var text string
 	if json.Unmarshal(str, &text) != nil {
 		return 0, "", false
 	}
 	return index, text, true
+}
+
+// plainString reports a JSON string, quotes included, whose escapes
+// unescape reads as encoding/json does (no lone surrogate, no invalid
+// UTF-8, no control character): one allocation for its text, where
+// json.Unmarshal takes several.
+func plainString(str []byte) bool {
+	if bytes.IndexFunc(str, func(r rune) bool { return r < ' ' }) >= 0 {
+		return false
+	}
+	r := bodyReader{b: str}
+	var s span
+	return r.str(&s) && r.i == len(str)
 }
 
 // eventTypes are the event types the stream reader tells apart, so that

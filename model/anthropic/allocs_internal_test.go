@@ -1,0 +1,43 @@
+package anthropic
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/turnkit/turnkit/pipeline"
+)
+
+// TestAllocBudgets pins the allocations of reading a response, as
+// bench/budget_test.go pins a turn's: counts do not depend on the
+// machine, so a change that allocates more here fails, and raises the
+// budget with its reason in the same change. BenchmarkOwnParse and
+// BenchmarkOwnReadStream measure the same reads.
+func TestAllocBudgets(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	body, stream := []byte(benchReply), benchStream()
+	c := &pipeline.ModelCall{}
+	budgets := []struct {
+		name   string
+		allocs float64
+		why    string
+		f      func()
+	}{
+		{"parse", 5, "one string arena, the two items' JSON, their list, the response; 24 with encoding/json, 6 before state's assistant message encoder sized its buffer", func() {
+			sinkResp, sinkErr = parseMessage(body, "")
+		}},
+		{"read stream", 53, "the test's body and reader (3), a text delta's string and its TextDelta (12 each), the start events' string arenas, the blocks' text and input, the items; 155 with the SDK's decoder and encoding/json, 106 with encoding/json for the start events, 65 before a delta's escaped string was unescaped by hand and a text block's deltas gathered in a buffer of a few deltas' room", func() {
+			dec := newEvents(&http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(stream))})
+			sinkResp, sinkErr = readStream(dec, c, "")
+			dec.Close()
+		}},
+	}
+	for _, bg := range budgets {
+		if got := testing.AllocsPerRun(50, bg.f); got > bg.allocs {
+			t.Errorf("%s: %v allocations, over its budget of %v (%s)", bg.name, got, bg.allocs, bg.why)
+		}
+	}
+}
