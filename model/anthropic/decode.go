@@ -146,10 +146,32 @@ func stopReason(s string) string {
 
 // message reads the body's object into m.
 func (r *bodyReader) message(m *rawMessage) bool {
+	return r.object(messageKeys, func(n int) bool {
+		switch messageKeys[n] {
+		case "id":
+			return r.strOrNull(&m.id)
+		case "model":
+			return r.strOrNull(&m.model)
+		case "stop_reason":
+			return r.strOrNull(&m.stopReason)
+		case "content":
+			return r.content(m)
+		default: // "usage"
+			return r.usage(&m.usage)
+		}
+	})
+}
+
+// object reads an object member by member: field reads the value of each
+// member named in keys (given its index there), other members are
+// skipped, and a member named twice, or one encoding/json might match to
+// a key in another spelling, refuses the object (the caller falls back to
+// encoding/json). keys holds at most 64 names.
+func (r *bodyReader) object(keys []string, field func(n int) bool) bool {
 	if !r.open('{') {
 		return false
 	}
-	var seen uint
+	var seen uint64
 	for {
 		key, done, ok := r.key()
 		if !ok {
@@ -158,28 +180,14 @@ func (r *bodyReader) message(m *rawMessage) bool {
 		if done {
 			return true
 		}
-		n := keyIndex(key, messageKeys)
-		switch {
+		switch n := keyIndex(key, keys); {
 		case n < 0:
-			if !r.skip() {
-				return false
-			}
-			continue
-		case seen&(1<<n) != 0, n >= len(messageKeys):
+			ok = r.skip()
+		case n >= len(keys), seen&(1<<n) != 0:
 			return false
-		}
-		seen |= 1 << n
-		switch messageKeys[n] {
-		case "id":
-			ok = r.strOrNull(&m.id)
-		case "model":
-			ok = r.strOrNull(&m.model)
-		case "stop_reason":
-			ok = r.strOrNull(&m.stopReason)
-		case "content":
-			ok = r.content(m)
-		case "usage":
-			ok = r.usage(&m.usage)
+		default:
+			seen |= 1 << n
+			ok = field(n)
 		}
 		if !ok {
 			return false
@@ -220,55 +228,32 @@ func (r *bodyReader) content(m *rawMessage) bool {
 
 // block reads one content block of a known type into b.
 func (r *bodyReader) block(b *rawBlock) bool {
-	if !r.open('{') {
-		return false
-	}
-	var (
-		seen uint
-		typ  span
-	)
-	for {
-		key, done, ok := r.key()
-		if !ok {
-			return false
-		}
-		if done {
-			break
-		}
-		n := keyIndex(key, blockKeys)
-		switch {
-		case n < 0:
-			if !r.skip() {
-				return false
-			}
-			continue
-		case seen&(1<<n) != 0, n >= len(blockKeys):
-			return false
-		}
-		seen |= 1 << n
+	var typ span
+	ok := r.object(blockKeys, func(n int) bool {
 		switch blockKeys[n] {
 		case "type":
-			ok = r.strOrNull(&typ) && !typ.esc
+			return r.strOrNull(&typ) && !typ.esc
 		case "text":
-			ok = r.strOrNull(&b.text)
+			return r.strOrNull(&b.text)
 		case "id":
-			ok = r.strOrNull(&b.id)
+			return r.strOrNull(&b.id)
 		case "name":
-			ok = r.strOrNull(&b.name)
+			return r.strOrNull(&b.name)
 		case "input":
 			start := r.i
-			ok, b.hasInput = r.skip(), true
-			b.input = span{off: start, n: r.i - start}
+			ok := r.skip()
+			b.input, b.hasInput = span{off: start, n: r.i - start}, true
+			return ok
 		case "thinking":
-			ok = r.strOrNull(&b.thinking)
+			return r.strOrNull(&b.thinking)
 		case "signature":
-			ok = r.strOrNull(&b.signature)
-		case "data":
-			ok = r.strOrNull(&b.data)
+			return r.strOrNull(&b.signature)
+		default: // "data"
+			return r.strOrNull(&b.data)
 		}
-		if !ok {
-			return false
-		}
+	})
+	if !ok {
+		return false
 	}
 	switch t := r.b[typ.off : typ.off+typ.n]; string(t) {
 	case "text", "tool_use", "thinking", "redacted_thinking":
@@ -292,77 +277,23 @@ func knownType(t []byte) string {
 
 // usage reads the usage object into u.
 func (r *bodyReader) usage(u *usageBody) bool {
-	if !r.open('{') {
-		return false
-	}
-	var seen uint
-	for {
-		key, done, ok := r.key()
-		if !ok {
-			return false
-		}
-		if done {
-			return true
-		}
-		n := keyIndex(key, usageKeys)
-		switch {
-		case n < 0:
-			if !r.skip() {
-				return false
-			}
-			continue
-		case seen&(1<<n) != 0, n >= len(usageKeys):
-			return false
-		}
-		seen |= 1 << n
+	return r.object(usageKeys, func(n int) bool {
 		switch usageKeys[n] {
 		case "input_tokens":
-			ok = r.intOrNull(&u.InputTokens)
+			return r.intOrNull(&u.InputTokens)
 		case "output_tokens":
-			ok = r.intOrNull(&u.OutputTokens)
+			return r.intOrNull(&u.OutputTokens)
 		case "cache_creation_input_tokens":
-			ok = r.intOrNull(&u.CacheCreationInputTokens)
+			return r.intOrNull(&u.CacheCreationInputTokens)
 		case "cache_read_input_tokens":
-			ok = r.intOrNull(&u.CacheReadInputTokens)
-		case "output_tokens_details":
-			ok = r.details(u)
+			return r.intOrNull(&u.CacheReadInputTokens)
+		default: // "output_tokens_details"
+			return r.object(detailKeys, func(int) bool { return r.intOrNull(&u.OutputTokensDetails.ThinkingTokens) })
 		}
-		if !ok {
-			return false
-		}
-	}
+	})
 }
 
-// details reads the usage's output_tokens_details object into u.
-func (r *bodyReader) details(u *usageBody) bool {
-	if !r.open('{') {
-		return false
-	}
-	var seen bool
-	for {
-		key, done, ok := r.key()
-		if !ok {
-			return false
-		}
-		if done {
-			return true
-		}
-		switch n := keyIndex(key, detailKeys); {
-		case n < 0:
-			ok = r.skip()
-		case seen:
-			return false
-		default:
-			seen = true
-			ok = r.intOrNull(&u.OutputTokensDetails.ThinkingTokens)
-		}
-		if !ok {
-			return false
-		}
-	}
-}
-
-// keyIndex returns the index in keys of key, -1 for a key encoding/json
+// keyIndex returnsof key, -1 for a key encoding/json
 // would not match to any of them, and len(keys) for one it might match
 // in another case (or by Unicode folding): the reader gives up on it.
 func keyIndex(key []byte, keys []string) int {
@@ -765,56 +696,35 @@ func readEvent(data []byte, ev *streamEvent, sc *eventScratch) bool {
 	}
 	r := bodyReader{b: data}
 	var (
-		seen               uint
 		typ, stop          span
 		msg, blk, hasUsage bool
 	)
-	if !r.open('{') {
-		return false
-	}
-	for {
-		key, done, ok := r.key()
-		if !ok {
-			return false
-		}
-		if done {
-			break
-		}
-		n := keyIndex(key, eventKeys)
-		switch {
-		case n < 0:
-			if !r.skip() {
-				return false
-			}
-			continue
-		case n >= len(eventKeys), seen&(1<<n) != 0:
-			return false
-		}
-		seen |= 1 << n
+	ok := r.object(eventKeys, func(n int) bool {
 		switch eventKeys[n] {
 		case "type":
-			ok = r.strOrNull(&typ) && !typ.esc
+			return r.strOrNull(&typ) && !typ.esc
 		case "index":
 			var i int64
-			ok = r.intOrNull(&i)
+			ok := r.intOrNull(&i)
 			ev.Index = int(i)
+			return ok
 		case "message":
-			sc.raw = rawMessage{}
-			ok, msg = r.message(&sc.raw), true
+			sc.raw, msg = rawMessage{}, true
+			return r.message(&sc.raw)
 		case "content_block":
-			sc.blk = rawBlock{}
-			ok, blk = r.block(&sc.blk), true
+			sc.blk, blk = rawBlock{}, true
+			return r.block(&sc.blk)
 		case "delta":
-			ok = r.delta(&stop)
+			return r.delta(&stop)
 		case "usage":
-			sc.usage = usageBody{}
-			ok, hasUsage = r.usage(&sc.usage), true
+			sc.usage, hasUsage = usageBody{}, true
+			return r.usage(&sc.usage)
 		default: // "error"
 			return false
 		}
-		if !ok {
-			return false
-		}
+	})
+	if !ok {
+		return false
 	}
 	ev.Type = internedType(data[typ.off : typ.off+typ.n])
 	sc.keep(data, ev, stop, msg, blk, hasUsage)
@@ -859,35 +769,11 @@ func (sc *eventScratch) keep(data []byte, ev *streamEvent, stop span, msg, blk, 
 // delta reads a message_delta's delta: its stop reason into stop, the
 // other members streamEvent has checked for their type.
 func (r *bodyReader) delta(stop *span) bool {
-	if !r.open('{') {
-		return false
-	}
-	var seen uint
-	for {
-		key, done, ok := r.key()
-		if !ok {
-			return false
+	return r.object(deltaKeys, func(n int) bool {
+		if deltaKeys[n] == "stop_reason" {
+			return r.strOrNull(stop)
 		}
-		if done {
-			return true
-		}
-		n := keyIndex(key, deltaKeys)
-		switch {
-		case n < 0:
-			ok = r.skip()
-		case n >= len(deltaKeys), seen&(1<<n) != 0:
-			return false
-		case deltaKeys[n] == "stop_reason":
-			ok = r.strOrNull(stop)
-		default:
-			var s span
-			ok = r.strOrNull(&s)
-		}
-		if n >= 0 {
-			seen |= 1 << n
-		}
-		if !ok {
-			return false
-		}
-	}
+		var s span
+		return r.strOrNull(&s)
+	})
 }
