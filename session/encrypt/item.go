@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -261,10 +262,7 @@ func skipValue(b []byte, i int) (int, bool) {
 
 // An itemCodec is what a backend given [Keyring] as its item codec
 // (sqlite.WithItemCodec) calls: the same interface type as the backend's.
-type itemCodec = interface {
-	SealItem(ctx context.Context, dst []byte, sessionID, runID string, it state.Item) ([]byte, error)
-	OpenItem(ctx context.Context, sessionID, runID string, kind state.Kind, seq int64, name string, stored []byte) (state.Item, error)
-}
+type itemCodec = session.ItemCodec
 
 var _ itemCodec = (*Keyring)(nil)
 

@@ -1,9 +1,9 @@
 package sqlite
 
 import (
-	"context"
 	"time"
 
+	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/internal/rowcodec"
 	"github.com/turnkit/turnkit/state"
 )
@@ -80,17 +80,9 @@ func WithoutMigrations() Option {
 	return optionFunc(func(c *config) { c.noMigrate = true })
 }
 
-// An ItemCodec turns a session item into the JSON the store keeps for it
-// and back, in the store's own buffers: session/encrypt's Keyring is one,
-// which seals an item as the store writes it and opens it as the store
-// reads it. SealItem appends the stored form of item it of run runID to
-// dst; OpenItem rebuilds the item stored as stored (runID is "" when the
-// read does not know the item's run). Their errors are returned as they
-// are, wrapped with where they happened.
-type ItemCodec = interface {
-	SealItem(ctx context.Context, dst []byte, sessionID, runID string, it state.Item) ([]byte, error)
-	OpenItem(ctx context.Context, sessionID, runID string, kind state.Kind, seq int64, name string, stored []byte) (state.Item, error)
-}
+// ItemCodec is [session.ItemCodec]: how the store keeps items, given
+// with [WithItemCodec].
+type ItemCodec = session.ItemCodec
 
 // WithItemCodec sets the codec the store keeps session items with (see
 // [ItemCodec]); by default an item is kept as its canonical JSON. With

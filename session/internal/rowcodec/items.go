@@ -8,16 +8,8 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-// An ItemCodec turns an item into the JSON a store keeps for it and back,
-// in the store's own buffers: session/encrypt's Keyring seals items this
-// way, without a sealed state.Item between the two. SealItem appends the
-// stored form of item it of run runID to dst; OpenItem rebuilds the item
-// stored as stored (runID "" when the read does not know the run). A
-// store given none keeps an item's canonical JSON.
-type ItemCodec interface {
-	SealItem(ctx context.Context, dst []byte, sessionID, runID string, it state.Item) ([]byte, error)
-	OpenItem(ctx context.Context, sessionID, runID string, kind state.Kind, seq int64, name string, stored []byte) (state.Item, error)
-}
+// ItemCodec is [session.ItemCodec], as the stores hold it.
+type ItemCodec = session.ItemCodec
 
 // A Reader rebuilds the items of one read of session SessionID: with no
 // Codec, as [Decode] does; with one, through its OpenItem.
