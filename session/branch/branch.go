@@ -35,22 +35,34 @@ func entries(ctx context.Context, s session.Store, sessionID string) ([]session.
 	if !ok {
 		return nil, fmt.Errorf("branch: %T does not page sessions, which a fork reads", s)
 	}
+	return readBack(func(q session.PageQuery) (session.ItemPage, error) {
+		page, err := p.ListPage(ctx, sessionID, q)
+		if err != nil {
+			return page, fmt.Errorf("branch: read session %q: %w", sessionID, err)
+		}
+		return page, nil
+	})
+}
+
+// readBack returns every entry of a session in order, read by page a page
+// at a time from the newest back.
+func readBack(page func(session.PageQuery) (session.ItemPage, error)) ([]session.Entry, error) {
 	var pages [][]session.Entry // newest first, each in order
 	q := session.PageQuery{Limit: session.MaxPageLimit}
 	for {
-		page, err := p.ListPage(ctx, sessionID, q)
+		p, err := page(q)
 		if err != nil {
-			return nil, fmt.Errorf("branch: read session %q: %w", sessionID, err)
+			return nil, err
 		}
-		pages = append(pages, page.Entries)
-		if page.Next == "" {
+		pages = append(pages, p.Entries)
+		if p.Next == "" {
 			break
 		}
-		q.Cursor = page.Next
+		q.Cursor = p.Next
 	}
 	var out []session.Entry
-	for _, page := range slices.Backward(pages) {
-		out = append(out, page...)
+	for _, p := range slices.Backward(pages) {
+		out = append(out, p...)
 	}
 	return out, nil
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -335,24 +334,7 @@ func (s *Store) sharedEntries(ctx context.Context, sid string, l link, depth int
 // allEntries returns every entry of session sid in order, read through s
 // a page at a time from the newest back, depth forks down a chain.
 func (s *Store) allEntries(ctx context.Context, sid string, depth int) ([]session.Entry, error) {
-	var pages [][]session.Entry // newest first, each in order
-	q := session.PageQuery{Limit: session.MaxPageLimit}
-	for {
-		page, err := s.listPage(ctx, sid, q, depth)
-		if err != nil {
-			return nil, err
-		}
-		pages = append(pages, page.Entries)
-		if page.Next == "" {
-			break
-		}
-		q.Cursor = page.Next
-	}
-	var out []session.Entry
-	for _, page := range slices.Backward(pages) {
-		out = append(out, page...)
-	}
-	return out, nil
+	return readBack(func(q session.PageQuery) (session.ItemPage, error) { return s.listPage(ctx, sid, q, depth) })
 }
 
 // Pop removes and returns the session's last item. On a fork whose own
