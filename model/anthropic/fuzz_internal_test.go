@@ -61,7 +61,6 @@ func FuzzParseMessage(f *testing.F) {
 func parseMessageTwoPass(body []byte) (*pipeline.ModelResponse, error) {
 	var r struct {
 		ID         string            `json:"id"`
-		Type       string            `json:"type"`
 		Model      string            `json:"model"`
 		StopReason string            `json:"stop_reason"`
 		Content    []json.RawMessage `json:"content"`
