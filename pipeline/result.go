@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sort"
 
 	"github.com/turnkit/turnkit/state"
 )
@@ -19,8 +20,14 @@ type Result struct {
 	// invocation.
 	lastResponseID string
 
-	run      *state.Run
-	newItems []state.Item
+	run *state.Run
+	// The items this invocation recorded are read from run, not kept twice:
+	// every item at a position from since on (0: none, a result that
+	// recorded nothing), and early, the items it recorded below since (the
+	// outputs a resumed turn gave the calls of the paused response), in
+	// record order.
+	since int64
+	early []state.Item
 
 	// The final output decoded into its agent's output type (nil for
 	// text), that agent's name, and the error that stopped the decoding.
@@ -44,11 +51,23 @@ func (r *Result) Interrupted() bool { return len(r.interruptions) > 0 }
 // LastAgent returns the agent that served the last turn.
 func (r *Result) LastAgent() *Agent { return r.lastAgent }
 
-// NewItems returns a copy of the items this invocation recorded, in
-// position order.
+// NewItems returns a copy of the items this invocation recorded that the
+// run still holds, in position order. An input that an input guardrail
+// withheld ([Turn.WithholdInput]) is not among them, as it is not in the
+// run's state.
 func (r *Result) NewItems() []state.Item {
-	out := slices.Clone(r.newItems)
+	if r.since == 0 {
+		return nil
+	}
+	items := r.run.Items()
+	n := items.Len()
+	i := sort.Search(n, func(j int) bool { return items.At(j).Seq() >= r.since })
+	out := make([]state.Item, 0, len(r.early)+n-i)
+	out = append(out, r.early...)
 	slices.SortStableFunc(out, func(a, b state.Item) int { return cmp.Compare(a.Seq(), b.Seq()) })
+	for ; i < n; i++ {
+		out = append(out, items.At(i))
+	}
 	return out
 }
 
@@ -81,7 +100,7 @@ func (r *Result) snapshot() *Result {
 func (r *Result) copy() *Result {
 	c := *r
 	c.interruptions = slices.Clone(r.interruptions)
-	c.newItems = slices.Clone(r.newItems)
+	c.early = slices.Clone(r.early)
 	return &c
 }
 

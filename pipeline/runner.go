@@ -207,9 +207,10 @@ func (c *RunCall) Streaming() bool { return c.emit != nil }
 
 // execute runs the run stage; every mode goes through it.
 func (r *Runner) execute(ctx context.Context, agent *Agent, run *state.Run, input []state.Item, resume bool, emit func(Event)) (*Result, error) {
+	since := run.NextSeq()
 	res, err := r.run.ServeRun(ctx, &RunCall{Run: run, Agent: agent, Input: input, Resumed: resume, emit: emit})
 	if res == nil {
-		res = &Result{run: run, lastAgent: agent}
+		res = &Result{run: run, lastAgent: agent, since: since}
 	}
 	if err != nil {
 		err = newRunError(res, err)
@@ -220,7 +221,7 @@ func (r *Runner) execute(ctx context.Context, agent *Agent, run *state.Run, inpu
 // coreRun is the innermost run handler: the loop of turns.
 func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 	run := c.Run
-	res := &Result{run: run, lastAgent: c.Agent}
+	res := &Result{run: run, lastAgent: c.Agent, since: run.NextSeq()}
 	placed, err := placeInput(c, res)
 	if err != nil {
 		return res, err
@@ -251,7 +252,7 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 		}
 		*t = Turn{
 			Run: run, Agent: cur.agent, Number: n, Resumed: resumed, Input: placed,
-			emit: c.emit, runner: r, recorded: &res.newItems, tools: cur.tools, conds: cur.conds, spent: spent,
+			emit: c.emit, runner: r, res: res, tools: cur.tools, conds: cur.conds, spent: spent,
 		}
 		placed, resumed = nil, false
 		if err := r.serveTurn(ctx, t, res); err != nil {
@@ -278,8 +279,7 @@ func placeInput(c *RunCall, res *Result) ([]state.Item, error) {
 	if c.Resumed {
 		return nil, nil
 	}
-	placed := runcore.AddInput(run, c.Input...)
-	res.newItems = append(res.newItems, placed...)
+	placed := runcore.AddInput(run, c.Input...) // at res.since on: among its new items
 	if c.emit != nil {
 		for _, it := range placed {
 			c.emit(ItemCreated{Item: it})
@@ -535,8 +535,7 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 	}
 	runcore.AddModelCall(t.Run, state.ModelCall{Turn: t.Number, Agent: a.Name, Model: c.Settings.Model,
 		ResponseID: resp.ID, Seq: first, Usage: u})
-	r.noteToolChoice(t, c, resp)
-	t.record(resp.Items...)
+	r.noteToolChoice(t, c, resp) // the items are at fresh positions: among the result's new items
 	if t.emit != nil {
 		for _, it := range resp.Items {
 			t.Emit(ItemCreated{Item: it})

@@ -41,7 +41,7 @@ type Turn struct {
 
 	emit     func(Event) // the run's event sink; nil if the run does not stream
 	ends     bool
-	recorded *[]state.Item   // the result's new items; the core appends what it records
+	res      *Result         // the run's result, which reads its new items from the run (see record)
 	tools    []ToolSpec      // the agent's tool specs, built once per agent per run
 	conds    []toolCondition // the conditions of its tools and handoffs (condition.go)
 	disabled []string        // the tools and handoffs disabled on this turn
@@ -65,10 +65,13 @@ func (t *Turn) Emit(ev Event) {
 	}
 }
 
-// record adds items the core recorded to the result's new items.
-func (t *Turn) record(items ...state.Item) {
-	if t.recorded != nil {
-		*t.recorded = append(*t.recorded, items...)
+// record notes an item the core recorded for the result's new items. The
+// result reads the items at positions from its start on from the run, so
+// only an item recorded below them (an output a resumed turn gave a call of
+// the paused response) is kept.
+func (t *Turn) record(it state.Item) {
+	if t.res != nil && it.Seq() < t.res.since {
+		t.res.early = append(t.res.early, it)
 	}
 }
 
