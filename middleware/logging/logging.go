@@ -33,7 +33,9 @@ import (
 // response the server no longer had (it was sent again with the whole
 // input) has the field continuation_lost. Payloads (arguments, outputs,
 // messages) are logged only with [WithPayloads]. Fields are built only
-// for events the logger's level enables (zap's Logger.Check).
+// for events the logger's level enables (zap's Logger.Check), and with a
+// logger that writes nothing at any level (zap.NewNop()) the turn, model
+// and tool stages read its level and nothing else.
 //
 // Put it right after tracing, outside the middleware whose work it reports.
 // Its handlers are safe for concurrent use.
@@ -50,6 +52,14 @@ type logMiddleware struct {
 	log *zap.Logger
 	cfg *config
 }
+
+// silent reports whether the logger writes nothing at any level, as
+// zap.NewNop() does: the turn, model and tool stages then only call the
+// next handler, without reading the clock or the run's guardrail results
+// for events no one would see. The level is read on every call, so a
+// logger whose level changes (zap.AtomicLevel) is followed from the next
+// stage on.
+func (l *logMiddleware) silent() bool { return l.log.Level() == zapcore.InvalidLevel }
 
 // runScope is what a run shares with its turns: whether a turn logged
 // the error that ended the run (a failed turn ends it), so that the run
@@ -118,6 +128,9 @@ func (l *logMiddleware) wrapRun(next pipeline.RunHandler) pipeline.RunHandler {
 
 func (l *logMiddleware) wrapTurn(next pipeline.Handler) pipeline.Handler {
 	return pipeline.HandlerFunc(func(ctx context.Context, t *pipeline.Turn) error {
+		if l.silent() {
+			return next.ServeTurn(ctx, t)
+		}
 		start, g0 := l.cfg.now(), t.Run.GuardrailCount()
 		err := next.ServeTurn(ctx, t)
 		elapsed := l.cfg.now().Sub(start)
@@ -151,6 +164,9 @@ func (l *logMiddleware) wrapTurn(next pipeline.Handler) pipeline.Handler {
 
 func (l *logMiddleware) wrapModel(next pipeline.Model) pipeline.Model {
 	return pipeline.ModelFunc(func(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+		if l.silent() {
+			return next.Respond(ctx, c)
+		}
 		start := l.cfg.now()
 		resp, err := next.Respond(ctx, c)
 		if ce := l.log.Check(zap.DebugLevel, "model call"); ce != nil {
@@ -181,6 +197,9 @@ func (l *logMiddleware) wrapModel(next pipeline.Model) pipeline.Model {
 
 func (l *logMiddleware) wrapTool(next pipeline.ToolHandler) pipeline.ToolHandler {
 	return pipeline.ToolHandlerFunc(func(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
+		if l.silent() {
+			return next.CallTool(ctx, c)
+		}
 		run := c.Turn.Run
 		start, g0 := l.cfg.now(), run.GuardrailCount()
 		res, err := next.CallTool(ctx, c)
