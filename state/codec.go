@@ -232,7 +232,7 @@ func (r *Run) wireLocked(items bool) wireRun {
 		ID: r.id, Agent: r.agent, Turn: r.turn, MaxTurns: r.maxTurns, Version: r.version,
 		NextSeq: r.nextSeq, Input: wireItems(r.input), Items: []wireItem{}, Response: r.resp,
 		Context: []wireItem{}, ContextFrom: r.ctxFrom,
-		Pending: clonePending(r.pending), Decisions: slices.Clone(r.decisions),
+		Pending: slices.Clip(r.pending), Decisions: slices.Clone(r.decisions), // pending: copy-on-write (addPending)
 		Usage: r.usage, SessionID: r.sessionID, Watermark: r.watermark, Trace: maps.Clone(r.trace),
 		Final: r.final, Finished: r.finished, Extension: maps.Clone(r.extension),
 	}
