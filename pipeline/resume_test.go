@@ -397,6 +397,40 @@ func TestReturnedSnapshotsAreDetached(t *testing.T) {
 	}
 }
 
+// TestInterruptionsOutliveTheLiveRun: a result shares the live run's
+// pending approvals (the run replaces its list, never changes it in
+// place), so resuming that very run (given with WithState), which
+// resolves them, leaves the result's interruptions as they were.
+//
+// Checked to fail with the run's resolvePending deleting in place: the
+// result's interruption became the zero Approval.
+func TestInterruptionsOutliveTheLiveRun(t *testing.T) {
+	t.Parallel()
+	sc := newScenario(1, false)
+	r := newRunner(false)
+	live := state.NewRun("run_live", sc.agent.Name)
+	first, err := r.Run(context.Background(), sc.agent, pipeline.UserInput("clean up"), pipeline.WithState(live))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := first.Interruptions()
+	if len(want) != 1 || want[0].Tool != "danger" {
+		t.Fatalf("the run paused with %+v, want danger's approval", want)
+	}
+	if err := live.Approve(want[0].CallID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Resume(context.Background(), sc.agent, live); err != nil {
+		t.Fatal(err)
+	}
+	if len(live.Pending()) != 0 || sc.calls.count("danger") != 1 {
+		t.Fatalf("the resume left %d pending and ran danger %d times, want 0 and 1", len(live.Pending()), sc.calls.count("danger"))
+	}
+	if diff := cmp.Diff(want, first.Interruptions()); diff != "" {
+		t.Errorf("resuming the live run changed the first result's interruptions (-before +after):\n%s", diff)
+	}
+}
+
 // TestConcurrentResumeOneWins has two goroutines resume the same stored
 // checkpoint: exactly one runs the tool, the other gets ErrConflict
 // (invariant 10).

@@ -350,7 +350,7 @@ func takeStep(t *Turn, res *Result, cur *currentAgent) (done bool, err error) {
 		res.lastAgent = to
 		return false, nil
 	case NextInterruption:
-		res.interruptions = run.Pending()
+		res.interruptions = runcore.PendingView(run) // copy-on-write: Interruptions hands out copies
 		return true, nil
 	default:
 		return true, fmt.Errorf("pipeline: turn %d: the turn handler returned nil without a next step", n)

@@ -122,17 +122,24 @@ func (r *Run) Pending() []Approval {
 
 // addPending records that a call waits for a decision. Recording the same
 // call ID again replaces the earlier record.
+//
+// The list is copy-on-write: it is never changed in place, only replaced
+// (or appended to past its length), so that [Run.Clone], a checkpoint's
+// snapshot and a result's interruptions share it capped at its length
+// instead of copying it.
 func (r *Run) addPending(a Approval) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for i := range r.pending {
-		if r.pending[i].CallID == a.CallID {
-			r.pending[i] = a
-			return
-		}
+	p := slices.Clip(r.pending) // the append below makes a new array
+	if i := slices.IndexFunc(p, func(x Approval) bool { return x.CallID == a.CallID }); i >= 0 {
+		p = slices.Clone(p)
+		p[i] = a
+		r.pending = p
+		return
 	}
-	r.pending = append(r.pending, a)
-	slices.SortFunc(r.pending, func(x, y Approval) int { return cmp.Compare(x.Seq, y.Seq) })
+	p = append(p, a)
+	slices.SortFunc(p, func(x, y Approval) int { return cmp.Compare(x.Seq, y.Seq) })
+	r.pending = p
 }
 
 // resolvePending removes the call from the pending approvals, once it ran or
@@ -140,7 +147,26 @@ func (r *Run) addPending(a Approval) {
 func (r *Run) resolvePending(callID string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.pending = slices.DeleteFunc(r.pending, func(a Approval) bool { return a.CallID == callID })
+	r.pending = withoutPending(r.pending, func(a Approval) bool { return a.CallID == callID })
+}
+
+// withoutPending returns the pending approvals p without those del
+// matches: p itself when there are none, else a new list (p is
+// copy-on-write, see addPending).
+func withoutPending(p []Approval, del func(Approval) bool) []Approval {
+	if !slices.ContainsFunc(p, del) {
+		return p
+	}
+	return slices.DeleteFunc(slices.Clone(p), del)
+}
+
+// pendingView returns the pending approvals, shared and capped at their
+// length: the list is copy-on-write (see addPending), so the view never
+// changes. Callers must not change its elements.
+func (r *Run) pendingView() []Approval {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clip(r.pending)
 }
 
 // Decisions returns copies of the recorded decisions, in the order made.
@@ -314,7 +340,7 @@ func (r *Run) PendingOwnedBy(owner string) []Approval {
 func (r *Run) resolveOwned(owner string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.pending = slices.DeleteFunc(r.pending, func(a Approval) bool { return ownedBy(a.Owner, owner) })
+	r.pending = withoutPending(r.pending, func(a Approval) bool { return ownedBy(a.Owner, owner) })
 }
 
 // DecisionsOwnedBy returns copies of the exact decisions on calls of the

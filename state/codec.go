@@ -232,7 +232,7 @@ func (r *Run) wireLocked(items bool) wireRun {
 		ID: r.id, Agent: r.agent, Turn: r.turn, MaxTurns: r.maxTurns, Version: r.version,
 		NextSeq: r.nextSeq, Input: wireItems(r.input), Items: []wireItem{}, Response: r.resp,
 		Context: []wireItem{}, ContextFrom: r.ctxFrom,
-		Pending: clonePending(r.pending), Decisions: slices.Clone(r.decisions),
+		Pending: slices.Clip(r.pending), Decisions: slices.Clone(r.decisions), // pending: copy-on-write (addPending)
 		Usage: r.usage, SessionID: r.sessionID, Watermark: r.watermark, Trace: maps.Clone(r.trace),
 		Final: r.final, Finished: r.finished, Extension: maps.Clone(r.extension),
 	}
@@ -307,13 +307,18 @@ func Unmarshal(data []byte, opts ...UnmarshalOption) (*Run, error) {
 }
 
 func newUnmarshalConfig(opts []UnmarshalOption) unmarshalConfig {
-	cfg := unmarshalConfig{maxSize: DefaultMaxSize}
+	if len(opts) == 0 {
+		// Without options nothing takes the config's address, which an
+		// option's interface method would move to the heap.
+		return unmarshalConfig{maxSize: DefaultMaxSize}
+	}
+	cfg := &unmarshalConfig{maxSize: DefaultMaxSize}
 	for _, o := range opts {
 		if o != nil {
-			o.applyUnmarshal(&cfg)
+			o.applyUnmarshal(cfg)
 		}
 	}
-	return cfg
+	return *cfg
 }
 
 // unmarshalJSON is Unmarshal with encoding/json, after the size check: the
@@ -568,32 +573,31 @@ func (r *Run) checkPlaces() error {
 // checkPending verifies that each pending approval names, once, an
 // unanswered call at its position (or a call of a nested run), with its
 // output position free. calls is [Run.checkItems]' map; pending gets
-// the pending call IDs.
+// the pending call IDs. An element's path is built only for its error.
 func (r *Run) checkPending(calls map[string]int, pending map[string]bool) error {
 	for i, a := range r.pending {
-		path := elemPath("pending", i)
 		if a.CallID == "" || pending[a.CallID] {
-			return invalid(path, "call ID %q is empty or repeated", a.CallID)
+			return invalid(elemPath("pending", i), "call ID %q is empty or repeated", a.CallID)
 		}
 		pending[a.CallID] = true
 		if a.IsElicitation() && a.Elicitation.Server == "" {
-			return invalid(path+".elicitation", "request of call %q names no server", a.CallID)
+			return invalid(elemPath("pending", i)+".elicitation", "request of call %q names no server", a.CallID)
 		}
 		if a.Owner != "" {
 			continue // the call is in the owner's nested run
 		}
 		it, ok := r.itemAtLocked(a.Seq)
 		if !ok || !it.kind.approvable() || it.callID != a.CallID || it.name != a.Tool || it.text != a.Arguments {
-			return invalid(path, "call %q does not match a tool call at position %d", a.CallID, a.Seq)
+			return invalid(elemPath("pending", i), "call %q does not match a tool call at position %d", a.CallID, a.Seq)
 		}
 		if a.OutputSeq <= it.seq || a.OutputSeq >= r.nextSeq {
-			return invalid(path, "output position %d of call %q is out of range", a.OutputSeq, a.CallID)
+			return invalid(elemPath("pending", i), "output position %d of call %q is out of range", a.OutputSeq, a.CallID)
 		}
 		if _, taken := r.itemAtLocked(a.OutputSeq); taken {
-			return invalid(path, "call %q already has an output at position %d", a.CallID, a.OutputSeq)
+			return invalid(elemPath("pending", i), "call %q already has an output at position %d", a.CallID, a.OutputSeq)
 		}
 		if c, ok := calls[a.CallID]; ok && c < 0 && r.items[^c].seq == a.Seq {
-			return &DecodeError{Path: path, Err: fmt.Errorf("%w: %w: pending call %q already has an output at position %d",
+			return &DecodeError{Path: elemPath("pending", i), Err: fmt.Errorf("%w: %w: pending call %q already has an output at position %d",
 				ErrInvalid, ErrDuplicateOutput, a.CallID, r.completed[a.CallID])}
 		}
 	}

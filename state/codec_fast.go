@@ -509,13 +509,13 @@ func (d *fastDec) approvals(s *wire.Scanner, p *[]Approval) bool {
 			}
 			switch approvalFields.List[f].GoName {
 			case "Tool":
-				return d.optString(s, &a.Tool)
+				return d.optName(s, &a.Tool) // the call item's name, interned
 			case "CallID":
 				return d.optString(s, &a.CallID)
 			case "Arguments":
 				return d.optString(s, &a.Arguments)
 			case "Agent":
-				return d.optString(s, &a.Agent)
+				return d.optName(s, &a.Agent) // the run's agent, interned
 			case "Seq":
 				return wire.OptInt64(s, &a.Seq)
 			case "OutputSeq":

@@ -40,6 +40,7 @@ func (core) AddUsage(r *Run, u Usage)                                { r.addUsag
 func (core) AddModelCall(r *Run, c ModelCall)                        { r.addModelCall(c) }
 func (core) AddPending(r *Run, a Approval)                           { r.addPending(a) }
 func (core) ResolvePending(r *Run, callID string)                    { r.resolvePending(callID) }
+func (core) PendingView(r *Run) []Approval                           { return r.pendingView() }
 func (core) ResolveOwned(r *Run, owner string)                       { r.resolveOwned(owner) }
 func (core) AddDecision(r *Run, d Decision)                          { r.addDecision(d) }
 func (core) ReplaceContext(r *Run, items []Item)                     { r.replaceContext(items) }

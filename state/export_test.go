@@ -149,3 +149,4 @@ func SealHead(head, context []byte, items []Piece) []byte {
 	}
 	return out
 }
+func (r *Run) AddModelCall(c ModelCall) { r.addModelCall(c) }

@@ -516,25 +516,31 @@ func (r *Run) SetExtension(key string, v json.RawMessage) {
 
 // Clone returns a deep copy of r that shares nothing mutable with it.
 // Deciding an approval on the clone leaves r as it was.
+//
+// The lists that are never changed in place (input, items, context,
+// model calls and pending approvals: each is only appended to past its
+// length or replaced by a new one) are shared, capped at their length, so
+// that an append on either run makes that run a new array and the other
+// never sees it; the rest is copied.
 func (r *Run) Clone() *Run {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := &Run{
 		id: r.id, agent: r.agent, turn: r.turn, maxTurns: r.maxTurns, version: r.version,
-		input:      slices.Clone(r.input),
-		items:      slices.Clone(r.items),
+		input:      slices.Clip(r.input),
+		items:      slices.Clip(r.items),
 		nextSeq:    r.nextSeq,
 		resp:       r.resp,
-		context:    slices.Clone(r.context),
+		context:    slices.Clip(r.context),
 		ctxFrom:    r.ctxFrom,
 		ctxRef:     r.ctxRef,
 		ctxStamp:   r.ctxStamp,
 		ctxPending: r.ctxPending, // immutable once set
 		completed:  maps.Clone(r.completed),
-		pending:    clonePending(r.pending),
+		pending:    slices.Clip(r.pending),
 		decisions:  slices.Clone(r.decisions),
 		guards:     cloneGuards(r.guards),
-		calls:      slices.Clone(r.calls),
+		calls:      slices.Clip(r.calls),
 		usage:      r.usage,
 		sessionID:  r.sessionID,
 		watermark:  r.watermark,

@@ -213,6 +213,64 @@ func TestCloneSharesNothing(t *testing.T) {
 	}
 }
 
+// TestCloneSharesNoArray: Clone shares the lists a run never changes in
+// place (items, input, pending approvals, model calls), capped at their
+// length. Each copy then records an item at the same free position,
+// replaces the pending approval of one call and adds one before it: each
+// copy sees only its own changes, whichever copy went first, before and
+// after the other's.
+//
+// Checked to fail without the caps (the second copy's item overwrote the
+// first's in the shared array) and with addPending replacing a record in
+// place (the other copy's approval changed with it).
+func TestCloneSharesNoArray(t *testing.T) {
+	t.Parallel()
+	change := func(t *testing.T, r *state.Run, who string) {
+		t.Helper()
+		seq := r.Response().Start + 2 // c1's output position, free in both copies
+		if err := r.Record(state.ToolOutput("c1", "t", who).WithSeq(seq)); err != nil {
+			t.Fatal(err)
+		}
+		r.AddPending(state.Approval{Tool: "t", CallID: "c2", Arguments: who, Seq: seq - 1, OutputSeq: seq + 1})
+		r.AddPending(state.Approval{Tool: "t", CallID: "c0:" + who, Arguments: who, Seq: 1, OutputSeq: 2})
+		r.AddModelCall(state.ModelCall{Turn: 2, Agent: who})
+	}
+	view := func(r *state.Run) runView {
+		v := viewRun(r)
+		for _, c := range r.ModelCalls() {
+			v.Items = append(v.Items, "call:"+c.Agent)
+		}
+		return v
+	}
+	for _, first := range []string{"clone", "original"} {
+		t.Run(first+" first", func(t *testing.T) {
+			t.Parallel()
+			orig := populated(t)
+			orig.AddModelCall(state.ModelCall{Turn: 1, Agent: "a"})
+			clone := orig.Clone()
+			order := []*state.Run{clone, orig}
+			if first == "original" {
+				order = []*state.Run{orig, clone}
+			}
+			want := view(clone)
+			change(t, order[0], "one")
+			if diff := cmp.Diff(want, view(order[1])); diff != "" {
+				t.Errorf("changing the %s changed the other copy (-before +after):\n%s", first, diff)
+			}
+			change(t, order[1], "two")
+
+			for i, r := range order {
+				alone := populated(t)
+				alone.AddModelCall(state.ModelCall{Turn: 1, Agent: "a"})
+				change(t, alone, []string{"one", "two"}[i])
+				if diff := cmp.Diff(view(alone), view(r)); diff != "" {
+					t.Errorf("copy %d changed by the other (-alone +shared):\n%s", i+1, diff)
+				}
+			}
+		})
+	}
+}
+
 // TestCloneDecisionsDetached: a run whose decisions hold an "always"
 // decision is cloned, and one copy decides again on that tool, which
 // replaces the decision in place. The other copy keeps its own decisions,

@@ -95,6 +95,11 @@ func AddPending(r *state.Run, a state.Approval) { ops.AddPending(r, a) }
 // or was rejected.
 func ResolvePending(r *state.Run, callID string) { ops.ResolvePending(r, callID) }
 
+// PendingView returns the pending approvals without copying them: the run
+// never changes its list in place (it is copy-on-write), so the view stays
+// as it was. Callers must not change its elements; hand out copies.
+func PendingView(r *state.Run) []state.Approval { return ops.PendingView(r) }
+
 // ResolveOwned removes the pending approvals owned by owner (a call ID) and
 // deeper ones, once the nested run went on.
 func ResolveOwned(r *state.Run, owner string) { ops.ResolveOwned(r, owner) }
