@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strconv"
 
 	"github.com/turnkit/turnkit/state/internal/wire"
@@ -113,6 +114,8 @@ func appendRun(b []byte, w *wireRun) ([]byte, bool) {
 			b = appendInts(b, field, usageFields)
 		case *[]ModelCall:
 			b = appendModelCalls(b, *p)
+		case *map[string]json.RawMessage:
+			b, ok = appendRawMap(b, *p, ok)
 		default:
 			if field.Kind() == reflect.Slice {
 				b, ok = appendList(b, field, ok)
@@ -205,6 +208,38 @@ func appendRawJSON(b []byte, raw json.RawMessage) ([]byte, bool) {
 		return append(b, raw...), true
 	}
 	return appendJSON(b, raw, true)
+}
+
+// appendRawMap appends a map of JSON values (a run's extension records)
+// as encoding/json does: its keys in order, each value as
+// [appendRawJSON] writes it. A head carries one or two records, written
+// on every save: through encoding/json they cost a sorted copy of the
+// keys and a reflected copy of each value.
+func appendRawMap(b []byte, m map[string]json.RawMessage, ok bool) ([]byte, bool) {
+	if !ok {
+		return b, false
+	}
+	if m == nil {
+		return append(b, "null"...), true
+	}
+	var small [4]string
+	keys := small[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		if b, ok = appendRawJSON(b, m[k]); !ok {
+			return b, false
+		}
+	}
+	return append(b, '}'), true
 }
 
 // appendList appends a slice that encoding/json encodes.

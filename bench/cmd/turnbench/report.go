@@ -82,15 +82,37 @@ func (r *report) get(name string) (row, bool) {
 }
 
 // ratio returns x's time over its baseline's, if both ran.
-func (r *report) ratio(x row) (float64, bool) {
-	if x.skip != "" || x.scenario.Baseline == "" {
+func (r *report) ratio(x row) (float64, bool) { return r.ratioTo(x, x.scenario.Baseline) }
+
+// rawRatio returns x's time over its raw driver's (Scenario.Raw), if both
+// ran.
+func (r *report) rawRatio(x row) (float64, bool) { return r.ratioTo(x, x.scenario.Raw) }
+
+func (r *report) ratioTo(x row, baseline string) (float64, bool) {
+	if x.skip != "" || baseline == "" {
 		return 0, false
 	}
-	base, ok := r.get(x.scenario.Baseline)
+	base, ok := r.get(baseline)
 	if !ok || base.ns == 0 {
 		return 0, false
 	}
 	return x.ns / base.ns, true
+}
+
+// rawCell is x's cell of the column of ratios to the raw driver: the
+// ratio, "base" for a row others are divided by, "n/a" for a ratio
+// whose rows did not both run, and empty for a row with neither.
+func (r *report) rawCell(x row, raws map[string]bool) string {
+	switch {
+	case raws[x.scenario.Name]:
+		return "base"
+	case x.scenario.Raw == "" || x.skip != "":
+		return ""
+	}
+	if q, ok := r.rawRatio(x); ok {
+		return fmt.Sprintf("%.2f×", q)
+	}
+	return "n/a"
 }
 
 var groupTitles = map[string]string{
@@ -137,18 +159,33 @@ func (r *report) markdown() string {
 			title = g
 		}
 		fmt.Fprintf(&b, "\n#### %s\n\n", title)
-		if r.prev != nil {
-			b.WriteString("| scenario | ns/unit | allocs/unit | B/unit | ratio | before |\n|---|--:|--:|--:|--:|--:|\n")
-		} else {
-			b.WriteString("| scenario | ns/unit | allocs/unit | B/unit | ratio |\n|---|--:|--:|--:|--:|\n")
+		// A group whose rows name a raw driver has a column of ratios to
+		// it, after the ratio to the baseline.
+		raws := map[string]bool{}
+		for _, x := range rows {
+			if x.scenario.Raw != "" {
+				raws[x.scenario.Raw] = true
+			}
 		}
+		head, rule := "| scenario | ns/unit | allocs/unit | B/unit | ratio |", "|---|--:|--:|--:|--:|"
+		if len(raws) > 0 {
+			head, rule = head+" ÷ raw driver |", rule+"--:|"
+		}
+		if r.prev != nil {
+			head, rule = head+" before |", rule+"--:|"
+		}
+		b.WriteString(head + "\n" + rule + "\n")
 		for _, x := range rows {
 			name := strings.TrimPrefix(x.scenario.Name, g+"/")
 			if x.note != "" {
 				name += " (" + x.note + ")"
 			}
+			rawCell := ""
+			if len(raws) > 0 {
+				rawCell = " " + r.rawCell(x, raws) + " |"
+			}
 			if x.skip != "" {
-				fmt.Fprintf(&b, "| %s | skipped: %s | | | |%s\n", name, x.skip, r.beforeCell(x))
+				fmt.Fprintf(&b, "| %s | skipped: %s | | | |%s%s\n", name, x.skip, rawCell, r.beforeCell(x))
 				continue
 			}
 			ratio := "base"
@@ -161,7 +198,7 @@ func (r *report) markdown() string {
 			if x.hasAllocs {
 				allocs, bytes = formatNum(x.allocs), formatNum(x.bytes)
 			}
-			fmt.Fprintf(&b, "| %s | %s/%s | %s | %s | %s |%s\n", name, formatNs(x.ns), x.scenario.Unit, allocs, bytes, ratio, r.beforeCell(x))
+			fmt.Fprintf(&b, "| %s | %s/%s | %s | %s | %s |%s%s\n", name, formatNs(x.ns), x.scenario.Unit, allocs, bytes, ratio, rawCell, r.beforeCell(x))
 		}
 	}
 	b.WriteString(r.flatness())
@@ -246,10 +283,10 @@ func (r *report) writeCSV(path string) error {
 		return err
 	}
 	w := csv.NewWriter(f)
-	_ = w.Write([]string{"scenario", "group", "unit", "per_op", "iterations", "ns_per_unit", "allocs_per_unit", "bytes_per_unit", "baseline", "ratio_to_baseline", "skipped", "notes"})
+	_ = w.Write([]string{"scenario", "group", "unit", "per_op", "iterations", "ns_per_unit", "allocs_per_unit", "bytes_per_unit", "baseline", "ratio_to_baseline", "skipped", "notes", "raw", "ratio_to_raw"})
 	for _, x := range r.rows {
 		s := x.scenario
-		rec := []string{s.Name, s.Group, s.Unit, strconv.Itoa(s.PerOp), "", "", "", "", s.Baseline, "", x.skip, x.note}
+		rec := []string{s.Name, s.Group, s.Unit, strconv.Itoa(s.PerOp), "", "", "", "", s.Baseline, "", x.skip, x.note, s.Raw, ""}
 		if x.skip == "" {
 			rec[4] = strconv.Itoa(x.n)
 			rec[5] = strconv.FormatFloat(x.ns, 'f', 1, 64)
@@ -259,6 +296,9 @@ func (r *report) writeCSV(path string) error {
 			}
 			if q, ok := r.ratio(x); ok {
 				rec[9] = strconv.FormatFloat(q, 'f', 3, 64)
+			}
+			if q, ok := r.rawRatio(x); ok {
+				rec[13] = strconv.FormatFloat(q, 'f', 3, 64)
 			}
 		}
 		_ = w.Write(rec)

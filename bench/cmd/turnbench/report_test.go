@@ -169,3 +169,69 @@ func TestKnownPeers(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownRawColumn checks the crash-safe group's second ratio: each
+// crash-safe row over the raw driver doing its writes, beside the ratio to
+// persistence alone, in the table, with a previous table's column after
+// it, and in the CSV.
+func TestMarkdownRawColumn(t *testing.T) {
+	r := &report{env: machine{date: "2026-01-02 03:04 UTC", rounds: 1}}
+	alone, raw := "crashsafe/sqlite/persistence/history=10", "crashsafe/sqlite/raw-driver/history=10"
+	cs := newScenario("crashsafe/sqlite/checkpoint/history=10", "crashsafe", alone, 1)
+	cs.Raw = raw
+	skipped := newScenario("crashsafe/redis/checkpoint/history=10", "crashsafe", "crashsafe/redis/persistence/history=10", 1)
+	skipped.Raw = "crashsafe/redis/raw-driver/history=10"
+	mem := newScenario("crashsafe/memory/checkpoint/history=10", "crashsafe", "crashsafe/memory/persistence/history=10", 1)
+	r.add(row{scenario: newScenario(alone, "crashsafe", "", 1), n: 1, ns: 100_000, allocs: 90, bytes: 9000, hasAllocs: true})
+	r.add(row{scenario: newScenario(raw, "crashsafe", alone, 1), n: 1, ns: 200_000, allocs: 60, bytes: 6000, hasAllocs: true})
+	r.add(row{scenario: cs, n: 1, ns: 300_000, allocs: 190, bytes: 19000, hasAllocs: true})
+	r.add(row{scenario: skipped, skip: "no server"})
+	r.add(row{scenario: mem, n: 1, ns: 10_000, allocs: 70, bytes: 7000, hasAllocs: true})
+	md := r.markdown()
+	for _, want := range []string{
+		"| scenario | ns/unit | allocs/unit | B/unit | ratio | ÷ raw driver |\n|---|--:|--:|--:|--:|--:|\n",
+		"| sqlite/persistence/history=10 | 100.0 µs/turn | 90 | 9000 | base |  |\n",
+		"| sqlite/raw-driver/history=10 | 200.0 µs/turn | 60 | 6000 | 2.00× | base |\n",
+		"| sqlite/checkpoint/history=10 | 300.0 µs/turn | 190 | 19000 | 3.00× | 1.50× |\n",
+		"| redis/checkpoint/history=10 | skipped: no server | | | |  |\n",
+		"| memory/checkpoint/history=10 | 10.0 µs/turn | 70 | 7000 | n/a |  |\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the table lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(sampleReport().markdown(), "÷ raw driver") {
+		t.Error("a table whose rows name no raw driver has a column for it")
+	}
+
+	r.prev = &previous{run: "run of 2026-01-01", rows: map[string]figures{cs.Name: {ratio: 2, hasRatio: true, ratioText: "2.00×"}}}
+	md = r.markdown()
+	for _, want := range []string{
+		"| scenario | ns/unit | allocs/unit | B/unit | ratio | ÷ raw driver | before |\n",
+		"| sqlite/checkpoint/history=10 | 300.0 µs/turn | 190 | 19000 | 3.00× | 1.50× | 2.00× |\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the table with a previous one lacks %q:\n%s", want, md)
+		}
+	}
+	if p := parsePrevious(md); p.rows[cs.Name].ratioText != "3.00×" {
+		t.Errorf("parsePrevious read the checkpoint row as %+v, want its ratio to persistence, 3.00×", p.rows[cs.Name])
+	}
+
+	path := filepath.Join(t.TempDir(), "t.csv")
+	if err := r.writeCSV(path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := recs[3]; got[0] != cs.Name || got[12] != raw || got[13] != "1.500" {
+		t.Errorf("the checkpoint row of the CSV = %v, want its raw driver and the ratio 1.500", got)
+	}
+}

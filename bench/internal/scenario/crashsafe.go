@@ -220,8 +220,10 @@ func (m *measuringStore) Save(ctx context.Context, run *state.Run) error {
 }
 
 // crashSafeScenarios returns, for each backend and history size, a turn
-// with persistence alone and turns with the crash-safe chain, with the
-// tool as it is and declared retryable, whose baseline it is.
+// with persistence alone, on the database backends the raw driver doing a
+// crash-safe tool turn's durable writes (crashraw.go), and turns with the
+// crash-safe chain, with the tool as it is and declared retryable: their
+// baseline is persistence alone, and their second one the raw driver.
 func crashSafeScenarios() []Scenario {
 	var out []Scenario
 	for _, be := range append(backends(), sealedSQLite()) {
@@ -229,9 +231,15 @@ func crashSafeScenarios() []Scenario {
 			alone := fmt.Sprintf("crashsafe/%s/%s/history=%d", be.name, persistenceAlone, h)
 			out = append(out, Scenario{Name: alone, Group: "crashsafe", PerOp: 1, Unit: "turn", Skip: be.skip,
 				Bench: func(b *testing.B) { crashSafeTurns(b, be, h, persistenceAlone) }})
+			raw := ""
+			if open, ok := rawDrivers[be.name]; ok {
+				raw = fmt.Sprintf("crashsafe/%s/raw-driver/history=%d", be.name, h)
+				out = append(out, Scenario{Name: raw, Group: "crashsafe", Baseline: alone, PerOp: 1, Unit: "turn", Skip: be.skip,
+					Bench: func(b *testing.B) { rawDriverTurns(b, open, h) }})
+			}
 			for _, c := range []chain{crashSafe, crashSafeRetryable} {
 				out = append(out, Scenario{Name: fmt.Sprintf("crashsafe/%s/%s/history=%d", be.name, c, h), Group: "crashsafe",
-					Baseline: alone, PerOp: 1, Unit: "turn", Skip: be.skip,
+					Baseline: alone, Raw: raw, PerOp: 1, Unit: "turn", Skip: be.skip,
 					Bench: func(b *testing.B) { crashSafeTurns(b, be, h, c) }})
 			}
 		}

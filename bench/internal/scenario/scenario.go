@@ -26,6 +26,10 @@ type Scenario struct {
 	// Baseline names the scenario that ratios are taken against, or "" for
 	// a scenario that is its own baseline.
 	Baseline string
+	// Raw names a second baseline, or "": the raw driver doing the same
+	// durable writes (the crash-safe group's raw-driver rows), which the
+	// table gives a ratio column of its own.
+	Raw string
 	// PerOp is how many turns (or items, or commits) one b.Loop iteration
 	// does; the table divides by it. 1 for turn scenarios.
 	PerOp int
