@@ -153,7 +153,7 @@ func (d *Delta) seal(s Sealer, sessionID string, binary bool) error {
 	if err != nil {
 		return fmt.Errorf("state: seal head of run %s: %w", d.RunID, err)
 	}
-	out := make([]byte, 0, 96+len(d.RunID)+len(sessionID)+base64.RawStdEncoding.EncodedLen(len(ct))+d.sealedSize(binary))
+	out := make([]byte, 0, sealedHeadRoom+len(d.RunID)+len(sessionID)+base64.RawStdEncoding.EncodedLen(len(ct))+d.sealedSize(binary))
 	out, d.Head = appendSealedHead(out, d.RunID, sessionID, d.Version, full, ct)
 	for i, p := range d.Items {
 		part := Part{SessionID: sessionID, RunID: d.RunID, Kind: PartPiece, Seq: p.Seq, Version: p.Version}
@@ -217,6 +217,15 @@ func appendSealedHead(buf []byte, runID, sessionID string, version, full int64, 
 	buf = append(buf, '"', '}')
 	return buf, buf[start:len(buf):len(buf)]
 }
+
+// sealedHeadRoom is what appendSealedHead writes around the run ID, the
+// session ID and the ciphertext's base64: the members' names, four
+// quotes, two numbers of up to 20 digits. (96, before, left no room for
+// the last members: the head's base64 grew the whole buffer, one more
+// allocation and copy per sealed save.) IDs that JSON escapes take more,
+// and only grow the buffer.
+const sealedHeadRoom = len(sealedPrefix) + len(`,"run":{"id":`) + len(`,"session_id":`) + len(`,"version":`) +
+	len(`,"extension":{"turnkit.delta":{"full":`) + len(`}}},"sealed":"`) + len(`"}`) + 4 + 2*20
 
 // sealOverhead is what the buffer of a delta's sealed parts allows for
 // each ciphertext beyond its plaintext: session/encrypt's format byte,
