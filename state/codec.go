@@ -45,6 +45,9 @@ type marshalConfig struct {
 	keyID  string
 	key    []byte
 	sealer Sealer // what a Delta's parts are sealed with (seal.go); nil: plaintext
+	// binaryParts keeps a sealed Delta's pieces and context as bytes
+	// (WithBinaryParts), not as JSON strings of base64
+	binaryParts bool
 }
 
 type unmarshalConfig struct {

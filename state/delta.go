@@ -282,7 +282,7 @@ func (s *deltaSnapshot) recordInHead() error {
 func (s *deltaSnapshot) withHead(head []byte, cfg *marshalConfig) (*Delta, error) {
 	s.d.Head = head
 	if cfg.sealer != nil {
-		if err := s.d.seal(cfg.sealer, s.sessionID); err != nil {
+		if err := s.d.seal(cfg.sealer, s.sessionID, cfg.binaryParts); err != nil {
 			return nil, err
 		}
 	}

@@ -85,6 +85,21 @@ func (o SealOption) applyMarshal(c marshalConfig) marshalConfig {
 
 func (o SealOption) applyUnmarshal(c *unmarshalConfig) { c.sealer = o.s }
 
+// WithBinaryParts makes [Run.Delta] keep a sealed delta's pieces and
+// context as bytes (a format byte, then the [Sealer]'s ciphertext), for a
+// store that keeps them as bytes (a BLOB, a bytea, a Redis string),
+// rather than as JSON strings of their ciphertexts' base64, which a store
+// that keeps pieces inside JSON (state/filestore) needs: a third fewer
+// bytes to write, and none to encode. [Assemble] reads both forms,
+// whatever its options, so a store that turns this on still opens the
+// checkpoints it wrote before, and a run may hold pieces of both. The
+// head stays JSON (its routing fields are read in the clear). Without a
+// sealer ([WithSealer]) it changes nothing. Session/sqlite, postgres and
+// redis turn it on.
+func WithBinaryParts() MarshalOption {
+	return marshalOptionFunc(func(c marshalConfig) marshalConfig { c.binaryParts = true; return c })
+}
+
 // Errors of sealed checkpoints.
 var (
 	// ErrSealed means a stored checkpoint is sealed and it was read
@@ -118,12 +133,14 @@ type sealedHeadRun struct {
 }
 
 // seal replaces d's parts with their ciphertexts under s. A pooled
-// scratch buffer takes each ciphertext in turn; the parts keep their
-// base64 only, all in one buffer sized for them: each is a full slice of
-// it, so an append to one never writes into the next, and a ciphertext
-// longer than sealOverhead allows only grows the buffer (the parts cut
-// before keep the array they were cut from).
-func (d *Delta) seal(s Sealer, sessionID string) error {
+// scratch buffer takes the head's ciphertext, and with base64 parts each
+// piece's and the context's in turn; the parts end up all in one buffer
+// sized for them, as binary parts (binary: a format byte, then the
+// ciphertext, sealed in place) or as JSON strings of their base64: each
+// is a full slice of it, so an append to one never writes into the next,
+// and a ciphertext longer than sealOverhead allows only grows the buffer
+// (the parts cut before keep the array they were cut from).
+func (d *Delta) seal(s Sealer, sessionID string, binary bool) error {
 	scratch := sealScratch.Get().(*[]byte)
 	defer func() {
 		if cap(*scratch) <= maxPooledScratch {
@@ -136,10 +153,17 @@ func (d *Delta) seal(s Sealer, sessionID string) error {
 	if err != nil {
 		return fmt.Errorf("state: seal head of run %s: %w", d.RunID, err)
 	}
-	out := make([]byte, 0, 96+len(d.RunID)+len(sessionID)+base64.RawStdEncoding.EncodedLen(len(ct))+d.sealedSize())
+	out := make([]byte, 0, sealedHeadRoom+len(d.RunID)+len(sessionID)+base64.RawStdEncoding.EncodedLen(len(ct))+d.sealedSize(binary))
 	out, d.Head = appendSealedHead(out, d.RunID, sessionID, d.Version, full, ct)
 	for i, p := range d.Items {
-		ct, err = s.Seal(ct[:0], Part{SessionID: sessionID, RunID: d.RunID, Kind: PartPiece, Seq: p.Seq, Version: p.Version}, p.Data)
+		part := Part{SessionID: sessionID, RunID: d.RunID, Kind: PartPiece, Seq: p.Seq, Version: p.Version}
+		if binary {
+			if out, d.Items[i].Data, err = appendBinaryPart(out, s, part, p.Data); err != nil {
+				return fmt.Errorf("state: seal piece %d of run %s: %w", p.Seq, d.RunID, err)
+			}
+			continue
+		}
+		ct, err = s.Seal(ct[:0], part, p.Data)
 		*scratch = ct[:0]
 		if err != nil {
 			return fmt.Errorf("state: seal piece %d of run %s: %w", p.Seq, d.RunID, err)
@@ -147,7 +171,14 @@ func (d *Delta) seal(s Sealer, sessionID string) error {
 		out, d.Items[i].Data = appendSealedString(out, ct)
 	}
 	if d.Context != nil {
-		ct, err = s.Seal(ct[:0], Part{SessionID: sessionID, RunID: d.RunID, Kind: PartContext}, d.Context)
+		part := Part{SessionID: sessionID, RunID: d.RunID, Kind: PartContext}
+		if binary {
+			if _, d.Context, err = appendBinaryPart(out, s, part, d.Context); err != nil {
+				return fmt.Errorf("state: seal context of run %s: %w", d.RunID, err)
+			}
+			return nil
+		}
+		ct, err = s.Seal(ct[:0], part, d.Context)
 		*scratch = ct[:0]
 		if err != nil {
 			return fmt.Errorf("state: seal context of run %s: %w", d.RunID, err)
@@ -187,21 +218,37 @@ func appendSealedHead(buf []byte, runID, sessionID string, version, full int64, 
 	return buf, buf[start:len(buf):len(buf)]
 }
 
+// sealedHeadRoom is what appendSealedHead writes around the run ID, the
+// session ID and the ciphertext's base64: the members' names, four
+// quotes, two numbers of up to 20 digits. (96, before, left no room for
+// the last members: the head's base64 grew the whole buffer, one more
+// allocation and copy per sealed save.) IDs that JSON escapes take more,
+// and only grow the buffer.
+const sealedHeadRoom = len(sealedPrefix) + len(`,"run":{"id":`) + len(`,"session_id":`) + len(`,"version":`) +
+	len(`,"extension":{"turnkit.delta":{"full":`) + len(`}}},"sealed":"`) + len(`"}`) + 4 + 2*20
+
 // sealOverhead is what the buffer of a delta's sealed parts allows for
 // each ciphertext beyond its plaintext: session/encrypt's format byte,
 // nonce and tag (29 bytes) with room to spare.
 const sealOverhead = 64
 
-// sealedSize is the room the pieces and the context of d take as JSON
-// strings of their ciphertexts (appendSealedString) when each ciphertext is at most sealOverhead bytes
-// longer than its plaintext.
-func (d *Delta) sealedSize() int {
+// sealedSize is the room the pieces and the context of d take sealed
+// (as binary parts, or as JSON strings of their ciphertexts'
+// base64: appendSealedString) when each ciphertext is at most
+// sealOverhead bytes longer than its plaintext.
+func (d *Delta) sealedSize(binary bool) int {
+	size := func(n int) int {
+		if binary {
+			return 1 + n + sealOverhead
+		}
+		return base64.RawStdEncoding.EncodedLen(n+sealOverhead) + 2
+	}
 	n := 0
 	for _, p := range d.Items {
-		n += base64.RawStdEncoding.EncodedLen(len(p.Data)+sealOverhead) + 2
+		n += size(len(p.Data))
 	}
 	if d.Context != nil {
-		n += base64.RawStdEncoding.EncodedLen(len(d.Context)+sealOverhead) + 2
+		n += size(len(d.Context))
 	}
 	return n
 }
@@ -215,6 +262,35 @@ func appendSealedString(buf, ct []byte) (out, str []byte) {
 	buf = base64.RawStdEncoding.AppendEncode(buf, ct)
 	buf = append(buf, '"')
 	return buf, buf[start:len(buf):len(buf)]
+}
+
+// binaryPart is the format byte of a piece or context sealed as bytes
+// ([WithBinaryParts]): its ciphertext follows. No JSON value starts with
+// it, so it is told apart from a JSON string of base64 (which starts with
+// '"', the form of every sealed part before binary parts) and from
+// plaintext. Another format would take another byte.
+const binaryPart = 0x01
+
+// appendBinaryPart appends the binary part of plaintext sealed by s as
+// part to buf, and returns the extended buffer and the part as a full
+// slice of it.
+func appendBinaryPart(buf []byte, s Sealer, part Part, plaintext []byte) (out, data []byte, err error) {
+	start := len(buf)
+	buf, err = s.Seal(append(buf, binaryPart), part, plaintext)
+	if err != nil {
+		return nil, nil, err
+	}
+	return buf, buf[start:len(buf):len(buf)], nil
+}
+
+// sealedPart returns the ciphertext of a stored piece or context: the
+// bytes after a binary part's format byte (not copied), or the decoded
+// base64 of a JSON string; false for anything else.
+func sealedPart(data []byte) ([]byte, bool) {
+	if len(data) > 0 && data[0] == binaryPart {
+		return data[1:], true
+	}
+	return openString(data)
 }
 
 // openString reads a part written by appendSealedString.
@@ -251,7 +327,7 @@ func openStored(s Sealer, head, context []byte, items []Piece) ([]byte, []byte, 
 	}
 	var plainCtx []byte
 	if context != nil {
-		ct, ok := openString(context)
+		ct, ok := sealedPart(context)
 		if !ok {
 			return nil, nil, nil, &DecodeError{Path: "$.context", Err: fmt.Errorf("%w: %w", ErrMalformed, ErrUnsealed)}
 		}
@@ -261,7 +337,7 @@ func openStored(s Sealer, head, context []byte, items []Piece) ([]byte, []byte, 
 	}
 	plain := make([]Piece, len(items))
 	for i, p := range items {
-		ct, ok := openString(p.Data)
+		ct, ok := sealedPart(p.Data)
 		if !ok {
 			return nil, nil, nil, &DecodeError{Path: "$.items", Err: fmt.Errorf("%w: piece %d: %w", ErrMalformed, p.Seq, ErrUnsealed)}
 		}

@@ -24,10 +24,17 @@ type Codec struct {
 
 // With returns c with marshal and unmarshal appended (copied, so that c's
 // slices are never shared with the caller's), as repeated WithCodec
-// options accumulate.
+// options accumulate. The first adds [state.WithBinaryParts] before
+// them: the stores of this module keep a checkpoint's pieces and context
+// as bytes (a BLOB, a bytea, a Redis string), so sealed ones are kept as
+// ciphertext, not as JSON strings of its base64.
 func (c Codec) With(marshal []state.MarshalOption, unmarshal []state.UnmarshalOption) Codec {
+	m := slices.Clip(c.Marshal)
+	if len(m) == 0 {
+		m = []state.MarshalOption{state.WithBinaryParts()}
+	}
 	return Codec{
-		Marshal:   append(slices.Clip(c.Marshal), marshal...),
+		Marshal:   append(m, marshal...),
 		Unmarshal: append(slices.Clip(c.Unmarshal), unmarshal...),
 	}
 }
