@@ -29,17 +29,19 @@ const (
 	// sqlInsertItems, then sqlInsertRow once per item (comma-separated),
 	// then sqlInsertTail. The answers column of a row: for an output (its
 	// batch call not NULL, bound twice) the greater of the latest call of
-	// the batch with its ID before it and the latest such call stored, one
-	// entry of session_items_calls read backwards; NULL for every other
+	// the batch with its ID before it and the latest such call stored,
+	// read backwards in session_items_call_ids, whose entries hold calls
+	// by their position and outputs by their call's, a call after its
+	// output: the last entry below the item; NULL for every other
 	// item, whose CASE does not run the lookup. INDEXED BY keeps the lookup
 	// on the index it was written for: left to itself, SQLite searched the
 	// primary key by (session_id, place, seq<?), walking the run backwards
 	// from the item, the whole run for a call with a new ID.
 	sqlInsertItems = `INSERT INTO session_items (session_id, place, seq, kind, name, raw, call_id, stamp, answers) VALUES `
 	sqlInsertRow   = `(?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? IS NULL THEN NULL ELSE max(?, COALESCE((
-		SELECT c.seq FROM session_items AS c INDEXED BY session_items_calls
-		WHERE c.session_id = ? AND c.place = ? AND c.call_id = ? AND c.answers IS NULL AND c.seq < ?
-		ORDER BY c.seq DESC LIMIT 1), 0)) END)`
+		SELECT c.seq FROM session_items AS c INDEXED BY session_items_call_ids
+		WHERE c.session_id = ? AND c.place = ? AND c.call_id = ? AND coalesce(c.answers, c.seq) < ? AND (c.answers IS NULL)
+		ORDER BY coalesce(c.answers, c.seq) DESC LIMIT 1), 0)) END)`
 	sqlInsertTail = ` ON CONFLICT (session_id, place, seq) DO NOTHING`
 
 	sqlStoredItem = `SELECT kind, name, raw FROM session_items WHERE session_id = ? AND place = ? AND seq = ?`
@@ -259,7 +261,7 @@ var statements = []statement{
 		},
 		plan: []string{
 			"SCALAR SUBQUERY 1",
-			"  SEARCH c USING INDEX session_items_calls (session_id=? AND place=? AND call_id=? AND seq<?)", // LIMIT 1, in the index's order
+			"  SEARCH c USING INDEX session_items_call_ids (session_id=? AND place=? AND call_id=? AND <expr><?)", // LIMIT 1, in the index's order
 		}},
 	{name: "stored item", sql: sqlStoredItem,
 		args: func(k planKey) []any { return []any{k.session, k.place, k.seq} },
