@@ -106,3 +106,46 @@ func TestCallIndexMigration(t *testing.T) {
 		t.Errorf("answers by seq = %v, want %v", answers, want)
 	}
 }
+
+// TestStampFloorMigration checks that a file written before migration
+// 0009, whose session_stamps held the last stamp taken (the counter an
+// append moved on), goes on above it: here a counter at 5 over items
+// stamped up to 2, as two pops of the items of stamps 3 to 5 left it.
+func TestStampFloorMigration(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s := open(t, path)
+	if err := s.Append(ctx, "s", "run", []state.Item{state.UserMessage("hi").WithSeq(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "s", "run", []state.Item{state.AssistantMessage("m", "hello").WithSeq(2)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, path)
+	for _, q := range []string{
+		`INSERT INTO session_stamps (session_id, stamp) VALUES ('s', 5)`,
+		`DELETE FROM schema_version WHERE version >= 9`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s = open(t, path)
+	if err := s.Append(ctx, "s", "run", []state.Item{state.UserMessage("again").WithSeq(3)}); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := s.ReadChanges(ctx, "s", session.ChangeQuery{Since: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stamp int64
+	if err := db.QueryRow(`SELECT stamp FROM session_items WHERE session_id = 's' AND seq = 3`).Scan(&stamp); err != nil {
+		t.Fatal(err)
+	}
+	if stamp != 6 || ch.Stamp != 7 {
+		t.Errorf("after the migration, the next append's stamp = %d, the session's next = %d; want 6 (above the counter's 5) and 7", stamp, ch.Stamp)
+	}
+}

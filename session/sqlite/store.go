@@ -506,10 +506,10 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 	var it state.Item
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		var err error
-		if it, err = rd.ScanItemStamp(tx.QueryRowContext(ctx, sqlPop, sessionID), nil); err != nil {
+		if _, err := tx.ExecContext(ctx, sqlRemoval, sessionID); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, sqlBumpGen, sessionID)
+		it, err = rd.ScanItemStamp(tx.QueryRowContext(ctx, sqlPop, sessionID), nil)
 		return err
 	})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -533,13 +533,13 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 	}
 	defer s.unlockWrite()
 	return s.gate.Wrap(ctx, "clear", sessionID, s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, sqlRemoval, sessionID); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, sqlClearItems, sessionID); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, sqlClearRuns, sessionID); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, sqlBumpGen, sessionID); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, sqlSessionUnfile, sessionID)
