@@ -505,8 +505,8 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 	rd := s.reader(ctx, sessionID, "")
 	var it state.Item
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if _, err := tx.ExecContext(ctx, sqlRemoval, sessionID); err != nil {
+		_, err := tx.ExecContext(ctx, sqlRemoval, sessionID) // before the pop: the stamps' floor and the generation
+		if err != nil {
 			return err
 		}
 		it, err = rd.ScanItemStamp(tx.QueryRowContext(ctx, sqlPop, sessionID), nil)
