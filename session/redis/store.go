@@ -185,7 +185,8 @@ func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 // whose call has an output at another position. A new run's place also
 // maps back to its run ID in the outputs hash, field "p<place>" (no
 // other field starts with "p"), for the pages of a session. An output answers the latest
-// call with its ID before it, in the batch or stored: O(log n) an output.
+// call with its ID before it, in the batch or stored: O(log n) an output,
+// no lookup when its call is in the batch after the run's stored items.
 var appendScript = goredis.NewScript(appendLua)
 
 // appendLua is the source of appendScript; [Store.SaveAppend] runs it as a
@@ -226,7 +227,7 @@ while p <= #batch do
 	end
 end
 if #fresh == 0 then return 0 end
-local batchCalls, answers = {}, {}
+local batchCalls, answers, zero = {}, {}, string.rep('0', 16)
 for _, seq in ipairs(fresh) do
 	if role[seq] == 'c' then
 		local l = batchCalls[idkey[seq]] or {}
@@ -237,12 +238,15 @@ end
 for _, seq in ipairs(fresh) do
 	if role[seq] == 'o' then
 		local k = idkey[seq]
-		local call = string.rep('0', 16)
+		local call = zero
 		for _, c in ipairs(batchCalls[k] or {}) do
 			if c < seq and c > call then call = c end
 		end
 		local prev
-		if place then
+		-- A call of the batch placed after the run's last stored item is
+		-- later than every stored call, and no stored output answers it:
+		-- no lookup (a call and its output appended together).
+		if place and (call == zero or (last and place .. call <= last)) then
 			local m = redis.call('ZREVRANGEBYLEX', KEYS[4], '(' .. place .. k .. seq, '[' .. place .. k, 'LIMIT', 0, 1)[1]
 			if m then
 				local c = string.sub(m, -16)

@@ -48,6 +48,11 @@ func TestListingMigration(t *testing.T) {
 		`DELETE FROM sqlite_sequence WHERE name = 'session_index'`,
 		`DROP TABLE session_stamps`,
 		`DROP INDEX session_items_stamps`,
+		`DROP INDEX session_items_call_ids`, // back to migration 0002's indexes
+		`CREATE INDEX session_items_calls ON session_items (session_id, place, call_id, seq)
+			WHERE call_id IS NOT NULL AND answers IS NULL`,
+		`CREATE UNIQUE INDEX session_items_answers ON session_items (session_id, place, call_id, answers)
+			WHERE answers IS NOT NULL`,
 		`ALTER TABLE session_items DROP COLUMN stamp`,
 		`DELETE FROM schema_version WHERE version >= 4`,
 		`INSERT INTO run_checkpoints (run_id, version, data) VALUES ('e', 1, x'00ff')`,

@@ -151,9 +151,11 @@ const oldInsertRow = `(?, ?, ?, ?, ?, ?, ?, ?, max(?, COALESCE((SELECT c.seq FRO
 	ORDER BY c.seq DESC LIMIT 1), 0)))`
 
 // TestGrowingPlanIsCaught checks the plan test's eye on the defect it was
-// written for: the append's call lookup as it was searched the primary
-// key by a prefix of the run, walking the run backwards from the item,
-// which TestStatementPlans would have refused.
+// written for: the append's call lookup as it was, on the index of calls
+// it had then (migration 0002's, which left outputs out), searched the
+// primary key by a prefix of the run, walking the run backwards from the
+// item, which TestStatementPlans would have refused. (On the index of
+// calls and outputs, migration 0008's, SQLite picks the index by itself.)
 func TestGrowingPlanIsCaught(t *testing.T) {
 	s, err := Open(filepath.Join(t.TempDir(), "plans.db"))
 	if err != nil {
@@ -161,6 +163,15 @@ func TestGrowingPlanIsCaught(t *testing.T) {
 	}
 	defer s.Close()
 	k := planData(t, s)
+	for _, q := range []string{
+		`DROP INDEX session_items_call_ids`,
+		`CREATE INDEX session_items_calls ON session_items (session_id, place, call_id, seq)
+			WHERE call_id IS NOT NULL AND answers IS NULL`,
+	} {
+		if _, err := s.db.ExecContext(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
 	old := sqlInsertItems + oldInsertRow + sqlInsertTail
 	args := []any{k.session, k.place, k.seq + 1, "tool_output", "echo", []byte(`{}`), k.callID, int64(1 << 40),
 		int64(0), k.session, k.place, k.callID, k.seq + 1}

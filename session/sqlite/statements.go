@@ -11,14 +11,20 @@ import "strings"
 // order, or rows it returns or deletes): none may scan a table, nor walk
 // rows it does not use, so no statement's cost grows with the history.
 
+// lastStamp is the last write stamp of session ?1: the greater of its
+// floor in session_stamps (raised by each removal) and its items' last
+// stamp, the last entry of session_items_stamps, both by key.
+const lastStamp = `max(COALESCE((SELECT stamp FROM session_stamps WHERE session_id = ?1), 0),
+	COALESCE((SELECT stamp FROM session_items INDEXED BY session_items_stamps
+		WHERE session_id = ?1 ORDER BY stamp DESC LIMIT 1), 0))`
+
 // Session statements.
 const (
-	// An append's first statement: take the session's next write stamp
-	// from its counter (made at its first append) and read run ?2's place
-	// (NULL for a new run), both by key.
-	sqlTakeStamp = `INSERT INTO session_stamps (session_id, stamp) VALUES (?1, 1)
-		ON CONFLICT (session_id) DO UPDATE SET stamp = stamp + 1
-		RETURNING stamp, (SELECT place FROM session_runs WHERE session_id = ?1 AND run_id = ?2)`
+	// An append's first statement, which writes nothing: the session's
+	// next write stamp, one above its last (lastStamp), and run ?2's
+	// place (NULL for a new run), by key.
+	sqlTakeStamp = `SELECT ` + lastStamp + ` + 1,
+		(SELECT place FROM session_runs WHERE session_id = ?1 AND run_id = ?2)`
 
 	// The session's last place: one index entry, read backwards.
 	sqlNewRun = `INSERT INTO session_runs (session_id, run_id, place)
@@ -29,17 +35,19 @@ const (
 	// sqlInsertItems, then sqlInsertRow once per item (comma-separated),
 	// then sqlInsertTail. The answers column of a row: for an output (its
 	// batch call not NULL, bound twice) the greater of the latest call of
-	// the batch with its ID before it and the latest such call stored, one
-	// entry of session_items_calls read backwards; NULL for every other
+	// the batch with its ID before it and the latest such call stored,
+	// read backwards in session_items_call_ids, whose entries hold calls
+	// by their position and outputs by their call's, a call after its
+	// output: the last entry below the item; NULL for every other
 	// item, whose CASE does not run the lookup. INDEXED BY keeps the lookup
 	// on the index it was written for: left to itself, SQLite searched the
 	// primary key by (session_id, place, seq<?), walking the run backwards
 	// from the item, the whole run for a call with a new ID.
 	sqlInsertItems = `INSERT INTO session_items (session_id, place, seq, kind, name, raw, call_id, stamp, answers) VALUES `
 	sqlInsertRow   = `(?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? IS NULL THEN NULL ELSE max(?, COALESCE((
-		SELECT c.seq FROM session_items AS c INDEXED BY session_items_calls
-		WHERE c.session_id = ? AND c.place = ? AND c.call_id = ? AND c.answers IS NULL AND c.seq < ?
-		ORDER BY c.seq DESC LIMIT 1), 0)) END)`
+		SELECT c.seq FROM session_items AS c INDEXED BY session_items_call_ids
+		WHERE c.session_id = ? AND c.place = ? AND c.call_id = ? AND coalesce(c.answers, c.seq) < ? AND (c.answers IS NULL)
+		ORDER BY coalesce(c.answers, c.seq) DESC LIMIT 1), 0)) END)`
 	sqlInsertTail = ` ON CONFLICT (session_id, place, seq) DO NOTHING`
 
 	sqlStoredItem = `SELECT kind, name, raw FROM session_items WHERE session_id = ? AND place = ? AND seq = ?`
@@ -55,7 +63,7 @@ const (
 	// has none) written before stamp ?4, read backwards in the primary
 	// key's order from there, each with the session's last stamp (one
 	// lookup by key, made once).
-	sqlListBefore = `SELECT seq, kind, name, raw, COALESCE((SELECT stamp FROM session_stamps WHERE session_id = ?1), 0) FROM (
+	sqlListBefore = `SELECT seq, kind, name, raw, ` + lastStamp + ` FROM (
 		SELECT place, seq, kind, name, raw FROM session_items
 		WHERE session_id = ?1 AND place < COALESCE(
 			(SELECT place FROM session_runs WHERE session_id = ?1 AND run_id = ?2), 9223372036854775807)
@@ -73,16 +81,22 @@ const (
 			ORDER BY place DESC, seq DESC LIMIT 1)
 		RETURNING seq, kind, name, raw`
 
-	// A removal (Pop, Clear) moves the session's generation on, in the
-	// removal's transaction.
-	sqlBumpGen = `UPDATE session_stamps SET gen = gen + 1 WHERE session_id = ?`
+	// A removal (Pop, Clear), before it removes anything, in its
+	// transaction: the session's floor of stamps rises to its last stamp,
+	// and its generation moves on. A session that never placed a run, and
+	// has no row, gets none.
+	sqlRemoval = `INSERT INTO session_stamps (session_id, stamp, gen)
+		SELECT ?1, ` + lastStamp + `, 1
+		WHERE EXISTS (SELECT 1 FROM session_runs WHERE session_id = ?1)
+			OR EXISTS (SELECT 1 FROM session_stamps WHERE session_id = ?1)
+		ON CONFLICT (session_id) DO UPDATE SET stamp = excluded.stamp, gen = gen + 1`
 
 	// What a session gained since write stamp ?3 (session.ChangeReader):
 	// a first row with the session's last stamp, its generation and run
 	// ?2's place (0 for none), then the items, by the stamps' index, in
 	// no order. One statement: one snapshot.
 	sqlChangesSince = `SELECT 0, 0, '', '', X'',
-			COALESCE((SELECT stamp FROM session_stamps WHERE session_id = ?1), 0),
+			` + lastStamp + `,
 			COALESCE((SELECT gen FROM session_stamps WHERE session_id = ?1), 0),
 			COALESCE((SELECT place FROM session_runs WHERE session_id = ?1 AND run_id = ?2), 0)
 		UNION ALL
@@ -91,7 +105,7 @@ const (
 	// The same first row, then the session's last ?3 items (all for -1),
 	// last first, backwards along the primary key.
 	sqlChangesTail = `SELECT 0, 0, '', '', X'',
-			COALESCE((SELECT stamp FROM session_stamps WHERE session_id = ?1), 0),
+			` + lastStamp + `,
 			COALESCE((SELECT gen FROM session_stamps WHERE session_id = ?1), 0),
 			COALESCE((SELECT place FROM session_runs WHERE session_id = ?1 AND run_id = ?2), 0)
 		UNION ALL
@@ -246,10 +260,13 @@ var statements = []statement{
 		}},
 	{name: "take stamp", sql: sqlTakeStamp,
 		args: func(k planKey) []any { return []any{k.session, k.run} },
-		plan: []string{ // an upsert by key, whose RETURNING SQLite plans twice
+		plan: []string{
+			"SCAN CONSTANT ROW",
+			"SCALAR SUBQUERY 1",
+			"  SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
 			"SCALAR SUBQUERY 2",
-			"  SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)",
-			"SCALAR SUBQUERY 2",
+			"  SEARCH session_items USING COVERING INDEX session_items_stamps (session_id=?)", // LIMIT 1, in the index's order
+			"SCALAR SUBQUERY 3",
 			"  SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)",
 		}},
 	{name: "insert items", sql: insertItemsSQL(1),
@@ -259,7 +276,7 @@ var statements = []statement{
 		},
 		plan: []string{
 			"SCALAR SUBQUERY 1",
-			"  SEARCH c USING INDEX session_items_calls (session_id=? AND place=? AND call_id=? AND seq<?)", // LIMIT 1, in the index's order
+			"  SEARCH c USING INDEX session_items_call_ids (session_id=? AND place=? AND call_id=? AND <expr><?)", // LIMIT 1, in the index's order
 		}},
 	{name: "stored item", sql: sqlStoredItem,
 		args: func(k planKey) []any { return []any{k.session, k.place, k.seq} },
@@ -275,18 +292,30 @@ var statements = []statement{
 	{name: "list before", sql: sqlListBefore,
 		args: func(k planKey) []any { return []any{k.session, k.run + "-after", 20, int64(1 << 40)} },
 		plan: []string{
-			"CO-ROUTINE (subquery-3)",
+			"CO-ROUTINE (subquery-4)",
 			"  SEARCH session_items USING PRIMARY KEY (session_id=? AND place<?)", // LIMIT, backwards in the key's order
-			"  SCALAR SUBQUERY 2",
+			"  SCALAR SUBQUERY 3",
 			"    SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)",
-			"SCAN (subquery-3)",
+			"SCAN (subquery-4)",
 			"SCALAR SUBQUERY 1",
 			"  SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
+			"SCALAR SUBQUERY 2",
+			"  SEARCH session_items USING COVERING INDEX session_items_stamps (session_id=?)", // LIMIT 1, in the index's order
 			"USE TEMP B-TREE FOR ORDER BY", // the limit's rows
 		}},
-	{name: "bump generation", sql: sqlBumpGen,
+	{name: "removal", sql: sqlRemoval,
 		args: func(k planKey) []any { return []any{k.session} },
-		plan: []string{"SEARCH session_stamps USING PRIMARY KEY (session_id=?)"}},
+		plan: []string{
+			"SCAN CONSTANT ROW", // the one row offered, then the upsert by key
+			"SCALAR SUBQUERY 3",
+			"  SEARCH session_runs USING COVERING INDEX sqlite_autoindex_session_runs_2 (session_id=?)", // EXISTS: one entry
+			"SCALAR SUBQUERY 4",
+			"  SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
+			"SCALAR SUBQUERY 1",
+			"  SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
+			"SCALAR SUBQUERY 2",
+			"  SEARCH session_items USING COVERING INDEX session_items_stamps (session_id=?)", // LIMIT 1, in the index's order
+		}},
 	{name: "changes since", sql: sqlChangesSince,
 		args: func(k planKey) []any { return []any{k.session, k.run, int64(3)} },
 		plan: []string{
@@ -296,8 +325,10 @@ var statements = []statement{
 			"    SCALAR SUBQUERY 1",
 			"      SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
 			"    SCALAR SUBQUERY 2",
-			"      SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
+			"      SEARCH session_items USING COVERING INDEX session_items_stamps (session_id=?)", // LIMIT 1, in the index's order
 			"    SCALAR SUBQUERY 3",
+			"      SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
+			"    SCALAR SUBQUERY 4",
 			"      SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)",
 			"  UNION ALL",
 			"    SEARCH session_items USING INDEX session_items_stamps (session_id=? AND stamp>?)", // the items written since
@@ -311,13 +342,15 @@ var statements = []statement{
 			"    SCALAR SUBQUERY 1",
 			"      SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
 			"    SCALAR SUBQUERY 2",
-			"      SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
+			"      SEARCH session_items USING COVERING INDEX session_items_stamps (session_id=?)", // LIMIT 1, in the index's order
 			"    SCALAR SUBQUERY 3",
+			"      SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
+			"    SCALAR SUBQUERY 4",
 			"      SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)",
 			"  UNION ALL",
-			"    CO-ROUTINE (subquery-5)",
+			"    CO-ROUTINE (subquery-6)",
 			"      SEARCH session_items USING PRIMARY KEY (session_id=?)", // LIMIT, backwards in the key's order
-			"    SCAN (subquery-5)",
+			"    SCAN (subquery-6)",
 		}},
 	{name: "lookup", sql: sqlLookup,
 		args: func(k planKey) []any { return []any{k.session, k.run, k.seq} },

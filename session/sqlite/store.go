@@ -375,7 +375,7 @@ const maxRowsPerInsert = 1000
 // and batchCalls are [rowcodec.Calls] of the items: an output's answers
 // column is the latest call with its ID before it, in the batch or stored
 // (an index lookup, made for outputs only: see sqlInsertRow); the unique
-// index session_items_answers refuses a second output for one call.
+// index session_items_call_ids refuses a second output for one call.
 func (s *Store) insertItems(ctx context.Context, tx *sql.Tx, sessionID, runID string, place, stamp int64, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
 	// Each value is boxed once, however often the statement binds it.
 	args := make([]any, 0, 14*len(items))
@@ -469,9 +469,10 @@ func callArgs(callID *string, batchCall *int64) (id, batch any) {
 }
 
 // isDuplicateOutput reports whether err is a violation of the index that
-// keeps one output per call.
+// keeps one output per call (an index of expressions, which SQLite's
+// message names).
 func isDuplicateOutput(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "session_items.answers")
+	return err != nil && strings.Contains(err.Error(), "index 'session_items_call_ids'")
 }
 
 // Lookup returns the item stored at (runID, seq) in the session, if any.
@@ -504,11 +505,11 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 	rd := s.reader(ctx, sessionID, "")
 	var it state.Item
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if it, err = rd.ScanItemStamp(tx.QueryRowContext(ctx, sqlPop, sessionID), nil); err != nil {
+		_, err := tx.ExecContext(ctx, sqlRemoval, sessionID) // before the pop: the stamps' floor and the generation
+		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, sqlBumpGen, sessionID)
+		it, err = rd.ScanItemStamp(tx.QueryRowContext(ctx, sqlPop, sessionID), nil)
 		return err
 	})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -532,13 +533,13 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 	}
 	defer s.unlockWrite()
 	return s.gate.Wrap(ctx, "clear", sessionID, s.inTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, sqlRemoval, sessionID); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, sqlClearItems, sessionID); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, sqlClearRuns, sessionID); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, sqlBumpGen, sessionID); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, sqlSessionUnfile, sessionID)

@@ -1,0 +1,151 @@
+package sqlite_test
+
+import (
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/state"
+)
+
+// toVersion7 sets the file at path back to schema version 7: the indexes
+// of calls and of outputs of migration 0002 in place of 0008's one.
+func toVersion7(t *testing.T, path string) {
+	t.Helper()
+	db := rawDB(t, path)
+	for _, q := range []string{
+		`DROP INDEX session_items_call_ids`,
+		`CREATE INDEX session_items_calls ON session_items (session_id, place, call_id, seq)
+			WHERE call_id IS NOT NULL AND answers IS NULL`,
+		`CREATE UNIQUE INDEX session_items_answers ON session_items (session_id, place, call_id, answers)
+			WHERE answers IS NOT NULL`,
+		`DELETE FROM schema_version WHERE version >= 8`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCallIndexMigration checks that migration 0008 moves a file's calls
+// and outputs from the two indexes of migration 0002 to the one of calls
+// and outputs, and that the checks they served hold on the rows stored
+// before it: a call answered refuses a second output, a call unanswered
+// takes its first, a later call of the same ID its own.
+func TestCallIndexMigration(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s := open(t, path)
+	if err := s.Append(ctx, "s", "run", []state.Item{
+		state.ToolCall("fc_a", "call_a", "lookup", `{}`).WithSeq(1),
+		state.ToolOutput("call_a", "lookup", `"a"`).WithSeq(2),
+		state.ToolCall("fc_b", "call_b", "lookup", `{}`).WithSeq(3),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	toVersion7(t, path)
+
+	s = open(t, path)
+	db := rawDB(t, path)
+	var names []string
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'session_items' AND sql IS NOT NULL ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"session_items_call_ids", "session_items_stamps"}; !slices.Equal(names, want) {
+		t.Fatalf("indexes of session_items after the migration = %q, want %q", names, want)
+	}
+
+	err = s.Append(ctx, "s", "run", []state.Item{state.ToolOutput("call_a", "lookup", `"again"`).WithSeq(4)})
+	if !errors.Is(err, session.ErrDuplicateOutput) {
+		t.Fatalf("second output of call_a, stored before the migration: Append = %v, want ErrDuplicateOutput", err)
+	}
+	if err := s.Append(ctx, "s", "run", []state.Item{
+		state.ToolOutput("call_b", "lookup", `"b"`).WithSeq(4),
+		state.ToolCall("fc_a2", "call_a", "lookup", `{}`).WithSeq(5),
+		state.ToolOutput("call_a", "lookup", `"a2"`).WithSeq(6),
+	}); err != nil {
+		t.Fatalf("first outputs of call_b, stored before the migration, and of a later call_a: Append = %v", err)
+	}
+	var answers []sql.NullInt64
+	rows, err = db.Query(`SELECT answers FROM session_items WHERE session_id = 's' ORDER BY seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var a sql.NullInt64
+		if err := rows.Scan(&a); err != nil {
+			t.Fatal(err)
+		}
+		answers = append(answers, a)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []sql.NullInt64{{}, {Int64: 1, Valid: true}, {}, {Int64: 3, Valid: true}, {}, {Int64: 5, Valid: true}}
+	if !slices.Equal(answers, want) {
+		t.Errorf("answers by seq = %v, want %v", answers, want)
+	}
+}
+
+// TestStampFloorMigration checks that a file written before migration
+// 0009, whose session_stamps held the last stamp taken (the counter an
+// append moved on), goes on above it: here a counter at 5 over items
+// stamped up to 2, as two pops of the items of stamps 3 to 5 left it.
+func TestStampFloorMigration(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s := open(t, path)
+	if err := s.Append(ctx, "s", "run", []state.Item{state.UserMessage("hi").WithSeq(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "s", "run", []state.Item{state.AssistantMessage("m", "hello").WithSeq(2)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, path)
+	for _, q := range []string{
+		`INSERT INTO session_stamps (session_id, stamp) VALUES ('s', 5)`,
+		`DELETE FROM schema_version WHERE version >= 9`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	s = open(t, path)
+	if err := s.Append(ctx, "s", "run", []state.Item{state.UserMessage("again").WithSeq(3)}); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := s.ReadChanges(ctx, "s", session.ChangeQuery{Since: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stamp int64
+	if err := db.QueryRow(`SELECT stamp FROM session_items WHERE session_id = 's' AND seq = 3`).Scan(&stamp); err != nil {
+		t.Fatal(err)
+	}
+	if stamp != 6 || ch.Stamp != 7 {
+		t.Errorf("after the migration, the next append's stamp = %d, the session's next = %d; want 6 (above the counter's 5) and 7", stamp, ch.Stamp)
+	}
+}

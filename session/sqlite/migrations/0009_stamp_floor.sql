@@ -1,0 +1,9 @@
+-- An append takes its write stamp without writing session_stamps: one
+-- page fewer per append. session_stamps.stamp is now a floor, and a
+-- session's last stamp is the greater of it and its items' last stamp,
+-- read from session_items_stamps. A removal (Pop, Clear) raises the floor
+-- to the last stamp before it removes anything, so a session's stamps only
+-- go up, as they did. Each row holds the last stamp taken, a floor
+-- already: no row changes. The version says that a file written from now
+-- on has stamps that an earlier version of this package, which took the
+-- next stamp from session_stamps alone, would take again.

@@ -1,0 +1,119 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/turnkit/turnkit/session/sessiontest"
+	"github.com/turnkit/turnkit/state"
+)
+
+// walPages returns the pages the write-ahead log of the file at path
+// gained per call of commit, on average over n calls, each measured from
+// an empty log (db checkpoints it first).
+func walPages(t *testing.T, db *sql.DB, path string, n int, commit func(i int64)) float64 {
+	t.Helper()
+	var pageSize int64
+	if err := db.QueryRow(`PRAGMA page_size`).Scan(&pageSize); err != nil {
+		t.Fatal(err)
+	}
+	var frames int64
+	for i := range int64(n) {
+		var busy, logged, done int
+		if err := db.QueryRow(`PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logged, &done); err != nil || busy != 0 {
+			t.Fatalf("wal_checkpoint(TRUNCATE) = busy %d, %v", busy, err)
+		}
+		commit(i)
+		fi, err := os.Stat(path + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A 32-byte header, then a 24-byte header before each page.
+		frames += (fi.Size() - 32) / (pageSize + 24)
+	}
+	return float64(frames) / float64(n)
+}
+
+// uniqueBatch is sessiontest.Batch(i) with a call ID of its own, as a
+// model gives each call: Batch's calls share one.
+func uniqueBatch(i int64) []state.Item {
+	id := "call_" + strconv.FormatInt(i*7919%100003, 36) // no order to the IDs
+	b := sessiontest.Batch(i)
+	return []state.Item{
+		state.ToolCall("fc", id, "lookup", `{"q":"weather in Paris"}`).WithSeq(b[0].Seq()),
+		state.ToolOutput(id, "lookup", `{"temp_c":18,"sky":"clear"}`).WithSeq(b[1].Seq()),
+		b[2],
+	}
+}
+
+// TestAppendWALPages measures the pages an append of three items (a
+// call, its output, a message) writes to the log, in a session of a
+// thousand such appends already, beside the raw driver's insert of the
+// same rows into a table with only a primary key (BenchmarkAppend's raw
+// row), and fails if the store's grow past what its schema writes now.
+// Both batches: sessiontest.Batch, which BenchmarkAppend appends (one
+// call ID for every call), and uniqueBatch (a call ID each).
+func TestAppendWALPages(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		batch func(int64) []state.Item
+		max   float64
+	}{
+		{"one call ID", sessiontest.Batch, 5.5},
+		{"a call ID each", uniqueBatch, 5.5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			store, raw := appendWALPages(t, c.batch)
+			t.Logf("WAL pages per append of three items: store %.2f, raw driver %.2f", store, raw)
+			if store > c.max {
+				t.Errorf("WAL pages per append = %.2f, want at most %.2f", store, c.max)
+			}
+		})
+	}
+}
+
+// appendWALPages returns the pages per append of batch that the store
+// and the raw driver write to the log.
+func appendWALPages(t *testing.T, batch func(int64) []state.Item) (store, raw float64) {
+	ctx := context.Background()
+	const warm, n = 1000, 50
+	path := filepath.Join(t.TempDir(), "wal.db")
+	s := open(t, path)
+	for i := range int64(warm) {
+		if err := s.Append(ctx, "wal", "run", batch(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store = walPages(t, rawDB(t, path), path, n, func(i int64) {
+		if err := s.Append(ctx, "wal", "run", batch(warm+i)); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	rawPath := filepath.Join(t.TempDir(), "raw.db")
+	db, err := sql.Open("sqlite", rawPath+"?_txlock=immediate&_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`CREATE TABLE items (session_id TEXT, place INTEGER, seq INTEGER, kind TEXT, name TEXT, raw BLOB,
+		PRIMARY KEY (session_id, place, seq)) WITHOUT ROWID`); err != nil {
+		t.Fatal(err)
+	}
+	for i := range int64(warm) {
+		if err := rawAppend(ctx, db, "wal", batch(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw = walPages(t, db, rawPath, n, func(i int64) {
+		if err := rawAppend(ctx, db, "wal", batch(warm+i)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return store, raw
+}
