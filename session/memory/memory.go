@@ -42,12 +42,6 @@ func New() *Store {
 		gens: make(map[string]int64)}
 }
 
-// key locates an item in a session.
-type key struct {
-	run string
-	seq int64
-}
-
 // entry is a stored item with its sort key, (the run's place, Seq), and
 // its write stamp.
 type entry struct {
@@ -57,12 +51,11 @@ type entry struct {
 }
 
 type sessionData struct {
-	serial  int64          // the session's number in the listing
-	places  map[string]int // run ID → its place, fixed at its first append
-	runs    map[int]string // place → run ID
-	entries []entry        // sorted by (place, seq)
-	written []entry        // the same, in the order they were written: by stamp
-	index   map[key]state.Item
+	serial  int64               // the session's number in the listing
+	places  map[string]int      // run ID → its place, fixed at its first append
+	runs    map[int]string      // place → run ID
+	entries []entry             // sorted by (place, seq)
+	written []entry             // the same, in the order they were written: by stamp
 	calls   map[callKey][]int64 // the positions of a run's calls with one ID, sorted
 	answers map[answerKey]int64 // a call → the position of its output
 }
@@ -93,6 +86,28 @@ func (sd *sessionData) answered(k callKey, seq int64, batch []int64) answerKey {
 		stored = sd.calls[k]
 	}
 	return answerKey{k, max(latest(stored), latest(batch))}
+}
+
+// at returns the item of run runID stored at seq: a binary search among
+// the entries, sorted by (place, seq), after an O(1) answer for a seq past
+// the session's last entry, as a turn's new items are. sd may be nil (a
+// new session).
+func (sd *sessionData) at(runID string, seq int64) (state.Item, bool) {
+	if sd == nil {
+		return state.Item{}, false
+	}
+	place, ok := sd.places[runID]
+	if !ok {
+		return state.Item{}, false
+	}
+	if n := len(sd.entries); n == 0 || compareEntry(sd.entries[n-1], place, seq) < 0 {
+		return state.Item{}, false
+	}
+	i, found := slices.BinarySearchFunc(sd.entries, seq, func(e entry, seq int64) int { return compareEntry(e, place, seq) })
+	if !found {
+		return state.Item{}, false
+	}
+	return sd.entries[i].item, true
 }
 
 func compareEntry(a entry, place int, seq int64) int {
@@ -256,7 +271,7 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		return fmt.Errorf("memory: append to session %q run %q: %w", sessionID, runID, err)
 	}
 	if sd == nil {
-		sd = &sessionData{places: make(map[string]int), runs: make(map[int]string), index: make(map[key]state.Item),
+		sd = &sessionData{places: make(map[string]int), runs: make(map[int]string),
 			calls: make(map[callKey][]int64), answers: make(map[answerKey]int64)}
 		s.sessions[sessionID] = sd
 		s.list(sessionID, sd)
@@ -273,7 +288,6 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	s.stamps[sessionID]++
 	stamp := s.stamps[sessionID]
 	for _, it := range fresh {
-		sd.index[key{runID, it.Seq()}] = it
 		if it.Kind().IsCall() {
 			k := callKey{runID, it.CallID()}
 			i, _ := slices.BinarySearch(sd.calls[k], it.Seq())
@@ -297,16 +311,9 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 // one stored, or given, at its position fails with an error wrapping
 // [session.ErrConflict]. sd may be nil (a new session).
 func (sd *sessionData) fresh(sessionID, runID string, items []state.Item) ([]state.Item, error) {
-	stored := func(seq int64) (state.Item, bool) {
-		if sd == nil {
-			return state.Item{}, false
-		}
-		prev, ok := sd.index[key{runID, seq}]
-		return prev, ok
-	}
 	simple := true
 	for i, it := range items {
-		if _, ok := stored(it.Seq()); ok || (i > 0 && it.Seq() <= items[i-1].Seq()) {
+		if _, ok := sd.at(runID, it.Seq()); ok || (i > 0 && it.Seq() <= items[i-1].Seq()) {
 			simple = false
 			break
 		}
@@ -319,7 +326,7 @@ func (sd *sessionData) fresh(sessionID, runID string, items []state.Item) ([]sta
 	for _, it := range items {
 		prev, ok := seen[it.Seq()]
 		if !ok {
-			prev, ok = stored(it.Seq())
+			prev, ok = sd.at(runID, it.Seq())
 		}
 		if ok {
 			if !prev.Equal(it) {
@@ -420,7 +427,7 @@ func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) 
 	if sd == nil {
 		return state.Item{}, false, nil
 	}
-	it, ok := sd.index[key{runID, seq}]
+	it, ok := sd.at(runID, seq)
 	return it, ok, nil
 }
 
@@ -445,7 +452,6 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 	s.gens[sessionID]++
 	for run, place := range sd.places {
 		if place == last.place {
-			delete(sd.index, key{run, last.item.Seq()})
 			sd.forget(run, last.item)
 			break
 		}
