@@ -51,13 +51,60 @@ type entry struct {
 }
 
 type sessionData struct {
-	serial  int64               // the session's number in the listing
-	places  map[string]int      // run ID → its place, fixed at its first append
-	runs    map[int]string      // place → run ID
-	entries []entry             // sorted by (place, seq)
-	written []entry             // the same, in the order they were written: by stamp
-	calls   map[callKey][]int64 // the positions of a run's calls with one ID, sorted
-	answers map[answerKey]int64 // a call → the position of its output
+	serial  int64                // the session's number in the listing
+	places  map[string]int       // run ID → its place, fixed at its first append
+	runs    map[int]string       // place → run ID
+	entries []entry              // sorted by (place, seq)
+	written []entry              // the same, in the order they were written: by stamp
+	calls   map[callKey]callSeqs // the positions of a run's calls with one ID
+	answers map[answerKey]int64  // a call → the position of its output
+}
+
+// callSeqs holds the positions of a run's calls with one ID, sorted: the
+// first inline, as a call ID is almost always used once, so that storing
+// a call allocates no slice; first is 0 when there is none.
+type callSeqs struct {
+	first int64
+	rest  []int64 // each after first
+}
+
+// before returns the latest position before seq, or 0.
+func (c callSeqs) before(seq int64) int64 {
+	if i, _ := slices.BinarySearch(c.rest, seq); i > 0 {
+		return c.rest[i-1]
+	}
+	if c.first < seq {
+		return c.first
+	}
+	return 0
+}
+
+// add adds position seq, which is not among them.
+func (c *callSeqs) add(seq int64) {
+	if c.first == 0 {
+		c.first = seq
+		return
+	}
+	if seq < c.first {
+		c.first, seq = seq, c.first
+	}
+	i, _ := slices.BinarySearch(c.rest, seq)
+	c.rest = slices.Insert(c.rest, i, seq)
+}
+
+// remove removes position seq and reports whether none are left.
+func (c *callSeqs) remove(seq int64) (empty bool) {
+	if c.first != seq {
+		c.rest = slices.DeleteFunc(c.rest, func(s int64) bool { return s == seq })
+		return false
+	}
+	if len(c.rest) == 0 {
+		c.first = 0
+		return true
+	}
+	next := c.rest[0]
+	c.first, c.rest = next, slices.Delete(c.rest, 0, 1)
+	return false
 }
 
 // callKey names the calls of a run with one call ID.
@@ -74,18 +121,15 @@ type answerKey struct {
 // latest call with its ID placed before it, stored or in batch (sorted
 // positions of the batch's calls).
 func (sd *sessionData) answered(k callKey, seq int64, batch []int64) answerKey {
-	latest := func(seqs []int64) int64 {
-		i, _ := slices.BinarySearch(seqs, seq)
-		if i == 0 {
-			return 0
-		}
-		return seqs[i-1]
-	}
-	var stored []int64
+	var stored int64
 	if sd != nil {
-		stored = sd.calls[k]
+		stored = sd.calls[k].before(seq)
 	}
-	return answerKey{k, max(latest(stored), latest(batch))}
+	inBatch := int64(0)
+	if i, _ := slices.BinarySearch(batch, seq); i > 0 {
+		inBatch = batch[i-1]
+	}
+	return answerKey{k, max(stored, inBatch)}
 }
 
 // at returns the item of run runID stored at seq: a binary search among
@@ -272,7 +316,7 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	}
 	if sd == nil {
 		sd = &sessionData{places: make(map[string]int), runs: make(map[int]string),
-			calls: make(map[callKey][]int64), answers: make(map[answerKey]int64)}
+			calls: make(map[callKey]callSeqs), answers: make(map[answerKey]int64)}
 		s.sessions[sessionID] = sd
 		s.list(sessionID, sd)
 	}
@@ -290,8 +334,9 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	for _, it := range fresh {
 		if it.Kind().IsCall() {
 			k := callKey{runID, it.CallID()}
-			i, _ := slices.BinarySearch(sd.calls[k], it.Seq())
-			sd.calls[k] = slices.Insert(sd.calls[k], i, it.Seq())
+			c := sd.calls[k]
+			c.add(it.Seq())
+			sd.calls[k] = c
 		}
 		sd.written = append(sd.written, entry{place: place, stamp: stamp, item: it})
 		n := len(sd.entries)
@@ -476,9 +521,10 @@ func (sd *sessionData) forget(run string, it state.Item) {
 	k := callKey{run, it.CallID()}
 	switch {
 	case it.Kind().IsCall():
-		sd.calls[k] = slices.DeleteFunc(sd.calls[k], func(s int64) bool { return s == it.Seq() })
-		if len(sd.calls[k]) == 0 {
+		if c := sd.calls[k]; c.remove(it.Seq()) {
 			delete(sd.calls, k)
+		} else {
+			sd.calls[k] = c
 		}
 	case it.Kind().IsOutput():
 		if a := sd.answered(k, it.Seq(), nil); sd.answers[a] == it.Seq() {
