@@ -681,7 +681,18 @@ func (u Usage) check() error {
 	return nil
 }
 
+// itemAtLocked returns the item at position seq. A position past the
+// last item, as a turn's next output position is, answers in O(1), and so
+// does one where the items are numbered without a gap from the first;
+// others by binary search.
 func (r *Run) itemAtLocked(seq int64) (Item, bool) {
+	n := len(r.items)
+	if n == 0 || seq > r.items[n-1].seq || seq < r.items[0].seq {
+		return Item{}, false
+	}
+	if i := seq - r.items[0].seq; i < int64(n) && r.items[i].seq == seq {
+		return r.items[i], true
+	}
 	i, found := slices.BinarySearchFunc(r.items, seq, func(x Item, s int64) int { return cmp.Compare(x.seq, s) })
 	if !found {
 		return Item{}, false

@@ -358,11 +358,7 @@ func (r *Run) recordLocked(it Item) error {
 func (r *Run) ItemAt(seq int64) (Item, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	i, found := slices.BinarySearchFunc(r.items, seq, func(x Item, s int64) int { return cmp.Compare(x.seq, s) })
-	if !found {
-		return Item{}, false
-	}
-	return r.items[i], true
+	return r.itemAtLocked(seq)
 }
 
 // Completed reports whether a call with this ID has an output in the run,

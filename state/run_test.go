@@ -74,6 +74,29 @@ func TestRunPositions(t *testing.T) {
 	}
 }
 
+// TestItemAtAroundGaps reads positions of a run whose items have a gap (a
+// call's reserved output not recorded yet): positions before the first,
+// in the gap, after it and past the last.
+func TestItemAtAroundGaps(t *testing.T) {
+	r := state.NewRun("run_1", "a")
+	r.AddInput(state.UserMessage("hi"))
+	first := r.Reserve(3) // a call, its output (left open), a message
+	if err := r.Record(state.ToolCall("fc", "c1", "t", `{}`).WithSeq(first),
+		state.AssistantMessage("m", "after").WithSeq(first+2)); err != nil {
+		t.Fatal(err)
+	}
+	want := map[int64]string{0: "", 1: "hi", 2: "{}", 3: "", 4: "after", 5: ""}
+	for seq, text := range want {
+		it, ok := r.ItemAt(seq)
+		if ok != (text != "") || it.Text() != text {
+			t.Errorf("ItemAt(%d) = %s, %v; want %q", seq, it, ok, text)
+		}
+		if ok && it.Seq() != seq {
+			t.Errorf("ItemAt(%d) returned the item at %d", seq, it.Seq())
+		}
+	}
+}
+
 // TestRecordBeforeLastKeepsViews records an output decided later at a
 // position before the last item: it lands in order, and views taken
 // earlier are unchanged.

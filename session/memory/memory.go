@@ -42,12 +42,6 @@ func New() *Store {
 		gens: make(map[string]int64)}
 }
 
-// key locates an item in a session.
-type key struct {
-	run string
-	seq int64
-}
-
 // entry is a stored item with its sort key, (the run's place, Seq), and
 // its write stamp.
 type entry struct {
@@ -57,14 +51,60 @@ type entry struct {
 }
 
 type sessionData struct {
-	serial  int64          // the session's number in the listing
-	places  map[string]int // run ID → its place, fixed at its first append
-	runs    map[int]string // place → run ID
-	entries []entry        // sorted by (place, seq)
-	written []entry        // the same, in the order they were written: by stamp
-	index   map[key]state.Item
-	calls   map[callKey][]int64 // the positions of a run's calls with one ID, sorted
-	answers map[answerKey]int64 // a call → the position of its output
+	serial  int64                // the session's number in the listing
+	places  map[string]int       // run ID → its place, fixed at its first append
+	runs    map[int]string       // place → run ID
+	entries []entry              // sorted by (place, seq)
+	written []entry              // the same, in the order they were written: by stamp
+	calls   map[callKey]callSeqs // the positions of a run's calls with one ID
+	answers map[answerKey]int64  // a call → the position of its output
+}
+
+// callSeqs holds the positions of a run's calls with one ID, sorted: the
+// first inline, as a call ID is almost always used once, so that storing
+// a call allocates no slice; first is 0 when there is none.
+type callSeqs struct {
+	first int64
+	rest  []int64 // each after first
+}
+
+// before returns the latest position before seq, or 0.
+func (c callSeqs) before(seq int64) int64 {
+	if i, _ := slices.BinarySearch(c.rest, seq); i > 0 {
+		return c.rest[i-1]
+	}
+	if c.first < seq {
+		return c.first
+	}
+	return 0
+}
+
+// add adds position seq, which is not among them.
+func (c *callSeqs) add(seq int64) {
+	if c.first == 0 {
+		c.first = seq
+		return
+	}
+	if seq < c.first {
+		c.first, seq = seq, c.first
+	}
+	i, _ := slices.BinarySearch(c.rest, seq)
+	c.rest = slices.Insert(c.rest, i, seq)
+}
+
+// remove removes position seq and reports whether none are left.
+func (c *callSeqs) remove(seq int64) (empty bool) {
+	if c.first != seq {
+		c.rest = slices.DeleteFunc(c.rest, func(s int64) bool { return s == seq })
+		return false
+	}
+	if len(c.rest) == 0 {
+		c.first = 0
+		return true
+	}
+	next := c.rest[0]
+	c.first, c.rest = next, slices.Delete(c.rest, 0, 1)
+	return false
 }
 
 // callKey names the calls of a run with one call ID.
@@ -81,18 +121,37 @@ type answerKey struct {
 // latest call with its ID placed before it, stored or in batch (sorted
 // positions of the batch's calls).
 func (sd *sessionData) answered(k callKey, seq int64, batch []int64) answerKey {
-	latest := func(seqs []int64) int64 {
-		i, _ := slices.BinarySearch(seqs, seq)
-		if i == 0 {
-			return 0
-		}
-		return seqs[i-1]
-	}
-	var stored []int64
+	var stored int64
 	if sd != nil {
-		stored = sd.calls[k]
+		stored = sd.calls[k].before(seq)
 	}
-	return answerKey{k, max(latest(stored), latest(batch))}
+	inBatch := int64(0)
+	if i, _ := slices.BinarySearch(batch, seq); i > 0 {
+		inBatch = batch[i-1]
+	}
+	return answerKey{k, max(stored, inBatch)}
+}
+
+// at returns the item of run runID stored at seq: a binary search among
+// the entries, sorted by (place, seq), after an O(1) answer for a seq past
+// the session's last entry, as a turn's new items are. sd may be nil (a
+// new session).
+func (sd *sessionData) at(runID string, seq int64) (state.Item, bool) {
+	if sd == nil {
+		return state.Item{}, false
+	}
+	place, ok := sd.places[runID]
+	if !ok {
+		return state.Item{}, false
+	}
+	if n := len(sd.entries); n == 0 || compareEntry(sd.entries[n-1], place, seq) < 0 {
+		return state.Item{}, false
+	}
+	i, found := slices.BinarySearchFunc(sd.entries, seq, func(e entry, seq int64) int { return compareEntry(e, place, seq) })
+	if !found {
+		return state.Item{}, false
+	}
+	return sd.entries[i].item, true
 }
 
 func compareEntry(a entry, place int, seq int64) int {
@@ -256,8 +315,8 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		return fmt.Errorf("memory: append to session %q run %q: %w", sessionID, runID, err)
 	}
 	if sd == nil {
-		sd = &sessionData{places: make(map[string]int), runs: make(map[int]string), index: make(map[key]state.Item),
-			calls: make(map[callKey][]int64), answers: make(map[answerKey]int64)}
+		sd = &sessionData{places: make(map[string]int), runs: make(map[int]string),
+			calls: make(map[callKey]callSeqs), answers: make(map[answerKey]int64)}
 		s.sessions[sessionID] = sd
 		s.list(sessionID, sd)
 	}
@@ -273,11 +332,11 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	s.stamps[sessionID]++
 	stamp := s.stamps[sessionID]
 	for _, it := range fresh {
-		sd.index[key{runID, it.Seq()}] = it
 		if it.Kind().IsCall() {
 			k := callKey{runID, it.CallID()}
-			i, _ := slices.BinarySearch(sd.calls[k], it.Seq())
-			sd.calls[k] = slices.Insert(sd.calls[k], i, it.Seq())
+			c := sd.calls[k]
+			c.add(it.Seq())
+			sd.calls[k] = c
 		}
 		sd.written = append(sd.written, entry{place: place, stamp: stamp, item: it})
 		n := len(sd.entries)
@@ -297,16 +356,9 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 // one stored, or given, at its position fails with an error wrapping
 // [session.ErrConflict]. sd may be nil (a new session).
 func (sd *sessionData) fresh(sessionID, runID string, items []state.Item) ([]state.Item, error) {
-	stored := func(seq int64) (state.Item, bool) {
-		if sd == nil {
-			return state.Item{}, false
-		}
-		prev, ok := sd.index[key{runID, seq}]
-		return prev, ok
-	}
 	simple := true
 	for i, it := range items {
-		if _, ok := stored(it.Seq()); ok || (i > 0 && it.Seq() <= items[i-1].Seq()) {
+		if _, ok := sd.at(runID, it.Seq()); ok || (i > 0 && it.Seq() <= items[i-1].Seq()) {
 			simple = false
 			break
 		}
@@ -319,7 +371,7 @@ func (sd *sessionData) fresh(sessionID, runID string, items []state.Item) ([]sta
 	for _, it := range items {
 		prev, ok := seen[it.Seq()]
 		if !ok {
-			prev, ok = stored(it.Seq())
+			prev, ok = sd.at(runID, it.Seq())
 		}
 		if ok {
 			if !prev.Equal(it) {
@@ -420,7 +472,7 @@ func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) 
 	if sd == nil {
 		return state.Item{}, false, nil
 	}
-	it, ok := sd.index[key{runID, seq}]
+	it, ok := sd.at(runID, seq)
 	return it, ok, nil
 }
 
@@ -445,7 +497,6 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 	s.gens[sessionID]++
 	for run, place := range sd.places {
 		if place == last.place {
-			delete(sd.index, key{run, last.item.Seq()})
 			sd.forget(run, last.item)
 			break
 		}
@@ -470,9 +521,10 @@ func (sd *sessionData) forget(run string, it state.Item) {
 	k := callKey{run, it.CallID()}
 	switch {
 	case it.Kind().IsCall():
-		sd.calls[k] = slices.DeleteFunc(sd.calls[k], func(s int64) bool { return s == it.Seq() })
-		if len(sd.calls[k]) == 0 {
+		if c := sd.calls[k]; c.remove(it.Seq()) {
 			delete(sd.calls, k)
+		} else {
+			sd.calls[k] = c
 		}
 	case it.Kind().IsOutput():
 		if a := sd.answered(k, it.Seq(), nil); sd.answers[a] == it.Seq() {
