@@ -282,3 +282,22 @@ func FuzzWriteString(f *testing.F) {
 		}
 	})
 }
+
+// FuzzValidJSON: validJSON agrees with json.Valid.
+func FuzzValidJSON(f *testing.F) {
+	f.Add([]byte(benchReply))
+	for _, ln := range bytes.Split(benchStream(), []byte("\n")) {
+		if data, ok := bytes.CutPrefix(ln, []byte("data: ")); ok {
+			f.Add(data)
+		}
+	}
+	for _, s := range []string{``, ` `, `0`, `-0.5e+3`, `01`, `1.`, `1e`, `-`, `.5`, `"\u12"`, `"\ud800"`, "\"\x01\"", "\"\xff\"", `[1,]`, `{"a":1,}`,
+		`{"a" 1}`, `{1:2}`, `[1 2]`, ` {"a":[true,false,null,{"b":"c\"\\\/\b\f\n\r\t"}]} `, `nul`, `truex`, `[] []`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := validJSON(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid %v", b, got, want)
+		}
+	})
+}

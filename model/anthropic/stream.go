@@ -199,7 +199,7 @@ func (r *streamReader) event(data []byte, typ string) (*pipeline.ModelResponse, 
 	case "ping":
 		return nil, nil
 	case "message_stop":
-		if !json.Valid(data) {
+		if !validJSON(data) {
 			return nil, &DecodeError{Where: r.where("message_stop"), Err: fmt.Errorf("not a JSON value")}
 		}
 		return finish(&r.msg, r.started, r.blocks, r.texts.String(), &r.usage, r.events, r.outputTool)
@@ -534,7 +534,7 @@ func (u *usageBody) merge(d *usageBody) {
 // the streamed input.
 func withInput(raw json.RawMessage, input []byte) json.RawMessage {
 	var v map[string]json.RawMessage
-	if json.Unmarshal(raw, &v) != nil || !json.Valid(input) {
+	if json.Unmarshal(raw, &v) != nil || !validJSON(input) {
 		return raw
 	}
 	v["input"] = input
