@@ -75,6 +75,15 @@ func (c *ModelCall) Emit(ev Event) {
 	}
 }
 
+// Streaming reports whether the call's events reach a consumer: the run
+// streams ([Runner.Stream]), so what the model sends with Emit is
+// delivered. It is false for a call whose events Emit drops, such as one
+// a test or a program makes without a run: such a call may still ask for
+// a stream (Stream), and a model may then skip making the events nobody
+// reads, as a [TextDelta] per delta, whose boxing in an [Event]
+// allocates. An attempt ([ModelCall.Attempt]) streams if its call does.
+func (c *ModelCall) Streaming() bool { return c.emit != nil }
+
 // A ModelObserver watches a model call that truly happens: the core calls
 // it just before it calls the agent's model, with the context it makes the
 // call with, and calls the func it returns (if not nil) once the model

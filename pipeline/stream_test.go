@@ -284,3 +284,33 @@ func TestStreamStartErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestModelCallStreaming holds ModelCall.Streaming to whether the call's
+// events reach a consumer: true in a streamed run, its attempts
+// included; false in a plain run and for a call made outside a run,
+// even one that asks for a stream.
+func TestModelCallStreaming(t *testing.T) {
+	type seen struct{ stream, streaming, attempt bool }
+	var got []seen
+	model := pipeline.ModelFunc(func(_ context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
+		got = append(got, seen{c.Stream, c.Streaming(), c.Attempt(nil).Streaming()})
+		return &pipeline.ModelResponse{Items: []state.Item{state.AssistantMessage("", "done")}}, nil
+	})
+	a := &pipeline.Agent{Name: "a", Model: model}
+	r := pipeline.NewRunner()
+	if _, err := r.Run(context.Background(), a, pipeline.UserInput("go")); err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range r.Stream(context.Background(), a, pipeline.UserInput("go")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := model.Respond(context.Background(), &pipeline.ModelCall{Agent: a, Stream: true}); err != nil {
+		t.Fatal(err)
+	}
+	want := []seen{{false, false, false}, {true, true, true}, {true, false, false}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(seen{})); diff != "" {
+		t.Errorf("Stream, Streaming, an attempt's Streaming per call: plain run, streamed run, a call outside a run (-want +got):\n%s", diff)
+	}
+}

@@ -119,3 +119,21 @@ func BenchmarkSDKDecodeStream(b *testing.B) {
 }
 
 func sdkClientForBench() sdk.Client { return sdk.NewClient(option.WithAPIKey("k")) }
+
+// BenchmarkValidJSON checks a response body with validJSON and with
+// json.Valid, which it replaced.
+func BenchmarkValidJSON(b *testing.B) {
+	body := []byte(benchReply)
+	b.Run("validJSON", func(b *testing.B) {
+		for b.Loop() {
+			sinkBool = validJSON(body)
+		}
+	})
+	b.Run("json.Valid", func(b *testing.B) {
+		for b.Loop() {
+			sinkBool = json.Valid(body)
+		}
+	})
+}
+
+var sinkBool bool

@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -53,7 +52,7 @@ func (m *rawMessage) block(i int) *rawBlock {
 	return &m.more[i-len(m.first)]
 }
 
-// bodyReader reads b, a JSON value already checked with json.Valid, from
+// bodyReader reads b, a JSON value already checked with validJSON, from
 // i on.
 type bodyReader struct {
 	b []byte
@@ -71,7 +70,7 @@ var (
 // readMessage reads body into blocks (appended to buf) and the message's
 // strings; ok false means the body is to be read by encoding/json.
 func readMessage(body []byte, buf []block) (msg messageBody, blocks []block, ok bool) {
-	if !json.Valid(body) {
+	if !validJSON(body) {
 		return msg, nil, false
 	}
 	var rm rawMessage
@@ -691,7 +690,7 @@ type eventScratch struct {
 // events that start a message or a block and the message's delta; an
 // error event, or a block kept opaque, is left to encoding/json.
 func readEvent(data []byte, ev *streamEvent, sc *eventScratch) bool {
-	if !json.Valid(data) {
+	if !validJSON(data) {
 		return false
 	}
 	r := bodyReader{b: data}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
@@ -243,21 +244,60 @@ func FuzzReadEvent(f *testing.F) {
 	})
 }
 
-// FuzzUnquoted: a delta's JSON string read by hand has the text
-// encoding/json reads, and one encoding/json refuses is refused.
-func FuzzUnquoted(f *testing.F) {
+// FuzzWriteString: a delta's JSON string with escapes is written with
+// the text encoding/json reads, and one encoding/json refuses is refused
+// with nothing written (validString agreeing); one without escapes is
+// written as it is, unless a quote inside makes it more than one value.
+func FuzzWriteString(f *testing.F) {
 	f.Add([]byte(`"a \"quoted\" \u00e9\n\ud83d\ude00 \/"`))
 	f.Add([]byte(`"\ud83d"`))
 	f.Add([]byte(`"bad \q"`))
+	f.Add([]byte(`"plain"`))
+	f.Add([]byte(`"a"b"`))
 	f.Fuzz(func(t *testing.T, str []byte) {
 		if len(str) < 2 || str[0] != '"' || str[len(str)-1] != '"' {
 			return
 		}
-		_, got, ok := unquoted(0, str)
+		var sb strings.Builder
+		sb.WriteString("before")
+		ok := writeString(&sb, str)
+		if ok != validString(str) {
+			t.Fatalf("writeString(%q) = %v, validString %v", str, ok, !ok)
+		}
+		got, found := strings.CutPrefix(sb.String(), "before")
+		if !found || (!ok && got != "") {
+			t.Fatalf("writeString(%q) = %v, wrote %q", str, ok, sb.String())
+		}
+		inner := str[1 : len(str)-1]
+		if !bytes.Contains(inner, []byte{'\\'}) {
+			if want := !bytes.Contains(inner, []byte{'"'}); ok != want || (ok && got != string(inner)) {
+				t.Fatalf("writeString(%q) = %v, %q; want %v, the string as it is", str, ok, got, want)
+			}
+			return
+		}
 		var want string
 		err := json.Unmarshal(str, &want)
 		if ok != (err == nil) || got != want {
-			t.Fatalf("unquoted(%q) = %q, %v; encoding/json %q, %v", str, got, ok, want, err)
+			t.Fatalf("writeString(%q) = %q, %v; encoding/json %q, %v", str, got, ok, want, err)
+		}
+	})
+}
+
+// FuzzValidJSON: validJSON agrees with json.Valid.
+func FuzzValidJSON(f *testing.F) {
+	f.Add([]byte(benchReply))
+	for _, ln := range bytes.Split(benchStream(), []byte("\n")) {
+		if data, ok := bytes.CutPrefix(ln, []byte("data: ")); ok {
+			f.Add(data)
+		}
+	}
+	for _, s := range []string{``, ` `, `0`, `-0.5e+3`, `01`, `1.`, `1e`, `-`, `.5`, `"\u12"`, `"\ud800"`, "\"\x01\"", "\"\xff\"", `[1,]`, `{"a":1,}`,
+		`{"a" 1}`, `{1:2}`, `[1 2]`, ` {"a":[true,false,null,{"b":"c\"\\\/\b\f\n\r\t"}]} `, `nul`, `truex`, `[] []`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := validJSON(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid %v", b, got, want)
 		}
 	})
 }

@@ -58,9 +58,11 @@ type block struct {
 	Data      string          `json:"data"`
 
 	raw    json.RawMessage // the block as sent, for the types kept opaque
-	text   []byte          // a stream's text deltas, joined at the end
 	args   string          // the input compacted, as readMessage reads it
 	output bool            // a stream's tool_use of the output tool
+	// A stream's text deltas, joined: texts[textAt:textEnd] of the
+	// stream's arena (see streamReader).
+	textAt, textEnd int
 }
 
 // refusedText is the refusal of a response stopped for a refusal that

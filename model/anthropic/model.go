@@ -24,8 +24,9 @@ import (
 // the mapping), sends it through the client, and returns the response's
 // content blocks as items in the order the model produced them. When the
 // call streams it reads the server-sent events, emits a
-// [pipeline.TextDelta] per text delta, and returns the same complete
-// response a plain call returns.
+// [pipeline.TextDelta] per text delta (none when the call's events reach
+// no consumer: see [pipeline.ModelCall.Streaming]), and returns the same
+// complete response a plain call returns.
 //
 // A nil error guarantees a non-nil response. An input the API cannot take
 // fails before any request with an [*InputError]; a cancelled ctx returns

@@ -3,7 +3,6 @@ package anthropic
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -53,7 +52,7 @@ func (m *Model) build(c *pipeline.ModelCall) (request, error) {
 		b = fmt.Appendf(b, `,"thinking":{"type":"enabled","budget_tokens":%d}`, cfg.thinking)
 	}
 	if o := &c.Output; o.Schema != nil {
-		if !json.Valid(o.Schema) {
+		if !validJSON(o.Schema) {
 			return r, fmt.Errorf("anthropic: output %q: schema is not valid JSON", o.Name)
 		}
 		if r.outputTool == "" {
@@ -191,7 +190,7 @@ func appendTool(b []byte, t pipeline.ToolSpec, cache bool, cfg *config) ([]byte,
 		return b, fmt.Errorf("%w: custom tool %q: the Messages API has no freeform tools", ErrUnsupportedTool, t.Name)
 	case len(t.Hosted) > 0:
 		h := bytes.TrimSpace(t.Hosted)
-		if !json.Valid(h) || len(h) < 2 || h[0] != '{' {
+		if !validJSON(h) || len(h) < 2 || h[0] != '{' {
 			return b, fmt.Errorf("anthropic: hosted tool %q: declaration is not a JSON object", t.Name)
 		}
 		if !cache {
@@ -200,7 +199,7 @@ func appendTool(b []byte, t pipeline.ToolSpec, cache bool, cfg *config) ([]byte,
 		b = append(b, h[:len(h)-1]...)
 		return append(cfg.appendCacheControl(b), '}'), nil
 	}
-	if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
+	if len(t.Parameters) > 0 && !validJSON(t.Parameters) {
 		return b, fmt.Errorf("anthropic: tool %q: parameters are not valid JSON", t.Name)
 	}
 	b = append(b, `{"name":`...)
@@ -238,7 +237,7 @@ func (cfg *config) outputToolName(c *pipeline.ModelCall) (string, error) {
 	if cfg.thinking > 0 {
 		return "", fmt.Errorf("anthropic: output %q: an output tool cannot be forced with thinking on (WithOutputTool and WithThinking)", name)
 	}
-	if !json.Valid(c.Output.Schema) {
+	if !validJSON(c.Output.Schema) {
 		return "", fmt.Errorf("anthropic: output %q: schema is not valid JSON", name)
 	}
 	for _, t := range c.Tools {
@@ -465,7 +464,7 @@ func appendText(b []byte, text string) []byte {
 // malformed call, answered with an error, which the API would refuse).
 func appendArguments(b []byte, args string) []byte {
 	a := strings.TrimSpace(args)
-	if len(a) < 2 || a[0] != '{' || !json.Valid([]byte(a)) {
+	if len(a) < 2 || a[0] != '{' || !validJSON([]byte(a)) {
 		return append(b, "{}"...)
 	}
 	return append(b, a...)

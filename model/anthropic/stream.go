@@ -66,17 +66,19 @@ func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, req request) 
 // tool_use of outputTool are emitted as text deltas: that block is the
 // structured output's message.
 func readStream(dec ssestream.Decoder, c *pipeline.ModelCall, outputTool string) (*pipeline.ModelResponse, error) {
-	r := streamReader{c: c, outputTool: outputTool}
+	r := streamReader{c: c, outputTool: outputTool, emit: c.Streaming()}
 	for dec.Next() {
 		r.events++
 		data := dec.Event().Data
 		// The events of a block's content, most of a stream, are read
 		// without decoding the whole event; the others are decoded.
-		if i, isJSON, text, ok := fastDelta(data); ok {
-			if err := r.delta(i, isJSON, text); err != nil {
-				return nil, err
+		if i, isJSON, str, ok := fastDelta(data); ok {
+			if read, err := r.delta(i, isJSON, str); read || err != nil {
+				if err != nil {
+					return nil, err
+				}
+				continue
 			}
-			continue
 		}
 		if out, err := r.event(data, dec.Event().Type); out != nil || err != nil {
 			return out, err
@@ -90,13 +92,22 @@ func readStream(dec ssestream.Decoder, c *pipeline.ModelCall, outputTool string)
 
 // A streamReader is what a stream has built so far: the message, its
 // blocks and the input JSON each has received, the usage.
+//
+// The text of every delta is written once, in texts, an arena that only
+// grows: a block's text is a span of it (its deltas follow each other
+// there), and a TextDelta's text is the span its delta took, without a
+// string of its own. A string taken from a strings.Builder stays as it
+// was while the builder grows (the builder writes past it, or copies it
+// to a larger array), so the spans handed out never change.
 type streamReader struct {
 	c          *pipeline.ModelCall
 	outputTool string
+	emit       bool // the call's events reach a consumer (c.Streaming)
 	msg        messageBody
 	started    bool
 	blocks     []block
 	partial    [][]byte // input_json_delta text per block
+	texts      strings.Builder
 	usage      usageBody
 	events     int
 	ev         streamEvent  // the event being decoded, reused
@@ -108,27 +119,70 @@ func (r *streamReader) where(typ string) string {
 	return fmt.Sprintf("stream event %d (%s)", r.events, typ)
 }
 
-// delta adds a content_block_delta read by fastDelta: text, or input JSON
-// when isJSON, to block i, and emits what is text to the consumer.
-func (r *streamReader) delta(i int, isJSON bool, text string) error {
+// delta adds a content_block_delta read by fastDelta, whose text is the
+// JSON string str: text, or input JSON when isJSON, to block i, and emits
+// what is text when the call's events reach a consumer. read false means
+// str is not a string writeString reads, and the event is left to the
+// general read.
+func (r *streamReader) delta(i int, isJSON bool, str []byte) (read bool, err error) {
 	if i >= len(r.blocks) {
-		return &DecodeError{Where: r.where("content_block_delta"), Err: fmt.Errorf("index %d of %d blocks", i, len(r.blocks))}
+		if !validString(str) {
+			return false, nil
+		}
+		return true, &DecodeError{Where: r.where("content_block_delta"), Err: fmt.Errorf("index %d of %d blocks", i, len(r.blocks))}
 	}
 	if isJSON {
+		start := r.texts.Len()
+		if !writeString(r.arena(), str) {
+			return false, nil
+		}
+		text := r.texts.String()[start:]
 		r.partial[i] = append(r.partial[i], text...)
-		if r.blocks[i].output && text != "" {
+		if r.blocks[i].output && text != "" && r.emit {
 			r.c.Emit(pipeline.TextDelta{ItemID: r.msg.ID, Delta: text})
 		}
-		return nil
+		return true, nil
 	}
-	if r.blocks[i].text == nil {
-		r.blocks[i].text = make([]byte, 0, max(256, len(text))) // a few deltas' room
+	b := &r.blocks[i]
+	start := r.textStart(b)
+	if !writeString(&r.texts, str) {
+		return false, nil
 	}
-	r.blocks[i].text = append(r.blocks[i].text, text...)
-	if text != "" {
+	r.textEnd(b, start)
+	return true, nil
+}
+
+// arena returns the arena of the stream's texts, with room for a few
+// deltas from the first.
+func (r *streamReader) arena() *strings.Builder {
+	if r.texts.Cap() == 0 {
+		r.texts.Grow(256)
+	}
+	return &r.texts
+}
+
+// textStart readies the arena for text of block b: b's text so far must
+// end where the next delta goes, so a block whose text another's
+// interrupted has its text written again at the arena's end. It returns
+// where the delta starts.
+func (r *streamReader) textStart(b *block) int {
+	a := r.arena()
+	if n := a.Len(); b.textEnd != n {
+		if b.textEnd > b.textAt {
+			a.WriteString(a.String()[b.textAt:b.textEnd])
+		}
+		b.textAt, b.textEnd = n, n
+	}
+	return a.Len()
+}
+
+// textEnd ends a text delta of block b written from start on, and emits
+// it when the call's events reach a consumer.
+func (r *streamReader) textEnd(b *block, start int) {
+	b.textEnd = r.texts.Len()
+	if text := r.texts.String()[start:]; text != "" && r.emit {
 		r.c.Emit(pipeline.TextDelta{ItemID: r.msg.ID, Delta: text})
 	}
-	return nil
 }
 
 // event adds an event fastDelta did not read, of SSE type typ, and
@@ -136,7 +190,7 @@ func (r *streamReader) delta(i int, isJSON bool, text string) error {
 func (r *streamReader) event(data []byte, typ string) (*pipeline.ModelResponse, error) {
 	switch eventType(data) {
 	case "content_block_delta":
-		if err := blockDelta(data, r.blocks, r.partial, r.msg.ID, r.c); err != nil {
+		if err := r.blockDelta(data); err != nil {
 			return nil, &DecodeError{Where: r.where("content_block_delta"), Err: err}
 		}
 		return nil, nil
@@ -145,10 +199,10 @@ func (r *streamReader) event(data []byte, typ string) (*pipeline.ModelResponse, 
 	case "ping":
 		return nil, nil
 	case "message_stop":
-		if !json.Valid(data) {
+		if !validJSON(data) {
 			return nil, &DecodeError{Where: r.where("message_stop"), Err: fmt.Errorf("not a JSON value")}
 		}
-		return finish(&r.msg, r.started, r.blocks, &r.usage, r.events, r.outputTool)
+		return finish(&r.msg, r.started, r.blocks, r.texts.String(), &r.usage, r.events, r.outputTool)
 	}
 	ev := &r.ev
 	*ev = streamEvent{}
@@ -207,7 +261,7 @@ func (r *streamReader) decoded(ev *streamEvent, data []byte) (*pipeline.ModelRes
 		b.output = r.outputTool != "" && b.Type == "tool_use" && b.Name == r.outputTool
 		r.blocks = append(r.blocks, b)
 		r.partial = append(r.partial, nil)
-		if b.Text != "" {
+		if b.Text != "" && r.emit {
 			r.c.Emit(pipeline.TextDelta{ItemID: r.msg.ID, Delta: b.Text})
 		}
 	case "message_delta":
@@ -218,7 +272,7 @@ func (r *streamReader) decoded(ev *streamEvent, data []byte) (*pipeline.ModelRes
 			r.usage.merge(u)
 		}
 	case "message_stop":
-		return finish(&r.msg, r.started, r.blocks, &r.usage, r.events, r.outputTool)
+		return finish(&r.msg, r.started, r.blocks, r.texts.String(), &r.usage, r.events, r.outputTool)
 	case "error":
 		se := &StreamError{Type: "error"}
 		if ev.Error != nil {
@@ -229,14 +283,15 @@ func (r *streamReader) decoded(ev *streamEvent, data []byte) (*pipeline.ModelRes
 	return nil, nil
 }
 
-// finish returns the response a stream built, at its message_stop.
-func finish(msg *messageBody, started bool, blocks []block, usage *usageBody, events int, outputTool string) (*pipeline.ModelResponse, error) {
+// finish returns the response a stream built, at its message_stop; texts
+// is the arena of its text deltas.
+func finish(msg *messageBody, started bool, blocks []block, texts string, usage *usageBody, events int, outputTool string) (*pipeline.ModelResponse, error) {
 	if !started {
 		return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (message_stop)", events), Err: fmt.Errorf("no message_start")}
 	}
 	for i := range blocks {
-		if b := &blocks[i]; len(b.text) > 0 {
-			b.Text += string(b.text)
+		if b := &blocks[i]; b.textEnd > b.textAt {
+			b.Text += texts[b.textAt:b.textEnd]
 		}
 	}
 	items, err := responseItems(msg.ID, blocks, msg.StopReason, outputTool)
@@ -270,31 +325,30 @@ func startedBlock(b *block, data []byte) (block, error) {
 // blockDelta applies a content_block_delta event to its block: text
 // (emitted as a TextDelta), a tool's input JSON, thinking, a signature.
 // Deltas of other types (citations) are ignored.
-func blockDelta(data []byte, blocks []block, partial [][]byte, msgID string, c *pipeline.ModelCall) error {
+func (r *streamReader) blockDelta(data []byte) error {
 	idx := gjson.GetBytes(data, "index")
 	i := int(idx.Int())
-	if idx.Type != gjson.Number || i < 0 || i >= len(blocks) {
-		return fmt.Errorf("index %s of %d blocks", idx.Raw, len(blocks))
+	if idx.Type != gjson.Number || i < 0 || i >= len(r.blocks) {
+		return fmt.Errorf("index %s of %d blocks", idx.Raw, len(r.blocks))
 	}
 	d := gjson.GetBytes(data, "delta")
 	if !d.IsObject() {
 		return fmt.Errorf("no delta object")
 	}
-	b := &blocks[i]
-	// Strings are copied (String on a copy of the raw text): gjson's
-	// results point into data, which the decoder may reuse.
+	b := &r.blocks[i]
+	// Strings are copied (String on a copy of the raw text, or written
+	// in the arena): gjson's results point into data, which the decoder
+	// may reuse.
 	switch d.Get("type").Str {
 	case "text_delta":
-		text := strings.Clone(d.Get("text").String())
-		b.text = append(b.text, text...)
-		if text != "" {
-			c.Emit(pipeline.TextDelta{ItemID: msgID, Delta: text})
-		}
+		start := r.textStart(b)
+		r.texts.WriteString(d.Get("text").String())
+		r.textEnd(b, start)
 	case "input_json_delta":
 		text := d.Get("partial_json").String()
-		partial[i] = append(partial[i], text...)
-		if b.output && text != "" {
-			c.Emit(pipeline.TextDelta{ItemID: msgID, Delta: strings.Clone(text)})
+		r.partial[i] = append(r.partial[i], text...)
+		if b.output && text != "" && r.emit {
+			r.c.Emit(pipeline.TextDelta{ItemID: r.msg.ID, Delta: strings.Clone(text)})
 		}
 	case "thinking_delta":
 		b.Thinking += strings.Clone(d.Get("thinking").String())
@@ -313,31 +367,27 @@ var (
 )
 
 // fastDelta reads a text or input JSON delta event written in the API's
-// own member order and spacing (see textDelta); json reports an input
-// JSON delta, whose text is the partial JSON.
-func fastDelta(data []byte) (index int, isJSON bool, text string, ok bool) {
-	if index, text, ok = textDelta(data); ok {
-		return index, false, text, true
+// own member order and spacing (see deltaOf); isJSON reports an input
+// JSON delta, whose text is the partial JSON. str is the delta's JSON
+// string, quotes included, in data; writeString reads its text.
+func fastDelta(data []byte) (index int, isJSON bool, str []byte, ok bool) {
+	if index, str, ok = deltaOf(data, textDeltaMid); ok {
+		return index, false, str, true
 	}
-	index, text, ok = deltaOf(data, jsonDeltaMid)
-	return index, true, text, ok
-}
-
-// textDelta reads a text delta event written in the API's own member
-// order and spacing: {"type":"content_block_delta","index":N,"delta":
-// {"type":"text_delta","text":"…"}}. Any other shape (another member
-// order, spaces, extra members) returns ok false, and the event is read
-// the general way. The text is a copy.
-func textDelta(data []byte) (index int, text string, ok bool) {
-	return deltaOf(data, textDeltaMid)
+	index, str, ok = deltaOf(data, jsonDeltaMid)
+	return index, true, str, ok
 }
 
 // deltaOf reads a delta event whose members up to the delta's string are
-// textDeltaHead, the index and mid.
-func deltaOf(data, mid []byte) (index int, text string, ok bool) {
+// textDeltaHead, the index and mid, written in the API's own member
+// order and spacing, such as {"type":"content_block_delta","index":N,
+// "delta":{"type":"text_delta","text":"…"}}, and returns the string,
+// quotes included. Any other shape (another member order, spaces, extra
+// members) returns ok false, and the event is read the general way.
+func deltaOf(data, mid []byte) (index int, str []byte, ok bool) {
 	rest, ok := bytes.CutPrefix(data, textDeltaHead)
 	if !ok {
-		return 0, "", false
+		return 0, nil, false
 	}
 	n := 0
 	for n < len(rest) && n < 6 && rest[n] >= '0' && rest[n] <= '9' {
@@ -345,41 +395,62 @@ func deltaOf(data, mid []byte) (index int, text string, ok bool) {
 		n++
 	}
 	if n == 0 {
-		return 0, "", false
+		return 0, nil, false
 	}
 	if rest, ok = bytes.CutPrefix(rest[n:], mid); !ok {
-		return 0, "", false
+		return 0, nil, false
 	}
-	str, ok := bytes.CutSuffix(bytes.TrimRight(rest, " \t\r\n"), []byte("}}"))
+	str, ok = bytes.CutSuffix(bytes.TrimRight(rest, " \t\r\n"), []byte("}}"))
 	if !ok || len(str) < 2 || str[0] != '"' || str[len(str)-1] != '"' {
-		return 0, "", false
+		return 0, nil, false
 	}
-	inner := str[1 : len(str)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		if bytes.IndexByte(inner, '"') >= 0 {
-			return 0, "", false // more than one value
-		}
-		return index, string(inner), true
-	}
-	return unquoted(index, str)
+	return index, str, true
 }
 
-// unquoted returns the text of the JSON string str, escapes read. Apart
-// from deltaOf so that only a string with escapes costs the variable
-// json.Unmarshal takes the address of; in deltaOf, that named result
-// moved to the heap on every call.
-func unquoted(index int, str []byte) (int, string, bool) {
-	if inner := str[1 : len(str)-1]; plainString(str) {
-		var sb strings.Builder
-		sb.Grow(len(inner))
-		unescape(&sb, inner)
-		return index, sb.String(), true
+// writeString writes the text of str, a JSON string found by deltaOf,
+// to sb. A string that is not one JSON string encoding/json reads (a
+// quote inside, a bad escape) returns false, nothing written.
+func writeString(sb *strings.Builder, str []byte) bool {
+	inner := str[1 : len(str)-1]
+	switch {
+	case bytes.IndexByte(inner, '\\') < 0:
+		if bytes.IndexByte(inner, '"') >= 0 {
+			return false // more than one value
+		}
+		sb.Write(inner)
+	case plainString(str):
+		unescape(sb, inner)
+	default:
+		text, ok := unquoted(str)
+		if !ok {
+			return false
+		}
+		sb.WriteString(text)
 	}
+	return true
+}
+
+// validString reports a str writeString reads, without writing it.
+func validString(str []byte) bool {
+	inner := str[1 : len(str)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return bytes.IndexByte(inner, '"') < 0
+	}
+	if plainString(str) {
+		return true
+	}
+	_, ok := unquoted(str)
+	return ok
+}
+
+// unquoted returns the text of the JSON string str as encoding/json reads
+// it, for a string with escapes unescape does not read (see plainString).
+func unquoted(str []byte) (string, bool) {
 	var text string
 	if json.Unmarshal(str, &text) != nil {
-		return 0, "", false
+		return "", false
 	}
-	return index, text, true
+	return text, true
 }
 
 // plainString reports a JSON string, quotes included, whose escapes
@@ -463,7 +534,7 @@ func (u *usageBody) merge(d *usageBody) {
 // the streamed input.
 func withInput(raw json.RawMessage, input []byte) json.RawMessage {
 	var v map[string]json.RawMessage
-	if json.Unmarshal(raw, &v) != nil || !json.Valid(input) {
+	if json.Unmarshal(raw, &v) != nil || !validJSON(input) {
 		return raw
 	}
 	v["input"] = input

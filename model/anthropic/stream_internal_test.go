@@ -1,6 +1,35 @@
 package anthropic
 
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/pipeline/pipelinetest"
+)
+
+// readDelta reads a delta event as the stream reader's fast read does:
+// its shape (fastDelta), then its string (writeString).
+func readDelta(data string) (index int, isJSON bool, text string, ok bool) {
+	index, isJSON, str, ok := fastDelta([]byte(data))
+	if !ok {
+		return 0, false, "", false
+	}
+	var sb strings.Builder
+	if !writeString(&sb, str) {
+		return 0, false, "", false
+	}
+	if !validString(str) {
+		panic("validString refuses what writeString read")
+	}
+	return index, isJSON, sb.String(), true
+}
 
 // TestTextDelta: the fast read of a text delta takes exactly the API's
 // own shape, unescapes the text, and leaves every other shape to the
@@ -25,7 +54,8 @@ func TestTextDelta(t *testing.T) {
 		{`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"bad \q"}}`, 0, "", false},
 	}
 	for _, tt := range tests {
-		index, text, ok := textDelta([]byte(tt.give))
+		index, isJSON, text, ok := readDelta(tt.give)
+		ok = ok && !isJSON // a text delta's fast read
 		if ok != tt.ok || (ok && (index != tt.index || text != tt.text)) {
 			t.Errorf("textDelta(%s) = %d, %q, %v; want %d, %q, %v", tt.give, index, text, ok, tt.index, tt.text, tt.ok)
 		}
@@ -49,7 +79,7 @@ func TestFastDelta(t *testing.T) {
 		{`{"type":"content_block_delta","index":1,"delta":{"type":"thinking_delta","thinking":"hm"}}`, 0, false, "", false},
 	}
 	for _, tt := range tests {
-		index, isJSON, text, ok := fastDelta([]byte(tt.give))
+		index, isJSON, text, ok := readDelta(tt.give)
 		if ok != tt.ok || (ok && (index != tt.index || isJSON != tt.json || text != tt.text)) {
 			t.Errorf("fastDelta(%s) = %d, %v, %q, %v; want %d, %v, %q, %v", tt.give, index, isJSON, text, ok, tt.index, tt.json, tt.text, tt.ok)
 		}
@@ -89,6 +119,69 @@ func TestEventTypeAndStopIndex(t *testing.T) {
 	for _, tt := range stops {
 		if index, ok := stopIndex([]byte(tt.give)); ok != tt.ok || index != tt.index {
 			t.Errorf("stopIndex(%s) = %d, %v; want %d, %v", tt.give, index, ok, tt.index, tt.ok)
+		}
+	}
+}
+
+// TestStreamTextArena: the text deltas handed to a consumer and the
+// blocks' texts, all spans of one arena, stay as they were read while the
+// arena grows past its first room and while two blocks' deltas
+// interleave (which the API does not do, but a stream may).
+func TestStreamTextArena(t *testing.T) {
+	var b bytes.Buffer
+	ev := func(data string) { fmt.Fprintf(&b, "event: x\ndata: %s\n\n", data) }
+	ev(`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":1,"output_tokens":1}}}`)
+	ev(`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+	ev(`{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}`)
+	var want []string
+	texts := []string{"", ""}
+	for i := range 40 {
+		text := fmt.Sprintf("delta %d of block %d %s", i, i%3%2, strings.Repeat("é\"\n", i%5))
+		d, _ := json.Marshal(text)
+		ev(fmt.Sprintf(`{"type":"content_block_delta","index":%d,"delta":{"type":"text_delta","text":%s}}`, i%3%2, d))
+		want = append(want, text)
+		texts[i%3%2] += text
+	}
+	// One delta read the general way (spaces), in the same arena.
+	ev(`{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "last"}}`)
+	want = append(want, "last")
+	texts[0] += "last"
+	ev(`{"type":"content_block_stop","index":0}`)
+	ev(`{"type":"content_block_stop","index":1}`)
+	ev(`{"type":"message_stop"}`)
+
+	log := &pipelinetest.EventLog{}
+	c := pipelinetest.NewModelCall(t, pipelinetest.NewTurn(t, pipelinetest.WithEvents(log)))
+	dec := newEvents(&http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(&b)})
+	defer dec.Close()
+	resp, err := readStream(dec, c, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range log.Events() {
+		if d, ok := e.(pipeline.TextDelta); ok {
+			got = append(got, d.Delta)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("deltas emitted:\n%q\nwant\n%q", got, want)
+	}
+	if len(resp.Items) != 2 || resp.Items[0].Text() != texts[0] || resp.Items[1].Text() != texts[1] {
+		t.Errorf("items %v, want the texts %q", resp.Items, texts)
+	}
+}
+
+// TestValidJSONDepth: validJSON reads nesting as deep as encoding/json
+// does, and refuses one level more, as json.Valid does.
+func TestValidJSONDepth(t *testing.T) {
+	for _, depth := range []int{maxDepth, maxDepth + 1} {
+		for _, open := range []string{"[", `{"a":`} {
+			close := map[string]string{"[": "]", `{"a":`: "}"}[open]
+			b := []byte(strings.Repeat(open, depth) + "1" + strings.Repeat(close, depth))
+			if got, want := validJSON(b), json.Valid(b); got != want {
+				t.Errorf("validJSON of %d levels of %s = %v, json.Valid %v", depth, open, got, want)
+			}
 		}
 	}
 }
