@@ -28,6 +28,11 @@ type Result struct {
 	// record order.
 	since int64
 	early []state.Item
+	// ended is set when the invocation returns, with items, the run's items
+	// then: a view detached from what a later invocation of the same run
+	// records (a resume of the run given with WithState).
+	ended bool
+	items state.Items
 
 	// The final output decoded into its agent's output type (nil for
 	// text), that agent's name, and the error that stopped the decoding.
@@ -59,7 +64,10 @@ func (r *Result) NewItems() []state.Item {
 	if r.since == 0 {
 		return nil
 	}
-	items := r.run.Items()
+	items := r.items
+	if !r.ended {
+		items = r.run.Items()
+	}
 	n := items.Len()
 	i := sort.Search(n, func(j int) bool { return items.At(j).Seq() >= r.since })
 	out := make([]state.Item, 0, len(r.early)+n-i)

@@ -431,6 +431,36 @@ func TestInterruptionsOutliveTheLiveRun(t *testing.T) {
 	}
 }
 
+// TestNewItemsOutliveTheLiveRun resumes the very run a first invocation
+// served (given with WithState): the first result's new items stay the
+// items that invocation recorded, not the resume's.
+func TestNewItemsOutliveTheLiveRun(t *testing.T) {
+	t.Parallel()
+	sc := newScenario(1, false)
+	r := newRunner(false)
+	live := state.NewRun("run_live", sc.agent.Name)
+	first, err := r.Run(context.Background(), sc.agent, pipeline.UserInput("clean up"), pipeline.WithState(live))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := first.NewItems()
+	if len(want) == 0 || len(first.Interruptions()) != 1 {
+		t.Fatalf("the run paused with %d new items and %d interruptions, want some and 1", len(want), len(first.Interruptions()))
+	}
+	if err := live.Approve(first.Interruptions()[0].CallID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Resume(context.Background(), sc.agent, live); err != nil {
+		t.Fatal(err)
+	}
+	if live.Len() <= len(want) {
+		t.Fatalf("the resume left the run with %d items, want more than the first invocation's %d", live.Len(), len(want))
+	}
+	if diff := cmp.Diff(seqKinds(want), seqKinds(first.NewItems())); diff != "" {
+		t.Errorf("resuming the live run changed the first result's new items (-before +after):\n%s", diff)
+	}
+}
+
 // TestConcurrentResumeOneWins has two goroutines resume the same stored
 // checkpoint: exactly one runs the tool, the other gets ErrConflict
 // (invariant 10).

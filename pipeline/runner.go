@@ -212,6 +212,7 @@ func (r *Runner) execute(ctx context.Context, agent *Agent, run *state.Run, inpu
 	if res == nil {
 		res = &Result{run: run, lastAgent: agent, since: since}
 	}
+	res.ended, res.items = true, res.run.Items()
 	if err != nil {
 		err = newRunError(res, err)
 	}
