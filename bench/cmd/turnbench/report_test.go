@@ -61,18 +61,7 @@ func TestCSVAndPlot(t *testing.T) {
 	r := sampleReport()
 	dir := t.TempDir()
 	csvPath, pngPath := filepath.Join(dir, "t.csv"), filepath.Join(dir, "t.png")
-	if err := r.writeCSV(csvPath); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(csvPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := writeAndReadCSV(t, r, csvPath)
 	if got, want := len(recs), 1+len(r.rows); got != want {
 		t.Fatalf("the CSV has %d records, want a header and %d rows", got, len(r.rows))
 	}
@@ -218,7 +207,15 @@ func TestMarkdownRawColumn(t *testing.T) {
 		t.Errorf("parsePrevious read the checkpoint row as %+v, want its ratio to persistence, 3.00×", p.rows[cs.Name])
 	}
 
-	path := filepath.Join(t.TempDir(), "t.csv")
+	recs := writeAndReadCSV(t, r, filepath.Join(t.TempDir(), "t.csv"))
+	if got := recs[3]; got[0] != cs.Name || got[12] != raw || got[13] != "1.500" {
+		t.Errorf("the checkpoint row of the CSV = %v, want its raw driver and the ratio 1.500", got)
+	}
+}
+
+// writeAndReadCSV writes r's CSV to path and reads its records back.
+func writeAndReadCSV(t *testing.T, r *report, path string) [][]string {
+	t.Helper()
 	if err := r.writeCSV(path); err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +228,5 @@ func TestMarkdownRawColumn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := recs[3]; got[0] != cs.Name || got[12] != raw || got[13] != "1.500" {
-		t.Errorf("the checkpoint row of the CSV = %v, want its raw driver and the ratio 1.500", got)
-	}
+	return recs
 }
