@@ -172,6 +172,32 @@ func TestSaveWritesWhatChanged(t *testing.T) {
 	})
 }
 
+// TestSaveManyItems saves, then save-appends, a delta of more items than
+// one Lua call takes arguments (8 000: a script stores them with one HSET
+// a 1 000), and loads each run back whole.
+func TestSaveManyItems(t *testing.T) {
+	forEachServer(t, func(t *testing.T, client goredis.UniversalClient, prefix string) {
+		s := newStore(t, client, redis.WithPrefix(prefix))
+		for _, commit := range []bool{false, true} {
+			r := state.NewRun(newRunID(), "assistant")
+			runcore.AddInput(r, state.UserMessage("go"))
+			const turns = 2100 // 4 200 items, 8 400 arguments
+			for turn := 1; turn <= turns; turn++ {
+				addTurn(t, r, turn)
+			}
+			if commit {
+				must(t, s.SaveAppend(t.Context(), r, "session-"+r.ID(), r.Items().From(r.Len()-2).Slice()))
+			} else {
+				must(t, s.Save(t.Context(), r))
+			}
+			if n := client.HLen(t.Context(), s.RunKeys(r.ID())[1]).Val(); n != 2*turns+1 {
+				t.Fatalf("commit %v: the checkpoint holds %d items, want %d", commit, n, 2*turns+1)
+			}
+			wantSame(t, s, r)
+		}
+	})
+}
+
 // TestDeltaTampered edits, deletes and adds a stored item, and edits the
 // stored context, behind the store's back: a signed store refuses each
 // with ErrTampered; an unsigned one with ErrInvalid.
