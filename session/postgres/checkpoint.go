@@ -205,7 +205,7 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 	if err := s.gate.BeginRun(ctx, "save", run.ID()); err != nil {
 		return err
 	}
-	ok, err := s.saveDelta(ctx, s.pool, d)
+	ok, err := s.saveDelta(ctx, d)
 	if err != nil {
 		return s.gate.WrapRun(ctx, "save", run.ID(), err)
 	}
@@ -334,17 +334,19 @@ func (s *Store) saveAppendTx(ctx context.Context, run *state.Run, d *state.Delta
 	return nil
 }
 
-// querier is what saveDelta needs of a pool or a transaction.
-type querier interface {
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
-
-// saveDelta applies d with one statement and reports whether the
-// compare-and-swap took.
-func (s *Store) saveDelta(ctx context.Context, q querier, d *state.Delta) (bool, error) {
-	seqs, data := rowcodec.Columns(d)
+// saveDelta applies d with one statement, on the generic plan (see
+// genericPlans: a custom plan, which the planner keeps choosing for the
+// save, is planned again at every call and costs more than the save
+// itself), in one round trip, and reports whether the compare-and-swap
+// took.
+func (s *Store) saveDelta(ctx context.Context, d *state.Delta) (bool, error) {
 	var n int64
-	err := q.QueryRow(ctx, s.ck.save, saveArgs(d, seqs, data)...).Scan(&n)
+	err := s.oneTrip(ctx,
+		func(b *pgx.Batch) {
+			seqs, data := rowcodec.Columns(d)
+			b.Queue(s.ck.save, saveArgs(d, seqs, data)...)
+		},
+		func(br pgx.BatchResults) error { return br.QueryRow().Scan(&n) })
 	if err != nil {
 		return false, fmt.Errorf("save checkpoint: %w", err)
 	}

@@ -2,14 +2,19 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/internal/testenv"
+	"github.com/turnkit/turnkit/state"
 )
 
 // TestOneTrip checks oneTrip's transaction on one connection: its
@@ -60,5 +65,50 @@ func TestOneTrip(t *testing.T) {
 	var n int
 	if err := pool.QueryRow(context.Background(), "select count(*) from onetrip").Scan(&n); err != nil || n != 0 {
 		t.Errorf("onetrip holds %d rows (%v) after the failed oneTrip, want 0: the first insert rolled back", n, err)
+	}
+}
+
+// TestSaveRunsGenericPlans checks that a checkpoint save runs on the
+// generic plan from its first call: a custom plan is planned again at
+// every call, and the planner kept choosing one for the save, whose
+// planning cost more than its execution.
+func TestSaveRunsGenericPlans(t *testing.T) {
+	ctx := t.Context()
+	cfg, err := pgxpool.ParseConfig(testenv.ServerURL(t, "TURNKIT_POSTGRES_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1 // the saves and the view of their plans on one connection
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "turnkit_generic_" + hex.EncodeToString(b)
+	defer pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE") //nolint:errcheck
+	s, err := New(ctx, pool, WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := state.NewRun("generic", "agent")
+	const saves = 8
+	for i := range saves {
+		if err := runcore.SetHistory(run, []state.Item{state.UserMessage("m" + strconv.Itoa(i))}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Save(ctx, run); err != nil {
+			t.Fatalf("save %d: %v", i, err)
+		}
+	}
+	var generic, custom int64
+	err = pool.QueryRow(ctx, "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1",
+		s.ck.save).Scan(&generic, &custom)
+	if err != nil {
+		t.Fatalf("the save's prepared statement: %v", err)
+	}
+	if custom != 0 || generic != saves {
+		t.Errorf("%d saves ran on %d generic and %d custom plans, want %d generic", saves, generic, custom, saves)
 	}
 }
