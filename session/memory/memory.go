@@ -253,9 +253,7 @@ func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.Cha
 	if q.Since > 0 {
 		// The entries written since, found in the order written: O(them).
 		from, _ := slices.BinarySearchFunc(sd.written, q.Since, func(w entry, stamp int64) int { return cmp.Compare(w.stamp, stamp) })
-		for _, e := range sd.written[from:] {
-			ch.Items = append(ch.Items, session.Placed{Place: int64(e.place) + 1, Item: e.item})
-		}
+		ch.Items = placedOf(sd.written[from:])
 		slices.SortFunc(ch.Items, func(a, b session.Placed) int {
 			if c := cmp.Compare(a.Place, b.Place); c != 0 {
 				return c
@@ -268,10 +266,22 @@ func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.Cha
 	if q.Limit > 0 && q.Limit < len(sd.entries) {
 		from = len(sd.entries) - q.Limit
 	}
-	for _, e := range sd.entries[from:] {
-		ch.Items = append(ch.Items, session.Placed{Place: int64(e.place) + 1, Item: e.item})
-	}
+	ch.Items = placedOf(sd.entries[from:])
 	return ch, nil
+}
+
+// placedOf returns the entries' items with their places (counting from
+// 1), in one allocation of their length: a full read of a long session
+// grows no slice.
+func placedOf(entries []entry) []session.Placed {
+	if len(entries) == 0 {
+		return nil
+	}
+	out := make([]session.Placed, len(entries))
+	for i, e := range entries {
+		out[i] = session.Placed{Place: int64(e.place) + 1, Item: e.item}
+	}
+	return out
 }
 
 // Append stores items of run runID, each at its Seq, all or none. An item
