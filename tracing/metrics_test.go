@@ -162,3 +162,27 @@ func TestMetricsWithoutTracer(t *testing.T) {
 		t.Errorf("%d spans recorded by the harness's provider, which the middleware was not given", n)
 	}
 }
+
+// TestCountsWithoutTracer checks that the turn and tool stages, which pass
+// a call straight on when no tracer records and no instrument is enabled,
+// still count a guardrail's trip and an approval request when only the
+// counters are enabled.
+func TestCountsWithoutTracer(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	mw := tracing.Middleware(tracing.WithTracerProvider(noop.NewTracerProvider()), tracing.WithMeterProvider(h.mp))
+	r := pipeline.NewRunner(pipeline.WithMiddleware(mw, guard(false), requireApproval("danger")))
+	if _, err := r.Run(context.Background(), toolAgent(scripted.CallTool("danger", `{}`)), pipeline.UserInput("hi")); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	r2 := pipeline.NewRunner(pipeline.WithMiddleware(mw, guard(true)))
+	if _, err := r2.Run(context.Background(), toolAgent(scripted.Reply("never")), pipeline.UserInput("sk-1")); err == nil {
+		t.Fatalf("tripped run returned no error")
+	}
+	got := h.metrics(t)
+	for _, name := range []string{"turnkit.guardrail.trips", "turnkit.approvals"} {
+		if _, ok := got[name]; !ok {
+			t.Errorf("no metric %s without a tracer; have %v", name, keys(got))
+		}
+	}
+}

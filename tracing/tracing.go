@@ -113,6 +113,9 @@ func (m *middleware) wrapRun(next pipeline.RunHandler) pipeline.RunHandler {
 
 func (m *middleware) wrapTurn(next pipeline.Handler) pipeline.Handler {
 	return pipeline.HandlerFunc(func(ctx context.Context, t *pipeline.Turn) error {
+		if disabled(ctx) && !m.inst.guardTrips.Enabled(ctx) {
+			return next.ServeTurn(ctx, t) // no span, no metric: nothing to observe
+		}
 		ctx, span := m.start(ctx, "turn", m.internal)
 		defer span.End()
 		recording := span.IsRecording()
@@ -195,6 +198,9 @@ func (m *middleware) observeModel(ctx context.Context, c *pipeline.ModelCall) (c
 func (m *middleware) wrapTool(next pipeline.ToolHandler) pipeline.ToolHandler {
 	return pipeline.ToolHandlerFunc(func(ctx context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
 		measure := m.inst.toolCalls.Enabled(ctx) || m.inst.toolDuration.Enabled(ctx)
+		if !measure && disabled(ctx) && !m.inst.guardTrips.Enabled(ctx) && !m.inst.approvals.Enabled(ctx) {
+			return next.CallTool(ctx, c) // no span, no metric: nothing to observe
+		}
 		var start time.Time
 		if measure {
 			start = time.Now()

@@ -7,7 +7,6 @@ import (
 
 	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/pipeline"
-	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -25,30 +24,32 @@ const (
 // concurrently; the mutex orders their appends, so a call's earlier items
 // are stored with it or before it, never after.
 type ledger struct {
-	mu    sync.Mutex
-	store session.Store
-	run   *state.Run
-	turn  *pipeline.Turn
-	sid   string
-	base  int64    // positions below base were settled when the turn began
-	st    []status // st[seq-base]
-	ext   extState
-	err   error               // the turn's first append failure; later commits wait for resume
-	hold  *pipeline.InputHold // the first turn's input, held for an input guardrail's ruling
+	mu   sync.Mutex
+	h    *handler // the middleware, whose store the ledger appends to
+	run  *state.Run
+	turn *pipeline.Turn
+	sid  string
+	base int64    // positions below base were settled when the turn began
+	st   []status // st[seq-base]
+	ext  extState
+	err  error               // the turn's first append failure; later commits wait for resume
+	hold *pipeline.InputHold // the first turn's input, held for an input guardrail's ruling
 
 	// Room for what a turn of one call needs, allocated with the ledger:
 	// st's first positions, and the batch of the turn's first commit
-	// (used once: a store may keep what it was given).
-	stBuf    [8]status
-	batchBuf [2]state.Item
+	// (used once: a store may keep what it was given). stBuf and bufUsed
+	// share a word, and h is a pointer where the store's interface value
+	// took two: the ledger fits 384 bytes, not 416 (TestLedgerSize).
+	stBuf    [7]status
 	bufUsed  bool
+	batchBuf [2]state.Item
 
 	ctx ledgerContext // the context the turn is served with (see withLedger)
 }
 
 // newLedger returns the ledger of turn t of run, for session sid.
-func newLedger(store session.Store, run *state.Run, t *pipeline.Turn, sid string, ext extState) *ledger {
-	l := &ledger{store: store, run: run, turn: t, sid: sid, base: run.SessionWatermark() + 1, ext: ext}
+func newLedger(h *handler, run *state.Run, t *pipeline.Turn, sid string, ext extState) *ledger {
+	l := &ledger{h: h, run: run, turn: t, sid: sid, base: run.SessionWatermark() + 1, ext: ext}
 	l.st = l.stBuf[:0]
 	return l
 }
@@ -116,7 +117,7 @@ func (l *ledger) append(ctx context.Context, items []state.Item) error {
 	if l.err != nil || len(items) == 0 {
 		return l.err
 	}
-	if err := l.store.Append(ctx, l.sid, l.run.ID(), items); err != nil {
+	if err := l.h.store.Append(ctx, l.sid, l.run.ID(), items); err != nil {
 		l.err = &AppendError{SessionID: l.sid, RunID: l.run.ID(), Seq: items[0].Seq(), Err: err}
 		return l.err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"unsafe"
 )
 
 type parentKey struct{}
@@ -29,5 +30,15 @@ func TestLedgerContext(t *testing.T) {
 	<-inner.Done()
 	if !errors.Is(ctx.Err(), context.Canceled) || !errors.Is(inner.Err(), context.Canceled) {
 		t.Errorf("after the parent's cancel: Err = %v, inner Err = %v, want context.Canceled", ctx.Err(), inner.Err())
+	}
+}
+
+// A turn allocates one ledger: it must stay within the 384-byte size
+// class (the next is 416), where its fields and the room it keeps for a
+// turn of one call fit.
+func TestLedgerSize(t *testing.T) {
+	t.Parallel()
+	if n := unsafe.Sizeof(ledger{}); n > 384 {
+		t.Errorf("a ledger is %d bytes, want at most 384 (one allocation per turn)", n)
 	}
 }

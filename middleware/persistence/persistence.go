@@ -159,7 +159,7 @@ func (h *runHandler) ServeRun(ctx context.Context, c *pipeline.RunCall) (*pipeli
 	if err := h.resolveHistory(ctx, run); err != nil {
 		return nil, err
 	}
-	l := &ledger{store: h.store, run: run, sid: sid, base: run.SessionWatermark() + 1, ext: ext}
+	l := &ledger{h: h.handler, run: run, sid: sid, base: run.SessionWatermark() + 1, ext: ext}
 	if err := l.fresh(ctx); err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 	if err != nil {
 		return err
 	}
-	l := newLedger(h.store, run, t, sid, ext)
+	l := newLedger(h.handler, run, t, sid, ext)
 	first := t.Number == 1 && !t.Resumed
 	if first && h.cfg.merge != nil {
 		if err := h.loadHistory(ctx, run, sid, t.Input); err != nil {

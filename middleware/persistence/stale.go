@@ -77,7 +77,7 @@ func same(got, want state.Item) bool {
 
 // at returns the item the session holds at position seq of the run.
 func (l *ledger) at(ctx context.Context, seq int64) (state.Item, bool, error) {
-	it, ok, err := l.store.Lookup(ctx, l.sid, l.run.ID(), seq)
+	it, ok, err := l.h.store.Lookup(ctx, l.sid, l.run.ID(), seq)
 	if err != nil {
 		return state.Item{}, false, &LoadError{SessionID: l.sid, RunID: l.run.ID(), Seq: seq, Err: err}
 	}

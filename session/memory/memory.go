@@ -144,6 +144,11 @@ func (sd *sessionData) at(runID string, seq int64) (state.Item, bool) {
 	if !ok {
 		return state.Item{}, false
 	}
+	return sd.atPlace(place, seq)
+}
+
+// atPlace is at for the run at place.
+func (sd *sessionData) atPlace(place int, seq int64) (state.Item, bool) {
 	if n := len(sd.entries); n == 0 || compareEntry(sd.entries[n-1], place, seq) < 0 {
 		return state.Item{}, false
 	}
@@ -253,9 +258,7 @@ func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.Cha
 	if q.Since > 0 {
 		// The entries written since, found in the order written: O(them).
 		from, _ := slices.BinarySearchFunc(sd.written, q.Since, func(w entry, stamp int64) int { return cmp.Compare(w.stamp, stamp) })
-		for _, e := range sd.written[from:] {
-			ch.Items = append(ch.Items, session.Placed{Place: int64(e.place) + 1, Item: e.item})
-		}
+		ch.Items = placedOf(sd.written[from:])
 		slices.SortFunc(ch.Items, func(a, b session.Placed) int {
 			if c := cmp.Compare(a.Place, b.Place); c != 0 {
 				return c
@@ -268,10 +271,22 @@ func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.Cha
 	if q.Limit > 0 && q.Limit < len(sd.entries) {
 		from = len(sd.entries) - q.Limit
 	}
-	for _, e := range sd.entries[from:] {
-		ch.Items = append(ch.Items, session.Placed{Place: int64(e.place) + 1, Item: e.item})
-	}
+	ch.Items = placedOf(sd.entries[from:])
 	return ch, nil
+}
+
+// placedOf returns the entries' items with their places (counting from
+// 1), in one allocation of their length: a full read of a long session
+// grows no slice.
+func placedOf(entries []entry) []session.Placed {
+	if len(entries) == 0 {
+		return nil
+	}
+	out := make([]session.Placed, len(entries))
+	for i, e := range entries {
+		out[i] = session.Placed{Place: int64(e.place) + 1, Item: e.item}
+	}
+	return out
 }
 
 // Append stores items of run runID, each at its Seq, all or none. An item
@@ -302,7 +317,11 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		return session.ErrClosed
 	}
 	sd := s.sessions[sessionID]
-	fresh, err := sd.fresh(sessionID, runID, items)
+	place, placed := 0, false
+	if sd != nil {
+		place, placed = sd.places[runID]
+	}
+	fresh, err := sd.fresh(sessionID, runID, items, placed, place)
 	if err != nil {
 		return err
 	}
@@ -323,8 +342,7 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	for _, a := range answers {
 		sd.answers[a.call] = a.output
 	}
-	place, ok := sd.places[runID]
-	if !ok {
+	if !placed {
 		place = len(sd.places)
 		sd.places[runID] = place
 		sd.runs[place] = runID
@@ -354,13 +372,21 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 // itself when they are in order, all new and none twice (an append of a
 // turn's items), a sorted copy otherwise. An item that differs from the
 // one stored, or given, at its position fails with an error wrapping
-// [session.ErrConflict]. sd may be nil (a new session).
-func (sd *sessionData) fresh(sessionID, runID string, items []state.Item) ([]state.Item, error) {
+// [session.ErrConflict]. sd may be nil (a new session); placed says
+// whether the run has a place in it, and place is that place, looked up
+// once by the caller rather than once per item.
+func (sd *sessionData) fresh(sessionID, runID string, items []state.Item, placed bool, place int) ([]state.Item, error) {
 	simple := true
 	for i, it := range items {
-		if _, ok := sd.at(runID, it.Seq()); ok || (i > 0 && it.Seq() <= items[i-1].Seq()) {
+		if i > 0 && it.Seq() <= items[i-1].Seq() {
 			simple = false
 			break
+		}
+		if placed { // a run without a place has nothing stored
+			if _, ok := sd.atPlace(place, it.Seq()); ok {
+				simple = false
+				break
+			}
 		}
 	}
 	if simple {
