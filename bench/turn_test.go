@@ -59,6 +59,11 @@ func BenchmarkApproval(b *testing.B) { runGroup(b, "approval") }
 // persistence alone on each backend.
 func BenchmarkCrashSafe(b *testing.B) { runGroup(b, "crashsafe") }
 
+// BenchmarkSealed times a crash-safe turn on SQLite without and with
+// encryption at rest, one after the other (bench/internal/scenario's
+// sealed group).
+func BenchmarkSealed(b *testing.B) { runGroup(b, "sealed") }
+
 // BenchmarkMCP is one call of an echo tool: as a plain function tool, and
 // as an MCP tool in process (in-memory transport) and over stdio (the
 // reference server, when node and the package are installed).

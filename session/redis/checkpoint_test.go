@@ -1,15 +1,18 @@
 package redis_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -169,6 +172,32 @@ func TestSaveWritesWhatChanged(t *testing.T) {
 		}
 		t.Logf("bytes per save at turn 2, 100, %d: history 10: %d %d %d; history 2000: %d %d %d", turns,
 			sent[10][2], sent[10][100], sent[10][turns], sent[2000][2], sent[2000][100], sent[2000][turns])
+	})
+}
+
+// TestSaveManyItems saves, then save-appends, a delta of more items than
+// one Lua call takes arguments (8 000: a script stores them with one HSET
+// a 1 000), and loads each run back whole.
+func TestSaveManyItems(t *testing.T) {
+	forEachServer(t, func(t *testing.T, client goredis.UniversalClient, prefix string) {
+		s := newStore(t, client, redis.WithPrefix(prefix))
+		for _, commit := range []bool{false, true} {
+			r := state.NewRun(newRunID(), "assistant")
+			runcore.AddInput(r, state.UserMessage("go"))
+			const turns = 2100 // 4 200 items, 8 400 arguments
+			for turn := 1; turn <= turns; turn++ {
+				addTurn(t, r, turn)
+			}
+			if commit {
+				must(t, s.SaveAppend(t.Context(), r, "session-"+r.ID(), r.Items().From(r.Len()-2).Slice()))
+			} else {
+				must(t, s.Save(t.Context(), r))
+			}
+			if n := client.HLen(t.Context(), s.RunKeys(r.ID())[1]).Val(); n != 2*turns+1 {
+				t.Fatalf("commit %v: the checkpoint holds %d items, want %d", commit, n, 2*turns+1)
+			}
+			wantSame(t, s, r)
+		}
 	})
 }
 
@@ -430,4 +459,110 @@ func TestSaveAppend(t *testing.T) {
 			wantSame(t, s, again)
 		})
 	})
+}
+
+// TestSaveLeavesTheListingsSets watches, with MONITOR on a connection of
+// its own, what the save scripts do to the runs' listing: the first save
+// of a run (with a session) files it in the sets of every run, of its
+// status, of its session and of both, and a later save of the same
+// status and session rewrites only its summary (an HGET and an HSET),
+// not the sets again. Standalone only: MONITOR shows one server.
+func TestSaveLeavesTheListingsSets(t *testing.T) {
+	ctx := t.Context()
+	client, prefix := testClient(t)
+	s := newStore(t, client, redis.WithPrefix(prefix))
+	mon := monitor(t, client)
+	index := prefix + "runs:{index}:"
+	r := state.NewRun(newRunID(), "assistant")
+	runcore.SetSessionID(r, "session-"+r.ID())
+	runcore.AddInput(r, state.UserMessage("go"))
+	must(t, s.Save(ctx, r))
+	first := mon.until(t, client, index)
+	addTurn(t, r, 1)
+	must(t, s.Save(ctx, r))
+	second := mon.until(t, client, index)
+	if n := count(first, `"ZADD"`); n != 4 {
+		t.Fatalf("the first save made %d ZADDs on the listing, want 4: %q", n, first)
+	}
+	if len(second) != 2 || count(second, `"HGET"`) != 1 || count(second, `"HSET"`) != 1 {
+		t.Fatalf("a save of the same status and session sent the listing %q, want one HGET and one HSET", second)
+	}
+	if page, err := s.ListRuns(ctx, state.RunQuery{SessionID: "session-" + r.ID()}); err != nil || len(page.Runs) != 1 || page.Runs[0].Turn != 1 {
+		t.Fatalf("ListRuns = %+v, %v, want the run at turn 1", page, err)
+	}
+}
+
+func count(lines []string, s string) (n int) {
+	for _, l := range lines {
+		n += strings.Count(l, s)
+	}
+	return n
+}
+
+// A monitorConn reads the commands the server runs (MONITOR), from a
+// connection of its own, read in the test's goroutine.
+type monitorConn struct {
+	conn net.Conn
+	r    *bufio.Reader
+	n    int // markers sent
+}
+
+func monitor(t *testing.T, client *goredis.Client) *monitorConn {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", client.Options().Addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	m := &monitorConn{conn: conn, r: bufio.NewReader(conn)}
+	if o := client.Options(); o.Password != "" {
+		m.send(t, "AUTH", o.Username, o.Password)
+		m.line(t)
+	}
+	m.send(t, "MONITOR")
+	if l := m.line(t); l != "+OK" {
+		t.Fatalf("MONITOR = %q", l)
+	}
+	return m
+}
+
+func (m *monitorConn) send(t *testing.T, args ...string) {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if _, err := m.conn.Write([]byte(b.String())); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (m *monitorConn) line(t *testing.T) string {
+	t.Helper()
+	_ = m.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	l, err := m.r.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimRight(l, "\r\n")
+}
+
+// until sends a marker through client and returns the commands that
+// scripts ran before it naming a key that starts with prefix.
+func (m *monitorConn) until(t *testing.T, client *goredis.Client, prefix string) []string {
+	t.Helper()
+	m.n++
+	marker := fmt.Sprintf("%smarker-%d", prefix, m.n)
+	must(t, client.Exists(t.Context(), marker).Err())
+	var out []string
+	for {
+		l := m.line(t)
+		if strings.Contains(l, `"`+marker+`"`) {
+			return out
+		}
+		if strings.Contains(l, " lua] ") && strings.Contains(l, `"`+prefix) {
+			out = append(out, l)
+		}
+	}
 }

@@ -39,6 +39,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"ConflictRejectsWholeBatch", testConflict},
 		{"ConflictWithinBatch", testConflictWithinBatch},
 		{"SecondOutputRefused", testSecondOutput},
+		{"HeldBackCallIsNotLatest", testHeldBackCall},
 		{"InvalidAppend", testInvalid},
 		{"Limit", testLimit},
 		{"ListBefore", testListBefore},
@@ -820,6 +821,32 @@ func testContentParts(t *testing.T, s session.Store) {
 		}
 	}
 	wantList(t, s, sid, 0, its)
+}
+
+// testHeldBackCall checks that a call committed late, at a position
+// before a later call of the same ID already stored (a message held back
+// until the output guardrails passed, or a retried append), does not
+// become the call that outputs after both answer: the output at 6 answers
+// the call at 4, the latest before it, so a second output is refused; and
+// an output between the two calls answers the earlier one. (session/redis's
+// append script skips the lookup of stored calls when an output's call is
+// in its batch, but only when that call is placed after the run's stored
+// items: this case fails without that condition.)
+func testHeldBackCall(t *testing.T, s session.Store) {
+	sid := newSessionID(t)
+	call := func(seq int64) state.Item {
+		return state.ToolCall(fmt.Sprintf("fc_%d", seq), "x", "echo", `{}`).WithSeq(seq)
+	}
+	output := func(seq int64) state.Item { return state.ToolOutput("x", "echo", fmt.Sprint("out ", seq)).WithSeq(seq) }
+	mustAppend(t, s, sid, "a", []state.Item{call(4), state.AssistantMessage("m", "wait").WithSeq(5)})
+	mustAppend(t, s, sid, "a", []state.Item{call(2), output(6)})
+	before := list(t, s, sid, 0)
+	if err := s.Append(ctx(t), sid, "a", []state.Item{output(7)}); !errors.Is(err, session.ErrDuplicateOutput) {
+		t.Fatalf("a second output of the call at seq 4: Append = %v, want ErrDuplicateOutput", err)
+	}
+	wantList(t, s, sid, 0, before)
+	mustAppend(t, s, sid, "a", []state.Item{output(3)})
+	wantList(t, s, sid, 0, []state.Item{call(2), output(3), call(4), state.AssistantMessage("m", "wait").WithSeq(5), output(6)})
 }
 
 func testCancelled(t *testing.T, s session.Store) {

@@ -123,11 +123,12 @@ var groupTitles = map[string]string{
 	"checkpoint": "Checkpoints: state.Marshal and state.Unmarshal of a run of N items, per checkpoint (ratio: to encoding/json of the items' JSON alone)",
 	"approval":   "The approval cycle: interrupt → marshal → unmarshal → approve → resume (ratio: to the same two turns with nothing gated)",
 	"session":    "Session commits: each backend's own BenchmarkAppend, one append of three items per commit (ratio: to the raw driver doing the same inserts)",
+	"sealed":     "Encryption at rest: a crash-safe turn on SQLite with session/encrypt on (items and checkpoints sealed), each right after the same turn without it, history of h items (ratio: to the same turn without encryption)",
 	"mcp":        "An MCP tool call, per call: the echo tool as a plain function tool (tool.Func), served by a go-sdk server in the same process over the in-memory transport, and the MCP reference server's echo run by node over stdio (ratio: to the function tool)",
 	"crashsafe":  "The crash-safe chain per turn (persistence over the checkpointer's session, then the checkpointer) on each backend, history of h items read from the session (ratio: to persistence alone on the same backend and h)",
 }
 
-var groupOrder = []string{"turn", "middleware", "policies", "run", "checkpoint", "approval", "session", "crashsafe", "mcp"}
+var groupOrder = []string{"turn", "middleware", "policies", "run", "checkpoint", "approval", "session", "crashsafe", "sealed", "mcp"}
 
 // markdown renders the whole report.
 func (r *report) markdown() string {

@@ -21,7 +21,8 @@ type Scenario struct {
 	// the sub-benchmark name under its group's Benchmark func.
 	Name string
 	// Group is the table section: "turn", "run", "middleware",
-	// "policies", "checkpoint", "approval", "session", "crashsafe" or "mcp".
+	// "policies", "checkpoint", "approval", "session", "crashsafe",
+	// "sealed" or "mcp".
 	Group string
 	// Baseline names the scenario that ratios are taken against, or "" for
 	// a scenario that is its own baseline.
@@ -53,7 +54,7 @@ func Histories() []int { return []int{10, 1_000, 10_000} }
 func RunLengths() []int { return []int{10, 100, 1_000} }
 
 // All returns every scenario, by group in this order: turn, run,
-// checkpoint, approval, crashsafe, mcp, middleware, policies, then the
+// checkpoint, approval, crashsafe, sealed, mcp, middleware, policies, then the
 // run scenarios with the default chain (turnbench's table keeps this order
 // within a group). Scenarios whose servers or programs are missing are
 // present with Skip set. Each call builds new scenarios.
@@ -65,6 +66,7 @@ func All() []Scenario {
 		checkpointScenarios,
 		approvalScenarios,
 		crashSafeScenarios,
+		sealedScenarios,
 		mcpScenarios,
 		middlewareScenarios,
 		policyScenarios,

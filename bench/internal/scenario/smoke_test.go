@@ -53,7 +53,7 @@ func TestScenariosRunOnce(t *testing.T) {
 				}
 				continue
 			}
-			if s.Group == "crashsafe" && !strings.HasSuffix(s.Name, "/history=10") {
+			if (s.Group == "crashsafe" || s.Group == "sealed") && !strings.HasSuffix(s.Name, "/history=10") {
 				// The larger histories differ only in their setup (writing
 				// 1 000 or 10 000 items to a real store), which under -race
 				// would cost CI minutes; turnbench runs them.
