@@ -255,4 +255,7 @@ func TestEveryStatementIsListed(t *testing.T) {
 	if !listed[insertItemsSQL(1)] {
 		t.Error("the insert of items is not in statements")
 	}
+	if !listed[joinSQL[1]] || !listed[joinSQL[3]] {
+		t.Error("the one-statement append is not in statements")
+	}
 }

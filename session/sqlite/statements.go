@@ -50,6 +50,29 @@ const (
 		ORDER BY coalesce(c.answers, c.seq) DESC LIMIT 1), 0)) END)`
 	sqlInsertTail = ` ON CONFLICT (session_id, place, seq) DO NOTHING`
 
+	// An append of a run that has its place, in one statement: the rows
+	// of VALUES (sqlInsertJoinRow per item: seq, kind, name, raw, call
+	// ID and batch call), joined to the run's row of session_runs (the
+	// last two arguments), which gives their place, each with the
+	// session's next write stamp, one above its last (lastStamp, its
+	// session bound twice, at the head: a subquery of no row, run once),
+	// and the answers column as sqlInsertRow computes it. A run with no
+	// place yet joins no row and inserts nothing: see Store.append.
+	sqlInsertJoinHead = `INSERT INTO session_items (session_id, place, seq, kind, name, raw, call_id, stamp, answers)
+		SELECT r.session_id, r.place, v.column1, v.column2, v.column3, v.column4, v.column5,
+			max(COALESCE((SELECT stamp FROM session_stamps WHERE session_id = ?), 0),
+				COALESCE((SELECT stamp FROM session_items INDEXED BY session_items_stamps
+					WHERE session_id = ? ORDER BY stamp DESC LIMIT 1), 0)) + 1,
+			CASE WHEN v.column6 IS NULL THEN NULL ELSE max(v.column6, COALESCE((
+				SELECT c.seq FROM session_items AS c INDEXED BY session_items_call_ids
+				WHERE c.session_id = r.session_id AND c.place = r.place AND c.call_id = v.column5
+					AND coalesce(c.answers, c.seq) < v.column1 AND (c.answers IS NULL)
+				ORDER BY coalesce(c.answers, c.seq) DESC LIMIT 1), 0)) END
+		FROM session_runs AS r, (VALUES `
+	sqlInsertJoinRow  = `(?, ?, ?, ?, ?, ?)`
+	sqlInsertJoinTail = `) AS v WHERE r.session_id = ? AND r.run_id = ?
+		ON CONFLICT (session_id, place, seq) DO NOTHING`
+
 	sqlStoredItem = `SELECT kind, name, raw FROM session_items WHERE session_id = ? AND place = ? AND seq = ?`
 
 	// The last limit items (limit -1: all), read backwards in the primary
@@ -142,6 +165,25 @@ const (
 var insertSQL = func() (qs [17]string) {
 	for n := 1; n < len(qs); n++ {
 		qs[n] = buildInsertSQL(n)
+	}
+	return qs
+}()
+
+// joinSQL are the one-statement appends (sqlInsertJoinHead) of 1 to
+// len(joinSQL)-1 items, written once.
+var joinSQL = func() (qs [len(insertSQL)]string) {
+	for n := 1; n < len(qs); n++ {
+		var q strings.Builder
+		q.Grow(len(sqlInsertJoinHead) + n*(len(sqlInsertJoinRow)+2) + len(sqlInsertJoinTail))
+		q.WriteString(sqlInsertJoinHead)
+		for i := range n {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString(sqlInsertJoinRow)
+		}
+		q.WriteString(sqlInsertJoinTail)
+		qs[n] = q.String()
 	}
 	return qs
 }()
@@ -276,6 +318,40 @@ var statements = []statement{
 		},
 		plan: []string{
 			"SCALAR SUBQUERY 1",
+			"  SEARCH c USING INDEX session_items_call_ids (session_id=? AND place=? AND call_id=? AND <expr><?)", // LIMIT 1, in the index's order
+		}},
+	{name: "append", sql: joinSQL[1],
+		args: func(k planKey) []any {
+			return []any{k.session, k.session, k.seq + 1, "tool_output", "echo", []byte(`{}`), k.callID, int64(0), k.session, k.run}
+		},
+		plan: []string{
+			"CO-ROUTINE v", // the batch's rows
+			"  SCAN CONSTANT ROW",
+			"SEARCH r USING PRIMARY KEY (session_id=? AND run_id=?)", // the run's place
+			"SCAN v",
+			"SCALAR SUBQUERY 1",
+			"  SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
+			"SCALAR SUBQUERY 2",
+			"  SEARCH session_items USING COVERING INDEX session_items_stamps (session_id=?)", // LIMIT 1, in the index's order
+			"CORRELATED SCALAR SUBQUERY 3",
+			"  SEARCH c USING INDEX session_items_call_ids (session_id=? AND place=? AND call_id=? AND <expr><?)", // LIMIT 1, in the index's order
+		}},
+	{name: "append of three", sql: joinSQL[3],
+		args: func(k planKey) []any {
+			return []any{k.session, k.session,
+				k.seq + 1, "tool_call", "echo", []byte(`{}`), k.callID, nil,
+				k.seq + 2, "tool_output", "echo", []byte(`{}`), k.callID, k.seq + 1,
+				k.seq + 3, "message", "", []byte(`{}`), nil, nil,
+				k.session, k.run}
+		},
+		plan: []string{
+			"SEARCH r USING PRIMARY KEY (session_id=? AND run_id=?)", // the run's place
+			"SCAN 3-ROW VALUES CLAUSE",                               // the batch's rows
+			"SCALAR SUBQUERY 1",
+			"  SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
+			"SCALAR SUBQUERY 2",
+			"  SEARCH session_items USING COVERING INDEX session_items_stamps (session_id=?)", // LIMIT 1, in the index's order
+			"CORRELATED SCALAR SUBQUERY 3",
 			"  SEARCH c USING INDEX session_items_call_ids (session_id=? AND place=? AND call_id=? AND <expr><?)", // LIMIT 1, in the index's order
 		}},
 	{name: "stored item", sql: sqlStoredItem,

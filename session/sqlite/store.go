@@ -48,14 +48,14 @@ func (s *Store) reader(ctx context.Context, sid, runID string) rowcodec.Reader {
 }
 
 // appendStmts are a store's statements of an append, prepared when the
-// store opens: the take of the write stamp (sqlTakeStamp) and the inserts
-// of items (sqlInsertItems) of the batch sizes insertSQL holds. SQLite
-// parses such a statement in more time than it takes to run it. Not on
-// first use: an append would prepare inside its transaction, and with one
-// connection (WithMaxConns(1)) wait for itself.
+// store opens: the take of the write stamp (sqlTakeStamp) and the
+// one-statement appends (sqlInsertJoinHead) of the batch sizes joinSQL
+// holds. SQLite parses such a statement in more time than it takes to run
+// it. Not on first use: an append would prepare inside its transaction,
+// and with one connection (WithMaxConns(1)) wait for itself.
 type appendStmts struct {
 	takeStamp *sql.Stmt
-	inserts   [len(insertSQL)]*sql.Stmt
+	joins     [len(joinSQL)]*sql.Stmt
 }
 
 // prepareAppends prepares the statements of an append on db.
@@ -65,24 +65,24 @@ func prepareAppends(ctx context.Context, db *sql.DB) (*appendStmts, error) {
 	if c.takeStamp, err = db.PrepareContext(ctx, sqlTakeStamp); err != nil {
 		return nil, fmt.Errorf("prepare the take of a write stamp: %w", err)
 	}
-	for n := 1; n < len(c.inserts); n++ {
-		st, err := db.PrepareContext(ctx, insertSQL[n])
+	for n := 1; n < len(c.joins); n++ {
+		st, err := db.PrepareContext(ctx, joinSQL[n])
 		if err != nil {
 			c.close()
-			return nil, fmt.Errorf("prepare the insert of %d items: %w", n, err)
+			return nil, fmt.Errorf("prepare the append of %d items: %w", n, err)
 		}
-		c.inserts[n] = st
+		c.joins[n] = st
 	}
 	return c, nil
 }
 
-// insert returns the prepared insert of n items, or nil for a batch
-// larger than any prepared.
-func (c *appendStmts) insert(n int) *sql.Stmt {
-	if n >= len(c.inserts) {
+// join returns the prepared one-statement append of n items, or nil for
+// a batch larger than any prepared.
+func (c *appendStmts) join(n int) *sql.Stmt {
+	if n >= len(c.joins) {
 		return nil
 	}
-	return c.inserts[n]
+	return c.joins[n]
 }
 
 // close closes the statements prepared.
@@ -91,10 +91,10 @@ func (c *appendStmts) close() {
 		c.takeStamp.Close()
 		c.takeStamp = nil
 	}
-	for i, st := range c.inserts {
+	for i, st := range c.joins {
 		if st != nil {
 			st.Close()
-			c.inserts[i] = nil
+			c.joins[i] = nil
 		}
 	}
 }
@@ -299,7 +299,27 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	return s.gate.Wrap(ctx, "append to", sessionID, err)
 }
 
+// append stores items in tx. A batch of up to len(joinSQL)-1 items to a
+// run that has its place, all of them new, is one statement
+// (joinItems); one that inserts fewer rows than it has items (a new
+// run, which joins no row, or a retry) takes the run's place, placing
+// the run first if it has none, and tries again, then checks what was
+// stored already. A larger batch takes the stamp and the place first and
+// inserts in chunks (insertItems).
 func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string, items []state.Item) error {
+	callIDs, batchCalls := rowcodec.Calls(items)
+	join := s.ins.join(len(items))
+	inserted := 0
+	if join != nil {
+		n, err := s.joinItems(ctx, tx, join, sessionID, runID, items, callIDs, batchCalls)
+		if err != nil {
+			return err
+		}
+		if n == len(items) {
+			return nil
+		}
+		inserted = n
+	}
 	var (
 		stamp int64
 		known sql.NullInt64
@@ -317,9 +337,13 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 	if err != nil {
 		return fmt.Errorf("place run %q: %w", runID, err)
 	}
-	inserted := 0
-	callIDs, batchCalls := rowcodec.Calls(items)
-	for i := 0; i < len(items); i += maxRowsPerInsert {
+	if join != nil && !known.Valid {
+		// The run is placed now: the same statement joins its row.
+		if inserted, err = s.joinItems(ctx, tx, join, sessionID, runID, items, callIDs, batchCalls); err != nil {
+			return err
+		}
+	}
+	for i := 0; join == nil && i < len(items); i += maxRowsPerInsert {
 		j := min(i+maxRowsPerInsert, len(items))
 		n, err := s.insertItems(ctx, tx, sessionID, runID, place, stamp, items[i:j], callIDs[i:j], batchCalls[i:j])
 		if isDuplicateOutput(err) {
@@ -365,11 +389,47 @@ func (s *Store) same(ctx context.Context, sid, runID string, it state.Item, kind
 	return err == nil && opened.Equal(it), err
 }
 
+// joinItems runs join, the one-statement append of items (of
+// len(items)), and returns how many rows it inserted: none when run runID
+// has no place. callIDs and batchCalls are [rowcodec.Calls] of the items.
+func (s *Store) joinItems(ctx context.Context, tx *sql.Tx, join *sql.Stmt, sessionID, runID string, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
+	args := make([]any, 0, 6*len(items)+4)
+	sid := any(sessionID)
+	args = append(args, sid, sid)
+	raws := s.rawBuf(items, runID)
+	var err error
+	for i, it := range items {
+		start := len(raws)
+		if raws, err = s.appendRaw(ctx, raws, sessionID, runID, it); err != nil {
+			return 0, err
+		}
+		// A slice of the buffer as it is now: a later growth leaves
+		// this one's bytes where they are.
+		raw := raws[start:len(raws):len(raws)]
+		callID, batchCall := callArgs(callIDs[i], batchCalls[i])
+		args = append(args, it.Seq(), kindArg(it.Kind()), it.Name(), raw, callID, batchCall)
+	}
+	args = append(args, sid, runID)
+	res, err := tx.StmtContext(ctx, join).ExecContext(ctx, args...)
+	if isDuplicateOutput(err) {
+		return 0, rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("insert items: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("insert items: %w", err)
+	}
+	return int(n), nil
+}
+
 // maxRowsPerInsert keeps an insert's bound parameters (14 per row) under
 // SQLite's limit of 32766.
 const maxRowsPerInsert = 1000
 
-// insertItems inserts items at the run's place in one statement, skipping
+// insertItems, the insert of a batch larger than joinSQL's (in chunks of
+// maxRowsPerInsert), inserts items at the run's place in one statement, skipping
 // positions already taken, with the append's write stamp, and returns how
 // many rows it inserted. callIDs
 // and batchCalls are [rowcodec.Calls] of the items: an output's answers
@@ -395,12 +455,7 @@ func (s *Store) insertItems(ctx context.Context, tx *sql.Tx, sessionID, runID st
 		args = append(args, sid, pl, seq, kindArg(it.Kind()), it.Name(), raw, callID, st,
 			batchCall, batchCall, sid, pl, callID, seq)
 	}
-	var res sql.Result
-	if prepared := s.ins.insert(len(items)); prepared != nil {
-		res, err = tx.StmtContext(ctx, prepared).ExecContext(ctx, args...)
-	} else {
-		res, err = tx.ExecContext(ctx, insertItemsSQL(len(items)), args...)
-	}
+	res, err := tx.ExecContext(ctx, insertItemsSQL(len(items)), args...)
 	if err != nil {
 		return 0, fmt.Errorf("insert items: %w", err)
 	}
