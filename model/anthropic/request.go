@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/turnkit/turnkit/internal/jsonw"
@@ -36,7 +37,7 @@ func (m *Model) build(c *pipeline.ModelCall) (request, error) {
 	b = append(b, `{"model":`...)
 	b = jsonw.AppendString(b, r.model)
 	b = append(b, `,"max_tokens":`...)
-	b = fmt.Appendf(b, "%d", r.maxTokens)
+	b = strconv.AppendInt(b, r.maxTokens, 10) // fmt would box it: an allocation
 	b = cfg.appendSystem(b, c)
 	b = append(b, `,"messages":`...)
 	if b, err = cfg.appendMessages(b, c.Input); err != nil {
@@ -49,7 +50,8 @@ func (m *Model) build(c *pipeline.ModelCall) (request, error) {
 		return r, err
 	}
 	if cfg.thinking > 0 {
-		b = fmt.Appendf(b, `,"thinking":{"type":"enabled","budget_tokens":%d}`, cfg.thinking)
+		b = append(b, `,"thinking":{"type":"enabled","budget_tokens":`...)
+		b = append(strconv.AppendInt(b, cfg.thinking, 10), '}')
 	}
 	if o := &c.Output; o.Schema != nil {
 		if !validJSON(o.Schema) {
