@@ -34,7 +34,7 @@ func TestAllocBudgets(t *testing.T) {
 		{"build", 1, "the body's buffer, sized from the items' JSON; 2 while max_tokens went through fmt.Appendf (boxed)", func() {
 			sinkReq, sinkErr = m.build(call)
 		}},
-		{"read stream", 25, "the test's body and reader (3), the start events' string arenas, the arena of the deltas' texts, the blocks' input, the items; no TextDelta made for a call whose events reach nobody (ModelCall.Streaming), and a delta's text a span of the arena, not a string of its own; 53 before (a text delta's string and its TextDelta, 12 each; an input JSON delta's string, 3), 155 with the SDK's decoder and encoding/json, 106 with encoding/json for the start events, 65 before a delta's escaped string was unescaped by hand and a text block's deltas gathered in a buffer of a few deltas' room", func() {
+		{"read stream", 21, "the test's body and reader (3), the start events' string arenas, the arena of the deltas' texts, the blocks' input, the items; 25 before the reader kept room for two blocks (and their input JSON) in its own allocation; no TextDelta made for a call whose events reach nobody (ModelCall.Streaming), and a delta's text a span of the arena, not a string of its own; 53 before (a text delta's string and its TextDelta, 12 each; an input JSON delta's string, 3), 155 with the SDK's decoder and encoding/json, 106 with encoding/json for the start events, 65 before a delta's escaped string was unescaped by hand and a text block's deltas gathered in a buffer of a few deltas' room", func() {
 			dec := newEvents(&http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(stream))})
 			sinkResp, sinkErr = readStream(dec, c, "")
 			dec.Close()
