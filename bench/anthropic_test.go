@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -41,8 +42,15 @@ import (
 // transport is an in-memory http.RoundTripper answering a recorded
 // response (so the SDK's cost is its own, without the kernel's), and
 // "loopback" runs the same over an httptest server. "sdk-typed" is what
-// a program using the SDK alone does: typed params, a typed *Message or
-// typed stream events, for reference.
+// a program using the SDK alone pays for the same call: the same request
+// as typed params (MessageNewParams, its messages, blocks and tools built
+// once, as a program holding its history would), sent with Messages.New
+// (the response decoded into a Message) or Messages.NewStreaming (every
+// event read and added to a Message with Message.Accumulate, as the SDK's
+// documentation shows); TestAnthropicTypedRequest checks that it sends
+// the adapter's request. The bare Post ("sdk", "sdk-post") is a floor no
+// program using the SDK alone pays; sdk-typed is what the issue's "the
+// SDK's cost for the same call" costs such a program.
 
 // anthropicHistory is a call's input: a conversation of n turns, each a
 // user message, a call of get_weather and its output, and an answer.
@@ -274,7 +282,7 @@ func sdkStreamRaw(client sdk.Client, p sdk.MessageNewParams) error {
 }
 
 // capturedBody returns the request body the adapter sends for call.
-func capturedBody(b *testing.B, call *pipeline.ModelCall) []byte {
+func capturedBody(b testing.TB, call *pipeline.ModelCall) []byte {
 	var got []byte
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, _ = io.ReadAll(r.Body)
@@ -305,7 +313,11 @@ func typedParams(history []state.Item) sdk.MessageNewParams {
 		msgs = append(msgs,
 			sdk.NewUserMessage(sdk.NewTextBlock(u.Text())),
 			sdk.NewAssistantMessage(sdk.NewToolUseBlock(c.CallID(), json.RawMessage(c.Text()), c.Name())),
-			sdk.NewUserMessage(sdk.NewToolResultBlock(o.CallID(), o.Text(), false)),
+			// A tool_result's content is a list of blocks in the SDK's
+			// types; NewToolResultBlock would also set is_error.
+			sdk.NewUserMessage(sdk.ContentBlockParamUnion{OfToolResult: &sdk.ToolResultBlockParam{
+				ToolUseID: o.CallID(), Content: []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: o.Text()}}},
+			}}),
 			sdk.NewAssistantMessage(sdk.NewTextBlock(a.Text())),
 		)
 	}
@@ -320,4 +332,95 @@ func typedParams(history []state.Item) sdk.MessageNewParams {
 		System:   []sdk.TextBlockParam{{Text: "You answer questions about the weather."}},
 		Messages: msgs, Tools: tools,
 	}
+}
+
+// recordTransport keeps the body of the last request it is given and
+// answers as next does.
+type recordTransport struct {
+	next http.RoundTripper
+	body []byte
+}
+
+func (t *recordTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, err
+	}
+	r.Body.Close()
+	t.body = b
+	r.Body = io.NopCloser(bytes.NewReader(b))
+	return t.next.RoundTrip(r)
+}
+
+// TestAnthropicTypedRequest checks that BenchmarkAnthropic's sdk-typed
+// rows send the request the adapter sends, plain and streamed: the same
+// JSON once a tool_result's content given as a string (the adapter's) is
+// written as the one text block the API reads it as (the SDK's types have
+// only the list), and that both calls read the same response.
+func TestAnthropicTypedRequest(t *testing.T) {
+	history := anthropicHistory(10)
+	p := typedParams(history)
+	for _, stream := range []bool{false, true} {
+		call := &pipeline.ModelCall{
+			Agent: &pipeline.Agent{Name: "weather"}, Instructions: "You answer questions about the weather.",
+			Input: state.ItemsOf(history), Tools: anthropicTools, Stream: stream,
+		}
+		want := normalRequest(t, capturedBody(t, call))
+		rec := &recordTransport{next: &memTransport{plain: []byte(anthropicReply), stream: anthropicStream()}}
+		client := sdk.NewClient(option.WithBaseURL("http://anthropic.invalid"), option.WithAPIKey("k"),
+			option.WithHTTPClient(&http.Client{Transport: rec}), option.WithMaxRetries(0))
+		var msg sdk.Message
+		if stream {
+			s := client.Messages.NewStreaming(context.Background(), p)
+			for s.Next() {
+				if err := msg.Accumulate(s.Current()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			m, err := client.Messages.New(context.Background(), p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg = *m
+		}
+		got := normalRequest(t, rec.body)
+		if !reflect.DeepEqual(got, want) {
+			g, _ := json.Marshal(got)
+			w, _ := json.Marshal(want)
+			t.Errorf("stream %v: the typed SDK call sends\n%s\nthe adapter sends\n%s", stream, g, w)
+		}
+		if len(msg.Content) != 2 || msg.Content[1].Name != "get_forecast" || string(msg.Content[1].Input) != `{"city":"Paris","days":3}` && string(msg.Content[1].Input) != `{"city": "Paris", "days": 3}` {
+			t.Errorf("stream %v: the typed call read %+v", stream, msg.Content)
+		}
+	}
+}
+
+// normalRequest decodes a request body, each tool_result's string content
+// written as the list of one text block it stands for.
+func normalRequest(t *testing.T, body []byte) map[string]any {
+	t.Helper()
+	var req map[string]any
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	if err := d.Decode(&req); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	msgs, _ := req["messages"].([]any)
+	if len(msgs) == 0 {
+		t.Fatalf("no messages: %s", body)
+	}
+	for _, m := range msgs {
+		blocks, _ := m.(map[string]any)["content"].([]any)
+		for _, blk := range blocks {
+			blk := blk.(map[string]any)
+			if s, ok := blk["content"].(string); ok && blk["type"] == "tool_result" {
+				blk["content"] = []any{map[string]any{"type": "text", "text": s}}
+			}
+		}
+	}
+	return req
 }

@@ -50,8 +50,12 @@ func FuzzParseMessage(f *testing.F) {
 			}
 		}
 		cfg := newConfig(nil)
-		if _, err := cfg.appendMessages(nil, state.ItemsOf(append([]state.Item{state.UserMessage("q")}, resp.Items...))); err != nil {
+		msgs, err := cfg.appendMessages(nil, state.ItemsOf(append([]state.Item{state.UserMessage("q")}, resp.Items...)))
+		if err != nil {
 			t.Fatalf("the items read cannot be sent back: %v", err)
+		}
+		if !json.Valid(msgs) {
+			t.Fatalf("the items read are sent back as invalid JSON: %s", msgs)
 		}
 	})
 }

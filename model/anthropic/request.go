@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/turnkit/turnkit/internal/jsonw"
@@ -36,7 +37,7 @@ func (m *Model) build(c *pipeline.ModelCall) (request, error) {
 	b = append(b, `{"model":`...)
 	b = jsonw.AppendString(b, r.model)
 	b = append(b, `,"max_tokens":`...)
-	b = fmt.Appendf(b, "%d", r.maxTokens)
+	b = strconv.AppendInt(b, r.maxTokens, 10) // fmt would box it: an allocation
 	b = cfg.appendSystem(b, c)
 	b = append(b, `,"messages":`...)
 	if b, err = cfg.appendMessages(b, c.Input); err != nil {
@@ -49,7 +50,8 @@ func (m *Model) build(c *pipeline.ModelCall) (request, error) {
 		return r, err
 	}
 	if cfg.thinking > 0 {
-		b = fmt.Appendf(b, `,"thinking":{"type":"enabled","budget_tokens":%d}`, cfg.thinking)
+		b = append(b, `,"thinking":{"type":"enabled","budget_tokens":`...)
+		b = append(strconv.AppendInt(b, cfg.thinking, 10), '}')
 	}
 	if o := &c.Output; o.Schema != nil {
 		if !validJSON(o.Schema) {
@@ -299,158 +301,168 @@ func appendToolChoice(b []byte, s *pipeline.ModelSettings) []byte {
 // messages writes the input items as Messages API messages: consecutive
 // items of one side join one message (the model's text, thinking and
 // tool_use blocks in an assistant message; tool_result blocks first, then
-// the user's content, in a user message).
+// the user's content, in a user message). Its methods take the body and
+// return it grown, by value, rather than keep it in the writer: the
+// writer lives in its caller's frame, but a method writing a slice or a
+// string through its pointer does not know that, and pays a write
+// barrier for each append while the GC runs.
 type messages struct {
-	b         []byte
-	role      string // the open message's role, "" before the first
-	lastBlock int    // index in b of the closing brace of the last block that may carry cache_control; -1 if none
+	role      role // the open message's role, roleNone before the first
+	lastBlock int  // index in b of the closing brace of the last block that may carry cache_control; -1 if none
 }
 
-func (w *messages) block(role string) {
+// role is a message's role.
+type role uint8
+
+const (
+	roleNone role = iota
+	roleUser
+	roleAssistant
+)
+
+// block appends what comes before a block of role r: a comma in the open
+// message of that role, or a new message.
+func (w *messages) block(b []byte, r role) []byte {
 	switch {
-	case w.role == role:
-		w.b = append(w.b, ',')
-		return
-	case w.role != "":
-		w.b = append(w.b, "]},"...)
+	case w.role == r:
+		return append(b, ',')
+	case w.role != roleNone:
+		b = append(b, "]},"...)
 	}
-	w.role = role
-	w.b = append(w.b, `{"role":"`...)
-	w.b = append(w.b, role...)
-	w.b = append(w.b, `","content":[`...)
+	w.role = r
+	if r == roleUser {
+		return append(b, `{"role":"user","content":[`...)
+	}
+	return append(b, `{"role":"assistant","content":[`...)
 }
 
 // appendMessages appends the items as the messages array.
 func (cfg *config) appendMessages(dst []byte, items state.Items) ([]byte, error) {
-	w := messages{b: append(dst, '['), lastBlock: -1}
+	w := messages{lastBlock: -1}
+	b := append(dst, '[')
+	var err error
 	for i, it := range items.All() {
-		if err := w.add(i, it); err != nil {
+		if b, err = w.add(b, i, it); err != nil {
 			return dst, err
 		}
 	}
-	if w.role != "" {
-		w.b = append(w.b, "]}"...)
+	if w.role != roleNone {
+		b = append(b, "]}"...)
 	}
 	if cfg.cache[CacheHistory] && w.lastBlock >= 0 {
-		tail := append([]byte(nil), w.b[w.lastBlock:]...)
-		w.b = append(cfg.appendCacheControl(w.b[:w.lastBlock]), tail...)
+		tail := append([]byte(nil), b[w.lastBlock:]...)
+		b = append(cfg.appendCacheControl(b[:w.lastBlock]), tail...)
 	}
-	return append(w.b, ']'), nil
+	return append(b, ']'), nil
 }
 
 // add appends input item i, it, as the content blocks the API takes for
 // it, or fails with an *InputError naming it.
-func (w *messages) add(i int, it state.Item) error {
+func (w *messages) add(b []byte, i int, it state.Item) ([]byte, error) {
 	switch it.Kind() {
 	case state.KindUserMessage:
-		return w.user(i, it)
+		return w.user(b, i, it)
 	case state.KindSystemMessage:
 		// Sent in the system prompt (see build).
 	case state.KindAssistantMessage:
 		if it.Text() == "" {
 			break // the API refuses empty text blocks
 		}
-		w.block("assistant")
-		w.b = appendText(w.b, it.Text())
-		w.lastBlock = len(w.b) - 1
+		b = appendText(w.block(b, roleAssistant), it.Text())
+		w.lastBlock = len(b) - 1
 	case state.KindReasoning:
 		if blk := anthropicBlock(it); blk != nil {
-			w.block("assistant")
-			w.b = append(w.b, blk...)
+			b = append(w.block(b, roleAssistant), blk...)
 			w.lastBlock = -1 // thinking blocks take no cache_control
 		}
 		// Another provider's reasoning is not sent (it stays in the
 		// session): see the package documentation.
 	case state.KindToolCall, state.KindHandoffCall:
-		w.toolUse(it)
+		b = w.toolUse(b, it)
 	case state.KindToolOutput, state.KindHandoffOutput:
-		return w.toolResult(i, it)
+		return w.toolResult(b, i, it)
 	case state.KindOpaque:
-		return w.opaque(i, it)
+		return w.opaque(b, i, it)
 	default:
-		return &InputError{Index: i, Kind: it.Kind(), CallID: it.CallID(), Part: -1,
+		return b, &InputError{Index: i, Kind: it.Kind(), CallID: it.CallID(), Part: -1,
 			Reason: "a " + it.Kind().String() + " (" + it.Name() + ") has no Messages API content block"}
 	}
-	return nil
+	return b, nil
 }
 
 // user appends a user message: its text, or each of its content parts.
-func (w *messages) user(i int, it state.Item) error {
+func (w *messages) user(b []byte, i int, it state.Item) ([]byte, error) {
 	parts := it.Content()
 	if parts == nil {
-		w.block("user")
-		w.b = appendText(w.b, it.Text())
-		w.lastBlock = len(w.b) - 1
-		return nil
+		b = appendText(w.block(b, roleUser), it.Text())
+		w.lastBlock = len(b) - 1
+		return b, nil
 	}
 	for j, p := range parts {
-		w.block("user")
 		var err error
-		if w.b, err = appendPart(w.b, p); err != nil {
-			return &InputError{Index: i, Kind: it.Kind(), Part: j, Reason: err.Error()}
+		if b, err = appendPart(w.block(b, roleUser), p); err != nil {
+			return b, &InputError{Index: i, Kind: it.Kind(), Part: j, Reason: err.Error()}
 		}
-		w.lastBlock = len(w.b) - 1
+		w.lastBlock = len(b) - 1
 	}
-	return nil
+	return b, nil
 }
 
 // toolUse appends a function or handoff call as an assistant's tool_use
 // block.
-func (w *messages) toolUse(it state.Item) {
-	w.block("assistant")
-	w.b = append(w.b, `{"type":"tool_use","id":`...)
-	w.b = jsonw.AppendString(w.b, it.CallID())
-	w.b = append(w.b, `,"name":`...)
-	w.b = jsonw.AppendString(w.b, it.Name())
-	w.b = append(w.b, `,"input":`...)
-	w.b = appendArguments(w.b, it.Text())
-	w.b = append(w.b, '}')
-	w.lastBlock = len(w.b) - 1
+func (w *messages) toolUse(b []byte, it state.Item) []byte {
+	b = append(w.block(b, roleAssistant), `{"type":"tool_use","id":`...)
+	b = jsonw.AppendString(b, it.CallID())
+	b = append(b, `,"name":`...)
+	b = jsonw.AppendString(b, it.Name())
+	b = append(b, `,"input":`...)
+	b = appendArguments(b, it.Text())
+	b = append(b, '}')
+	w.lastBlock = len(b) - 1
+	return b
 }
 
 // toolResult appends a call's output as a user's tool_result block: its
 // text, or its content parts.
-func (w *messages) toolResult(i int, it state.Item) error {
-	w.block("user")
-	w.b = append(w.b, `{"type":"tool_result","tool_use_id":`...)
-	w.b = jsonw.AppendString(w.b, it.CallID())
-	w.b = append(w.b, `,"content":`...)
+func (w *messages) toolResult(b []byte, i int, it state.Item) ([]byte, error) {
+	b = append(w.block(b, roleUser), `{"type":"tool_result","tool_use_id":`...)
+	b = jsonw.AppendString(b, it.CallID())
+	b = append(b, `,"content":`...)
 	if parts := it.Content(); parts != nil {
-		w.b = append(w.b, '[')
+		b = append(b, '[')
 		for j, p := range parts {
 			if j > 0 {
-				w.b = append(w.b, ',')
+				b = append(b, ',')
 			}
 			var err error
-			if w.b, err = appendPart(w.b, p); err != nil {
-				return &InputError{Index: i, Kind: it.Kind(), CallID: it.CallID(), Part: j, Reason: err.Error()}
+			if b, err = appendPart(b, p); err != nil {
+				return b, &InputError{Index: i, Kind: it.Kind(), CallID: it.CallID(), Part: j, Reason: err.Error()}
 			}
 		}
-		w.b = append(w.b, ']')
+		b = append(b, ']')
 	} else {
-		w.b = jsonw.AppendString(w.b, it.Text())
+		b = jsonw.AppendString(b, it.Text())
 	}
-	w.b = append(w.b, '}')
-	w.lastBlock = len(w.b) - 1
-	return nil
+	b = append(b, '}')
+	w.lastBlock = len(b) - 1
+	return b, nil
 }
 
 // opaque appends an opaque item the Messages API returned, verbatim as
 // an assistant's block. Another provider's own item is left out (it stays
 // in the session); any other opaque item fails.
-func (w *messages) opaque(i int, it state.Item) error {
+func (w *messages) opaque(b []byte, i int, it state.Item) ([]byte, error) {
 	blk := anthropicBlock(it)
 	if blk == nil && otherProvider(it) {
-		return nil
+		return b, nil
 	}
 	if blk == nil {
-		return &InputError{Index: i, Kind: it.Kind(), Part: -1,
+		return b, &InputError{Index: i, Kind: it.Kind(), Part: -1,
 			Reason: "an opaque item of type " + it.Name() + " that did not come from the Messages API"}
 	}
-	w.block("assistant")
-	w.b = append(w.b, blk...)
+	b = append(w.block(b, roleAssistant), blk...)
 	w.lastBlock = -1
-	return nil
+	return b, nil
 }
 
 func appendText(b []byte, text string) []byte {

@@ -67,6 +67,7 @@ func (m *Model) stream(ctx context.Context, c *pipeline.ModelCall, req request) 
 // structured output's message.
 func readStream(dec ssestream.Decoder, c *pipeline.ModelCall, outputTool string) (*pipeline.ModelResponse, error) {
 	r := streamReader{c: c, outputTool: outputTool, emit: c.Streaming()}
+	r.blocks, r.partial = r.blockRoom[:0], r.partialRoom[:0]
 	for dec.Next() {
 		r.events++
 		data := dec.Event().Data
@@ -107,11 +108,16 @@ type streamReader struct {
 	started    bool
 	blocks     []block
 	partial    [][]byte // input_json_delta text per block
-	texts      strings.Builder
-	usage      usageBody
-	events     int
-	ev         streamEvent  // the event being decoded, reused
-	scratch    eventScratch // what readEvent reads, reused
+	// Room for the blocks of most responses (a text and a tool_use, a
+	// thinking block and a text) in the reader's own allocation, rather
+	// than two allocations each for blocks and partial as they grow.
+	blockRoom   [2]block
+	partialRoom [2][]byte
+	texts       strings.Builder
+	usage       usageBody
+	events      int
+	ev          streamEvent  // the event being decoded, reused
+	scratch     eventScratch // what readEvent reads, reused
 }
 
 // where names the stream's current event, of type typ, in an error.
