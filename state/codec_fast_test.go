@@ -521,3 +521,41 @@ func TestUnmarshalFastPending(t *testing.T) {
 		t.Fatalf("pending approvals (-reference +fast), %d of them:\n%s", len(got.Pending()), d)
 	}
 }
+
+// TestUnmarshalPooledDecoders: Unmarshal's decoders (their scratch, the
+// run object and the shared chunks' arena) are reused between calls, and
+// a run decoded before keeps what it read, however many checkpoints are
+// decoded after it; a checkpoint naming more tools than a decoder looks up
+// in its list reads its names back as the reference does.
+func TestUnmarshalPooledDecoders(t *testing.T) {
+	many := state.NewRun("names", "a")
+	var history []state.Item
+	for i := range 40 {
+		id, tool := fmt.Sprintf("call_%d", i), fmt.Sprintf("tool_%d", i%20)
+		history = append(history,
+			state.ToolCall("fc_"+id, id, tool, `{"i":`+fmt.Sprint(i)+`}`).WithSeq(int64(2*i+1)),
+			state.ToolOutput(id, tool, "ok "+id).WithSeq(int64(2*i+2)))
+	}
+	if err := many.SetHistory(history); err != nil {
+		t.Fatal(err)
+	}
+	first, second := mustMarshal(t, many), mustMarshal(t, trickyRun(t, false))
+	got, err := state.Unmarshal(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if _, err := state.Unmarshal(second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if again := mustMarshal(t, got); !bytes.Equal(again, first) {
+		t.Fatalf("a run decoded before others marshals as\n%s\nwant\n%s", again, first)
+	}
+	for i, it := range got.History() {
+		if want := history[i]; it.Name() != want.Name() || it.CallID() != want.CallID() || it.Text() != want.Text() {
+			t.Fatalf("item %d reads back as %q %q %q, want %q %q %q", i, it.Name(), it.CallID(), it.Text(), want.Name(), want.CallID(), want.Text())
+		}
+	}
+	checkUnmarshal(t, first)
+}
