@@ -620,7 +620,7 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 			if p == &w.Agent { // interned: its model calls name it again
 				return d.optName(s, p)
 			}
-			return d.optString(s, p)
+			return d.optKept(s, p) // the ID, the session, the final output: in the shared chunks
 		case *int:
 			return wire.OptInt(s, p)
 		case *int64:
