@@ -356,7 +356,8 @@ func unmarshalJSON(data []byte, cfg *unmarshalConfig, fastRun bool) (*Run, error
 		payload = next
 	}
 	if fastRun {
-		var fd fastDec
+		fd := itemDecs.Get().(*fastDec)
+		defer fd.release()
 		s := wire.Scanner{B: payload}
 		s.SkipWS()
 		if r, ok, err := fd.run(&s); ok && s.End() {

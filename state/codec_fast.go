@@ -32,14 +32,25 @@ type fastDec struct {
 	textEnd int
 	list    bool   // the item's content or output is a list (see Item.list)
 	name    string // the name of the item being parsed
-	// names holds the tool and agent names decoded so far, so that the
-	// items of one tool share one copy of its name; nil not to share.
-	names map[string]string
 	// shared, when set, is where the items of a run get their bytes and
-	// strings, and left the input's length (see arena).
-	shared *arena
-	left   int
+	// strings, and left bounds the input still to read (see arena). Then
+	// the tool and agent names decoded so far are kept, the first few in
+	// names and the rest in moreNames, so that the items of one tool share
+	// one copy of its name.
+	shared    *arena
+	left      int
+	names     [maxNames]string
+	numNames  int
+	moreNames map[string]string
+	// own and w are the arena and the run object of a run's decoding
+	// (run), here in the pooled decoder rather than allocated for each.
+	own arena
+	w   wireRun
 }
+
+// maxNames is how many names a decoder looks up in a list before a map:
+// a checkpoint names a few tools and agents.
+const maxNames = 8
 
 // setStrings gives the item parsed last its text, call ID and name.
 func (d *fastDec) setStrings(it *Item) {
@@ -120,20 +131,62 @@ func (a *arena) string(b []byte, left int) string {
 	return a.text.String()[i:]
 }
 
-// intern returns q unescaped, shared with the names decoded before it.
+// intern returns q unescaped, shared with the names decoded before it
+// when the decoder shares (see fastDec.shared).
 func (d *fastDec) intern(q wire.Quoted) string {
 	if len(q.Q) == 0 {
 		return ""
 	}
 	d.scratch = q.AppendTo(d.scratch[:0])
-	if v, ok := d.names[string(d.scratch)]; ok {
+	if d.shared == nil {
+		return string(d.scratch)
+	}
+	for _, v := range d.names[:d.numNames] {
+		if v == string(d.scratch) {
+			return v
+		}
+	}
+	if v, ok := d.moreNames[string(d.scratch)]; ok {
 		return v
 	}
-	v := string(d.scratch)
-	if d.names != nil {
-		d.names[v] = v
+	v := d.shared.string(d.scratch, d.left)
+	if d.numNames < maxNames {
+		d.names[d.numNames] = v
+		d.numNames++
+		return v
 	}
+	if d.moreNames == nil {
+		d.moreNames = make(map[string]string)
+	}
+	d.moreNames[v] = v
 	return v
+}
+
+// keep returns q unescaped, from the shared arena when there is one;
+// left bounds the bytes still to read.
+func (d *fastDec) keep(q wire.Quoted, left int) string {
+	text := q.Q // as it is when it has nothing to unescape
+	if q.Flags&(wire.StrEscaped|wire.StrNonASCII) != 0 {
+		d.scratch = q.AppendTo(d.scratch[:0])
+		text = d.scratch
+	}
+	if d.shared == nil {
+		return string(text)
+	}
+	return d.shared.string(text, left)
+}
+
+// optKept scans a string or null (which leaves *dst as it is) into *dst,
+// as [fastDec.keep] keeps it.
+func (d *fastDec) optKept(s *wire.Scanner, dst *string) bool {
+	var q wire.Quoted
+	if !wire.OptQuoted(s, &q, true) {
+		return false
+	}
+	if q.Q != nil {
+		*dst = d.keep(q, len(s.B)-s.I)
+	}
+	return true
 }
 
 // Indexes of the item fields ParseItem reads, and their names.
@@ -338,7 +391,7 @@ func parseItemFast(kind Kind, raw []byte) (Item, bool) {
 	return it, true
 }
 
-// itemDecs keeps the scratch buffers of ParseItem between calls.
+// itemDecs keeps the decoders of ParseItem and Unmarshal between calls.
 var itemDecs = sync.Pool{New: func() any { return new(fastDec) }}
 
 // maxPooledBuffer is the largest scratch buffer itemDecs keeps.
@@ -510,10 +563,10 @@ func (d *fastDec) approvals(s *wire.Scanner, p *[]Approval) bool {
 			switch approvalFields.List[f].GoName {
 			case "Tool":
 				return d.optName(s, &a.Tool) // the call item's name, interned
-			case "CallID":
-				return d.optString(s, &a.CallID)
+			case "CallID": // kept in the shared chunks, as the items' strings
+				return d.optKept(s, &a.CallID)
 			case "Arguments":
-				return d.optString(s, &a.Arguments)
+				return d.optKept(s, &a.Arguments)
 			case "Agent":
 				return d.optName(s, &a.Agent) // the run's agent, interned
 			case "Seq":
@@ -545,13 +598,14 @@ func (d *fastDec) approvals(s *wire.Scanner, p *[]Approval) bool {
 // checks (see [Run.check]) is the one decodeRunPayload returns.
 func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 	var (
-		w                     wireRun
+		w                     = &d.w
 		seen                  wire.FieldSet
 		input, items, context []Item
 	)
-	v := reflect.ValueOf(&w).Elem()
-	d.names = make(map[string]string)
-	d.shared = new(arena)
+	*w = wireRun{}
+	v := reflect.ValueOf(w).Elem()
+	d.own, d.numNames, d.moreNames = arena{}, 0, nil
+	d.shared, d.left = &d.own, len(s.B)-s.I
 	read = s.Members(func(key []byte) bool {
 		f := runFields.Lookup(key)
 		if f < 0 || !seen.First(f) {
@@ -566,7 +620,7 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 			if p == &w.Agent { // interned: its model calls name it again
 				return d.optName(s, p)
 			}
-			return d.optString(s, p)
+			return d.optKept(s, p) // the ID, the session, the final output: in the shared chunks
 		case *int:
 			return wire.OptInt(s, p)
 		case *int64:
@@ -616,7 +670,7 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 			return nil, false, nil
 		}
 	}
-	r, err = newDecodedRun(&w, input, items, context)
+	r, err = newDecodedRun(w, input, items, context)
 	return r, true, err
 }
 
@@ -629,13 +683,14 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 // JSON and checks the signature before decoding it.
 func unmarshalFast(data []byte, keys map[string][]byte) (r *Run, done, gaveUp bool, err error) {
 	var (
-		d       fastDec
+		d       = itemDecs.Get().(*fastDec)
 		s       = wire.Scanner{B: data}
 		seen    wire.FieldSet
 		runErr  error
 		payload []byte
 		sig     *wireSignature
 	)
+	defer d.release()
 	s.SkipWS()
 	ok := s.Members(func(key []byte) bool {
 		f := envFields.Lookup(key)

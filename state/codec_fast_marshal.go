@@ -14,9 +14,10 @@ import (
 // reference; codec_fast_test.go compares them): the items, which are most
 // of a checkpoint, without reflection and without re-validating each
 // item's JSON through a json.RawMessage, and the envelope around the run
-// without encoding the run twice. Parts that are rare or small (pending
-// approvals, decisions, guardrail results, trace, extensions) go through
-// encoding/json. Anything the fast path does not handle (an item of an
+// without encoding the run twice; the pending approvals and the decisions,
+// written on every checkpoint of a paused run, are written by hand too.
+// Parts that are rare or small (an elicitation or its answer, guardrail
+// results, trace) go through encoding/json. Anything the fast path does not handle (an item of an
 // invalid kind, a value encoding/json refuses) makes marshalWire use the
 // reference, for its error.
 
@@ -114,6 +115,10 @@ func appendRun(b []byte, w *wireRun) ([]byte, bool) {
 			b = appendInts(b, field, usageFields)
 		case *[]ModelCall:
 			b = appendModelCalls(b, *p)
+		case *[]Approval:
+			b, ok = appendApprovals(b, *p, ok)
+		case *[]Decision:
+			b, ok = appendDecisions(b, *p, ok)
 		case *map[string]json.RawMessage:
 			b, ok = appendRawMap(b, *p, ok)
 		default:
@@ -265,4 +270,123 @@ func appendJSON(b []byte, v any, ok bool) ([]byte, bool) {
 		return b, false
 	}
 	return append(b, out...), true
+}
+
+// decisionFields are the members of a decision.
+var decisionFields = wire.FieldsOf(reflect.TypeFor[Decision]())
+
+// appendApprovals appends json.Marshal(l), a list of pending approvals,
+// member by member as [approvalFields] lists them; a list with an
+// elicitation goes through encoding/json.
+func appendApprovals(b []byte, l []Approval, ok bool) ([]byte, bool) {
+	if !ok || l == nil {
+		return appendList(b, reflect.ValueOf(l), ok)
+	}
+	for i := range l {
+		if l[i].Elicitation != (Elicitation{}) {
+			return appendJSON(b, l, true)
+		}
+	}
+	b = append(b, '[')
+	for i := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		a := &l[i]
+		first := true
+		for _, f := range approvalFields.List {
+			switch f.GoName {
+			case "Tool":
+				b = appendKeyString(b, f.Name, a.Tool, first)
+			case "CallID":
+				b = appendKeyString(b, f.Name, a.CallID, first)
+			case "Arguments":
+				b = appendKeyString(b, f.Name, a.Arguments, first)
+			case "Agent":
+				b = appendKeyString(b, f.Name, a.Agent, first)
+			case "Seq":
+				b = strconv.AppendInt(appendKey(b, f.Name, first), a.Seq, 10)
+			case "OutputSeq":
+				b = strconv.AppendInt(appendKey(b, f.Name, first), a.OutputSeq, 10)
+			case "Owner":
+				if a.Owner == "" {
+					continue
+				}
+				b = appendKeyString(b, f.Name, a.Owner, first)
+			case "Elicitation":
+				continue // zero: omitted
+			default:
+				return b, false // a member added to Approval and not here
+			}
+			first = false
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), true
+}
+
+// appendDecisions appends json.Marshal(l), a list of decisions, member by
+// member as [decisionFields] lists them; a list with an answer to an
+// elicitation goes through encoding/json, and one with an invalid verdict
+// fails as encoding/json does.
+func appendDecisions(b []byte, l []Decision, ok bool) ([]byte, bool) {
+	if !ok || l == nil {
+		return appendList(b, reflect.ValueOf(l), ok)
+	}
+	for i := range l {
+		if l[i].Answer != (ElicitationAnswer{}) {
+			return appendJSON(b, l, true)
+		}
+	}
+	b = append(b, '[')
+	for i := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		d := &l[i]
+		first := true
+		for _, f := range decisionFields.List {
+			switch f.GoName {
+			case "Tool":
+				b = appendKeyString(b, f.Name, d.Tool, first)
+			case "CallID", "Fingerprint", "Message", "Owner":
+				v := d.CallID
+				switch f.GoName {
+				case "Fingerprint":
+					v = d.Fingerprint
+				case "Message":
+					v = d.Message
+				case "Owner":
+					v = d.Owner
+				}
+				if v == "" {
+					continue
+				}
+				b = appendKeyString(b, f.Name, v, first)
+			case "Verdict":
+				if d.Verdict != Approved && d.Verdict != Rejected {
+					return b, false // encoding/json's error
+				}
+				b = appendKeyString(b, f.Name, d.Verdict.String(), first)
+			case "Always":
+				if !d.Always {
+					continue
+				}
+				b = append(appendKey(b, f.Name, first), "true"...)
+			case "Answer":
+				continue // zero: omitted
+			default:
+				return b, false // a member added to Decision and not here
+			}
+			first = false
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']'), true
+}
+
+// appendKeyString appends "name":"value" after the opening brace when
+// first, or after a comma.
+func appendKeyString(b []byte, name, value string, first bool) []byte {
+	return appendString(appendKey(b, name, first), value)
 }

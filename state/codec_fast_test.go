@@ -521,3 +521,85 @@ func TestUnmarshalFastPending(t *testing.T) {
 		t.Fatalf("pending approvals (-reference +fast), %d of them:\n%s", len(got.Pending()), d)
 	}
 }
+
+// TestUnmarshalPooledDecoders: Unmarshal's decoders (their scratch, the
+// run object and the shared chunks' arena) are reused between calls, and
+// a run decoded before keeps what it read, however many checkpoints are
+// decoded after it; a checkpoint naming more tools than a decoder looks up
+// in its list reads its names back as the reference does.
+func TestUnmarshalPooledDecoders(t *testing.T) {
+	many := state.NewRun("names", "a")
+	var history []state.Item
+	for i := range 40 {
+		id, tool := fmt.Sprintf("call_%d", i), fmt.Sprintf("tool_%d", i%20)
+		history = append(history,
+			state.ToolCall("fc_"+id, id, tool, `{"i":`+fmt.Sprint(i)+`}`).WithSeq(int64(2*i+1)),
+			state.ToolOutput(id, tool, "ok "+id).WithSeq(int64(2*i+2)))
+	}
+	if err := many.SetHistory(history); err != nil {
+		t.Fatal(err)
+	}
+	first, second := mustMarshal(t, many), mustMarshal(t, trickyRun(t, false))
+	got, err := state.Unmarshal(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if _, err := state.Unmarshal(second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if again := mustMarshal(t, got); !bytes.Equal(again, first) {
+		t.Fatalf("a run decoded before others marshals as\n%s\nwant\n%s", again, first)
+	}
+	for i, it := range got.History() {
+		if want := history[i]; it.Name() != want.Name() || it.CallID() != want.CallID() || it.Text() != want.Text() {
+			t.Fatalf("item %d reads back as %q %q %q, want %q %q %q", i, it.Name(), it.CallID(), it.Text(), want.Name(), want.CallID(), want.Text())
+		}
+	}
+	checkUnmarshal(t, first)
+}
+
+// FuzzMarshalApprovalsMatchesReference checks Marshal's hand-written
+// pending approvals and decisions against encoding/json: the same bytes,
+// and a failure where encoding/json fails (an invalid verdict). Its seeds
+// run in every go test: the tricky texts in every string member, the
+// omitted members empty and set, an elicitation and an answer (which go
+// through encoding/json), and the verdicts valid and not.
+func FuzzMarshalApprovalsMatchesReference(f *testing.F) {
+	for i, text := range trickyTexts {
+		other := trickyTexts[(i+1)%len(trickyTexts)]
+		f.Add(text, other, text, other, text, int64(i), int64(-i), uint8(i%4), i%2 == 0, other, "", "")
+	}
+	f.Add("t", "c", "{}", "a", "", int64(1), int64(2), uint8(1), false, "", "req", "srv")
+	f.Add("t", "", "", "", "o/c", int64(0), int64(0), uint8(2), true, "no", "", "")
+	f.Fuzz(func(t *testing.T, tool, callID, args, agent, owner string, seq, outSeq int64, verdict uint8, always bool, message, request, server string) {
+		pending := []state.Approval{
+			{Tool: tool, CallID: callID, Arguments: args, Agent: agent, Seq: seq, OutputSeq: outSeq, Owner: owner},
+			{Tool: agent, CallID: args, Seq: outSeq, Elicitation: state.Elicitation{Server: server, Message: message}},
+		}
+		decisions := []state.Decision{
+			{Tool: tool, CallID: callID, Fingerprint: args, Verdict: state.Verdict(verdict), Always: always, Message: message, Owner: owner},
+			{Tool: agent, Verdict: state.Approved, Answer: state.ElicitationAnswer{Request: request, Action: state.Accept}},
+		}
+		for _, n := range []int{0, 1, 2} {
+			checkListWriter(t, "pending approvals", state.AppendApprovalsFast, pending[:n])
+			checkListWriter(t, "decisions", state.AppendDecisionsFast, decisions[:n])
+		}
+		checkListWriter(t, "pending approvals", state.AppendApprovalsFast, []state.Approval(nil))
+		checkListWriter(t, "decisions", state.AppendDecisionsFast, []state.Decision(nil))
+	})
+}
+
+// checkListWriter compares a hand-written list writer with encoding/json on l.
+func checkListWriter[T any](t *testing.T, what string, write func([]T) ([]byte, bool), l []T) {
+	t.Helper()
+	want, err := json.Marshal(l)
+	got, ok := write(l)
+	if ok != (err == nil) {
+		t.Fatalf("%s %+v: written: %v, encoding/json's error: %v", what, l, ok, err)
+	}
+	if ok && !bytes.Equal(got, want) {
+		t.Fatalf("%s %+v written as\n%s\nencoding/json writes\n%s", what, l, got, want)
+	}
+}

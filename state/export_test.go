@@ -150,3 +150,10 @@ func SealHead(head, context []byte, items []Piece) []byte {
 	return out
 }
 func (r *Run) AddModelCall(c ModelCall) { r.addModelCall(c) }
+
+// AppendApprovalsFast and AppendDecisionsFast are Marshal's writers of the
+// pending approvals and the decisions, alone.
+func AppendApprovalsFast(l []Approval) ([]byte, bool) { return appendApprovals(nil, l, true) }
+
+// AppendDecisionsFast: see AppendApprovalsFast.
+func AppendDecisionsFast(l []Decision) ([]byte, bool) { return appendDecisions(nil, l, true) }

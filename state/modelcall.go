@@ -140,19 +140,7 @@ func (d *fastDec) modelCalls(s *wire.Scanner, p *[]ModelCall) bool {
 			case "Model":
 				return d.optString(s, &c.Model)
 			case "ResponseID": // one of its own per call: kept in the shared chunks, not interned
-				var q wire.Quoted
-				if !wire.OptQuoted(s, &q, true) {
-					return false
-				}
-				if len(q.Q) > 0 {
-					text := q.Q // as it is when it has nothing to unescape
-					if q.Flags&(wire.StrEscaped|wire.StrNonASCII) != 0 {
-						d.scratch = q.AppendTo(d.scratch[:0])
-						text = d.scratch
-					}
-					c.ResponseID = d.shared.string(text, len(s.B))
-				}
-				return true
+				return d.optKept(s, &c.ResponseID)
 			case "Seq":
 				return wire.OptInt64(s, &c.Seq)
 			case "Usage":
