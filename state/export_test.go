@@ -150,3 +150,11 @@ func SealHead(head, context []byte, items []Piece) []byte {
 	return out
 }
 func (r *Run) AddModelCall(c ModelCall) { r.addModelCall(c) }
+
+// CompletedIndexed reports whether r built its index of outputs (see
+// Run.completed).
+func CompletedIndexed(r *Run) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.completed != nil
+}

@@ -85,7 +85,12 @@ type Run struct {
 	ctxStamp   int64
 	ctxPending *historyRef
 
-	completed map[string]int64 // call ID → position of its output
+	// completed indexes the outputs of the run's items, call ID →
+	// position of its latest output; it is built on the first question
+	// (completedLocked) and kept from then on, so that a run nobody
+	// asks (the Runner's turn asks by position) writes no map per output.
+	// nil: not built.
+	completed map[string]int64
 	pending   []Approval
 	decisions []Decision
 	guards    []GuardrailResult
@@ -345,13 +350,33 @@ func (r *Run) recordLocked(it Item) error {
 		}
 	}
 	r.journalLocked(it.seq)
-	if it.kind.IsOutput() {
-		if r.completed == nil {
-			r.completed = make(map[string]int64)
-		}
-		r.completed[it.callID] = it.seq
+	if it.kind.IsOutput() && r.completed != nil {
+		r.noteCompletedLocked(it)
 	}
 	return nil
+}
+
+// completedLocked returns the index of the run's outputs (see
+// Run.completed), built from the items on the first call.
+func (r *Run) completedLocked() map[string]int64 {
+	if r.completed == nil {
+		r.completed = make(map[string]int64)
+		for _, it := range r.items {
+			if it.kind.IsOutput() {
+				r.noteCompletedLocked(it)
+			}
+		}
+	}
+	return r.completed
+}
+
+// noteCompletedLocked adds output it to the built index: a call ID's
+// latest output (the highest position) stays, whatever order outputs were
+// recorded in, as a build from the items in order would have it.
+func (r *Run) noteCompletedLocked(it Item) {
+	if seq, ok := r.completed[it.callID]; !ok || seq < it.seq {
+		r.completed[it.callID] = it.seq
+	}
 }
 
 // ItemAt returns the item at position seq.
@@ -368,7 +393,7 @@ func (r *Run) ItemAt(seq int64) (Item, bool) {
 func (r *Run) Completed(callID string) (seq int64, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	seq, ok = r.completed[callID]
+	seq, ok = r.completedLocked()[callID]
 	return seq, ok
 }
 
@@ -379,7 +404,7 @@ func (r *Run) Completed(callID string) (seq int64, ok bool) {
 func (r *Run) Answered(call Item) (Item, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.completed[call.callID]; !ok {
+	if _, ok := r.completedLocked()[call.callID]; !ok {
 		return Item{}, false
 	}
 	i, _ := slices.BinarySearchFunc(r.items, call.seq, func(x Item, s int64) int { return cmp.Compare(x.seq, s) })

@@ -425,3 +425,58 @@ func TestPlaceRefusesWhole(t *testing.T) {
 		t.Fatalf("placed item has position %d, want 1", got)
 	}
 }
+
+// TestCompletedIndexBuiltOnDemand: recording outputs writes no index of
+// them until one is asked for (the Runner's turn asks by position); the
+// index built then, and kept from then on, answers as one kept from the
+// start: a reused call ID's latest output, whatever order the outputs
+// were recorded in, on the run and on its clone.
+func TestCompletedIndexBuiltOnDemand(t *testing.T) {
+	build := func() *state.Run {
+		r := state.NewRun("run_1", "a")
+		first := r.Reserve(6) // call, call, call (ID reused), and their outputs
+		if err := r.Record(
+			state.ToolCall("fc1", "call_1", "t", `{}`).WithSeq(first),
+			state.ToolCall("fc2", "call_2", "t", `{}`).WithSeq(first+1),
+			state.ToolCall("fc3", "call_1", "t", `{}`).WithSeq(first+2),
+			state.ToolOutput("call_1", "t", "later").WithSeq(first+5),
+		); err != nil {
+			t.Fatal(err)
+		}
+		// Decided on resume: before the last item, so inserted.
+		if err := r.Record(state.ToolOutput("call_1", "t", "first").WithSeq(first + 3)); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r := build()
+	if state.CompletedIndexed(r) {
+		t.Fatal("recording outputs built the index of outputs before anyone asked")
+	}
+	if seq, ok := r.Completed("call_1"); !ok || seq != 6 {
+		t.Errorf("Completed(call_1) = %d, %v; want 6 (the latest output), true", seq, ok)
+	}
+	if !state.CompletedIndexed(r) {
+		t.Fatal("Completed did not keep the index it built")
+	}
+	if _, ok := r.Completed("call_2"); ok {
+		t.Error("call_2 completed before its output")
+	}
+	clone := r.Clone()
+	if err := r.Record(state.ToolOutput("call_2", "t", "two").WithSeq(5)); err != nil {
+		t.Fatal(err)
+	}
+	if seq, ok := r.Completed("call_2"); !ok || seq != 5 {
+		t.Errorf("after its output, Completed(call_2) = %d, %v; want 5, true", seq, ok)
+	}
+	if _, ok := clone.Completed("call_2"); ok {
+		t.Error("the clone sees an output recorded on the run after it was made")
+	}
+	call := state.ToolCall("fc2", "call_2", "t", `{}`).WithSeq(2)
+	if out, ok := build().Answered(call); ok {
+		t.Errorf("Answered(call_2) on a fresh run = %v; want none", out)
+	}
+	if out, ok := r.Answered(call); !ok || out.Text() != "two" {
+		t.Errorf("Answered(call_2) = %v, %v; want its output", out, ok)
+	}
+}
