@@ -158,3 +158,9 @@ func CompletedIndexed(r *Run) bool {
 	defer r.mu.Unlock()
 	return r.completed != nil
 }
+
+func (r *Run) RecordOutput(it Item) (bool, error) { return r.recordOutput(it) }
+func (r *Run) NextTurn(limit int) (int, bool)     { return r.nextTurn(limit) }
+func (r *Run) PlaceModelResponse(items []Item, calls int, u Usage, c ModelCall) (Boundary, error) {
+	return r.placeModelResponse(items, calls, u, c)
+}

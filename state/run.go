@@ -148,6 +148,18 @@ func (r *Run) Turn() int {
 	return r.turn
 }
 
+// nextTurn starts the turn after the run's last, unless that would pass
+// limit: it returns the turn's number and whether it started.
+func (r *Run) nextTurn(limit int) (int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.turn+1 > limit {
+		return r.turn + 1, false
+	}
+	r.turn++
+	return r.turn, true
+}
+
 // setTurn records that turn n has started.
 func (r *Run) setTurn(n int) {
 	r.mu.Lock()
@@ -265,13 +277,17 @@ func (r *Run) NextSeq() int64 {
 // the items without their boundary. items are changed in place to carry
 // their positions; positions they had are replaced.
 func (r *Run) place(items []Item, calls int) (Boundary, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.placeLocked(items, calls)
+}
+
+func (r *Run) placeLocked(items []Item, calls int) (Boundary, error) {
 	for i, it := range items {
 		if !it.kind.Valid() {
 			return Boundary{}, fmt.Errorf("state: place response: item %d of %d has no valid kind", i+1, len(items))
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	first := r.nextSeq
 	for i := range items {
 		items[i] = items[i].WithSeq(first + int64(i))
@@ -283,6 +299,26 @@ func (r *Run) place(items []Item, calls int) (Boundary, error) {
 	}
 	r.resp = Boundary{Start: first, End: end, OutputsEnd: end + int64(calls)}
 	return r.resp, nil
+}
+
+// placeModelResponse is place, with the model call that made the
+// response and its usage recorded under the same lock: the usage even if
+// placing fails, the call (at the position of the response's first item,
+// 0 if it has none) once it is placed. It is the core's one lock per
+// model response.
+func (r *Run) placeModelResponse(items []Item, calls int, u Usage, c ModelCall) (Boundary, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.usage.Add(u)
+	b, err := r.placeLocked(items, calls)
+	if err != nil {
+		return b, err
+	}
+	if len(items) > 0 {
+		c.Seq = b.Start
+	}
+	r.calls = append(r.calls, c)
+	return b, nil
 }
 
 // reserve reserves n consecutive positions and returns the first.
@@ -324,6 +360,23 @@ func (r *Run) record(items ...Item) error {
 		}
 	}
 	return nil
+}
+
+// recordOutput records output it as record does, unless its position
+// already holds an output of its call (it was decided before), and
+// resolves the call's pending approval; it reports whether it recorded
+// it. It is the core's one lock per tool output.
+func (r *Run) recordOutput(it Item) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if x, ok := r.itemAtLocked(it.seq); ok && x.kind.IsOutput() && x.callID == it.callID {
+		return false, nil
+	}
+	if err := r.recordLocked(it); err != nil {
+		return false, err
+	}
+	r.pending = withoutPending(r.pending, func(a Approval) bool { return a.CallID == it.callID })
+	return true, nil
 }
 
 func (r *Run) recordLocked(it Item) error {
