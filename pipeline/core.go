@@ -38,10 +38,11 @@ func (core) NewTurn(run *state.Run, agent *Agent, number int, emit func(Event)) 
 // then sets t.Response, t.Calls, t.Results and what t.MayEndRun reports,
 // as the tool stage sees them. It records no usage and emits no events.
 func (core) PlaceResponse(t *Turn, resp *ModelResponse) error {
-	if err := placeResponse(t.Run, t.Agent, resp.Items, t.disabled); err != nil {
+	b, err := placeResponse(t.Run, t.Agent, resp.Items, t.disabled)
+	if err != nil {
 		return err
 	}
-	t.Response = resp
+	t.Response, t.bound = resp, b
 	layoutCalls(t)
 	return nil
 }

@@ -239,17 +239,16 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 	// bytes made afresh each time was a third of the bytes a turn
 	// allocated.
 	t := new(Turn)
+	var ok bool
 	for {
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
-		n := run.Turn()
-		if !resumed {
-			n++
-			if n > maxTurns {
-				return r.maxTurnsReached(ctx, run, res, maxTurns)
-			}
-			runcore.SetTurn(run, n)
+		var n int
+		if resumed {
+			n = run.Turn()
+		} else if n, ok = runcore.NextTurn(run, maxTurns); !ok {
+			return r.maxTurnsReached(ctx, run, res, maxTurns)
 		}
 		*t = Turn{
 			Run: run, Agent: cur.agent, Number: n, Resumed: resumed, Input: placed,
@@ -474,7 +473,7 @@ func (r *Runner) coreTurn(ctx context.Context, t *Turn) error {
 	var err error
 	applyConditions(ctx, t)
 	if t.Resumed {
-		t.Response = pausedResponse(t.Run)
+		t.Response, t.bound = pausedResponse(t.Run)
 	} else if t.Response, err = r.callModel(ctx, t); err != nil {
 		return err
 	} else if b := r.cfg.budget; b != nil && hasOpenCalls(t.Run) {
@@ -519,23 +518,22 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 	if u.Requests == 0 {
 		u.Requests = 1
 	}
-	runcore.AddUsage(t.Run, u)
 	var priceErr error
 	if b := r.cfg.budget; b != nil {
 		priceErr = b.charge(t.Run, t.spent, c.Settings.Model, resp)
 	}
 
 	// The runner owns the response the model stage returned (see
-	// [Model]): its items are placed in place.
-	if err := placeResponse(t.Run, a, resp.Items, t.disabled); err != nil {
+	// [Model]): its items are placed in place, with the usage and the
+	// model call recorded under the same lock (the usage even if placing
+	// fails, and before any append).
+	ncalls := markHandoffs(a, resp.Items, t.disabled)
+	bound, err := runcore.PlaceModelResponse(t.Run, resp.Items, ncalls, u,
+		state.ModelCall{Turn: t.Number, Agent: a.Name, Model: c.Settings.Model, ResponseID: resp.ID, Usage: u})
+	if err != nil {
 		return nil, err
 	}
-	var first int64
-	if len(resp.Items) > 0 {
-		first = resp.Items[0].Seq()
-	}
-	runcore.AddModelCall(t.Run, state.ModelCall{Turn: t.Number, Agent: a.Name, Model: c.Settings.Model,
-		ResponseID: resp.ID, Seq: first, Usage: u})
+	t.bound = bound
 	r.noteToolChoice(t, c, resp) // the items are at fresh positions: among the result's new items
 	if t.emit != nil {
 		for _, it := range resp.Items {
@@ -574,7 +572,13 @@ func setModelCall(c *ModelCall, t *Turn, instructions string) {
 // changed in place to carry their kinds and positions. A call to a
 // disabled handoff stays a tool call, which the turn answers with a
 // *ToolDisabledError.
-func placeResponse(run *state.Run, a *Agent, items []state.Item, disabled []string) error {
+func placeResponse(run *state.Run, a *Agent, items []state.Item, disabled []string) (state.Boundary, error) {
+	return runcore.Place(run, items, markHandoffs(a, items, disabled))
+}
+
+// markHandoffs re-kinds the calls of items to a's enabled handoffs as
+// handoff calls, in place, and returns how many calls items hold.
+func markHandoffs(a *Agent, items []state.Item, disabled []string) int {
 	ncalls := 0
 	for i, it := range items {
 		if !it.Kind().IsCall() {
@@ -585,8 +589,7 @@ func placeResponse(run *state.Run, a *Agent, items []state.Item, disabled []stri
 			items[i], _ = it.WithKind(state.KindHandoffCall)
 		}
 	}
-	_, err := runcore.Place(run, items, ncalls)
-	return err
+	return ncalls
 }
 
 // toolSpecs returns the function tools an agent offers, handoffs included.
@@ -602,8 +605,9 @@ func toolSpecs(a *Agent) []ToolSpec {
 	return tools
 }
 
-// pausedResponse rebuilds the current response from the run, by position.
-func pausedResponse(run *state.Run) *ModelResponse {
+// pausedResponse rebuilds the current response from the run, by position,
+// and returns it with its boundary.
+func pausedResponse(run *state.Run) (*ModelResponse, state.Boundary) {
 	b := run.Response()
 	resp := &ModelResponse{Items: make([]state.Item, 0, b.End-b.Start)}
 	for seq := b.Start; seq < b.End; seq++ {
@@ -611,7 +615,7 @@ func pausedResponse(run *state.Run) *ModelResponse {
 			resp.Items = append(resp.Items, it)
 		}
 	}
-	return resp
+	return resp, b
 }
 
 // A handoffCall is a handoff call of a turn's response.
@@ -628,7 +632,7 @@ type handoffCall struct {
 // has one. It is the one place that says which calls a response makes.
 func layoutCalls(t *Turn) (handoffs []handoffCall, hasMessage bool, final string) {
 	a := t.Agent
-	outSeq := t.Run.Response().End
+	outSeq := t.bound.End // the response's placement: its outputs' positions follow it
 	for _, it := range t.Response.Items {
 		switch it.Kind() {
 		case state.KindAssistantMessage:
@@ -696,6 +700,7 @@ func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 	for _, c := range t.Calls {
 		if out, done := answered(run, c.CallID, c.OutputSeq); done {
 			t.Results[c.Index] = &ToolResult{Status: ToolCompleted, Output: out.Text(), Content: out.Content()}
+			c.own.answered = true
 			continue
 		}
 		if res, err := r.checkCall(c); err != nil {
@@ -871,24 +876,26 @@ func toolCallEnded(t *Turn, c *ToolCall, res *ToolResult, err error, d time.Dura
 func (r *Runner) recordResults(t *Turn) error {
 	for i, c := range t.Calls {
 		res := t.Results[i]
-		if res == nil {
-			continue
-		}
-		if _, done := answered(t.Run, c.CallID, c.OutputSeq); done {
+		if res == nil || c.own.answered {
 			continue
 		}
 		switch res.Status {
 		case ToolCompleted, ToolRejected:
+			// Unless the stage recorded an output for it meanwhile.
 			out := c.ResultItem(res)
-			if err := runcore.Record(t.Run, out); err != nil {
+			if recorded, err := runcore.RecordOutput(t.Run, out); err != nil {
 				return err
+			} else if !recorded {
+				continue
 			}
-			runcore.ResolvePending(t.Run, c.CallID)
 			t.record(out)
 			if t.emit != nil {
 				t.Emit(ItemCreated{Item: out})
 			}
 		case ToolPending:
+			if _, done := answered(t.Run, c.CallID, c.OutputSeq); done {
+				continue
+			}
 			a := state.Approval{
 				Tool: c.Name, CallID: c.CallID, Arguments: c.Arguments, Agent: t.Agent.Name,
 				Seq: c.Item.Seq(), OutputSeq: c.OutputSeq, Elicitation: res.Elicitation,

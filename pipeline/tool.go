@@ -99,8 +99,9 @@ type ToolCall struct {
 // it: the output item [ToolCall.ResultItem] made last, and the result the
 // core's tool stage returns for a completed call (see [ToolHandler]).
 type callState struct {
-	memo   resultMemo
-	result ToolResult
+	memo     resultMemo
+	result   ToolResult
+	answered bool // its output was in the run before the tool stage (runCalls)
 }
 
 // A coreCall is a call the core made, beyond a turn's first (which lives

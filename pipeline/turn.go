@@ -48,6 +48,7 @@ type Turn struct {
 	spent    *spend          // the run's cost so far, with a cost budget (budget.go)
 	runner   *Runner         // the runner serving the turn, for agents used as tools
 	model    ModelCall       // the turn's model call (Runner.callModel)
+	bound    state.Boundary  // where the response was placed: its items', then its outputs' positions
 	// The first call with its state, and the one-element backings of
 	// Calls and Results: a turn of one call, the common case, allocates
 	// nothing more for them (layoutCalls).

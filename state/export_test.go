@@ -157,3 +157,17 @@ func AppendApprovalsFast(l []Approval) ([]byte, bool) { return appendApprovals(n
 
 // AppendDecisionsFast: see AppendApprovalsFast.
 func AppendDecisionsFast(l []Decision) ([]byte, bool) { return appendDecisions(nil, l, true) }
+
+// CompletedIndexed reports whether r built its index of outputs (see
+// Run.completed).
+func CompletedIndexed(r *Run) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.completed != nil
+}
+
+func (r *Run) RecordOutput(it Item) (bool, error) { return r.recordOutput(it) }
+func (r *Run) NextTurn(limit int) (int, bool)     { return r.nextTurn(limit) }
+func (r *Run) PlaceModelResponse(items []Item, calls int, u Usage, c ModelCall) (Boundary, error) {
+	return r.placeModelResponse(items, calls, u, c)
+}

@@ -85,7 +85,12 @@ type Run struct {
 	ctxStamp   int64
 	ctxPending *historyRef
 
-	completed map[string]int64 // call ID → position of its output
+	// completed indexes the outputs of the run's items, call ID →
+	// position of its latest output; it is built on the first question
+	// (completedLocked) and kept from then on, so that a run nobody
+	// asks (the Runner's turn asks by position) writes no map per output.
+	// nil: not built.
+	completed map[string]int64
 	pending   []Approval
 	decisions []Decision
 	guards    []GuardrailResult
@@ -141,6 +146,18 @@ func (r *Run) Turn() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.turn
+}
+
+// nextTurn starts the turn after the run's last, unless that would pass
+// limit: it returns the turn's number and whether it started.
+func (r *Run) nextTurn(limit int) (int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.turn+1 > limit {
+		return r.turn + 1, false
+	}
+	r.turn++
+	return r.turn, true
 }
 
 // setTurn records that turn n has started.
@@ -260,13 +277,17 @@ func (r *Run) NextSeq() int64 {
 // the items without their boundary. items are changed in place to carry
 // their positions; positions they had are replaced.
 func (r *Run) place(items []Item, calls int) (Boundary, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.placeLocked(items, calls)
+}
+
+func (r *Run) placeLocked(items []Item, calls int) (Boundary, error) {
 	for i, it := range items {
 		if !it.kind.Valid() {
 			return Boundary{}, fmt.Errorf("state: place response: item %d of %d has no valid kind", i+1, len(items))
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	first := r.nextSeq
 	for i := range items {
 		items[i] = items[i].WithSeq(first + int64(i))
@@ -278,6 +299,26 @@ func (r *Run) place(items []Item, calls int) (Boundary, error) {
 	}
 	r.resp = Boundary{Start: first, End: end, OutputsEnd: end + int64(calls)}
 	return r.resp, nil
+}
+
+// placeModelResponse is place, with the model call that made the
+// response and its usage recorded under the same lock: the usage even if
+// placing fails, the call (at the position of the response's first item,
+// 0 if it has none) once it is placed. It is the core's one lock per
+// model response.
+func (r *Run) placeModelResponse(items []Item, calls int, u Usage, c ModelCall) (Boundary, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.usage.Add(u)
+	b, err := r.placeLocked(items, calls)
+	if err != nil {
+		return b, err
+	}
+	if len(items) > 0 {
+		c.Seq = b.Start
+	}
+	r.calls = append(r.calls, c)
+	return b, nil
 }
 
 // reserve reserves n consecutive positions and returns the first.
@@ -321,6 +362,23 @@ func (r *Run) record(items ...Item) error {
 	return nil
 }
 
+// recordOutput records output it as record does, unless its position
+// already holds an output of its call (it was decided before), and
+// resolves the call's pending approval; it reports whether it recorded
+// it. It is the core's one lock per tool output.
+func (r *Run) recordOutput(it Item) (bool, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if x, ok := r.itemAtLocked(it.seq); ok && x.kind.IsOutput() && x.callID == it.callID {
+		return false, nil
+	}
+	if err := r.recordLocked(it); err != nil {
+		return false, err
+	}
+	r.pending = withoutPending(r.pending, func(a Approval) bool { return a.CallID == it.callID })
+	return true, nil
+}
+
 func (r *Run) recordLocked(it Item) error {
 	if !it.kind.Valid() {
 		return fmt.Errorf("state: record item at seq %d: invalid kind", it.seq)
@@ -345,13 +403,33 @@ func (r *Run) recordLocked(it Item) error {
 		}
 	}
 	r.journalLocked(it.seq)
-	if it.kind.IsOutput() {
-		if r.completed == nil {
-			r.completed = make(map[string]int64)
-		}
-		r.completed[it.callID] = it.seq
+	if it.kind.IsOutput() && r.completed != nil {
+		r.noteCompletedLocked(it)
 	}
 	return nil
+}
+
+// completedLocked returns the index of the run's outputs (see
+// Run.completed), built from the items on the first call.
+func (r *Run) completedLocked() map[string]int64 {
+	if r.completed == nil {
+		r.completed = make(map[string]int64)
+		for _, it := range r.items {
+			if it.kind.IsOutput() {
+				r.noteCompletedLocked(it)
+			}
+		}
+	}
+	return r.completed
+}
+
+// noteCompletedLocked adds output it to the built index: a call ID's
+// latest output (the highest position) stays, whatever order outputs were
+// recorded in, as a build from the items in order would have it.
+func (r *Run) noteCompletedLocked(it Item) {
+	if seq, ok := r.completed[it.callID]; !ok || seq < it.seq {
+		r.completed[it.callID] = it.seq
+	}
 }
 
 // ItemAt returns the item at position seq.
@@ -368,7 +446,7 @@ func (r *Run) ItemAt(seq int64) (Item, bool) {
 func (r *Run) Completed(callID string) (seq int64, ok bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	seq, ok = r.completed[callID]
+	seq, ok = r.completedLocked()[callID]
 	return seq, ok
 }
 
@@ -379,7 +457,7 @@ func (r *Run) Completed(callID string) (seq int64, ok bool) {
 func (r *Run) Answered(call Item) (Item, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.completed[call.callID]; !ok {
+	if _, ok := r.completedLocked()[call.callID]; !ok {
 		return Item{}, false
 	}
 	i, _ := slices.BinarySearchFunc(r.items, call.seq, func(x Item, s int64) int { return cmp.Compare(x.seq, s) })

@@ -425,3 +425,108 @@ func TestPlaceRefusesWhole(t *testing.T) {
 		t.Fatalf("placed item has position %d, want 1", got)
 	}
 }
+
+// TestCompletedIndexBuiltOnDemand: recording outputs writes no index of
+// them until one is asked for (the Runner's turn asks by position); the
+// index built then, and kept from then on, answers as one kept from the
+// start: a reused call ID's latest output, whatever order the outputs
+// were recorded in, on the run and on its clone.
+func TestCompletedIndexBuiltOnDemand(t *testing.T) {
+	build := func() *state.Run {
+		r := state.NewRun("run_1", "a")
+		first := r.Reserve(6) // call, call, call (ID reused), and their outputs
+		if err := r.Record(
+			state.ToolCall("fc1", "call_1", "t", `{}`).WithSeq(first),
+			state.ToolCall("fc2", "call_2", "t", `{}`).WithSeq(first+1),
+			state.ToolCall("fc3", "call_1", "t", `{}`).WithSeq(first+2),
+			state.ToolOutput("call_1", "t", "later").WithSeq(first+5),
+		); err != nil {
+			t.Fatal(err)
+		}
+		// Decided on resume: before the last item, so inserted.
+		if err := r.Record(state.ToolOutput("call_1", "t", "first").WithSeq(first + 3)); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r := build()
+	if state.CompletedIndexed(r) {
+		t.Fatal("recording outputs built the index of outputs before anyone asked")
+	}
+	if seq, ok := r.Completed("call_1"); !ok || seq != 6 {
+		t.Errorf("Completed(call_1) = %d, %v; want 6 (the latest output), true", seq, ok)
+	}
+	if !state.CompletedIndexed(r) {
+		t.Fatal("Completed did not keep the index it built")
+	}
+	if _, ok := r.Completed("call_2"); ok {
+		t.Error("call_2 completed before its output")
+	}
+	clone := r.Clone()
+	if err := r.Record(state.ToolOutput("call_2", "t", "two").WithSeq(5)); err != nil {
+		t.Fatal(err)
+	}
+	if seq, ok := r.Completed("call_2"); !ok || seq != 5 {
+		t.Errorf("after its output, Completed(call_2) = %d, %v; want 5, true", seq, ok)
+	}
+	if _, ok := clone.Completed("call_2"); ok {
+		t.Error("the clone sees an output recorded on the run after it was made")
+	}
+	call := state.ToolCall("fc2", "call_2", "t", `{}`).WithSeq(2)
+	if out, ok := build().Answered(call); ok {
+		t.Errorf("Answered(call_2) on a fresh run = %v; want none", out)
+	}
+	if out, ok := r.Answered(call); !ok || out.Text() != "two" {
+		t.Errorf("Answered(call_2) = %v, %v; want its output", out, ok)
+	}
+}
+
+// TestCoreBatchedOps: the core's one-lock operations do what the
+// operations they batch do: a response placed with its usage and model
+// call (usage kept when placing fails), an output recorded unless one of
+// its call holds its position, its pending approval resolved, and a turn
+// started unless it passes the limit.
+func TestCoreBatchedOps(t *testing.T) {
+	r := state.NewRun("run_1", "a")
+	if n, ok := r.NextTurn(1); !ok || n != 1 {
+		t.Fatalf("NextTurn(1) = %d, %v; want 1, true", n, ok)
+	}
+	if n, ok := r.NextTurn(1); ok || n != 2 || r.Turn() != 1 {
+		t.Fatalf("NextTurn(1) past the limit = %d, %v (turn %d); want 2, false (turn 1)", n, ok, r.Turn())
+	}
+	u := state.Usage{Requests: 1, InputTokens: 7}
+	if _, err := r.PlaceModelResponse([]state.Item{{}}, 0, u, state.ModelCall{Turn: 1}); err == nil {
+		t.Fatal("placed an item without a kind")
+	}
+	if got := r.Usage(); got != u || len(r.ModelCalls()) != 0 || r.NextSeq() != 1 {
+		t.Fatalf("after a refused placing: usage %+v, %d model calls, next %d; want the usage kept and nothing placed", got, len(r.ModelCalls()), r.NextSeq())
+	}
+	items := []state.Item{state.AssistantMessage("m", "hi"), state.ToolCall("fc", "call_1", "t", `{}`)}
+	b, err := r.PlaceModelResponse(items, 1, u, state.ModelCall{Turn: 1, ResponseID: "resp_1", Usage: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b != (state.Boundary{Start: 1, End: 3, OutputsEnd: 4}) || r.Response() != b {
+		t.Fatalf("boundary %+v, run's %+v; want [1, 3) and outputs to 4", b, r.Response())
+	}
+	if calls := r.ModelCalls(); len(calls) != 1 || calls[0].Seq != 1 || calls[0].ResponseID != "resp_1" || r.Usage().InputTokens != 14 {
+		t.Fatalf("model calls %+v, usage %+v; want one at position 1 and the usage added twice", calls, r.Usage())
+	}
+	r.AddPending(state.Approval{Tool: "t", CallID: "call_1", Arguments: `{}`, Seq: 2, OutputSeq: 3})
+	out := state.ToolOutput("call_1", "t", "ok").WithSeq(3)
+	if recorded, err := r.RecordOutput(out); err != nil || !recorded {
+		t.Fatalf("RecordOutput = %v, %v; want recorded", recorded, err)
+	}
+	if r.IsPending("call_1") {
+		t.Error("the recorded call is still pending")
+	}
+	if recorded, err := r.RecordOutput(state.ToolOutput("call_1", "t", "again").WithSeq(3)); err != nil || recorded {
+		t.Fatalf("RecordOutput over its call's output = %v, %v; want not recorded, no error", recorded, err)
+	}
+	if it, _ := r.ItemAt(3); it.Text() != "ok" {
+		t.Errorf("output at 3 = %q; want the first", it.Text())
+	}
+	if _, err := r.RecordOutput(state.ToolOutput("call_2", "t", "x").WithSeq(3)); err == nil {
+		t.Error("recorded another call's output at a taken position")
+	}
+}

@@ -45,17 +45,9 @@ func (r *Run) withholdInput(stored []Item) error {
 		default:
 			items = append(items, repl)
 		}
-		if it.kind.IsOutput() && r.completed[it.callID] == it.seq {
-			delete(r.completed, it.callID)
-		}
-		if repl.kind.IsOutput() {
-			if r.completed == nil {
-				r.completed = make(map[string]int64)
-			}
-			r.completed[repl.callID] = repl.seq
-		}
 	}
 	r.input, r.items, r.ctxFrom = input, items, from
+	r.completed = nil // built again from the items if asked
 	r.journal = slices.DeleteFunc(r.journal, func(seq int64) bool { _, ok := by[seq]; return ok })
 	for _, it := range input {
 		r.journalLocked(it.seq)

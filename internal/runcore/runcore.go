@@ -42,6 +42,25 @@ func Place(r *state.Run, items []state.Item, calls int) (state.Boundary, error) 
 	return ops.Place(r, items, calls)
 }
 
+// PlaceModelResponse places a model response as [Place] does, and records
+// under the same lock the run's usage u (even if placing fails) and, once
+// placed, the model call c that made it, at the position of its first
+// item ([AddUsage], [AddModelCall]): the core's one lock per response.
+func PlaceModelResponse(r *state.Run, items []state.Item, calls int, u state.Usage, c state.ModelCall) (state.Boundary, error) {
+	return ops.PlaceModelResponse(r, items, calls, u, c)
+}
+
+// RecordOutput records a call's output as [Record] does, unless its
+// position already holds an output of the call (decided before), and
+// resolves the call's pending approval ([ResolvePending]), under one
+// lock; it reports whether it recorded the output.
+func RecordOutput(r *state.Run, it state.Item) (bool, error) { return ops.RecordOutput(r, it) }
+
+// NextTurn starts the turn after the run's last unless its number would
+// pass limit, and returns that number and whether the turn started
+// (what [state.Run.Turn] and [SetTurn] do, under one lock).
+func NextTurn(r *state.Run, limit int) (int, bool) { return ops.NextTurn(r, limit) }
+
 // Reserve reserves n consecutive positions and returns the first.
 func Reserve(r *state.Run, n int) int64 { return ops.Reserve(r, n) }
 
