@@ -173,17 +173,7 @@ var insertSQL = func() (qs [17]string) {
 // len(joinSQL)-1 items, written once.
 var joinSQL = func() (qs [len(insertSQL)]string) {
 	for n := 1; n < len(qs); n++ {
-		var q strings.Builder
-		q.Grow(len(sqlInsertJoinHead) + n*(len(sqlInsertJoinRow)+2) + len(sqlInsertJoinTail))
-		q.WriteString(sqlInsertJoinHead)
-		for i := range n {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteString(sqlInsertJoinRow)
-		}
-		q.WriteString(sqlInsertJoinTail)
-		qs[n] = q.String()
+		qs[n] = rowsSQL(sqlInsertJoinHead, sqlInsertJoinRow, sqlInsertJoinTail, n)
 	}
 	return qs
 }()
@@ -196,17 +186,20 @@ func insertItemsSQL(n int) string {
 	return buildInsertSQL(n)
 }
 
-func buildInsertSQL(n int) string {
+func buildInsertSQL(n int) string { return rowsSQL(sqlInsertItems, sqlInsertRow, sqlInsertTail, n) }
+
+// rowsSQL returns head, then n times row separated by commas, then tail.
+func rowsSQL(head, row, tail string, n int) string {
 	var q strings.Builder
-	q.Grow(len(sqlInsertItems) + n*(len(sqlInsertRow)+2) + len(sqlInsertTail))
-	q.WriteString(sqlInsertItems)
+	q.Grow(len(head) + n*(len(row)+2) + len(tail))
+	q.WriteString(head)
 	for i := range n {
 		if i > 0 {
 			q.WriteString(", ")
 		}
-		q.WriteString(sqlInsertRow)
+		q.WriteString(row)
 	}
-	q.WriteString(sqlInsertTail)
+	q.WriteString(tail)
 	return q.String()
 }
 

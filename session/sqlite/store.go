@@ -399,13 +399,10 @@ func (s *Store) joinItems(ctx context.Context, tx *sql.Tx, join *sql.Stmt, sessi
 	raws := s.rawBuf(items, runID)
 	var err error
 	for i, it := range items {
-		start := len(raws)
-		if raws, err = s.appendRaw(ctx, raws, sessionID, runID, it); err != nil {
+		var raw []byte
+		if raws, raw, err = s.nextRaw(ctx, raws, sessionID, runID, it); err != nil {
 			return 0, err
 		}
-		// A slice of the buffer as it is now: a later growth leaves
-		// this one's bytes where they are.
-		raw := raws[start:len(raws):len(raws)]
 		callID, batchCall := callArgs(callIDs[i], batchCalls[i])
 		args = append(args, it.Seq(), kindArg(it.Kind()), it.Name(), raw, callID, batchCall)
 	}
@@ -422,6 +419,18 @@ func (s *Store) joinItems(ctx context.Context, tx *sql.Tx, join *sql.Stmt, sessi
 		return 0, fmt.Errorf("insert items: %w", err)
 	}
 	return int(n), nil
+}
+
+// nextRaw appends the stored form of it to raws and returns the buffer
+// and the item's bytes in it: a slice of the buffer as it is now, capped,
+// so a later growth leaves those bytes where they are.
+func (s *Store) nextRaw(ctx context.Context, raws []byte, sessionID, runID string, it state.Item) ([]byte, []byte, error) {
+	start := len(raws)
+	raws, err := s.appendRaw(ctx, raws, sessionID, runID, it)
+	if err != nil {
+		return raws, nil, err
+	}
+	return raws, raws[start:len(raws):len(raws)], nil
 }
 
 // maxRowsPerInsert keeps an insert's bound parameters (14 per row) under
@@ -443,13 +452,10 @@ func (s *Store) insertItems(ctx context.Context, tx *sql.Tx, sessionID, runID st
 	raws := s.rawBuf(items, runID)
 	var err error
 	for i, it := range items {
-		start := len(raws)
-		if raws, err = s.appendRaw(ctx, raws, sessionID, runID, it); err != nil {
+		var raw []byte
+		if raws, raw, err = s.nextRaw(ctx, raws, sessionID, runID, it); err != nil {
 			return 0, err
 		}
-		// A slice of the buffer as it is now: a later growth leaves
-		// this one's bytes where they are.
-		raw := raws[start:len(raws):len(raws)]
 		callID, batchCall := callArgs(callIDs[i], batchCalls[i])
 		seq := any(it.Seq())
 		args = append(args, sid, pl, seq, kindArg(it.Kind()), it.Name(), raw, callID, st,
