@@ -15,11 +15,12 @@ import (
 // decoder (ssestream.NewDecoder) does, without its allocations per event:
 // lines end at "\n" (a "\r" before it dropped); "event" sets the event's
 // type, each "data" line adds to its data, other fields and comments are
-// ignored; an empty line ends an event that has a type or data, and an
-// event the body does not end so is not read. Unlike the SDK's, an
-// event's data does not end with a newline after each line: its lines
-// are joined by one, and the data is valid only until the next call of
-// Next. FuzzSSEReader holds the two readers to the same events.
+// ignored; an empty line (or a lone "\r" at the body's end) ends an
+// event that has a type or data, and an event the body does not end so
+// is not read. Unlike the SDK's, an event's data does not end with a
+// newline after each line: its lines are joined by one, and the data is
+// valid only until the next call of Next. FuzzSSEReader holds the two
+// readers to the same events.
 type sseReader struct {
 	body    io.ReadCloser
 	buf     *[]byte // from sseBuffers
@@ -111,9 +112,9 @@ func internedType(t []byte) string {
 	return string(t)
 }
 
-// line returns the body's next line without its end; false at the body's
-// end (a last line without an end cannot end an event, so it is not
-// returned) or a read error.
+// line returns the body's next line without its end, or the last line
+// when the body ends without one; false at the body's end or after a read
+// error.
 func (s *sseReader) line() ([]byte, bool) {
 	if s.buf == nil {
 		return nil, false // closed
@@ -126,7 +127,15 @@ func (s *sseReader) line() ([]byte, bool) {
 			return bytes.TrimSuffix(ln, []byte("\r")), true
 		}
 		if s.err != nil {
-			return nil, false
+			if s.r == s.w {
+				return nil, false
+			}
+			// The body's last line, without an end: the SDK's reader
+			// (bufio.ScanLines) returns it too, its "\r" dropped. It
+			// ends an event only if that leaves it empty.
+			ln := buf[s.r:s.w]
+			s.r = s.w
+			return bytes.TrimSuffix(ln, []byte("\r")), true
 		}
 		if s.w == len(buf) {
 			if !s.makeRoom() {
