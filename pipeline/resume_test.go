@@ -397,6 +397,32 @@ func TestReturnedSnapshotsAreDetached(t *testing.T) {
 	}
 }
 
+// pauseLive runs the one-call scenario on a run of its own, given with
+// WithState, until the approval of danger pauses it.
+func pauseLive(t *testing.T) (scenario, *pipeline.Runner, *state.Run, *pipeline.Result) {
+	t.Helper()
+	sc := newScenario(1, false)
+	r := newRunner(false)
+	live := state.NewRun("run_live", sc.agent.Name)
+	first, err := r.Run(context.Background(), sc.agent, pipeline.UserInput("clean up"), pipeline.WithState(live))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc, r, live, first
+}
+
+// approveAndResume approves the call callID of live and resumes that very
+// run.
+func approveAndResume(t *testing.T, r *pipeline.Runner, sc scenario, live *state.Run, callID string) {
+	t.Helper()
+	if err := live.Approve(callID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Resume(context.Background(), sc.agent, live); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestInterruptionsOutliveTheLiveRun: a result shares the live run's
 // pending approvals (the run replaces its list, never changes it in
 // place), so resuming that very run (given with WithState), which
@@ -406,23 +432,12 @@ func TestReturnedSnapshotsAreDetached(t *testing.T) {
 // result's interruption became the zero Approval.
 func TestInterruptionsOutliveTheLiveRun(t *testing.T) {
 	t.Parallel()
-	sc := newScenario(1, false)
-	r := newRunner(false)
-	live := state.NewRun("run_live", sc.agent.Name)
-	first, err := r.Run(context.Background(), sc.agent, pipeline.UserInput("clean up"), pipeline.WithState(live))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc, r, live, first := pauseLive(t)
 	want := first.Interruptions()
 	if len(want) != 1 || want[0].Tool != "danger" {
 		t.Fatalf("the run paused with %+v, want danger's approval", want)
 	}
-	if err := live.Approve(want[0].CallID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Resume(context.Background(), sc.agent, live); err != nil {
-		t.Fatal(err)
-	}
+	approveAndResume(t, r, sc, live, want[0].CallID)
 	if len(live.Pending()) != 0 || sc.calls.count("danger") != 1 {
 		t.Fatalf("the resume left %d pending and ran danger %d times, want 0 and 1", len(live.Pending()), sc.calls.count("danger"))
 	}
@@ -436,23 +451,12 @@ func TestInterruptionsOutliveTheLiveRun(t *testing.T) {
 // items that invocation recorded, not the resume's.
 func TestNewItemsOutliveTheLiveRun(t *testing.T) {
 	t.Parallel()
-	sc := newScenario(1, false)
-	r := newRunner(false)
-	live := state.NewRun("run_live", sc.agent.Name)
-	first, err := r.Run(context.Background(), sc.agent, pipeline.UserInput("clean up"), pipeline.WithState(live))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sc, r, live, first := pauseLive(t)
 	want := first.NewItems()
 	if len(want) == 0 || len(first.Interruptions()) != 1 {
 		t.Fatalf("the run paused with %d new items and %d interruptions, want some and 1", len(want), len(first.Interruptions()))
 	}
-	if err := live.Approve(first.Interruptions()[0].CallID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Resume(context.Background(), sc.agent, live); err != nil {
-		t.Fatal(err)
-	}
+	approveAndResume(t, r, sc, live, first.Interruptions()[0].CallID)
 	if live.Len() <= len(want) {
 		t.Fatalf("the resume left the run with %d items, want more than the first invocation's %d", live.Len(), len(want))
 	}
