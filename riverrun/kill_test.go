@@ -258,10 +258,21 @@ func testKillWorkers[TTx any](t *testing.T, b backend, open opener[TTx], procs, 
 	children := map[*killChild]bool{}
 	kills := 0
 	killed := map[int]bool{}
+	armed := 0
 	spawn := func() {
 		w := wc
-		if kills+countTraps(children) < wantKills {
-			w.Hook, w.Nth = torture.AllHooks[rng.IntN(len(torture.AllHooks))], 1+rng.IntN(6)
+		switch {
+		case armed == 0:
+			// Every job calls the model: the round's first trap fires at
+			// its worker's first job, so the round has a kill whatever
+			// the draws below miss (a rare hook, a late Nth).
+			w.Hook, w.Nth = torture.HookModel, 1
+			armed++
+		case kills+countTraps(children) < wantKills:
+			// The workers archive nothing and pop nothing: a trap at
+			// HookPrune or HookPop would never fire.
+			w.Hook, w.Nth = torture.StackHooks[rng.IntN(len(torture.StackHooks))], 1+rng.IntN(6)
+			armed++
 		}
 		children[startKillChild(t, childConfig{Mode: "worker", Backend: b, Worker: &w}, lines, &wg)] = true
 	}

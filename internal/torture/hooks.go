@@ -50,7 +50,12 @@ const (
 )
 
 // AllHooks lists every hook point.
-var AllHooks = []Hook{HookModel, HookToolReturned, HookLookupReturned, HookAppendBefore, HookAppendAfter, HookSaveBefore, HookSaveAfter, HookGuardrail, HookPrune, HookPop}
+var AllHooks = append(StackHooks[:len(StackHooks):len(StackHooks)], HookPrune, HookPop)
+
+// StackHooks lists the hook points a [Stack] reaches without [WithArchive]
+// and without a plan of [WithPops]: every hook but [HookPrune] and
+// [HookPop]. A trap armed at a hook its worker never reaches never fires.
+var StackHooks = []Hook{HookModel, HookToolReturned, HookLookupReturned, HookAppendBefore, HookAppendAfter, HookSaveBefore, HookSaveAfter, HookGuardrail}
 
 // Hooks is called at each hook point. It must be safe for concurrent use.
 type Hooks interface {
