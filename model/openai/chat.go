@@ -103,13 +103,16 @@ func (m *ChatModel) params(c *pipeline.ModelCall) (sdk.ChatCompletionNewParams, 
 	if err := chatExpressible(c.Input); err != nil {
 		return p, err
 	}
-	msgs := chatMessages(nil, c.Instructions, c.Input)
+	msgs := chatMessages(c.Instructions, c.Input)
 	p.Messages = make([]sdk.ChatCompletionMessageParamUnion, len(msgs))
 	for i, msg := range msgs {
-		p.Messages[i] = param.Override[sdk.ChatCompletionMessageParamUnion](json.RawMessage(msg))
+		// Set in place: param.Override would allocate the union, which
+		// escapes through its generic call, for each message.
+		param.SetJSON(msg, &p.Messages[i])
 	}
 	if len(c.Tools) > 0 {
 		p.Tools = make([]sdk.ChatCompletionToolUnionParam, len(c.Tools))
+		buf := make([]byte, 0, toolsSize(c.Tools))
 		for i, t := range c.Tools {
 			if len(t.Hosted) > 0 {
 				return p, fmt.Errorf("%w: hosted tool %q: Chat Completions has no hosted tools", ErrUnsupportedTool, t.Name)
@@ -120,7 +123,9 @@ func (m *ChatModel) params(c *pipeline.ModelCall) (sdk.ChatCompletionNewParams, 
 			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
 				return p, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
 			}
-			p.Tools[i] = param.Override[sdk.ChatCompletionToolUnionParam](json.RawMessage(appendChatTool(nil, t)))
+			start := len(buf)
+			buf = appendChatTool(buf, t)
+			param.SetJSON(buf[start:len(buf):len(buf)], &p.Tools[i])
 		}
 	}
 	if o := &c.Output; o.Schema != nil {
@@ -164,70 +169,102 @@ func (m *ChatModel) params(c *pipeline.ModelCall) (sdk.ChatCompletionNewParams, 
 }
 
 // chatMessages converts the instructions and items to chat messages, each
-// one JSON object, appended to dst.
-func chatMessages(dst [][]byte, instructions string, items state.Items) [][]byte {
-	if instructions != "" {
-		dst = append(dst, appendTextMessage(nil, "system", instructions))
+// one JSON object. All of them are written into one buffer, sized from the
+// items' JSON, and returned as slices of it.
+func chatMessages(instructions string, items state.Items) []json.RawMessage {
+	n, size := 1, 64+len(instructions)
+	for _, it := range items.All() {
+		n++
+		size += it.RawLen() + 32
 	}
-	var assistant []byte // the assistant message that calls may still join
+	buf := make([]byte, 0, size)
+	ends := make([]int, 0, n) // where each message ends in buf
+	if instructions != "" {
+		buf = appendTextMessage(buf, "system", instructions)
+		ends = append(ends, len(buf))
+	}
+	open := false // an assistant message that calls may still join is open
 	calls := 0
 	flush := func() {
-		if assistant == nil {
+		if !open {
 			return
 		}
 		if calls > 0 {
-			assistant = append(assistant, ']')
+			buf = append(buf, ']')
 		}
-		dst = append(dst, append(assistant, '}'))
-		assistant, calls = nil, 0
+		buf = append(buf, '}')
+		ends = append(ends, len(buf))
+		open, calls = false, 0
 	}
 	for _, it := range items.All() {
 		switch it.Kind() {
 		case state.KindUserMessage:
 			flush()
-			if msg, ok := appendUserParts(nil, it); ok {
-				dst = append(dst, msg)
-				break
+			if msg, ok := appendUserParts(buf, it); ok {
+				buf = msg
+			} else {
+				buf = appendTextMessage(buf, "user", it.Text())
 			}
-			dst = append(dst, appendTextMessage(nil, "user", it.Text()))
+			ends = append(ends, len(buf))
 		case state.KindSystemMessage:
 			flush()
-			dst = append(dst, appendTextMessage(nil, "system", it.Text()))
+			buf = appendTextMessage(buf, "system", it.Text())
+			ends = append(ends, len(buf))
 		case state.KindAssistantMessage:
 			flush()
-			assistant = append(assistant, `{"role":"assistant","content":`...)
-			assistant = jsonw.AppendString(assistant, it.Text())
+			buf = append(buf, `{"role":"assistant","content":`...)
+			buf = jsonw.AppendString(buf, it.Text())
+			open = true
 		case state.KindToolCall, state.KindHandoffCall:
-			if assistant == nil {
-				assistant = append(assistant, `{"role":"assistant","content":null`...)
+			if !open {
+				buf = append(buf, `{"role":"assistant","content":null`...)
+				open = true
 			}
 			if calls == 0 {
-				assistant = append(assistant, `,"tool_calls":[`...)
+				buf = append(buf, `,"tool_calls":[`...)
 			} else {
-				assistant = append(assistant, ',')
+				buf = append(buf, ',')
 			}
 			calls++
-			assistant = append(assistant, `{"id":`...)
-			assistant = jsonw.AppendString(assistant, it.CallID())
-			assistant = append(assistant, `,"type":"function","function":{"name":`...)
-			assistant = jsonw.AppendString(assistant, it.Name())
-			assistant = append(assistant, `,"arguments":`...)
-			assistant = jsonw.AppendString(assistant, it.Text())
-			assistant = append(assistant, `}}`...)
+			buf = appendChatCall(buf, it)
 		case state.KindToolOutput, state.KindHandoffOutput:
 			flush()
-			msg := append([]byte(nil), `{"role":"tool","tool_call_id":`...)
-			msg = jsonw.AppendString(msg, it.CallID())
-			msg = append(msg, `,"content":`...)
-			msg = jsonw.AppendString(msg, it.Text())
-			dst = append(dst, append(msg, '}'))
+			buf = append(buf, `{"role":"tool","tool_call_id":`...)
+			buf = jsonw.AppendString(buf, it.CallID())
+			buf = append(buf, `,"content":`...)
+			buf = jsonw.AppendString(buf, it.Text())
+			buf = append(buf, '}')
+			ends = append(ends, len(buf))
 		case state.KindReasoning, state.KindOpaque:
 			// Chat Completions takes no reasoning input; the opaque items
 			// left by chatExpressible are another provider's own.
 		}
 	}
 	flush()
-	return dst
+	return spans(buf, ends)
+}
+
+// appendChatCall appends a function call of an assistant message's
+// tool_calls.
+func appendChatCall(dst []byte, it state.Item) []byte {
+	dst = append(dst, `{"id":`...)
+	dst = jsonw.AppendString(dst, it.CallID())
+	dst = append(dst, `,"type":"function","function":{"name":`...)
+	dst = jsonw.AppendString(dst, it.Name())
+	dst = append(dst, `,"arguments":`...)
+	dst = jsonw.AppendString(dst, it.Text())
+	return append(dst, `}}`...)
+}
+
+// spans cuts buf at ends into the messages written one after the other.
+func spans(buf []byte, ends []int) []json.RawMessage {
+	msgs := make([]json.RawMessage, len(ends))
+	start := 0
+	for i, end := range ends {
+		msgs[i] = buf[start:end:end]
+		start = end
+	}
+	return msgs
 }
 
 func appendTextMessage(dst []byte, role, text string) []byte {

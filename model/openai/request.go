@@ -71,23 +71,27 @@ func toolParams(tools []pipeline.ToolSpec) ([]responses.ToolUnionParam, error) {
 		return nil, nil
 	}
 	out := make([]responses.ToolUnionParam, len(tools))
+	buf := make([]byte, 0, toolsSize(tools)) // the tools' JSON, one after the other
 	for i, t := range tools {
+		start := len(buf)
 		switch {
 		case len(t.Hosted) > 0:
 			if !json.Valid(t.Hosted) {
 				return nil, fmt.Errorf("openai: hosted tool %q: declaration is not valid JSON", t.Name)
 			}
-			out[i] = param.Override[responses.ToolUnionParam](t.Hosted)
+			param.SetJSON(t.Hosted, &out[i])
 		case len(t.Custom) > 0:
 			if !json.Valid(t.Custom) {
 				return nil, fmt.Errorf("openai: custom tool %q: format is not valid JSON", t.Name)
 			}
-			out[i] = param.Override[responses.ToolUnionParam](json.RawMessage(appendCustomTool(nil, t)))
+			buf = appendCustomTool(buf, t)
+			param.SetJSON(buf[start:len(buf):len(buf)], &out[i])
 		default:
 			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
 				return nil, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
 			}
-			out[i] = param.Override[responses.ToolUnionParam](json.RawMessage(appendTool(nil, t)))
+			buf = appendTool(buf, t)
+			param.SetJSON(buf[start:len(buf):len(buf)], &out[i])
 		}
 	}
 	return out, nil
@@ -199,6 +203,16 @@ func appendTool(dst []byte, t pipeline.ToolSpec) []byte {
 		dst = append(dst, `,"strict":false}`...)
 	}
 	return dst
+}
+
+// toolsSize is room for the declarations of tools: their names,
+// descriptions, schemas and formats, and the members around them.
+func toolsSize(tools []pipeline.ToolSpec) int {
+	n := 0
+	for _, t := range tools {
+		n += 128 + len(t.Name) + len(t.Description) + len(t.Parameters) + len(t.Custom)
+	}
+	return n
 }
 
 func appendParameters(dst []byte, schema json.RawMessage) []byte {

@@ -1,0 +1,49 @@
+package openai
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
+)
+
+// TestAllocBudgets pins the allocations of the adapters' own work on a
+// call of 100 items of history (benchHistory) and two tools: building
+// the request's params. Lower a budget when a change cuts allocations,
+// with the reason beside it.
+func TestAllocBudgets(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	tools := []pipeline.ToolSpec{
+		{Name: "get_weather", Description: "Current weather.", Strict: true, Parameters: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}},"required":["location"],"additionalProperties":false}`)},
+		{Name: "get_forecast", Description: "Forecast.", Parameters: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}}}`)},
+	}
+	c := &pipeline.ModelCall{Instructions: "Answer weather questions.", Input: state.ItemsOf(benchHistory(100)), Tools: tools,
+		Settings: pipeline.ModelSettings{Model: "gpt-5-mini"}}
+	m, chat := &Model{}, &ChatModel{}
+	budgets := []struct {
+		name   string
+		allocs float64
+		why    string
+		f      func()
+	}{
+		{"responses params", 7, "the input's buffer, its boxing and its override (param.Override allocates the union), the tools' list, their one buffer and their boxing (param.SetJSON); 16 while each tool was a buffer of its own grown from nil and an override", func() {
+			if _, err := m.params(c); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"chat params", 109, "one buffer for all messages, their ends and list, the messages' and tools' lists and buffer, and one boxing per message and tool (param.SetJSON: 101 messages, 2 tools); 501 while each message was a buffer of its own grown from nil, set with param.Override (which allocates the union)", func() {
+			if _, err := chat.params(c); err != nil {
+				t.Fatal(err)
+			}
+		}},
+	}
+	for _, bg := range budgets {
+		got := testing.AllocsPerRun(50, bg.f)
+		if got > bg.allocs {
+			t.Errorf("%s: %v allocations, over its budget of %v (%s)", bg.name, got, bg.allocs, bg.why)
+		}
+	}
+}
