@@ -1,8 +1,14 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
+	"os"
 	"testing"
+
+	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -23,6 +29,10 @@ func TestAllocBudgets(t *testing.T) {
 	c := &pipeline.ModelCall{Instructions: "Answer weather questions.", Input: state.ItemsOf(benchHistory(100)), Tools: tools,
 		Settings: pipeline.ModelSettings{Model: "gpt-5-mini"}}
 	m, chat := &Model{}, &ChatModel{}
+	sse, err := os.ReadFile("testdata/stream_text.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
 	budgets := []struct {
 		name   string
 		allocs float64
@@ -38,6 +48,14 @@ func TestAllocBudgets(t *testing.T) {
 			if _, err := chat.params(c); err != nil {
 				t.Fatal(err)
 			}
+		}},
+		{"read responses stream", 73, "testdata/stream_text.sse (10 events) for a call whose events reach nobody, the SDK's decoder included: the events the reader does nothing with (the response's creation and progress, the parts added and done, the text's deltas) checked as JSON, not decoded; 156 when every event was decoded", func() {
+			res := &http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(sse))}
+			dec := ssestream.NewDecoder(res)
+			if _, err := readResponseStream(dec, &pipeline.ModelCall{Stream: true}); err != nil {
+				t.Fatal(err)
+			}
+			dec.Close()
 		}},
 	}
 	for _, bg := range budgets {

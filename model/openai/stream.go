@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -79,6 +80,12 @@ func readResponseStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline
 		if bytes.HasPrefix(data, []byte("[DONE]")) {
 			break
 		}
+		if skippable(data, c.Streaming()) {
+			if !json.Valid(data) {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d", events), Err: errors.New("invalid JSON")}
+			}
+			continue
+		}
 		var ev streamEvent
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return nil, &DecodeError{Where: fmt.Sprintf("stream event %d", events), Err: err}
@@ -122,6 +129,52 @@ func readResponseStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline
 		return nil, fmt.Errorf("%w after %d events: %w", ErrIncompleteStream, events, err)
 	}
 	return nil, fmt.Errorf("%w after %d events", ErrIncompleteStream, events)
+}
+
+// typePrefix is how the API begins every event: its type first.
+const typePrefix = `{"type":"`
+
+// readTypes are the events readResponseStream acts on; a text delta
+// only when the call's events reach a consumer.
+var readTypes = map[string]bool{
+	"response.output_item.done": true,
+	"response.completed":        true, "response.incomplete": true, "response.failed": true,
+	"error": true,
+}
+
+// skippable reports whether an event (data, its JSON) is one the stream
+// reader does nothing with, known from its type without decoding it: the
+// type is the object's first member, written without escapes, as the API
+// writes it, and it is neither one of readTypes, nor a text or refusal
+// delta when streaming (the call's events reach a consumer), nor a hosted
+// call's step. Such an event (most of a stream: the response's creation
+// and progress, the items and parts added, the texts and arguments done,
+// the arguments' deltas) is checked to be JSON but not decoded; any other
+// is decoded whole.
+func skippable(data []byte, streaming bool) bool {
+	rest, ok := bytes.CutPrefix(data, []byte(typePrefix))
+	if !ok {
+		return false
+	}
+	end := bytes.IndexByte(rest, '"')
+	if end <= 0 || bytes.IndexByte(rest[:end], '\\') >= 0 {
+		return false // no type (the SSE event's applies), or an escaped one
+	}
+	typ := rest[:end]
+	switch string(typ) {
+	case "response.output_text.delta", "response.refusal.delta":
+		return !streaming
+	}
+	if readTypes[string(typ)] {
+		return false
+	}
+	// A hosted call's step (hostedStep), without making a string of typ.
+	if call, ok := bytes.CutPrefix(typ, []byte("response.")); ok {
+		if i := bytes.LastIndexByte(call, '.'); i >= 0 && hostedTypes[string(call[:i])] {
+			return false
+		}
+	}
+	return true
 }
 
 // hostedStep splits an event type such as
