@@ -132,6 +132,13 @@ func TestStatementPlans(t *testing.T) {
 					coroutines[name] = true
 				}
 			}
+			// A recursive step's first scan is of the rows the step before
+			// it made (one row a step here), not of a table.
+			for i, line := range got {
+				if i > 0 && strings.TrimSpace(got[i-1]) == "RECURSIVE STEP" {
+					coroutines[strings.TrimPrefix(strings.TrimSpace(line), "SCAN ")] = true
+				}
+			}
 			for _, line := range got {
 				if growing.MatchString(line) && !coroutines[strings.TrimPrefix(strings.TrimSpace(line), "SCAN ")] {
 					t.Errorf("%s, %s: plan line %q grows with the table", st.name, stats, strings.TrimSpace(line))
@@ -148,7 +155,7 @@ func TestStatementPlans(t *testing.T) {
 // index and guarded the lookup with the item's kind.
 const oldInsertRow = `(?, ?, ?, ?, ?, ?, ?, ?, max(?, COALESCE((SELECT c.seq FROM session_items c
 	WHERE c.session_id = ? AND c.place = ? AND c.call_id = ? AND c.answers IS NULL AND c.seq < ?
-	ORDER BY c.seq DESC LIMIT 1), 0)))`
+	ORDER BY c.seq DESC LIMIT 1), 0)), NULL)` // NULL: the behind column, which came later
 
 // TestGrowingPlanIsCaught checks the plan test's eye on the defect it was
 // written for: the append's call lookup as it was, on the index of calls
