@@ -34,13 +34,14 @@ func upgrades(t *testing.T) []upgrade {
 		}
 		defer db.Close()
 		for _, q := range []string{
+			`DROP INDEX session_items_behind`, // 0010
+			`ALTER TABLE session_items DROP COLUMN behind`,
 			`DROP INDEX session_items_call_ids`, // 0008: back to 0002's indexes
 			`CREATE INDEX session_items_calls ON session_items (session_id, place, call_id, seq)
 				WHERE call_id IS NOT NULL AND answers IS NULL`,
 			`CREATE UNIQUE INDEX session_items_answers ON session_items (session_id, place, call_id, answers)
 				WHERE answers IS NOT NULL`,
-			`DROP INDEX session_items_stamps`, // 0007
-			`DROP TABLE session_stamps`,
+			`DROP TABLE session_stamps`, // 0007's index went with 0010
 			`ALTER TABLE session_items DROP COLUMN stamp`,
 			`DELETE FROM schema_version WHERE version >= 6`,
 		} {

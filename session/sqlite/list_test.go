@@ -46,8 +46,8 @@ func TestListingMigration(t *testing.T) {
 		`DELETE FROM sqlite_sequence WHERE name = 'run_index'`,
 		`DROP TABLE session_index`,
 		`DELETE FROM sqlite_sequence WHERE name = 'session_index'`,
+		undoStampsBehind[0], undoStampsBehind[1], // 0010
 		`DROP TABLE session_stamps`,
-		`DROP INDEX session_items_stamps`,
 		`DROP INDEX session_items_call_ids`, // back to migration 0002's indexes
 		`CREATE INDEX session_items_calls ON session_items (session_id, place, call_id, seq)
 			WHERE call_id IS NOT NULL AND answers IS NULL`,

@@ -11,11 +11,31 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
+// undoStampsBehind are the statements that set a file back from
+// migration 0010 to 0009: every item in the index of stamps.
+var undoStampsBehind = []string{
+	`DROP INDEX session_items_behind`,
+	`ALTER TABLE session_items DROP COLUMN behind`,
+	`CREATE INDEX session_items_stamps ON session_items (session_id, stamp)`,
+	`DELETE FROM schema_version WHERE version >= 10`,
+}
+
+// execAll runs qs on db, in order.
+func execAll(t *testing.T, db *sql.DB, qs ...string) {
+	t.Helper()
+	for _, q := range qs {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
 // toVersion7 sets the file at path back to schema version 7: the indexes
 // of calls and of outputs of migration 0002 in place of 0008's one.
 func toVersion7(t *testing.T, path string) {
 	t.Helper()
 	db := rawDB(t, path)
+	execAll(t, db, undoStampsBehind...)
 	for _, q := range []string{
 		`DROP INDEX session_items_call_ids`,
 		`CREATE INDEX session_items_calls ON session_items (session_id, place, call_id, seq)
@@ -71,7 +91,7 @@ func TestCallIndexMigration(t *testing.T) {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"session_items_call_ids", "session_items_stamps"}; !slices.Equal(names, want) {
+	if want := []string{"session_items_behind", "session_items_call_ids"}; !slices.Equal(names, want) {
 		t.Fatalf("indexes of session_items after the migration = %q, want %q", names, want)
 	}
 
@@ -125,6 +145,7 @@ func TestStampFloorMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := rawDB(t, path)
+	execAll(t, db, undoStampsBehind...)
 	for _, q := range []string{
 		`INSERT INTO session_stamps (session_id, stamp) VALUES ('s', 5)`,
 		`DELETE FROM schema_version WHERE version >= 9`,
@@ -148,4 +169,94 @@ func TestStampFloorMigration(t *testing.T) {
 	if stamp != 6 || ch.Stamp != 7 {
 		t.Errorf("after the migration, the next append's stamp = %d, the session's next = %d; want 6 (above the counter's 5) and 7", stamp, ch.Stamp)
 	}
+}
+
+// TestStampsBehindMigration checks that migration 0010 marks behind the
+// items of a file written before it that an item after them precedes in
+// the stamps' order, and no other, and that the session's changes read
+// from every stamp after it are what the items' stamps say: here two
+// runs that interleave, a position filled late, and a pop.
+func TestStampsBehindMigration(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s := open(t, path)
+	msg := func(seq int64) state.Item { return state.AssistantMessage("m", "x").WithSeq(seq) }
+	for _, a := range []struct {
+		run   string
+		items []state.Item
+	}{
+		{"a", []state.Item{msg(1), msg(2)}}, // stamp 1, place 1
+		{"b", []state.Item{msg(1)}},         // 2, place 2
+		{"a", []state.Item{msg(4)}},         // 3: behind (2, 1)
+		{"b", []state.Item{msg(2), msg(3)}}, // 4
+		{"a", []state.Item{msg(3)}},         // 5: behind (1, 4) and (2, *)
+		{"b", []state.Item{msg(4), msg(5)}}, // 6: (2, 5) popped below
+	} {
+		if err := s.Append(ctx, "s", a.run, a.items); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok, err := s.Pop(ctx, "s"); err != nil || !ok {
+		t.Fatalf("Pop = %v, %v", ok, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, path)
+	execAll(t, db, undoStampsBehind...)
+
+	s = open(t, path)
+	if got, want := placedAt(t, db, `SELECT place, seq FROM session_items WHERE behind IS NOT NULL ORDER BY place, seq`),
+		[][]int64{{1, 3}, {1, 4}}; !slices.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("items behind after the migration = %v, want %v", got, want)
+	}
+	check := func(what string) {
+		t.Helper()
+		var next int64
+		if err := db.QueryRow(`SELECT max(COALESCE((SELECT stamp FROM session_stamps WHERE session_id = 's'), 0),
+			(SELECT max(stamp) FROM session_items WHERE session_id = 's')) + 1`).Scan(&next); err != nil {
+			t.Fatal(err)
+		}
+		for since := int64(1); since <= next; since++ {
+			want := placedAt(t, db, `SELECT place, seq FROM session_items WHERE session_id = 's' AND stamp >= ? ORDER BY place, seq`, since)
+			ch, err := s.ReadChanges(ctx, "s", session.ChangeQuery{Since: since})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got [][]int64
+			for _, p := range ch.Items {
+				got = append(got, []int64{p.Place, p.Item.Seq()})
+			}
+			if !slices.EqualFunc(got, want, slices.Equal) || ch.Stamp != next {
+				t.Errorf("%s: changes since stamp %d = %v, stamp %d; want %v, stamp %d", what, since, got, ch.Stamp, want, next)
+			}
+		}
+	}
+	check("after the migration")
+	if err := s.Append(ctx, "s", "b", []state.Item{msg(5)}); err != nil {
+		t.Fatal(err)
+	}
+	check("after an append")
+}
+
+// placedAt returns the (place, seq) of the rows query reads from db.
+func placedAt(t *testing.T, db *sql.DB, query string, args ...any) [][]int64 {
+	t.Helper()
+	rows, err := db.Query(query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out [][]int64
+	for rows.Next() {
+		var place, seq int64
+		if err := rows.Scan(&place, &seq); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, []int64{place, seq})
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

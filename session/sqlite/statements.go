@@ -11,12 +11,35 @@ import "strings"
 // order, or rows it returns or deletes): none may scan a table, nor walk
 // rows it does not use, so no statement's cost grows with the history.
 
-// lastStamp is the last write stamp of session ?1: the greater of its
-// floor in session_stamps (raised by each removal) and its items' last
-// stamp, the last entry of session_items_stamps, both by key.
+// lastStamp is the last write stamp of session ?1, the greatest of its
+// floor in session_stamps (raised by each removal), its last item's
+// stamp and the last stamp of its items behind (session_items_behind),
+// each by key. The last item not behind is the last item or, when a
+// removal left an item behind last, one written before the removal:
+// under the floor.
 const lastStamp = `max(COALESCE((SELECT stamp FROM session_stamps WHERE session_id = ?1), 0),
-	COALESCE((SELECT stamp FROM session_items INDEXED BY session_items_stamps
-		WHERE session_id = ?1 ORDER BY stamp DESC LIMIT 1), 0))`
+	COALESCE((SELECT stamp FROM session_items WHERE session_id = ?1 ORDER BY place DESC, seq DESC LIMIT 1), 0),
+	COALESCE((SELECT stamp FROM session_items INDEXED BY session_items_behind
+		WHERE session_id = ?1 AND behind IS NOT NULL ORDER BY stamp DESC LIMIT 1), 0))`
+
+// nextStamp is lastStamp + 1 with its session bound three times by
+// position.
+const nextStamp = `max(COALESCE((SELECT stamp FROM session_stamps WHERE session_id = ?), 0),
+	COALESCE((SELECT stamp FROM session_items WHERE session_id = ? ORDER BY place DESC, seq DESC LIMIT 1), 0),
+	COALESCE((SELECT stamp FROM session_items INDEXED BY session_items_behind
+		WHERE session_id = ? AND behind IS NOT NULL ORDER BY stamp DESC LIMIT 1), 0)) + 1`
+
+// prevPlace and prevSeq are the place and position of the item of session
+// ?1 before item x in the primary key's order (NULL for none), each
+// subquery one entry by key: the item before x in its run, or the last
+// of the run placed before.
+const (
+	prevPlace = `CASE WHEN EXISTS (SELECT 1 FROM session_items WHERE session_id = ?1 AND place = x.place AND seq < x.seq)
+		THEN x.place ELSE (SELECT max(place) FROM session_items WHERE session_id = ?1 AND place < x.place) END`
+	prevSeq = `coalesce((SELECT max(seq) FROM session_items WHERE session_id = ?1 AND place = x.place AND seq < x.seq),
+		(SELECT max(seq) FROM session_items WHERE session_id = ?1
+			AND place = (SELECT max(place) FROM session_items WHERE session_id = ?1 AND place < x.place)))`
+)
 
 // Session statements.
 const (
@@ -43,11 +66,15 @@ const (
 	// on the index it was written for: left to itself, SQLite searched the
 	// primary key by (session_id, place, seq<?), walking the run backwards
 	// from the item, the whole run for a call with a new ID.
-	sqlInsertItems = `INSERT INTO session_items (session_id, place, seq, kind, name, raw, call_id, stamp, answers) VALUES `
+	// The behind column of a row: 1 when the session holds an item at or
+	// after its place and position (one entry of the primary key), else
+	// NULL.
+	sqlInsertItems = `INSERT INTO session_items (session_id, place, seq, kind, name, raw, call_id, stamp, answers, behind) VALUES `
 	sqlInsertRow   = `(?, ?, ?, ?, ?, ?, ?, ?, CASE WHEN ? IS NULL THEN NULL ELSE max(?, COALESCE((
 		SELECT c.seq FROM session_items AS c INDEXED BY session_items_call_ids
 		WHERE c.session_id = ? AND c.place = ? AND c.call_id = ? AND coalesce(c.answers, c.seq) < ? AND (c.answers IS NULL)
-		ORDER BY coalesce(c.answers, c.seq) DESC LIMIT 1), 0)) END)`
+		ORDER BY coalesce(c.answers, c.seq) DESC LIMIT 1), 0)) END,
+		(SELECT 1 FROM session_items AS b WHERE b.session_id = ? AND (b.place, b.seq) >= (?, ?) LIMIT 1))`
 	sqlInsertTail = ` ON CONFLICT (session_id, place, seq) DO NOTHING`
 
 	// An append of a run that has its place, in one statement: the rows
@@ -55,19 +82,19 @@ const (
 	// ID and batch call), joined to the run's row of session_runs (the
 	// last two arguments), which gives their place, each with the
 	// session's next write stamp, one above its last (lastStamp, its
-	// session bound twice, at the head: a subquery of no row, run once),
-	// and the answers column as sqlInsertRow computes it. A run with no
-	// place yet joins no row and inserts nothing: see Store.append.
-	sqlInsertJoinHead = `INSERT INTO session_items (session_id, place, seq, kind, name, raw, call_id, stamp, answers)
+	// session bound three times, at the head: a subquery of no row, run
+	// once), and the answers and behind columns as sqlInsertRow computes
+	// them. A run with no place yet joins no row and inserts nothing: see
+	// Store.append.
+	sqlInsertJoinHead = `INSERT INTO session_items (session_id, place, seq, kind, name, raw, call_id, stamp, answers, behind)
 		SELECT r.session_id, r.place, v.column1, v.column2, v.column3, v.column4, v.column5,
-			max(COALESCE((SELECT stamp FROM session_stamps WHERE session_id = ?), 0),
-				COALESCE((SELECT stamp FROM session_items INDEXED BY session_items_stamps
-					WHERE session_id = ? ORDER BY stamp DESC LIMIT 1), 0)) + 1,
+			` + nextStamp + `,
 			CASE WHEN v.column6 IS NULL THEN NULL ELSE max(v.column6, COALESCE((
 				SELECT c.seq FROM session_items AS c INDEXED BY session_items_call_ids
 				WHERE c.session_id = r.session_id AND c.place = r.place AND c.call_id = v.column5
 					AND coalesce(c.answers, c.seq) < v.column1 AND (c.answers IS NULL)
-				ORDER BY coalesce(c.answers, c.seq) DESC LIMIT 1), 0)) END
+				ORDER BY coalesce(c.answers, c.seq) DESC LIMIT 1), 0)) END,
+			(SELECT 1 FROM session_items AS b WHERE b.session_id = r.session_id AND (b.place, b.seq) >= (r.place, v.column1) LIMIT 1)
 		FROM session_runs AS r, (VALUES `
 	sqlInsertJoinRow  = `(?, ?, ?, ?, ?, ?)`
 	sqlInsertJoinTail = `) AS v WHERE r.session_id = ? AND r.run_id = ?
@@ -116,15 +143,29 @@ const (
 
 	// What a session gained since write stamp ?3 (session.ChangeReader):
 	// a first row with the session's last stamp, its generation and run
-	// ?2's place (0 for none), then the items, by the stamps' index, in
-	// no order. One statement: one snapshot.
-	sqlChangesSince = `SELECT 0, 0, '', '', X'',
+	// ?2's place (0 for none), then the items, in no order: those behind
+	// of stamp ?3 or more, from their index, and those not behind of stamp
+	// ?3 or more. These are after every item of a smaller stamp in the
+	// primary key's order (each was written after every item stored
+	// then), so tail walks the key backwards, one entry by key a step,
+	// from the session's last item to the first of a stamp below ?3:
+	// O(the items written since). One statement: one snapshot.
+	sqlChangesSince = `WITH RECURSIVE tail (place, seq, kind, name, raw, stamp, behind, prev_place, prev_seq) AS (
+			SELECT *, ` + prevPlace + `, ` + prevSeq + ` FROM (SELECT place, seq, kind, name, raw, stamp, behind FROM session_items
+				WHERE session_id = ?1 ORDER BY place DESC, seq DESC LIMIT 1) AS x
+			UNION ALL
+			SELECT x.place, x.seq, x.kind, x.name, x.raw, x.stamp, x.behind, ` + prevPlace + `, ` + prevSeq + `
+			FROM tail AS t JOIN session_items AS x ON x.session_id = ?1 AND x.place = t.prev_place AND x.seq = t.prev_seq
+			WHERE t.stamp >= ?3)
+		SELECT 0, 0, '', '', X'',
 			` + lastStamp + `,
 			COALESCE((SELECT gen FROM session_stamps WHERE session_id = ?1), 0),
 			COALESCE((SELECT place FROM session_runs WHERE session_id = ?1 AND run_id = ?2), 0)
 		UNION ALL
-		SELECT place, seq, kind, name, raw, 0, 0, 0 FROM session_items INDEXED BY session_items_stamps
-		WHERE session_id = ?1 AND stamp >= ?3`
+		SELECT place, seq, kind, name, raw, 0, 0, 0 FROM session_items INDEXED BY session_items_behind
+		WHERE session_id = ?1 AND behind IS NOT NULL AND stamp >= ?3
+		UNION ALL
+		SELECT place, seq, kind, name, raw, 0, 0, 0 FROM tail WHERE behind IS NULL AND stamp >= ?3`
 	// The same first row, then the session's last ?3 items (all for -1),
 	// last first, backwards along the primary key.
 	sqlChangesTail = `SELECT 0, 0, '', '', X'',
@@ -300,38 +341,46 @@ var statements = []statement{
 			"SCALAR SUBQUERY 1",
 			"  SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
 			"SCALAR SUBQUERY 2",
-			"  SEARCH session_items USING COVERING INDEX session_items_stamps (session_id=?)", // LIMIT 1, in the index's order
+			"  SEARCH session_items USING PRIMARY KEY (session_id=?)", // the last item's stamp: LIMIT 1, backwards in the key's order
 			"SCALAR SUBQUERY 3",
+			"  SEARCH session_items USING INDEX session_items_behind (session_id=?)", // the last stamp behind: LIMIT 1, in the index's order
+			"SCALAR SUBQUERY 4",
 			"  SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)",
 		}},
 	{name: "insert items", sql: insertItemsSQL(1),
 		args: func(k planKey) []any {
 			return []any{k.session, k.place, k.seq + 1, "tool_output", "echo", []byte(`{}`), k.callID, int64(1 << 40),
-				int64(0), int64(0), k.session, k.place, k.callID, k.seq + 1}
+				int64(0), int64(0), k.session, k.place, k.callID, k.seq + 1, k.session, k.place, k.seq + 1}
 		},
 		plan: []string{
 			"SCALAR SUBQUERY 1",
 			"  SEARCH c USING INDEX session_items_call_ids (session_id=? AND place=? AND call_id=? AND <expr><?)", // LIMIT 1, in the index's order
+			"SCALAR SUBQUERY 2",
+			"  SEARCH b USING PRIMARY KEY (session_id=? AND (place,seq)>(?,?))", // behind: the first entry at or after the row
 		}},
 	{name: "append", sql: joinSQL[1],
 		args: func(k planKey) []any {
-			return []any{k.session, k.session, k.seq + 1, "tool_output", "echo", []byte(`{}`), k.callID, int64(0), k.session, k.run}
+			return []any{k.session, k.session, k.session, k.seq + 1, "tool_output", "echo", []byte(`{}`), k.callID, int64(0), k.session, k.run}
 		},
 		plan: []string{
-			"CO-ROUTINE v", // the batch's rows
+			"CO-ROUTINE v",
 			"  SCAN CONSTANT ROW",
 			"SEARCH r USING PRIMARY KEY (session_id=? AND run_id=?)", // the run's place
 			"SCAN v",
 			"SCALAR SUBQUERY 1",
 			"  SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
 			"SCALAR SUBQUERY 2",
-			"  SEARCH session_items USING COVERING INDEX session_items_stamps (session_id=?)", // LIMIT 1, in the index's order
-			"CORRELATED SCALAR SUBQUERY 3",
+			"  SEARCH session_items USING PRIMARY KEY (session_id=?)", // the last item's stamp: LIMIT 1, backwards in the key's order
+			"SCALAR SUBQUERY 3",
+			"  SEARCH session_items USING INDEX session_items_behind (session_id=?)", // the last stamp behind: LIMIT 1, in the index's order
+			"CORRELATED SCALAR SUBQUERY 4",
 			"  SEARCH c USING INDEX session_items_call_ids (session_id=? AND place=? AND call_id=? AND <expr><?)", // LIMIT 1, in the index's order
+			"CORRELATED SCALAR SUBQUERY 5",
+			"  SEARCH b USING PRIMARY KEY (session_id=? AND (place,seq)>(?,?))", // behind: the first entry at or after the row
 		}},
 	{name: "append of three", sql: joinSQL[3],
 		args: func(k planKey) []any {
-			return []any{k.session, k.session,
+			return []any{k.session, k.session, k.session,
 				k.seq + 1, "tool_call", "echo", []byte(`{}`), k.callID, nil,
 				k.seq + 2, "tool_output", "echo", []byte(`{}`), k.callID, k.seq + 1,
 				k.seq + 3, "message", "", []byte(`{}`), nil, nil,
@@ -339,13 +388,17 @@ var statements = []statement{
 		},
 		plan: []string{
 			"SEARCH r USING PRIMARY KEY (session_id=? AND run_id=?)", // the run's place
-			"SCAN 3-ROW VALUES CLAUSE",                               // the batch's rows
+			"SCAN 3-ROW VALUES CLAUSE",
 			"SCALAR SUBQUERY 1",
 			"  SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
 			"SCALAR SUBQUERY 2",
-			"  SEARCH session_items USING COVERING INDEX session_items_stamps (session_id=?)", // LIMIT 1, in the index's order
-			"CORRELATED SCALAR SUBQUERY 3",
+			"  SEARCH session_items USING PRIMARY KEY (session_id=?)", // the last item's stamp: LIMIT 1, backwards in the key's order
+			"SCALAR SUBQUERY 3",
+			"  SEARCH session_items USING INDEX session_items_behind (session_id=?)", // the last stamp behind: LIMIT 1, in the index's order
+			"CORRELATED SCALAR SUBQUERY 4",
 			"  SEARCH c USING INDEX session_items_call_ids (session_id=? AND place=? AND call_id=? AND <expr><?)", // LIMIT 1, in the index's order
+			"CORRELATED SCALAR SUBQUERY 5",
+			"  SEARCH b USING PRIMARY KEY (session_id=? AND (place,seq)>(?,?))", // behind: the first entry at or after the row
 		}},
 	{name: "stored item", sql: sqlStoredItem,
 		args: func(k planKey) []any { return []any{k.session, k.place, k.seq} },
@@ -361,29 +414,33 @@ var statements = []statement{
 	{name: "list before", sql: sqlListBefore,
 		args: func(k planKey) []any { return []any{k.session, k.run + "-after", 20, int64(1 << 40)} },
 		plan: []string{
-			"CO-ROUTINE (subquery-4)",
+			"CO-ROUTINE (subquery-5)",
 			"  SEARCH session_items USING PRIMARY KEY (session_id=? AND place<?)", // LIMIT, backwards in the key's order
-			"  SCALAR SUBQUERY 3",
+			"  SCALAR SUBQUERY 4",
 			"    SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)",
-			"SCAN (subquery-4)",
+			"SCAN (subquery-5)",
 			"SCALAR SUBQUERY 1",
 			"  SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
 			"SCALAR SUBQUERY 2",
-			"  SEARCH session_items USING COVERING INDEX session_items_stamps (session_id=?)", // LIMIT 1, in the index's order
-			"USE TEMP B-TREE FOR ORDER BY", // the limit's rows
+			"  SEARCH session_items USING PRIMARY KEY (session_id=?)", // the last item's stamp: LIMIT 1, backwards in the key's order
+			"SCALAR SUBQUERY 3",
+			"  SEARCH session_items USING INDEX session_items_behind (session_id=?)", // the last stamp behind: LIMIT 1, in the index's order
+			"USE TEMP B-TREE FOR ORDER BY",
 		}},
 	{name: "removal", sql: sqlRemoval,
 		args: func(k planKey) []any { return []any{k.session} },
 		plan: []string{
-			"SCAN CONSTANT ROW", // the one row offered, then the upsert by key
-			"SCALAR SUBQUERY 3",
-			"  SEARCH session_runs USING COVERING INDEX sqlite_autoindex_session_runs_2 (session_id=?)", // EXISTS: one entry
+			"SCAN CONSTANT ROW",
 			"SCALAR SUBQUERY 4",
+			"  SEARCH session_runs USING COVERING INDEX sqlite_autoindex_session_runs_2 (session_id=?)",
+			"SCALAR SUBQUERY 5",
 			"  SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
 			"SCALAR SUBQUERY 1",
 			"  SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
 			"SCALAR SUBQUERY 2",
-			"  SEARCH session_items USING COVERING INDEX session_items_stamps (session_id=?)", // LIMIT 1, in the index's order
+			"  SEARCH session_items USING PRIMARY KEY (session_id=?)", // the last item's stamp: LIMIT 1, backwards in the key's order
+			"SCALAR SUBQUERY 3",
+			"  SEARCH session_items USING INDEX session_items_behind (session_id=?)", // the last stamp behind: LIMIT 1, in the index's order
 		}},
 	{name: "changes since", sql: sqlChangesSince,
 		args: func(k planKey) []any { return []any{k.session, k.run, int64(3)} },
@@ -391,16 +448,48 @@ var statements = []statement{
 			"COMPOUND QUERY",
 			"  LEFT-MOST SUBQUERY",
 			"    SCAN CONSTANT ROW",
-			"    SCALAR SUBQUERY 1",
+			"    SCALAR SUBQUERY 14",
 			"      SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
-			"    SCALAR SUBQUERY 2",
-			"      SEARCH session_items USING COVERING INDEX session_items_stamps (session_id=?)", // LIMIT 1, in the index's order
-			"    SCALAR SUBQUERY 3",
+			"    SCALAR SUBQUERY 15",
+			"      SEARCH session_items USING PRIMARY KEY (session_id=?)", // the last item's stamp: LIMIT 1, backwards in the key's order
+			"    SCALAR SUBQUERY 16",
+			"      SEARCH session_items USING INDEX session_items_behind (session_id=?)", // the last stamp behind: LIMIT 1, in the index's order
+			"    SCALAR SUBQUERY 17",
 			"      SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
-			"    SCALAR SUBQUERY 4",
+			"    SCALAR SUBQUERY 18",
 			"      SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)",
 			"  UNION ALL",
-			"    SEARCH session_items USING INDEX session_items_stamps (session_id=? AND stamp>?)", // the items written since
+			"    SEARCH session_items USING INDEX session_items_behind (session_id=? AND stamp>?)", // the items behind written since
+			"  UNION ALL",
+			"    CO-ROUTINE tail",
+			"      SETUP", // the last item, and the place and position before it: max() by key, one entry each
+			"        CO-ROUTINE x",
+			"          SEARCH session_items USING PRIMARY KEY (session_id=?)", // the last item
+			"        SCAN x",
+			"        CORRELATED SCALAR SUBQUERY 1",
+			"          SEARCH session_items USING PRIMARY KEY (session_id=? AND place=? AND seq<?)",
+			"        CORRELATED SCALAR SUBQUERY 2",
+			"          SEARCH session_items USING PRIMARY KEY (session_id=? AND place<?)",
+			"        CORRELATED SCALAR SUBQUERY 3",
+			"          SEARCH session_items USING PRIMARY KEY (session_id=? AND place=? AND seq<?)",
+			"        CORRELATED SCALAR SUBQUERY 5",
+			"          SEARCH session_items USING PRIMARY KEY (session_id=? AND place=?)",
+			"          CORRELATED SCALAR SUBQUERY 4",
+			"            SEARCH session_items USING PRIMARY KEY (session_id=? AND place<?)",
+			"      RECURSIVE STEP", // while the row's stamp is ?3 or more: the item before it, and the one before that
+			"        SCAN t",       // the step before's row
+			"        SEARCH x USING PRIMARY KEY (session_id=? AND place=? AND seq=?)", // the item before it
+			"        CORRELATED SCALAR SUBQUERY 8",
+			"          SEARCH session_items USING PRIMARY KEY (session_id=? AND place=? AND seq<?)",
+			"        CORRELATED SCALAR SUBQUERY 9",
+			"          SEARCH session_items USING PRIMARY KEY (session_id=? AND place<?)",
+			"        CORRELATED SCALAR SUBQUERY 10",
+			"          SEARCH session_items USING PRIMARY KEY (session_id=? AND place=? AND seq<?)",
+			"        CORRELATED SCALAR SUBQUERY 12",
+			"          SEARCH session_items USING PRIMARY KEY (session_id=? AND place=?)",
+			"          CORRELATED SCALAR SUBQUERY 11",
+			"            SEARCH session_items USING PRIMARY KEY (session_id=? AND place<?)",
+			"    SCAN tail",
 		}},
 	{name: "changes tail", sql: sqlChangesTail,
 		args: func(k planKey) []any { return []any{k.session, k.run, 20} },
@@ -411,15 +500,17 @@ var statements = []statement{
 			"    SCALAR SUBQUERY 1",
 			"      SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
 			"    SCALAR SUBQUERY 2",
-			"      SEARCH session_items USING COVERING INDEX session_items_stamps (session_id=?)", // LIMIT 1, in the index's order
+			"      SEARCH session_items USING PRIMARY KEY (session_id=?)", // the last item's stamp: LIMIT 1, backwards in the key's order
 			"    SCALAR SUBQUERY 3",
-			"      SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
+			"      SEARCH session_items USING INDEX session_items_behind (session_id=?)", // the last stamp behind: LIMIT 1, in the index's order
 			"    SCALAR SUBQUERY 4",
+			"      SEARCH session_stamps USING PRIMARY KEY (session_id=?)",
+			"    SCALAR SUBQUERY 5",
 			"      SEARCH session_runs USING PRIMARY KEY (session_id=? AND run_id=?)",
 			"  UNION ALL",
-			"    CO-ROUTINE (subquery-6)",
+			"    CO-ROUTINE (subquery-7)",
 			"      SEARCH session_items USING PRIMARY KEY (session_id=?)", // LIMIT, backwards in the key's order
-			"    SCAN (subquery-6)",
+			"    SCAN (subquery-7)",
 		}},
 	{name: "lookup", sql: sqlLookup,
 		args: func(k planKey) []any { return []any{k.session, k.run, k.seq} },

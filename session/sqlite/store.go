@@ -224,8 +224,10 @@ func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, q sessi
 // ReadChanges reads the session's items written at or after q.Since, or
 // its last q.Limit items (see [session.ChangeQuery]), with the session's
 // stamp, generation and run q.RunID's place: one statement, one snapshot.
-// With Since it reads the index of the items' write stamps
-// (session_items_stamps): O(the items written since).
+// With Since it reads the index of the items written behind the session's
+// last item (session_items_behind) and walks the session's items back
+// from its last to the first written before Since: O(the items written
+// since).
 func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.ChangeQuery) (session.Changes, error) {
 	if err := s.gate.Begin(ctx, "read changes of", sessionID); err != nil {
 		return session.Changes{}, err
@@ -393,9 +395,9 @@ func (s *Store) same(ctx context.Context, sid, runID string, it state.Item, kind
 // len(items)), and returns how many rows it inserted: none when run runID
 // has no place. callIDs and batchCalls are [rowcodec.Calls] of the items.
 func (s *Store) joinItems(ctx context.Context, tx *sql.Tx, join *sql.Stmt, sessionID, runID string, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
-	args := make([]any, 0, 6*len(items)+4)
+	args := make([]any, 0, 6*len(items)+5)
 	sid := any(sessionID)
-	args = append(args, sid, sid)
+	args = append(args, sid, sid, sid)
 	raws := s.rawBuf(items, runID)
 	var err error
 	for i, it := range items {
@@ -433,7 +435,7 @@ func (s *Store) nextRaw(ctx context.Context, raws []byte, sessionID, runID strin
 	return raws, raws[start:len(raws):len(raws)], nil
 }
 
-// maxRowsPerInsert keeps an insert's bound parameters (14 per row) under
+// maxRowsPerInsert keeps an insert's bound parameters (17 per row) under
 // SQLite's limit of 32766.
 const maxRowsPerInsert = 1000
 
@@ -447,7 +449,7 @@ const maxRowsPerInsert = 1000
 // index session_items_call_ids refuses a second output for one call.
 func (s *Store) insertItems(ctx context.Context, tx *sql.Tx, sessionID, runID string, place, stamp int64, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
 	// Each value is boxed once, however often the statement binds it.
-	args := make([]any, 0, 14*len(items))
+	args := make([]any, 0, 17*len(items))
 	sid, pl, st := any(sessionID), any(place), any(stamp)
 	raws := s.rawBuf(items, runID)
 	var err error
@@ -459,7 +461,7 @@ func (s *Store) insertItems(ctx context.Context, tx *sql.Tx, sessionID, runID st
 		callID, batchCall := callArgs(callIDs[i], batchCalls[i])
 		seq := any(it.Seq())
 		args = append(args, sid, pl, seq, kindArg(it.Kind()), it.Name(), raw, callID, st,
-			batchCall, batchCall, sid, pl, callID, seq)
+			batchCall, batchCall, sid, pl, callID, seq, sid, pl, seq)
 	}
 	res, err := tx.ExecContext(ctx, insertItemsSQL(len(items)), args...)
 	if err != nil {

@@ -66,8 +66,8 @@ func TestAppendWALPages(t *testing.T) {
 		batch func(int64) []state.Item
 		max   float64
 	}{
-		{"one call ID", sessiontest.Batch, 5.5},
-		{"a call ID each", uniqueBatch, 5.5},
+		{"one call ID", sessiontest.Batch, 4.2},
+		{"a call ID each", uniqueBatch, 4.2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			store, raw := appendWALPages(t, c.batch)
