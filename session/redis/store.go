@@ -174,19 +174,30 @@ func (s *Store) decodeMember(ctx context.Context, sid, runID, m string) (state.I
 func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 
 // appendScript stores a batch of one run atomically. KEYS: items, runs,
-// places, calls, outputs, stamps, stamp (see keys). ARGV: run ID, then
-// the batch, one string (see appendArgs). It checks every item first and writes
-// only if none conflicts, each key with one command for the batch. An
-// item placed after the run's last stored position (one read for the
-// batch) is new; only one at or before it is looked up, a retry's or a
-// held-back message's. It returns 0 on success (1 when the append
-// placed the session's first run: the session is new), the hex Seq of
-// the first conflicting item, or "dup:" and the hex Seq of an output
-// whose call has an output at another position. A new run's place also
-// maps back to its run ID in the outputs hash, field "p<place>" (no
-// other field starts with "p"), for the pages of a session. An output answers the latest
-// call with its ID before it, in the batch or stored: O(log n) an output,
-// no lookup when its call is in the batch after the run's stored items.
+// places, calls, outputs, stamps, stamp (see keys). ARGV: run ID, the
+// items' roles, then each item, then the ID keys of its calls and outputs
+// (see appendArgs). It checks every item first and writes only if none
+// conflicts, each key with one command for the batch. An item placed
+// after the run's last stored position (one read for the batch) is new;
+// only one at or before it is looked up, a retry's or a held-back
+// message's. It returns 0 on success (1 when the append placed the
+// session's first run: the session is new), the hex Seq of the first
+// conflicting item, or "dup:" and the hex Seq of an output whose call has
+// an output at another position. A new run's place also maps back to its
+// run ID in the outputs hash, field "p<place>" (no other field starts
+// with "p"), for the pages of a session. An output answers the latest call
+// with its ID before it, in the batch or stored: O(log n) an output, no
+// lookup when its call is in the batch after the run's stored items.
+//
+// Every string the script makes costs the server an allocation that Lua's
+// collector then walks, and every number handed to redis.call a
+// conversion by snprintf: in callgrind's count of the server's
+// instructions these were most of an append (see bench/README.md). So a
+// batch whose Seqs ascend, all after the run's stored items, each output
+// after its call (the common append: a call, its output and a message)
+// takes a path that makes only the strings it writes: each member is the
+// run's place joined to its argument, and nothing is looked up. Any other
+// batch takes the general path, which compares and looks up item by item.
 var appendScript = goredis.NewScript(appendLua)
 
 // appendLua is the source of appendScript; [Store.SaveAppend] runs it as a
@@ -197,96 +208,143 @@ local function many(cmd, key, args)
 		redis.call(cmd, key, unpack(args, i, math.min(i + 1999, #args)))
 	end
 end
-local place = redis.call('HGET', KEYS[2], ARGV[1])
-local last
+local run, a = ARGV[1], cmsgpack.unpack(ARGV[2])
+local roles = a[1]
+local n = #roles - 1
+local rb = {}
+if n < 4000 then
+	rb = {string.byte(roles, 1, n + 1)}
+else
+	for i = 1, n + 1 do rb[i] = string.byte(roles, i) end
+end
+local place = redis.call('HGET', KEYS[2], run)
+local last, after
 if place then
 	last = redis.call('ZREVRANGEBYLEX', KEYS[1], '(' .. place .. '\255', '[' .. place, 'LIMIT', 0, 1)[1]
-	if last then last = string.sub(last, 1, 32) end
-end
-local seen, fresh, role, idkey = {}, {}, {}, {}
-local batch, p = ARGV[2], 1
-while p <= #batch do
-	local seq, r = string.sub(batch, p, p + 15), string.sub(batch, p + 16, p + 16)
-	local kn = tonumber(string.sub(batch, p + 17, p + 24), 16)
-	local key = string.sub(batch, p + 25, p + 24 + kn)
-	p = p + 25 + kn
-	local vn = tonumber(string.sub(batch, p, p + 7), 16)
-	local val = string.sub(batch, p + 8, p + 7 + vn)
-	p = p + 8 + vn
-	local prev = seen[seq]
-	if prev == nil and last and place .. seq <= last then
-		local pos = place .. seq
-		local m = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. pos, '(' .. pos .. '\255', 'LIMIT', 0, 1)[1]
-		if m then prev = string.sub(m, 33) end
-	end
-	if prev == nil then
-		fresh[#fresh + 1] = seq
-		seen[seq], role[seq], idkey[seq] = val, r, key
-	elseif prev ~= val then
-		return seq
+	if last then
+		last = string.sub(last, 1, 32)
+		after = string.sub(last, 17) .. '\255'
 	end
 end
-if #fresh == 0 then return 0 end
-local batchCalls, answers, zero = {}, {}, string.rep('0', 16)
-for _, seq in ipairs(fresh) do
-	if role[seq] == 'c' then
-		local l = batchCalls[idkey[seq]] or {}
-		l[#l + 1] = seq
-		batchCalls[idkey[seq]] = l
-	end
+local idk, j = {}, 2 + n
+for i = 1, n do
+	if rb[i] ~= 110 then idk[i], j = a[j], j + 1 end
 end
-for _, seq in ipairs(fresh) do
-	if role[seq] == 'o' then
-		local k = idkey[seq]
-		local call = zero
-		for _, c in ipairs(batchCalls[k] or {}) do
-			if c < seq and c > call then call = c end
+local fresh, answers, zero = nil, {}, '0000000000000000'
+-- The common batch: Seqs ascending (rb[n + 1] is "a"), each item after
+-- the run's last stored one (its argument, Seq first, above that Seq and
+-- "\255"), each output after a call of its ID in the batch unless the run
+-- is new. Nothing to look up, and no string made to check it.
+local fast = rb[n + 1] == 97
+if fast then
+	local lastCall, answered, callOf = {}, {}, {}
+	for i = 1, n do
+		if after and a[1 + i] <= after then fast = false break end
+		local r = rb[i]
+		if r == 99 then
+			lastCall[idk[i]] = i
+		elseif r == 111 then
+			local c = lastCall[idk[i]]
+			if c == nil and place then fast = false break end
+			local key = c or idk[i]
+			if answered[key] then return 'dup:' .. string.sub(a[1 + i], 1, 16) end
+			answered[key], callOf[i] = true, c or false
 		end
-		local prev
-		-- A call of the batch placed after the run's last stored item is
-		-- later than every stored call, and no stored output answers it:
-		-- no lookup (a call and its output appended together).
-		if place and (call == zero or (last and place .. call <= last)) then
-			local m = redis.call('ZREVRANGEBYLEX', KEYS[4], '(' .. place .. k .. seq, '[' .. place .. k, 'LIMIT', 0, 1)[1]
-			if m then
-				local c = string.sub(m, -16)
-				if c > call then call = c end
+	end
+	if fast then
+		for o, c in pairs(callOf) do
+			local call = zero
+			if c then call = string.sub(a[1 + c], 1, 16) end
+			answers[idk[o] .. call] = string.sub(a[1 + o], 1, 16)
+		end
+	end
+end
+if not fast then
+	fresh, answers = {}, {}
+	local bound = last and last .. '\255'
+	local seen, seqs = {}, {}
+	for i = 1, n do
+		local arg = a[1 + i]
+		local seq, val = string.sub(arg, 1, 16), string.sub(arg, 17)
+		local prev = seen[seq]
+		if prev == nil and bound then
+			local pos = place .. seq
+			if pos < bound then
+				local m = redis.call('ZRANGEBYLEX', KEYS[1], '[' .. pos, '(' .. pos .. '\255', 'LIMIT', 0, 1)[1]
+				if m then prev = string.sub(m, 33) end
 			end
-			prev = redis.call('HGET', KEYS[5], place .. k .. call)
 		end
-		prev = answers[k .. call] or prev
-		if prev and prev ~= seq then return 'dup:' .. seq end
-		answers[k .. call] = seq
+		if prev == nil then
+			fresh[#fresh + 1] = i
+			seen[seq], seqs[i] = val, seq
+		elseif prev ~= val then
+			return seq
+		end
+	end
+	if #fresh == 0 then return 0 end
+	local batchCalls = {}
+	for _, i in ipairs(fresh) do
+		if rb[i] == 99 then
+			local l = batchCalls[idk[i]] or {}
+			l[#l + 1] = seqs[i]
+			batchCalls[idk[i]] = l
+		end
+	end
+	for _, i in ipairs(fresh) do
+		if rb[i] == 111 then
+			local k, seq = idk[i], seqs[i]
+			local call = zero
+			for _, c in ipairs(batchCalls[k] or {}) do
+				if c < seq and c > call then call = c end
+			end
+			local prev
+			-- A call of the batch placed after the run's last stored item is
+			-- later than every stored call, and no stored output answers it:
+			-- no lookup (a call and its output appended together).
+			if place and (call == zero or (last and place .. call <= last)) then
+				local m = redis.call('ZREVRANGEBYLEX', KEYS[4], '(' .. place .. k .. seq, '[' .. place .. k, 'LIMIT', 0, 1)[1]
+				if m then
+					local c = string.sub(m, -16)
+					if c > call then call = c end
+				end
+				prev = redis.call('HGET', KEYS[5], place .. k .. call)
+			end
+			prev = answers[k .. call] or prev
+			if prev and prev ~= seq then return 'dup:' .. seq end
+			answers[k .. call] = seq
+		end
 	end
 end
 local created = 0
 if not place then
-	local n = redis.call('INCR', KEYS[3])
-	place = string.format('%016x', n)
-	redis.call('HSET', KEYS[2], ARGV[1], place)
-	redis.call('HSET', KEYS[5], 'p' .. place, ARGV[1])
-	if n == 1 then created = 1 end
+	local p = redis.call('INCR', KEYS[3])
+	place = string.format('%016x', p)
+	redis.call('HSET', KEYS[2], run, place)
+	redis.call('HSET', KEYS[5], 'p' .. place, run)
+	if p == 1 then created = 1 end
 end
-local stamp = redis.call('INCR', KEYS[7])
+local stamp = tostring(redis.call('INCR', KEYS[7]))
 local items, stamps, calls, fields = {}, {}, {}, {}
-for _, seq in ipairs(fresh) do
-	local pos = place .. seq
-	items[#items + 1], items[#items + 2] = 0, pos .. seen[seq]
+for x = 1, fresh and #fresh or n do
+	local i = fresh and fresh[x] or x
+	local m = place .. a[1 + i]
+	local pos = string.sub(m, 1, 32)
+	items[#items + 1], items[#items + 2] = '0', m
 	stamps[#stamps + 1], stamps[#stamps + 2] = stamp, pos
-	if role[seq] == 'c' then
-		local m = place .. idkey[seq] .. seq
-		calls[#calls + 1], calls[#calls + 2] = 0, m
-		fields[#fields + 1], fields[#fields + 2] = 'r' .. pos, 'c' .. m
+	if rb[i] == 99 then
+		local cm = place .. idk[i] .. string.sub(m, 17, 32)
+		calls[#calls + 1], calls[#calls + 2] = '0', cm
+		fields[#fields + 1], fields[#fields + 2] = 'r' .. pos, 'c' .. cm
 	end
 end
 for field, seq in pairs(answers) do
-	local n = #fields
-	fields[n + 1], fields[n + 2], fields[n + 3], fields[n + 4] = place .. field, seq, 'r' .. place .. seq, 'a' .. place .. field
+	local f, at = place .. field, #fields
+	fields[at + 1], fields[at + 2], fields[at + 3], fields[at + 4] = f, seq, 'r' .. place .. seq, 'a' .. f
 end
 many('ZADD', KEYS[1], items)
 many('ZADD', KEYS[6], stamps)
-many('ZADD', KEYS[4], calls)
-many('HSET', KEYS[5], fields)
+if #calls > 0 then many('ZADD', KEYS[4], calls) end
+if #fields > 0 then many('HSET', KEYS[5], fields) end
 return created
 `
 
@@ -524,21 +582,32 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 }
 
 // appendArgs appends appendLua's ARGV for items of run runID to args: the
-// run ID, then the batch, one string: for each item its Seq as 16 hex
-// digits, its role ("c" a call, "o" an output, "n" another item), the
-// length of its ID key (none but a call's or an output's) in 8
-// hex digits and the key, then the length of its encoded form in 8 hex
-// digits and the form. One argument for the batch rather than four an
-// item: each argument is one more allocation and one more bulk string for
-// the server to parse.
+// run ID, then the batch, one MessagePack array of strings, which the
+// script reads with cmsgpack.unpack: the items' roles, one byte an item
+// ("c" a call, "o" an output, "n" another item), then "a" if their Seqs
+// ascend, else "-"; each item, its Seq in 16 hex digits followed by its
+// encoded form; then the ID key of each call and output, in the batch's
+// order (the ID's length in 8 hex digits, then the ID). One argument for
+// the batch rather than one an item (each argument is one more
+// allocation here, and one more bulk string for the server to parse); the
+// array rather than a string of its own format, because the script would
+// then make a string of each piece it cuts out (string.sub, tonumber),
+// and each string made costs the server about what an argument does.
 func (s *Store) appendArgs(ctx context.Context, args []any, sessionID, runID string, items []state.Item) ([]any, error) {
-	n := 0
+	n, count := 5+5+len(items)+1, 1+len(items)
 	for _, it := range items {
-		n += 16 + 1 + 8 + 8 + len(it.CallID()) + 8 + s.encodedLen(runID, it)
+		n += 5 + 16 + s.encodedLen(runID, it)
+		if k := it.Kind(); k.IsCall() || k.IsOutput() {
+			n += 5 + 8 + len(it.CallID())
+			count++
+		}
 	}
 	b := make([]byte, 0, n)
-	for _, it := range items {
-		b = appendHex(b, uint64(it.Seq()), 16)
+	b = append(b, 0xdd) // array 32
+	b = binary.BigEndian.AppendUint32(b, uint32(count))
+	b = appendStrHeader(b, len(items)+1)
+	ascending := true
+	for i, it := range items {
 		role := byte('n')
 		switch {
 		case it.Kind().IsCall():
@@ -547,23 +616,47 @@ func (s *Store) appendArgs(ctx context.Context, args []any, sessionID, runID str
 			role = 'o'
 		}
 		b = append(b, role)
-		if role == 'n' {
-			b = appendHex(b, 0, 8)
-		} else {
-			id := it.CallID()
-			b = appendHex(b, uint64(8+len(id)), 8)
-			b = appendHex(b, uint64(len(id)), 8) // the ID key: the ID's length, then the ID
-			b = append(b, id...)
+		if i > 0 && it.Seq() <= items[i-1].Seq() {
+			ascending = false
 		}
+	}
+	if ascending {
+		b = append(b, 'a')
+	} else {
+		b = append(b, '-')
+	}
+	for _, it := range items {
 		start := len(b)
-		b = appendHex(b, 0, 8)
+		b = append(b, 0xdb, 0, 0, 0, 0) // str 32, its length written below
+		b = appendHex(b, uint64(it.Seq()), 16)
 		var err error
 		if b, err = s.appendEncoded(ctx, b, sessionID, runID, it); err != nil {
 			return nil, err
 		}
-		appendHex(b[start:start], uint64(len(b)-start-8), 8) // the form's length, over the placeholder
+		binary.BigEndian.PutUint32(b[start+1:], uint32(len(b)-start-5))
+	}
+	for _, it := range items {
+		if k := it.Kind(); k.IsCall() || k.IsOutput() {
+			id := it.CallID()
+			b = appendStrHeader(b, 8+len(id))
+			b = appendHex(b, uint64(len(id)), 8)
+			b = append(b, id...)
+		}
 	}
 	return append(args, runID, b), nil
+}
+
+// appendStrHeader appends the MessagePack header of a string of n bytes.
+func appendStrHeader(b []byte, n int) []byte {
+	switch {
+	case n < 32:
+		return append(b, 0xa0|byte(n))
+	case n < 1<<8:
+		return append(b, 0xd9, byte(n))
+	case n < 1<<16:
+		return binary.BigEndian.AppendUint16(append(b, 0xda), uint16(n))
+	}
+	return binary.BigEndian.AppendUint32(append(b, 0xdb), uint32(n))
 }
 
 // appendHex appends v in width lower-case hex digits, zero-padded, to b.
