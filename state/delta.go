@@ -98,6 +98,9 @@ type deltaRecord struct {
 // uses full to tell which of them to read. A head that is not a
 // checkpoint fails with a [*DecodeError] wrapping [ErrMalformed].
 func HeadVersions(head []byte) (version, full int64, err error) {
+	if _, _, version, full, _, ok := readBinaryHead(head); ok {
+		return version, full, nil
+	}
 	var v struct {
 		Run struct {
 			Version   int64 `json:"version"`
