@@ -33,10 +33,11 @@
 // No store changes, and the five checkpoint stores (state/memstore,
 // state/filestore, SQLite, PostgreSQL, Redis) seal alike. SQLite,
 // PostgreSQL and Redis keep a sealed piece or context as its ciphertext
-// bytes ([state.WithBinaryParts]); state/filestore, which keeps pieces
-// inside JSON, and state/memstore keep a JSON string of its base64. A
-// checkpoint opens in either form, so one sealed before binary parts
-// still does. Session items
+// bytes, and the head as bytes too, its routing fields in the clear
+// before its ciphertext ([state.WithBinaryParts]); state/filestore,
+// which keeps pieces inside JSON, and state/memstore keep a JSON string
+// of its base64, and the head as JSON. A checkpoint opens in either
+// form, so one sealed before binary parts still does. Session items
 // are rewritten by a wrapper instead ([Wrap], [WrapSessions]): an item
 // becomes an item of the same kind whose JSON keeps its routing members
 // and carries the whole item sealed in one more member. A codec hook in
