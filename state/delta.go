@@ -93,11 +93,15 @@ type deltaRecord struct {
 // version it was saved as and full, the version of the last full save:
 // the stored pieces [Assemble] needs are those of versions full to
 // version. A whole checkpoint written by [Marshal] (a store's earlier
-// format) has full 0. A store that cannot drop the pieces a full save
+// format) has full 0; a sealed head, as JSON or as bytes
+// ([WithBinaryParts]), keeps both in the clear. A store that cannot drop the pieces a full save
 // replaces in the same atomic step as the save (a directory of files)
 // uses full to tell which of them to read. A head that is not a
 // checkpoint fails with a [*DecodeError] wrapping [ErrMalformed].
 func HeadVersions(head []byte) (version, full int64, err error) {
+	if _, _, version, full, _, ok := readBinaryHead(head); ok {
+		return version, full, nil
+	}
 	var v struct {
 		Run struct {
 			Version   int64 `json:"version"`

@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"math"
 	"testing"
 )
@@ -36,6 +37,52 @@ func TestSealedHeadFitsItsRoom(t *testing.T) {
 			}
 			if env.Schema != SealedSchema || env.Run.ID != tt.runID || env.Run.SessionID != tt.sessID || env.Run.Version != tt.version || env.Run.Extension.Delta.Full != tt.full {
 				t.Errorf("head %s read back as %+v", head, env)
+			}
+		})
+	}
+}
+
+// TestBinaryHeadFitsItsRoom is TestSealedHeadFitsItsRoom for the binary
+// head (WithBinaryParts): none grows its buffer, HeadVersions and
+// readBinaryHead read its fields back, and a head cut short anywhere
+// before its ciphertext is not read as one (openStored fails with
+// ErrMalformed).
+func TestBinaryHeadFitsItsRoom(t *testing.T) {
+	tests := []struct {
+		name          string
+		runID, sessID string
+		version, full int64
+	}{
+		{name: "small", runID: "r", sessID: "s", version: 1, full: 1},
+		{name: "no session", runID: "run-1", version: 12, full: 3},
+		{name: "largest numbers", runID: "run-1", sessID: "session-1", version: math.MaxInt64, full: math.MaxInt64},
+	}
+	ct := make([]byte, 200)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			room := binaryHeadRoom + len(tt.runID) + len(tt.sessID) + len(ct)
+			out, head := appendBinaryHead(make([]byte, 0, room), tt.runID, tt.sessID, tt.version, tt.full, ct)
+			if cap(out) != room {
+				t.Errorf("the buffer grew from %d to %d bytes for a head of %d", room, cap(out), len(head))
+			}
+			if !isSealedHead(head) {
+				t.Errorf("isSealedHead(%q) = false", head)
+			}
+			rid, sid, version, full, got, ok := readBinaryHead(head)
+			if !ok || rid != tt.runID || sid != tt.sessID || version != tt.version || full != tt.full || len(got) != len(ct) {
+				t.Errorf("readBinaryHead = %q, %q, %d, %d, %d bytes, %v", rid, sid, version, full, len(got), ok)
+			}
+			if version, full, err := HeadVersions(head); err != nil || version != tt.version || full != tt.full {
+				t.Errorf("HeadVersions = %d, %d, %v", version, full, err)
+			}
+			clear := len(head) - len(ct)
+			for n := 1; n < clear; n++ {
+				if _, _, _, _, _, ok := readBinaryHead(head[:n]); ok {
+					t.Errorf("the head cut to %d of its %d clear bytes read as a head", n, clear)
+				}
+				if _, _, _, err := openStored(nil, head[:n], nil, nil); !errors.Is(err, ErrMalformed) {
+					t.Errorf("openStored of the head cut to %d bytes = %v, want ErrMalformed", n, err)
+				}
 			}
 		})
 	}

@@ -18,8 +18,10 @@
 // stores index and check stays in the clear, so that every store keeps
 // its indexes, its idempotent appends, its one-output-per-call check,
 // its compare-and-swap and its listings without a change: session and
-// run IDs, positions, item kinds, call IDs, item IDs, roles, tool names,
-// a run's version, status, turn, agent and pending count.
+// run IDs, positions, item kinds, call IDs, tool names, a run's version,
+// status, turn, agent and pending count (an item's ID and role too in the
+// JSON form; the binary form leaves them to its ciphertext, as no store
+// reads them).
 //
 // # Design: a codec hook and a wrapper
 //
@@ -31,10 +33,11 @@
 // No store changes, and the five checkpoint stores (state/memstore,
 // state/filestore, SQLite, PostgreSQL, Redis) seal alike. SQLite,
 // PostgreSQL and Redis keep a sealed piece or context as its ciphertext
-// bytes ([state.WithBinaryParts]); state/filestore, which keeps pieces
-// inside JSON, and state/memstore keep a JSON string of its base64. A
-// checkpoint opens in either form, so one sealed before binary parts
-// still does. Session items
+// bytes, and the head as bytes too, its routing fields in the clear
+// before its ciphertext ([state.WithBinaryParts]); state/filestore,
+// which keeps pieces inside JSON, and state/memstore keep a JSON string
+// of its base64, and the head as JSON. A checkpoint opens in either
+// form, so one sealed before binary parts still does. Session items
 // are rewritten by a wrapper instead ([Wrap], [WrapSessions]): an item
 // becomes an item of the same kind whose JSON keeps its routing members
 // and carries the whole item sealed in one more member. A codec hook in
@@ -46,10 +49,19 @@
 // it builds its insert and opens each row it reads before its one parse,
 // where the wrapper builds a sealed item (its JSON copied and parsed) per
 // item written and parses each sealed row before opening it. Wrap sees
-// the hook and leaves the items to the store; the sealed form is the
-// same, so a database written one way reads the other. On SQLite it saves
-// 6 allocations per tool turn with persistence (as many as SQLite plain)
-// and 8 crash-safe:
+// the hook and leaves the items to the store. Such a store keeps an item
+// sealed as bytes, not as JSON: a format byte, the run's ID in the clear,
+// then the ciphertext of the item's JSON ([Keyring.SealItem]), 166 bytes
+// and the run's ID for an item of 129 bytes of JSON, where the JSON form
+// takes about 330. The item codec still opens the JSON form, which the
+// wrapper alone writes and the item codec wrote before, so a database
+// written either way reads with it; the wrapper alone does not read the
+// binary form (its store fails with session.ErrCorrupt). PostgreSQL and
+// Redis recognize a retried append by its stored bytes: an append stored
+// in one form and retried in the other (across an upgrade, or a switch
+// to the item codec) is a conflict there; SQLite opens and compares. On
+// SQLite the item codec saves 6 allocations per tool turn with
+// persistence (as many as SQLite plain) and 8 crash-safe:
 //
 //	db, err := sqlite.Open(path, sqlite.WithCodec(kr.Codec()), sqlite.WithItemCodec(kr))
 //	db, err := postgres.New(ctx, pool, postgres.WithCodec(kr.Codec()), postgres.WithItemCodec(kr))
@@ -63,8 +75,15 @@
 // # Binding
 //
 // Each ciphertext's additional data is its session, and for an item its
-// position, kind, tool name and clear members (which name its run); for
-// a checkpoint part its run, kind of part, position and version. A row
+// position, kind, tool name and run (in the JSON form, its clear
+// members, which name the run); for a checkpoint part its run, kind of
+// part, position and version. An item's routing members (call ID, item
+// ID, role and the like) are inside its ciphertext only in the binary
+// form: the stores index and check the columns they write beside it
+// (kind, tool name, call ID), not its bytes, so nothing reads them in
+// the clear; the binding is unchanged for what the additional data
+// holds, and what moved into the ciphertext is authenticated with it.
+// A row
 // moved to another session, run or position, a ciphertext or a clear
 // member edited, fails with [ErrTampered]; data sealed under another data
 // key with [ErrWrongKey]; plaintext where ciphertext is expected with

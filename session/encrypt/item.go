@@ -273,11 +273,16 @@ func sealsWith(s any, kr *Keyring) bool {
 	return ok && b.ItemCodec() == itemCodec(kr)
 }
 
-// SealItem appends the sealed JSON of it, an item of run runID of
-// session sessionID, to dst: the form [SessionStore] stores, written by a
-// backend given the keyring as its item codec (sqlite.WithItemCodec) in
-// its own buffer. The session's data key must be loaded ([Wrap]'s Append
-// loads it): inside the backend's write it is not read from the key store.
+// SealItem appends the stored form of it, an item of run runID of
+// session sessionID, to dst: what a backend given the keyring as its item
+// codec (sqlite.WithItemCodec) keeps in its item's bytes column, written
+// in the backend's own buffer. It is the item sealed as bytes
+// ([itemBinary]: the run in the clear, then the item's JSON sealed), not
+// the JSON form [SessionStore] stores through a store without the codec:
+// the backend keeps the item's kind, tool name and call ID in columns of
+// their own, so nothing of the item's JSON needs to stay in the clear.
+// The session's data key must be loaded ([Wrap]'s Append loads it):
+// inside the backend's write it is not read from the key store.
 func (k *Keyring) SealItem(_ context.Context, dst []byte, sessionID, runID string, it state.Item) ([]byte, error) {
 	dk := k.cached(sessionID)
 	if dk == nil || dk.erased {
@@ -285,15 +290,16 @@ func (k *Keyring) SealItem(_ context.Context, dst []byte, sessionID, runID strin
 	}
 	sc := dk.get()
 	defer dk.put(sc)
-	out, _, err := sealJSON(dk, sc, dst, sessionID, runID, it)
-	return out, err
+	return sealBinary(dk, sc, dst, sessionID, runID, it), nil
 }
 
-// OpenItem returns the item whose sealed JSON a backend stored as stored,
-// with kind, seq and name; runID, when not "", is the run the backend
-// says it belongs to, which must be the sealed one. It fails as the
-// wrappers' reads do: a [*SealError] wrapping [ErrTampered], [ErrWrongKey],
-// [ErrErased] and the like.
+// OpenItem returns the item a backend stored as stored, with kind, seq
+// and name: sealed as bytes (SealItem's form), or in the JSON form the
+// wrappers write and the item codec wrote before its items were bytes,
+// which still opens. runID, when not "", is the run the backend says it
+// belongs to, which must be the sealed one. It fails as the wrappers'
+// reads do: a [*SealError] wrapping [ErrTampered], [ErrWrongKey],
+// [ErrUnsealed], [ErrErased] and the like.
 func (k *Keyring) OpenItem(ctx context.Context, sessionID, runID string, kind state.Kind, seq int64, name string, stored []byte) (state.Item, error) {
 	dk, err := k.key(ctx, sessionID, false)
 	if err != nil {
@@ -301,5 +307,77 @@ func (k *Keyring) OpenItem(ctx context.Context, sessionID, runID string, kind st
 	}
 	sc := dk.get()
 	defer dk.put(sc)
+	if len(stored) > 0 && stored[0] == itemBinary {
+		return openBinary(dk, sc, sessionID, runID, kind, seq, name, stored)
+	}
 	return openJSON(dk, sc, sessionID, runID, kind, seq, name, stored)
+}
+
+// itemBinary is the format byte of an item sealed as bytes, the form
+// [Keyring.SealItem] writes for a backend that keeps an item's bytes
+// (SQLite's BLOB, PostgreSQL's bytea, a Redis string): no JSON value
+// starts with it, so it is told apart from the JSON form (an object) and
+// from a plain item. After it: the run's ID after its uvarint length, in
+// the clear (a read that does not know the item's run binds it from
+// there), then the ciphertext of the item's JSON (dataKey.seal's: the
+// data key's ID, the nonce, AES-GCM's output), bound by itemBinaryAD.
+//
+//	0x02 | uvarint len(run) | run | 0x01 | key ID (8) | nonce (12) | ciphertext and tag
+//
+// An item of 129 bytes of JSON takes 166 bytes and its run's ID, where
+// the JSON form took about 330: its routing members in the clear, the
+// run, and the whole item sealed again in base64.
+const itemBinary = 0x02
+
+// sealBinary appends the binary form of it, an item of run runID, to dst,
+// working in sc.
+func sealBinary(dk *dataKey, sc *scratch, dst []byte, sid, runID string, it state.Item) []byte {
+	raw := it.AppendRaw(sc.raw[:0])
+	sc.raw = raw
+	dst = append(dst, itemBinary)
+	dst = binary.AppendUvarint(dst, uint64(len(runID)))
+	dst = append(dst, runID...)
+	sc.ad = itemBinaryAD(sc.ad[:0], sid, it.Seq(), it.Kind(), it.Name(), runID)
+	return dk.seal(sc, dst, sc.ad, raw)
+}
+
+// openBinary returns the item whose binary form is stored, stored with
+// kind, seq and name, working in sc; stored is only read.
+func openBinary(dk *dataKey, sc *scratch, sid, runID string, kind state.Kind, seq int64, name string, stored []byte) (state.Item, error) {
+	fail := func(err error) (state.Item, error) {
+		return state.Item{}, &SealError{SessionID: sid, RunID: runID, What: "item", Seq: seq, Err: err}
+	}
+	rest := stored[1:]
+	n, k := binary.Uvarint(rest)
+	if k <= 0 || uint64(len(rest)-k) < n {
+		return fail(ErrTampered)
+	}
+	sealedRun, ct := rest[k:k+int(n)], rest[k+int(n):]
+	if runID != "" && string(sealedRun) != runID {
+		return fail(fmt.Errorf("sealed in run %q: %w", sealedRun, ErrTampered))
+	}
+	sc.ad = itemBinaryAD(sc.ad[:0], sid, seq, kind, name, string(sealedRun))
+	pt, err := dk.open(sc.ct[:0], false, sc.ad, ct)
+	if err != nil {
+		return fail(err)
+	}
+	sc.ct = pt
+	it, err := state.ParseItem(kind, pt) // copies pt
+	if err != nil {
+		return fail(fmt.Errorf("%w: %w", ErrTampered, err))
+	}
+	return it.WithSeq(seq).WithName(name), nil
+}
+
+// itemBinaryAD appends the additional data of an item sealed as bytes to
+// dst: its session, position, kind, tool name and run, each field
+// length-prefixed, under a label of its own, so that no ciphertext of the
+// JSON form (or of a checkpoint's part) opens as one of these.
+func itemBinaryAD(dst []byte, sid string, seq int64, kind state.Kind, name, runID string) []byte {
+	dst = append(dst, "turnkit.item.v2"...)
+	dst = appendField(dst, sid)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(seq))
+	dst = append(dst, byte(kind))
+	dst = appendField(dst, name)
+	return appendField(dst, runID)
 }

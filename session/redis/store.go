@@ -114,7 +114,7 @@ func (s *Store) encode(ctx context.Context, sid, runID string, it state.Item) ([
 func (s *Store) encodedLen(runID string, it state.Item) int {
 	n := it.RawLen()
 	if s.items != nil {
-		n = n*4/3 + 128 + len(runID) // the sealed form: see session/encrypt
+		n += 48 + len(runID) // the sealed form, bytes: see session/encrypt
 	}
 	return 1 + 2*binary.MaxVarintLen64 + len(it.Kind().String()) + len(it.Name()) + n
 }

@@ -493,15 +493,15 @@ func kindArg(k state.Kind) any {
 // rawBuf returns the buffer an insert's items' stored JSON goes in, one
 // after the other: one allocation for the batch rather than one per
 // item (their canonical JSON's length, or with an item codec a bound of
-// the sealed form's: session/encrypt's clear members, at most the JSON,
-// the sealed JSON's base64 and the run ID with the members' names).
+// the sealed form's: session/encrypt's binary form, the JSON with the run
+// ID and at most 48 bytes around them).
 func (s *Store) rawBuf(items []state.Item, runID string) []byte {
 	n := 0
 	for _, it := range items {
 		n += it.RawLen()
 	}
 	if s.items != nil {
-		n = n*7/3 + (128+len(runID))*len(items)
+		n += (48 + len(runID)) * len(items)
 	}
 	return make([]byte, 0, n)
 }

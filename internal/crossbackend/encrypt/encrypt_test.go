@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/encrypt"
 	"github.com/turnkit/turnkit/session/sqlite"
 	"github.com/turnkit/turnkit/state"
@@ -165,6 +166,22 @@ func TestTamperedIsTyped(t *testing.T) {
 			wantErr: encrypt.ErrTampered,
 		},
 		{
+			name: "item ciphertext byte changed", // in the binary form's tag, in the JSON form's base64
+			edit: func(t *testing.T, db *sql.DB) {
+				exec(t, db, `UPDATE session_items SET raw = CAST(substr(raw, 1, length(raw) - 20) || CASE WHEN substr(raw, -20, 1) = X'41' THEN X'42' ELSE X'41' END || substr(raw, -19) AS BLOB) WHERE seq = 3`)
+			},
+			read:    listErr,
+			wantErr: encrypt.ErrTampered,
+		},
+		{
+			name: "item's run edited in the clear",
+			edit: func(t *testing.T, db *sql.DB) {
+				exec(t, db, `UPDATE session_items SET raw = CAST(replace(raw, 'r0', 'r7') AS BLOB) WHERE seq = 2`)
+			},
+			read:    listErr,
+			wantErr: encrypt.ErrTampered,
+		},
+		{
 			name:    "item moved to another position",
 			edit:    func(t *testing.T, db *sql.DB) { exec(t, db, `UPDATE session_items SET seq = 9 WHERE seq = 5`) },
 			read:    listErr,
@@ -203,7 +220,7 @@ func TestTamperedIsTyped(t *testing.T) {
 		{
 			name: "checkpoint piece edited",
 			edit: func(t *testing.T, db *sql.DB) {
-				exec(t, db, `UPDATE run_checkpoint_items SET data = CAST(substr(data, 1, 19) || CASE WHEN substr(data, 20, 1) = 'A' THEN 'B' ELSE 'A' END || substr(data, 21) AS BLOB) WHERE run_id = 'r1' AND seq = 2`)
+				exec(t, db, `UPDATE run_checkpoint_items SET data = CAST(substr(data, 1, 19) || CASE WHEN substr(data, 20, 1) = X'41' THEN X'42' ELSE X'41' END || substr(data, 21) AS BLOB) WHERE run_id = 'r1' AND seq = 2`)
 			},
 			read:    loadErr("r1"),
 			wantErr: encrypt.ErrTampered,
@@ -269,32 +286,61 @@ func TestTamperedIsTyped(t *testing.T) {
 	}
 }
 
-// TestItemCodecSameForm writes a session through the wrapper and reads it
-// with the keyring as SQLite's item codec, and the other way round: the
-// two keep one sealed form, and a retried append through the other is
-// recognized as a retry.
-func TestItemCodecSameForm(t *testing.T) {
+// TestItemCodecForms writes a session through the wrapper alone, which
+// keeps the JSON form (the form the item codec wrote before its items
+// were bytes), and through the keyring as SQLite's item codec, which
+// keeps the binary form; the item codec reads both, and a retried append
+// through it is recognized as a retry of either. The wrapper alone reads
+// no binary row: it fails with session.ErrCorrupt, not garbage.
+func TestItemCodecForms(t *testing.T) {
 	for _, writer := range []bool{false, true} {
 		path := filepath.Join(t.TempDir(), "s.db")
 		provider := encrypt.NewMemoryProvider("kek-1")
 		want := fill(t, sealedSQLiteWith(t, path, encrypt.NewKeyring(provider), writer, nil, nil))
 		before := rawItems(t, path)
-		reader := sealedSQLiteWith(t, path, encrypt.NewKeyring(provider), !writer, nil, nil)
-		got, err := reader.List(t.Context(), "session-1", 0)
-		if err != nil || len(got) != len(want) {
-			t.Fatalf("item codec %v wrote, %v read: List = %d items, %v; want %d", writer, !writer, len(got), err, len(want))
+		checkForms(t, writer, before)
+		reader := sealedSQLiteWith(t, path, encrypt.NewKeyring(provider), true, nil, nil)
+		checkList(t, reader, want)
+		if err := reader.Append(t.Context(), "session-1", "r0", want); err != nil {
+			t.Errorf("the append retried through the item codec = %v", err)
 		}
-		for i := range want {
-			if !got[i].Equal(want[i]) {
-				t.Errorf("item %d = %s, want %s", i, got[i], want[i])
+		if after := rawItems(t, path); strings.Join(after, "\n") != strings.Join(before, "\n") {
+			t.Errorf("the retried append changed the stored items")
+		}
+		if writer {
+			wrapper := sealedSQLiteWith(t, path, encrypt.NewKeyring(provider), false, nil, nil)
+			if _, err := wrapper.List(t.Context(), "session-1", 0); !errors.Is(err, session.ErrCorrupt) {
+				t.Errorf("the wrapper alone read binary rows: List = %v, want session.ErrCorrupt", err)
 			}
 		}
-		if err := reader.Append(t.Context(), "session-1", "r0", want); err != nil {
-			t.Errorf("the append retried through the other = %v", err)
+	}
+}
+
+// checkForms fails unless every stored item of rows (one string each)
+// is sealed, in the binary form if binary (its format byte, then the run
+// "r0" after its length), else in the JSON form.
+func checkForms(t *testing.T, binary bool, rows []string) {
+	t.Helper()
+	for _, r := range rows {
+		if strings.Contains(r, "4111") {
+			t.Fatalf("an item is stored unsealed: %q", r)
 		}
-		after := rawItems(t, path)
-		if strings.Join(after, "\n") != strings.Join(before, "\n") {
-			t.Errorf("the retried append changed the stored items")
+		if binary != strings.HasPrefix(r, "\x02\x02r0\x01") || binary == strings.Contains(r, "turnkit_sealed") {
+			t.Fatalf("item codec %v stored %q", binary, r)
+		}
+	}
+}
+
+// checkList fails unless s lists session-1 as want.
+func checkList(t *testing.T, s *encrypt.Store, want []state.Item) {
+	t.Helper()
+	got, err := s.List(t.Context(), "session-1", 0)
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("List = %d items, %v; want %d", len(got), err, len(want))
+	}
+	for i := range want {
+		if !got[i].Equal(want[i]) {
+			t.Errorf("item %d = %s, want %s", i, got[i], want[i])
 		}
 	}
 }

@@ -2,6 +2,7 @@ package encrypt_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -10,17 +11,19 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/turnkit/turnkit/internal/testenv"
+	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/encrypt"
 	"github.com/turnkit/turnkit/session/postgres"
 	"github.com/turnkit/turnkit/session/redis"
+	"github.com/turnkit/turnkit/state"
 )
 
-// TestPostgresItemCodecSameForm is TestItemCodecSameForm on PostgreSQL:
-// a session written through the wrapper reads with the keyring as the
-// store's item codec and the other way round, one sealed form, a retried
-// append through the other recognized as a retry, and the item codec's
-// rows sealed (the store seals them: the wrapper sees the codec).
-func TestPostgresItemCodecSameForm(t *testing.T) {
+// TestPostgresItemCodecForms is TestItemCodecForms on PostgreSQL: a
+// session written through the wrapper (the JSON form) and one written by
+// the keyring as the store's item codec (the binary form: the store
+// seals them, the wrapper sees the codec) read with the item codec; a
+// retried append is recognized as one (see checkRetry across the forms).
+func TestPostgresItemCodecForms(t *testing.T) {
 	url := testenv.ServerURL(t, "TURNKIT_POSTGRES_URL")
 	pool, err := pgxpool.New(context.Background(), url)
 	if err != nil {
@@ -45,7 +48,7 @@ func TestPostgresItemCodecSameForm(t *testing.T) {
 			}
 			return encrypt.Wrap(db, kr)
 		}
-		raw := func() string {
+		raw := func() []string {
 			rows, err := pool.Query(t.Context(), "SELECT raw FROM "+pgx.Identifier{schema}.Sanitize()+".session_items ORDER BY session_id, place, seq")
 			if err != nil {
 				t.Fatal(err)
@@ -54,40 +57,48 @@ func TestPostgresItemCodecSameForm(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var b strings.Builder
+			var out []string
 			for _, r := range all {
-				b.Write(r)
-				b.WriteByte('\n')
+				out = append(out, string(r))
 			}
-			return b.String()
+			return out
 		}
 		want := fill(t, open(writer))
 		before := raw()
-		if strings.Contains(before, "4111") || !strings.Contains(before, "turnkit_sealed") {
-			t.Fatalf("item codec %v wrote the items unsealed:\n%s", writer, before)
-		}
-		reader := open(!writer)
-		got, err := reader.List(t.Context(), "session-1", 0)
-		if err != nil || len(got) != len(want) {
-			t.Fatalf("item codec %v wrote, %v read: List = %d items, %v; want %d", writer, !writer, len(got), err, len(want))
-		}
-		for i := range want {
-			if !got[i].Equal(want[i]) {
-				t.Errorf("item %d = %s, want %s", i, got[i], want[i])
-			}
-		}
-		if err := reader.Append(t.Context(), "session-1", "r0", want); err != nil {
-			t.Errorf("the append retried through the other = %v", err)
-		}
-		if raw() != before {
+		checkForms(t, writer, before)
+		reader := open(true)
+		checkList(t, reader, want)
+		checkRetry(t, writer, reader, want)
+		if !slices.Equal(raw(), before) {
 			t.Errorf("the retried append changed the stored items")
+		}
+		if writer {
+			if _, err := open(false).List(t.Context(), "session-1", 0); !errors.Is(err, session.ErrCorrupt) {
+				t.Errorf("the wrapper alone read binary rows: List = %v, want session.ErrCorrupt", err)
+			}
 		}
 	}
 }
 
-// TestRedisItemCodecSameForm is TestPostgresItemCodecSameForm on Redis:
-// the members of the session's sorted sets, as stored.
-func TestRedisItemCodecSameForm(t *testing.T) {
+// checkRetry appends want again through reader, the item codec, to the
+// session that a writer wrote (binary: the item codec; else the
+// wrapper): a retry of the same form is recognized as one; PostgreSQL and
+// Redis compare the stored bytes, so one across the two forms is a
+// conflict (typed), and nothing is written.
+func checkRetry(t *testing.T, binary bool, reader *encrypt.Store, want []state.Item) {
+	t.Helper()
+	err := reader.Append(t.Context(), "session-1", "r0", want)
+	if binary && err != nil {
+		t.Errorf("the append retried through the item codec = %v", err)
+	}
+	if !binary && !errors.Is(err, session.ErrConflict) {
+		t.Errorf("the append of the JSON form retried through the item codec = %v, want session.ErrConflict", err)
+	}
+}
+
+// TestRedisItemCodecForms is TestPostgresItemCodecForms on Redis: the
+// members of the session's sorted sets, as stored.
+func TestRedisItemCodecForms(t *testing.T) {
 	provider := encrypt.NewMemoryProvider("kek-1")
 	for _, writer := range []bool{false, true} {
 		client, prefix := redisClient(t)
@@ -120,24 +131,32 @@ func TestRedisItemCodecSameForm(t *testing.T) {
 		}
 		want := fill(t, open(writer))
 		before := members()
-		if strings.Contains(before, "4111") || !strings.Contains(before, "turnkit_sealed") {
-			t.Fatalf("item codec %v wrote the items unsealed:\n%q", writer, before)
+		ms, err := client.ZRange(t.Context(), prefix+"session:{session-1}:items", 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
 		}
-		reader := open(!writer)
-		got, err := reader.List(t.Context(), "session-1", 0)
-		if err != nil || len(got) != len(want) {
-			t.Fatalf("item codec %v wrote, %v read: List = %d items, %v; want %d", writer, !writer, len(got), err, len(want))
-		}
-		for i := range want {
-			if !got[i].Equal(want[i]) {
-				t.Errorf("item %d = %s, want %s", i, got[i], want[i])
+		var items []string
+		for _, m := range ms { // its position, format byte 1, its kind and tool name after their lengths, then the stored form
+			rest := m[33:]
+			for range 2 {
+				rest = rest[1+int(rest[0]):]
 			}
+			items = append(items, rest)
 		}
-		if err := reader.Append(t.Context(), "session-1", "r0", want); err != nil {
-			t.Errorf("the append retried through the other = %v", err)
+		if len(items) != len(want) {
+			t.Fatalf("%d stored items, want %d:\n%q", len(items), len(want), before)
 		}
+		checkForms(t, writer, items)
+		reader := open(true)
+		checkList(t, reader, want)
+		checkRetry(t, writer, reader, want)
 		if members() != before {
 			t.Errorf("the retried append changed the stored items")
+		}
+		if writer {
+			if _, err := open(false).List(t.Context(), "session-1", 0); !errors.Is(err, session.ErrCorrupt) {
+				t.Errorf("the wrapper alone read binary rows: List = %v, want session.ErrCorrupt", err)
+			}
 		}
 	}
 }

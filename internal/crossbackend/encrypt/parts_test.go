@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"database/sql"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -52,7 +54,9 @@ func partRows(t *testing.T, db *sql.DB) map[string][]byte {
 // SQLite: each sealed piece and the context are kept as bytes (a format
 // byte, then the ciphertext), exactly sealedOverhead longer than the
 // plaintext, where the JSON string of its base64 was a third longer
-// still.
+// still; the head too, its routing fields in the clear before its
+// ciphertext (its JSON form, the ciphertext's base64 among the fields'
+// names, was 1.6 times the plain head).
 func TestCheckpointPartsAreBytes(t *testing.T) {
 	plainPath := filepath.Join(t.TempDir(), "plain.db")
 	plain, err := sqlite.Open(plainPath)
@@ -71,6 +75,18 @@ func TestCheckpointPartsAreBytes(t *testing.T) {
 	if len(got) != len(want) || want["context"] == nil {
 		t.Fatalf("sealed parts %d, plain parts %d (a context among them: %t), want as many, with a context", len(got), len(want), want["context"] != nil)
 	}
+	var plainHead, head []byte
+	if err := rawDB(t, plainPath).QueryRow(`SELECT data FROM run_checkpoints WHERE run_id = 'r1'`).Scan(&plainHead); err != nil {
+		t.Fatal(err)
+	}
+	if err := rawDB(t, path).QueryRow(`SELECT data FROM run_checkpoints WHERE run_id = 'r1'`).Scan(&head); err != nil {
+		t.Fatal(err)
+	}
+	// The head's clear fields: its format byte, "r1" and "session-1"
+	// after their lengths, the version and the last full save (1 each).
+	if clear := 1 + 3 + 10 + 2; len(head) != len(plainHead)+clear+sealedOverhead-1 || head[0] != 0x02 {
+		t.Errorf("head: %d bytes starting %#x, want %d (plaintext %d + %d) starting 0x02", len(head), head[:1], len(plainHead)+clear+sealedOverhead-1, len(plainHead), clear+sealedOverhead-1)
+	}
 	for name, pt := range want {
 		data := got[name]
 		if len(data) != len(pt)+sealedOverhead || data[0] != 0x01 {
@@ -79,10 +95,10 @@ func TestCheckpointPartsAreBytes(t *testing.T) {
 	}
 }
 
-// TestBase64PartsStillOpen rewrites a sealed checkpoint's pieces and
-// context into the form every store wrote before binary parts (a JSON
-// string of the ciphertext's base64, which state/filestore and memstore
-// still write): the run loads as saved, an edit of that form is still
+// TestBase64PartsStillOpen rewrites a sealed checkpoint's head, pieces
+// and context into the form every store wrote before binary parts (a
+// JSON string of the ciphertext's base64, the head a JSON object around
+// it, which state/filestore and memstore still write): the run loads as saved, an edit of that form is still
 // [encrypt.ErrTampered], and a later save adds binary pieces beside the
 // old ones, which load together.
 func TestBase64PartsStillOpen(t *testing.T) {
@@ -97,6 +113,11 @@ func TestBase64PartsStillOpen(t *testing.T) {
 		}
 		old[name] = []byte(`"` + base64.RawStdEncoding.EncodeToString(data[1:]) + `"`)
 	}
+	var head []byte
+	if err := db.QueryRow(`SELECT data FROM run_checkpoints WHERE run_id = 'r1'`).Scan(&head); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, db, `UPDATE run_checkpoints SET data = ? WHERE run_id = 'r1'`, jsonHead(t, head))
 	for name, data := range old {
 		if name == "context" {
 			exec(t, db, `UPDATE run_checkpoint_contexts SET data = ? WHERE run_id = 'r1'`, data)
@@ -156,4 +177,29 @@ func TestBase64PartsStillOpen(t *testing.T) {
 	if se := (*encrypt.SealError)(nil); !errors.Is(err, encrypt.ErrTampered) || !errors.As(err, &se) {
 		t.Fatalf("Load of an edited base64 piece = %v, want a *SealError wrapping ErrTampered", err)
 	}
+}
+
+// jsonHead returns the JSON form of the binary sealed head: its clear
+// fields as members of "run", its ciphertext's base64 as "sealed".
+func jsonHead(t *testing.T, head []byte) []byte {
+	t.Helper()
+	if len(head) == 0 || head[0] != 0x02 {
+		t.Fatalf("head starts with %q, want a binary head", head[:min(len(head), 1)])
+	}
+	rest := head[1:]
+	field := func() string {
+		n, k := binary.Uvarint(rest)
+		f := string(rest[k : k+int(n)])
+		rest = rest[k+int(n):]
+		return f
+	}
+	number := func() int64 {
+		v, k := binary.Varint(rest)
+		rest = rest[k:]
+		return v
+	}
+	rid, sid := field(), field()
+	version, full := number(), number()
+	return fmt.Appendf(nil, `{"schema":%q,"run":{"id":%q,"session_id":%q,"version":%d,"extension":{"turnkit.delta":{"full":%d}}},"sealed":%q}`,
+		state.SealedSchema, rid, sid, version, full, base64.RawStdEncoding.EncodeToString(rest))
 }
