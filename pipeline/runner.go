@@ -250,10 +250,9 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 		} else if n, ok = runcore.NextTurn(run, maxTurns); !ok {
 			return r.maxTurnsReached(ctx, run, res, maxTurns)
 		}
-		*t = Turn{
-			Run: run, Agent: cur.agent, Number: n, Resumed: resumed, Input: placed,
-			emit: c.emit, runner: r, res: res, tools: cur.tools, conds: cur.conds, spent: spent,
-		}
+		t.reset()
+		t.Run, t.Agent, t.Number, t.Resumed, t.Input = run, cur.agent, n, resumed, placed
+		t.emit, t.runner, t.res, t.tools, t.conds, t.spent = c.emit, r, res, cur.tools, cur.conds, spent
 		placed, resumed = nil, false
 		if err := r.serveTurn(ctx, t, res); err != nil {
 			return res, err

@@ -244,31 +244,33 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	if step.err != nil {
 		return nil, step.err
 	}
-	prefix := idPrefix(c, n)
+	var prefixBuf [80]byte // the IDs' shared part, on the stack however long the run ID
+	prefix := appendIDPrefix(prefixBuf[:0], c, n)
 	if fresh != "" && c.Turn != nil && c.Turn.Run != nil {
-		prefix += fresh + "c" + strconv.Itoa(n) + "_" // the model's n-th call: never seen before
+		// The model's n-th call: never seen before.
+		prefix = append(strconv.AppendInt(append(append(prefix, fresh...), 'c'), int64(n), 10), '_')
 	}
-	resp := &pipeline.ModelResponse{ID: "resp" + prefix[:len(prefix)-1], Model: m.name, Items: make([]state.Item, len(step.parts))}
+	resp := &pipeline.ModelResponse{ID: "resp" + string(prefix[:len(prefix)-1]), Model: m.name, Items: make([]state.Item, len(step.parts))}
 	for k, p := range step.parts {
-		id := prefix + strconv.Itoa(k+1)
 		if !p.item.IsZero() {
 			resp.Items[k] = p.item
 			continue
 		}
 		switch p.kind {
 		case state.KindAssistantMessage:
+			id := itemID("msg", prefix, k+1)
 			if c.Stream {
-				streamText(c, "msg"+id, p.text)
+				streamText(c, id, p.text)
 			}
 			if p.refusal {
-				resp.Items[k] = refusal("msg"+id, p.text)
+				resp.Items[k] = refusal(id, p.text)
 				break
 			}
-			resp.Items[k] = state.AssistantMessage("msg"+id, p.text)
+			resp.Items[k] = state.AssistantMessage(id, p.text)
 		case state.KindReasoning:
-			resp.Items[k] = state.Reasoning("rs"+id, p.text)
+			resp.Items[k] = state.Reasoning(itemID("rs", prefix, k+1), p.text)
 		default:
-			resp.Items[k] = state.ToolCall("fc"+id, "call"+id, p.name, p.text)
+			resp.Items[k] = state.ToolCall(itemID("fc", prefix, k+1), itemID("call", prefix, k+1), p.name, p.text)
 		}
 	}
 	if step.usage != nil {
@@ -306,24 +308,39 @@ func (m *Model) step(c *pipeline.ModelCall, n int) (Step, error) {
 	return step, nil
 }
 
-// idPrefix returns the part the IDs of a response share (before
-// [Model.FreshIDs] adds the call's number): "_<run>_<turn>_"
-// for a call made by a run, so that IDs are unique across the runs of a
-// session and across the models of one run (a handoff), and deterministic
-// for a given run ID; "_<n>_" for the n-th call of a model used outside a
-// run. Characters of the run ID other than ASCII letters, digits, '-' and
-// '_' (the '/' of a nested run's ID) become '-'.
-func idPrefix(c *pipeline.ModelCall, n int) string {
+// appendIDPrefix appends to b the part the IDs of a response share
+// (before [Model.FreshIDs] adds the call's number): "_<run>_<turn>_" for a
+// call made by a run, so that IDs are unique across the runs of a session
+// and across the models of one run (a handoff), and deterministic for a
+// given run ID; "_<n>_" for the n-th call of a model used outside a run.
+// Characters of the run ID other than ASCII letters, digits, '-' and '_'
+// (the '/' of a nested run's ID) become '-'. Written into the caller's
+// buffer, the prefix costs no allocation, whatever the length of the run
+// ID (the runner's own are 36 bytes, past the compiler's 32-byte scratch
+// for a conversion) or of the turn number.
+func appendIDPrefix(b []byte, c *pipeline.ModelCall, n int) []byte {
+	b = append(b, '_')
 	if c.Turn == nil || c.Turn.Run == nil {
-		return "_" + strconv.Itoa(n) + "_"
+		return append(strconv.AppendInt(b, int64(n), 10), '_')
 	}
-	id := []byte(c.Turn.Run.ID())
-	for i, b := range id {
-		if !('a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9' || b == '-' || b == '_') {
-			id[i] = '-'
+	id := c.Turn.Run.ID()
+	for i := 0; i < len(id); i++ {
+		ch := id[i]
+		if !('a' <= ch && ch <= 'z' || 'A' <= ch && ch <= 'Z' || '0' <= ch && ch <= '9' || ch == '-' || ch == '_') {
+			ch = '-'
 		}
+		b = append(b, ch)
 	}
-	return "_" + string(id) + "_" + strconv.Itoa(c.Turn.Number) + "_"
+	b = append(b, '_')
+	return append(strconv.AppendInt(b, int64(c.Turn.Number), 10), '_')
+}
+
+// itemID returns the ID of a response's k-th item: kind, the response's
+// prefix and k, written into one buffer and converted once.
+func itemID(kind string, prefix []byte, k int) string {
+	var buf [96]byte
+	b := append(append(buf[:0], kind...), prefix...)
+	return string(strconv.AppendInt(b, int64(k), 10))
 }
 
 // streamText emits the text word by word, as a streaming model would.

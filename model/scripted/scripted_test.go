@@ -347,3 +347,28 @@ func TestCallsNameRunAndTurn(t *testing.T) {
 		t.Errorf("calls = %v, want %v", got, want)
 	}
 }
+
+// TestIDsAllocateAlikeForAnyRun: the IDs of a response cost the same
+// allocations for a run ID of the runner's own form (36 bytes, longer
+// than the compiler's scratch for a conversion) at turn 150 as for a short
+// run ID at turn 5: the run ID and the turn number are written into the
+// prefix, not copied and formatted into allocations of their own.
+func TestIDsAllocateAlikeForAnyRun(t *testing.T) {
+	allocs := func(runID string, turnNo int) float64 {
+		turn := pipelinetest.NewTurn(t)
+		turn.Run = state.NewRun(runID, "a")
+		turn.Number = turnNo
+		c := pipelinetest.NewModelCall(t, turn)
+		m := scripted.Generate(func(int) scripted.Step { return scripted.CallTool("t", `{}`) })
+		ctx := context.Background()
+		return testing.AllocsPerRun(200, func() {
+			if _, err := m.Respond(ctx, c); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	short, long := allocs("r1", 5), allocs("run_0123456789abcdef0123456789abcdef", 150)
+	if long != short {
+		t.Errorf("a response of run %q at turn 150 allocates %v times, of run %q at turn 5 %v times", "run_0123…", long, "r1", short)
+	}
+}
