@@ -171,3 +171,9 @@ func (r *Run) NextTurn(limit int) (int, bool)     { return r.nextTurn(limit) }
 func (r *Run) PlaceModelResponse(items []Item, calls int, u Usage, c ModelCall) (Boundary, error) {
 	return r.placeModelResponse(items, calls, u, c)
 }
+
+// WithoutPending is withoutPending of the approvals whose call IDs are
+// listed.
+func WithoutPending(p []Approval, callIDs ...string) []Approval {
+	return withoutPending(p, func(a Approval) bool { return slices.Contains(callIDs, a.CallID) })
+}
