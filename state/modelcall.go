@@ -80,7 +80,8 @@ func appendModelCall(b []byte, c *ModelCall) []byte {
 		b = strconv.AppendInt(b, c.Seq, 10)
 	}
 	b = append(b, `,"usage":`...)
-	b = appendInts(b, reflect.ValueOf(&c.Usage).Elem(), usageFields)
+	m := c.Usage.members()
+	b = appendInts(b, m[:], usageFields)
 	return append(b, '}')
 }
 
