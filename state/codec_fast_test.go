@@ -668,3 +668,24 @@ func TestMembersListsChecked(t *testing.T) {
 	mustPanic("a field left out", func(p *pair) []any { return []any{&p.A} })
 	mustPanic("out of order", func(p *pair) []any { return []any{&p.B, &p.A} })
 }
+
+// TestUnmarshalFastModelCallsPastTurn: the fast path makes a run's list of
+// model calls with room for one a turn; a run that made more (a retried
+// call, a handoff) grows it, and decodes as the reference does.
+func TestUnmarshalFastModelCallsPastTurn(t *testing.T) {
+	t.Parallel()
+	r := state.NewRun("run_1", "a")
+	r.SetTurn(1)
+	for i := range 3 {
+		r.AddModelCall(state.ModelCall{Turn: 1, Agent: "a", ResponseID: fmt.Sprint("resp_", i)})
+	}
+	data := mustMarshal(t, r)
+	got := state.UnmarshalFastOnly(data, nil)
+	if got == nil {
+		t.Fatalf("the fast path refused %s", data)
+	}
+	if diff := cmp.Diff(r.ModelCalls(), got.ModelCalls()); diff != "" {
+		t.Errorf("model calls (-want +got):\n%s", diff)
+	}
+	checkUnmarshal(t, data)
+}
