@@ -151,11 +151,27 @@ func (r *Run) resolvePending(callID string) {
 }
 
 // withoutPending returns the pending approvals p without those del
-// matches: p itself when there are none, else a new list (p is
-// copy-on-write, see addPending).
+// matches: p itself when there are none, nil when all match, the rest of
+// p, shared and capped at its length, when the matches are its first or
+// last ones (as a resume resolves them, call by call), else a new list.
+// Sharing is safe because p is copy-on-write (see addPending).
 func withoutPending(p []Approval, del func(Approval) bool) []Approval {
-	if !slices.ContainsFunc(p, del) {
+	i := slices.IndexFunc(p, del)
+	if i < 0 {
 		return p
+	}
+	j := i + 1
+	for j < len(p) && del(p[j]) {
+		j++
+	}
+	switch {
+	case i == 0 && j == len(p):
+		return nil
+	case slices.ContainsFunc(p[j:], del):
+	case i == 0:
+		return p[j:len(p):len(p)]
+	case j == len(p):
+		return p[:i:i]
 	}
 	return slices.DeleteFunc(slices.Clone(p), del)
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -161,6 +162,57 @@ func TestFingerprint(t *testing.T) {
 		sum := sha256.Sum256([]byte("lookup\x00" + args))
 		if got, want := state.Fingerprint("lookup", args), hex.EncodeToString(sum[:]); got != want {
 			t.Errorf("Fingerprint(lookup, %.20s…) = %s, want %s", args, got, want)
+		}
+	}
+}
+
+// TestWithoutPendingShares: resolving the first or last pending approvals,
+// as a resume does call by call, shares the rest of the copy-on-write list
+// (no allocation; none when all are resolved), capped at its length, and
+// leaves the list it came from as it was; resolving one in the middle
+// makes a new list. Checked to fail with the old withoutPending (a clone
+// for each) and without the caps (the append below wrote into the shared
+// array).
+func TestWithoutPendingShares(t *testing.T) { // not parallel: AllocsPerRun
+	ap := func(id string, seq int64) state.Approval {
+		return state.Approval{Tool: "t", CallID: id, Seq: seq, OutputSeq: seq + 10}
+	}
+	p := []state.Approval{ap("a", 1), ap("b", 2), ap("c", 3)}
+	before := slices.Clone(p)
+	ids := func(l []state.Approval) (out []string) {
+		for _, a := range l {
+			out = append(out, a.CallID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		del    []string
+		want   []string
+		allocs float64
+	}{
+		{[]string{"x"}, []string{"a", "b", "c"}, 0},
+		{[]string{"a"}, []string{"b", "c"}, 0},
+		{[]string{"a", "b"}, []string{"c"}, 0},
+		{[]string{"c"}, []string{"a", "b"}, 0},
+		{[]string{"b", "c"}, []string{"a"}, 0},
+		{[]string{"a", "b", "c"}, nil, 0},
+		{[]string{"b"}, []string{"a", "c"}, 1},
+		{[]string{"a", "c"}, []string{"b"}, 1},
+	} {
+		var got []state.Approval
+		allocs := testing.AllocsPerRun(20, func() { got = state.WithoutPending(p, tc.del...) })
+		if diff := cmp.Diff(tc.want, ids(got)); diff != "" {
+			t.Errorf("without %v (-want +got):\n%s", tc.del, diff)
+		}
+		if allocs != tc.allocs {
+			t.Errorf("without %v: %v allocations, want %v", tc.del, allocs, tc.allocs)
+		}
+		if tc.allocs == 0 && cap(got) != len(got) {
+			t.Errorf("without %v: the rest has room past its length (%d of %d): an append would write into the shared list", tc.del, len(got), cap(got))
+		}
+		_ = append(got, ap("z", 9)) // what addPending's append may do
+		if diff := cmp.Diff(before, p); diff != "" {
+			t.Errorf("without %v changed the list it came from (-before +after):\n%s", tc.del, diff)
 		}
 	}
 }

@@ -166,7 +166,7 @@ func marshalWire(w wireRun, cfg *marshalConfig) ([]byte, error) {
 	if w.ID == "" {
 		return nil, ErrNoRunID
 	}
-	out, ok := appendCheckpoint(make([]byte, 0, checkpointSize(&w)), &w, cfg)
+	out, ok := appendCheckpoint(make([]byte, 0, checkpointSize(&w)), &w, cfg) // w stays on the stack: no reflection reaches it
 	if !ok {
 		return marshalWireJSON(w, cfg)
 	}

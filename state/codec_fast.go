@@ -528,12 +528,12 @@ func kindByName(q []byte) Kind {
 }
 
 // ints reads a null or an object of integer fields (a [Boundary], a
-// [Usage]) into v, whose fields fs lists.
-func ints(s *wire.Scanner, v reflect.Value, fs *wire.Fields) bool {
+// [Usage]) into its members m, the fields fs lists.
+func ints(s *wire.Scanner, m []*int64, fs *wire.Fields) bool {
 	var seen wire.FieldSet
 	return s.Null() || s.Members(func(key []byte) bool {
 		f := fs.Lookup(key)
-		return f >= 0 && seen.First(f) && wire.OptInt64(s, v.Field(fs.List[f].Index).Addr().Interface().(*int64))
+		return f >= 0 && seen.First(f) && wire.OptInt64(s, m[f])
 	})
 }
 
@@ -603,7 +603,7 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 		input, items, context []Item
 	)
 	*w = wireRun{}
-	v := reflect.ValueOf(w).Elem()
+	members := runMembers(w)
 	d.own, d.numNames, d.moreNames = arena{}, 0, nil
 	d.shared, d.left = &d.own, len(s.B)-s.I
 	read = s.Members(func(key []byte) bool {
@@ -611,11 +611,10 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 		if f < 0 || !seen.First(f) {
 			return false
 		}
-		field := v.Field(runFields.List[f].Index)
 		if runFields.List[f].Required && s.Peek() == 'n' {
 			return false // missing: the encoding/json path says so
 		}
-		switch p := field.Addr().Interface().(type) {
+		switch p := members[f].(type) {
 		case *string:
 			if p == &w.Agent { // interned: its model calls name it again
 				return d.optName(s, p)
@@ -656,11 +655,15 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 		case *[]ModelCall:
 			return d.modelCalls(s, p)
 		case *Boundary:
-			return ints(s, field, boundaryFields)
+			m := p.members()
+			return ints(s, m[:], boundaryFields)
 		case *Usage:
-			return ints(s, field, usageFields)
+			m := p.members()
+			return ints(s, m[:], usageFields)
+		case *[]Decision, *[]GuardrailResult:
+			return wire.Delegate(s, p, true)
 		}
-		return wire.Delegate(s, field.Addr().Interface(), field.Kind() == reflect.Slice)
+		return wire.Delegate(s, members[f], false)
 	})
 	if !read {
 		return nil, false, nil

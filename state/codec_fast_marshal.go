@@ -85,20 +85,26 @@ func checkpointSize(w *wireRun) int {
 }
 
 // appendRun appends json.Marshal(w)'s bytes, member by member as
-// [runFields] lists them, by their Go types, and false when w holds
-// something only encoding/json handles.
+// [runFields] lists them, by their Go types (reached through
+// [runMembers], without reflection: w stays where the caller has it),
+// and false when w holds something only encoding/json handles.
 func appendRun(b []byte, w *wireRun) ([]byte, bool) {
 	ok := true
-	v := reflect.ValueOf(w).Elem()
+	members := runMembers(w)
 	first := true
-	for _, f := range runFields.List {
-		field := v.Field(f.Index)
-		if f.OmitEmpty && wire.Empty(field) {
-			continue
+	for i, f := range runFields.List {
+		if f.OmitEmpty {
+			empty, known := emptyMember(members[i])
+			if !known {
+				return b, false
+			}
+			if empty {
+				continue
+			}
 		}
 		b = appendKey(b, f.Name, first)
 		first = false
-		switch p := field.Addr().Interface().(type) {
+		switch p := members[i].(type) {
 		case *string:
 			b = appendString(b, *p)
 		case *int:
@@ -110,9 +116,11 @@ func appendRun(b []byte, w *wireRun) ([]byte, bool) {
 		case *[]wireItem:
 			b, ok = appendWireItems(b, *p, ok)
 		case *Boundary:
-			b = appendInts(b, field, boundaryFields)
+			m := p.members()
+			b = appendInts(b, m[:], boundaryFields)
 		case *Usage:
-			b = appendInts(b, field, usageFields)
+			m := p.members()
+			b = appendInts(b, m[:], usageFields)
 		case *[]ModelCall:
 			b = appendModelCalls(b, *p)
 		case *[]Approval:
@@ -121,24 +129,59 @@ func appendRun(b []byte, w *wireRun) ([]byte, bool) {
 			b, ok = appendDecisions(b, *p, ok)
 		case *map[string]json.RawMessage:
 			b, ok = appendRawMap(b, *p, ok)
-		default:
-			if field.Kind() == reflect.Slice {
-				b, ok = appendList(b, field, ok)
+		case *[]GuardrailResult:
+			b, ok = appendGuardrails(b, *p, ok)
+		case *map[string]string:
+			if *p == nil {
+				b = append(b, "null"...)
 			} else {
-				b, ok = appendJSON(b, field.Interface(), ok)
+				b, ok = appendJSON(b, *p, ok)
 			}
+		default:
+			return b, false // a member added to the run and not here
 		}
 	}
 	return append(b, '}'), ok
 }
 
+// emptyMember reports whether encoding/json's omitempty leaves out the
+// member p points to, for the types of the run's omitempty members; known
+// is false for another type.
+func emptyMember(p any) (empty, known bool) {
+	switch p := p.(type) {
+	case *string:
+		return *p == "", true
+	case *[]ModelCall:
+		return len(*p) == 0, true
+	case *map[string]string:
+		return len(*p) == 0, true
+	case *map[string]json.RawMessage:
+		return len(*p) == 0, true
+	}
+	return false, false
+}
+
+// appendGuardrails appends json.Marshal(l), a list of guardrail results,
+// which encoding/json writes: they are rare on a checkpoint.
+func appendGuardrails(b []byte, l []GuardrailResult, ok bool) ([]byte, bool) {
+	switch {
+	case !ok:
+		return b, false
+	case l == nil:
+		return append(b, "null"...), true
+	case len(l) == 0:
+		return append(b, "[]"...), true
+	}
+	return appendJSON(b, l, true)
+}
+
 // appendInts appends an object of integer fields (a [Boundary], a
-// [Usage]), v, whose fields fs lists, leaving out a zero omitempty one as
-// encoding/json does.
-func appendInts(b []byte, v reflect.Value, fs *wire.Fields) []byte {
+// [Usage]), the members m of the fields fs lists, leaving out a zero
+// omitempty one as encoding/json does.
+func appendInts(b []byte, m []*int64, fs *wire.Fields) []byte {
 	first := true
-	for _, f := range fs.List {
-		n := v.Field(f.Index).Int()
+	for i, f := range fs.List {
+		n := *m[i]
 		if f.OmitEmpty && n == 0 {
 			continue
 		}

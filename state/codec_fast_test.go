@@ -603,3 +603,89 @@ func checkListWriter[T any](t *testing.T, what string, write func([]T) ([]byte, 
 		t.Fatalf("%s %+v written as\n%s\nencoding/json writes\n%s", what, l, got, want)
 	}
 }
+
+// TestMarshalFastTakesEveryMember: Marshal's fast path writes runs that
+// hold every member of the run object (trace, extension records,
+// guardrail results, model calls) itself, rather than giving up to
+// encoding/json, and the same bytes.
+func TestMarshalFastTakesEveryMember(t *testing.T) {
+	t.Parallel()
+	for name, r := range map[string]*state.Run{
+		"sample": statetest.SampleRun(t, "run_1"),
+		"new":    state.NewRun("run_new", ""),
+		"tricky": trickyRun(t, false),
+		"odd":    trickyRun(t, true), // extension records
+	} {
+		got, ok := state.MarshalFastOnly(r)
+		if !ok {
+			t.Errorf("%s: the fast path gave up", name)
+			continue
+		}
+		want, err := state.MarshalReference(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: the fast path differs from encoding/json:\n got %s\nwant %s", name, got, want)
+		}
+	}
+}
+
+// TestMarshalRunObjectOnStack: Marshal of a run with an input and its
+// items allocates the two item lists and its buffer, nothing for the run
+// object it writes from. Checked to fail (4) with the run object
+// reflected on, which moved it to the heap.
+func TestMarshalRunObjectOnStack(t *testing.T) { // not parallel: AllocsPerRun
+	r := state.NewRun("run_1", "a")
+	r.AddInput(state.UserMessage("hi"))
+	if n := testing.AllocsPerRun(20, func() {
+		if _, err := state.Marshal(r); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 3 {
+		t.Errorf("Marshal: %v allocations, want 3 (the input, the items, the buffer)", n)
+	}
+}
+
+// TestMembersListsChecked: the start-up check of a members list refuses
+// a list that leaves a field out or lists one out of order.
+func TestMembersListsChecked(t *testing.T) {
+	t.Parallel()
+	type pair struct {
+		A int64 `json:"a"`
+		B int64 `json:"b"`
+	}
+	mustPanic := func(name string, members func(*pair) []any) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Errorf("%s: no panic", name)
+			}
+		}()
+		state.CheckMembersOf(members)
+	}
+	state.CheckMembersOf(func(p *pair) []any { return []any{&p.A, &p.B} })
+	mustPanic("a field left out", func(p *pair) []any { return []any{&p.A} })
+	mustPanic("out of order", func(p *pair) []any { return []any{&p.B, &p.A} })
+}
+
+// TestUnmarshalFastModelCallsPastTurn: the fast path makes a run's list of
+// model calls with room for one a turn; a run that made more (a retried
+// call, a handoff) grows it, and decodes as the reference does.
+func TestUnmarshalFastModelCallsPastTurn(t *testing.T) {
+	t.Parallel()
+	r := state.NewRun("run_1", "a")
+	r.SetTurn(1)
+	for i := range 3 {
+		r.AddModelCall(state.ModelCall{Turn: 1, Agent: "a", ResponseID: fmt.Sprint("resp_", i)})
+	}
+	data := mustMarshal(t, r)
+	got := state.UnmarshalFastOnly(data, nil)
+	if got == nil {
+		t.Fatalf("the fast path refused %s", data)
+	}
+	if diff := cmp.Diff(r.ModelCalls(), got.ModelCalls()); diff != "" {
+		t.Errorf("model calls (-want +got):\n%s", diff)
+	}
+	checkUnmarshal(t, data)
+}

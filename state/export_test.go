@@ -5,7 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"reflect"
 	"slices"
+
+	"github.com/turnkit/turnkit/state/internal/wire"
 )
 
 // The encoding/json reference paths and the fast paths alone, for the
@@ -170,4 +173,26 @@ func (r *Run) RecordOutput(it Item) (bool, error) { return r.recordOutput(it) }
 func (r *Run) NextTurn(limit int) (int, bool)     { return r.nextTurn(limit) }
 func (r *Run) PlaceModelResponse(items []Item, calls int, u Usage, c ModelCall) (Boundary, error) {
 	return r.placeModelResponse(items, calls, u, c)
+}
+
+// WithoutPending is withoutPending of the approvals whose call IDs are
+// listed.
+func WithoutPending(p []Approval, callIDs ...string) []Approval {
+	return withoutPending(p, func(a Approval) bool { return slices.Contains(callIDs, a.CallID) })
+}
+
+// MarshalFastOnly is Marshal's fast path alone, without options: false
+// where it gives up.
+func MarshalFastOnly(r *Run) ([]byte, bool) {
+	w, err := r.wire()
+	if err != nil {
+		return nil, false
+	}
+	var cfg marshalConfig
+	return appendCheckpoint(nil, &w, &cfg)
+}
+
+// CheckMembersOf runs the start-up check of a members list on T.
+func CheckMembersOf[T any](members func(*T) []any) {
+	checkMembers(wire.FieldsOf(reflect.TypeFor[T]()), members)
 }

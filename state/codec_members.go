@@ -1,0 +1,67 @@
+package state
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/turnkit/turnkit/state/internal/wire"
+)
+
+// The fast paths reach the members of the run object, a boundary and a
+// usage through pointers listed here in the order of their structs'
+// fields (the order of [runFields], [boundaryFields] and [usageFields]),
+// not through reflection: a run object reflected on escaped to the heap
+// on every Marshal, and reflecting on each member cost more than writing
+// it. The lists are checked against the structs when the package starts
+// (checkMembers), so a field added to a struct and not to its list stops
+// the program at once rather than mixing members up.
+
+// runMembers returns pointers to w's members, in field order.
+func runMembers(w *wireRun) [22]any {
+	return [...]any{
+		&w.ID, &w.Agent, &w.Turn, &w.MaxTurns, &w.Version, &w.NextSeq,
+		&w.Input, &w.Items, &w.Response, &w.Context, &w.ContextFrom,
+		&w.Pending, &w.Decisions, &w.Guardrails, &w.Usage, &w.ModelCalls,
+		&w.SessionID, &w.Watermark, &w.Trace, &w.Final, &w.Finished, &w.Extension,
+	}
+}
+
+// members returns pointers to u's counters, in field order.
+func (u *Usage) members() [6]*int64 {
+	return [...]*int64{&u.Requests, &u.InputTokens, &u.OutputTokens, &u.ReasoningTokens, &u.CachedTokens, &u.CacheWriteTokens}
+}
+
+// members returns pointers to b's positions, in field order.
+func (b *Boundary) members() [3]*int64 {
+	return [...]*int64{&b.Start, &b.End, &b.OutputsEnd}
+}
+
+func init() {
+	checkMembers(runFields, func(w *wireRun) []any { m := runMembers(w); return m[:] })
+	checkMembers(usageFields, func(u *Usage) []any { m := u.members(); return anys(m[:]) })
+	checkMembers(boundaryFields, func(b *Boundary) []any { m := b.members(); return anys(m[:]) })
+}
+
+// anys returns the pointers of a members list as values of type any.
+func anys(m []*int64) []any {
+	var out []any
+	for _, p := range m {
+		out = append(out, p)
+	}
+	return out
+}
+
+// checkMembers panics unless members lists, for each field of T in fs,
+// a pointer to that field, in order.
+func checkMembers[T any](fs *wire.Fields, members func(*T) []any) {
+	v := new(T)
+	m := members(v)
+	if len(m) != len(fs.List) {
+		panic(fmt.Sprintf("state: %T has %d members listed for %d fields", *v, len(m), len(fs.List)))
+	}
+	for i, f := range fs.List {
+		if reflect.ValueOf(v).Elem().Field(f.Index).Addr().Interface() != m[i] {
+			panic(fmt.Sprintf("state: member %d of %T listed is not its field %s", i, *v, f.GoName))
+		}
+	}
+}
