@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -29,6 +30,9 @@ var (
 // ckptQueries are the checkpoint statements with the schema name resolved.
 type ckptQueries struct {
 	load, save, saveAppend, version, delete string
+	// The save of a delta that builds on the stored version (see
+	// buildsOn): a save's common case.
+	saveOn string
 	// The listing's (list.go), one per filter.
 	listAll, listStatus, listSession, listSessionStatus string
 }
@@ -115,6 +119,21 @@ func newCkptQueries(schemaName string) ckptQueries {
 					agent = EXCLUDED.agent, turn = EXCLUDED.turn, pending = EXCLUDED.pending, version = EXCLUDED.version),
 			` + appendWrites + `
 			SELECT (SELECT count(*) FROM ok), ` + appendDiffers),
+		// save for a delta that builds on the stored version: only the
+		// update of the head (a base of 0 inserts it), no removal of items
+		// (a full save's), and the listing's row updated, not upserted (the
+		// run's first save wrote it). The executor starts every part of a
+		// statement's plan, whether its arguments turn it off or not (the
+		// start of the saves' plans was a fifth of the server's CPU in a
+		// crash-safe tool turn), and an upsert's insert takes the next
+		// serial and locks the row it then updates.
+		// $1 run, $2 base, $3 version, $4 head, $5 context, $6 replace the
+		// context, $7 item positions, $8 item JSON; the summary: $9
+		// session, $10 status, $11 agent, $12 turn, $13 pending.
+		saveOn: r.Replace(`WITH ok AS (` + updateHead("$1", "$2", "$3", "$4", "$5", "$6", "") + `),
+			` + upsertPieces("$1", "$3", "$7", "$8") + `,
+			` + updateIndex("$1", "$3", "$9") + `
+			SELECT count(*) FROM ok`),
 		version: r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
 		delete: r.Replace(`WITH items AS (DELETE FROM {{schema}}.run_checkpoint_items WHERE run_id = $1),
 			idx AS (DELETE FROM {{schema}}.run_index WHERE run_id = $1)
@@ -133,6 +152,44 @@ func newCkptQueries(schemaName string) ckptQueries {
 		listSessionStatus: r.Replace(`SELECT ` + indexCols + ` FROM {{schema}}.run_index
 			WHERE status = $3 AND session_id = $4 AND serial < $1 ORDER BY serial DESC LIMIT $2`),
 	}
+}
+
+// updateHead is the compare-and-swap of a save that builds on the stored
+// version: the update of the run's head (run) from version base to
+// version, with its head, and its context when replace is true; cond, if
+// not empty, is one more condition. It returns a row if it took.
+func updateHead(run, base, version, head, context, replace, cond string) string {
+	if cond != "" {
+		cond = " AND " + cond
+	}
+	return `UPDATE {{schema}}.run_checkpoints
+				SET version = ` + version + `, data = ` + head + `, context = CASE WHEN ` + replace + `::boolean THEN ` + context + ` ELSE context END
+				WHERE run_id = ` + run + ` AND version = ` + base + cond + `
+				RETURNING 1`
+}
+
+// upsertPieces is the CTE items of a save whose compare-and-swap took (the
+// CTE ok has a row): the delta's pieces, at positions seqs with JSON
+// data, written at version.
+func upsertPieces(run, version, seqs, data string) string {
+	return `items AS (
+				INSERT INTO {{schema}}.run_checkpoint_items (run_id, seq, version, data)
+				SELECT ` + run + `, c.seq, ` + version + `, c.data FROM unnest(` + seqs + `::bigint[], ` + data + `::bytea[]) AS c(seq, data)
+				WHERE EXISTS (SELECT 1 FROM ok)
+				ON CONFLICT (run_id, seq) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data)`
+}
+
+// updateIndex is the CTE idx of a save that builds on the stored version:
+// the update of the run's row of the listing, which its first save wrote,
+// if the CTE ok has a row. The summary is the five parameters from sum
+// on: session, status, agent, turn, pending.
+func updateIndex(run, version, sum string) string {
+	n, _ := strconv.Atoi(sum[1:])
+	p := func(i int) string { return "$" + strconv.Itoa(n+i) }
+	return `idx AS (
+				UPDATE {{schema}}.run_index SET session_id = ` + p(0) + `, status = ` + p(1) + `, agent = ` + p(2) + `,
+					turn = ` + p(3) + `, pending = ` + p(4) + `, version = ` + version + `
+				WHERE run_id = ` + run + ` AND EXISTS (SELECT 1 FROM ok))`
 }
 
 // Load returns the run's checkpoint, a new [state.Run] with its stored
@@ -260,11 +317,7 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	var saved, differs int64
 	err = s.oneTrip(ctx,
 		func(b *pgx.Batch) {
-			seqs, data := rowcodec.Columns(d)
-			sum := d.Summary
-			b.Queue(s.ck.saveAppend, append(a.args(sessionID, run.ID()),
-				d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil, d.Full, seqs, data,
-				sum.SessionID, int16(sum.Status), sum.Agent, int64(sum.Turn), int64(sum.Pending))...)
+			b.Queue(s.ck.saveAppend, saveArgs(a.argsRoom(sessionID, run.ID(), saveArgsLen), d, false)...)
 		},
 		func(br pgx.BatchResults) error { return br.QueryRow().Scan(&saved, &differs) })
 	switch {
@@ -305,8 +358,7 @@ func (s *Store) saveAppendTx(ctx context.Context, run *state.Run, d *state.Delta
 	// round trip; if the save lost, the transaction rolls the append back.
 	err := s.pipelinedTx(ctx,
 		func(b *pgx.Batch) {
-			seqs, data := rowcodec.Columns(d)
-			b.Queue(s.ck.save, saveArgs(d, seqs, data)...)
+			s.queueSave(b, d)
 			b.Queue(s.q.appendExisting, a.args(sessionID, run.ID())...)
 		},
 		func(br pgx.BatchResults) error {
@@ -342,10 +394,7 @@ func (s *Store) saveAppendTx(ctx context.Context, run *state.Run, d *state.Delta
 func (s *Store) saveDelta(ctx context.Context, d *state.Delta) (bool, error) {
 	var n int64
 	err := s.oneTrip(ctx,
-		func(b *pgx.Batch) {
-			seqs, data := rowcodec.Columns(d)
-			b.Queue(s.ck.save, saveArgs(d, seqs, data)...)
-		},
+		func(b *pgx.Batch) { s.queueSave(b, d) },
 		func(br pgx.BatchResults) error { return br.QueryRow().Scan(&n) })
 	if err != nil {
 		return false, fmt.Errorf("save checkpoint: %w", err)
@@ -353,12 +402,38 @@ func (s *Store) saveDelta(ctx context.Context, d *state.Delta) (bool, error) {
 	return n == 1, nil
 }
 
-// saveArgs are the arguments of the save of d, with its items' positions
-// and JSON.
-func saveArgs(d *state.Delta, seqs []int64, data [][]byte) []any {
+// queueSave queues the save of d: ckptQueries.save, or saveOn when d
+// builds on the stored version.
+func (s *Store) queueSave(b *pgx.Batch, d *state.Delta) {
+	query, on := s.ck.save, buildsOn(d)
+	if on {
+		query = s.ck.saveOn
+	}
+	args := make([]any, 1, 1+saveArgsLen)
+	args[0] = d.RunID
+	b.Queue(query, saveArgs(args, d, on)...)
+}
+
+// saveArgsLen is the most arguments saveArgs appends.
+const saveArgsLen = 13
+
+// buildsOn reports whether d builds on the stored version: it is not the
+// run's first save (base 0), which inserts the head and the listing's
+// row, nor a full save, which removes the stored items first.
+func buildsOn(d *state.Delta) bool { return d.Base > 0 && !d.Full }
+
+// saveArgs appends to args (the statement's arguments before the save's)
+// the arguments of the save of d, with its items' positions and JSON: as
+// ckptQueries.save and saveAppend take them, or, for saveOn (on, when d
+// builds on the stored version), without the full flag.
+func saveArgs(args []any, d *state.Delta, on bool) []any {
+	seqs, data := rowcodec.Columns(d)
 	sum := d.Summary
-	return []any{d.RunID, d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil, d.Full, seqs, data,
-		sum.SessionID, int16(sum.Status), sum.Agent, int64(sum.Turn), int64(sum.Pending)}
+	args = append(args, d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil)
+	if !on {
+		args = append(args, d.Full)
+	}
+	return append(args, seqs, data, sum.SessionID, int16(sum.Status), sum.Agent, int64(sum.Turn), int64(sum.Pending))
 }
 
 // conflict returns the conflict error of a save of d that did not take,

@@ -167,6 +167,12 @@ var planCases = map[string]planCase{
 			"run_checkpoint_items run_checkpoint_items_pkey",
 			"run_index run_index_pkey",
 		}},
+	"ck.saveOn": {
+		args: func(k planKey) []any {
+			return []any{k.run, int64(1), int64(2), []byte(`{}`), []byte(nil), false, []int64{k.seq}, [][]byte{[]byte(`{}`)},
+				k.session, int16(1), "agent", int64(1), int64(1)}
+		},
+		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
 	"ck.version": {
 		args:  func(k planKey) []any { return []any{k.run} },
 		scans: []string{"run_checkpoints run_checkpoints_pkey"}},
