@@ -30,9 +30,9 @@ var (
 // ckptQueries are the checkpoint statements with the schema name resolved.
 type ckptQueries struct {
 	load, save, saveAppend, version, delete string
-	// The save of a delta that builds on the stored version (see
-	// buildsOn): a save's common case.
-	saveOn string
+	// The save and SaveAppend of a delta that builds on the stored
+	// version (see buildsOn): a save's common case.
+	saveOn, saveAppendOn string
 	// The listing's (list.go), one per filter.
 	listAll, listStatus, listSession, listSessionStatus string
 }
@@ -118,7 +118,7 @@ func newCkptQueries(schemaName string) ckptQueries {
 				ON CONFLICT (run_id) DO UPDATE SET session_id = EXCLUDED.session_id, status = EXCLUDED.status,
 					agent = EXCLUDED.agent, turn = EXCLUDED.turn, pending = EXCLUDED.pending, version = EXCLUDED.version),
 			` + appendWrites + `
-			SELECT (SELECT count(*) FROM ok), ` + appendDiffers),
+			SELECT (SELECT count(*) FROM ok), ` + appendDiffers + `, 1`),
 		// save for a delta that builds on the stored version: only the
 		// update of the head (a base of 0 inserts it), no removal of items
 		// (a full save's), and the listing's row updated, not upserted (the
@@ -134,6 +134,31 @@ func newCkptQueries(schemaName string) ckptQueries {
 			` + upsertPieces("$1", "$3", "$7", "$8") + `,
 			` + updateIndex("$1", "$3", "$9") + `
 			SELECT count(*) FROM ok`),
+		// saveAppend for a delta that builds on the stored version, as
+		// saveOn is to save, and for a run that has its place in the
+		// session (its first SaveAppend, with its first save, gave it
+		// one): the head's next write stamp is an update, and no new run
+		// is placed nor listed. A run with no place (rh: a Clear removed
+		// it) writes nothing and returns 0 as its last column; SaveAppend
+		// then runs saveAppend. $1–$8 as saveAppend's, $9 base, $10
+		// version, $11 head, $12 context, $13 replace the context, $14
+		// checkpoint item positions, $15 their JSON; the listing's row:
+		// $16 session, $17 status, $18 agent, $19 turn, $20 pending.
+		saveAppendOn: r.Replace(`WITH ` + appendReads + `,
+			rh AS MATERIALIZED (SELECT place FROM r WHERE EXISTS (SELECT 1 FROM {{schema}}.session_heads WHERE session_id = $1)),
+			fits AS MATERIALIZED (SELECT 1 FROM rh WHERE NOT EXISTS (SELECT 1 FROM stored WHERE NOT same)),
+			ok AS MATERIALIZED (` + updateHead("$2", "$9", "$10", "$11", "$12", "$13", "EXISTS (SELECT 1 FROM fits)") + `),
+			` + upsertPieces("$2", "$10", "$14", "$15") + `,
+			` + updateIndex("$2", "$10", "$16") + `,
+			head AS (
+				UPDATE {{schema}}.session_heads SET stamp = stamp + 1
+				WHERE session_id = $1 AND EXISTS (SELECT 1 FROM ok)
+				RETURNING stamp),
+			app AS (
+				INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
+				SELECT $1, rh.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("rh.place") + `, head.stamp
+				FROM rh, head, t WHERE NOT EXISTS (SELECT 1 FROM stored WHERE stored.seq = t.seq))
+			SELECT (SELECT count(*) FROM ok), ` + appendDiffers + `, (SELECT count(*) FROM rh)`),
 		version: r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
 		delete: r.Replace(`WITH items AS (DELETE FROM {{schema}}.run_checkpoint_items WHERE run_id = $1),
 			idx AS (DELETE FROM {{schema}}.run_index WHERE run_id = $1)
@@ -292,7 +317,10 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 // writer placed the run or took a position after that statement read them
 // (a plain Append of the same run: writers through the checkpoint's
 // compare-and-swap exclude each other), or the items are out of order, it
-// is a transaction of Append's with the save in its first round trip.
+// is a transaction of Append's with the save in its first round trip. A
+// save on the stored version of a run whose place a Clear removed takes
+// one more round trip: the statement of the common case writes nothing,
+// and the general one places the run again.
 func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error {
 	if len(items) == 0 {
 		return s.Save(ctx, run)
@@ -314,14 +342,31 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if !increasing(a.seqs) {
 		return s.saveAppendTx(ctx, run, d, sessionID, items, a)
 	}
-	var saved, differs int64
-	err = s.oneTrip(ctx,
-		func(b *pgx.Batch) {
-			b.Queue(s.ck.saveAppend, saveArgs(a.argsRoom(sessionID, run.ID(), saveArgsLen), d, false)...)
-		},
-		func(br pgx.BatchResults) error { return br.QueryRow().Scan(&saved, &differs) })
+	// The statement's answer: whether the save took, the first position
+	// that holds another item, whether the run has its place (one array,
+	// one allocation, for the three that Scan's pointers move to the heap).
+	var answer [3]int64
+	saved, differs, placed := &answer[0], &answer[1], &answer[2]
+	on := buildsOn(d)
+	for {
+		err = s.oneTrip(ctx,
+			func(b *pgx.Batch) {
+				query := s.ck.saveAppend
+				if on {
+					query = s.ck.saveAppendOn
+				}
+				b.Queue(query, saveArgs(a.argsRoom(sessionID, run.ID(), saveArgsLen), d, on)...)
+			},
+			func(br pgx.BatchResults) error { return br.QueryRow().Scan(saved, differs, placed) })
+		if err != nil || *placed == 1 || !on {
+			break
+		}
+		// The run has no place in the session (a Clear removed it), which
+		// saveAppendOn does not give: nothing was written.
+		on = false
+	}
 	switch {
-	case err == nil && differs != 0:
+	case err == nil && *differs != 0:
 		// Nothing was written. A stale checkpoint is the first error, as
 		// it is when the save runs first.
 		var stored int64
@@ -329,8 +374,8 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 		if (err == nil || errors.Is(err, pgx.ErrNoRows)) && stored != d.Base {
 			return rowcodec.VersionConflict(d.RunID, d.Base, stored)
 		}
-		return s.differs(ctx, sessionID, run.ID(), items, a.seqs, differs)
-	case err == nil && saved != 1:
+		return s.differs(ctx, sessionID, run.ID(), items, a.seqs, *differs)
+	case err == nil && *saved != 1:
 		return s.conflict(ctx, d)
 	case isDuplicateOutput(err):
 		return rowcodec.DuplicateOutput(pkg, sessionID, run.ID(), items)
@@ -424,8 +469,9 @@ func buildsOn(d *state.Delta) bool { return d.Base > 0 && !d.Full }
 
 // saveArgs appends to args (the statement's arguments before the save's)
 // the arguments of the save of d, with its items' positions and JSON: as
-// ckptQueries.save and saveAppend take them, or, for saveOn (on, when d
-// builds on the stored version), without the full flag.
+// ckptQueries.save and saveAppend take them, or, for saveOn and
+// saveAppendOn (on, when d builds on the stored version), without the
+// full flag.
 func saveArgs(args []any, d *state.Delta, on bool) []any {
 	seqs, data := rowcodec.Columns(d)
 	sum := d.Summary
