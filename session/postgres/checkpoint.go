@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -29,6 +30,9 @@ var (
 // ckptQueries are the checkpoint statements with the schema name resolved.
 type ckptQueries struct {
 	load, save, saveAppend, version, delete string
+	// The save and SaveAppend of a delta that builds on the stored
+	// version (see buildsOn): a save's common case.
+	saveOn, saveAppendOn string
 	// The listing's (list.go), one per filter.
 	listAll, listStatus, listSession, listSessionStatus string
 }
@@ -114,7 +118,47 @@ func newCkptQueries(schemaName string) ckptQueries {
 				ON CONFLICT (run_id) DO UPDATE SET session_id = EXCLUDED.session_id, status = EXCLUDED.status,
 					agent = EXCLUDED.agent, turn = EXCLUDED.turn, pending = EXCLUDED.pending, version = EXCLUDED.version),
 			` + appendWrites + `
-			SELECT (SELECT count(*) FROM ok), ` + appendDiffers),
+			SELECT (SELECT count(*) FROM ok), ` + appendDiffers + `, 1`),
+		// save for a delta that builds on the stored version: only the
+		// update of the head (a base of 0 inserts it), no removal of items
+		// (a full save's), and the listing's row updated, not upserted (the
+		// run's first save wrote it). The executor starts every part of a
+		// statement's plan, whether its arguments turn it off or not (the
+		// start of the saves' plans was a fifth of the server's CPU in a
+		// crash-safe tool turn), and an upsert's insert takes the next
+		// serial and locks the row it then updates.
+		// $1 run, $2 base, $3 version, $4 head, $5 context, $6 replace the
+		// context, $7 item positions, $8 item JSON; the summary: $9
+		// session, $10 status, $11 agent, $12 turn, $13 pending.
+		saveOn: r.Replace(`WITH ok AS (` + updateHead("$1", "$2", "$3", "$4", "$5", "$6", "") + `),
+			` + upsertPieces("$1", "$3", "$7", "$8") + `,
+			` + updateIndex("$1", "$3", "$9") + `
+			SELECT count(*) FROM ok`),
+		// saveAppend for a delta that builds on the stored version, as
+		// saveOn is to save, and for a run that has its place in the
+		// session (its first SaveAppend, with its first save, gave it
+		// one): the head's next write stamp is an update, and no new run
+		// is placed nor listed. A run with no place (rh: a Clear removed
+		// it) writes nothing and returns 0 as its last column; SaveAppend
+		// then runs saveAppend. $1–$8 as saveAppend's, $9 base, $10
+		// version, $11 head, $12 context, $13 replace the context, $14
+		// checkpoint item positions, $15 their JSON; the listing's row:
+		// $16 session, $17 status, $18 agent, $19 turn, $20 pending.
+		saveAppendOn: r.Replace(`WITH ` + appendReads + `,
+			rh AS MATERIALIZED (SELECT place FROM r WHERE EXISTS (SELECT 1 FROM {{schema}}.session_heads WHERE session_id = $1)),
+			fits AS MATERIALIZED (SELECT 1 FROM rh WHERE NOT EXISTS (SELECT 1 FROM stored WHERE NOT same)),
+			ok AS MATERIALIZED (` + updateHead("$2", "$9", "$10", "$11", "$12", "$13", "EXISTS (SELECT 1 FROM fits)") + `),
+			` + upsertPieces("$2", "$10", "$14", "$15") + `,
+			` + updateIndex("$2", "$10", "$16") + `,
+			head AS (
+				UPDATE {{schema}}.session_heads SET stamp = stamp + 1
+				WHERE session_id = $1 AND EXISTS (SELECT 1 FROM ok)
+				RETURNING stamp),
+			app AS (
+				INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
+				SELECT $1, rh.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("rh.place") + `, head.stamp
+				FROM rh, head, t WHERE NOT EXISTS (SELECT 1 FROM stored WHERE stored.seq = t.seq))
+			SELECT (SELECT count(*) FROM ok), ` + appendDiffers + `, (SELECT count(*) FROM rh)`),
 		version: r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
 		delete: r.Replace(`WITH items AS (DELETE FROM {{schema}}.run_checkpoint_items WHERE run_id = $1),
 			idx AS (DELETE FROM {{schema}}.run_index WHERE run_id = $1)
@@ -133,6 +177,44 @@ func newCkptQueries(schemaName string) ckptQueries {
 		listSessionStatus: r.Replace(`SELECT ` + indexCols + ` FROM {{schema}}.run_index
 			WHERE status = $3 AND session_id = $4 AND serial < $1 ORDER BY serial DESC LIMIT $2`),
 	}
+}
+
+// updateHead is the compare-and-swap of a save that builds on the stored
+// version: the update of the run's head (run) from version base to
+// version, with its head, and its context when replace is true; cond, if
+// not empty, is one more condition. It returns a row if it took.
+func updateHead(run, base, version, head, context, replace, cond string) string {
+	if cond != "" {
+		cond = " AND " + cond
+	}
+	return `UPDATE {{schema}}.run_checkpoints
+				SET version = ` + version + `, data = ` + head + `, context = CASE WHEN ` + replace + `::boolean THEN ` + context + ` ELSE context END
+				WHERE run_id = ` + run + ` AND version = ` + base + cond + `
+				RETURNING 1`
+}
+
+// upsertPieces is the CTE items of a save whose compare-and-swap took (the
+// CTE ok has a row): the delta's pieces, at positions seqs with JSON
+// data, written at version.
+func upsertPieces(run, version, seqs, data string) string {
+	return `items AS (
+				INSERT INTO {{schema}}.run_checkpoint_items (run_id, seq, version, data)
+				SELECT ` + run + `, c.seq, ` + version + `, c.data FROM unnest(` + seqs + `::bigint[], ` + data + `::bytea[]) AS c(seq, data)
+				WHERE EXISTS (SELECT 1 FROM ok)
+				ON CONFLICT (run_id, seq) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data)`
+}
+
+// updateIndex is the CTE idx of a save that builds on the stored version:
+// the update of the run's row of the listing, which its first save wrote,
+// if the CTE ok has a row. The summary is the five parameters from sum
+// on: session, status, agent, turn, pending.
+func updateIndex(run, version, sum string) string {
+	n, _ := strconv.Atoi(sum[1:])
+	p := func(i int) string { return "$" + strconv.Itoa(n+i) }
+	return `idx AS (
+				UPDATE {{schema}}.run_index SET session_id = ` + p(0) + `, status = ` + p(1) + `, agent = ` + p(2) + `,
+					turn = ` + p(3) + `, pending = ` + p(4) + `, version = ` + version + `
+				WHERE run_id = ` + run + ` AND EXISTS (SELECT 1 FROM ok))`
 }
 
 // Load returns the run's checkpoint, a new [state.Run] with its stored
@@ -235,7 +317,10 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 // writer placed the run or took a position after that statement read them
 // (a plain Append of the same run: writers through the checkpoint's
 // compare-and-swap exclude each other), or the items are out of order, it
-// is a transaction of Append's with the save in its first round trip.
+// is a transaction of Append's with the save in its first round trip. A
+// save on the stored version of a run whose place a Clear removed takes
+// one more round trip: the statement of the common case writes nothing,
+// and the general one places the run again.
 func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error {
 	if len(items) == 0 {
 		return s.Save(ctx, run)
@@ -257,18 +342,31 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if !increasing(a.seqs) {
 		return s.saveAppendTx(ctx, run, d, sessionID, items, a)
 	}
-	var saved, differs int64
-	err = s.oneTrip(ctx,
-		func(b *pgx.Batch) {
-			seqs, data := rowcodec.Columns(d)
-			sum := d.Summary
-			b.Queue(s.ck.saveAppend, append(a.args(sessionID, run.ID()),
-				d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil, d.Full, seqs, data,
-				sum.SessionID, int16(sum.Status), sum.Agent, int64(sum.Turn), int64(sum.Pending))...)
-		},
-		func(br pgx.BatchResults) error { return br.QueryRow().Scan(&saved, &differs) })
+	// The statement's answer: whether the save took, the first position
+	// that holds another item, whether the run has its place (one array,
+	// one allocation, for the three that Scan's pointers move to the heap).
+	var answer [3]int64
+	saved, differs, placed := &answer[0], &answer[1], &answer[2]
+	on := buildsOn(d)
+	for {
+		err = s.oneTrip(ctx,
+			func(b *pgx.Batch) {
+				query := s.ck.saveAppend
+				if on {
+					query = s.ck.saveAppendOn
+				}
+				b.Queue(query, saveArgs(a.argsRoom(sessionID, run.ID(), saveArgsLen), d, on)...)
+			},
+			func(br pgx.BatchResults) error { return br.QueryRow().Scan(saved, differs, placed) })
+		if err != nil || *placed == 1 || !on {
+			break
+		}
+		// The run has no place in the session (a Clear removed it), which
+		// saveAppendOn does not give: nothing was written.
+		on = false
+	}
 	switch {
-	case err == nil && differs != 0:
+	case err == nil && *differs != 0:
 		// Nothing was written. A stale checkpoint is the first error, as
 		// it is when the save runs first.
 		var stored int64
@@ -276,8 +374,8 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 		if (err == nil || errors.Is(err, pgx.ErrNoRows)) && stored != d.Base {
 			return rowcodec.VersionConflict(d.RunID, d.Base, stored)
 		}
-		return s.differs(ctx, sessionID, run.ID(), items, a.seqs, differs)
-	case err == nil && saved != 1:
+		return s.differs(ctx, sessionID, run.ID(), items, a.seqs, *differs)
+	case err == nil && *saved != 1:
 		return s.conflict(ctx, d)
 	case isDuplicateOutput(err):
 		return rowcodec.DuplicateOutput(pkg, sessionID, run.ID(), items)
@@ -305,8 +403,7 @@ func (s *Store) saveAppendTx(ctx context.Context, run *state.Run, d *state.Delta
 	// round trip; if the save lost, the transaction rolls the append back.
 	err := s.pipelinedTx(ctx,
 		func(b *pgx.Batch) {
-			seqs, data := rowcodec.Columns(d)
-			b.Queue(s.ck.save, saveArgs(d, seqs, data)...)
+			s.queueSave(b, d)
 			b.Queue(s.q.appendExisting, a.args(sessionID, run.ID())...)
 		},
 		func(br pgx.BatchResults) error {
@@ -342,10 +439,7 @@ func (s *Store) saveAppendTx(ctx context.Context, run *state.Run, d *state.Delta
 func (s *Store) saveDelta(ctx context.Context, d *state.Delta) (bool, error) {
 	var n int64
 	err := s.oneTrip(ctx,
-		func(b *pgx.Batch) {
-			seqs, data := rowcodec.Columns(d)
-			b.Queue(s.ck.save, saveArgs(d, seqs, data)...)
-		},
+		func(b *pgx.Batch) { s.queueSave(b, d) },
 		func(br pgx.BatchResults) error { return br.QueryRow().Scan(&n) })
 	if err != nil {
 		return false, fmt.Errorf("save checkpoint: %w", err)
@@ -353,12 +447,39 @@ func (s *Store) saveDelta(ctx context.Context, d *state.Delta) (bool, error) {
 	return n == 1, nil
 }
 
-// saveArgs are the arguments of the save of d, with its items' positions
-// and JSON.
-func saveArgs(d *state.Delta, seqs []int64, data [][]byte) []any {
+// queueSave queues the save of d: ckptQueries.save, or saveOn when d
+// builds on the stored version.
+func (s *Store) queueSave(b *pgx.Batch, d *state.Delta) {
+	query, on := s.ck.save, buildsOn(d)
+	if on {
+		query = s.ck.saveOn
+	}
+	args := make([]any, 1, 1+saveArgsLen)
+	args[0] = d.RunID
+	b.Queue(query, saveArgs(args, d, on)...)
+}
+
+// saveArgsLen is the most arguments saveArgs appends.
+const saveArgsLen = 13
+
+// buildsOn reports whether d builds on the stored version: it is not the
+// run's first save (base 0), which inserts the head and the listing's
+// row, nor a full save, which removes the stored items first.
+func buildsOn(d *state.Delta) bool { return d.Base > 0 && !d.Full }
+
+// saveArgs appends to args (the statement's arguments before the save's)
+// the arguments of the save of d, with its items' positions and JSON: as
+// ckptQueries.save and saveAppend take them, or, for saveOn and
+// saveAppendOn (on, when d builds on the stored version), without the
+// full flag.
+func saveArgs(args []any, d *state.Delta, on bool) []any {
+	seqs, data := rowcodec.Columns(d)
 	sum := d.Summary
-	return []any{d.RunID, d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil, d.Full, seqs, data,
-		sum.SessionID, int16(sum.Status), sum.Agent, int64(sum.Turn), int64(sum.Pending)}
+	args = append(args, d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil)
+	if !on {
+		args = append(args, d.Full)
+	}
+	return append(args, seqs, data, sum.SessionID, int16(sum.Status), sum.Agent, int64(sum.Turn), int64(sum.Pending))
 }
 
 // conflict returns the conflict error of a save of d that did not take,

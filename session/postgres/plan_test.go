@@ -167,6 +167,26 @@ var planCases = map[string]planCase{
 			"run_checkpoint_items run_checkpoint_items_pkey",
 			"run_index run_index_pkey",
 		}},
+	"ck.saveOn": {
+		args: func(k planKey) []any {
+			return []any{k.run, int64(1), int64(2), []byte(`{}`), []byte(nil), false, []int64{k.seq}, [][]byte{[]byte(`{}`)},
+				k.session, int16(1), "agent", int64(1), int64(1)}
+		},
+		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
+	"ck.saveAppendOn": { // as ck.saveAppend, on the stored version
+		args: func(k planKey) []any {
+			return append(appendArgs(k, k.run),
+				int64(1), int64(2), []byte(`{}`), []byte(nil), false, []int64{k.seq + 1, k.seq + 2}, [][]byte{[]byte(`{}`), []byte(`{}`)},
+				k.session, int16(1), "agent", int64(1), int64(1))
+		},
+		scans: []string{
+			"session_runs session_runs_pkey",
+			"session_heads session_heads_pkey",  // the head's row, by key: its write stamp
+			"session_items session_items_pkey",  // the positions appended to, one entry each
+			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only
+			"run_checkpoints run_checkpoints_pkey",
+			"run_index run_index_pkey",
+		}},
 	"ck.version": {
 		args:  func(k planKey) []any { return []any{k.run} },
 		scans: []string{"run_checkpoints run_checkpoints_pkey"}},

@@ -92,6 +92,28 @@ func TestSaveAppendPaths(t *testing.T) {
 		unchanged(t, r, version, 2)
 	})
 
+	// The session was cleared after the run's first turn: the run has no
+	// place, which the statement for a save on the stored version does
+	// not give; the general one places the run again, in the same call.
+	t.Run("Unplaced", func(t *testing.T) {
+		r, fresh := started(t, "unplaced")
+		if err := s.Clear(ctx, r.SessionID()); err != nil {
+			t.Fatal(err)
+		}
+		version := r.Version()
+		if err := s.SaveAppend(ctx, r, r.SessionID(), fresh); err != nil {
+			t.Fatalf("SaveAppend after a Clear = %v, want nil", err)
+		}
+		stored, err := s.Load(ctx, r.ID())
+		if err != nil || stored.Version() != version+1 || r.Version() != version+1 {
+			t.Fatalf("the store holds version %v (%v) and the run %d, want %d", stored.Version(), err, r.Version(), version+1)
+		}
+		got, err := s.List(ctx, r.SessionID(), 0)
+		if err != nil || len(got) != 2 || !got[0].Equal(fresh[0]) || !got[1].Equal(fresh[1]) {
+			t.Fatalf("List = %v, %v; want the second turn's items", got, err)
+		}
+	})
+
 	// Another writer (a plain Append of the same run: no compare-and-swap)
 	// takes a position after the one statement read it: the statement
 	// fails on the position's key, and the transaction that replaces it

@@ -531,7 +531,12 @@ func (s *Store) newAppendCols(ctx context.Context, sessionID, runID string, item
 // args are the arguments of appendExisting (and, after a place, of
 // insertItems).
 func (a appendCols) args(sessionID string, placeOrRun any) []any {
-	return []any{sessionID, placeOrRun, a.seqs, a.kinds, a.names, a.raws, a.callIDs, a.batchCalls}
+	return a.argsRoom(sessionID, placeOrRun, 0)
+}
+
+// argsRoom returns args with room for more arguments after them.
+func (a appendCols) argsRoom(sessionID string, placeOrRun any, more int) []any {
+	return append(make([]any, 0, 8+more), sessionID, placeOrRun, a.seqs, a.kinds, a.names, a.raws, a.callIDs, a.batchCalls)
 }
 
 // appendRest finishes an append after appendExisting answered (place,
