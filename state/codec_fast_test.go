@@ -647,26 +647,34 @@ func TestMarshalRunObjectOnStack(t *testing.T) { // not parallel: AllocsPerRun
 	}
 }
 
-// TestMembersListsChecked: the start-up check of a members list refuses
-// a list that leaves a field out or lists one out of order.
+// TestMembersListed: the fast paths' members lists name every field of
+// the run object, a usage and a boundary, in order.
+func TestMembersListed(t *testing.T) {
+	t.Parallel()
+	if err := state.CheckAllMembers(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestMembersListsChecked: the check of a members list refuses a list
+// that leaves a field out or lists one out of order.
 func TestMembersListsChecked(t *testing.T) {
 	t.Parallel()
 	type pair struct {
 		A int64 `json:"a"`
 		B int64 `json:"b"`
 	}
-	mustPanic := func(name string, members func(*pair) []any) {
-		t.Helper()
-		defer func() {
-			if recover() == nil {
-				t.Errorf("%s: no panic", name)
-			}
-		}()
-		state.CheckMembersOf(members)
+	if err := state.CheckMembersOf(func(p *pair) []any { return []any{&p.A, &p.B} }); err != nil {
+		t.Errorf("the whole list in order: %v", err)
 	}
-	state.CheckMembersOf(func(p *pair) []any { return []any{&p.A, &p.B} })
-	mustPanic("a field left out", func(p *pair) []any { return []any{&p.A} })
-	mustPanic("out of order", func(p *pair) []any { return []any{&p.B, &p.A} })
+	for name, members := range map[string]func(*pair) []any{
+		"a field left out": func(p *pair) []any { return []any{&p.A} },
+		"out of order":     func(p *pair) []any { return []any{&p.B, &p.A} },
+	} {
+		if err := state.CheckMembersOf(members); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
 }
 
 // TestUnmarshalFastModelCallsPastTurn: the fast path makes a run's list of

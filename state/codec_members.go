@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -12,9 +13,9 @@ import (
 // fields (the order of [runFields], [boundaryFields] and [usageFields]),
 // not through reflection: a run object reflected on escaped to the heap
 // on every Marshal, and reflecting on each member cost more than writing
-// it. The lists are checked against the structs when the package starts
-// (checkMembers), so a field added to a struct and not to its list stops
-// the program at once rather than mixing members up.
+// it. TestMembersListed checks the lists against the structs
+// (checkMembers), so a field added to a struct and not to its list fails
+// the package's tests rather than mixing members up.
 
 // runMembers returns pointers to w's members, in field order.
 func runMembers(w *wireRun) [22]any {
@@ -36,10 +37,13 @@ func (b *Boundary) members() [3]*int64 {
 	return [...]*int64{&b.Start, &b.End, &b.OutputsEnd}
 }
 
-func init() {
-	checkMembers(runFields, func(w *wireRun) []any { m := runMembers(w); return m[:] })
-	checkMembers(usageFields, func(u *Usage) []any { m := u.members(); return anys(m[:]) })
-	checkMembers(boundaryFields, func(b *Boundary) []any { m := b.members(); return anys(m[:]) })
+// checkAllMembers checks every members list against its struct.
+func checkAllMembers() error {
+	return errors.Join(
+		checkMembers(runFields, func(w *wireRun) []any { m := runMembers(w); return m[:] }),
+		checkMembers(usageFields, func(u *Usage) []any { m := u.members(); return anys(m[:]) }),
+		checkMembers(boundaryFields, func(b *Boundary) []any { m := b.members(); return anys(m[:]) }),
+	)
 }
 
 // anys returns the pointers of a members list as values of type any.
@@ -51,17 +55,18 @@ func anys(m []*int64) []any {
 	return out
 }
 
-// checkMembers panics unless members lists, for each field of T in fs,
-// a pointer to that field, in order.
-func checkMembers[T any](fs *wire.Fields, members func(*T) []any) {
+// checkMembers returns an error unless members lists, for each field of
+// T in fs, a pointer to that field, in order.
+func checkMembers[T any](fs *wire.Fields, members func(*T) []any) error {
 	v := new(T)
 	m := members(v)
 	if len(m) != len(fs.List) {
-		panic(fmt.Sprintf("state: %T has %d members listed for %d fields", *v, len(m), len(fs.List)))
+		return fmt.Errorf("state: %T has %d members listed for %d fields", *v, len(m), len(fs.List))
 	}
 	for i, f := range fs.List {
 		if reflect.ValueOf(v).Elem().Field(f.Index).Addr().Interface() != m[i] {
-			panic(fmt.Sprintf("state: member %d of %T listed is not its field %s", i, *v, f.GoName))
+			return fmt.Errorf("state: member %d of %T listed is not its field %s", i, *v, f.GoName)
 		}
 	}
+	return nil
 }

@@ -192,7 +192,12 @@ func MarshalFastOnly(r *Run) ([]byte, bool) {
 	return appendCheckpoint(nil, &w, &cfg)
 }
 
-// CheckMembersOf runs the start-up check of a members list on T.
-func CheckMembersOf[T any](members func(*T) []any) {
-	checkMembers(wire.FieldsOf(reflect.TypeFor[T]()), members)
+// CheckMembersOf runs the check of a members list on T.
+func CheckMembersOf[T any](members func(*T) []any) error {
+	return checkMembers(wire.FieldsOf(reflect.TypeFor[T]()), members)
+}
+
+// CheckAllMembers checks the package's members lists against their structs.
+func CheckAllMembers() error {
+	return checkAllMembers()
 }
