@@ -22,6 +22,7 @@ var allowed = []struct {
 	imports []string
 }{
 	{"internal/jsonw", nil},                                 // JSON writing shared by state and the model adapters
+	{"internal/prefixed", nil},                              // length-prefixed fields of the binary rows and sealed heads (state, session/...)
 	{"internal/testenv", nil},                               // CI plumbing of turnkit's own tests
 	{"internal/mutate", nil},                                // the mutation test (go run ./internal/mutate), a command
 	{"internal/conversation", nil},                          // tests only: a long conversation on every backend
@@ -31,7 +32,7 @@ var allowed = []struct {
 	{"internal/providerfake", nil},                          // tests only: recorded provider payloads over httptest, no SDK
 	{"internal/key", nil},                                   // the key that opens the guarded doors: state.Core to runcore, pipeline.Core to pipelinetest
 	{"internal/runcore", []string{"state", "internal/key"}}, // the guarded operations on a run; importers listed in closed
-	{"state", []string{"internal/jsonw", "internal/key"}},
+	{"state", []string{"internal/jsonw", "internal/key", "internal/prefixed"}},
 	{"state/internal/wire", nil},                             // the checkpoint format: state's own, below it
 	{"state/internal/sign", []string{"state/internal/wire"}}, // the checkpoint's signature: state's own, below it
 
@@ -45,9 +46,9 @@ var allowed = []struct {
 	{"pipeline/...", []string{"pipeline", "state", "model/scripted"}},
 	{"session", []string{"state"}},
 	{"session/sessiontest", []string{"session", "state"}},
-	{"session/internal/ckpttest", []string{"session", "state", "state/statetest", "internal/runcore"}}, // test helpers of the stores
-	{"session/...", []string{"session", "session/internal/...", "state", "internal/runcore"}},          // runcore: the checkpoint stores' and branch's Saved, SetVersion
-	{"middleware/persistence", []string{"pipeline", "state", "session", "internal/runcore"}},           // runcore: the run's session, watermark and history
+	{"session/internal/ckpttest", []string{"session", "state", "state/statetest", "internal/runcore"}},             // test helpers of the stores
+	{"session/...", []string{"session", "session/internal/...", "state", "internal/runcore", "internal/prefixed"}}, // runcore: the checkpoint stores' and branch's Saved, SetVersion
+	{"middleware/persistence", []string{"pipeline", "state", "session", "internal/runcore"}},                       // runcore: the run's session, watermark and history
 	{"middleware/persistence/internal/faultsuite", []string{"middleware/persistence", "model/scripted", "pipeline", "pipeline/pipelinetest", "session", "session/faulty", "state"}}, // the fault suite any session.Store runs through persistence
 	{"middleware/checkpoint", []string{"pipeline", "state", "session", "middleware/persistence", "internal/runcore"}},                                                               // wires persistence through its write-ahead (WithSession)
 	{"middleware/...", []string{"pipeline", "state"}},

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+
+	"github.com/turnkit/turnkit/internal/prefixed"
 )
 
 // A Sealer encrypts what a [Store] keeps of a run: the parts of each
@@ -243,10 +245,8 @@ const binaryHead = 0x02
 func appendBinaryHead(buf []byte, runID, sessionID string, version, full int64, ct []byte) (out, head []byte) {
 	start := len(buf)
 	buf = append(buf, binaryHead)
-	buf = binary.AppendUvarint(buf, uint64(len(runID)))
-	buf = append(buf, runID...)
-	buf = binary.AppendUvarint(buf, uint64(len(sessionID)))
-	buf = append(buf, sessionID...)
+	buf = prefixed.Append(buf, runID)
+	buf = prefixed.Append(buf, sessionID)
 	buf = binary.AppendVarint(buf, version)
 	buf = binary.AppendVarint(buf, full)
 	buf = append(buf, ct...)
@@ -265,13 +265,9 @@ func readBinaryHead(head []byte) (runID, sessionID string, version, full int64, 
 	}
 	rest := head[1:]
 	field := func() (string, bool) {
-		n, k := binary.Uvarint(rest)
-		if k <= 0 || uint64(len(rest)-k) < n {
-			return "", false
-		}
-		f := string(rest[k : k+int(n)])
-		rest = rest[k+int(n):]
-		return f, true
+		f, r, ok := prefixed.Cut(rest)
+		rest = r
+		return string(f), ok
 	}
 	number := func() (int64, bool) {
 		v, k := binary.Varint(rest)

@@ -8,22 +8,25 @@ import (
 	"testing"
 )
 
+// headTests are the heads TestSealedHeadFitsItsRoom and
+// TestBinaryHeadFitsItsRoom write.
+var headTests = []struct {
+	name          string
+	runID, sessID string
+	version, full int64
+}{
+	{name: "small", runID: "r", sessID: "s", version: 1, full: 1},
+	{name: "no session", runID: "run-1", version: 12, full: 3},
+	{name: "largest numbers", runID: "run-1", sessID: "session-1", version: math.MaxInt64, full: math.MaxInt64},
+}
+
 // TestSealedHeadFitsItsRoom writes sealed heads into buffers of the room
 // Delta.seal makes for them: none grows (a grown buffer is one more
 // allocation and copy of every sealed part per save), and each is the
 // JSON that openStored reads.
 func TestSealedHeadFitsItsRoom(t *testing.T) {
-	tests := []struct {
-		name          string
-		runID, sessID string
-		version, full int64
-	}{
-		{name: "small", runID: "r", sessID: "s", version: 1, full: 1},
-		{name: "no session", runID: "run-1", version: 12, full: 3},
-		{name: "largest numbers", runID: "run-1", sessID: "session-1", version: math.MaxInt64, full: math.MaxInt64},
-	}
 	ct := make([]byte, 200)
-	for _, tt := range tests {
+	for _, tt := range headTests {
 		t.Run(tt.name, func(t *testing.T) {
 			room := sealedHeadRoom + len(tt.runID) + len(tt.sessID) + base64.RawStdEncoding.EncodedLen(len(ct))
 			buf := make([]byte, 0, room)
@@ -48,17 +51,8 @@ func TestSealedHeadFitsItsRoom(t *testing.T) {
 // before its ciphertext is not read as one (openStored fails with
 // ErrMalformed).
 func TestBinaryHeadFitsItsRoom(t *testing.T) {
-	tests := []struct {
-		name          string
-		runID, sessID string
-		version, full int64
-	}{
-		{name: "small", runID: "r", sessID: "s", version: 1, full: 1},
-		{name: "no session", runID: "run-1", version: 12, full: 3},
-		{name: "largest numbers", runID: "run-1", sessID: "session-1", version: math.MaxInt64, full: math.MaxInt64},
-	}
 	ct := make([]byte, 200)
-	for _, tt := range tests {
+	for _, tt := range headTests {
 		t.Run(tt.name, func(t *testing.T) {
 			room := binaryHeadRoom + len(tt.runID) + len(tt.sessID) + len(ct)
 			out, head := appendBinaryHead(make([]byte, 0, room), tt.runID, tt.sessID, tt.version, tt.full, ct)

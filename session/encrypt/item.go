@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/turnkit/turnkit/internal/prefixed"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
 )
@@ -335,8 +336,7 @@ func sealBinary(dk *dataKey, sc *scratch, dst []byte, sid, runID string, it stat
 	raw := it.AppendRaw(sc.raw[:0])
 	sc.raw = raw
 	dst = append(dst, itemBinary)
-	dst = binary.AppendUvarint(dst, uint64(len(runID)))
-	dst = append(dst, runID...)
+	dst = prefixed.Append(dst, runID)
 	sc.ad = itemBinaryAD(sc.ad[:0], sid, it.Seq(), it.Kind(), it.Name(), runID)
 	return dk.seal(sc, dst, sc.ad, raw)
 }
@@ -348,11 +348,10 @@ func openBinary(dk *dataKey, sc *scratch, sid, runID string, kind state.Kind, se
 		return state.Item{}, &SealError{SessionID: sid, RunID: runID, What: "item", Seq: seq, Err: err}
 	}
 	rest := stored[1:]
-	n, k := binary.Uvarint(rest)
-	if k <= 0 || uint64(len(rest)-k) < n {
+	sealedRun, ct, ok := prefixed.Cut(rest)
+	if !ok {
 		return fail(ErrTampered)
 	}
-	sealedRun, ct := rest[k:k+int(n)], rest[k+int(n):]
 	if runID != "" && string(sealedRun) != runID {
 		return fail(fmt.Errorf("sealed in run %q: %w", sealedRun, ErrTampered))
 	}

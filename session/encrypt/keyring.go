@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/turnkit/turnkit/internal/prefixed"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
 )
@@ -419,8 +420,7 @@ func partAD(ad []byte, p state.Part) []byte {
 // appendField appends s with its length before it, so that no two lists
 // of fields share an encoding.
 func appendField(dst []byte, s string) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(s)))
-	return append(dst, s...)
+	return prefixed.Append(dst, s)
 }
 
 // RotateAll re-wraps the data keys of every session the backend lists

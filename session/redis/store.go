@@ -10,6 +10,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/turnkit/turnkit/internal/prefixed"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/internal/rowcodec"
 	"github.com/turnkit/turnkit/state"
@@ -123,10 +124,8 @@ func (s *Store) encodedLen(runID string, it state.Item) int {
 func (s *Store) appendEncoded(ctx context.Context, b []byte, sid, runID string, it state.Item) ([]byte, error) {
 	kind := it.Kind().String()
 	b = append(b, 1)
-	b = binary.AppendUvarint(b, uint64(len(kind)))
-	b = append(b, kind...)
-	b = binary.AppendUvarint(b, uint64(len(it.Name())))
-	b = append(b, it.Name()...)
+	b = prefixed.Append(b, kind)
+	b = prefixed.Append(b, it.Name())
 	if s.items == nil {
 		return it.AppendRaw(b), nil
 	}
@@ -150,13 +149,9 @@ func (s *Store) decodeMember(ctx context.Context, sid, runID, m string) (state.I
 	}
 	rest := []byte(m[posLen+1:])
 	field := func() (string, bool) {
-		n, k := binary.Uvarint(rest)
-		if k <= 0 || uint64(len(rest)-k) < n {
-			return "", false
-		}
-		f := string(rest[k : k+int(n)])
-		rest = rest[k+int(n):]
-		return f, true
+		f, r, ok := prefixed.Cut(rest)
+		rest = r
+		return string(f), ok
 	}
 	kind, ok1 := field()
 	name, ok2 := field()
