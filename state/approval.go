@@ -164,10 +164,12 @@ func withoutPending(p []Approval, del func(Approval) bool) []Approval {
 	for j < len(p) && del(p[j]) {
 		j++
 	}
+	if slices.ContainsFunc(p[j:], del) { // the matches are not one run
+		return slices.DeleteFunc(slices.Clone(p), del)
+	}
 	switch {
 	case i == 0 && j == len(p):
 		return nil
-	case slices.ContainsFunc(p[j:], del):
 	case i == 0:
 		return p[j:len(p):len(p)]
 	case j == len(p):

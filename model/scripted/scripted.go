@@ -244,7 +244,7 @@ func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.M
 	if step.err != nil {
 		return nil, step.err
 	}
-	var prefixBuf [80]byte // the IDs' shared part, on the stack however long the run ID
+	var prefixBuf [80]byte // the IDs' shared part: on the stack unless the run ID is longer than about 60 bytes
 	prefix := appendIDPrefix(prefixBuf[:0], c, n)
 	if fresh != "" && c.Turn != nil && c.Turn.Run != nil {
 		// The model's n-th call: never seen before.
