@@ -35,6 +35,7 @@ func FuzzOpenItem(f *testing.F) {
 	f.Add(asJSON[0].AppendRaw(nil), "")
 	f.Add(append(sealed[:1:1], 0xff), "")
 	f.Add([]byte(`{"type":"function_call"}`), "")
+	f.Add([]byte(`{"turnkit_run":"r1","turnkit_sealed":"}`), "") // the member's quote is the suffix's
 	f.Fuzz(func(t *testing.T, stored []byte, runID string) {
 		got, err := kr.OpenItem(ctx, "session-1", runID, item.Kind(), item.Seq(), item.Name(), stored)
 		if err != nil {

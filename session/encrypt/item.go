@@ -101,7 +101,9 @@ func openJSON(dk *dataKey, sc *scratch, sid, runID string, kind state.Kind, seq 
 		return state.Item{}, &SealError{SessionID: sid, RunID: runID, What: "item", Seq: seq, Err: err}
 	}
 	i := bytes.LastIndex(raw, []byte(sealedMember))
-	if i < 0 || !bytes.HasSuffix(raw, []byte(`"}`)) {
+	// The member's closing quote must not be the suffix's opening one
+	// (`…,"turnkit_sealed":"}`): the sealed text lies between the two.
+	if i < 0 || len(raw) < i+len(sealedMember)+2 || !bytes.HasSuffix(raw, []byte(`"}`)) {
 		return fail(ErrUnsealed)
 	}
 	clear := raw[:i]
