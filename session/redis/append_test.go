@@ -9,6 +9,7 @@ import (
 
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/redis"
+	"github.com/turnkit/turnkit/session/sessiontest"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -121,5 +122,34 @@ func TestAppendPathsAgree(t *testing.T) {
 	}
 	if fast < 100 || len(a) < 300 {
 		t.Fatalf("%d batches stored, %d items: too few to compare the paths", fast, len(a))
+	}
+}
+
+// TestCommonAppendReadsNoMember watches the append script with MONITOR: a
+// common batch (a call, its output and a message after the run's stored
+// items) checks that nothing of its run is stored at or after its first
+// position with one ZLEXCOUNT, whose reply is a number, and reads no
+// member; a batch that starts at or before the run's last stored item (a
+// retry) reads that item with ZREVRANGEBYLEX and is a no-op. Standalone
+// only: MONITOR shows one server.
+func TestCommonAppendReadsNoMember(t *testing.T) {
+	ctx := t.Context()
+	client, prefix := testClient(t)
+	s := newStore(t, client, redis.WithPrefix(prefix))
+	mon := monitor(t, client)
+	must(t, s.Append(ctx, "s", "r", sessiontest.Batch(0)))
+	mon.until(t, client, prefix)
+	must(t, s.Append(ctx, "s", "r", sessiontest.Batch(1)))
+	common := mon.until(t, client, prefix)
+	if count(common, `"ZLEXCOUNT"`) != 1 || count(common, `"ZREVRANGEBYLEX"`)+count(common, `"ZRANGEBYLEX"`) != 0 {
+		t.Fatalf("a common append ran %q, want one ZLEXCOUNT and no read of a member", common)
+	}
+	must(t, s.Append(ctx, "s", "r", sessiontest.Batch(1)))
+	retry := mon.until(t, client, prefix)
+	if count(retry, `"ZREVRANGEBYLEX"`) != 1 || count(retry, `"ZADD"`) != 0 {
+		t.Fatalf("a retried append ran %q, want one ZREVRANGEBYLEX and no ZADD", retry)
+	}
+	if got, err := s.List(ctx, "s", 0); err != nil || len(got) != 6 {
+		t.Fatalf("List = %d items, %v, want 6", len(got), err)
 	}
 }

@@ -173,9 +173,12 @@ func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 // items' roles, then each item, then the ID keys of its calls and outputs
 // (see appendArgs). It checks every item first and writes only if none
 // conflicts, each key with one command for the batch. An item placed
-// after the run's last stored position (one read for the batch) is new;
-// only one at or before it is looked up, a retry's or a held-back
-// message's. It returns 0 on success (1 when the append placed the
+// after the run's last stored position is new; only one at or before it
+// is looked up, a retry's or a held-back message's. A common batch (see
+// below) learns that it all follows the run's stored items from one
+// ZLEXCOUNT of the run's members at or after its first position (a
+// number, where reading the last member made a 150-byte string and three
+// more to cut it); any other batch reads the run's last member. It returns 0 on success (1 when the append placed the
 // session's first run: the session is new), the hex Seq of the first
 // conflicting item, or "dup:" and the hex Seq of an output whose call has
 // an output at another position. A new run's place also maps back to its
@@ -190,8 +193,9 @@ func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 // instructions these were most of an append (see bench/README.md). So a
 // batch whose Seqs ascend, all after the run's stored items, each output
 // after its call (the common append: a call, its output and a message)
-// takes a path that makes only the strings it writes: each member is the
-// run's place joined to its argument, and nothing is looked up. Any other
+// takes a path that makes only the strings it writes and the bounds of
+// its count: each member is the run's place joined to its argument, and
+// nothing is looked up. Any other
 // batch takes the general path, which compares and looks up item by item.
 var appendScript = goredis.NewScript(appendLua)
 
@@ -213,28 +217,22 @@ else
 	for i = 1, n + 1 do rb[i] = string.byte(roles, i) end
 end
 local place = redis.call('HGET', KEYS[2], run)
-local last, after
-if place then
-	last = redis.call('ZREVRANGEBYLEX', KEYS[1], '(' .. place .. '\255', '[' .. place, 'LIMIT', 0, 1)[1]
-	if last then
-		last = string.sub(last, 1, 32)
-		after = string.sub(last, 17) .. '\255'
-	end
-end
 local idk, j = {}, 2 + n
 for i = 1, n do
 	if rb[i] ~= 110 then idk[i], j = a[j], j + 1 end
 end
 local fresh, answers, zero = nil, {}, '0000000000000000'
 -- The common batch: Seqs ascending (rb[n + 1] is "a"), each item after
--- the run's last stored one (its argument, Seq first, above that Seq and
--- "\255"), each output after a call of its ID in the batch unless the run
--- is new. Nothing to look up, and no string made to check it.
+-- the run's last stored one (nothing stored at or after the first item's
+-- position: one count, an integer reply), each output after a call of its
+-- ID in the batch unless the run is new. Nothing to look up.
 local fast = rb[n + 1] == 97
+if fast and place then
+	fast = redis.call('ZLEXCOUNT', KEYS[1], '[' .. place .. string.sub(a[2], 1, 16), '(' .. place .. '\255') == 0
+end
 if fast then
 	local lastCall, answered, callOf = {}, {}, {}
 	for i = 1, n do
-		if after and a[1 + i] <= after then fast = false break end
 		local r = rb[i]
 		if r == 99 then
 			lastCall[idk[i]] = i
@@ -255,6 +253,11 @@ if fast then
 	end
 end
 if not fast then
+	local last
+	if place then
+		last = redis.call('ZREVRANGEBYLEX', KEYS[1], '(' .. place .. '\255', '[' .. place, 'LIMIT', 0, 1)[1]
+		if last then last = string.sub(last, 1, 32) end
+	end
 	fresh, answers = {}, {}
 	local bound = last and last .. '\255'
 	local seen, seqs = {}, {}
