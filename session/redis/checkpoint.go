@@ -96,13 +96,22 @@ end
 local function index(base, id, status, sid, doc)
 	local hk = base .. 'sum'
 	local old = redis.call('HGET', hk, id)
+	local filed = ':' .. status .. ':' .. #sid .. ':' .. sid
 	local serial
 	local moved = true
 	if old then
-		local n, t, osid = parseSum(old)
-		serial = n
-		moved = t ~= status or osid ~= sid
-		if moved then unlist(base, id, t, osid) end
+		-- Filed under this status and session already (a save in the
+		-- middle of a run) if filed follows the stored serial: then
+		-- nothing else is cut out of the stored summary.
+		local at = string.find(old, ':', 1, true)
+		if at and string.sub(old, at, at + #filed - 1) == filed then
+			serial, moved = string.sub(old, 1, at - 1), false
+		else
+			local n, t, osid = parseSum(old)
+			serial = n
+			moved = t ~= status or osid ~= sid
+			if moved then unlist(base, id, t, osid) end
+		end
 	else
 		serial = redis.call('INCR', base .. 'serial')
 		redis.call('ZADD', base .. 'g:0', serial, id)
@@ -114,7 +123,7 @@ local function index(base, id, status, sid, doc)
 			redis.call('ZADD', base .. 's:' .. status .. ':' .. sid, serial, id)
 		end
 	end
-	redis.call('HSET', hk, id, serial .. ':' .. status .. ':' .. #sid .. ':' .. sid .. doc)
+	redis.call('HSET', hk, id, serial .. filed .. doc)
 end
 local function unindex(base, id)
 	local hk = base .. 'sum'
