@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -32,14 +33,16 @@ func (s *Store) storeErr(ctx context.Context, op, runID string, err error) error
 // the base version (0: none stored), the new version, "1" if the save is
 // full, the head, "1" if the context is replaced, the context; then the
 // listing's index base ("": the caller indexes apart), the run's status,
-// session ID and summary JSON (see indexLua); then (Seq, item JSON) pairs
-// from index first to last.
+// session ID and summary JSON (see indexLua); then the delta's items,
+// one MessagePack array (see piecesArg), or "" for none.
 //
 // cas returns -1 if the stored version is the base, else the stored
 // version. write applies the delta: a full one first removes the stored
 // items and context; the head and version are replaced; each item is
 // stored as "<version>:<JSON>" under its Seq, all of them with one HSET
-// (one a 1 000 items: a Lua call takes at most a few thousand arguments).
+// (one a 1 000 items: a Lua call takes at most a few thousand arguments),
+// whose arguments are the array's strings as they come: the client wrote
+// each value whole, so the script makes no string of an item's size.
 // It costs O(the delta).
 const checkpointLua = `
 local function cas(k, a)
@@ -47,20 +50,15 @@ local function cas(k, a)
 	if stored ~= tonumber(a[1]) then return stored end
 	return -1
 end
-local function write(k, a, first, last)
+local function write(k, a, pieces)
 	if a[3] == '1' then redis.call('DEL', k[2], k[3]) end
 	redis.call('HSET', k[1], 'v', a[2], 'd', a[4])
 	if a[5] == '1' then redis.call('SET', k[3], a[6]) end
-	local tag, fields = a[2] .. ':', {}
-	for i = first, last, 2 do
-		local n = #fields
-		fields[n + 1], fields[n + 2] = a[i], tag .. a[i + 1]
-		if n + 2 == 2000 then
-			redis.call('HSET', k[2], unpack(fields))
-			fields = {}
-		end
+	if pieces == '' then return end
+	local f = cmsgpack.unpack(pieces)
+	for i = 1, #f, 2000 do
+		redis.call('HSET', k[2], unpack(f, i, math.min(i + 1999, #f)))
 	end
-	if #fields > 0 then redis.call('HSET', k[2], unpack(fields)) end
 end
 ` + indexLua
 
@@ -138,21 +136,21 @@ end
 
 // saveScript applies a delta if the stored version is its base, and files
 // the run in the listing's index unless ARGV[7] is "" (see checkpointLua;
-// the items run from ARGV[12] to the end). It returns -1 on success, or
+// the items are ARGV[12]). It returns -1 on success, or
 // the stored version on a conflict, having written nothing.
 var saveScript = goredis.NewScript(checkpointLua + `
 local stored = cas(KEYS, ARGV)
 if stored ~= -1 then return stored end
-write(KEYS, ARGV, 12, #ARGV)
+write(KEYS, ARGV, ARGV[12])
 if ARGV[7] ~= '' then index(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]) end
 return -1
 `)
 
 // saveAppendScript applies a delta and appends to a session, both or
 // neither. KEYS: the run's three keys, then the session's seven (see
-// appendScript). ARGV: the delta's as for saveScript up to the context,
-// then the number n of items of the delta, its 2n (Seq, JSON) values, then
-// appendScript's ARGV (run ID, then the batch: see appendArgs). It returns {0,
+// appendScript). ARGV: the delta's as for saveScript, its items included
+// (ARGV[12]), then appendScript's ARGV (run ID, then the batch: see
+// appendArgs). It returns {0,
 // what appendScript returned} on success, {1, stored version} on a version conflict and {2, what
 // appendScript returned} when the append is refused; then nothing is
 // written. It files the run in the listing's index as saveScript does.
@@ -160,12 +158,9 @@ var saveAppendScript = goredis.NewScript(checkpointLua +
 	"local function sessionAppend(KEYS, ARGV)\n" + appendLua + "\nend\n" + `
 local stored = cas(KEYS, ARGV)
 if stored ~= -1 then return {1, stored} end
-local last = 12 + 2 * tonumber(ARGV[12])
-local sargv = {}
-for i = last + 1, #ARGV do sargv[#sargv + 1] = ARGV[i] end
-local res = sessionAppend({KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]}, sargv)
+local res = sessionAppend({KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]}, {ARGV[13], ARGV[14]})
 if res ~= 0 and res ~= 1 then return {2, res} end
-write(KEYS, ARGV, 13, last)
+write(KEYS, ARGV, ARGV[12])
 if ARGV[7] ~= '' then index(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]) end
 return {0, res}
 `)
@@ -208,9 +203,8 @@ func (s *Store) delta(run *state.Run) (*state.Delta, error) {
 }
 
 // deltaArgs appends d's ARGV (see checkpointLua) to args, with the index
-// base (or "" when the run is indexed apart); with counted set, the
-// number of its items goes before them (saveAppendScript).
-func deltaArgs(args []any, d *state.Delta, base string, counted bool) []any {
+// base (or "" when the run is indexed apart).
+func deltaArgs(args []any, d *state.Delta, base string) []any {
 	full, hasCtx := "0", "0"
 	if d.Full {
 		full = "1"
@@ -221,13 +215,36 @@ func deltaArgs(args []any, d *state.Delta, base string, counted bool) []any {
 	args = append(args, d.Base, d.Version, full, d.Head, hasCtx, d.Context)
 	args = append(args, base)
 	args = summaryArgs(args, d.Summary)
-	if counted {
-		args = append(args, len(d.Items))
+	return append(args, piecesArg(d))
+}
+
+// piecesArg returns d's items as checkpointLua's write stores them, one
+// MessagePack array of strings (each Seq in decimal, then
+// "<version>:<JSON>"), written into one buffer: the fields and values of
+// the items hash, ready to be its HSET's arguments. An argument an item
+// instead would cost an allocation each here, and the script a string of
+// the item's size to join the version to it. It returns nil (sent as "")
+// for a delta with no items.
+func piecesArg(d *state.Delta) []byte {
+	if len(d.Items) == 0 {
+		return nil
 	}
+	var vb [20]byte
+	tag := append(strconv.AppendInt(vb[:0], d.Version, 10), ':')
+	n := 5
 	for _, p := range d.Items {
-		args = append(args, p.Seq, p.Data)
+		n += 5 + 20 + 5 + len(tag) + len(p.Data)
 	}
-	return args
+	b := make([]byte, 0, n)
+	b = append(b, 0xdd) // array 32
+	b = binary.BigEndian.AppendUint32(b, uint32(2*len(d.Items)))
+	for _, p := range d.Items {
+		var sb [20]byte
+		seq := strconv.AppendInt(sb[:0], p.Seq, 10)
+		b = append(appendStrHeader(b, len(seq)), seq...)
+		b = append(append(appendStrHeader(b, len(tag)+len(p.Data)), tag...), p.Data...)
+	}
+	return b
 }
 
 // Load returns the run's checkpoint, a new [state.Run] with its stored
@@ -338,7 +355,7 @@ func (s *Store) save(ctx context.Context, run *state.Run, d *state.Delta) error 
 	if oneScript {
 		base = s.indexBase()
 	}
-	args := deltaArgs(make([]any, 0, 11+2*len(d.Items)), d, base, false)
+	args := deltaArgs(make([]any, 0, 12), d, base)
 	stored, err := saveScript.Run(ctx, s.client, s.runKeys(run.ID()), args...).Int64()
 	if err != nil {
 		return s.storeErr(ctx, "save", run.ID(), err)
@@ -388,7 +405,7 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if err := s.gate.BeginRun(ctx, "save", run.ID()); err != nil {
 		return err
 	}
-	args := deltaArgs(make([]any, 0, 12+2*len(d.Items)+2), d, s.indexBase(), true)
+	args := deltaArgs(make([]any, 0, 14), d, s.indexBase())
 	args, err = s.appendArgs(ctx, args, sessionID, run.ID(), items)
 	if err != nil {
 		return s.storeErr(ctx, "save", run.ID(), err)
