@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -31,8 +30,9 @@ var (
 type ckptQueries struct {
 	load, save, saveAppend, version, delete string
 	// The save and SaveAppend of a delta that builds on the stored
-	// version (see buildsOn): a save's common case.
-	saveOn, saveAppendOn string
+	// version (see buildsOn), a save's common case: simple statements in
+	// one round trip.
+	casOn, casPiecesOn, casAppendOn, casAppendPiecesOn, appendOn string
 	// The listing's (list.go), one per filter.
 	listAll, listStatus, listSession, listSessionStatus string
 }
@@ -119,46 +119,60 @@ func newCkptQueries(schemaName string) ckptQueries {
 					agent = EXCLUDED.agent, turn = EXCLUDED.turn, pending = EXCLUDED.pending, version = EXCLUDED.version),
 			` + appendWrites + `
 			SELECT (SELECT count(*) FROM ok), ` + appendDiffers + `, 1`),
-		// save for a delta that builds on the stored version: only the
-		// update of the head (a base of 0 inserts it), no removal of items
-		// (a full save's), and the listing's row updated, not upserted (the
-		// run's first save wrote it). The executor starts every part of a
-		// statement's plan, whether its arguments turn it off or not (the
-		// start of the saves' plans was a fifth of the server's CPU in a
-		// crash-safe tool turn), and an upsert's insert takes the next
-		// serial and locks the row it then updates.
-		// $1 run, $2 base, $3 version, $4 head, $5 context, $6 replace the
-		// context, $7 item positions, $8 item JSON; the summary: $9
-		// session, $10 status, $11 agent, $12 turn, $13 pending.
-		saveOn: r.Replace(`WITH ok AS (` + updateHead("$1", "$2", "$3", "$4", "$5", "$6", "") + `),
-			` + upsertPieces("$1", "$3", "$7", "$8") + `,
-			` + updateIndex("$1", "$3", "$9") + `
-			SELECT count(*) FROM ok`),
-		// saveAppend for a delta that builds on the stored version, as
-		// saveOn is to save, and for a run that has its place in the
-		// session (its first SaveAppend, with its first save, gave it
-		// one): the head's next write stamp is an update, and no new run
-		// is placed nor listed. A run with no place (rh: a Clear removed
-		// it) writes nothing and returns 0 as its last column; SaveAppend
-		// then runs saveAppend. $1–$8 as saveAppend's, $9 base, $10
-		// version, $11 head, $12 context, $13 replace the context, $14
-		// checkpoint item positions, $15 their JSON; the listing's row:
-		// $16 session, $17 status, $18 agent, $19 turn, $20 pending.
-		saveAppendOn: r.Replace(`WITH ` + appendReads + `,
-			rh AS MATERIALIZED (SELECT place FROM r WHERE EXISTS (SELECT 1 FROM {{schema}}.session_heads WHERE session_id = $1)),
-			fits AS MATERIALIZED (SELECT 1 FROM rh WHERE NOT EXISTS (SELECT 1 FROM stored WHERE NOT same)),
-			ok AS MATERIALIZED (` + updateHead("$2", "$9", "$10", "$11", "$12", "$13", "EXISTS (SELECT 1 FROM fits)") + `),
-			` + upsertPieces("$2", "$10", "$14", "$15") + `,
-			` + updateIndex("$2", "$10", "$16") + `,
+		// A save that builds on the stored version (see buildsOn), the
+		// common case, is one statement, and SaveAppend's two, sent in one
+		// round trip in one implicit transaction (see plainTrip), each of
+		// which does all it has: not one statement with parts its
+		// arguments turn off, whose executor starts every part of its plan
+		// whatever they turn off (the start of the large statements'
+		// plans cost more server time than the writes). The first
+		// statement, the compare-and-swap on the head, records its outcome
+		// in the transaction's setting turnkit.saved ('1' if it took, see
+		// savedCond), and the append after it writes only if it took.
+		//
+		// casOn is the compare-and-swap, the update of run $1's head from
+		// version $2 to $3, with its head $4, and its context $5 if $6,
+		// with the update of the listing's row, which the run's first save
+		// wrote, to the summary: $7 session, $8 status, $9 agent, $10
+		// turn, $11 pending. It returns 1 if it took, 0 on a conflict, and
+		// has the statements after it in the transaction run on generic
+		// plans (see genericPlans) with no statement of its own for that.
+		// casPiecesOn also writes the delta's pieces, at positions $12
+		// with JSON $13; casAppendOn and casAppendPiecesOn are casOn and
+		// casPiecesOn for SaveAppend, which take the session's shared lock
+		// (the session is their last argument) first, as an append does,
+		// so that the statements after them read what was committed
+		// before they hold it.
+		casOn:             r.Replace(casStatement(false, false)),
+		casPiecesOn:       r.Replace(casStatement(false, true)),
+		casAppendOn:       r.Replace(casStatement(true, false)),
+		casAppendPiecesOn: r.Replace(casStatement(true, true)),
+		// appendOn is SaveAppend's append after casAppendOn, for a run
+		// that has its place in the session ($1; its first SaveAppend gave
+		// it one): it takes the head's next write stamp and inserts the
+		// items ($2 run, $3–$8 appendCols.args) whose positions do not
+		// hold the same item already (one index entry each: a scalar
+		// subquery, where NOT EXISTS became an anti-join that read the
+		// run's whole place under the generic plan). Where it cannot
+		// write what it must, it fails, and the transaction with it, so
+		// that the save does not
+		// take without the append: a position that holds another item
+		// fails on its key (isTaken), a second output for a call on the
+		// answers' index (isDuplicateOutput), and a run with no place (a
+		// Clear removed it) on the place's NOT NULL (isUnplaced).
+		appendOn: r.Replace(`WITH r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2),
 			head AS (
 				UPDATE {{schema}}.session_heads SET stamp = stamp + 1
-				WHERE session_id = $1 AND EXISTS (SELECT 1 FROM ok)
-				RETURNING stamp),
-			app AS (
-				INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
-				SELECT $1, rh.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("rh.place") + `, head.stamp
-				FROM rh, head, t WHERE NOT EXISTS (SELECT 1 FROM stored WHERE stored.seq = t.seq))
-			SELECT (SELECT count(*) FROM ok), ` + appendDiffers + `, (SELECT count(*) FROM rh)`),
+				WHERE session_id = $1 AND ` + savedCond + `
+				RETURNING stamp)
+			INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
+			SELECT $1, (SELECT place FROM r), t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("(SELECT place FROM r)") + `,
+				(SELECT stamp FROM head)
+			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
+				AS t(seq, kind, name, raw, call_id, batch_call)
+			WHERE ` + savedCond + ` AND NOT COALESCE((
+				SELECT (s.kind, s.name, s.raw) = (t.kind, t.name, t.raw) FROM {{schema}}.session_items s
+				WHERE s.session_id = $1 AND s.place = (SELECT place FROM r) AND s.seq = t.seq), false)`),
 		version: r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
 		delete: r.Replace(`WITH items AS (DELETE FROM {{schema}}.run_checkpoint_items WHERE run_id = $1),
 			idx AS (DELETE FROM {{schema}}.run_index WHERE run_id = $1)
@@ -179,42 +193,44 @@ func newCkptQueries(schemaName string) ckptQueries {
 	}
 }
 
-// updateHead is the compare-and-swap of a save that builds on the stored
-// version: the update of the run's head (run) from version base to
-// version, with its head, and its context when replace is true; cond, if
-// not empty, is one more condition. It returns a row if it took.
-func updateHead(run, base, version, head, context, replace, cond string) string {
-	if cond != "" {
-		cond = " AND " + cond
-	}
-	return `UPDATE {{schema}}.run_checkpoints
-				SET version = ` + version + `, data = ` + head + `, context = CASE WHEN ` + replace + `::boolean THEN ` + context + ` ELSE context END
-				WHERE run_id = ` + run + ` AND version = ` + base + cond + `
-				RETURNING 1`
-}
+// savedCond holds in the statements after casOn or casAppendOn in their
+// transaction if the compare-and-swap took. The setting is local to the
+// transaction: it ends with it, and every transaction that reads it set
+// it first.
+const savedCond = `current_setting('turnkit.saved', true) = '1'`
 
-// upsertPieces is the CTE items of a save whose compare-and-swap took (the
-// CTE ok has a row): the delta's pieces, at positions seqs with JSON
-// data, written at version.
-func upsertPieces(run, version, seqs, data string) string {
-	return `items AS (
+// casStatement returns ckptQueries.casOn (neither lock nor pieces),
+// casPiecesOn, casAppendOn (lock) or casAppendPiecesOn (both).
+func casStatement(lock, pieces bool) string {
+	cond, with := "", ""
+	if lock {
+		arg := "$12"
+		if pieces {
+			arg = "$14"
+		}
+		with = `lk AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext(` + arg + `))),
+			`
+		cond = " AND EXISTS (SELECT 1 FROM lk)"
+	}
+	with += `ok AS (
+				UPDATE {{schema}}.run_checkpoints
+				SET version = $3, data = $4, context = CASE WHEN $6::boolean THEN $5 ELSE context END
+				WHERE run_id = $1 AND version = $2` + cond + `
+				RETURNING 1),
+			idx AS (
+				UPDATE {{schema}}.run_index SET session_id = $7, status = $8, agent = $9, turn = $10, pending = $11, version = $3
+				WHERE run_id = $1 AND EXISTS (SELECT 1 FROM ok))`
+	if pieces {
+		with += `,
+			items AS (
 				INSERT INTO {{schema}}.run_checkpoint_items (run_id, seq, version, data)
-				SELECT ` + run + `, c.seq, ` + version + `, c.data FROM unnest(` + seqs + `::bigint[], ` + data + `::bytea[]) AS c(seq, data)
+				SELECT $1, c.seq, $3, c.data FROM unnest($12::bigint[], $13::bytea[]) AS c(seq, data)
 				WHERE EXISTS (SELECT 1 FROM ok)
 				ON CONFLICT (run_id, seq) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data)`
-}
-
-// updateIndex is the CTE idx of a save that builds on the stored version:
-// the update of the run's row of the listing, which its first save wrote,
-// if the CTE ok has a row. The summary is the five parameters from sum
-// on: session, status, agent, turn, pending.
-func updateIndex(run, version, sum string) string {
-	n, _ := strconv.Atoi(sum[1:])
-	p := func(i int) string { return "$" + strconv.Itoa(n+i) }
-	return `idx AS (
-				UPDATE {{schema}}.run_index SET session_id = ` + p(0) + `, status = ` + p(1) + `, agent = ` + p(2) + `,
-					turn = ` + p(3) + `, pending = ` + p(4) + `, version = ` + version + `
-				WHERE run_id = ` + run + ` AND EXISTS (SELECT 1 FROM ok))`
+	}
+	return `WITH ` + with + `
+			SELECT n, set_config('turnkit.saved', n::text, true), ` + genericPlansCall + `
+			FROM (SELECT count(*) AS n FROM ok) AS c`
 }
 
 // Load returns the run's checkpoint, a new [state.Run] with its stored
@@ -311,16 +327,16 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 // written.
 //
 // Items in increasing Seq order (as the persistence middleware appends
-// them) are saved and appended with one statement, in one round trip: a
-// crash-safe tool turn then makes
-// two round trips, the save before its call and this one. If another
-// writer placed the run or took a position after that statement read them
-// (a plain Append of the same run: writers through the checkpoint's
-// compare-and-swap exclude each other), or the items are out of order, it
-// is a transaction of Append's with the save in its first round trip. A
-// save on the stored version of a run whose place a Clear removed takes
-// one more round trip: the statement of the common case writes nothing,
-// and the general one places the run again.
+// them) are saved and appended in one round trip, as one transaction: a
+// crash-safe tool turn then makes two round trips, the save before its
+// call and this one. If another writer took a position after the append
+// read it (a plain Append of the same run: writers through the
+// checkpoint's compare-and-swap exclude each other), a position holds
+// another item, or the items are out of order, it is a transaction of
+// Append's with the save in its first round trip. A save on the stored
+// version of a run whose place a Clear removed takes one more round trip:
+// the statements of the common case write nothing, and the general one
+// places the run again.
 func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error {
 	if len(items) == 0 {
 		return s.Save(ctx, run)
@@ -342,29 +358,25 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if !increasing(a.seqs) {
 		return s.saveAppendTx(ctx, run, d, sessionID, items, a)
 	}
-	// The statement's answer: whether the save took, the first position
-	// that holds another item, whether the run has its place (one array,
-	// one allocation, for the three that Scan's pointers move to the heap).
-	var answer [3]int64
-	saved, differs, placed := &answer[0], &answer[1], &answer[2]
-	on := buildsOn(d)
-	for {
-		err = s.oneTrip(ctx,
-			func(b *pgx.Batch) {
-				query := s.ck.saveAppend
-				if on {
-					query = s.ck.saveAppendOn
-				}
-				b.Queue(query, saveArgs(a.argsRoom(sessionID, run.ID(), saveArgsLen), d, on)...)
-			},
-			func(br pgx.BatchResults) error { return br.QueryRow().Scan(saved, differs, placed) })
-		if err != nil || *placed == 1 || !on {
-			break
+	if buildsOn(d) {
+		err := s.saveAppendOn(ctx, run, d, sessionID, items, a)
+		if !isUnplaced(err) {
+			return err
 		}
 		// The run has no place in the session (a Clear removed it), which
 		// saveAppendOn does not give: nothing was written.
-		on = false
 	}
+	// The statement's answer: whether the save took, the first position
+	// that holds another item, and a third column this path does not
+	// use (one array, one allocation, for the three that Scan's pointers
+	// move to the heap).
+	var answer [3]int64
+	saved, differs := &answer[0], &answer[1]
+	err = s.oneTrip(ctx,
+		func(b *pgx.Batch) {
+			b.Queue(s.ck.saveAppend, saveArgs(a.argsRoom(sessionID, run.ID(), saveArgsLen), d)...)
+		},
+		func(br pgx.BatchResults) error { return br.QueryRow().Scan(saved, differs, &answer[2]) })
 	switch {
 	case err == nil && *differs != 0:
 		// Nothing was written. A stale checkpoint is the first error, as
@@ -381,6 +393,45 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 		return rowcodec.DuplicateOutput(pkg, sessionID, run.ID(), items)
 	case isTaken(err):
 		return s.saveAppendTx(ctx, run, d, sessionID, items, a)
+	case err != nil:
+		return s.gate.WrapRun(ctx, "save", run.ID(), err)
+	}
+	runcore.Saved(run, d)
+	return nil
+}
+
+// saveAppendOn is SaveAppend for a delta that builds on the stored
+// version, with items in increasing Seq order, in one round trip: the
+// save's statement (queueSaveOn) with the session's lock, then appendOn,
+// in one transaction. A position another writer took, or that holds
+// another item, makes it the transaction of saveAppendTx, which reads
+// what is stored; it returns an error for which isUnplaced holds, having
+// written nothing, if the run has no place in the session.
+func (s *Store) saveAppendOn(ctx context.Context, run *state.Run, d *state.Delta, sessionID string, items []state.Item, a appendCols) error {
+	var saved int64
+	// appendOn's arguments first, the save's after them, in one array.
+	args := a.argsRoom(sessionID, run.ID(), saveOnArgsLen)
+	err := s.plainTrip(ctx,
+		func(b *pgx.Batch) {
+			s.queueSaveOn(b, d, args, args[1], args[0])
+			b.Queue(s.ck.appendOn, args[:appendArgsLen]...)
+		},
+		func(br pgx.BatchResults) error {
+			err := readSaveOn(br, &saved)
+			if _, aerr := br.Exec(); err == nil {
+				err = aerr
+			}
+			return err
+		})
+	switch {
+	case err == nil && saved != 1:
+		return s.conflict(ctx, d)
+	case isDuplicateOutput(err):
+		return rowcodec.DuplicateOutput(pkg, sessionID, run.ID(), items)
+	case isTaken(err):
+		return s.saveAppendTx(ctx, run, d, sessionID, items, a)
+	case isUnplaced(err):
+		return err
 	case err != nil:
 		return s.gate.WrapRun(ctx, "save", run.ID(), err)
 	}
@@ -431,35 +482,41 @@ func (s *Store) saveAppendTx(ctx context.Context, run *state.Run, d *state.Delta
 	return nil
 }
 
-// saveDelta applies d with one statement, on the generic plan (see
-// genericPlans: a custom plan, which the planner keeps choosing for the
-// save, is planned again at every call and costs more than the save
-// itself), in one round trip, and reports whether the compare-and-swap
-// took.
+// saveDelta applies d in one round trip and reports whether the
+// compare-and-swap took: for a delta that builds on the stored version,
+// with queueSaveOn's statement; otherwise with ckptQueries.save, on the
+// generic plan (see genericPlans: a custom plan,
+// which the planner keeps choosing for it, is planned again at every call
+// and costs more than the save itself).
 func (s *Store) saveDelta(ctx context.Context, d *state.Delta) (bool, error) {
-	var n int64
-	err := s.oneTrip(ctx,
-		func(b *pgx.Batch) { s.queueSave(b, d) },
-		func(br pgx.BatchResults) error { return br.QueryRow().Scan(&n) })
+	var (
+		n   int64
+		err error
+	)
+	if buildsOn(d) {
+		err = s.plainTrip(ctx,
+			func(b *pgx.Batch) { s.queueSaveOn(b, d, make([]any, 0, saveOnArgsLen), d.RunID, nil) },
+			func(br pgx.BatchResults) error { return readSaveOn(br, &n) })
+	} else {
+		err = s.oneTrip(ctx,
+			func(b *pgx.Batch) { s.queueSave(b, d) },
+			func(br pgx.BatchResults) error { return br.QueryRow().Scan(&n) })
+	}
 	if err != nil {
 		return false, fmt.Errorf("save checkpoint: %w", err)
 	}
 	return n == 1, nil
 }
 
-// queueSave queues the save of d: ckptQueries.save, or saveOn when d
-// builds on the stored version.
+// queueSave queues the save of d with one statement, ckptQueries.save,
+// whatever its base.
 func (s *Store) queueSave(b *pgx.Batch, d *state.Delta) {
-	query, on := s.ck.save, buildsOn(d)
-	if on {
-		query = s.ck.saveOn
-	}
 	args := make([]any, 1, 1+saveArgsLen)
 	args[0] = d.RunID
-	b.Queue(query, saveArgs(args, d, on)...)
+	b.Queue(s.ck.save, saveArgs(args, d)...)
 }
 
-// saveArgsLen is the most arguments saveArgs appends.
+// saveArgsLen is the number of arguments saveArgs appends.
 const saveArgsLen = 13
 
 // buildsOn reports whether d builds on the stored version: it is not the
@@ -468,18 +525,46 @@ const saveArgsLen = 13
 func buildsOn(d *state.Delta) bool { return d.Base > 0 && !d.Full }
 
 // saveArgs appends to args (the statement's arguments before the save's)
-// the arguments of the save of d, with its items' positions and JSON: as
-// ckptQueries.save and saveAppend take them, or, for saveOn and
-// saveAppendOn (on, when d builds on the stored version), without the
-// full flag.
-func saveArgs(args []any, d *state.Delta, on bool) []any {
+// the arguments of the save of d, with its items' positions and JSON, as
+// ckptQueries.save and saveAppend take them.
+func saveArgs(args []any, d *state.Delta) []any {
 	seqs, data := rowcodec.Columns(d)
 	sum := d.Summary
-	args = append(args, d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil)
-	if !on {
-		args = append(args, d.Full)
+	return append(args, d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil, d.Full,
+		seqs, data, sum.SessionID, int16(sum.Status), sum.Agent, int64(sum.Turn), int64(sum.Pending))
+}
+
+// saveOnArgsLen is the most arguments queueSaveOn appends.
+const saveOnArgsLen = 14
+
+// queueSaveOn queues the save of d, which builds on the stored version
+// (buildsOn), with one statement: casOn, or casPiecesOn if d has pieces;
+// for SaveAppend, with the lock of session sid if sid is not nil,
+// casAppendOn or casAppendPiecesOn. Its arguments go after args' (run is
+// d.RunID), in its array if it has room (saveOnArgsLen).
+func (s *Store) queueSaveOn(b *pgx.Batch, d *state.Delta, args []any, run, sid any) {
+	seqs, data := rowcodec.Columns(d)
+	sum := d.Summary
+	n := len(args)
+	args = append(args, run, d.Base, d.Version, d.Head, d.Context, d.Context != nil,
+		sum.SessionID, int16(sum.Status), sum.Agent, int64(sum.Turn), int64(sum.Pending))
+	query := [2][2]string{{s.ck.casOn, s.ck.casPiecesOn}, {s.ck.casAppendOn, s.ck.casAppendPiecesOn}}
+	lock, pieces := 0, 0
+	if len(seqs) > 0 {
+		pieces = 1
+		args = append(args, seqs, data)
 	}
-	return append(args, seqs, data, sum.SessionID, int16(sum.Status), sum.Agent, int64(sum.Turn), int64(sum.Pending))
+	if sid != nil {
+		lock = 1
+		args = append(args, sid)
+	}
+	b.Queue(query[lock][pieces], args[n:len(args):len(args)]...)
+}
+
+// readSaveOn reads the answer of queueSaveOn's statement: whether the
+// compare-and-swap took (saved: 1 or 0).
+func readSaveOn(br pgx.BatchResults, saved *int64) error {
+	return br.QueryRow().Scan(saved, nil, nil)
 }
 
 // conflict returns the conflict error of a save of d that did not take,

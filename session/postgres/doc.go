@@ -43,9 +43,10 @@
 // in one statement (one round trip), so its cost does not grow with the
 // run's history; checkpoints of the earlier whole-document format still
 // load. [Store.SaveAppend] saves a checkpoint and appends to a session in
-// one transaction. An append, with or without the save, is one statement
-// in one round trip, so a crash-safe tool turn makes two (the save before
-// the call, then its commit).
+// one transaction. An append is one statement in one round trip, and with
+// the save two statements in one round trip (the compare-and-swap, then
+// the append, which writes only if it took), so a crash-safe tool turn
+// makes two (the save before the call, then its commit).
 //
 // # Signed checkpoints
 //

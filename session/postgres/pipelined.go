@@ -86,20 +86,41 @@ func (s *Store) pipelinedTx(ctx context.Context, queue func(*pgx.Batch), read fu
 // their execution: one generic plan per connection serves every call (an
 // append measured 0.26 ms against 0.65 ms on the server). set_config, not
 // SET LOCAL, so that it also holds in the implicit transaction of oneTrip.
-const genericPlans = "select set_config('plan_cache_mode', 'force_generic_plan', true)"
+const genericPlans = "select " + genericPlansCall
+
+// genericPlansCall is genericPlans' call, which a statement may make
+// itself instead, for the statements after it.
+const genericPlansCall = "set_config('plan_cache_mode', 'force_generic_plan', true)"
 
 // oneTrip runs the statements queue adds in one round trip, as one
-// transaction: the implicit transaction of a pipeline without BEGIN, which
-// its Sync, at the end of the batch, commits if every statement succeeded
-// and rolls back otherwise (the server skips what follows a statement that
-// fails). read reads their results; it cannot stop the commit, so the
-// statements must decide among themselves whether to write.
+// transaction, on generic plans (genericPlans): the implicit transaction
+// of a pipeline without BEGIN, which its Sync, at the end of the batch,
+// commits if every statement succeeded and rolls back otherwise (the
+// server skips what follows a statement that fails). read reads their
+// results; it cannot stop the commit, so the statements must decide among
+// themselves whether to write.
 func (s *Store) oneTrip(ctx context.Context, queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
+	return s.trip(ctx, true, queue, read)
+}
+
+// plainTrip is oneTrip without genericPlans: the first statement chooses
+// the plans of the others itself (see ckptQueries.casOn).
+func (s *Store) plainTrip(ctx context.Context, queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
+	return s.trip(ctx, false, queue, read)
+}
+
+// trip is oneTrip, with genericPlans first if generic is true.
+func (s *Store) trip(ctx context.Context, generic bool, queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
 	var b pgx.Batch
-	b.Queue(genericPlans)
+	if generic {
+		b.Queue(genericPlans)
+	}
 	queue(&b)
 	br := s.pool.SendBatch(ctx, &b)
-	_, err := br.Exec()
+	var err error
+	if generic {
+		_, err = br.Exec()
+	}
 	if err == nil {
 		err = read(br)
 	}

@@ -167,25 +167,29 @@ var planCases = map[string]planCase{
 			"run_checkpoint_items run_checkpoint_items_pkey",
 			"run_index run_index_pkey",
 		}},
-	"ck.saveOn": {
+	"ck.casOn": {
+		args:  func(k planKey) []any { return casArgs(k) },
+		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
+	"ck.casPiecesOn": {
 		args: func(k planKey) []any {
-			return []any{k.run, int64(1), int64(2), []byte(`{}`), []byte(nil), false, []int64{k.seq}, [][]byte{[]byte(`{}`)},
-				k.session, int16(1), "agent", int64(1), int64(1)}
+			return append(casArgs(k), []int64{k.seq + 1, k.seq + 2}, [][]byte{[]byte(`{}`), []byte(`{}`)})
 		},
 		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
-	"ck.saveAppendOn": { // as ck.saveAppend, on the stored version
+	"ck.casAppendOn": {
+		args:  func(k planKey) []any { return append(casArgs(k), k.session) },
+		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
+	"ck.casAppendPiecesOn": {
 		args: func(k planKey) []any {
-			return append(appendArgs(k, k.run),
-				int64(1), int64(2), []byte(`{}`), []byte(nil), false, []int64{k.seq + 1, k.seq + 2}, [][]byte{[]byte(`{}`), []byte(`{}`)},
-				k.session, int16(1), "agent", int64(1), int64(1))
+			return append(casArgs(k), []int64{k.seq + 1, k.seq + 2}, [][]byte{[]byte(`{}`), []byte(`{}`)}, k.session)
 		},
+		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
+	"ck.appendOn": { // a tool turn's commit at the end of the long run, after casAppendOn
+		args: func(k planKey) []any { return appendArgs(k, k.run) },
 		scans: []string{
 			"session_runs session_runs_pkey",
 			"session_heads session_heads_pkey",  // the head's row, by key: its write stamp
 			"session_items session_items_pkey",  // the positions appended to, one entry each
 			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only
-			"run_checkpoints run_checkpoints_pkey",
-			"run_index run_index_pkey",
 		}},
 	"ck.version": {
 		args:  func(k planKey) []any { return []any{k.run} },
@@ -195,6 +199,12 @@ var planCases = map[string]planCase{
 		bitmap: true,
 		scans: []string{"run_checkpoint_items run_checkpoint_items_pkey", "run_checkpoints run_checkpoints_pkey",
 			"run_index run_index_pkey"}},
+}
+
+// casArgs are the arguments of ckptQueries.casOn, the first ones of the
+// other compare-and-swaps.
+func casArgs(k planKey) []any {
+	return []any{k.run, int64(1), int64(2), []byte(`{}`), []byte(nil), false, k.session, int16(1), "agent", int64(1), int64(1)}
 }
 
 // appendArgs are the arguments of an append of a call with a new ID and

@@ -534,9 +534,12 @@ func (a appendCols) args(sessionID string, placeOrRun any) []any {
 	return a.argsRoom(sessionID, placeOrRun, 0)
 }
 
+// appendArgsLen is the number of arguments args returns.
+const appendArgsLen = 8
+
 // argsRoom returns args with room for more arguments after them.
 func (a appendCols) argsRoom(sessionID string, placeOrRun any, more int) []any {
-	return append(make([]any, 0, 8+more), sessionID, placeOrRun, a.seqs, a.kinds, a.names, a.raws, a.callIDs, a.batchCalls)
+	return append(make([]any, 0, appendArgsLen+more), sessionID, placeOrRun, a.seqs, a.kinds, a.names, a.raws, a.callIDs, a.batchCalls)
 }
 
 // appendRest finishes an append after appendExisting answered (place,
@@ -635,6 +638,15 @@ func isTaken(err error) bool {
 	pe, ok := errors.AsType[*pgconn.PgError](err)
 	return ok && pe.Code == "23505" &&
 		(pe.ConstraintName == "session_items_pkey" || pe.ConstraintName == "session_runs_pkey")
+}
+
+// isUnplaced reports whether err is ckptQueries.appendOn's failure for a
+// run with no place in the session, or a session with no head: a NULL
+// place or write stamp.
+func isUnplaced(err error) bool {
+	pe, ok := errors.AsType[*pgconn.PgError](err)
+	return ok && pe.Code == "23502" && pe.TableName == "session_items" &&
+		(pe.ColumnName == "place" || pe.ColumnName == "stamp")
 }
 
 // isDuplicateOutput reports whether err is a violation of the index that
