@@ -34,6 +34,15 @@ func upgrades(t *testing.T) []upgrade {
 		}
 		defer db.Close()
 		for _, q := range []string{
+			`ALTER TABLE run_index ADD COLUMN agent TEXT NOT NULL DEFAULT ''`, // 0011: the summary back in run_index
+			`ALTER TABLE run_index ADD COLUMN turn INTEGER NOT NULL DEFAULT 0`,
+			`ALTER TABLE run_index ADD COLUMN pending INTEGER NOT NULL DEFAULT 0`,
+			`ALTER TABLE run_index ADD COLUMN version INTEGER NOT NULL DEFAULT 0`,
+			`UPDATE run_index AS i SET agent = c.agent, turn = c.turn, pending = c.pending, version = c.version
+				FROM run_checkpoints AS c WHERE c.run_id = i.run_id`,
+			`ALTER TABLE run_checkpoints DROP COLUMN agent`,
+			`ALTER TABLE run_checkpoints DROP COLUMN turn`,
+			`ALTER TABLE run_checkpoints DROP COLUMN pending`,
 			`DROP INDEX session_items_behind`, // 0010
 			`ALTER TABLE session_items DROP COLUMN behind`,
 			`DROP INDEX session_items_call_ids`, // 0008: back to 0002's indexes

@@ -185,8 +185,10 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 // saveDelta applies d in tx: the head written as a compare-and-swap on
 // the stored version, then the context and the items d carries.
 func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error {
+	sum := d.Summary
 	run, base := any(d.RunID), any(d.Base) // bound twice, boxed once
-	res, err := tx.StmtContext(ctx, s.ck.upsertHead).ExecContext(ctx, run, d.Version, d.Head, base, run, base)
+	res, err := tx.StmtContext(ctx, s.ck.upsertHead).ExecContext(ctx, run, d.Version, d.Head,
+		sum.Agent, sum.Turn, sum.Pending, base, run, base)
 	if err != nil {
 		return fmt.Errorf("write head: %w", err)
 	}
@@ -217,9 +219,8 @@ func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error
 			}
 		}
 	}
-	sum := d.Summary
-	if _, err := tx.StmtContext(ctx, s.ck.indexUpsert).ExecContext(ctx, d.RunID, sum.SessionID, int(sum.Status),
-		sum.Agent, sum.Turn, sum.Pending, sum.Version); err != nil {
+	sid, status := any(sum.SessionID), any(int(sum.Status))
+	if _, err := tx.StmtContext(ctx, s.ck.indexUpsert).ExecContext(ctx, run, sid, status, run, sid, status); err != nil {
 		return fmt.Errorf("write the listing's row: %w", err)
 	}
 	return nil

@@ -11,14 +11,30 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
+// undoRunSummary are the statements that set a file back from migration
+// 0011 to 0010: the whole summary of each run in run_index.
+var undoRunSummary = []string{
+	`ALTER TABLE run_index ADD COLUMN agent TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE run_index ADD COLUMN turn INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE run_index ADD COLUMN pending INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE run_index ADD COLUMN version INTEGER NOT NULL DEFAULT 0`,
+	`UPDATE run_index AS i SET agent = c.agent, turn = c.turn, pending = c.pending, version = c.version
+		FROM run_checkpoints AS c WHERE c.run_id = i.run_id`,
+	`ALTER TABLE run_checkpoints DROP COLUMN agent`,
+	`ALTER TABLE run_checkpoints DROP COLUMN turn`,
+	`ALTER TABLE run_checkpoints DROP COLUMN pending`,
+	`DELETE FROM schema_version WHERE version >= 11`,
+}
+
 // undoStampsBehind are the statements that set a file back from
-// migration 0010 to 0009: every item in the index of stamps.
-var undoStampsBehind = []string{
+// migration 0011 to 0009: undoRunSummary, then every item in the index of
+// stamps.
+var undoStampsBehind = append(undoRunSummary[:len(undoRunSummary):len(undoRunSummary)],
 	`DROP INDEX session_items_behind`,
 	`ALTER TABLE session_items DROP COLUMN behind`,
 	`CREATE INDEX session_items_stamps ON session_items (session_id, stamp)`,
 	`DELETE FROM schema_version WHERE version >= 10`,
-}
+)
 
 // execAll runs qs on db, in order.
 func execAll(t *testing.T, db *sql.DB, qs ...string) {

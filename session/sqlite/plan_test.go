@@ -65,7 +65,11 @@ func planData(t *testing.T, s *Store) planKey {
 		if r%100 == 0 {
 			sid = "plan"
 		}
-		if _, err := s.db.ExecContext(ctx, sqlIndexUpsert, "listed-"+strconv.Itoa(r), sid, r%3+1, "agent", 1, r%3%2, 1); err != nil {
+		run := "listed-" + strconv.Itoa(r)
+		if _, err := s.db.ExecContext(ctx, sqlIndexUpsert, run, sid, r%3+1, run, sid, r%3+1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.db.ExecContext(ctx, sqlCkptUpsertHead, run, 1, []byte(`{}`), "agent", 1, r%3%2, 0, run, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

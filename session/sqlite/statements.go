@@ -255,15 +255,19 @@ const (
 	UNION ALL
 	SELECT 2, version, seq, data FROM run_checkpoint_items WHERE run_id = ?1`
 	sqlCkptVersion = `SELECT version FROM run_checkpoints WHERE run_id = ?`
-	// The head (run, version, data), written only over the version the
-	// save was based on (the 4th and 6th arguments; the 5th is the run
-	// again): a new run's (based on 0) is inserted, a saved one's updated
-	// where its stored version is the base; a save based on a version
-	// that has no row offers none. No row changed: a conflict, which
-	// sqlCkptVersion then reads to report.
-	sqlCkptUpsertHead = `INSERT INTO run_checkpoints (run_id, version, data)
-	SELECT ?, ?, ? WHERE ? = 0 OR EXISTS (SELECT 1 FROM run_checkpoints WHERE run_id = ?)
-	ON CONFLICT (run_id) DO UPDATE SET version = excluded.version, data = excluded.data
+	// The head (run, version, data) with the columns of the run's
+	// summary that every save changes (agent, turn, pending approvals),
+	// written only over the version the save was based on (the 7th and
+	// 9th arguments; the 8th is the run again): a new run's (based on 0)
+	// is inserted, a saved one's updated where its stored version is the
+	// base; a save based on a version that has no row offers none. No row
+	// changed: a conflict, which sqlCkptVersion then reads to report.
+	// Parameters by position only: the driver reads the name of each
+	// numbered one (?NNN) into a string of its own at every bind.
+	sqlCkptUpsertHead = `INSERT INTO run_checkpoints (run_id, version, data, agent, turn, pending)
+	SELECT ?, ?, ?, ?, ?, ? WHERE ? = 0 OR EXISTS (SELECT 1 FROM run_checkpoints WHERE run_id = ?)
+	ON CONFLICT (run_id) DO UPDATE SET version = excluded.version, data = excluded.data,
+		agent = excluded.agent, turn = excluded.turn, pending = excluded.pending
 	WHERE run_checkpoints.version = ?`
 	sqlCkptUpsertItem = `INSERT INTO run_checkpoint_items (run_id, seq, version, data) VALUES (?, ?, ?, ?)
 	ON CONFLICT (run_id, seq) DO UPDATE SET version = excluded.version, data = excluded.data`
@@ -273,29 +277,34 @@ const (
 	sqlCkptClearContext = `DELETE FROM run_checkpoint_contexts WHERE run_id = ?`
 	sqlCkptDeleteHead   = `DELETE FROM run_checkpoints WHERE run_id = ?`
 
-	// The listing's row of a run, written with each save: a new run gets
+	// The listing's row of a run: its session and status (the run, its
+	// session and status, twice), offered only when the row is missing
+	// or says otherwise, so that a save that changes neither writes
+	// nothing here (an insert offered a row takes the next serial before
+	// it meets the run's row, and writes sqlite_sequence); a new run gets
 	// the next serial, a saved one keeps its own.
-	sqlIndexUpsert = `INSERT INTO run_index (run_id, session_id, status, agent, turn, pending, version)
-	VALUES (?, ?, ?, ?, ?, ?, ?)
-	ON CONFLICT (run_id) DO UPDATE SET session_id = excluded.session_id, status = excluded.status,
-		agent = excluded.agent, turn = excluded.turn, pending = excluded.pending, version = excluded.version`
+	sqlIndexUpsert = `INSERT INTO run_index (run_id, session_id, status)
+	SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM run_index WHERE run_id = ? AND session_id = ? AND status = ?)
+	ON CONFLICT (run_id) DO UPDATE SET session_id = excluded.session_id, status = excluded.status`
 	sqlIndexDelete = `DELETE FROM run_index WHERE run_id = ?`
 
 	// A page of the listing: the runs numbered below the cursor, newest
 	// first, one more than the page to learn whether more follow; one
-	// statement per filter, each read backwards along its own index.
-	// INDEXED BY keeps a filter on its index: after ANALYZE, with runs of
-	// each status alike in number, SQLite walked every run backwards and
-	// skipped those of other statuses, whose number has no bound.
-	sqlListRuns              = `SELECT ` + indexCols + ` FROM run_index WHERE serial < ?1 ORDER BY serial DESC LIMIT ?2`
-	sqlListRunsStatus        = `SELECT ` + indexCols + ` FROM run_index INDEXED BY run_index_status WHERE status = ?3 AND serial < ?1 ORDER BY serial DESC LIMIT ?2`
-	sqlListRunsSession       = `SELECT ` + indexCols + ` FROM run_index INDEXED BY run_index_session WHERE session_id = ?4 AND serial < ?1 ORDER BY serial DESC LIMIT ?2`
-	sqlListRunsSessionStatus = `SELECT ` + indexCols + ` FROM run_index INDEXED BY run_index_session_status WHERE session_id = ?4 AND status = ?3 AND serial < ?1 ORDER BY serial DESC LIMIT ?2`
+	// statement per filter, each read backwards along its own index, the
+	// rest of each run's summary read from its head by key (CROSS JOIN:
+	// run_index first). INDEXED BY keeps a filter on its index: after
+	// ANALYZE, with runs of each status alike in number, SQLite walked
+	// every run backwards and skipped those of other statuses, whose
+	// number has no bound.
+	sqlListRuns              = `SELECT ` + indexCols + ` FROM run_index AS i CROSS JOIN run_checkpoints AS c ON c.run_id = i.run_id WHERE i.serial < ?1 ORDER BY i.serial DESC LIMIT ?2`
+	sqlListRunsStatus        = `SELECT ` + indexCols + ` FROM run_index AS i INDEXED BY run_index_status CROSS JOIN run_checkpoints AS c ON c.run_id = i.run_id WHERE i.status = ?3 AND i.serial < ?1 ORDER BY i.serial DESC LIMIT ?2`
+	sqlListRunsSession       = `SELECT ` + indexCols + ` FROM run_index AS i INDEXED BY run_index_session CROSS JOIN run_checkpoints AS c ON c.run_id = i.run_id WHERE i.session_id = ?4 AND i.serial < ?1 ORDER BY i.serial DESC LIMIT ?2`
+	sqlListRunsSessionStatus = `SELECT ` + indexCols + ` FROM run_index AS i INDEXED BY run_index_session_status CROSS JOIN run_checkpoints AS c ON c.run_id = i.run_id WHERE i.session_id = ?4 AND i.status = ?3 AND i.serial < ?1 ORDER BY i.serial DESC LIMIT ?2`
 )
 
-// indexCols are the columns of run_index a listing reads, in the order
-// scanSummary scans them.
-const indexCols = `serial, run_id, session_id, status, agent, turn, pending, version`
+// indexCols are the columns a listing reads, from run_index (i) and the
+// run's head (c), in the order scanSummary scans them.
+const indexCols = `i.serial, i.run_id, i.session_id, i.status, c.agent, c.turn, c.pending, c.version`
 
 // ckptSQL are the texts of ckptStmts, in field order.
 var ckptSQL = [...]string{sqlCkptLoad, sqlCkptVersion, sqlCkptUpsertHead, sqlCkptUpsertItem,
@@ -565,7 +574,9 @@ var statements = []statement{
 		args: func(k planKey) []any { return []any{k.run} },
 		plan: []string{"SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)"}},
 	{name: "checkpoint head", sql: sqlCkptUpsertHead,
-		args: func(k planKey) []any { return []any{k.run, int64(2), []byte(`{}`), int64(1), k.run, int64(1)} },
+		args: func(k planKey) []any {
+			return []any{k.run, int64(2), []byte(`{}`), "agent", 1, 0, int64(1), k.run, int64(1)}
+		},
 		plan: []string{
 			"SCAN CONSTANT ROW", // the one row offered, then the upsert by key
 			"SCALAR SUBQUERY 1",
@@ -587,23 +598,39 @@ var statements = []statement{
 		args: func(k planKey) []any { return []any{k.run} },
 		plan: []string{"SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)"}},
 	{name: "index upsert", sql: sqlIndexUpsert,
-		args: func(k planKey) []any { return []any{k.run, k.session, 1, "agent", 1, 1, int64(2)} },
-		plan: nil}, // an upsert by key
+		args: func(k planKey) []any { return []any{k.run, k.session, 1, k.run, k.session, 1} },
+		plan: []string{
+			"SCAN CONSTANT ROW", // the row offered, if any, then the upsert by key
+			"SCALAR SUBQUERY 1",
+			"  SEARCH run_index USING INDEX sqlite_autoindex_run_index_1 (run_id=?)", // the row as it is, by key
+		}},
 	{name: "index delete", sql: sqlIndexDelete,
 		args: func(k planKey) []any { return []any{k.run} },
 		plan: []string{"SEARCH run_index USING INDEX sqlite_autoindex_run_index_1 (run_id=?)"}},
 	{name: "list runs", sql: sqlListRuns,
 		args: func(k planKey) []any { return listArgs(k) },
-		plan: []string{"SEARCH run_index USING INTEGER PRIMARY KEY (rowid<?)"}}, // LIMIT, backwards in the key's order
+		plan: []string{
+			"SEARCH i USING INTEGER PRIMARY KEY (rowid<?)", // LIMIT, backwards in the key's order
+			"SEARCH c USING PRIMARY KEY (run_id=?)",        // each run's head, by key
+		}},
 	{name: "list runs by status", sql: sqlListRunsStatus,
 		args: func(k planKey) []any { return listArgs(k) },
-		plan: []string{"SEARCH run_index USING INDEX run_index_status (status=? AND serial<?)"}},
+		plan: []string{
+			"SEARCH i USING INDEX run_index_status (status=? AND serial<?)",
+			"SEARCH c USING PRIMARY KEY (run_id=?)",
+		}},
 	{name: "list runs of a session", sql: sqlListRunsSession,
 		args: func(k planKey) []any { return listArgs(k) },
-		plan: []string{"SEARCH run_index USING INDEX run_index_session (session_id=? AND serial<?)"}},
+		plan: []string{
+			"SEARCH i USING INDEX run_index_session (session_id=? AND serial<?)",
+			"SEARCH c USING PRIMARY KEY (run_id=?)",
+		}},
 	{name: "list runs of a session by status", sql: sqlListRunsSessionStatus,
 		args: func(k planKey) []any { return listArgs(k) },
-		plan: []string{"SEARCH run_index USING INDEX run_index_session_status (session_id=? AND status=? AND serial<?)"}},
+		plan: []string{
+			"SEARCH i USING INDEX run_index_session_status (session_id=? AND status=? AND serial<?)",
+			"SEARCH c USING PRIMARY KEY (run_id=?)",
+		}},
 }
 
 // listArgs are the arguments of a listing's second page: below the
