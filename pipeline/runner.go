@@ -433,7 +433,7 @@ func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error)
 		return &c.own.result, nil
 	}
 	if errors.Is(err, ErrToolPending) {
-		res := &ToolResult{Status: ToolPending}
+		res := c.Pending()
 		if ee, ok := errors.AsType[*ElicitationError](err); ok {
 			res.Elicitation = ee.Elicitation
 		}
