@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -408,16 +409,35 @@ func (d *fastDec) release() {
 
 // items reads a list of wire items as decodeItems would decode it. atMost
 // bounds the number of items the list should hold, or is 0.
-func (d *fastDec) items(s *wire.Scanner, atMost int64) ([]Item, bool) {
+//
+// prefix, when set, is a list decoded before whose items this one may
+// begin with, as a run's items begin with its input: each leading item
+// whose wire form is the same as the prefix's item there is that item,
+// not parsed again, and the list shares the prefix's array (which the
+// caller then caps at its length). At the first item that differs the
+// list moves to an array of its own, leaving the prefix as it was.
+func (d *fastDec) items(s *wire.Scanner, atMost int64, prefix []Item) ([]Item, bool) {
 	if s.Null() {
 		return nil, true
 	}
 	var out []Item
-	if n := int64(len(s.B)-s.I) / minWireItemLen; atMost > 0 {
+	sharing := len(prefix) > 0
+	if n := int64(len(s.B)-s.I) / minWireItemLen; sharing {
+		out = prefix[:0]
+	} else if atMost > 0 {
 		out = make([]Item, 0, min(n, atMost))
 	}
 	ok := s.Elements(func() bool {
-		it, ok := d.wireItem(s)
+		var like *Item
+		if sharing && len(out) < len(prefix) {
+			like = &prefix[len(out)]
+		}
+		it, same, ok := d.wireItem(s, like)
+		if like != nil && !same {
+			// The prefix's items from here on stay its own.
+			out = append(make([]Item, 0, cap(prefix)), out...)
+			sharing = false
+		}
 		out = append(out, it)
 		return ok
 	})
@@ -431,8 +451,11 @@ func (d *fastDec) items(s *wire.Scanner, atMost int64) ([]Item, bool) {
 // such as {"seq":1,"kind":"reasoning","raw":{"type":"reasoning"}}.
 const minWireItemLen = 32
 
-// wireItem reads one wire item object (see [wireItem]).
-func (d *fastDec) wireItem(s *wire.Scanner) (Item, bool) {
+// wireItem reads one wire item object (see [wireItem]). When like is set
+// and the object is the same as like's wire form (position, kind and
+// raw JSON, without an output's name), it returns like itself, unparsed,
+// and same.
+func (d *fastDec) wireItem(s *wire.Scanner, like *Item) (_ Item, same, _ bool) {
 	var (
 		seen       wire.FieldSet
 		seq        int64
@@ -461,7 +484,7 @@ func (d *fastDec) wireItem(s *wire.Scanner) (Item, bool) {
 			start, ws := s.I, s.WS
 			s.WS = false
 			var ok bool
-			if kind != 0 && !kind.isTyped() {
+			if like == nil && kind != 0 && !kind.isTyped() {
 				it, ok = d.item(s, kind)
 				parsed = true
 			} else {
@@ -474,15 +497,20 @@ func (d *fastDec) wireItem(s *wire.Scanner) (Item, bool) {
 		return false
 	})
 	if !ok || kind == 0 || raw == nil || len(name.Q) > 0 && !kind.IsOutput() {
-		return Item{}, false
+		return Item{}, false, false
+	}
+	if like != nil && seq == like.seq && kind == like.kind && len(name.Q) == 0 && like.name == "" &&
+		!whitespace && bytes.Equal(raw, like.raw) {
+		return *like, true, true // like's raw is compact: it read as this one would
 	}
 	if kind.isTyped() {
-		return d.typedItem(kind, raw, whitespace, name, seq)
+		it, ok = d.typedItem(kind, raw, whitespace, name, seq)
+		return it, false, ok
 	}
 	if !parsed {
 		sub := wire.Scanner{B: raw}
 		if it, ok = d.item(&sub, kind); !ok {
-			return Item{}, false
+			return Item{}, false, false
 		}
 	}
 	d.left = len(s.B) - s.I + len(raw) // at most the raw's and what follows it
@@ -496,7 +524,7 @@ func (d *fastDec) wireItem(s *wire.Scanner) (Item, bool) {
 	}
 	d.setStrings(&it)
 	it.seq = seq
-	return it, true
+	return it, false, true
 }
 
 // typedItem builds a wire item of a kind that parseTyped reads, as
@@ -637,10 +665,15 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 				ok     bool
 				atMost int64
 			)
-			if p == &w.Items {
+			var prefix []Item
+			switch p {
+			case &w.Input:
+				atMost = w.NextSeq - 1 // room for the items, which may share it
+			case &w.Items:
 				atMost = w.NextSeq - 1 // the items have distinct positions below next_seq
+				prefix = input         // the run's items begin with its input
 			}
-			list, ok = d.items(s, atMost)
+			list, ok = d.items(s, atMost, prefix)
 			switch p {
 			case &w.Input:
 				input = list
@@ -673,7 +706,7 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 			return nil, false, nil
 		}
 	}
-	r, err = newDecodedRun(w, input, items, context)
+	r, err = newDecodedRun(w, slices.Clip(input), items, context)
 	return r, true, err
 }
 

@@ -697,3 +697,49 @@ func TestUnmarshalFastModelCallsPastTurn(t *testing.T) {
 	}
 	checkUnmarshal(t, data)
 }
+
+// TestUnmarshalInputSharesItems: a run's items that begin with its input
+// are read as the reference reads them, the input's items taken as they
+// are (not parsed again) and sharing its list; an item list that begins
+// otherwise leaves the input as it was read, whichever item differs.
+func TestUnmarshalInputSharesItems(t *testing.T) {
+	run := state.NewRun("shares", "a")
+	run.AddInput(state.UserMessage("first"), state.UserMessage("second"))
+	if err := run.Record(state.ToolCall("fc_1", "call_1", "lookup", `{}`).WithSeq(run.Reserve(1))); err != nil {
+		t.Fatal(err)
+	}
+	data := mustMarshal(t, run)
+	first := []byte(`{"seq":1,"kind":"user_message","raw":{"type":"message","role":"user","content":"first"}}`)
+	if !bytes.Contains(data, append([]byte(`"input":[`), first...)) {
+		t.Fatalf("the checkpoint does not begin its input with %s:\n%s", first, data)
+	}
+	tests := []struct {
+		name      string
+		data      []byte
+		wantInput []string
+	}{
+		{name: "the items begin with the input", data: data, wantInput: []string{"first", "second"}},
+		{name: "the input's first item is not the items' first", wantInput: []string{"second"},
+			data: bytes.Replace(data, append(first, ','), nil, 1)}, // from the input only: it comes first
+		{name: "indented", data: mustMarshal(t, run, state.WithIndent()), wantInput: []string{"first", "second"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkUnmarshal(t, tt.data)
+			got := state.UnmarshalFastOnly(tt.data, nil)
+			if got == nil {
+				t.Fatal("the fast path gave up")
+			}
+			var texts []string
+			for _, it := range got.Input() {
+				texts = append(texts, it.Text())
+			}
+			if d := cmp.Diff(tt.wantInput, texts); d != "" {
+				t.Errorf("input (-want +got):\n%s", d)
+			}
+			if items := got.Items().Slice(); len(items) != 3 || items[0].Text() != "first" || items[2].CallID() != "call_1" {
+				t.Errorf("items = %v, want the two messages and the call", items)
+			}
+		})
+	}
+}
