@@ -93,11 +93,19 @@ type arena struct {
 	nextRaw, nextText int
 }
 
-// The sizes of an arena's first chunks, if the input is as long: the raw
-// JSON is most of the input, the text a small part of it.
+// The sizes of an arena's first chunks, if the input is long enough: the
+// raw JSON is most of the input, the text a small part of it. A short
+// input (a run paused on its first turn is about 1 KiB) gets first chunks
+// of a half and a quarter of what is left to read when they are made:
+// its fixed members (the usage, the model calls, the pending approvals'
+// call IDs) leave its items that much at most, in the checkpoints
+// measured (see BenchmarkApproval), so a chunk as long as the rest of the
+// input is mostly never written.
 const (
 	minRawChunk  = 4 << 10
 	minTextChunk = 512
+	rawShare     = 2 // the first raw chunk is at most left/rawShare
+	textShare    = 4 // the first text chunk at most left/textShare
 )
 
 // chunk returns the size of a new chunk for need bytes, and the next size,
@@ -111,7 +119,7 @@ func chunk(need, next, first, left int) (int, int) {
 func (a *arena) bytes(b []byte, left int) []byte {
 	if cap(a.raw)-len(a.raw) < len(b) {
 		var n int
-		n, a.nextRaw = chunk(len(b), a.nextRaw, minRawChunk, left)
+		n, a.nextRaw = chunk(len(b), a.nextRaw, min(minRawChunk, left/rawShare), left)
 		a.raw = make([]byte, 0, n)
 	}
 	i := len(a.raw)
@@ -123,7 +131,7 @@ func (a *arena) bytes(b []byte, left int) []byte {
 func (a *arena) string(b []byte, left int) string {
 	if a.text.Cap()-a.text.Len() < len(b) {
 		var n int
-		n, a.nextText = chunk(len(b), a.nextText, minTextChunk, left)
+		n, a.nextText = chunk(len(b), a.nextText, min(minTextChunk, left/textShare), left)
 		a.text = strings.Builder{}
 		a.text.Grow(n)
 	}
