@@ -455,6 +455,13 @@ func (d *fastDec) items(s *wire.Scanner, atMost int64, prefix []Item) ([]Item, b
 	return out, true
 }
 
+// itemList reads a list of wire items into *dst as [fastDec.items] does.
+func (d *fastDec) itemList(s *wire.Scanner, dst *[]Item, atMost int64, prefix []Item) bool {
+	list, ok := d.items(s, atMost, prefix)
+	*dst = list
+	return ok
+}
+
 // minWireItemLen is less than the length of the shortest valid wire item,
 // such as {"seq":1,"kind":"reasoning","raw":{"type":"reasoning"}}.
 const minWireItemLen = 32
@@ -668,29 +675,13 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 			*p = b
 			return ok
 		case *[]wireItem:
-			var (
-				list   []Item
-				ok     bool
-				atMost int64
-			)
-			var prefix []Item
 			switch p {
-			case &w.Input:
-				atMost = w.NextSeq - 1 // room for the items, which may share it
-			case &w.Items:
-				atMost = w.NextSeq - 1 // the items have distinct positions below next_seq
-				prefix = input         // the run's items begin with its input
+			case &w.Input: // with room for the items, which may share its list
+				return d.itemList(s, &input, w.NextSeq-1, nil)
+			case &w.Items: // distinct positions below next_seq, beginning with the input
+				return d.itemList(s, &items, w.NextSeq-1, input)
 			}
-			list, ok = d.items(s, atMost, prefix)
-			switch p {
-			case &w.Input:
-				input = list
-			case &w.Items:
-				items = list
-			default:
-				context = list
-			}
-			return ok
+			return d.itemList(s, &context, 0, nil)
 		case *[]Approval:
 			return d.approvals(s, p)
 		case *[]ModelCall:
