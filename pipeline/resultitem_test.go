@@ -64,3 +64,39 @@ func TestResultItemMadeOncePerResult(t *testing.T) { // not parallel: AllocsPerR
 	mine.Output = "changed"
 	check("a call made outside the core, output changed", c, c.ResultItem(mine), "changed")
 }
+
+// A call held by a middleware through ToolCall.Pending waits for a
+// decision: the run pauses with its approval, and holding a call the core
+// made allocates nothing. A call made outside the core gets a pending
+// result of its own.
+func TestPendingHoldsTheCall(t *testing.T) { // not parallel: AllocsPerRun
+	hold := pipeline.Middleware{Name: "hold", Tool: func(pipeline.ToolHandler) pipeline.ToolHandler {
+		return pipeline.ToolHandlerFunc(func(_ context.Context, c *pipeline.ToolCall) (*pipeline.ToolResult, error) {
+			if !raceEnabled {
+				if n := testing.AllocsPerRun(10, func() { c.Pending() }); n != 0 {
+					t.Errorf("Pending of a call the core made: %v allocations, want 0", n)
+				}
+			}
+			return c.Pending(), nil
+		})
+	}}
+	echo := pipeline.NewTool(pipeline.ToolSpec{Name: "echo"}, func(context.Context, json.RawMessage) (string, error) {
+		t.Error("the held call ran")
+		return "ok", nil
+	})
+	agent := &pipeline.Agent{Name: "a", Tools: []pipeline.Tool{echo},
+		Model: scripted.New(scripted.CallTool("echo", `{}`), scripted.Reply("done"))}
+	res, err := pipeline.NewRunner(pipeline.WithMiddleware(hold)).Run(context.Background(), agent, pipeline.UserInput("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Interruptions(); len(p) != 1 || p[0].Tool != "echo" {
+		t.Errorf("the run paused with %+v, want the echo call waiting", p)
+	}
+
+	c := &pipeline.ToolCall{Item: state.ToolCall("fc_1", "call_1", "echo", `{}`).WithSeq(2), Name: "echo", CallID: "call_1", OutputSeq: 3}
+	a, b := c.Pending(), c.Pending()
+	if a.Status != pipeline.ToolPending || b.Status != pipeline.ToolPending || a == b {
+		t.Errorf("Pending of a call made outside the core = %v, %v (same: %t), want two pending results", a.Status, b.Status, a == b)
+	}
+}

@@ -433,7 +433,7 @@ func (r *Runner) coreTool(ctx context.Context, c *ToolCall) (*ToolResult, error)
 		return &c.own.result, nil
 	}
 	if errors.Is(err, ErrToolPending) {
-		res := &ToolResult{Status: ToolPending}
+		res := c.Pending()
 		if ee, ok := errors.AsType[*ElicitationError](err); ok {
 			res.Elicitation = ee.Elicitation
 		}
@@ -605,16 +605,30 @@ func toolSpecs(a *Agent) []ToolSpec {
 }
 
 // pausedResponse rebuilds the current response from the run, by position,
-// and returns it with its boundary.
+// and returns it with its boundary. A response of one item, a lone call
+// (the common pause), is made with its item in one allocation.
 func pausedResponse(run *state.Run) (*ModelResponse, state.Boundary) {
 	b := run.Response()
-	resp := &ModelResponse{Items: make([]state.Item, 0, b.End-b.Start)}
+	var resp *ModelResponse
+	if n := b.End - b.Start; n <= 1 {
+		p := new(pausedOne)
+		p.resp.Items = p.items[:0]
+		resp = &p.resp
+	} else {
+		resp = &ModelResponse{Items: make([]state.Item, 0, n)}
+	}
 	for seq := b.Start; seq < b.End; seq++ {
 		if it, ok := run.ItemAt(seq); ok {
 			resp.Items = append(resp.Items, it)
 		}
 	}
 	return resp, b
+}
+
+// A pausedOne is a rebuilt paused response of one item with room for it.
+type pausedOne struct {
+	resp  ModelResponse
+	items [1]state.Item
 }
 
 // A handoffCall is a handoff call of a turn's response.

@@ -123,6 +123,19 @@ type resultMemo struct {
 // that a retried call is recognised: the run ID and the call ID.
 func (c *ToolCall) IdempotencyKey() string { return c.Turn.Run.ID() + "/" + c.CallID }
 
+// Pending returns the result of a call that waits for a decision and did
+// not run: status [ToolPending], kept in the call's own room when the core
+// made the call, so holding a call allocates nothing. Like every result,
+// it is valid while the turn is served (see [ToolHandler]); a call made
+// outside the core gets a result of its own.
+func (c *ToolCall) Pending() *ToolResult {
+	if c.own == nil {
+		return &ToolResult{Status: ToolPending}
+	}
+	c.own.result = ToolResult{Status: ToolPending}
+	return &c.own.result
+}
+
 // outputItem returns the output item for the call with the given output,
 // placed at the call's reserved position.
 func (c *ToolCall) outputItem(output string) state.Item {

@@ -233,7 +233,7 @@ func (r *Run) wire() (wireRun, error) {
 func (r *Run) wireLocked(items bool) wireRun {
 	w := wireRun{
 		ID: r.id, Agent: r.agent, Turn: r.turn, MaxTurns: r.maxTurns, Version: r.version,
-		NextSeq: r.nextSeq, Input: wireItems(r.input), Items: []wireItem{}, Response: r.resp,
+		NextSeq: r.nextSeq, Items: []wireItem{}, Response: r.resp,
 		Context: []wireItem{}, ContextFrom: r.ctxFrom,
 		Pending: slices.Clip(r.pending), Decisions: slices.Clone(r.decisions), // pending: copy-on-write (addPending)
 		Usage: r.usage, SessionID: r.sessionID, Watermark: r.watermark, Trace: maps.Clone(r.trace),
@@ -241,8 +241,15 @@ func (r *Run) wireLocked(items bool) wireRun {
 	}
 	// A delta's head leaves out the guardrail results and the model
 	// calls, which go as pieces.
-	if items {
-		w.Items, w.Context = wireItems(r.items), wireItems(r.context)
+	if !items {
+		w.Input = wireItems(r.input)
+	} else {
+		// The three lists in one array, capped apart: they are written,
+		// never appended to.
+		all := make([]wireItem, 0, len(r.input)+len(r.items)+len(r.context))
+		w.Input, all = wireAppend(all, r.input)
+		w.Items, all = wireAppend(all, r.items)
+		w.Context, _ = wireAppend(all, r.context)
 		w.Guardrails = cloneGuards(r.guards)
 		// The calls are only ever appended to (addModelCall), never
 		// changed in place: their list up to its length, capped there,
@@ -262,14 +269,22 @@ func (r *Run) wireLocked(items bool) wireRun {
 }
 
 func wireItems(items []Item) []wireItem {
-	out := make([]wireItem, len(items))
-	for i, it := range items {
-		out[i] = wireItem{Seq: it.seq, Kind: it.kind, Raw: it.raw}
-		if it.kind.IsOutput() {
-			out[i].Name = it.name
-		}
-	}
+	out, _ := wireAppend(make([]wireItem, 0, len(items)), items)
 	return out
+}
+
+// wireAppend appends the wire forms of items to dst, which has room
+// for them, and returns them, capped at their length, and dst.
+func wireAppend(dst []wireItem, items []Item) (list, all []wireItem) {
+	start := len(dst)
+	for _, it := range items {
+		w := wireItem{Seq: it.seq, Kind: it.kind, Raw: it.raw}
+		if it.kind.IsOutput() {
+			w.Name = it.name
+		}
+		dst = append(dst, w)
+	}
+	return dst[start:len(dst):len(dst)], dst
 }
 
 // Unmarshal decodes a checkpoint written by [Marshal] into a new Run.

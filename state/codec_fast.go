@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,11 +93,19 @@ type arena struct {
 	nextRaw, nextText int
 }
 
-// The sizes of an arena's first chunks, if the input is as long: the raw
-// JSON is most of the input, the text a small part of it.
+// The sizes of an arena's first chunks, if the input is long enough: the
+// raw JSON is most of the input, the text a small part of it. A short
+// input (a run paused on its first turn is about 1 KiB) gets first chunks
+// of a half and a quarter of what is left to read when they are made:
+// its fixed members (the usage, the model calls, the pending approvals'
+// call IDs) leave its items that much at most, in the checkpoints
+// measured (see BenchmarkApproval), so a chunk as long as the rest of the
+// input is mostly never written.
 const (
 	minRawChunk  = 4 << 10
 	minTextChunk = 512
+	rawShare     = 2 // the first raw chunk is at most left/rawShare
+	textShare    = 4 // the first text chunk at most left/textShare
 )
 
 // chunk returns the size of a new chunk for need bytes, and the next size,
@@ -110,7 +119,7 @@ func chunk(need, next, first, left int) (int, int) {
 func (a *arena) bytes(b []byte, left int) []byte {
 	if cap(a.raw)-len(a.raw) < len(b) {
 		var n int
-		n, a.nextRaw = chunk(len(b), a.nextRaw, minRawChunk, left)
+		n, a.nextRaw = chunk(len(b), a.nextRaw, min(minRawChunk, left/rawShare), left)
 		a.raw = make([]byte, 0, n)
 	}
 	i := len(a.raw)
@@ -122,7 +131,7 @@ func (a *arena) bytes(b []byte, left int) []byte {
 func (a *arena) string(b []byte, left int) string {
 	if a.text.Cap()-a.text.Len() < len(b) {
 		var n int
-		n, a.nextText = chunk(len(b), a.nextText, minTextChunk, left)
+		n, a.nextText = chunk(len(b), a.nextText, min(minTextChunk, left/textShare), left)
 		a.text = strings.Builder{}
 		a.text.Grow(n)
 	}
@@ -408,16 +417,35 @@ func (d *fastDec) release() {
 
 // items reads a list of wire items as decodeItems would decode it. atMost
 // bounds the number of items the list should hold, or is 0.
-func (d *fastDec) items(s *wire.Scanner, atMost int64) ([]Item, bool) {
+//
+// prefix, when set, is a list decoded before whose items this one may
+// begin with, as a run's items begin with its input: each leading item
+// whose wire form is the same as the prefix's item there is that item,
+// not parsed again, and the list shares the prefix's array (which the
+// caller then caps at its length). At the first item that differs the
+// list moves to an array of its own, leaving the prefix as it was.
+func (d *fastDec) items(s *wire.Scanner, atMost int64, prefix []Item) ([]Item, bool) {
 	if s.Null() {
 		return nil, true
 	}
 	var out []Item
-	if n := int64(len(s.B)-s.I) / minWireItemLen; atMost > 0 {
+	sharing := len(prefix) > 0
+	if n := int64(len(s.B)-s.I) / minWireItemLen; sharing {
+		out = prefix[:0]
+	} else if atMost > 0 {
 		out = make([]Item, 0, min(n, atMost))
 	}
 	ok := s.Elements(func() bool {
-		it, ok := d.wireItem(s)
+		var like *Item
+		if sharing && len(out) < len(prefix) {
+			like = &prefix[len(out)]
+		}
+		it, same, ok := d.wireItem(s, like)
+		if like != nil && !same {
+			// The prefix's items from here on stay its own.
+			out = append(make([]Item, 0, cap(prefix)), out...)
+			sharing = false
+		}
 		out = append(out, it)
 		return ok
 	})
@@ -427,12 +455,22 @@ func (d *fastDec) items(s *wire.Scanner, atMost int64) ([]Item, bool) {
 	return out, true
 }
 
+// itemList reads a list of wire items into *dst as [fastDec.items] does.
+func (d *fastDec) itemList(s *wire.Scanner, dst *[]Item, atMost int64, prefix []Item) bool {
+	list, ok := d.items(s, atMost, prefix)
+	*dst = list
+	return ok
+}
+
 // minWireItemLen is less than the length of the shortest valid wire item,
 // such as {"seq":1,"kind":"reasoning","raw":{"type":"reasoning"}}.
 const minWireItemLen = 32
 
-// wireItem reads one wire item object (see [wireItem]).
-func (d *fastDec) wireItem(s *wire.Scanner) (Item, bool) {
+// wireItem reads one wire item object (see [wireItem]). When like is set
+// and the object is the same as like's wire form (position, kind and
+// raw JSON, without an output's name), it returns like itself, unparsed,
+// and same.
+func (d *fastDec) wireItem(s *wire.Scanner, like *Item) (_ Item, same, _ bool) {
 	var (
 		seen       wire.FieldSet
 		seq        int64
@@ -461,7 +499,7 @@ func (d *fastDec) wireItem(s *wire.Scanner) (Item, bool) {
 			start, ws := s.I, s.WS
 			s.WS = false
 			var ok bool
-			if kind != 0 && !kind.isTyped() {
+			if like == nil && kind != 0 && !kind.isTyped() {
 				it, ok = d.item(s, kind)
 				parsed = true
 			} else {
@@ -474,15 +512,20 @@ func (d *fastDec) wireItem(s *wire.Scanner) (Item, bool) {
 		return false
 	})
 	if !ok || kind == 0 || raw == nil || len(name.Q) > 0 && !kind.IsOutput() {
-		return Item{}, false
+		return Item{}, false, false
+	}
+	if like != nil && seq == like.seq && kind == like.kind && len(name.Q) == 0 && like.name == "" &&
+		!whitespace && bytes.Equal(raw, like.raw) {
+		return *like, true, true // like's raw is compact: it read as this one would
 	}
 	if kind.isTyped() {
-		return d.typedItem(kind, raw, whitespace, name, seq)
+		it, ok = d.typedItem(kind, raw, whitespace, name, seq)
+		return it, false, ok
 	}
 	if !parsed {
 		sub := wire.Scanner{B: raw}
 		if it, ok = d.item(&sub, kind); !ok {
-			return Item{}, false
+			return Item{}, false, false
 		}
 	}
 	d.left = len(s.B) - s.I + len(raw) // at most the raw's and what follows it
@@ -496,7 +539,7 @@ func (d *fastDec) wireItem(s *wire.Scanner) (Item, bool) {
 	}
 	d.setStrings(&it)
 	it.seq = seq
-	return it, true
+	return it, false, true
 }
 
 // typedItem builds a wire item of a kind that parseTyped reads, as
@@ -632,24 +675,13 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 			*p = b
 			return ok
 		case *[]wireItem:
-			var (
-				list   []Item
-				ok     bool
-				atMost int64
-			)
-			if p == &w.Items {
-				atMost = w.NextSeq - 1 // the items have distinct positions below next_seq
-			}
-			list, ok = d.items(s, atMost)
 			switch p {
-			case &w.Input:
-				input = list
-			case &w.Items:
-				items = list
-			default:
-				context = list
+			case &w.Input: // with room for the items, which may share its list
+				return d.itemList(s, &input, w.NextSeq-1, nil)
+			case &w.Items: // distinct positions below next_seq, beginning with the input
+				return d.itemList(s, &items, w.NextSeq-1, input)
 			}
-			return ok
+			return d.itemList(s, &context, 0, nil)
 		case *[]Approval:
 			return d.approvals(s, p)
 		case *[]ModelCall:
@@ -673,7 +705,7 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 			return nil, false, nil
 		}
 	}
-	r, err = newDecodedRun(w, input, items, context)
+	r, err = newDecodedRun(w, slices.Clip(input), items, context)
 	return r, true, err
 }
 

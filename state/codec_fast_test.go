@@ -632,9 +632,9 @@ func TestMarshalFastTakesEveryMember(t *testing.T) {
 }
 
 // TestMarshalRunObjectOnStack: Marshal of a run with an input and its
-// items allocates the two item lists and its buffer, nothing for the run
-// object it writes from. Checked to fail (4) with the run object
-// reflected on, which moved it to the heap.
+// items allocates one list for their wire forms and its buffer, nothing
+// for the run object it writes from. Checked to fail (one allocation
+// more) with the run object reflected on, which moved it to the heap.
 func TestMarshalRunObjectOnStack(t *testing.T) { // not parallel: AllocsPerRun
 	r := state.NewRun("run_1", "a")
 	r.AddInput(state.UserMessage("hi"))
@@ -642,8 +642,8 @@ func TestMarshalRunObjectOnStack(t *testing.T) { // not parallel: AllocsPerRun
 		if _, err := state.Marshal(r); err != nil {
 			t.Fatal(err)
 		}
-	}); n != 3 {
-		t.Errorf("Marshal: %v allocations, want 3 (the input, the items, the buffer)", n)
+	}); n != 2 {
+		t.Errorf("Marshal: %v allocations, want 2 (the wire items of the input, the items and the context in one list, the buffer)", n)
 	}
 }
 
@@ -696,4 +696,50 @@ func TestUnmarshalFastModelCallsPastTurn(t *testing.T) {
 		t.Errorf("model calls (-want +got):\n%s", diff)
 	}
 	checkUnmarshal(t, data)
+}
+
+// TestUnmarshalInputSharesItems: a run's items that begin with its input
+// are read as the reference reads them, the input's items taken as they
+// are (not parsed again) and sharing its list; an item list that begins
+// otherwise leaves the input as it was read, whichever item differs.
+func TestUnmarshalInputSharesItems(t *testing.T) {
+	run := state.NewRun("shares", "a")
+	run.AddInput(state.UserMessage("first"), state.UserMessage("second"))
+	if err := run.Record(state.ToolCall("fc_1", "call_1", "lookup", `{}`).WithSeq(run.Reserve(1))); err != nil {
+		t.Fatal(err)
+	}
+	data := mustMarshal(t, run)
+	first := []byte(`{"seq":1,"kind":"user_message","raw":{"type":"message","role":"user","content":"first"}}`)
+	if !bytes.Contains(data, append([]byte(`"input":[`), first...)) {
+		t.Fatalf("the checkpoint does not begin its input with %s:\n%s", first, data)
+	}
+	tests := []struct {
+		name      string
+		data      []byte
+		wantInput []string
+	}{
+		{name: "the items begin with the input", data: data, wantInput: []string{"first", "second"}},
+		{name: "the input's first item is not the items' first", wantInput: []string{"second"},
+			data: bytes.Replace(data, append(first, ','), nil, 1)}, // from the input only: it comes first
+		{name: "indented", data: mustMarshal(t, run, state.WithIndent()), wantInput: []string{"first", "second"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkUnmarshal(t, tt.data)
+			got := state.UnmarshalFastOnly(tt.data, nil)
+			if got == nil {
+				t.Fatal("the fast path gave up")
+			}
+			var texts []string
+			for _, it := range got.Input() {
+				texts = append(texts, it.Text())
+			}
+			if d := cmp.Diff(tt.wantInput, texts); d != "" {
+				t.Errorf("input (-want +got):\n%s", d)
+			}
+			if items := got.Items().Slice(); len(items) != 3 || items[0].Text() != "first" || items[2].CallID() != "call_1" {
+				t.Errorf("items = %v, want the two messages and the call", items)
+			}
+		})
+	}
 }

@@ -52,7 +52,7 @@ func (h *handler) call(ctx context.Context, c *pipeline.ToolCall, next pipeline.
 	}
 	d, _, ok := c.Turn.Run.DecisionFor(c.Name, c.CallID)
 	if !ok {
-		return &pipeline.ToolResult{Status: pipeline.ToolPending}, nil
+		return c.Pending(), nil // in the call: no allocation
 	}
 	if err := d.Check(c.CallID, c.Name, c.Arguments); err != nil {
 		return nil, err
