@@ -331,9 +331,10 @@ func (v *chunkView) messageOf(m *msgView) chatMessage {
 // methods return false when the JSON is not valid or not what they read,
 // and leave i anywhere then.
 type scanner struct {
-	b     []byte
-	i     int
-	depth int
+	b      []byte
+	i      int
+	depth  int
+	spaced bool // whitespace was skipped
 }
 
 // maxDepth is the deepest nesting encoding/json reads.
@@ -345,6 +346,7 @@ func (s *scanner) ws() {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
 			s.i++
+			s.spaced = true
 		default:
 			return
 		}
@@ -708,4 +710,118 @@ func appendUnquoted(dst, raw []byte) []byte {
 		start = i
 	}
 	return append(dst, raw[start:]...)
+}
+
+// Known members of a Responses API response object and its parts.
+var (
+	responseKeys  = []string{"id", "model", "status", "error", "output", "usage"}
+	respUsageKeys = []string{"input_tokens", "input_tokens_details", "output_tokens", "output_tokens_details"}
+)
+
+// decode reads a Responses API response object into r, as json.Unmarshal
+// does (its output items kept as they stand in data, which they alias),
+// and reports whether it could; it cannot for the data chunkView.decode
+// cannot read. parseResponse leaves such data to encoding/json.
+// FuzzResponseBody holds the two to the same result.
+func (r *responseBody) decode(data []byte) bool {
+	*r = responseBody{}
+	s := scanner{b: data}
+	s.ws()
+	var seen uint8
+	var id, model, status jstr
+	ok := s.object(func(key []byte) bool {
+		switch string(key) {
+		case "id":
+			return once(&seen, 1) && s.str(&id)
+		case "model":
+			return once(&seen, 2) && s.str(&model)
+		case "status":
+			return once(&seen, 4) && s.str(&status)
+		case "error":
+			if !once(&seen, 8) {
+				return false
+			}
+			if s.null() {
+				return true
+			}
+			r.Error = &errorBody{}
+			var code, msg jstr
+			var seenErr uint8
+			if !s.object(func(key []byte) bool {
+				switch string(key) {
+				case "code":
+					return once(&seenErr, 1) && s.str(&code)
+				case "message":
+					return once(&seenErr, 2) && s.str(&msg)
+				}
+				return s.unknown(key, errorKeys)
+			}) {
+				return false
+			}
+			r.Error.Code, r.Error.Message = code.String(), msg.String()
+			return true
+		case "output":
+			if !once(&seen, 16) {
+				return false
+			}
+			if s.null() {
+				return true
+			}
+			r.Output = []json.RawMessage{} // an empty list is not nil
+			return s.list(func() bool {
+				start := s.i
+				if !s.skip() {
+					return false
+				}
+				r.Output = append(r.Output, json.RawMessage(bytes.TrimRight(s.b[start:s.i], " \t\r\n")))
+				return true
+			})
+		case "usage":
+			if !once(&seen, 32) {
+				return false
+			}
+			if s.null() {
+				return true
+			}
+			r.Usage = &responseUsage{}
+			return s.responseUsage(r.Usage)
+		}
+		return s.unknown(key, responseKeys)
+	})
+	s.ws()
+	if !ok || s.i != len(s.b) {
+		return false
+	}
+	r.ID, r.Model, r.Status = id.String(), model.String(), status.String()
+	return true
+}
+
+// responseUsage reads a Responses API usage object.
+func (s *scanner) responseUsage(u *responseUsage) bool {
+	var seen uint8
+	return s.object(func(key []byte) bool {
+		switch string(key) {
+		case "input_tokens":
+			return once(&seen, 1) && s.integer(func(n int64) { u.InputTokens = n })
+		case "output_tokens":
+			return once(&seen, 2) && s.integer(func(n int64) { u.OutputTokens = n })
+		case "input_tokens_details":
+			var seenIn uint8
+			return once(&seen, 4) && s.object(func(key []byte) bool {
+				if string(key) == "cached_tokens" {
+					return once(&seenIn, 1) && s.integer(func(n int64) { u.InputTokensDetails.CachedTokens = n })
+				}
+				return s.unknown(key, cachedKeys)
+			})
+		case "output_tokens_details":
+			var seenOut uint8
+			return once(&seen, 8) && s.object(func(key []byte) bool {
+				if string(key) == "reasoning_tokens" {
+					return once(&seenOut, 1) && s.integer(func(n int64) { u.OutputTokensDetails.ReasoningTokens = n })
+				}
+				return s.unknown(key, reasonKeys)
+			})
+		}
+		return s.unknown(key, respUsageKeys)
+	})
 }

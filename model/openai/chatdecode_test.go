@@ -171,3 +171,69 @@ func TestChunkViewPlainStrings(t *testing.T) {
 		}
 	}
 }
+
+// FuzzResponseBody holds responseBody.decode to encoding/json: whenever
+// it reads data, json.Unmarshal reads it too, into the same responseBody.
+func FuzzResponseBody(f *testing.F) {
+	for _, s := range chatDecodeSeeds {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{
+		`{"id":"resp_1","model":"m","status":"completed","error":null,"output":[{"type":"message"} , null,1,"x",[]],"usage":{"input_tokens":3,"input_tokens_details":{"cached_tokens":1},"output_tokens":2,"output_tokens_details":{"reasoning_tokens":1},"total_tokens":5}}`,
+		`{"output":null,"usage":null,"error":{"code":"c","message":"m\u00e9"}}`,
+		`{"output":[],"usage":{},"error":{}}`,
+		`{"Status":"failed"}`, `{"output":{}}`, `{"usage":{"input_tokens":1.5}}`, `{"error":"x"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	addFiles(f, "testdata/responses_*.json")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got responseBody
+		if !got.decode(data) {
+			return
+		}
+		var want responseBody
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("decode read %q, which encoding/json refuses: %v", data, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("decode of %q:\n got %+v\nwant %+v", data, got, want)
+		}
+	})
+}
+
+// FuzzItemHead holds itemHead to encoding/json: when it reads an item,
+// json.Unmarshal reads the same type and role, and an item it calls
+// compact is what json.Compact makes of it.
+func FuzzItemHead(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"message","role":"assistant","content":[]}`, `{"type":"mess\u0061ge","role":null}`,
+		`{ "type": "reasoning" }`, `{"Type":"x"}`, `{"type":"a","type":"b"}`, `{"type":1}`, `null`, `[]`, `{"type":"x"} `,
+	} {
+		f.Add([]byte(s))
+	}
+	addFiles(f, "testdata/items/*.json")
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		typ, role, compact, ok := itemHead(raw)
+		if !ok {
+			return
+		}
+		var head struct {
+			Type string `json:"type"`
+			Role string `json:"role"`
+		}
+		if err := json.Unmarshal(raw, &head); err != nil {
+			t.Fatalf("itemHead read %q, which encoding/json refuses: %v", raw, err)
+		}
+		if typ.String() != head.Type || role.String() != head.Role {
+			t.Fatalf("itemHead of %q: %q, %q; encoding/json: %q, %q", raw, typ.String(), role.String(), head.Type, head.Role)
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err != nil {
+			t.Fatal(err)
+		}
+		if compact && !bytes.Equal(buf.Bytes(), raw) {
+			t.Fatalf("itemHead calls %q compact; json.Compact makes %q", raw, buf.Bytes())
+		}
+	})
+}
