@@ -33,6 +33,10 @@ func TestAllocBudgets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	chatSSE, err := os.ReadFile("testdata/chat_stream_tool_call.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
 	budgets := []struct {
 		name   string
 		allocs float64
@@ -49,7 +53,7 @@ func TestAllocBudgets(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"read responses stream", 73, "testdata/stream_text.sse (10 events) for a call whose events reach nobody, the SDK's decoder included: the events the reader does nothing with (the response's creation and progress, the parts added and done, the text's deltas) checked as JSON, not decoded; 156 when every event was decoded", func() {
+		{"read responses stream", 63, "testdata/stream_text.sse (10 events) for a call whose events reach nobody, the SDK's decoder included: the events the reader does nothing with (the response's creation and progress, the parts added and done, the text's deltas) checked as JSON, not decoded, and each output item's type read without encoding/json and not compacted again when it is compact (itemHead); 156 when every event was decoded, 73 when each item's type was decoded and each item compacted", func() {
 			res := &http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(sse))}
 			dec := ssestream.NewDecoder(res)
 			if _, err := readResponseStream(dec, &pipeline.ModelCall{Stream: true}); err != nil {
@@ -57,9 +61,18 @@ func TestAllocBudgets(t *testing.T) {
 			}
 			dec.Close()
 		}},
+		{"read chat stream", 36, "testdata/chat_stream_tool_call.sse for a call whose events reach nobody, the SDK's decoder included: every chunk read into one chunkView, not decoded by encoding/json; 133 when each chunk was", func() {
+			res := &http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(chatSSE))}
+			if _, err := readChatStream(res, &pipeline.ModelCall{Stream: true}); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	}
 	for _, bg := range budgets {
 		got := testing.AllocsPerRun(50, bg.f)
+		if os.Getenv("TURNKIT_ALLOCS_PRINT") != "" {
+			t.Logf("%s: %v allocations (budget %v)", bg.name, got, bg.allocs)
+		}
 		if got > bg.allocs {
 			t.Errorf("%s: %v allocations, over its budget of %v (%s)", bg.name, got, bg.allocs, bg.why)
 		}

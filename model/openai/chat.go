@@ -346,20 +346,26 @@ func (u *chatUsage) usage() state.Usage {
 	return out
 }
 
-// parseChat decodes a chat completion.
+// parseChat decodes a chat completion, as encoding/json decodes it into
+// a chatBody (see chunkView).
 func parseChat(body []byte) (*pipeline.ModelResponse, error) {
-	var r chatBody
-	if err := json.Unmarshal(body, &r); err != nil {
+	var v chunkView
+	if err := v.read(body, false); err != nil {
 		return nil, &DecodeError{Where: "chat.completions body", Err: err}
 	}
-	if len(r.Choices) == 0 {
+	if len(v.choices) == 0 {
 		return nil, &DecodeError{Where: "chat.completions body", Err: fmt.Errorf("no choices")}
 	}
-	items, err := chatItems(&r.Choices[0].Message)
+	msg := v.messageOf(&v.choices[0].message)
+	items, err := chatItems(&msg)
 	if err != nil {
 		return nil, err
 	}
-	return &pipeline.ModelResponse{ID: r.ID, Model: r.Model, Items: items, Usage: r.Usage.usage()}, nil
+	var usage *chatUsage
+	if v.hasUsage {
+		usage = &v.usage
+	}
+	return &pipeline.ModelResponse{ID: v.id.String(), Model: v.model.String(), Items: items, Usage: usage.usage()}, nil
 }
 
 // chatItems converts a choice's message: the message (or refusal) first,

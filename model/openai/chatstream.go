@@ -2,7 +2,6 @@ package openai
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -13,7 +12,8 @@ import (
 )
 
 // chatChunk is a stream chunk; Error is set when a server reports a
-// failure inside the stream instead of with an HTTP error.
+// failure inside the stream instead of with an HTTP error. The stream's
+// reader reads chunks with chunkView, which gives the same.
 type chatChunk struct {
 	chatBody
 	Error *errorBody `json:"error"`
@@ -56,69 +56,96 @@ type chatStream struct {
 	calls    []streamCall
 	finished bool // a finish reason arrived
 	events   int  // the chunks read
+	view     chunkView
+	text     []byte // a delta's text, when it has escapes
 }
 
-// chunk reads one chunk's JSON, data, and adds what it brings.
+// chunk reads one chunk's JSON, data, and adds what it brings. The chunk
+// is read into st.view, reused from chunk to chunk: a delta's text is
+// added to what the stream built without a string of its own, unless
+// the call's events reach a consumer (c.Streaming), which gets it as a
+// [pipeline.TextDelta].
 func (st *chatStream) chunk(data []byte, c *pipeline.ModelCall) error {
-	var ch chatChunk
-	if err := json.Unmarshal(data, &ch); err != nil {
+	v := &st.view
+	if err := v.read(data, true); err != nil {
 		return &DecodeError{Where: fmt.Sprintf("stream chunk %d", st.events), Err: err}
 	}
-	if ch.Error != nil {
-		return &FailedError{ResponseID: ch.ID, Code: ch.Error.Code, Message: ch.Error.Message}
+	if v.hasError {
+		return &FailedError{ResponseID: v.id.String(), Code: v.errCode.String(), Message: v.errMsg.String()}
 	}
 	if st.out.ID == "" {
-		st.out.ID, st.out.Model = ch.ID, ch.Model
+		st.out.ID, st.out.Model = v.id.String(), v.model.String()
 	}
-	if ch.Usage != nil {
-		st.out.Usage = ch.Usage.usage()
+	if v.hasUsage {
+		st.out.Usage = v.usage.usage()
 	}
-	for i := range ch.Choices {
-		ci := &ch.Choices[i]
-		if ci.Index != 0 {
+	for i := range v.choices {
+		ci := &v.choices[i]
+		if ci.index != 0 {
 			continue
 		}
-		d := &ci.Delta
-		if d.Content != "" {
-			st.content.WriteString(d.Content)
-			c.Emit(pipeline.TextDelta{ItemID: ch.ID, Delta: d.Content})
+		d := &ci.delta
+		if !d.content.empty() {
+			st.add(&st.content, d.content, c)
 		}
-		if d.Refusal != "" {
-			st.refusal.WriteString(d.Refusal)
-			c.Emit(pipeline.TextDelta{ItemID: ch.ID, Delta: d.Refusal})
+		if !d.refusal.empty() {
+			st.add(&st.refusal, d.refusal, c)
 		}
-		for j := range d.ToolCalls {
-			if err := st.toolCall(&d.ToolCalls[j]); err != nil {
+		for j := d.calls[0]; j < d.calls[1]; j++ {
+			if err := st.toolCall(&v.calls[j]); err != nil {
 				return err
 			}
 		}
-		if ci.FinishReason != "" {
+		if !ci.finishReason.empty() {
 			st.finished = true
 		}
 	}
 	return nil
 }
 
-// toolCall adds a tool call's delta to the call at its index.
-func (st *chatStream) toolCall(tc *chatToolCall) error {
-	if tc.Index < 0 || tc.Index > 1<<10 {
-		return &DecodeError{Where: fmt.Sprintf("stream chunk %d", st.events), Err: fmt.Errorf("tool call index %d out of range", tc.Index)}
+// add adds a delta's text to b and emits it, if the call's events reach
+// a consumer, with the chunk's ID.
+func (st *chatStream) add(b *strings.Builder, delta jstr, c *pipeline.ModelCall) {
+	text := delta.raw
+	if !delta.plain {
+		st.text = delta.appendTo(st.text[:0])
+		text = st.text
 	}
-	for len(st.calls) <= tc.Index {
+	b.Write(text)
+	if c.Streaming() {
+		id := st.out.ID
+		if !st.view.id.is(id) {
+			id = st.view.id.String()
+		}
+		c.Emit(pipeline.TextDelta{ItemID: id, Delta: string(text)})
+	}
+}
+
+// toolCall adds a tool call's delta to the call at its index.
+func (st *chatStream) toolCall(tc *callView) error {
+	if tc.index < 0 || tc.index > 1<<10 {
+		return &DecodeError{Where: fmt.Sprintf("stream chunk %d", st.events), Err: fmt.Errorf("tool call index %d out of range", tc.index)}
+	}
+	for len(st.calls) <= tc.index {
 		st.calls = append(st.calls, streamCall{})
 	}
-	sc := &st.calls[tc.Index]
+	sc := &st.calls[tc.index]
 	k := &sc.call
-	if tc.ID != "" {
-		k.ID = tc.ID
+	if !tc.id.empty() && !tc.id.is(k.ID) {
+		k.ID = tc.id.String()
 	}
-	if tc.Type != "" {
-		k.Type = tc.Type
+	if !tc.typ.empty() && !tc.typ.is(k.Type) {
+		k.Type = tc.typ.String()
 	}
-	if tc.Function.Name != "" {
-		k.Function.Name += tc.Function.Name
+	if !tc.name.empty() {
+		k.Function.Name += tc.name.String()
 	}
-	sc.args.WriteString(tc.Function.Arguments)
+	if tc.arguments.plain {
+		sc.args.Write(tc.arguments.raw)
+	} else {
+		st.text = tc.arguments.appendTo(st.text[:0])
+		sc.args.Write(st.text)
+	}
 	return nil
 }
 

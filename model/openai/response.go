@@ -48,11 +48,16 @@ func (u *responseUsage) usage() state.Usage {
 	return out
 }
 
-// parseResponse decodes a Responses API response object.
+// parseResponse decodes a Responses API response object: with
+// responseBody.decode, or else with encoding/json, which then says what
+// is wrong with it.
 func parseResponse(body []byte) (*pipeline.ModelResponse, error) {
 	var r responseBody
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, &DecodeError{Where: "responses body", Err: err}
+	if !r.decode(body) {
+		r = responseBody{} // not what decode left
+		if err := json.Unmarshal(body, &r); err != nil {
+			return nil, &DecodeError{Where: "responses body", Err: err}
+		}
 	}
 	return r.modelResponse()
 }
@@ -92,30 +97,38 @@ func outputItems(raws []json.RawMessage) ([]state.Item, error) {
 // [hostedTypes]) or, for any other type, an opaque item. The item keeps
 // its JSON as the API sent it, ids and encrypted reasoning included.
 func outputItem(raw []byte) (state.Item, error) {
-	var head struct {
-		Type string `json:"type"`
-		Role string `json:"role"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return state.Item{}, err
+	typ, role, compact, ok := itemHead(raw)
+	if !ok {
+		var head struct {
+			Type string `json:"type"`
+			Role string `json:"role"`
+		}
+		if err := json.Unmarshal(raw, &head); err != nil {
+			return state.Item{}, err
+		}
+		typ, role = jstr{raw: []byte(head.Type)}, jstr{raw: []byte(head.Role)}
+		typ.plain, role.plain = true, true
 	}
 	var kind state.Kind
-	switch head.Type {
-	case "message":
-		if head.Role != "assistant" {
-			return state.Item{}, fmt.Errorf("%w: message with role %q", ErrUnsupportedItem, head.Role)
+	switch {
+	case typ.is("message"):
+		if !role.is("assistant") {
+			return state.Item{}, fmt.Errorf("%w: message with role %q", ErrUnsupportedItem, role.String())
 		}
 		kind = state.KindAssistantMessage
-	case "function_call":
+	case typ.is("function_call"):
 		kind = state.KindToolCall
-	case "reasoning":
+	case typ.is("reasoning"):
 		kind = state.KindReasoning
-	case "mcp_approval_request":
+	case typ.is("mcp_approval_request"):
 		kind = state.KindMCPApprovalRequest
-	case "custom_tool_call":
+	case typ.is("custom_tool_call"):
 		kind = state.KindCustomCall
 	default:
-		kind = typedKind(head.Type)
+		kind = typedKind(typ.String())
+	}
+	if ok && compact {
+		return state.ParseItem(kind, raw) // which copies it
 	}
 	// Compact, so that the item's JSON is the same however the server
 	// formatted it (a plain body and a stream's event give equal items).
@@ -126,3 +139,24 @@ func outputItem(raw []byte) (state.Item, error) {
 	}
 	return state.ParseItem(kind, buf.Bytes())
 }
+
+// itemHead reads an output item's type and role as encoding/json decodes
+// them, and whether the item is compact JSON (no whitespace outside its
+// strings), with a scanner (see chunkView.decode); false if it cannot.
+func itemHead(raw []byte) (typ, role jstr, compact, ok bool) {
+	s := scanner{b: raw}
+	var seen uint8
+	ok = s.object(func(key []byte) bool {
+		switch string(key) {
+		case "type":
+			return once(&seen, 1) && s.str(&typ)
+		case "role":
+			return once(&seen, 2) && s.str(&role)
+		}
+		return s.unknown(key, itemHeadKeys)
+	})
+	return typ, role, !s.spaced, ok && s.i == len(s.b)
+}
+
+// itemHeadKeys are the members itemHead reads.
+var itemHeadKeys = []string{"type", "role"}
