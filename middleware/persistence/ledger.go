@@ -42,13 +42,12 @@ type ledger struct {
 	hold *pipeline.InputHold // the first turn's input, held for an input guardrail's ruling
 
 	// Room for what a turn of one call needs, allocated with the ledger:
-	// st's first positions, and the batch of each turn's first commit
-	// (a store keeps no batch it was given: see [session.Store]). stBuf
-	// and bufUsed share a word, and h is a pointer where the store's
+	// st's first positions, and the batch of each append, which l.mu or
+	// the turn's order keeps to one at a time (a store keeps no batch it
+	// was given: see [session.Store]). h is a pointer where the store's
 	// interface value took two: the ledger fits 384 bytes, not 416
 	// (TestLedgerSize).
-	stBuf    [7]status
-	bufUsed  bool
+	stBuf    [8]status
 	batchBuf [2]state.Item
 
 	// The context the turn, or with a ledger per run the run, is served
@@ -74,7 +73,6 @@ func (l *ledger) reset(t *pipeline.Turn, ext extState) {
 	l.ext = ext
 	l.err = nil
 	l.hold = nil
-	l.bufUsed = false
 }
 
 // runLedger returns the ledger that ctx carries for run and session sid,
@@ -200,7 +198,7 @@ func (l *ledger) collect(upTo int64) []state.Item {
 	view := l.run.Items()
 	n := view.Len()
 	i := sort.Search(n, func(i int) bool { return view.At(i).Seq() > wm })
-	var out []state.Item
+	out := l.batchBuf[:0] // given only to l.append, which is done with it when it returns
 	for ; i < n; i++ {
 		it := view.At(i)
 		seq := it.Seq()
@@ -237,10 +235,7 @@ func (l *ledger) commitCall(ctx context.Context, c *pipeline.ToolCall, res *pipe
 	defer l.mu.Unlock()
 	t := c.Turn
 	held := t.MayEndRun()
-	var batch []state.Item
-	if !l.bufUsed {
-		batch, l.bufUsed = l.batchBuf[:0], true
-	}
+	batch := l.batchBuf[:0] // l.mu is held until the append returned
 	for _, it := range t.Response.Items {
 		if it.Seq() >= c.Item.Seq() {
 			break
