@@ -88,6 +88,9 @@ type Store interface {
 	// ([state.Run.HistoryRef]) reads it back with it.
 	ListBefore(ctx context.Context, sessionID, runID string, q HistoryQuery) (History, error)
 	// Append stores items of run runID, each at its Seq (which must be > 0).
+	// It keeps no reference to the items slice once it returns (items are
+	// values: a store keeps copies), as io.Writer keeps none to p: the
+	// caller may reuse it for its next append.
 	Append(ctx context.Context, sessionID, runID string, items []state.Item) error
 	// Lookup returns the item stored at (runID, seq), if any. Resume uses it
 	// to learn whether a call's output was committed before a crash.

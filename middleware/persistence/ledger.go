@@ -23,6 +23,12 @@ const (
 // and makes the turn's appends. The tool calls of a response commit
 // concurrently; the mutex orders their appends, so a call's earlier items
 // are stored with it or before it, never after.
+//
+// A run served through the middleware's run stage has one ledger for all
+// its turns, made when the run starts and carried by the run's context
+// (see [runHandler.serveRun]); each turn resets it ([ledger.reset]) and
+// releases it when it returns. A turn served without it (the turn stage
+// composed alone) gets a ledger of its own.
 type ledger struct {
 	mu   sync.Mutex
 	h    *handler // the middleware, whose store the ledger appends to
@@ -36,22 +42,57 @@ type ledger struct {
 	hold *pipeline.InputHold // the first turn's input, held for an input guardrail's ruling
 
 	// Room for what a turn of one call needs, allocated with the ledger:
-	// st's first positions, and the batch of the turn's first commit
-	// (used once: a store may keep what it was given). stBuf and bufUsed
-	// share a word, and h is a pointer where the store's interface value
-	// took two: the ledger fits 384 bytes, not 416 (TestLedgerSize).
-	stBuf    [7]status
-	bufUsed  bool
+	// st's first positions, and the batch of each append, which l.mu or
+	// the turn's order keeps to one at a time (a store keeps no batch it
+	// was given: see [session.Store]). h is a pointer where the store's
+	// interface value took two: the ledger fits 384 bytes, not 416
+	// (TestLedgerSize).
+	stBuf    [8]status
 	batchBuf [2]state.Item
 
-	ctx ledgerContext // the context the turn is served with (see withLedger)
+	// The context the turn, or with a ledger per run the run, is served
+	// with (see withLedger). A run's context is made once, when the run
+	// starts, and never changed: a context handed out stays what it was.
+	ctx ledgerContext
 }
 
 // newLedger returns the ledger of turn t of run, for session sid.
 func newLedger(h *handler, run *state.Run, t *pipeline.Turn, sid string, ext extState) *ledger {
-	l := &ledger{h: h, run: run, turn: t, sid: sid, base: run.SessionWatermark() + 1, ext: ext}
+	l := &ledger{h: h, run: run, sid: sid}
 	l.st = l.stBuf[:0]
+	l.reset(t, ext)
 	return l
+}
+
+// reset readies l for turn t of its run, with the run's persistence
+// state ext: nothing of an earlier turn is left but the room it grew.
+func (l *ledger) reset(t *pipeline.Turn, ext extState) {
+	l.turn = t
+	l.base = l.run.SessionWatermark() + 1
+	l.st = l.st[:0]
+	l.ext = ext
+	l.err = nil
+	l.hold = nil
+}
+
+// runLedger returns the ledger that ctx carries for run and session sid,
+// if it carries one for the whole run that no turn holds: the turn about
+// to be served then takes it (reset, and released with release) instead
+// of making one.
+func runLedger(ctx context.Context, run *state.Run, sid string) (*ledger, bool) {
+	l, ok := ctx.Value(ledgerKey{}).(*ledger)
+	if !ok || l.run != run || l.sid != sid || l.turn != nil {
+		return nil, false
+	}
+	return l, true
+}
+
+// release ends the turn's hold on l: the run's next turn may take it. The
+// batch given to the store and the positions' room are kept for it.
+func (l *ledger) release() {
+	l.mu.Lock()
+	l.turn, l.hold = nil, nil
+	l.mu.Unlock()
 }
 
 type ledgerKey struct{}
@@ -157,7 +198,7 @@ func (l *ledger) collect(upTo int64) []state.Item {
 	view := l.run.Items()
 	n := view.Len()
 	i := sort.Search(n, func(i int) bool { return view.At(i).Seq() > wm })
-	var out []state.Item
+	out := l.batchBuf[:0] // given only to l.append, which is done with it when it returns
 	for ; i < n; i++ {
 		it := view.At(i)
 		seq := it.Seq()
@@ -194,10 +235,7 @@ func (l *ledger) commitCall(ctx context.Context, c *pipeline.ToolCall, res *pipe
 	defer l.mu.Unlock()
 	t := c.Turn
 	held := t.MayEndRun()
-	var batch []state.Item
-	if !l.bufUsed {
-		batch, l.bufUsed = l.batchBuf[:0], true
-	}
+	batch := l.batchBuf[:0] // l.mu is held until the append returned
 	for _, it := range t.Response.Items {
 		if it.Seq() >= c.Item.Seq() {
 			break

@@ -33,12 +33,12 @@ func TestLedgerContext(t *testing.T) {
 	}
 }
 
-// A turn allocates one ledger: it must stay within the 384-byte size
-// class (the next is 416), where its fields and the room it keeps for a
-// turn of one call fit.
+// A run allocates one ledger (a turn composed without the run stage, one
+// of its own): it must stay within the 384-byte size class (the next is
+// 416), where its fields and the room it keeps for a turn of one call fit.
 func TestLedgerSize(t *testing.T) {
 	t.Parallel()
 	if n := unsafe.Sizeof(ledger{}); n > 384 {
-		t.Errorf("a ledger is %d bytes, want at most 384 (one allocation per turn)", n)
+		t.Errorf("a ledger is %d bytes, want at most 384 (one allocation per run)", n)
 	}
 }

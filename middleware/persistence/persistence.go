@@ -150,7 +150,7 @@ func (h *runHandler) ServeRun(ctx context.Context, c *pipeline.RunCall) (*pipeli
 		return h.next.ServeRun(ctx, c)
 	}
 	if !c.Resumed {
-		return h.serveRun(ctx, c)
+		return h.serveRun(ctx, c, nil)
 	}
 	ext, err := loadExt(run)
 	if err != nil {
@@ -159,7 +159,7 @@ func (h *runHandler) ServeRun(ctx context.Context, c *pipeline.RunCall) (*pipeli
 	if err := h.resolveHistory(ctx, run); err != nil {
 		return nil, err
 	}
-	l := &ledger{h: h.handler, run: run, sid: sid, base: run.SessionWatermark() + 1, ext: ext}
+	l := newLedger(h.handler, run, nil, sid, ext)
 	if err := l.fresh(ctx); err != nil {
 		return nil, err
 	}
@@ -168,13 +168,18 @@ func (h *runHandler) ServeRun(ctx context.Context, c *pipeline.RunCall) (*pipeli
 			return nil, err
 		}
 	}
-	return h.serveRun(ctx, c)
+	return h.serveRun(ctx, c, l)
 }
 
-// serveRun runs next and, with WithContinuation, records where the session
+// serveRun runs next with the run's ledger, l or a new one, on its
+// context: the run's turns take it in turn (see [runLedger]), so a turn
+// allocates none. With WithContinuation, it then records where the session
 // stands once the run finished.
-func (h *runHandler) serveRun(ctx context.Context, c *pipeline.RunCall) (*pipeline.Result, error) {
-	res, err := h.next.ServeRun(ctx, c)
+func (h *runHandler) serveRun(ctx context.Context, c *pipeline.RunCall, l *ledger) (*pipeline.Result, error) {
+	if l == nil {
+		l = newLedger(h.handler, c.Run, nil, c.Run.SessionID(), extState{})
+	}
+	res, err := h.next.ServeRun(l.withLedger(ctx), c)
 	if err != nil || !h.cfg.cont || h.cfg.merge != nil || res == nil {
 		return res, err
 	}
@@ -209,7 +214,20 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 	if err != nil {
 		return err
 	}
+	if l, ok := runLedger(ctx, run, sid); ok {
+		l.reset(t, ext)
+		err := h.serveTurn(ctx, t, l)
+		l.release()
+		return err
+	}
 	l := newLedger(h.handler, run, t, sid, ext)
+	return h.serveTurn(l.withLedger(ctx), t, l)
+}
+
+// serveTurn persists turn t around next with its ledger l, which ctx
+// carries.
+func (h *turnHandler) serveTurn(ctx context.Context, t *pipeline.Turn, l *ledger) error {
+	run, sid := t.Run, l.sid
 	first := t.Number == 1 && !t.Resumed
 	if first && h.cfg.merge != nil {
 		if err := h.loadHistory(ctx, run, sid, t.Input); err != nil {
@@ -247,7 +265,7 @@ func (h *turnHandler) ServeTurn(ctx context.Context, t *pipeline.Turn) error {
 	if l.ext.Next != nil {
 		return l.replay(t)
 	}
-	err = h.next.ServeTurn(l.withLedger(ctx), t)
+	err := h.next.ServeTurn(ctx, t)
 	if serr := l.settleInput(ctx, t); serr != nil && serr != l.err {
 		err = errors.Join(err, serr) // an append failure is l.err, which finish reports
 	}
