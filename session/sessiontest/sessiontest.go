@@ -32,6 +32,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) session.Store) {
 	}{
 		{"EmptySession", testEmptySession},
 		{"AppendAndList", testAppendAndList},
+		{"AppendKeepsNoSlice", testAppendKeepsNoSlice},
 		{"LateCommitKeepsOrder", testLateCommit},
 		{"RunPlaceFixedAtFirstAppend", testRunPlaceFixed},
 		{"RetryIsIdempotent", testRetryIdempotent},
@@ -193,6 +194,19 @@ func testAppendAndList(t *testing.T, s session.Store) {
 	mustAppend(t, s, sid, "a", items("a", 4, 5, 6))
 	wantList(t, s, sid, 0, items("a", span(1, 6)...))
 	wantList(t, s, sid, -1, items("a", span(1, 6)...))
+}
+
+// testAppendKeepsNoSlice reuses an appended batch's slice for the next
+// batch, as the persistence middleware does: Append keeps no reference to
+// it, so what the first append stored stays as it was.
+func testAppendKeepsNoSlice(t *testing.T, s session.Store) {
+	sid := newSessionID(t)
+	batch := items("a", 1, 2, 3)
+	mustAppend(t, s, sid, "a", batch)
+	copy(batch, items("a", 4, 5, 6))
+	mustAppend(t, s, sid, "a", batch)
+	copy(batch, items("b", 1, 2, 3)) // the second batch's slice too
+	wantList(t, s, sid, 0, items("a", span(1, 6)...))
 }
 
 // testLateCommit interleaves two runs whose items are committed out of Seq
