@@ -317,7 +317,7 @@ func (r *Run) placeModelResponse(items []Item, calls int, u Usage, c ModelCall) 
 	if len(items) > 0 {
 		c.Seq = b.Start
 	}
-	r.calls = append(withRoom(r.calls, 1, firstCallsRoom), c)
+	r.calls = append(withCallRoom(r.calls), c)
 	return b, nil
 }
 
@@ -327,10 +327,27 @@ func (r *Run) placeModelResponse(items []Item, calls int, u Usage, c ModelCall) 
 // allocations of a run of 10 tool turns, and as many write barriers).
 // They are size classes of the allocator (1 408 and 448 bytes), so the
 // room costs no rounding up.
+//
+// A run that outgrows its first firstCallsRoom model calls is a run of
+// tool turns, which goes on for more: its calls then grow to
+// nextCallsRoom at once (1 792 bytes, a size class too) rather than
+// through 8, one array and one copy of every call fewer for any run of
+// more than 8 model calls (a run of 10 tool turns makes 11).
 const (
 	firstItemsRoom = 16
 	firstCallsRoom = 4
+	nextCallsRoom  = 16
 )
+
+// withCallRoom returns calls with room for one more model call: room for
+// firstCallsRoom when it has no array yet, then nextCallsRoom, then as
+// append grows it.
+func withCallRoom(calls []ModelCall) []ModelCall {
+	if len(calls) == firstCallsRoom && cap(calls) == firstCallsRoom {
+		return append(make([]ModelCall, 0, nextCallsRoom), calls...)
+	}
+	return withRoom(calls, 1, firstCallsRoom)
+}
 
 // withRoom returns s with room for n more elements, as append would grow
 // it, except that a list with no array yet gets one of room for least.
