@@ -527,11 +527,14 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 			return nil, fmt.Errorf("pipeline: agent %q instructions: %w", a.Name, err)
 		}
 	}
-	c := &t.model // the turn's one model call, in the turn: no allocation of its own
-	setModelCall(c, t, instructions)
+	c := &t.model                                                 // the turn's one model call, in the turn: no allocation of its own
+	input, view, hasView := runcore.ModelInputAnd(t.Run, ViewKey) // one lock for both
+	setModelCall(c, t, instructions, input)
 	r.resetToolChoice(t, c)
-	if err := applyView(c); err != nil {
-		return nil, err
+	if hasView {
+		if err := applyView(c, view); err != nil {
+			return nil, err
+		}
 	}
 	resp, err := r.model.Respond(ctx, c)
 	if err != nil {
@@ -577,19 +580,20 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 // agent per run when the runner made t), settings and output type.
 func newModelCall(t *Turn, instructions string) *ModelCall {
 	c := new(ModelCall)
-	setModelCall(c, t, instructions)
+	setModelCall(c, t, instructions, t.Run.ModelInput())
 	return c
 }
 
-// setModelCall makes *c the model call of turn t (see newModelCall).
-func setModelCall(c *ModelCall, t *Turn, instructions string) {
+// setModelCall makes *c the model call of turn t (see newModelCall), with
+// input, the run's model input.
+func setModelCall(c *ModelCall, t *Turn, instructions string, input state.Items) {
 	a := t.Agent
 	tools := t.tools
 	if tools == nil {
 		tools = toolSpecs(a)
 	}
 	*c = ModelCall{
-		Turn: t, Agent: a, Instructions: instructions, Input: t.Run.ModelInput(),
+		Turn: t, Agent: a, Instructions: instructions, Input: input,
 		Tools: tools, Settings: a.Settings, Output: outputSpec(a), Stream: t.emit != nil, emit: t.emit,
 	}
 }

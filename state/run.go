@@ -226,6 +226,20 @@ func (r *Run) ModelInput() Items {
 	return concat(r.context, r.items[r.ctxFrom:])
 }
 
+// modelInputAnd returns the model input, as ModelInput does, and the
+// extension under key, as Extension does, under one lock: the core reads
+// a turn's input and the run's view (pipeline's ViewKey) together.
+func (r *Run) modelInputAnd(key string) (Items, json.RawMessage, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	in := concat(r.context, r.items[r.ctxFrom:])
+	v, ok := r.extension[key]
+	if !ok {
+		return in, nil, false
+	}
+	return in, slices.Clone(v), true
+}
+
 // setHistory sets the context the run's items follow (runcore.SetHistory).
 func (r *Run) setHistory(items []Item) error {
 	r.mu.Lock()
