@@ -690,7 +690,7 @@ func layoutCalls(t *Turn) (handoffs []handoffCall, hasMessage bool, final string
 		}
 		*own = callState{}
 		*c = ToolCall{
-			Turn: t, Tool: a.tool(it.Name()), Item: it, Name: it.Name(), CallID: it.CallID(),
+			Turn: t, Tool: t.tool(it.Name()), Item: it, Name: it.Name(), CallID: it.CallID(),
 			Arguments: it.Text(), Index: len(t.Calls), OutputSeq: outSeq,
 			Terminal: a.ToolUse.MayEnd(it.Name()), Resumed: t.Resumed, own: own,
 		}
