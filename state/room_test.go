@@ -50,3 +50,33 @@ func TestRunListsStartWithRoom(t *testing.T) {
 		t.Errorf("Items() has %d items, the run %d", got, len(r.items))
 	}
 }
+
+// TestFirstInputSharesItems: a fresh run's input is kept in the array of
+// its items, not in a list of its own (one allocation a run fewer), and a
+// later input still lands after the items without changing them.
+func TestFirstInputSharesItems(t *testing.T) {
+	in := []Item{UserMessage("go")}
+	allocs := testing.AllocsPerRun(100, func() {
+		r := NewRun("r", "a")
+		r.addInput(in...)
+	})
+	if allocs > 3 { // the run, the placed copy returned, the items' array
+		t.Errorf("a fresh run and its input: %.0f allocations, want 3", allocs)
+	}
+	r := NewRun("r", "a")
+	r.addInput(UserMessage("one"))
+	if _, err := r.placeModelResponse([]Item{AssistantMessage("m", "answer")}, 0, Usage{Requests: 1}, ModelCall{Turn: 1, Agent: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	r.addInput(UserMessage("two"))
+	var got []string
+	for _, it := range r.Input() {
+		got = append(got, it.Text())
+	}
+	if len(got) != 2 || got[0] != "one" || got[1] != "two" {
+		t.Errorf("input = %q, want [one two]", got)
+	}
+	if it, ok := r.ItemAt(2); !ok || it.Text() != "answer" {
+		t.Errorf("item 2 = %v, %v, want the answer: the second input wrote over the items", it, ok)
+	}
+}

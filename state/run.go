@@ -395,8 +395,16 @@ func (r *Run) addInput(items ...Item) []Item {
 		r.nextSeq++
 		r.journalLocked(placed[i].seq)
 	}
-	r.input = append(r.input, placed...)
 	r.items = append(withRoom(r.items, len(placed), firstItemsRoom), placed...)
+	if len(r.input) == 0 {
+		// The run's first input is the run's last items: the list shares
+		// their array, whose elements never change (items are appended,
+		// or inserted into a copy), capped so that an append copies.
+		n := len(r.items)
+		r.input = r.items[n-len(placed) : n : n]
+	} else {
+		r.input = append(r.input, placed...)
+	}
 	return placed
 }
 
