@@ -8,6 +8,7 @@ import (
 	"iter"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/turnkit/turnkit/internal/runcore"
@@ -192,7 +193,31 @@ type RunCall struct {
 	// Resumed reports a resumption of a paused or interrupted run.
 	Resumed bool
 
-	emit func(Event)
+	emit  func(Event)
+	frame *runFrame // where the core's run loop finds its result and Turn; nil: it makes them
+}
+
+// A runFrame is what one invocation of the run stage needs for its whole
+// life, in one allocation: the call handed to the chain, and the core's
+// result and the Turn that serves every turn (see coreRun). A run of 10
+// tool turns made them as three, 2 of its 120 allocations.
+type runFrame struct {
+	call  RunCall
+	res   Result
+	turn  Turn
+	taken atomic.Bool
+}
+
+// take returns the frame's result and Turn for the core's run loop, or
+// fresh ones when there is no frame or the core already took them: a run
+// stage that calls the next one again with the same call (a retry, a
+// copy of the call) gets a result of its own each time, as it did when
+// the core made every one.
+func (f *runFrame) take() (*Result, *Turn) {
+	if f == nil || !f.taken.CompareAndSwap(false, true) {
+		return new(Result), new(Turn)
+	}
+	return &f.res, &f.turn
 }
 
 // Emit sends an event to the run's stream, if the run streams.
@@ -208,7 +233,9 @@ func (c *RunCall) Streaming() bool { return c.emit != nil }
 // execute runs the run stage; every mode goes through it.
 func (r *Runner) execute(ctx context.Context, agent *Agent, run *state.Run, input []state.Item, resume bool, emit func(Event)) (*Result, error) {
 	since := run.NextSeq()
-	res, err := r.run.ServeRun(ctx, &RunCall{Run: run, Agent: agent, Input: input, Resumed: resume, emit: emit})
+	f := new(runFrame)
+	f.call = RunCall{Run: run, Agent: agent, Input: input, Resumed: resume, emit: emit, frame: f}
+	res, err := r.run.ServeRun(ctx, &f.call)
 	if res == nil {
 		res = &Result{run: run, lastAgent: agent, since: since}
 	}
@@ -222,7 +249,15 @@ func (r *Runner) execute(ctx context.Context, agent *Agent, run *state.Run, inpu
 // coreRun is the innermost run handler: the loop of turns.
 func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 	run := c.Run
-	res := &Result{run: run, lastAgent: c.Agent, since: run.NextSeq()}
+	// One Turn serves every turn of the run, cleared for each: a Turn is
+	// valid only while the chain serves it (see [Turn]), and a turn of ~900
+	// bytes made afresh each time was a third of the bytes a turn
+	// allocated. It and the result come with the call (runFrame), and the
+	// Turn lets go of the last turn's values when the loop returns: the
+	// result keeps it.
+	res, t := c.frame.take()
+	defer t.reset()
+	*res = Result{run: run, lastAgent: c.Agent, since: run.NextSeq()}
 	placed, err := placeInput(c, res)
 	if err != nil {
 		return res, err
@@ -234,11 +269,6 @@ func (r *Runner) coreRun(ctx context.Context, c *RunCall) (*Result, error) {
 	resumed := c.Resumed && hasOpenCalls(run)
 	cur := agentOf(c.Agent)
 	spent := r.cfg.budget.newSpend(run)
-	// One Turn serves every turn of the run, cleared for each: a Turn is
-	// valid only while the chain serves it (see [Turn]), and a turn of ~900
-	// bytes made afresh each time was a third of the bytes a turn
-	// allocated.
-	t := new(Turn)
 	var ok bool
 	for {
 		if err := ctx.Err(); err != nil {
@@ -497,11 +527,14 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 			return nil, fmt.Errorf("pipeline: agent %q instructions: %w", a.Name, err)
 		}
 	}
-	c := &t.model // the turn's one model call, in the turn: no allocation of its own
-	setModelCall(c, t, instructions)
+	c := &t.model                                                 // the turn's one model call, in the turn: no allocation of its own
+	input, view, hasView := runcore.ModelInputAnd(t.Run, ViewKey) // one lock for both
+	setModelCall(c, t, instructions, input)
 	r.resetToolChoice(t, c)
-	if err := applyView(c); err != nil {
-		return nil, err
+	if hasView {
+		if err := applyView(c, view); err != nil {
+			return nil, err
+		}
 	}
 	resp, err := r.model.Respond(ctx, c)
 	if err != nil {
@@ -547,19 +580,20 @@ func (r *Runner) callModel(ctx context.Context, t *Turn) (*ModelResponse, error)
 // agent per run when the runner made t), settings and output type.
 func newModelCall(t *Turn, instructions string) *ModelCall {
 	c := new(ModelCall)
-	setModelCall(c, t, instructions)
+	setModelCall(c, t, instructions, t.Run.ModelInput())
 	return c
 }
 
-// setModelCall makes *c the model call of turn t (see newModelCall).
-func setModelCall(c *ModelCall, t *Turn, instructions string) {
+// setModelCall makes *c the model call of turn t (see newModelCall), with
+// input, the run's model input.
+func setModelCall(c *ModelCall, t *Turn, instructions string, input state.Items) {
 	a := t.Agent
 	tools := t.tools
 	if tools == nil {
 		tools = toolSpecs(a)
 	}
 	*c = ModelCall{
-		Turn: t, Agent: a, Instructions: instructions, Input: t.Run.ModelInput(),
+		Turn: t, Agent: a, Instructions: instructions, Input: input,
 		Tools: tools, Settings: a.Settings, Output: outputSpec(a), Stream: t.emit != nil, emit: t.emit,
 	}
 }
@@ -670,7 +704,7 @@ func layoutCalls(t *Turn) (handoffs []handoffCall, hasMessage bool, final string
 		}
 		*own = callState{}
 		*c = ToolCall{
-			Turn: t, Tool: a.tool(it.Name()), Item: it, Name: it.Name(), CallID: it.CallID(),
+			Turn: t, Tool: t.tool(it.Name()), Item: it, Name: it.Name(), CallID: it.CallID(),
 			Arguments: it.Text(), Index: len(t.Calls), OutputSeq: outSeq,
 			Terminal: a.ToolUse.MayEnd(it.Name()), Resumed: t.Resumed, own: own,
 		}

@@ -73,6 +73,28 @@ func (t *Turn) reset() {
 	t.disabled, t.spent, t.runner, t.bound = nil, nil, nil, state.Boundary{}
 }
 
+// tool returns the tool of the turn's agent named name, as [Agent.tool]
+// does. While the turn offers all the agent's tools (no condition
+// disabled one), it finds the name among the turn's specs, built once per
+// agent per run in the order of the agent's tools, rather than asking
+// each tool for its spec (a copy of 112 bytes through an interface, for
+// each tool before the one named, on every call).
+func (t *Turn) tool(name string) Tool {
+	a := t.Agent
+	if len(t.tools) != len(a.Tools)+len(a.Handoffs) {
+		return a.tool(name)
+	}
+	for i := range a.Tools {
+		if t.tools[i].Name == name {
+			return a.Tools[i]
+		}
+	}
+	if _, _, ok := state.SplitMCPApprovalName(name); ok {
+		return a.tool(name) // an approval request goes to its server's tool
+	}
+	return nil
+}
+
 // Emit sends an event to the run's stream, if the run streams. It is safe
 // for concurrent use.
 func (t *Turn) Emit(ev Event) {

@@ -107,19 +107,25 @@ func ViewOf(run *state.Run) (*View, bool, error) {
 	if !ok {
 		return nil, false, nil
 	}
+	v, err := parseView(run, raw)
+	return v, err == nil, err
+}
+
+// parseView decodes raw, the view stored in run's extension [ViewKey].
+func parseView(run *state.Run, raw json.RawMessage) (*View, error) {
 	var w viewJSON
 	if err := json.Unmarshal(raw, &w); err != nil {
-		return nil, false, fmt.Errorf("pipeline: run %s: extension %s: %w", run.ID(), ViewKey, err)
+		return nil, fmt.Errorf("pipeline: run %s: extension %s: %w", run.ID(), ViewKey, err)
 	}
 	v := &View{ID: w.ID, From: w.From, Covered: w.Covered, Items: make([]state.Item, len(w.Items))}
 	for i, wi := range w.Items {
 		it, err := state.ParseItem(wi.Kind, wi.Raw)
 		if err != nil {
-			return nil, false, fmt.Errorf("pipeline: run %s: extension %s: items[%d]: %w", run.ID(), ViewKey, i, err)
+			return nil, fmt.Errorf("pipeline: run %s: extension %s: items[%d]: %w", run.ID(), ViewKey, i, err)
 		}
 		v.Items[i] = it
 	}
-	return v, true, nil
+	return v, nil
 }
 
 // SetView records v as the run's view (a nil v removes it). The items are
@@ -176,11 +182,12 @@ func SetContinuation(run *state.Run, c Continuation) {
 	run.SetExtension(ContinuationKey, b)
 }
 
-// applyView makes c see the run's view, if it has one. A view whose
+// applyView makes c see the run's view, raw, the run's extension
+// [ViewKey] (read with c's input: runcore.ModelInputAnd). A view whose
 // covered item moved (the context was replaced under it) is dropped.
-func applyView(c *ModelCall) error {
-	v, ok, err := ViewOf(c.Turn.Run)
-	if err != nil || !ok {
+func applyView(c *ModelCall, raw json.RawMessage) error {
+	v, err := parseView(c.Turn.Run, raw)
+	if err != nil {
 		return err
 	}
 	if v.Covered != "" && CoveredDigest(c.Input, v.From) != v.Covered {

@@ -1,6 +1,10 @@
 package state
 
-import "github.com/turnkit/turnkit/internal/key"
+import (
+	"encoding/json"
+
+	"github.com/turnkit/turnkit/internal/key"
+)
 
 // Core returns the operations on a run that only turnkit's own packages
 // may use: those that move a run's positions, boundaries, turn, agent and
@@ -29,6 +33,9 @@ func (core) Place(r *Run, items []Item, calls int) (Boundary, error) { return r.
 func (core) Reserve(r *Run, n int) int64                             { return r.reserve(n) }
 func (core) PlaceModelResponse(r *Run, items []Item, calls int, u Usage, c ModelCall) (Boundary, error) {
 	return r.placeModelResponse(items, calls, u, c)
+}
+func (core) ModelInputAnd(r *Run, key string) (Items, json.RawMessage, bool) {
+	return r.modelInputAnd(key)
 }
 func (core) RecordOutput(r *Run, it Item) (bool, error) { return r.recordOutput(it) }
 func (core) NextTurn(r *Run, limit int) (int, bool)     { return r.nextTurn(limit) }

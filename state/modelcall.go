@@ -36,7 +36,7 @@ func (r *Run) ModelCalls() []ModelCall {
 // addModelCall records a model call.
 func (r *Run) addModelCall(c ModelCall) {
 	r.mu.Lock()
-	r.calls = append(withRoom(r.calls, 1, firstCallsRoom), c)
+	r.calls = append(withCallRoom(r.calls), c)
 	r.mu.Unlock()
 }
 

@@ -4,14 +4,16 @@ import "testing"
 
 // TestRunListsStartWithRoom: a run's items and model calls start with room
 // for a few turns (firstItemsRoom, firstCallsRoom) instead of growing
-// through lengths 1, 2, 4 and 8, and grow as append grows them after it.
+// through lengths 1, 2, 4 and 8, and grow as append grows them after it,
+// except that the model calls grow from their first room to nextCallsRoom
+// at once.
 func TestRunListsStartWithRoom(t *testing.T) {
 	r := NewRun("r", "a")
 	r.addInput(UserMessage("go"))
 	if got := cap(r.items); got != firstItemsRoom {
 		t.Fatalf("after the input, room for %d items, want %d", got, firstItemsRoom)
 	}
-	grew := 0
+	grew, callsGrew := 0, 0
 	for turn := 1; len(r.items) < 3*firstItemsRoom; turn++ {
 		items, calls := cap(r.items), cap(r.calls)
 		call := ToolCall("fc", "call", "t", `{}`)
@@ -28,14 +30,53 @@ func TestRunListsStartWithRoom(t *testing.T) {
 		if cap(r.items) != items {
 			grew++
 		}
-		if cap(r.calls) != calls && turn > 1 && cap(r.calls) < 2*calls {
-			t.Errorf("turn %d: the model calls grew from %d to %d, not by doubling", turn, calls, cap(r.calls))
+		if cap(r.calls) != calls && turn > 1 {
+			callsGrew++
+			if cap(r.calls) < 2*calls {
+				t.Errorf("turn %d: the model calls grew from %d to %d, not by doubling", turn, calls, cap(r.calls))
+			}
 		}
+		if turn == firstCallsRoom+1 && cap(r.calls) != nextCallsRoom {
+			t.Errorf("after %d model calls, room for %d, want %d", turn, cap(r.calls), nextCallsRoom)
+		}
+	}
+	if callsGrew != 2 { // 4 -> 16 -> 32
+		t.Errorf("the model calls grew %d times over %d calls, want 2", callsGrew, len(r.calls))
 	}
 	if grew != 2 { // 16 -> 32 -> 64
 		t.Errorf("the items grew %d times over %d items, want 2", grew, len(r.items))
 	}
 	if got := r.Items().Len(); got != len(r.items) {
 		t.Errorf("Items() has %d items, the run %d", got, len(r.items))
+	}
+}
+
+// TestFirstInputSharesItems: a fresh run's input is kept in the array of
+// its items, not in a list of its own (one allocation a run fewer), and a
+// later input still lands after the items without changing them.
+func TestFirstInputSharesItems(t *testing.T) {
+	in := []Item{UserMessage("go")}
+	allocs := testing.AllocsPerRun(100, func() {
+		r := NewRun("r", "a")
+		r.addInput(in...)
+	})
+	if allocs > 3 { // the run, the placed copy returned, the items' array
+		t.Errorf("a fresh run and its input: %.0f allocations, want 3", allocs)
+	}
+	r := NewRun("r", "a")
+	r.addInput(UserMessage("one"))
+	if _, err := r.placeModelResponse([]Item{AssistantMessage("m", "answer")}, 0, Usage{Requests: 1}, ModelCall{Turn: 1, Agent: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	r.addInput(UserMessage("two"))
+	var got []string
+	for _, it := range r.Input() {
+		got = append(got, it.Text())
+	}
+	if len(got) != 2 || got[0] != "one" || got[1] != "two" {
+		t.Errorf("input = %q, want [one two]", got)
+	}
+	if it, ok := r.ItemAt(2); !ok || it.Text() != "answer" {
+		t.Errorf("item 2 = %v, %v, want the answer: the second input wrote over the items", it, ok)
 	}
 }

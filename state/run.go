@@ -226,6 +226,20 @@ func (r *Run) ModelInput() Items {
 	return concat(r.context, r.items[r.ctxFrom:])
 }
 
+// modelInputAnd returns the model input, as ModelInput does, and the
+// extension under key, as Extension does, under one lock: the core reads
+// a turn's input and the run's view (pipeline's ViewKey) together.
+func (r *Run) modelInputAnd(key string) (Items, json.RawMessage, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	in := concat(r.context, r.items[r.ctxFrom:])
+	v, ok := r.extension[key]
+	if !ok {
+		return in, nil, false
+	}
+	return in, slices.Clone(v), true
+}
+
 // setHistory sets the context the run's items follow (runcore.SetHistory).
 func (r *Run) setHistory(items []Item) error {
 	r.mu.Lock()
@@ -317,7 +331,7 @@ func (r *Run) placeModelResponse(items []Item, calls int, u Usage, c ModelCall) 
 	if len(items) > 0 {
 		c.Seq = b.Start
 	}
-	r.calls = append(withRoom(r.calls, 1, firstCallsRoom), c)
+	r.calls = append(withCallRoom(r.calls), c)
 	return b, nil
 }
 
@@ -327,10 +341,27 @@ func (r *Run) placeModelResponse(items []Item, calls int, u Usage, c ModelCall) 
 // allocations of a run of 10 tool turns, and as many write barriers).
 // They are size classes of the allocator (1 408 and 448 bytes), so the
 // room costs no rounding up.
+//
+// A run that outgrows its first firstCallsRoom model calls is a run of
+// tool turns, which goes on for more: its calls then grow to
+// nextCallsRoom at once (1 792 bytes, a size class too) rather than
+// through 8, one array and one copy of every call fewer for any run of
+// more than 8 model calls (a run of 10 tool turns makes 11).
 const (
 	firstItemsRoom = 16
 	firstCallsRoom = 4
+	nextCallsRoom  = 16
 )
+
+// withCallRoom returns calls with room for one more model call: room for
+// firstCallsRoom when it has no array yet, then nextCallsRoom, then as
+// append grows it.
+func withCallRoom(calls []ModelCall) []ModelCall {
+	if len(calls) == firstCallsRoom && cap(calls) == firstCallsRoom {
+		return append(make([]ModelCall, 0, nextCallsRoom), calls...)
+	}
+	return withRoom(calls, 1, firstCallsRoom)
+}
 
 // withRoom returns s with room for n more elements, as append would grow
 // it, except that a list with no array yet gets one of room for least.
@@ -364,8 +395,16 @@ func (r *Run) addInput(items ...Item) []Item {
 		r.nextSeq++
 		r.journalLocked(placed[i].seq)
 	}
-	r.input = append(r.input, placed...)
 	r.items = append(withRoom(r.items, len(placed), firstItemsRoom), placed...)
+	if len(r.input) == 0 {
+		// The run's first input is the run's last items: the list shares
+		// their array, whose elements never change (items are appended,
+		// or inserted into a copy), capped so that an append copies.
+		n := len(r.items)
+		r.input = r.items[n-len(placed) : n : n]
+	} else {
+		r.input = append(r.input, placed...)
+	}
 	return placed
 }
 

@@ -26,6 +26,8 @@
 package runcore
 
 import (
+	"encoding/json"
+
 	"github.com/turnkit/turnkit/internal/key"
 	"github.com/turnkit/turnkit/state"
 )
@@ -48,6 +50,13 @@ func Place(r *state.Run, items []state.Item, calls int) (state.Boundary, error) 
 // item ([AddUsage], [AddModelCall]): the core's one lock per response.
 func PlaceModelResponse(r *state.Run, items []state.Item, calls int, u state.Usage, c state.ModelCall) (state.Boundary, error) {
 	return ops.PlaceModelResponse(r, items, calls, u, c)
+}
+
+// ModelInputAnd returns r's model input ([state.Run.ModelInput]) and its
+// extension under key ([state.Run.Extension]) under one lock: the core
+// reads a turn's input and the run's view with it.
+func ModelInputAnd(r *state.Run, key string) (state.Items, json.RawMessage, bool) {
+	return ops.ModelInputAnd(r, key)
 }
 
 // RecordOutput records a call's output as [Record] does, unless its
