@@ -266,14 +266,21 @@ func (s *Scanner) Boolean() (bool, bool) {
 
 // Value scans any JSON value, nested at depth.
 func (s *Scanner) Value(depth int) bool {
+	switch s.Peek() {
+	case '{':
+		return depth < MaxDepth && s.Members(func([]byte) bool { return s.Value(depth + 1) })
+	case '[':
+		return depth < MaxDepth && s.Elements(func() bool { return s.Value(depth + 1) })
+	}
+	return s.scalar()
+}
+
+// scalar scans a string, a number, true, false or null.
+func (s *Scanner) scalar() bool {
 	switch c := s.Peek(); {
 	case c == '"':
 		_, _, ok := s.Str()
 		return ok
-	case c == '{':
-		return depth < MaxDepth && s.Members(func([]byte) bool { return s.Value(depth + 1) })
-	case c == '[':
-		return depth < MaxDepth && s.Elements(func() bool { return s.Value(depth + 1) })
 	case c == '-' || '0' <= c && c <= '9':
 		_, _, ok := s.Number()
 		return ok

@@ -17,11 +17,8 @@ func Valid(b []byte) bool {
 
 // valid reads one value, nested at depth, whitespace before it skipped.
 func (s *Scanner) valid(depth int) bool {
-	switch c := s.Peek(); {
-	case c == '"':
-		_, _, ok := s.Str()
-		return ok
-	case c == '{':
+	switch s.Peek() {
+	case '{':
 		if depth >= ValidMaxDepth {
 			return false
 		}
@@ -51,7 +48,7 @@ func (s *Scanner) valid(depth int) bool {
 			}
 			s.SkipWS()
 		}
-	case c == '[':
+	case '[':
 		if depth >= ValidMaxDepth {
 			return false
 		}
@@ -73,15 +70,6 @@ func (s *Scanner) valid(depth int) bool {
 			}
 			s.SkipWS()
 		}
-	case c == '-' || '0' <= c && c <= '9':
-		_, _, ok := s.Number()
-		return ok
-	case c == 't':
-		return s.Literal("true")
-	case c == 'f':
-		return s.Literal("false")
-	case c == 'n':
-		return s.Literal("null")
 	}
-	return false
+	return s.scalar()
 }
