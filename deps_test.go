@@ -22,6 +22,7 @@ var allowed = []struct {
 	imports []string
 }{
 	{"internal/jsonw", nil},                                 // JSON writing shared by state and the model adapters
+	{"internal/jsonscan", nil},                              // the JSON scanner of the fast paths beside encoding/json (state, model/...)
 	{"internal/prefixed", nil},                              // length-prefixed fields of the binary rows and sealed heads (state, session/...)
 	{"internal/testenv", nil},                               // CI plumbing of turnkit's own tests
 	{"internal/mutate", nil},                                // the mutation test (go run ./internal/mutate), a command
@@ -32,8 +33,8 @@ var allowed = []struct {
 	{"internal/providerfake", nil},                          // tests only: recorded provider payloads over httptest, no SDK
 	{"internal/key", nil},                                   // the key that opens the guarded doors: state.Core to runcore, pipeline.Core to pipelinetest
 	{"internal/runcore", []string{"state", "internal/key"}}, // the guarded operations on a run; importers listed in closed
-	{"state", []string{"internal/jsonw", "internal/key", "internal/prefixed"}},
-	{"state/internal/wire", nil},                             // the checkpoint format: state's own, below it
+	{"state", []string{"internal/jsonw", "internal/jsonscan", "internal/key", "internal/prefixed"}},
+	{"state/internal/wire", []string{"internal/jsonscan"}},   // the checkpoint format: state's own, below it
 	{"state/internal/sign", []string{"state/internal/wire"}}, // the checkpoint's signature: state's own, below it
 
 	{"state/statetest", []string{"state", "internal/runcore"}}, // builds runs by hand, as the core would
@@ -54,7 +55,7 @@ var allowed = []struct {
 	{"middleware/...", []string{"pipeline", "state"}},
 	{"riverrun", []string{"pipeline", "state", "session", "middleware/checkpoint", "middleware/persistence"}}, // runs as River jobs, in a module of its own; River stays here
 	{"model/internal/adapt", []string{"state"}},                                                               // what the adapters share in translating failures
-	{"model/...", []string{"pipeline", "state", "internal/jsonw", "model/internal/..."}},
+	{"model/...", []string{"pipeline", "state", "internal/jsonw", "internal/jsonscan", "model/internal/..."}},
 	{"tracing/...", []string{"pipeline", "state", "tracing/internal/..."}},
 	{"tool/mcp", []string{"pipeline", "state"}}, // MCP servers' tools; the go-sdk stays here
 	{"tool/internal/jsonschema", nil},           // reflects Go types into the schemas tool sends

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/turnkit/turnkit/internal/jsonscan"
 	"github.com/turnkit/turnkit/state/internal/wire"
 )
 
@@ -373,7 +374,7 @@ func unmarshalJSON(data []byte, cfg *unmarshalConfig, fastRun bool) (*Run, error
 	if fastRun {
 		fd := itemDecs.Get().(*fastDec)
 		defer fd.release()
-		s := wire.Scanner{B: payload}
+		s := jsonscan.Scanner{B: payload}
 		s.SkipWS()
 		if r, ok, err := fd.run(&s); ok && s.End() {
 			return r, err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/turnkit/turnkit/internal/jsonscan"
 	"github.com/turnkit/turnkit/state/internal/wire"
 )
 
@@ -175,7 +176,7 @@ func (d *fastDec) intern(q wire.Quoted) string {
 // left bounds the bytes still to read.
 func (d *fastDec) keep(q wire.Quoted, left int) string {
 	text := q.Q // as it is when it has nothing to unescape
-	if q.Flags&(wire.StrEscaped|wire.StrNonASCII) != 0 {
+	if q.Flags&(jsonscan.StrEscaped|jsonscan.StrNonASCII) != 0 {
 		d.scratch = q.AppendTo(d.scratch[:0])
 		text = d.scratch
 	}
@@ -187,7 +188,7 @@ func (d *fastDec) keep(q wire.Quoted, left int) string {
 
 // optKept scans a string or null (which leaves *dst as it is) into *dst,
 // as [fastDec.keep] keeps it.
-func (d *fastDec) optKept(s *wire.Scanner, dst *string) bool {
+func (d *fastDec) optKept(s *jsonscan.Scanner, dst *string) bool {
 	var q wire.Quoted
 	if !wire.OptQuoted(s, &q, true) {
 		return false
@@ -214,13 +215,13 @@ const (
 var itemFieldNames = [numItemFields]string{"type", "role", "call_id", "name", "arguments", "output", "content", "summary"}
 
 // optString scans a string or null into *dst (a null leaves it as is).
-func (d *fastDec) optString(s *wire.Scanner, dst *string) bool {
+func (d *fastDec) optString(s *jsonscan.Scanner, dst *string) bool {
 	return s.Null() || d.string(s, dst)
 }
 
 // optName scans a name, a string or null (which leaves *dst as it is),
 // into *dst, interned (see [fastDec.intern]).
-func (d *fastDec) optName(s *wire.Scanner, dst *string) bool {
+func (d *fastDec) optName(s *jsonscan.Scanner, dst *string) bool {
 	var q wire.Quoted
 	if !wire.OptQuoted(s, &q, true) {
 		return false
@@ -232,7 +233,7 @@ func (d *fastDec) optName(s *wire.Scanner, dst *string) bool {
 }
 
 // string scans a string into *dst.
-func (d *fastDec) string(s *wire.Scanner, dst *string) bool {
+func (d *fastDec) string(s *jsonscan.Scanner, dst *string) bool {
 	v, ok := s.String(&d.scratch)
 	*dst = v
 	return ok
@@ -240,7 +241,7 @@ func (d *fastDec) string(s *wire.Scanner, dst *string) bool {
 
 // item parses an item's JSON at s as ParseItem does, leaving its strings
 // in d.text for setStrings and its raw bytes to the caller.
-func (d *fastDec) item(s *wire.Scanner, kind Kind) (Item, bool) {
+func (d *fastDec) item(s *jsonscan.Scanner, kind Kind) (Item, bool) {
 	if kind.isTyped() {
 		return Item{}, false // parseTyped reads these
 	}
@@ -264,7 +265,7 @@ func (d *fastDec) item(s *wire.Scanner, kind Kind) (Item, bool) {
 			}
 			q, flags, ok := s.Str()
 			typ = q
-			return ok && flags&wire.StrEscaped == 0
+			return ok && flags&jsonscan.StrEscaped == 0
 		case fieldCallID:
 			return wire.OptQuoted(s, &callID, call || output)
 		case fieldName:
@@ -324,13 +325,13 @@ func (k Kind) isMessage() bool {
 
 // content reads a message content or output value as contentText does,
 // appending its text to d.text.
-func (d *fastDec) content(s *wire.Scanner) bool {
+func (d *fastDec) content(s *jsonscan.Scanner) bool {
 	switch s.Peek() {
 	case 'n':
 		return s.Null()
 	case '"':
 		q, flags, ok := s.Str()
-		d.text = wire.AppendUnquoted(d.text, q, flags)
+		d.text = jsonscan.AppendUnquoted(d.text, q, flags)
 		return ok
 	}
 	return s.Elements(func() bool {
@@ -342,7 +343,7 @@ func (d *fastDec) content(s *wire.Scanner) bool {
 
 // summary reads a reasoning summary, appending its texts, one a line, to
 // d.text when keep is set.
-func (d *fastDec) summary(s *wire.Scanner, keep bool) bool {
+func (d *fastDec) summary(s *jsonscan.Scanner, keep bool) bool {
 	if s.Null() {
 		return true
 	}
@@ -362,7 +363,7 @@ func (d *fastDec) summary(s *wire.Scanner, keep bool) bool {
 
 // pair reads a null or an object whose fields a and b, if present, are
 // strings or null, as encoding/json decodes it into a struct of the two.
-func pair(s *wire.Scanner, a, b string) ([2]wire.Quoted, bool) {
+func pair(s *jsonscan.Scanner, a, b string) ([2]wire.Quoted, bool) {
 	var (
 		v    [2]wire.Quoted
 		seen wire.FieldSet
@@ -389,7 +390,7 @@ func pair(s *wire.Scanner, a, b string) ([2]wire.Quoted, bool) {
 func parseItemFast(kind Kind, raw []byte) (Item, bool) {
 	d := itemDecs.Get().(*fastDec)
 	defer d.release()
-	s := wire.Scanner{B: raw}
+	s := jsonscan.Scanner{B: raw}
 	s.SkipWS()
 	it, ok := d.item(&s, kind)
 	if !ok || !s.End() {
@@ -424,7 +425,7 @@ func (d *fastDec) release() {
 // not parsed again, and the list shares the prefix's array (which the
 // caller then caps at its length). At the first item that differs the
 // list moves to an array of its own, leaving the prefix as it was.
-func (d *fastDec) items(s *wire.Scanner, atMost int64, prefix []Item) ([]Item, bool) {
+func (d *fastDec) items(s *jsonscan.Scanner, atMost int64, prefix []Item) ([]Item, bool) {
 	if s.Null() {
 		return nil, true
 	}
@@ -456,7 +457,7 @@ func (d *fastDec) items(s *wire.Scanner, atMost int64, prefix []Item) ([]Item, b
 }
 
 // itemList reads a list of wire items into *dst as [fastDec.items] does.
-func (d *fastDec) itemList(s *wire.Scanner, dst *[]Item, atMost int64, prefix []Item) bool {
+func (d *fastDec) itemList(s *jsonscan.Scanner, dst *[]Item, atMost int64, prefix []Item) bool {
 	list, ok := d.items(s, atMost, prefix)
 	*dst = list
 	return ok
@@ -470,7 +471,7 @@ const minWireItemLen = 32
 // and the object is the same as like's wire form (position, kind and
 // raw JSON, without an output's name), it returns like itself, unparsed,
 // and same.
-func (d *fastDec) wireItem(s *wire.Scanner, like *Item) (_ Item, same, _ bool) {
+func (d *fastDec) wireItem(s *jsonscan.Scanner, like *Item) (_ Item, same, _ bool) {
 	var (
 		seen       wire.FieldSet
 		seq        int64
@@ -492,7 +493,7 @@ func (d *fastDec) wireItem(s *wire.Scanner, like *Item) (_ Item, same, _ bool) {
 		case itemKind:
 			q, flags, ok := s.Str()
 			kind = kindByName(q)
-			return ok && flags&wire.StrEscaped == 0 && kind != 0
+			return ok && flags&jsonscan.StrEscaped == 0 && kind != 0
 		case itemName:
 			return wire.OptQuoted(s, &name, true)
 		case itemRaw:
@@ -523,7 +524,7 @@ func (d *fastDec) wireItem(s *wire.Scanner, like *Item) (_ Item, same, _ bool) {
 		return it, false, ok
 	}
 	if !parsed {
-		sub := wire.Scanner{B: raw}
+		sub := jsonscan.Scanner{B: raw}
 		if it, ok = d.item(&sub, kind); !ok {
 			return Item{}, false, false
 		}
@@ -572,7 +573,7 @@ func kindByName(q []byte) Kind {
 
 // ints reads a null or an object of integer fields (a [Boundary], a
 // [Usage]) into its members m, the fields fs lists.
-func ints(s *wire.Scanner, m []*int64, fs *wire.Fields) bool {
+func ints(s *jsonscan.Scanner, m []*int64, fs *wire.Fields) bool {
 	var seen wire.FieldSet
 	return s.Null() || s.Members(func(key []byte) bool {
 		f := fs.Lookup(key)
@@ -588,7 +589,7 @@ var approvalFields = wire.FieldsOf(reflect.TypeFor[Approval]())
 // does): each member is a string or an integer, so no value decodes
 // itself, but for an elicitation, which encoding/json decodes. Anything else (an element that is not an object, an unknown or
 // repeated member) gives up.
-func (d *fastDec) approvals(s *wire.Scanner, p *[]Approval) bool {
+func (d *fastDec) approvals(s *jsonscan.Scanner, p *[]Approval) bool {
 	if s.Null() {
 		return true
 	}
@@ -639,7 +640,7 @@ func (d *fastDec) approvals(s *wire.Scanner, p *[]Approval) bool {
 // member by member as [runFields] lists them, by their Go types.
 // read reports that it read the object; then the run or the error of its
 // checks (see [Run.check]) is the one decodeRunPayload returns.
-func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
+func (d *fastDec) run(s *jsonscan.Scanner) (r *Run, read bool, err error) {
 	var (
 		w                     = &d.w
 		seen                  wire.FieldSet
@@ -719,7 +720,7 @@ func (d *fastDec) run(s *wire.Scanner) (r *Run, read bool, err error) {
 func unmarshalFast(data []byte, keys map[string][]byte) (r *Run, done, gaveUp bool, err error) {
 	var (
 		d       = itemDecs.Get().(*fastDec)
-		s       = wire.Scanner{B: data}
+		s       = jsonscan.Scanner{B: data}
 		seen    wire.FieldSet
 		runErr  error
 		payload []byte
@@ -735,7 +736,7 @@ func unmarshalFast(data []byte, keys map[string][]byte) (r *Run, done, gaveUp bo
 		switch f {
 		case envSchema:
 			q, flags, ok := s.Str()
-			return ok && flags&wire.StrEscaped == 0 && string(q) == SchemaName
+			return ok && flags&jsonscan.StrEscaped == 0 && string(q) == SchemaName
 		case envVersion:
 			v, ok := s.Int64(strconv.IntSize)
 			return ok && v == SchemaVersion
@@ -769,7 +770,7 @@ func unmarshalFast(data []byte, keys map[string][]byte) (r *Run, done, gaveUp bo
 		if verify(keys, sig, SchemaName, SchemaVersion, payload) != nil {
 			return nil, false, false, nil
 		}
-		sub := wire.Scanner{B: payload}
+		sub := jsonscan.Scanner{B: payload}
 		if r, ok, runErr = d.run(&sub); !ok || !sub.End() {
 			return nil, false, true, nil
 		}
@@ -781,7 +782,7 @@ func unmarshalFast(data []byte, keys map[string][]byte) (r *Run, done, gaveUp bo
 }
 
 // signature reads a signature object (see [wireSignature]).
-func (d *fastDec) signature(s *wire.Scanner, sig *wireSignature) bool {
+func (d *fastDec) signature(s *jsonscan.Scanner, sig *wireSignature) bool {
 	var seen wire.FieldSet
 	v := reflect.ValueOf(sig).Elem()
 	return s.Members(func(key []byte) bool {

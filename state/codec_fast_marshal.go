@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/turnkit/turnkit/internal/jsonscan"
 	"github.com/turnkit/turnkit/state/internal/wire"
 )
 
@@ -251,8 +252,8 @@ func appendRawJSON(b []byte, raw json.RawMessage) ([]byte, bool) {
 	if raw == nil {
 		return append(b, "null"...), true
 	}
-	s := wire.Scanner{B: raw}
-	if s.Value(0) && s.I == len(raw) && !s.WS && s.Flags&wire.StrHTML == 0 {
+	s := jsonscan.Scanner{B: raw}
+	if s.Value(0) && s.I == len(raw) && !s.WS && s.Flags&jsonscan.StrHTML == 0 {
 		return append(b, raw...), true
 	}
 	return appendJSON(b, raw, true)

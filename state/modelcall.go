@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/turnkit/turnkit/internal/jsonscan"
 	"github.com/turnkit/turnkit/state/internal/wire"
 )
 
@@ -116,7 +117,7 @@ const minModelCallLen = 64
 // encoding/json decodes it (an empty list leaves *p nil). Anything else
 // (an element that is not an object, an unknown or repeated member) gives
 // up.
-func (d *fastDec) modelCalls(s *wire.Scanner, p *[]ModelCall) bool {
+func (d *fastDec) modelCalls(s *jsonscan.Scanner, p *[]ModelCall) bool {
 	if s.Null() {
 		return true
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 
+	"github.com/turnkit/turnkit/internal/jsonscan"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
 )
@@ -120,13 +121,13 @@ func BenchmarkSDKDecodeStream(b *testing.B) {
 
 func sdkClientForBench() sdk.Client { return sdk.NewClient(option.WithAPIKey("k")) }
 
-// BenchmarkValidJSON checks a response body with validJSON and with
+// BenchmarkValidJSON checks a response body with jsonscan.Valid and with
 // json.Valid, which it replaced.
 func BenchmarkValidJSON(b *testing.B) {
 	body := []byte(benchReply)
 	b.Run("validJSON", func(b *testing.B) {
 		for b.Loop() {
-			sinkBool = validJSON(body)
+			sinkBool = jsonscan.Valid(body)
 		}
 	})
 	b.Run("json.Valid", func(b *testing.B) {

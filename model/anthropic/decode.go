@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/turnkit/turnkit/internal/jsonscan"
 )
 
 // A hand-written reader of a Messages API body, for the shape the API
@@ -52,7 +54,7 @@ func (m *rawMessage) block(i int) *rawBlock {
 	return &m.more[i-len(m.first)]
 }
 
-// bodyReader reads b, a JSON value already checked with validJSON, from
+// bodyReader reads b, a JSON value already checked with jsonscan.Valid, from
 // i on.
 type bodyReader struct {
 	b []byte
@@ -70,7 +72,7 @@ var (
 // readMessage reads body into blocks (appended to buf) and the message's
 // strings; ok false means the body is to be read by encoding/json.
 func readMessage(body []byte, buf []block) (msg messageBody, blocks []block, ok bool) {
-	if !validJSON(body) {
+	if !jsonscan.Valid(body) {
 		return msg, nil, false
 	}
 	var rm rawMessage
@@ -690,7 +692,7 @@ type eventScratch struct {
 // events that start a message or a block and the message's delta; an
 // error event, or a block kept opaque, is left to encoding/json.
 func readEvent(data []byte, ev *streamEvent, sc *eventScratch) bool {
-	if !validJSON(data) {
+	if !jsonscan.Valid(data) {
 		return false
 	}
 	r := bodyReader{b: data}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/turnkit/turnkit/internal/jsonscan"
 	"github.com/turnkit/turnkit/internal/jsonw"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -54,7 +55,7 @@ func (m *Model) build(c *pipeline.ModelCall) (request, error) {
 		b = append(strconv.AppendInt(b, cfg.thinking, 10), '}')
 	}
 	if o := &c.Output; o.Schema != nil {
-		if !validJSON(o.Schema) {
+		if !jsonscan.Valid(o.Schema) {
 			return r, fmt.Errorf("anthropic: output %q: schema is not valid JSON", o.Name)
 		}
 		if r.outputTool == "" {
@@ -192,7 +193,7 @@ func appendTool(b []byte, t pipeline.ToolSpec, cache bool, cfg *config) ([]byte,
 		return b, fmt.Errorf("%w: custom tool %q: the Messages API has no freeform tools", ErrUnsupportedTool, t.Name)
 	case len(t.Hosted) > 0:
 		h := bytes.TrimSpace(t.Hosted)
-		if !validJSON(h) || len(h) < 2 || h[0] != '{' {
+		if !jsonscan.Valid(h) || len(h) < 2 || h[0] != '{' {
 			return b, fmt.Errorf("anthropic: hosted tool %q: declaration is not a JSON object", t.Name)
 		}
 		if !cache {
@@ -201,7 +202,7 @@ func appendTool(b []byte, t pipeline.ToolSpec, cache bool, cfg *config) ([]byte,
 		b = append(b, h[:len(h)-1]...)
 		return append(cfg.appendCacheControl(b), '}'), nil
 	}
-	if len(t.Parameters) > 0 && !validJSON(t.Parameters) {
+	if len(t.Parameters) > 0 && !jsonscan.Valid(t.Parameters) {
 		return b, fmt.Errorf("anthropic: tool %q: parameters are not valid JSON", t.Name)
 	}
 	b = append(b, `{"name":`...)
@@ -239,7 +240,7 @@ func (cfg *config) outputToolName(c *pipeline.ModelCall) (string, error) {
 	if cfg.thinking > 0 {
 		return "", fmt.Errorf("anthropic: output %q: an output tool cannot be forced with thinking on (WithOutputTool and WithThinking)", name)
 	}
-	if !validJSON(c.Output.Schema) {
+	if !jsonscan.Valid(c.Output.Schema) {
 		return "", fmt.Errorf("anthropic: output %q: schema is not valid JSON", name)
 	}
 	for _, t := range c.Tools {
@@ -476,7 +477,7 @@ func appendText(b []byte, text string) []byte {
 // malformed call, answered with an error, which the API would refuse).
 func appendArguments(b []byte, args string) []byte {
 	a := strings.TrimSpace(args)
-	if len(a) < 2 || a[0] != '{' || !validJSON([]byte(a)) {
+	if len(a) < 2 || a[0] != '{' || !jsonscan.Valid([]byte(a)) {
 		return append(b, "{}"...)
 	}
 	return append(b, a...)

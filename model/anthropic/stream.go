@@ -11,6 +11,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 	"github.com/tidwall/gjson"
 
+	"github.com/turnkit/turnkit/internal/jsonscan"
 	"github.com/turnkit/turnkit/pipeline"
 )
 
@@ -205,7 +206,7 @@ func (r *streamReader) event(data []byte, typ string) (*pipeline.ModelResponse, 
 	case "ping":
 		return nil, nil
 	case "message_stop":
-		if !validJSON(data) {
+		if !jsonscan.Valid(data) {
 			return nil, &DecodeError{Where: r.where("message_stop"), Err: fmt.Errorf("not a JSON value")}
 		}
 		return finish(&r.msg, r.started, r.blocks, r.texts.String(), &r.usage, r.events, r.outputTool)
@@ -540,7 +541,7 @@ func (u *usageBody) merge(d *usageBody) {
 // the streamed input.
 func withInput(raw json.RawMessage, input []byte) json.RawMessage {
 	var v map[string]json.RawMessage
-	if json.Unmarshal(raw, &v) != nil || !validJSON(input) {
+	if json.Unmarshal(raw, &v) != nil || !jsonscan.Valid(input) {
 		return raw
 	}
 	v["input"] = input

@@ -171,17 +171,3 @@ func TestStreamTextArena(t *testing.T) {
 		t.Errorf("items %v, want the texts %q", resp.Items, texts)
 	}
 }
-
-// TestValidJSONDepth: validJSON reads nesting as deep as encoding/json
-// does, and refuses one level more, as json.Valid does.
-func TestValidJSONDepth(t *testing.T) {
-	for _, depth := range []int{maxDepth, maxDepth + 1} {
-		for _, open := range []string{"[", `{"a":`} {
-			close := map[string]string{"[": "]", `{"a":`: "}"}[open]
-			b := []byte(strings.Repeat(open, depth) + "1" + strings.Repeat(close, depth))
-			if got, want := validJSON(b), json.Valid(b); got != want {
-				t.Errorf("validJSON of %d levels of %s = %v, json.Valid %v", depth, open, got, want)
-			}
-		}
-	}
-}

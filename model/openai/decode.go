@@ -1,11 +1,11 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/turnkit/turnkit/internal/jsonscan"
 )
 
 // A chunkView is a chat completion or stream chunk as read by
@@ -55,7 +55,7 @@ func (s jstr) appendTo(dst []byte) []byte {
 	if s.plain {
 		return append(dst, s.raw...)
 	}
-	return appendUnquoted(dst, s.raw)
+	return jsonscan.AppendUnquoted(dst, s.raw, jsonscan.StrEscaped|jsonscan.StrNonASCII)
 }
 
 // String returns the string's text.
@@ -64,7 +64,7 @@ func (s jstr) String() string {
 		return string(s.raw)
 	}
 	var buf [64]byte
-	return string(appendUnquoted(buf[:0], s.raw))
+	return string(jsonscan.AppendUnquoted(buf[:0], s.raw, jsonscan.StrEscaped|jsonscan.StrNonASCII))
 }
 
 // is reports whether the string's text is t, without allocating for a
@@ -74,7 +74,7 @@ func (s jstr) is(t string) bool {
 		return string(s.raw) == t
 	}
 	var buf [64]byte
-	return string(appendUnquoted(buf[:0], s.raw)) == t
+	return string(jsonscan.AppendUnquoted(buf[:0], s.raw, jsonscan.StrEscaped|jsonscan.StrNonASCII)) == t
 }
 
 // empty reports whether the text is empty: a JSON string's text is empty
@@ -105,8 +105,8 @@ var (
 // struct's tag, or given twice. decodeSlow reads such data.
 func (v *chunkView) decode(data []byte, withError bool) bool {
 	*v = chunkView{choices: v.choices[:0], calls: v.calls[:0]}
-	s := scanner{b: data}
-	s.ws()
+	s := newScanner(data)
+	s.SkipWS()
 	var seen uint8
 	ok := s.object(func(key []byte) bool {
 		switch string(key) {
@@ -152,8 +152,8 @@ func (v *chunkView) decode(data []byte, withError bool) bool {
 		}
 		return s.unknown(key, bodyKeys)
 	})
-	s.ws()
-	return ok && s.i == len(s.b)
+	s.SkipWS()
+	return ok && s.I == len(s.B)
 }
 
 // choice reads the object of v.choices[i], or null.
@@ -327,89 +327,38 @@ func (v *chunkView) messageOf(m *msgView) chatMessage {
 	return out
 }
 
-// A scanner reads JSON from b[i:], checking it as json.Valid does. Its
-// methods return false when the JSON is not valid or not what they read,
-// and leave i anywhere then.
-type scanner struct {
-	b      []byte
-	i      int
-	depth  int
-	spaced bool // whitespace was skipped
-}
+// A scanner reads JSON with jsonscan's primitives, checking it as
+// json.Valid does, in the forms the readers above take: each reader
+// accepts null as encoding/json does (leaving its target as it is) and
+// skips the whitespace after what it read. Its methods return false when
+// the JSON is not valid or not what they read (jsonscan's contract), and
+// leave the position anywhere then.
+type scanner struct{ jsonscan.Scanner }
 
-// maxDepth is the deepest nesting encoding/json reads.
-const maxDepth = 10000
-
-// ws skips whitespace.
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-			s.spaced = true
-		default:
-			return
-		}
-	}
-}
+// newScanner returns a scanner at the start of b.
+func newScanner(b []byte) scanner { return scanner{jsonscan.Scanner{B: b}} }
 
 // null reads a null if one is next.
 func (s *scanner) null() bool {
-	if len(s.b)-s.i >= 4 && string(s.b[s.i:s.i+4]) == "null" {
-		s.i += 4
-		s.ws()
-		return true
+	if !s.Null() {
+		return false
 	}
-	return false
+	s.SkipWS()
+	return true
 }
 
 // object reads an object, or null, calling member for each member with
 // its name; member reads the value, the whitespace before it skipped.
-// Names must be plain ASCII without escapes.
+// Names must be plain ASCII without escapes (jsonscan's Members).
 func (s *scanner) object(member func(key []byte) bool) bool {
 	if s.null() {
 		return true
 	}
-	if s.i >= len(s.b) || s.b[s.i] != '{' {
+	if !s.Members(member) {
 		return false
 	}
-	if s.depth++; s.depth > maxDepth {
-		return false
-	}
-	s.i++
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		s.depth--
-		s.ws()
-		return true
-	}
-	for {
-		var key jstr
-		if s.i >= len(s.b) || s.b[s.i] != '"' || !s.str(&key) || !key.plain || !ascii(key.raw) || s.i >= len(s.b) || s.b[s.i] != ':' {
-			return false
-		}
-		s.i++
-		s.ws()
-		if !member(key.raw) {
-			return false
-		}
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case '}':
-			s.i++
-			s.depth--
-			s.ws()
-			return true
-		default:
-			return false
-		}
-	}
+	s.SkipWS()
+	return true
 }
 
 // list reads an array, or null, calling elem for each element.
@@ -417,82 +366,32 @@ func (s *scanner) list(elem func() bool) bool {
 	if s.null() {
 		return true
 	}
-	if s.i >= len(s.b) || s.b[s.i] != '[' {
+	if !s.Elements(elem) {
 		return false
 	}
-	if s.depth++; s.depth > maxDepth {
-		return false
-	}
-	s.i++
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
-		s.depth--
-		s.ws()
-		return true
-	}
-	for {
-		if !elem() || s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case ']':
-			s.i++
-			s.depth--
-			s.ws()
-			return true
-		default:
-			return false
-		}
-	}
+	s.SkipWS()
+	return true
 }
 
 // unknown skips the value of a member the reader does not use, unless
-// its name matches one of known without regard to case.
+// its name matches one of known without regard to case (names are
+// ASCII here, so ASCII folding is encoding/json's).
 func (s *scanner) unknown(key []byte, known []string) bool {
 	for _, k := range known {
-		if bytes.EqualFold(key, []byte(k)) {
+		if jsonscan.FoldEq(key, k) {
 			return false
 		}
 	}
 	return s.skip()
 }
 
-// skip reads any value.
+// skip reads any value (nested up to jsonscan.MaxDepth; deeper goes to
+// encoding/json).
 func (s *scanner) skip() bool {
-	if s.i >= len(s.b) {
+	if !s.Value(0) {
 		return false
 	}
-	switch c := s.b[s.i]; {
-	case c == '{':
-		return s.object(func([]byte) bool { return s.skip() })
-	case c == '[':
-		return s.list(s.skip)
-	case c == '"':
-		var str jstr
-		return s.str(&str)
-	case c == 't':
-		return s.literal("true")
-	case c == 'f':
-		return s.literal("false")
-	case c == 'n':
-		return s.null()
-	case c == '-' || c >= '0' && c <= '9':
-		_, _, ok := s.number()
-		return ok
-	}
-	return false
-}
-
-func (s *scanner) literal(lit string) bool {
-	if len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
-		return false
-	}
-	s.i += len(lit)
-	s.ws()
+	s.SkipWS()
 	return true
 }
 
@@ -501,215 +400,30 @@ func (s *scanner) str(dst *jstr) bool {
 	if s.null() {
 		return true
 	}
-	b := s.b
-	if s.i >= len(b) || b[s.i] != '"' {
+	q, flags, ok := s.Str()
+	if !ok {
 		return false
 	}
-	start := s.i + 1
-	plain, high := true, false
-	for i := start; i < len(b); {
-		c := b[i]
-		switch {
-		case c == '"':
-			*dst = jstr{raw: b[start:i:i], plain: plain && (!high || utf8.Valid(b[start:i]))}
-			s.i = i + 1
-			s.ws()
-			return true
-		case c == '\\':
-			plain = false
-			if i+1 >= len(b) {
-				return false
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if hex4(b[i+2:]) < 0 {
-					return false
-				}
-				i += 6
-			default:
-				return false
-			}
-		case c < 0x20:
-			return false
-		default:
-			high = high || c >= utf8.RuneSelf
-			i++
-		}
-	}
-	return false
-}
-
-// number reads a number, returning it when it is an integer that fits
-// in an int64 (int is that wide where the adapter runs).
-func (s *scanner) number() (n int64, isInt, ok bool) {
-	b := s.b
-	i := s.i
-	neg := i < len(b) && b[i] == '-'
-	if neg {
-		i++
-	}
-	var u uint64 // the magnitude
-	limit := uint64(1<<63 - 1)
-	if neg {
-		limit++
-	}
-	isInt = true
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-			d := uint64(b[i] - '0')
-			if u > (limit-d)/10 {
-				isInt = false // past int64: ParseInt fails, and so does encoding/json
-			}
-			u = u*10 + d
-		}
-	default:
-		return 0, false, false
-	}
-	if i < len(b) && b[i] == '.' {
-		j := digits(b, i+1)
-		if j == i+1 {
-			return 0, false, false
-		}
-		i, isInt = j, false
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		j := digits(b, i)
-		if j == i {
-			return 0, false, false
-		}
-		i, isInt = j, false
-	}
-	s.i = i
-	s.ws()
-	n = int64(u)
-	if neg {
-		n = -n // -(1<<63) is itself
-	}
-	return n, isInt, true
+	plain := flags&jsonscan.StrEscaped == 0 && (flags&jsonscan.StrNonASCII == 0 || utf8.Valid(q))
+	*dst = jstr{raw: q[:len(q):len(q)], plain: plain}
+	s.SkipWS()
+	return true
 }
 
 // integer reads an integer into set, or null (not calling set). A number
-// that is not an integer of int64 is not read: encoding/json fails on it.
+// that is not an integer of int64 (int is that wide where the adapter
+// runs) is not read: encoding/json fails on it.
 func (s *scanner) integer(set func(int64)) bool {
 	if s.null() {
 		return true
 	}
-	n, isInt, ok := s.number()
-	if !ok || !isInt {
+	n, ok := s.Int64(64)
+	if !ok {
 		return false
 	}
 	set(n)
+	s.SkipWS()
 	return true
-}
-
-func digits(b []byte, i int) int {
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
-	}
-	return i
-}
-
-// hex4 returns the value of b's first four bytes as hex digits, or -1.
-func hex4(b []byte) rune {
-	if len(b) < 4 {
-		return -1
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return -1
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
-}
-
-func ascii(b []byte) bool {
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-// appendUnquoted appends the text of a checked JSON string's contents
-// (raw, between its quotes) to dst as encoding/json decodes it: escapes
-// resolved, a surrogate pair joined, a lone surrogate and each byte of
-// invalid UTF-8 replaced by U+FFFD.
-func appendUnquoted(dst, raw []byte) []byte {
-	start := 0
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c >= 0x20 && c < utf8.RuneSelf && c != '\\' {
-			i++
-			continue
-		}
-		dst = append(dst, raw[start:i]...)
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRune(raw[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = utf8.AppendRune(dst, utf8.RuneError)
-			} else {
-				dst = append(dst, raw[i:i+size]...)
-			}
-			i += size
-			start = i
-			continue
-		}
-		// An escape (the string was checked: no control character).
-		switch e := raw[i+1]; e {
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r := hex4(raw[i+2:])
-			i += 6
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if i+1 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-					r2 = hex4(raw[i+2:])
-				}
-				if pair := utf16.DecodeRune(r, r2); pair != utf8.RuneError {
-					r = pair
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			dst = utf8.AppendRune(dst, r)
-			start = i
-			continue
-		default: // '"', '\\', '/'
-			dst = append(dst, e)
-		}
-		i += 2
-		start = i
-	}
-	return append(dst, raw[start:]...)
 }
 
 // Known members of a Responses API response object and its parts.
@@ -725,8 +439,8 @@ var (
 // FuzzResponseBody holds the two to the same result.
 func (r *responseBody) decode(data []byte) bool {
 	*r = responseBody{}
-	s := scanner{b: data}
-	s.ws()
+	s := newScanner(data)
+	s.SkipWS()
 	var seen uint8
 	var id, model, status jstr
 	ok := s.object(func(key []byte) bool {
@@ -769,11 +483,12 @@ func (r *responseBody) decode(data []byte) bool {
 			}
 			r.Output = []json.RawMessage{} // an empty list is not nil
 			return s.list(func() bool {
-				start := s.i
-				if !s.skip() {
+				start := s.I
+				if !s.Value(0) {
 					return false
 				}
-				r.Output = append(r.Output, json.RawMessage(bytes.TrimRight(s.b[start:s.i], " \t\r\n")))
+				r.Output = append(r.Output, json.RawMessage(s.B[start:s.I]))
+				s.SkipWS()
 				return true
 			})
 		case "usage":
@@ -788,8 +503,8 @@ func (r *responseBody) decode(data []byte) bool {
 		}
 		return s.unknown(key, responseKeys)
 	})
-	s.ws()
-	if !ok || s.i != len(s.b) {
+	s.SkipWS()
+	if !ok || s.I != len(s.B) {
 		return false
 	}
 	r.ID, r.Model, r.Status = id.String(), model.String(), status.String()

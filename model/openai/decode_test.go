@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/turnkit/turnkit/internal/jsonscan"
 )
 
 // chatDecodeSeeds are chunks and bodies at the edges of chunkView's
@@ -44,8 +46,10 @@ var chatDecodeSeeds = []string{
 	`{"choices":[{"delta":{"refusal":"no","tool_calls":[]}}],"obfuscation":"Xy1"}`,
 	`null`, `[]`, `"x"`, ` {} `, `{}x`, `{`, `{"id":}`, `{"id":"x",}`, `{"id" "x"}`, `{"id":"\x"}`, `{"id":"\u12"}`, "{\"id\":\"\n\"}",
 	`{"a":-}`, `{"a":01}`, `{"a":1.}`, `{"a":1e}`, `{"a":tru}`, `{"a":[1,]}`, `{"a":[1 2]}`,
-	`{"x":` + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + `}`,
-	`{"x":` + strings.Repeat("[", maxDepth-1) + strings.Repeat("]", maxDepth-1) + `}`,
+	`{"x":` + strings.Repeat("[", jsonscan.ValidMaxDepth) + strings.Repeat("]", jsonscan.ValidMaxDepth) + `}`,
+	`{"x":` + strings.Repeat("[", jsonscan.ValidMaxDepth-1) + strings.Repeat("]", jsonscan.ValidMaxDepth-1) + `}`,
+	`{"x":` + strings.Repeat("[", jsonscan.MaxDepth) + strings.Repeat("]", jsonscan.MaxDepth) + `}`,
+	`{"x":` + strings.Repeat("[", jsonscan.MaxDepth+1) + strings.Repeat("]", jsonscan.MaxDepth+1) + `}`,
 }
 
 // FuzzChatChunk holds chunkView's reader to encoding/json: whenever
@@ -160,9 +164,9 @@ func TestChunkViewPlainStrings(t *testing.T) {
 		{`"\ud83d\ude00"`, "😀", false},
 		{`"\ud83dx"`, "\ufffdx", false},
 	} {
-		s := scanner{b: []byte(tc.json)}
+		s := newScanner([]byte(tc.json))
 		var got jstr
-		if !s.str(&got) || s.i != len(tc.json) {
+		if !s.str(&got) || s.I != len(tc.json) {
 			t.Errorf("%s: not read", tc.json)
 			continue
 		}

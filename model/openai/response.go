@@ -144,7 +144,7 @@ func outputItem(raw []byte) (state.Item, error) {
 // them, and whether the item is compact JSON (no whitespace outside its
 // strings), with a scanner (see chunkView.decode); false if it cannot.
 func itemHead(raw []byte) (typ, role jstr, compact, ok bool) {
-	s := scanner{b: raw}
+	s := newScanner(raw)
 	var seen uint8
 	ok = s.object(func(key []byte) bool {
 		switch string(key) {
@@ -155,7 +155,7 @@ func itemHead(raw []byte) (typ, role jstr, compact, ok bool) {
 		}
 		return s.unknown(key, itemHeadKeys)
 	})
-	return typ, role, !s.spaced, ok && s.i == len(s.b)
+	return typ, role, !s.WS, ok && s.I == len(s.B)
 }
 
 // itemHeadKeys are the members itemHead reads.

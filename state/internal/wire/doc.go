@@ -1,9 +1,9 @@
 // Package wire is the checkpoint format of package state: the one
 // declaration of its schema ([Envelope], [Signature], [Run], [Item]), the
 // field tables the hand-written fast paths derive from it ([FieldsOf]),
-// the variants encoding/json decodes into ([Decoded], [Raw]), the JSON
-// scanner of the fast paths ([Scanner]) and the JSON path of an error
-// offset ([PathAt]).
+// the variants encoding/json decodes into ([Decoded], [Raw]), the
+// checkpoint-specific readers over internal/jsonscan's scanner ([OptQuoted],
+// [Delegate]) and the JSON path of an error offset ([PathAt]).
 //
 // It knows nothing of runs or items as values: the parts of the schema
 // that are package state's types (an item's kind, the response boundary,

@@ -6,6 +6,8 @@ import (
 	"io"
 	"reflect"
 	"strconv"
+
+	"github.com/turnkit/turnkit/internal/jsonscan"
 )
 
 // Quoted is a string as the input has it: still escaped, with its flags.
@@ -15,11 +17,11 @@ type Quoted struct {
 }
 
 // AppendTo appends the string unescaped.
-func (q Quoted) AppendTo(b []byte) []byte { return AppendUnquoted(b, q.Q, q.Flags) }
+func (q Quoted) AppendTo(b []byte) []byte { return jsonscan.AppendUnquoted(b, q.Q, q.Flags) }
 
 // OptQuoted scans a string or null (which leaves *dst as it is), keeping
 // it in *dst when keep is set.
-func OptQuoted(s *Scanner, dst *Quoted, keep bool) bool {
+func OptQuoted(s *jsonscan.Scanner, dst *Quoted, keep bool) bool {
 	if s.Null() {
 		return true
 	}
@@ -58,20 +60,16 @@ func (fs *FieldSet) Field(key []byte, names []string) (int, bool) {
 		}
 	}
 	for _, n := range names {
-		if FoldEq(key, n) {
+		if jsonscan.FoldEq(key, n) {
 			return -1, false
 		}
 	}
 	return -1, true
 }
 
-// Null consumes a null and reports true, or reports false and consumes
-// nothing.
-func (s *Scanner) Null() bool { return s.Peek() == 'n' && s.Literal("null") }
-
 // OptInt scans an integer that fits in a Go int, or null (which leaves
 // *dst as it is).
-func OptInt(s *Scanner, dst *int) bool {
+func OptInt(s *jsonscan.Scanner, dst *int) bool {
 	if s.Null() {
 		return true
 	}
@@ -81,7 +79,7 @@ func OptInt(s *Scanner, dst *int) bool {
 }
 
 // OptInt64 scans an integer or null (which leaves *dst as it is).
-func OptInt64(s *Scanner, dst *int64) bool {
+func OptInt64(s *jsonscan.Scanner, dst *int64) bool {
 	if s.Null() {
 		return true
 	}
@@ -94,7 +92,7 @@ func OptInt64(s *Scanner, dst *int64) bool {
 // (unknown fields and keys that match a field only by case folding
 // refused; see [FoldedKey]), as the encoding/json path decodes the value of
 // a field. list says v is a slice, which a run keeps nil when empty.
-func Delegate(s *Scanner, v any, list bool) bool {
+func Delegate(s *jsonscan.Scanner, v any, list bool) bool {
 	raw, _, ok := s.Span(1)
 	if !ok {
 		return false

@@ -1,21 +1,26 @@
-package wire
+// Package jsonscan is the one hand-written JSON scanner of turnkit: the
+// checkpoint fast paths of package state (through state/internal/wire),
+// the chat and response readers of model/openai and the validation of
+// model/anthropic read JSON with it.
+//
+// Its contract is that of a fast path beside encoding/json, which stays
+// the reference: a [Scanner] method either reads exactly what
+// encoding/json would read from the same bytes or returns false, and the
+// caller then leaves the input to encoding/json. It never reports an
+// error of its own, so every error a user sees comes from encoding/json.
+// Returning false on valid JSON is allowed (an object key with an escape
+// or a byte outside ASCII, nesting beyond [MaxDepth]); returning true on
+// input encoding/json refuses, or reading a different value, is a bug.
+// [Valid] is the exception that must be exact: it is json.Valid.
+package jsonscan
 
 import (
-	"strconv"
-	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
-// The checkpoint fast paths (state's codec_fast*.go) read and write the
-// common shapes of JSON by hand and give up on anything else, leaving it
-// to the encoding/json paths, which stay the reference: a fast path either
-// produces exactly what its reference would or reports that it did not
-// apply. It never reports an error itself, so every error a caller sees
-// comes from the reference path, with its JSON path.
-
-// MaxDepth is the nesting the fast scanner follows; deeper input goes
-// to encoding/json (whose own limit is 10 000).
+// MaxDepth is the nesting [Scanner.Value] follows; deeper input goes
+// to encoding/json (whose own limit, [ValidMaxDepth], [Valid] keeps).
 const MaxDepth = 128
 
 // Flags a scanned string or value carries.
@@ -196,15 +201,43 @@ func (s *Scanner) Number() ([]byte, bool, bool) {
 	return b[start:i], integer, true
 }
 
-// Int64 scans an integer that fits in bits bits, as encoding/json decodes
-// one into a Go integer.
+// Int64 scans an integer that fits in bits bits (at most 64), as
+// encoding/json decodes one into a Go integer. It parses the digits
+// itself, without strconv's allocation of its error.
 func (s *Scanner) Int64(bits int) (int64, bool) {
-	text, integer, ok := s.Number()
-	if !ok || !integer {
+	b, i := s.B, s.I
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	limit := uint64(1)<<(bits-1) - 1 // the largest magnitude
+	if neg {
+		limit++
+	}
+	var u uint64
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && '1' <= b[i] && b[i] <= '9':
+		for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+			d := uint64(b[i] - '0')
+			if u > (limit-d)/10 {
+				return 0, false // out of range: strconv fails, and so does encoding/json
+			}
+			u = u*10 + d
+		}
+	default:
 		return 0, false
 	}
-	n, err := strconv.ParseInt(string(text), 10, bits)
-	return n, err == nil
+	if i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E') {
+		return 0, false // not an integer, or not a number at all
+	}
+	s.I = i
+	n := int64(u)
+	if neg {
+		n = -n // -(1<<63) is itself
+	}
+	return n, true
 }
 
 // Literal consumes the word w (true, false or null).
@@ -215,6 +248,10 @@ func (s *Scanner) Literal(w string) bool {
 	s.I += len(w)
 	return true
 }
+
+// Null consumes a null and reports true, or reports false and consumes
+// nothing.
+func (s *Scanner) Null() bool { return s.Peek() == 'n' && s.Literal("null") }
 
 // Boolean scans true or false.
 func (s *Scanner) Boolean() (bool, bool) {
@@ -229,14 +266,21 @@ func (s *Scanner) Boolean() (bool, bool) {
 
 // Value scans any JSON value, nested at depth.
 func (s *Scanner) Value(depth int) bool {
+	switch s.Peek() {
+	case '{':
+		return depth < MaxDepth && s.Members(func([]byte) bool { return s.Value(depth + 1) })
+	case '[':
+		return depth < MaxDepth && s.Elements(func() bool { return s.Value(depth + 1) })
+	}
+	return s.scalar()
+}
+
+// scalar scans a string, a number, true, false or null.
+func (s *Scanner) scalar() bool {
 	switch c := s.Peek(); {
 	case c == '"':
 		_, _, ok := s.Str()
 		return ok
-	case c == '{':
-		return depth < MaxDepth && s.Members(func([]byte) bool { return s.Value(depth + 1) })
-	case c == '[':
-		return depth < MaxDepth && s.Elements(func() bool { return s.Value(depth + 1) })
 	case c == '-' || '0' <= c && c <= '9':
 		_, _, ok := s.Number()
 		return ok
@@ -374,57 +418,72 @@ func (a *arrIter) next(s *Scanner) (more, ok bool) {
 	return true, true
 }
 
-// AppendUnquoted appends the string contents q (as returned by str, with
-// its flags) unescaped, exactly as encoding/json decodes a string: escapes
-// resolved, unpaired surrogates and invalid UTF-8 replaced by U+FFFD.
+// AppendUnquoted appends the string contents q (as returned by
+// [Scanner.Str], with its flags) unescaped, exactly as encoding/json
+// decodes a string: escapes resolved, a surrogate pair joined, a lone
+// surrogate and each byte of invalid UTF-8 replaced by U+FFFD. Flags of
+// StrEscaped|StrNonASCII are right for any scanned contents.
 func AppendUnquoted(dst, q []byte, flags uint8) []byte {
 	if flags&(StrEscaped|StrNonASCII) == 0 || flags&StrEscaped == 0 && utf8.Valid(q) {
 		return append(dst, q...)
 	}
-	for r := 0; r < len(q); {
-		switch c := q[r]; {
-		case c == '\\' && r+1 < len(q):
-			switch e := q[r+1]; e {
-			case 'b':
-				dst = append(dst, '\b')
-			case 'f':
-				dst = append(dst, '\f')
-			case 'n':
-				dst = append(dst, '\n')
-			case 'r':
-				dst = append(dst, '\r')
-			case 't':
-				dst = append(dst, '\t')
-			case 'u':
-				rr := getU4(q[r:])
-				if rr < 0 {
-					return append(dst, q[r:]...) // unreachable for scanned input
-				}
-				r += 6
-				if utf16.IsSurrogate(rr) {
-					if dec := utf16.DecodeRune(rr, getU4(q[r:])); dec != unicode.ReplacementChar {
-						r += 6
-						dst = utf8.AppendRune(dst, dec)
-						continue
-					}
-					rr = unicode.ReplacementChar
-				}
-				dst = utf8.AppendRune(dst, rr)
-				continue
-			default: // " \ /
-				dst = append(dst, e)
-			}
-			r += 2
-		case c < utf8.RuneSelf:
-			dst = append(dst, c)
-			r++
-		default:
-			rr, size := utf8.DecodeRune(q[r:])
-			r += size
-			dst = utf8.AppendRune(dst, rr)
+	start := 0
+	for i := 0; i < len(q); {
+		c := q[i]
+		if c >= 0x20 && c < utf8.RuneSelf && c != '\\' {
+			i++
+			continue
 		}
+		dst = append(dst, q[start:i]...)
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRune(q[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			} else {
+				dst = append(dst, q[i:i+size]...)
+			}
+			i += size
+			start = i
+			continue
+		}
+		if c != '\\' || i+1 >= len(q) {
+			return append(dst, q[i:]...) // unreachable for scanned contents
+		}
+		switch e := q[i+1]; e {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r := getU4(q[i:])
+			if r < 0 {
+				return append(dst, q[i:]...) // unreachable for scanned contents
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if pair := utf16.DecodeRune(r, getU4(q[i:])); pair != utf8.RuneError {
+					r = pair
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			dst = utf8.AppendRune(dst, r)
+			start = i
+			continue
+		default: // " \ /
+			dst = append(dst, e)
+		}
+		i += 2
+		start = i
 	}
-	return dst
+	return append(dst, q[start:]...)
 }
 
 // getU4 reads a \uXXXX escape at the start of q, or returns -1.

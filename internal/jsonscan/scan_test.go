@@ -1,0 +1,182 @@
+package jsonscan
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestStringsRoundTrip checks that the scanner reads back every string
+// encoding/json writes, escapes and invalid UTF-8 included, as
+// encoding/json reads it.
+func TestStringsRoundTrip(t *testing.T) {
+	for _, in := range []string{
+		"", "plain", `quote " and \ backslash`, "tab\tnew\nline\r", "é ü 日本",
+		"\u2028\u2029", "<html>&amp;", "emoji 🙂", "nul \x00 byte", "bad \xff utf-8",
+	} {
+		data, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want string
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatal(err)
+		}
+		s := Scanner{B: data}
+		var scratch []byte
+		got, ok := s.String(&scratch)
+		if !ok || !s.End() {
+			t.Fatalf("String(%s): ok=%v end=%v", data, ok, s.End())
+		}
+		if got != want {
+			t.Errorf("String(%s) = %q, want %q", data, got, want)
+		}
+	}
+}
+
+// TestEscapesAsEncodingJSON checks escapes encoding/json never writes but
+// reads: \u escapes, surrogate pairs and unpaired surrogates.
+func TestEscapesAsEncodingJSON(t *testing.T) {
+	for _, data := range []string{`"\u0041\u00e9"`, `"\ud83d\ude42"`, `"\ud83d x"`, `"\ude42"`, `"\/\b\f"`} {
+		var want string
+		if err := json.Unmarshal([]byte(data), &want); err != nil {
+			t.Fatal(err)
+		}
+		s := Scanner{B: []byte(data)}
+		var scratch []byte
+		if got, ok := s.String(&scratch); !ok || got != want {
+			t.Errorf("String(%s) = %q, %v; want %q", data, got, ok, want)
+		}
+	}
+}
+
+// TestScannerRefuses checks that the scanner refuses what is not JSON.
+func TestScannerRefuses(t *testing.T) {
+	for _, data := range []string{
+		``, `{`, `[1,]`, `{"a":1,}`, `{"a" 1}`, `"unterminated`, `"bad \q escape"`,
+		"\"control \x01\"", `01`, `1.`, `1e`, `-`, `tru`, `nul`, `NaN`, `[1 2]`, `{"a":1}}`,
+	} {
+		s := Scanner{B: []byte(data)}
+		if s.Value(0) && s.End() {
+			t.Errorf("Value(%q) accepted", data)
+		}
+		if json.Valid([]byte(data)) {
+			t.Errorf("%q is valid JSON: the case tests nothing", data)
+		}
+	}
+}
+
+// TestScannerAccepts checks that the scanner accepts valid JSON and
+// consumes all of it.
+func TestScannerAccepts(t *testing.T) {
+	for _, data := range []string{
+		`{}`, `[]`, `{"a":[1,-2.5e3,true,false,null,"s"],"b":{"c":{}}}`, " [ 1 , 2 ] ", `0`, `-0.0E+1`,
+	} {
+		s := Scanner{B: []byte(data)}
+		s.SkipWS()
+		if !s.Value(0) || !s.End() {
+			t.Errorf("Value(%q) refused", data)
+		}
+	}
+}
+
+// TestScannerDepth checks that nesting beyond MaxDepth is refused, not
+// recursed into.
+func TestScannerDepth(t *testing.T) {
+	deep := strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1)
+	s := Scanner{B: []byte(deep)}
+	if s.Value(0) {
+		t.Errorf("nesting of %d accepted, limit %d", MaxDepth+1, MaxDepth)
+	}
+	ok := strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth)
+	s = Scanner{B: []byte(ok)}
+	if !s.Value(0) || !s.End() {
+		t.Errorf("nesting of %d refused, limit %d", MaxDepth, MaxDepth)
+	}
+}
+
+// TestInt64 checks integers against the bit size they must fit in.
+func TestInt64(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		bits int
+		want int64
+		ok   bool
+	}{
+		{"42", 64, 42, true}, {"-7", 64, -7, true}, {"9223372036854775807", 64, 1<<63 - 1, true},
+		{"9223372036854775808", 64, 0, false}, {"2147483648", 32, 0, false}, {"1.0", 64, 0, false}, {"1e2", 64, 0, false},
+	} {
+		s := Scanner{B: []byte(c.data)}
+		n, ok := s.Int64(c.bits)
+		if ok != c.ok || ok && n != c.want {
+			t.Errorf("Int64(%s, %d) = %d, %v; want %d, %v", c.data, c.bits, n, ok, c.want, c.ok)
+		}
+	}
+}
+
+// TestMembersAndElements checks the object and array walks.
+func TestMembersAndElements(t *testing.T) {
+	s := Scanner{B: []byte(`{"a": [1, 2, 3], "b" : "x"}`)}
+	var keys []string
+	var n int
+	ok := s.Members(func(key []byte) bool {
+		keys = append(keys, string(key))
+		if string(key) == "a" {
+			return s.Elements(func() bool { n++; return s.Value(1) })
+		}
+		return s.Value(1)
+	})
+	if !ok || !s.End() || strings.Join(keys, ",") != "a,b" || n != 3 {
+		t.Errorf("walk: ok=%v keys=%v elements=%d", ok, keys, n)
+	}
+}
+
+// TestValidDepth: Valid reads nesting as deep as encoding/json does, and
+// refuses one level more, as json.Valid does.
+func TestValidDepth(t *testing.T) {
+	for _, depth := range []int{ValidMaxDepth, ValidMaxDepth + 1} {
+		for _, open := range []string{"[", `{"a":`} {
+			close := map[string]string{"[": "]", `{"a":`: "}"}[open]
+			b := []byte(strings.Repeat(open, depth) + "1" + strings.Repeat(close, depth))
+			if got, want := Valid(b), json.Valid(b); got != want {
+				t.Errorf("Valid of %d levels of %s = %v, json.Valid %v", depth, open, got, want)
+			}
+		}
+	}
+}
+
+// FuzzValid: Valid agrees with json.Valid.
+func FuzzValid(f *testing.F) {
+	for _, s := range []string{``, ` `, `0`, `-0.5e+3`, `01`, `1.`, `1e`, `-`, `.5`, `"\u12"`, `"\ud800"`, "\"\x01\"", "\"\xff\"", `[1,]`, `{"a":1,}`,
+		`{"a" 1}`, `{1:2}`, `[1 2]`, ` {"a":[true,false,null,{"b":"c\"\\\/\b\f\n\r\t"}]} `, `nul`, `truex`, `[] []`, `{"\u00e9\n":1}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := Valid(b), json.Valid(b); got != want {
+			t.Fatalf("Valid(%q) = %v, json.Valid %v", b, got, want)
+		}
+	})
+}
+
+// FuzzAppendUnquoted: a string the scanner reads unescapes as
+// encoding/json decodes it.
+func FuzzAppendUnquoted(f *testing.F) {
+	for _, s := range []string{`""`, `"a\u00e9\ud83d\ude42"`, `"\ud83d x"`, `"\ude42\n"`, "\"\xff\xe2\x80\xa8<\"", `"\/\b\f\r\t\"\\"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := Scanner{B: b}
+		var scratch []byte
+		got, ok := s.String(&scratch)
+		if !ok || !s.End() {
+			return
+		}
+		var want string
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatalf("String(%q) read what encoding/json refuses: %v", b, err)
+		}
+		if got != want {
+			t.Fatalf("String(%q) = %q, encoding/json %q", b, got, want)
+		}
+	})
+}
