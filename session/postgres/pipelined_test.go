@@ -69,6 +69,35 @@ func TestOneTrip(t *testing.T) {
 	}
 }
 
+// oneConnStore returns a store in a schema of its own over a pool of one
+// connection, so that its saves and the view of their plans
+// (pg_prepared_statements, per connection) share it; both go at the
+// test's end.
+func oneConnStore(t *testing.T) (*Store, *pgxpool.Pool) {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(testenv.ServerURL(t, "TURNKIT_POSTGRES_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "turnkit_generic_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE") //nolint:errcheck
+	})
+	s, err := New(t.Context(), pool, WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, pool
+}
+
 // TestSaveRunsGenericPlans checks that a checkpoint save runs on a
 // generic plan: its one statement from its first call (a custom plan is
 // planned again at every call, and the planner kept choosing one for the
@@ -77,24 +106,7 @@ func TestOneTrip(t *testing.T) {
 // the plan cache's five trials of a custom plan.
 func TestSaveRunsGenericPlans(t *testing.T) {
 	ctx := t.Context()
-	cfg, err := pgxpool.ParseConfig(testenv.ServerURL(t, "TURNKIT_POSTGRES_URL"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 1 // the saves and the view of their plans on one connection
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "turnkit_generic_" + hex.EncodeToString(b)
-	defer pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE") //nolint:errcheck
-	s, err := New(ctx, pool, WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, pool := oneConnStore(t)
 	run := state.NewRun("generic", "agent")
 	const saves = 12
 	for i := range saves {
@@ -112,7 +124,7 @@ func TestSaveRunsGenericPlans(t *testing.T) {
 		saves, trials   int64
 	}{{"first", s.ck.save, 1, 0}, {"later", s.ck.casOn, saves - 1, 5}} {
 		var generic, custom int64
-		err = pool.QueryRow(ctx, "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1",
+		err := pool.QueryRow(ctx, "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1",
 			c.statement).Scan(&generic, &custom)
 		if err != nil {
 			t.Fatalf("the %s saves' prepared statement: %v", c.name, err)
@@ -132,24 +144,7 @@ func TestSaveRunsGenericPlans(t *testing.T) {
 // call (0.26 ms median at bind on the server, more than its execution).
 func TestSaveAppendRunsGenericPlans(t *testing.T) {
 	ctx := t.Context()
-	cfg, err := pgxpool.ParseConfig(testenv.ServerURL(t, "TURNKIT_POSTGRES_URL"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 1 // the saves and the view of their plans on one connection
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "turnkit_generic_" + hex.EncodeToString(b)
-	defer pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE") //nolint:errcheck
-	s, err := New(ctx, pool, WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, pool := oneConnStore(t)
 	run := state.NewRun("generic", "agent")
 	runcore.SetSessionID(run, "generic-session")
 	const turns = 10
@@ -163,7 +158,7 @@ func TestSaveAppendRunsGenericPlans(t *testing.T) {
 	// The run's first SaveAppend places it with the general statement;
 	// the others build on the stored version.
 	var generic, custom int64
-	err = pool.QueryRow(ctx, "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1",
+	err := pool.QueryRow(ctx, "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1",
 		s.ck.appendOn).Scan(&generic, &custom)
 	if err != nil {
 		t.Fatalf("the appends' prepared statement: %v", err)
