@@ -89,12 +89,13 @@ func TestSettleWaitsForAKilledClientsCommit(t *testing.T) {
 // seed 1796184678082859834), made deterministic. A torture child on a
 // sealed PostgreSQL store sends its run's first save with the run's input
 // (one statement, one commit) while the test holds the session's head
-// row: the statement waits on the server, and the child is killed there. The statement's commit then lands just after the check read the
-// run's missing checkpoint, as it can when a check runs at once after a
-// kill: the check must not report the run (the checkpoint and the items
-// were written together) because it waits for the killed child's
-// statements to end first. Without that wait (checkChild's settle) it
-// reports the violation.
+// row: the statement waits on the server, and the child is killed there.
+// The statement's commit then lands just after the check read the run's
+// missing checkpoint, as it can when a check runs at once after a kill:
+// the check must not report the run (the checkpoint and the items were
+// written together) because it waits for the killed child's statements to
+// end first. Without that wait (checkChild's settle) it reports the
+// violation.
 func TestCheckAfterKillReadsTheKilledChildsCommit(t *testing.T) {
 	url := os.Getenv("TURNKIT_POSTGRES_URL")
 	if url == "" {
@@ -157,6 +158,7 @@ func TestCheckAfterKillReadsTheKilledChildsCommit(t *testing.T) {
 			}
 		})
 	}
+	defer release()
 	timer := time.AfterFunc(time.Second, release)
 	defer timer.Stop()
 	missing := 0
@@ -173,7 +175,7 @@ func TestCheckAfterKillReadsTheKilledChildsCommit(t *testing.T) {
 	for _, v := range res.Violations {
 		t.Error(v)
 	}
-	release()
+	release() // after a failed check, the commit may still be held
 	if _, err := store.Load(ctx, spec.ID); err != nil {
 		t.Fatalf("run %s after the release: %v, want the checkpoint the killed child's commit saved", spec.ID, err)
 	}
