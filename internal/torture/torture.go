@@ -8,6 +8,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"time"
+
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/state"
 )
 
 // A Config configures [Torture].
@@ -128,9 +131,6 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 				return rep, nil // a child failed: the stores are left for inspection
 			}
 			if wasKilled {
-				if err := cfg.Backend.settle(ctx, c.Tag); err != nil {
-					return rep, err
-				}
 				killed[ch.Pid()] = true
 				rep.Kills++
 				if delay > 0 {
@@ -145,15 +145,7 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 				rep.ModelRetries += stats.ModelRetries
 				rep.Pops += stats.Pops
 			}
-			execs, _, err := ReadEffectLog(cfg.Backend.EffectLogPath())
-			if err != nil {
-				return rep, err
-			}
-			archived, err := ReadArchive(cfg.Backend.ArchivePath())
-			if err != nil {
-				return rep, err
-			}
-			res, err := CheckArchived(ctx, store, store, archived, plan, execs, killed, !wasKilled)
+			res, err := checkChild(ctx, cfg.Backend, c.Tag, wasKilled, store, store, plan, killed)
 			if err != nil {
 				return rep, err
 			}
@@ -185,6 +177,32 @@ func Torture(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	rep.Elapsed = time.Since(start)
 	return rep, nil
+}
+
+// checkChild runs [CheckArchived] on the stores, the archive and the
+// effect log after the child named tag ended: after a killed one, once the
+// database server has ended every statement the child sent (settle), so
+// that the check reads all of what the child wrote or none of it. A
+// checkpoint save sent with its append and its commit can still be running
+// on the server when the child is gone; a check that did not wait could
+// read the run's checkpoint before that commit and its session after it,
+// and report items without a checkpoint that were written together.
+// killed holds the IDs of the processes killed so far, this one included.
+func checkChild(ctx context.Context, b Backend, tag string, wasKilled bool, sessions session.Store, states state.Store, plan Plan, killed map[int]bool) (CheckResult, error) {
+	if wasKilled {
+		if err := b.settle(ctx, tag); err != nil {
+			return CheckResult{}, err
+		}
+	}
+	execs, _, err := ReadEffectLog(b.EffectLogPath())
+	if err != nil {
+		return CheckResult{}, err
+	}
+	archived, err := ReadArchive(b.ArchivePath())
+	if err != nil {
+		return CheckResult{}, err
+	}
+	return CheckArchived(ctx, sessions, states, archived, plan, execs, killed, !wasKilled)
 }
 
 func (c *Config) defaults() {
