@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/turnkit/turnkit/internal/runcore"
@@ -50,30 +51,87 @@ func planData(t *testing.T, s *Store) planKey {
 	if err := s.Save(ctx, run); err != nil {
 		t.Fatal(err)
 	}
-	// Checkpoint items of many runs, as saves write them.
+	// The rows that follow are written as saves write them, in one
+	// transaction rather than one each: the same rows, in a fraction of
+	// the time.
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	// Checkpoint items of many runs.
 	for r := range 100 {
 		for seq := range 40 {
-			if _, err := s.db.ExecContext(ctx, sqlCkptUpsertItem, "run-"+strconv.Itoa(r), seq+1, 1, []byte(`{"type":"message"}`)); err != nil {
+			if _, err := tx.ExecContext(ctx, sqlCkptUpsertItem, "run-"+strconv.Itoa(r), seq+1, 1, []byte(`{"type":"message"}`)); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	// The listing's rows of many runs, in many sessions and every status,
-	// as saves write them.
+	// The listing's rows of many runs, in many sessions and every status.
 	for r := range 3000 {
 		sid := "other-" + strconv.Itoa(r%200)
 		if r%100 == 0 {
 			sid = "plan"
 		}
 		run := "listed-" + strconv.Itoa(r)
-		if _, err := s.db.ExecContext(ctx, sqlIndexUpsert, run, sid, r%3+1, run, sid, r%3+1); err != nil {
+		if _, err := tx.ExecContext(ctx, sqlIndexUpsert, run, sid, r%3+1, run, sid, r%3+1); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.db.ExecContext(ctx, sqlCkptUpsertHead, run, 1, []byte(`{}`), "agent", 1, r%3%2, 0, run, 0); err != nil {
+		if _, err := tx.ExecContext(ctx, sqlCkptUpsertHead, run, 1, []byte(`{}`), "agent", 1, r%3%2, 0, run, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
 	return planKey{session: "plan", run: "long", place: 1, seq: long, callID: "call_77", listBefore: 2000}
+}
+
+// planFile is the database file of planData, built once per test binary
+// (by the first test that asks for it) and copied for each test, which
+// may change its copy (ANALYZE, a dropped index): building the data is
+// most of these tests' time, under -race minutes.
+var planFile struct {
+	once sync.Once
+	data []byte  // the file's bytes, its log checkpointed into it
+	key  planKey // planData's key of the long run
+}
+
+// planStore opens a store on a copy of planData's file in the test's
+// temporary directory and returns it with the key of the long run.
+func planStore(t *testing.T) (*Store, planKey) {
+	t.Helper()
+	planFile.once.Do(func() {
+		path := filepath.Join(t.TempDir(), "plans.db")
+		s, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		k := planData(t, s)
+		var busy, logged, done int
+		if err := s.db.QueryRowContext(t.Context(), `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logged, &done); err != nil || busy != 0 {
+			t.Fatalf("wal_checkpoint(TRUNCATE) = busy %d, %v", busy, err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		planFile.data, planFile.key = data, k
+	})
+	if planFile.data == nil {
+		t.Fatal("the plan tests' data was not built: see the first failure")
+	}
+	path := filepath.Join(t.TempDir(), "plans.db")
+	if err := os.WriteFile(path, planFile.data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, planFile.key
 }
 
 // planText returns the EXPLAIN QUERY PLAN of q with args, one line per
@@ -109,12 +167,7 @@ var growing = regexp.MustCompile(`^\s*(SCAN [a-z_]+( |$)|USE TEMP B-TREE FOR (GR
 // the history (see statements.go). The plans are exact, so a statement
 // whose plan changes, for the better too, says so here first.
 func TestStatementPlans(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "plans.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	k := planData(t, s)
+	s, k := planStore(t)
 	for _, stats := range []string{"no statistics", "after ANALYZE"} {
 		if stats == "after ANALYZE" {
 			if _, err := s.db.ExecContext(t.Context(), "ANALYZE"); err != nil {
@@ -168,12 +221,7 @@ const oldInsertRow = `(?, ?, ?, ?, ?, ?, ?, ?, max(?, COALESCE((SELECT c.seq FRO
 // item, which TestStatementPlans would have refused. (On the index of
 // calls and outputs, migration 0008's, SQLite picks the index by itself.)
 func TestGrowingPlanIsCaught(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "plans.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	k := planData(t, s)
+	s, k := planStore(t)
 	for _, q := range []string{
 		`DROP INDEX session_items_call_ids`,
 		`CREATE INDEX session_items_calls ON session_items (session_id, place, call_id, seq)
