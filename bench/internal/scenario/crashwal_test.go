@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
@@ -202,8 +203,11 @@ func TestSealedCrashSafeWALPages(t *testing.T) {
 			// keyring reads them does not depend on where they are, and
 			// the one record's write is the same in both runs, which
 			// cancel out.
+			// The cache's TTL outlasts the test (under -race on a loaded
+			// machine the runs at h=1000 took over its default minute,
+			// after which the record is read again, as designed).
 			keys := &countingKeys{KeyStore: encrypt.MemoryKeys()}
-			kr := encrypt.NewKeyring(prov, encrypt.WithKeyStore(keys))
+			kr := encrypt.NewKeyring(prov, encrypt.WithKeyStore(keys), encrypt.WithCacheTTL(time.Hour))
 			db, err := sqlite.Open(path, sqlite.WithCodec(kr.Codec()), sqlite.WithItemCodec(kr))
 			if err != nil {
 				t.Fatal(err)
