@@ -119,6 +119,33 @@ func (r *report) cpuRatio(x row) (float64, bool) {
 	return x.cpu / base.cpu, true
 }
 
+// medianCPU returns the median of the CPU time per unit of x's rounds
+// that reported one (x's own when none is recorded); the mean of the
+// middle two of an even count.
+func (r *report) medianCPU(x row) float64 {
+	var cs []float64
+	for _, y := range r.rounds[x.scenario.Name] {
+		if y.hasCPU {
+			cs = append(cs, y.cpu)
+		}
+	}
+	if len(cs) == 0 {
+		return x.cpu
+	}
+	return median(cs)
+}
+
+// median returns the median of vs, which it sorts; the mean of the
+// middle two of an even count. vs must not be empty.
+func median(vs []float64) float64 {
+	slices.Sort(vs)
+	m := len(vs) / 2
+	if len(vs)%2 == 1 {
+		return vs[m]
+	}
+	return (vs[m-1] + vs[m]) / 2
+}
+
 // pairedRatio returns the median, over the rounds both x's scenario and
 // its baseline ran, of the figure fig of x's round over the baseline's
 // same round (the first rounds of each, when one ran more), if there is
@@ -139,23 +166,19 @@ func (r *report) pairedRatio(x row, fig func(row) (float64, bool)) (float64, boo
 	if len(qs) == 0 {
 		return 0, false
 	}
-	slices.Sort(qs)
-	m := len(qs) / 2
-	if len(qs)%2 == 1 {
-		return qs[m], true
-	}
-	return (qs[m-1] + qs[m]) / 2, true
+	return median(qs), true
 }
 
 // noteOf is the note the table gives x after its name: the metrics its
 // scenario reported and, when it reported its CPU time, that time per
-// unit and its ratio to the baseline's.
+// unit (the median of its rounds': the fastest round by wall time need
+// not be the one of least work) and its ratio to the baseline's.
 func (r *report) noteOf(x row) string {
 	notes := x.note
 	if !x.hasCPU {
 		return notes
 	}
-	cpu := "CPU " + formatNs(x.cpu) + "/" + x.scenario.Unit
+	cpu := "CPU " + formatNs(r.medianCPU(x)) + "/" + x.scenario.Unit
 	if q, ok := r.cpuRatio(x); ok {
 		cpu += fmt.Sprintf(" %.2f×", q)
 	}
@@ -211,6 +234,16 @@ var groupTitles = map[string]string{
 
 var groupOrder = []string{"turn", "middleware", "policies", "run", "checkpoint", "approval", "session", "crashsafe", "sealed", "mcp"}
 
+// anyPaired reports whether a measured row is of a Paired scenario.
+func (r *report) anyPaired() bool {
+	for _, x := range r.rows {
+		if x.scenario.Paired && x.skip == "" {
+			return true
+		}
+	}
+	return false
+}
+
 // markdown renders the whole report.
 func (r *report) markdown() string {
 	var b strings.Builder
@@ -223,6 +256,9 @@ func (r *report) markdown() string {
 		fmt.Fprintf(&b, "Missing peer: %s.\n", m)
 	}
 	fmt.Fprintf(&b, "Each scenario ran %d round(s) of -benchtime %s, interleaved; the fastest round counts. Figures are one run's: compare ratios, not absolute times.\n", e.rounds, e.benchtime)
+	if r.anyPaired() {
+		b.WriteString("The encryption rows' ratios are medians over the rounds of each round's pair, and their CPU times the medians of their rounds'.\n")
+	}
 	if r.prev != nil {
 		fmt.Fprintf(&b, "The column before holds the figures of the table this one replaced (%s) for the rows whose ratio or allocations moved by more than %.0f%%.\n", r.prev.run, moved*100)
 	}
@@ -383,7 +419,7 @@ func (r *report) writeCSV(path string) error {
 				rec[13] = strconv.FormatFloat(q, 'f', 3, 64)
 			}
 			if x.hasCPU {
-				rec[14] = strconv.FormatFloat(x.cpu, 'f', 1, 64)
+				rec[14] = strconv.FormatFloat(r.medianCPU(x), 'f', 1, 64)
 			}
 			if q, ok := r.cpuRatio(x); ok {
 				rec[15] = strconv.FormatFloat(q, 'f', 3, 64)
