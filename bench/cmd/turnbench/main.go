@@ -21,7 +21,9 @@
 //	-benchtime d   time (or NNNx iterations) per scenario and round, as go test -benchtime (default 500ms)
 //	-count n       rounds (default 3): every scenario and peer runs n times, the rounds
 //	               interleaved, and the fastest round of each counts, which keeps a
-//	               shared, noisy machine's bursts out of the figures
+//	               shared, noisy machine's bursts out of the figures; a Paired
+//	               scenario's ratio (the encryption rows) is instead the median
+//	               over the rounds of its ratio to its baseline in each round
 //	-run regexp    run only the scenarios whose name matches
 //	-peers list    peers to run: eino,eino-adk,genkit,langchaingo,js (default all; "" for none)
 //	-out dir       output folder (default bench/results under the module root,

@@ -24,21 +24,28 @@ type row struct {
 	bytes     float64 // per unit, when hasAllocs
 	hasAllocs bool
 	skip      string
-	note      string // custom metrics the scenario reported, such as a checkpoint's size
+	note      string  // custom metrics the scenario reported, such as a checkpoint's size
+	cpu       float64 // the process's CPU time per unit in ns, when hasCPU (scenario.CPUMetric)
+	hasCPU    bool
 }
 
 func fromResult(s scenario.Scenario, res testing.BenchmarkResult) row {
 	per := float64(res.N) * float64(s.PerOp)
 	var notes []string
 	for _, k := range slices.Sorted(maps.Keys(res.Extra)) {
-		notes = append(notes, formatNum(res.Extra[k])+" "+k)
+		if k != scenario.CPUMetric() {
+			notes = append(notes, formatNum(res.Extra[k])+" "+k)
+		}
 	}
+	// The CPU metric is per turn, as PerOp 1 scenarios report it.
+	cpu, hasCPU := res.Extra[scenario.CPUMetric()]
 	return row{
 		scenario: s, n: res.N, hasAllocs: true,
 		ns:     float64(res.T.Nanoseconds()) / per,
 		allocs: float64(res.MemAllocs) / per,
 		bytes:  float64(res.MemBytes) / per,
 		note:   strings.Join(notes, ", "),
+		cpu:    cpu, hasCPU: hasCPU,
 	}
 }
 
@@ -47,8 +54,9 @@ type report struct {
 	env     machine
 	rows    []row
 	byName  map[string]int
-	missing []string  // peers that could not run, with why
-	prev    *previous // the table this run replaces, when it keeps its history
+	rounds  map[string][]row // every round's measured row of each scenario, in order
+	missing []string         // peers that could not run, with why
+	prev    *previous        // the table this run replaces, when it keeps its history
 }
 
 func (r *report) add(x row) {
@@ -62,6 +70,12 @@ func (r *report) add(x row) {
 // keepFastest adds x, or replaces the row of the same name if x is faster:
 // of several rounds on a shared machine, the fastest is the least disturbed.
 func (r *report) keepFastest(x row) {
+	if x.skip == "" {
+		if r.rounds == nil {
+			r.rounds = map[string][]row{}
+		}
+		r.rounds[x.scenario.Name] = append(r.rounds[x.scenario.Name], x)
+	}
 	if i, ok := r.byName[x.scenario.Name]; ok {
 		if old := r.rows[i]; old.skip == "" && (x.skip != "" || old.ns <= x.ns) {
 			return
@@ -81,8 +95,98 @@ func (r *report) get(name string) (row, bool) {
 	return r.rows[i], true
 }
 
-// ratio returns x's time over its baseline's, if both ran.
-func (r *report) ratio(x row) (float64, bool) { return r.ratioTo(x, x.scenario.Baseline) }
+// ratio returns x's time over its baseline's, if both ran: for a Paired
+// scenario the median over the rounds of the two's ratio in each round
+// (pairedRatio), else the fastest round's over the baseline's fastest.
+func (r *report) ratio(x row) (float64, bool) {
+	if x.scenario.Paired {
+		return r.pairedRatio(x, func(y row) (float64, bool) { return y.ns, true })
+	}
+	return r.ratioTo(x, x.scenario.Baseline)
+}
+
+// cpuRatio returns x's CPU time per unit over its baseline's, if both
+// reported one: paired as ratio pairs times.
+func (r *report) cpuRatio(x row) (float64, bool) {
+	cpu := func(y row) (float64, bool) { return y.cpu, y.hasCPU }
+	if x.scenario.Paired {
+		return r.pairedRatio(x, cpu)
+	}
+	base, ok := r.get(x.scenario.Baseline)
+	if x.skip != "" || x.scenario.Baseline == "" || !ok || !x.hasCPU || !base.hasCPU || base.cpu == 0 {
+		return 0, false
+	}
+	return x.cpu / base.cpu, true
+}
+
+// medianCPU returns the median of the CPU time per unit of x's rounds
+// that reported one (x's own when none is recorded); the mean of the
+// middle two of an even count.
+func (r *report) medianCPU(x row) float64 {
+	var cs []float64
+	for _, y := range r.rounds[x.scenario.Name] {
+		if y.hasCPU {
+			cs = append(cs, y.cpu)
+		}
+	}
+	if len(cs) == 0 {
+		return x.cpu
+	}
+	return median(cs)
+}
+
+// median returns the median of vs, which it sorts; the mean of the
+// middle two of an even count. vs must not be empty.
+func median(vs []float64) float64 {
+	slices.Sort(vs)
+	m := len(vs) / 2
+	if len(vs)%2 == 1 {
+		return vs[m]
+	}
+	return (vs[m-1] + vs[m]) / 2
+}
+
+// pairedRatio returns the median, over the rounds both x's scenario and
+// its baseline ran, of the figure fig of x's round over the baseline's
+// same round (the first rounds of each, when one ran more), if there is
+// one; the mean of the middle two of an even count.
+func (r *report) pairedRatio(x row, fig func(row) (float64, bool)) (float64, bool) {
+	if x.skip != "" || x.scenario.Baseline == "" {
+		return 0, false
+	}
+	xs, bs := r.rounds[x.scenario.Name], r.rounds[x.scenario.Baseline]
+	var qs []float64
+	for i := range min(len(xs), len(bs)) {
+		a, okA := fig(xs[i])
+		b, okB := fig(bs[i])
+		if okA && okB && b != 0 {
+			qs = append(qs, a/b)
+		}
+	}
+	if len(qs) == 0 {
+		return 0, false
+	}
+	return median(qs), true
+}
+
+// noteOf is the note the table gives x after its name: the metrics its
+// scenario reported and, when it reported its CPU time, that time per
+// unit (the median of its rounds': the fastest round by wall time need
+// not be the one of least work) and its ratio to the baseline's.
+func (r *report) noteOf(x row) string {
+	notes := x.note
+	if !x.hasCPU {
+		return notes
+	}
+	cpu := "CPU " + formatNs(r.medianCPU(x)) + "/" + x.scenario.Unit
+	if q, ok := r.cpuRatio(x); ok {
+		cpu += fmt.Sprintf(" %.2f×", q)
+	}
+	if notes == "" {
+		return cpu
+	}
+	return notes + ", " + cpu
+}
 
 // rawRatio returns x's time over its raw driver's (Scenario.Raw), if both
 // ran.
@@ -123,12 +227,22 @@ var groupTitles = map[string]string{
 	"checkpoint": "Checkpoints: state.Marshal and state.Unmarshal of a run of N items, per checkpoint (ratio: to encoding/json of the items' JSON alone)",
 	"approval":   "The approval cycle: interrupt → marshal → unmarshal → approve → resume (ratio: to the same two turns with nothing gated)",
 	"session":    "Session commits: each backend's own BenchmarkAppend, one append of three items per commit (ratio: to the raw driver doing the same inserts)",
-	"sealed":     "Encryption at rest: a crash-safe turn on SQLite with session/encrypt on (items and checkpoints sealed), each right after the same turn without it, history of h items (ratio: to the same turn without encryption)",
+	"sealed":     "Encryption at rest: a crash-safe turn on SQLite with session/encrypt on (items and checkpoints sealed), each right after the same turn without it, history of h items, the database on disk and then in memory (-tmpfs: a tmpfs file, no disk under the writes and syncs); CPU: the process's CPU time per turn (ratio: the median over the rounds of each round's time ÷ the same turn's without encryption in that round; the CPU ratio likewise)",
 	"mcp":        "An MCP tool call, per call: the echo tool as a plain function tool (tool.Func), served by a go-sdk server in the same process over the in-memory transport, and the MCP reference server's echo run by node over stdio (ratio: to the function tool)",
 	"crashsafe":  "The crash-safe chain per turn (persistence over the checkpointer's session, then the checkpointer) on each backend, history of h items read from the session (ratio: to persistence alone on the same backend and h)",
 }
 
 var groupOrder = []string{"turn", "middleware", "policies", "run", "checkpoint", "approval", "session", "crashsafe", "sealed", "mcp"}
+
+// anyPaired reports whether a measured row is of a Paired scenario.
+func (r *report) anyPaired() bool {
+	for _, x := range r.rows {
+		if x.scenario.Paired && x.skip == "" {
+			return true
+		}
+	}
+	return false
+}
 
 // markdown renders the whole report.
 func (r *report) markdown() string {
@@ -142,6 +256,9 @@ func (r *report) markdown() string {
 		fmt.Fprintf(&b, "Missing peer: %s.\n", m)
 	}
 	fmt.Fprintf(&b, "Each scenario ran %d round(s) of -benchtime %s, interleaved; the fastest round counts. Figures are one run's: compare ratios, not absolute times.\n", e.rounds, e.benchtime)
+	if r.anyPaired() {
+		b.WriteString("The encryption rows' ratios are medians over the rounds of each round's pair, and their CPU times the medians of their rounds'.\n")
+	}
 	if r.prev != nil {
 		fmt.Fprintf(&b, "The column before holds the figures of the table this one replaced (%s) for the rows whose ratio or allocations moved by more than %.0f%%.\n", r.prev.run, moved*100)
 	}
@@ -178,8 +295,8 @@ func (r *report) markdown() string {
 		b.WriteString(head + "\n" + rule + "\n")
 		for _, x := range rows {
 			name := strings.TrimPrefix(x.scenario.Name, g+"/")
-			if x.note != "" {
-				name += " (" + x.note + ")"
+			if note := r.noteOf(x); note != "" {
+				name += " (" + note + ")"
 			}
 			rawCell := ""
 			if len(raws) > 0 {
@@ -284,10 +401,10 @@ func (r *report) writeCSV(path string) error {
 		return err
 	}
 	w := csv.NewWriter(f)
-	_ = w.Write([]string{"scenario", "group", "unit", "per_op", "iterations", "ns_per_unit", "allocs_per_unit", "bytes_per_unit", "baseline", "ratio_to_baseline", "skipped", "notes", "raw", "ratio_to_raw"})
+	_ = w.Write([]string{"scenario", "group", "unit", "per_op", "iterations", "ns_per_unit", "allocs_per_unit", "bytes_per_unit", "baseline", "ratio_to_baseline", "skipped", "notes", "raw", "ratio_to_raw", "cpu_ns_per_unit", "cpu_ratio_to_baseline"})
 	for _, x := range r.rows {
 		s := x.scenario
-		rec := []string{s.Name, s.Group, s.Unit, strconv.Itoa(s.PerOp), "", "", "", "", s.Baseline, "", x.skip, x.note, s.Raw, ""}
+		rec := []string{s.Name, s.Group, s.Unit, strconv.Itoa(s.PerOp), "", "", "", "", s.Baseline, "", x.skip, x.note, s.Raw, "", "", ""}
 		if x.skip == "" {
 			rec[4] = strconv.Itoa(x.n)
 			rec[5] = strconv.FormatFloat(x.ns, 'f', 1, 64)
@@ -300,6 +417,12 @@ func (r *report) writeCSV(path string) error {
 			}
 			if q, ok := r.rawRatio(x); ok {
 				rec[13] = strconv.FormatFloat(q, 'f', 3, 64)
+			}
+			if x.hasCPU {
+				rec[14] = strconv.FormatFloat(r.medianCPU(x), 'f', 1, 64)
+			}
+			if q, ok := r.cpuRatio(x); ok {
+				rec[15] = strconv.FormatFloat(q, 'f', 3, 64)
 			}
 		}
 		_ = w.Write(rec)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/csv"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -229,4 +230,43 @@ func writeAndReadCSV(t *testing.T, r *report, path string) [][]string {
 		t.Fatal(err)
 	}
 	return recs
+}
+
+// TestPairedRatio checks that a Paired scenario's ratio, and its CPU
+// ratio, are the medians of its rounds' ratios to the baseline's same
+// rounds, not the fastest round's over the baseline's fastest (99/90 =
+// 1.10 here), and that the table and the CSV give both.
+func TestPairedRatio(t *testing.T) {
+	base := newScenario("sealed/sqlite/checkpoint/history=10", "sealed", "", 1)
+	sealed := newScenario("sealed/sqlite-sealed/checkpoint/history=10", "sealed", base.Name, 1)
+	base.Paired, sealed.Paired = true, true
+	r := &report{}
+	for i, ns := range [][2]float64{{100, 99}, {90, 117}, {120, 126}} {
+		cpu := [][2]float64{{50, 51}, {50, 52}, {50, 60}}[i]
+		r.keepFastest(row{scenario: base, n: 1, ns: ns[0], cpu: cpu[0], hasCPU: true})
+		r.keepFastest(row{scenario: sealed, n: 1, ns: ns[1], cpu: cpu[1], hasCPU: true})
+	}
+	x, _ := r.get(sealed.Name)
+	if q, ok := r.ratio(x); !ok || math.Abs(q-1.05) > 1e-9 {
+		t.Errorf("ratio = %v, %v; want the median of 0.99, 1.30 and 1.05: 1.05", q, ok)
+	}
+	if q, ok := r.cpuRatio(x); !ok || math.Abs(q-1.04) > 1e-9 {
+		t.Errorf("CPU ratio = %v, %v; want the median of 1.02, 1.04 and 1.20: 1.04", q, ok)
+	}
+	md := r.markdown()
+	// The CPU time is the median of the rounds' (52), not the fastest
+	// round's (51).
+	if want := "| sqlite-sealed/checkpoint/history=10 (CPU 52 ns/turn 1.04×) | 99 ns/turn | n/a | n/a | 1.05× |"; !strings.Contains(md, want) {
+		t.Errorf("the table lacks %q:\n%s", want, md)
+	}
+	recs := writeAndReadCSV(t, r, filepath.Join(t.TempDir(), "t.csv"))
+	if got := recs[2]; got[9] != "1.050" || got[14] != "52.0" || got[15] != "1.040" {
+		t.Errorf("sealed row = %v, want ratio 1.050, CPU 52.0 ns and CPU ratio 1.040", got)
+	}
+	// An even count: the mean of the middle two.
+	r.keepFastest(row{scenario: base, n: 1, ns: 100, cpu: 50, hasCPU: true})
+	r.keepFastest(row{scenario: sealed, n: 1, ns: 120, cpu: 50, hasCPU: true})
+	if q, ok := r.ratio(x); !ok || math.Abs(q-(1.05+1.20)/2) > 1e-9 {
+		t.Errorf("ratio of four rounds = %v, %v; want the mean of 1.05 and 1.20", q, ok)
+	}
 }

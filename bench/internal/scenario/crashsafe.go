@@ -76,18 +76,7 @@ func backends() []backend {
 			s := memory.New()
 			return s, memstore.New(), func() { s.Close() }, nil
 		}},
-		{name: "sqlite", open: func(tb testing.TB) (session.Store, state.Store, func(), func()) {
-			dir, err := os.MkdirTemp("", "turnbench-sqlite-")
-			if err != nil {
-				tb.Fatal(err)
-			}
-			path := filepath.Join(dir, "bench.db")
-			s, err := sqlite.Open(path)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			return s, s, func() { s.Close(); os.RemoveAll(dir) }, sqliteSettle(tb, path)
-		}},
+		sqliteIn("sqlite", "", false),
 		{name: "postgres", open: func(tb testing.TB) (session.Store, state.Store, func(), func()) {
 			s, err := postgres.Open(context.Background(), pgURL, postgres.WithSchema("turnbench"))
 			if err != nil {
@@ -116,14 +105,26 @@ func backends() []backend {
 // keyring's codec on the checkpoints, and its item codec on the items,
 // which the store seals as it writes them), under an in-memory key
 // provider: the crash-safe rows beside SQLite's own.
-func sealedSQLite() backend {
-	return backend{name: "sqlite-sealed", open: func(tb testing.TB) (session.Store, state.Store, func(), func()) {
-		dir, err := os.MkdirTemp("", "turnbench-sqlite-sealed-")
+func sealedSQLite() backend { return sqliteIn("sqlite-sealed", "", true) }
+
+// sqliteIn returns a SQLite backend named name whose database is a file
+// in a new temporary folder under root ("": the system's), sealed as
+// sealedSQLite's or plain.
+func sqliteIn(name, root string, sealed bool) backend {
+	return backend{name: name, open: func(tb testing.TB) (session.Store, state.Store, func(), func()) {
+		dir, err := os.MkdirTemp(root, "turnbench-"+name+"-")
 		if err != nil {
 			tb.Fatal(err)
 		}
-		kr := encrypt.NewKeyring(encrypt.NewMemoryProvider("bench"))
 		path := filepath.Join(dir, "bench.db")
+		if !sealed {
+			s, err := sqlite.Open(path)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return s, s, func() { s.Close(); os.RemoveAll(dir) }, sqliteSettle(tb, path)
+		}
+		kr := encrypt.NewKeyring(encrypt.NewMemoryProvider("bench"))
 		db, err := sqlite.Open(path, sqlite.WithCodec(kr.Codec()), sqlite.WithItemCodec(kr))
 		if err != nil {
 			tb.Fatal(err)
@@ -131,6 +132,24 @@ func sealedSQLite() backend {
 		s := encrypt.Wrap(db, kr)
 		return s, s, func() { s.Close(); os.RemoveAll(dir) }, sqliteSettle(tb, path)
 	}}
+}
+
+// memoryFS is the folder of a file system in memory (tmpfs), where a
+// SQLite file's writes reach no disk and its syncs return at once; ""
+// with why not, where there is none.
+func memoryFS() (dir, skip string) {
+	const shm = "/dev/shm"
+	fi, err := os.Stat(shm)
+	if err != nil || !fi.IsDir() {
+		return "", "no file system in memory at " + shm
+	}
+	f, err := os.CreateTemp(shm, "turnbench-probe-")
+	if err != nil {
+		return "", shm + " is not writable: " + err.Error()
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return shm, ""
 }
 
 // A chain is what a crash-safe scenario runs.
@@ -152,6 +171,12 @@ func (c chain) String() string {
 // checkpoint save writes (B/save), measured on one more run after the
 // timed ones.
 func crashSafeTurns(b *testing.B, be backend, h int, c chain) {
+	crashSafeTurnsClocked(b, be, h, c, nil)
+}
+
+// crashSafeTurnsClocked is crashSafeTurns that also reports, with clock
+// not nil, the process's CPU time per timed turn (cpuMetric).
+func crashSafeTurnsClocked(b *testing.B, be backend, h int, c chain, clock *cpuClock) {
 	sess, st, closeFn, settle := be.open(b)
 	defer closeFn()
 	ctx := context.Background()
@@ -193,7 +218,10 @@ func crashSafeTurns(b *testing.B, be backend, h int, c chain) {
 			settle()
 		}
 	}
-	runnerTurnsWith(b, hist, prepare, pipeline.WithMiddleware(mws...))
+	runnerTurnsClocked(b, hist, prepare, trivialTool(), clock, pipeline.WithMiddleware(mws...))
+	if ns, ok := clock.perTurn(); ok {
+		b.ReportMetric(ns, cpuMetric)
+	}
 	if c != persistenceAlone {
 		b.ReportMetric(bytesPerSave(b, st, sess, sessionID, h, opts), "B/save")
 	}
@@ -286,23 +314,36 @@ func crashSafeScenarios() []Scenario {
 // every round, so that they meet the same machine: SQLite's wall time
 // here is mostly its writes, which the rows run before them (the
 // PostgreSQL and Redis servers' own writes, on the same disk) can slow.
+// Then the same pair with the database in memory (sqlite-tmpfs and
+// sqlite-sealed-tmpfs, a tmpfs file: the same store and statements, no
+// disk under its writes and syncs), which leaves out what the disk adds
+// to both and so to the ratio's noise. Every row reports the process's
+// CPU time per turn beside its wall time, and is Paired: turnbench
+// takes the ratio as the median over the rounds of each round's pair.
 func sealedScenarios() []Scenario {
 	var out []Scenario
-	var plain backend
-	for _, be := range backends() {
-		if be.name == "sqlite" {
-			plain = be
-		}
+	shm, skip := memoryFS()
+	pairs := []struct{ plain, sealed backend }{
+		{sqliteIn("sqlite", "", false), sealedSQLite()},
+		{sqliteIn("sqlite-tmpfs", shm, false), sqliteIn("sqlite-sealed-tmpfs", shm, true)},
 	}
-	sealed := sealedSQLite()
+	pairs[1].plain.skip, pairs[1].sealed.skip = skip, skip
 	for _, h := range Histories() {
 		for _, c := range []chain{persistenceAlone, crashSafe, crashSafeRetryable} {
-			base := fmt.Sprintf("sealed/%s/%s/history=%d", plain.name, c, h)
-			out = append(out,
-				Scenario{Name: base, Group: "sealed", PerOp: 1, Unit: "turn",
-					Bench: func(b *testing.B) { crashSafeTurns(b, plain, h, c) }},
-				Scenario{Name: fmt.Sprintf("sealed/%s/%s/history=%d", sealed.name, c, h), Group: "sealed", Baseline: base, PerOp: 1, Unit: "turn",
-					Bench: func(b *testing.B) { crashSafeTurns(b, sealed, h, c) }})
+			for _, p := range pairs {
+				base := fmt.Sprintf("sealed/%s/%s/history=%d", p.plain.name, c, h)
+				out = append(out,
+					Scenario{Name: base, Group: "sealed", PerOp: 1, Unit: "turn", Skip: p.plain.skip, Paired: true,
+						Bench: func(b *testing.B) { crashSafeTurnsClocked(b, p.plain, h, c, &cpuClock{}) }},
+					Scenario{Name: fmt.Sprintf("sealed/%s/%s/history=%d", p.sealed.name, c, h), Group: "sealed", Baseline: base,
+						PerOp: 1, Unit: "turn", Skip: p.sealed.skip, Paired: true,
+						Bench: func(b *testing.B) { crashSafeTurnsClocked(b, p.sealed, h, c, &cpuClock{}) }})
+			}
+		}
+	}
+	for i := range out {
+		if out[i].Skip != "" {
+			out[i].Bench = nil
 		}
 	}
 	return out

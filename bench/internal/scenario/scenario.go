@@ -37,6 +37,12 @@ type Scenario struct {
 	// Unit names what PerOp counts: "turn", "item", "commit", "call" or
 	// "op".
 	Unit string
+	// Paired makes the ratio to Baseline the median, over the rounds, of
+	// this scenario's time in a round ÷ the baseline's in the same round
+	// (the two run one after the other), rather than the fastest round's
+	// ÷ the baseline's fastest: on a machine whose speed drifts between
+	// rounds, each pair meets the same machine.
+	Paired bool
 	// Skip, when not empty, says why the scenario cannot run here (a
 	// backend with no server, node or the MCP reference server missing);
 	// Bench is nil then.
@@ -249,6 +255,12 @@ func runnerTurnsWith(b *testing.B, history []state.Item, prepare func(run *state
 // runnerTurnsTool is runnerTurnsWith with the tool the model calls, which
 // must answer as the trivial tool does.
 func runnerTurnsTool(b *testing.B, history []state.Item, prepare func(run *state.Run), tool pipeline.Tool, opts ...pipeline.Option) {
+	runnerTurnsClocked(b, history, prepare, tool, nil, opts...)
+}
+
+// runnerTurnsClocked is runnerTurnsTool with clock, when not nil, started
+// and stopped with the benchmark's timer and counting the timed turns.
+func runnerTurnsClocked(b *testing.B, history []state.Item, prepare func(run *state.Run), tool pipeline.Tool, clock *cpuClock, opts ...pipeline.Option) {
 	ctx := context.Background()
 	perRun := turnsPerRun(len(history))
 	runner := pipeline.NewRunner(append(opts, pipeline.WithMaxTurns(perRun+2))...)
@@ -267,12 +279,18 @@ func runnerTurnsTool(b *testing.B, history []state.Item, prepare func(run *state
 		model := scripted.Generate(func(n int) scripted.Step {
 			if n > perRun {
 				b.StopTimer() // the state is used up; the last turn and the run's end are not timed
+				clock.end()
 				return replyStep
 			}
 			b.StartTimer() // a no-op but on a fresh run's first call
-			if !b.Loop() {
+			clock.begin()
+			if !b.Loop() { // which stopped the timer
+				clock.end()
 				done = true
 				return replyStep
+			}
+			if clock != nil {
+				clock.turns++
 			}
 			return callStep
 		})
