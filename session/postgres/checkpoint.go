@@ -235,12 +235,18 @@ func casStatement(lock, pieces bool) string {
 				WHERE run_id = $1 AND (session_id, status) IS DISTINCT FROM ($7::text, $8::smallint)
 					AND EXISTS (SELECT 1 FROM ok))`
 	if pieces {
+		// A plain insert, not an upsert: the pieces of a delta that builds
+		// on the stored version are at positions the run stored nothing at
+		// since its last full save (which removed the rest), or the chain
+		// of the head's digest, which covers every stored piece by its
+		// version, would not hold. An upsert's speculative insertion
+		// writes a second log record per row (its confirmation) and takes
+		// a speculative lock; a position taken anyway fails on the key.
 		with += `,
 			items AS (
 				INSERT INTO {{schema}}.run_checkpoint_items (run_id, seq, version, data)
 				SELECT $1, c.seq, $3, c.data FROM unnest($12::bigint[], $13::bytea[]) AS c(seq, data)
-				WHERE EXISTS (SELECT 1 FROM ok)
-				ON CONFLICT (run_id, seq) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data)`
+				WHERE EXISTS (SELECT 1 FROM ok))`
 	}
 	return `WITH ` + with + `
 			SELECT n, set_config('turnkit.saved', n::text, true), ` + genericPlansCall + `
