@@ -89,6 +89,13 @@ func upgrades(t *testing.T) []upgrade {
 			return pgOpen(t)
 		}}, func(t *testing.T) {
 			pgExec(t,
+				// 0008: the summary back in run_index.
+				`ALTER TABLE `+sch+`.run_index ADD COLUMN agent text NOT NULL DEFAULT '',
+					ADD COLUMN turn bigint NOT NULL DEFAULT 0, ADD COLUMN pending bigint NOT NULL DEFAULT 0,
+					ADD COLUMN version bigint NOT NULL DEFAULT 0`,
+				`UPDATE `+sch+`.run_index AS i SET agent = c.agent, turn = c.turn, pending = c.pending, version = c.version
+					FROM `+sch+`.run_checkpoints AS c WHERE c.run_id = i.run_id`,
+				`ALTER TABLE `+sch+`.run_checkpoints DROP COLUMN agent, DROP COLUMN turn, DROP COLUMN pending`,
 				`ALTER TABLE `+sch+`.session_heads DROP COLUMN gen`, // 0007; its index goes with the items' stamp
 				`ALTER TABLE `+sch+`.session_heads DROP COLUMN stamp`,
 				`ALTER TABLE `+sch+`.session_items DROP COLUMN stamp`,

@@ -50,19 +50,22 @@ func newCkptQueries(schemaName string) ckptQueries {
 		// base version otherwise), and, only if it took, the removal of
 		// the items a full save replaces and the upsert of the delta's
 		// items. It returns 1 if the save took, 0 on a conflict.
-		// With it, the listing's row of the run (run_index), which keeps
-		// the number of its first save.
+		// The summary's agent, turn and pending approvals go in the head's
+		// row; the listing's row of the run (run_index), which keeps the
+		// number of its first save, is written with the run's session and
+		// status only when they change (listedChanged).
 		// $1 run, $2 base, $3 version, $4 head, $5 context, $6 replace the
 		// context, $7 full, $8 item positions, $9 item JSON; the summary:
 		// $10 session, $11 status, $12 agent, $13 turn, $14 pending.
 		save: r.Replace(`WITH ins AS (
-				INSERT INTO {{schema}}.run_checkpoints (run_id, version, data, context)
-				SELECT $1, $3, $4, $5 WHERE $2::bigint = 0
+				INSERT INTO {{schema}}.run_checkpoints (run_id, version, data, context, agent, turn, pending)
+				SELECT $1, $3, $4, $5, $12, $13, $14 WHERE $2::bigint = 0
 				ON CONFLICT (run_id) DO NOTHING
 				RETURNING 1),
 			upd AS (
 				UPDATE {{schema}}.run_checkpoints
-				SET version = $3, data = $4, context = CASE WHEN $6::boolean THEN $5 ELSE context END
+				SET version = $3, data = $4, context = CASE WHEN $6::boolean THEN $5 ELSE context END,
+					agent = $12, turn = $13, pending = $14
 				WHERE run_id = $1 AND version = $2 AND $2::bigint > 0
 				RETURNING 1),
 			ok AS (SELECT 1 FROM ins UNION ALL SELECT 1 FROM upd),
@@ -75,10 +78,10 @@ func newCkptQueries(schemaName string) ckptQueries {
 				WHERE EXISTS (SELECT 1 FROM ok)
 				ON CONFLICT (run_id, seq) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data),
 			idx AS (
-				INSERT INTO {{schema}}.run_index (run_id, session_id, status, agent, turn, pending, version)
-				SELECT $1, $10, $11, $12, $13, $14, $3 WHERE EXISTS (SELECT 1 FROM ok)
-				ON CONFLICT (run_id) DO UPDATE SET session_id = EXCLUDED.session_id, status = EXCLUDED.status,
-					agent = EXCLUDED.agent, turn = EXCLUDED.turn, pending = EXCLUDED.pending, version = EXCLUDED.version)
+				INSERT INTO {{schema}}.run_index (run_id, session_id, status)
+				SELECT $1, $10, $11 WHERE EXISTS (SELECT 1 FROM ok)
+				ON CONFLICT (run_id) DO UPDATE SET session_id = EXCLUDED.session_id, status = EXCLUDED.status
+				WHERE ` + listedChanged + `)
 			SELECT count(*) FROM ok`),
 		// SaveAppend's common case in one statement: the save above and
 		// appendOne's append, on one condition, so that both take or
@@ -94,13 +97,14 @@ func newCkptQueries(schemaName string) ckptQueries {
 		saveAppend: r.Replace(`WITH ` + appendReads + `,
 			fits AS MATERIALIZED (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM stored WHERE NOT same)),
 			ins AS (
-				INSERT INTO {{schema}}.run_checkpoints (run_id, version, data, context)
-				SELECT $2, $10, $11, $12 FROM fits WHERE $9::bigint = 0
+				INSERT INTO {{schema}}.run_checkpoints (run_id, version, data, context, agent, turn, pending)
+				SELECT $2, $10, $11, $12, $19, $20, $21 FROM fits WHERE $9::bigint = 0
 				ON CONFLICT (run_id) DO NOTHING
 				RETURNING 1),
 			upd AS (
 				UPDATE {{schema}}.run_checkpoints
-				SET version = $10, data = $11, context = CASE WHEN $13::boolean THEN $12 ELSE context END
+				SET version = $10, data = $11, context = CASE WHEN $13::boolean THEN $12 ELSE context END,
+					agent = $19, turn = $20, pending = $21
 				WHERE run_id = $2 AND version = $9 AND $9::bigint > 0 AND EXISTS (SELECT 1 FROM fits)
 				RETURNING 1),
 			ok AS MATERIALIZED (SELECT 1 FROM ins UNION ALL SELECT 1 FROM upd),
@@ -113,10 +117,10 @@ func newCkptQueries(schemaName string) ckptQueries {
 				WHERE EXISTS (SELECT 1 FROM ok)
 				ON CONFLICT (run_id, seq) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data),
 			idx AS (
-				INSERT INTO {{schema}}.run_index (run_id, session_id, status, agent, turn, pending, version)
-				SELECT $2, $17, $18, $19, $20, $21, $10 WHERE EXISTS (SELECT 1 FROM ok)
-				ON CONFLICT (run_id) DO UPDATE SET session_id = EXCLUDED.session_id, status = EXCLUDED.status,
-					agent = EXCLUDED.agent, turn = EXCLUDED.turn, pending = EXCLUDED.pending, version = EXCLUDED.version),
+				INSERT INTO {{schema}}.run_index (run_id, session_id, status)
+				SELECT $2, $17, $18 WHERE EXISTS (SELECT 1 FROM ok)
+				ON CONFLICT (run_id) DO UPDATE SET session_id = EXCLUDED.session_id, status = EXCLUDED.status
+				WHERE ` + listedChanged + `),
 			` + appendWrites + `
 			SELECT (SELECT count(*) FROM ok), ` + appendDiffers + `, 1`),
 		// A save that builds on the stored version (see buildsOn), the
@@ -132,9 +136,11 @@ func newCkptQueries(schemaName string) ckptQueries {
 		//
 		// casOn is the compare-and-swap, the update of run $1's head from
 		// version $2 to $3, with its head $4, and its context $5 if $6,
-		// with the update of the listing's row, which the run's first save
-		// wrote, to the summary: $7 session, $8 status, $9 agent, $10
-		// turn, $11 pending. It returns 1 if it took, 0 on a conflict, and
+		// and the summary: $7 session, $8 status, $9 agent, $10 turn, $11
+		// pending; the agent, turn and pending approvals go in the head's
+		// row, and the listing's row, which the run's first save wrote,
+		// takes the session and status only when they changed, which
+		// they do not while a run goes on. It returns 1 if it took, 0 on a conflict, and
 		// has the statements after it in the transaction run on generic
 		// plans (see genericPlans) with no statement of its own for that.
 		// casPiecesOn also writes the delta's pieces, at positions $12
@@ -182,16 +188,22 @@ func newCkptQueries(schemaName string) ckptQueries {
 		// follow; each reads its own index (see the migration
 		// 0004_run_index.sql). $3 the status or session, $4 the session
 		// after a status.
-		listAll: r.Replace(`SELECT ` + indexCols + ` FROM {{schema}}.run_index
-			WHERE -serial > -$1::bigint ORDER BY -serial LIMIT $2`),
-		listStatus: r.Replace(`SELECT ` + indexCols + ` FROM {{schema}}.run_index
-			WHERE status = $3 AND serial < $1 ORDER BY serial DESC LIMIT $2`),
-		listSession: r.Replace(`SELECT ` + indexCols + ` FROM {{schema}}.run_index
-			WHERE session_id = $3 AND serial < $1 ORDER BY serial DESC LIMIT $2`),
-		listSessionStatus: r.Replace(`SELECT ` + indexCols + ` FROM {{schema}}.run_index
-			WHERE status = $3 AND session_id = $4 AND serial < $1 ORDER BY serial DESC LIMIT $2`),
+		listAll: r.Replace(`SELECT ` + indexCols + ` FROM ` + listed + `
+			WHERE -i.serial > -$1::bigint ORDER BY -i.serial LIMIT $2`),
+		listStatus: r.Replace(`SELECT ` + indexCols + ` FROM ` + listed + `
+			WHERE i.status = $3 AND i.serial < $1 ORDER BY i.serial DESC LIMIT $2`),
+		listSession: r.Replace(`SELECT ` + indexCols + ` FROM ` + listed + `
+			WHERE i.session_id = $3 AND i.serial < $1 ORDER BY i.serial DESC LIMIT $2`),
+		listSessionStatus: r.Replace(`SELECT ` + indexCols + ` FROM ` + listed + `
+			WHERE i.status = $3 AND i.session_id = $4 AND i.serial < $1 ORDER BY i.serial DESC LIMIT $2`),
 	}
 }
+
+// listedChanged holds in the upsert of a run's listing row (run_index)
+// when the row's session or status differ from the save's: the row, which
+// keeps only what a listing filters and orders by, is written only then
+// (see the migration 0008_run_summary.sql), not at every save.
+const listedChanged = `(run_index.session_id, run_index.status) IS DISTINCT FROM (EXCLUDED.session_id, EXCLUDED.status)`
 
 // savedCond holds in the statements after casOn or casAppendOn in their
 // transaction if the compare-and-swap took. The setting is local to the
@@ -214,19 +226,27 @@ func casStatement(lock, pieces bool) string {
 	}
 	with += `ok AS (
 				UPDATE {{schema}}.run_checkpoints
-				SET version = $3, data = $4, context = CASE WHEN $6::boolean THEN $5 ELSE context END
+				SET version = $3, data = $4, context = CASE WHEN $6::boolean THEN $5 ELSE context END,
+					agent = $9, turn = $10, pending = $11
 				WHERE run_id = $1 AND version = $2` + cond + `
 				RETURNING 1),
 			idx AS (
-				UPDATE {{schema}}.run_index SET session_id = $7, status = $8, agent = $9, turn = $10, pending = $11, version = $3
-				WHERE run_id = $1 AND EXISTS (SELECT 1 FROM ok))`
+				UPDATE {{schema}}.run_index SET session_id = $7, status = $8
+				WHERE run_id = $1 AND (session_id, status) IS DISTINCT FROM ($7::text, $8::smallint)
+					AND EXISTS (SELECT 1 FROM ok))`
 	if pieces {
+		// A plain insert, not an upsert: the pieces of a delta that builds
+		// on the stored version are at positions the run stored nothing at
+		// since its last full save (which removed the rest), or the chain
+		// of the head's digest, which covers every stored piece by its
+		// version, would not hold. An upsert's speculative insertion
+		// writes a second log record per row (its confirmation) and takes
+		// a speculative lock; a position taken anyway fails on the key.
 		with += `,
 			items AS (
 				INSERT INTO {{schema}}.run_checkpoint_items (run_id, seq, version, data)
 				SELECT $1, c.seq, $3, c.data FROM unnest($12::bigint[], $13::bytea[]) AS c(seq, data)
-				WHERE EXISTS (SELECT 1 FROM ok)
-				ON CONFLICT (run_id, seq) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data)`
+				WHERE EXISTS (SELECT 1 FROM ok))`
 	}
 	return `WITH ` + with + `
 			SELECT n, set_config('turnkit.saved', n::text, true), ` + genericPlansCall + `

@@ -9,16 +9,23 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-// indexCols are the columns of run_index a listing reads, in the order
+// indexCols are the columns a listing reads from listed, in the order
 // ListRuns scans them.
-const indexCols = `serial, run_id, session_id, status, agent, turn, pending, version`
+const indexCols = `i.serial, i.run_id, i.session_id, i.status, c.agent, c.turn, c.pending, c.version`
+
+// listed is what a listing reads: each run's listing row (run_index, i),
+// which it filters and orders by, and the rest of its summary from its
+// head's row (run_checkpoints, c), by key (see the migration
+// 0008_run_summary.sql). Every save and delete writes both in one
+// statement, so every listing row has its head.
+const listed = `{{schema}}.run_index AS i JOIN {{schema}}.run_checkpoints AS c ON c.run_id = i.run_id`
 
 // ListRuns returns a page of the stored runs, newest first by their first
 // save, filtered by q's status and session (see [state.Lister]). Each
 // save and delete keeps the listing's table, run_index, in its own
 // statement, and a page is one statement reading one of its indexes
-// backwards from the cursor: it costs O(the page), whatever the number of
-// checkpoints. A cursor that no listing returned fails with a
+// backwards from the cursor, and each listed run's head by key: it costs
+// O(the page), whatever the number of checkpoints. A cursor that no listing returned fails with a
 // [*state.CursorError].
 func (s *Store) ListRuns(ctx context.Context, q state.RunQuery) (state.RunPage, error) {
 	if err := s.gate.BeginRun(ctx, "list", ""); err != nil {

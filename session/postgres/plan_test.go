@@ -142,16 +142,16 @@ var planCases = map[string]planCase{
 			"run_index run_index_pkey"}},
 	"ck.listAll": {
 		args:  func(k planKey) []any { return []any{int64(2000), int64(21)} },
-		scans: []string{"run_index run_index_all"}}, // LIMIT, in the index's order
+		scans: []string{"run_index run_index_all", "run_checkpoints run_checkpoints_pkey"}}, // LIMIT, in the index's order; each head by key
 	"ck.listStatus": {
 		args:  func(k planKey) []any { return []any{int64(2000), int64(21), int16(1)} },
-		scans: []string{"run_index run_index_status"}},
+		scans: []string{"run_index run_index_status", "run_checkpoints run_checkpoints_pkey"}},
 	"ck.listSession": {
 		args:  func(k planKey) []any { return []any{int64(2000), int64(21), k.session} },
-		scans: []string{"run_index run_index_session"}},
+		scans: []string{"run_index run_index_session", "run_checkpoints run_checkpoints_pkey"}},
 	"ck.listSessionStatus": {
 		args:  func(k planKey) []any { return []any{int64(2000), int64(21), int16(1), k.session} },
-		scans: []string{"run_index run_index_session_status"}},
+		scans: []string{"run_index run_index_session_status", "run_checkpoints run_checkpoints_pkey"}},
 	"ck.saveAppend": { // a tool turn's commit at the end of the long run, with its save
 		args: func(k planKey) []any {
 			return append(appendArgs(k, k.run),
@@ -282,10 +282,14 @@ func planData(t *testing.T, s *Store, schema string) planKey {
 	// The listing's rows of many runs in every status: a long
 	// conversation of a run per message (every other run), and many
 	// small sessions.
-	if _, err := s.pool.Exec(ctx, `INSERT INTO `+pgx.Identifier{schema}.Sanitize()+`.run_index
-		(run_id, session_id, status, agent, turn, pending, version)
-		SELECT 'listed-' || i, CASE WHEN i % 2 = 0 THEN 'plan' ELSE 'other-' || (i % 500) END,
-			i % 3 + 1, 'agent', 1, i % 3 % 2, 1
+	sch := pgx.Identifier{schema}.Sanitize()
+	if _, err := s.pool.Exec(ctx, `INSERT INTO `+sch+`.run_index (run_id, session_id, status)
+		SELECT 'listed-' || i, CASE WHEN i % 2 = 0 THEN 'plan' ELSE 'other-' || (i % 500) END, i % 3 + 1
+		FROM generate_series(1, 5000) AS i`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO `+sch+`.run_checkpoints (run_id, version, data, agent, turn, pending)
+		SELECT 'listed-' || i, 1, '{}', 'agent', 1, i % 3 % 2
 		FROM generate_series(1, 5000) AS i`); err != nil {
 		t.Fatal(err)
 	}

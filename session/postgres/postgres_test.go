@@ -79,7 +79,7 @@ func TestWithoutMigrations(t *testing.T) {
 	}
 
 	// No schema at all: refused, and not created.
-	notMigrated("no schema", 7, 0)
+	notMigrated("no schema", 8, 0)
 	if _, err := postgres.New(ctx, pool, postgres.WithSchema(schema), postgres.WithoutMigrations()); !errors.Is(err, postgres.ErrNotMigrated) {
 		t.Fatalf("New(no schema, WithoutMigrations) = %v, want ErrNotMigrated", err)
 	}
@@ -95,8 +95,8 @@ func TestWithoutMigrations(t *testing.T) {
 		}
 	}
 	var n int
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM "`+schema+`".schema_version`).Scan(&n); err != nil || n != 7 {
-		t.Fatalf("schema_version rows = %d, %v; want 7", n, err)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM "`+schema+`".schema_version`).Scan(&n); err != nil || n != 8 {
+		t.Fatalf("schema_version rows = %d, %v; want 8", n, err)
 	}
 	s, err := postgres.Open(ctx, url, postgres.WithSchema(schema), postgres.WithoutMigrations())
 	if err != nil {
@@ -108,16 +108,16 @@ func TestWithoutMigrations(t *testing.T) {
 	s.Close()
 
 	// A schema behind this package: refused, not migrated.
-	if _, err := pool.Exec(ctx, `DELETE FROM "`+schema+`".schema_version WHERE version = 7`); err != nil {
+	if _, err := pool.Exec(ctx, `DELETE FROM "`+schema+`".schema_version WHERE version = 8`); err != nil {
 		t.Fatal(err)
 	}
-	notMigrated("schema at 6", 7, 6)
-	if err := pool.QueryRow(ctx, `SELECT count(*) FROM "`+schema+`".schema_version`).Scan(&n); err != nil || n != 6 {
-		t.Fatalf("schema_version rows = %d, %v; want 6 (untouched)", n, err)
+	notMigrated("schema at 7", 8, 7)
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM "`+schema+`".schema_version`).Scan(&n); err != nil || n != 7 {
+		t.Fatalf("schema_version rows = %d, %v; want 7 (untouched)", n, err)
 	}
 
 	// A newer schema: ErrSchemaVersion, with or without migrations.
-	if _, err := pool.Exec(ctx, `INSERT INTO "`+schema+`".schema_version (version, name) VALUES (7, 'x'), (99, 'future')`); err != nil {
+	if _, err := pool.Exec(ctx, `INSERT INTO "`+schema+`".schema_version (version, name) VALUES (8, 'x'), (99, 'future')`); err != nil {
 		t.Fatal(err)
 	}
 	_, err = postgres.New(ctx, pool, postgres.WithSchema(schema), postgres.WithoutMigrations())
