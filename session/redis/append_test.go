@@ -15,13 +15,16 @@ import (
 
 // TestAppendPathsAgree appends the same random batches (calls, outputs
 // and messages of a few call IDs, some of them retries of stored items,
-// some conflicting with them, some answering a call twice) to two
-// sessions: to the first in ascending Seq order, which the append script
-// takes its common path for when every item follows the run's stored
-// ones, to the second in descending order, which always takes the general
-// path. Each append must end the same way in both (stored, refused with
-// session.ErrConflict or with session.ErrDuplicateOutput), and the two
-// sessions must hold the same items.
+// some conflicting with them, some answering a call twice) to three
+// sessions: to the first in ascending Seq order through one store, which
+// remembers each run's place and sends a common batch in its prepared
+// form; to the second in the same order through a new store each time,
+// which knows no place, so that the script takes its own common path for
+// a common batch; to the third in descending order, which always takes
+// the general path. Each append must end the same way in all three
+// (stored, refused with session.ErrConflict or with
+// session.ErrDuplicateOutput), and the three sessions must hold the same
+// items, calls and outputs.
 func TestAppendPathsAgree(t *testing.T) {
 	client, prefix := testClient(t)
 	s := redis.New(client, redis.WithPrefix(prefix))
@@ -87,6 +90,9 @@ func TestAppendPathsAgree(t *testing.T) {
 		}
 		slices.SortFunc(batch, func(a, b state.Item) int { return int(a.Seq() - b.Seq()) })
 		up := outcome(s.Append(ctx, "up", r.id, batch))
+		if got := outcome(redis.New(client, redis.WithPrefix(prefix)).Append(ctx, "common", r.id, batch)); got != up {
+			t.Fatalf("round %d: batch %v: %s through a store that knows the run's place, %s through one that does not", round, batch, up, got)
+		}
 		down := slices.Clone(batch)
 		slices.Reverse(down)
 		if len(down) == 1 { // one item ascends: make it two, the same item twice
@@ -120,6 +126,23 @@ func TestAppendPathsAgree(t *testing.T) {
 			t.Fatalf("item %d: %s ascending, %s descending", i, a[i], b[i])
 		}
 	}
+	// The calls set and the outputs hash (keys 3 and 4) hold the same
+	// whichever path wrote them.
+	for _, other := range []string{"common", "down"} {
+		for k, read := range map[int]func(key string) (any, error){
+			3: func(key string) (any, error) { return client.ZRange(ctx, key, 0, -1).Result() },
+			4: func(key string) (any, error) { return client.HGetAll(ctx, key).Result() },
+		} {
+			want, err1 := read(s.SessionKeys("up")[k])
+			got, err2 := read(s.SessionKeys(other)[k])
+			if err1 != nil || err2 != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("key %d of %q = %v, %v; of the prepared session %v, %v", k, other, got, err2, want, err1)
+			}
+		}
+	}
+	if s.CachedPlace("up", "r1") == "" || s.CachedPlace("up", "r2") == "" {
+		t.Fatal("the store remembers no place of the runs it appended to")
+	}
 	if fast < 100 || len(a) < 300 {
 		t.Fatalf("%d batches stored, %d items: too few to compare the paths", fast, len(a))
 	}
@@ -151,5 +174,51 @@ func TestCommonAppendReadsNoMember(t *testing.T) {
 	}
 	if got, err := s.List(ctx, "s", 0); err != nil || len(got) != 6 {
 		t.Fatalf("List = %d items, %v, want 6", len(got), err)
+	}
+}
+
+// TestAppendAfterClearByAnother appends through a store that remembers a
+// run's place after another store (another worker) cleared the session
+// and placed a new run there: the places start again at 1, so the
+// remembered place is now the other run's. The append must not write
+// into it: the script finds the run unplaced, places it after the other
+// run, and the store remembers the new place.
+func TestAppendAfterClearByAnother(t *testing.T) {
+	ctx := t.Context()
+	client, prefix := testClient(t)
+	a := redis.New(client, redis.WithPrefix(prefix))
+	b := redis.New(client, redis.WithPrefix(prefix))
+	must(t, a.Append(ctx, "s", "r", sessiontest.Batch(0)))
+	must(t, a.Append(ctx, "s", "r", sessiontest.Batch(1)))
+	before := a.CachedPlace("s", "r")
+	must(t, b.Clear(ctx, "s"))
+	must(t, b.Append(ctx, "s", "x", sessiontest.Batch(0)))
+	must(t, a.Append(ctx, "s", "r", sessiontest.Batch(2)))
+	if after := a.CachedPlace("s", "r"); after == before || after == "" {
+		t.Fatalf("the remembered place of run r is %q, was %q: want the new one", after, before)
+	}
+	got, err := a.List(ctx, "s", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(sessiontest.Batch(0), sessiontest.Batch(2)...)
+	if len(got) != len(want) {
+		t.Fatalf("List = %v, want run x's batch then run r's", got)
+	}
+	for i := range want {
+		if !got[i].Equal(want[i]) {
+			t.Fatalf("item %d = %s, want %s (run x's batch, then run r's)", i, got[i], want[i])
+		}
+	}
+	if it, ok, err := a.Lookup(ctx, "s", "x", want[0].Seq()); err != nil || !ok || !it.Equal(want[0]) {
+		t.Fatalf("Lookup(x, %d) = %v, %v, %v: run r wrote into run x's place", want[0].Seq(), it, ok, err)
+	}
+	if it, ok, err := a.Lookup(ctx, "s", "r", want[3].Seq()); err != nil || !ok || !it.Equal(want[3]) {
+		t.Fatalf("Lookup(r, %d) = %v, %v, %v", want[3].Seq(), it, ok, err)
+	}
+	// And a batch of r placed again goes on in the prepared form.
+	must(t, a.Append(ctx, "s", "r", sessiontest.Batch(3)))
+	if n, err := a.List(ctx, "s", 0); err != nil || len(n) != len(want)+len(sessiontest.Batch(3)) {
+		t.Fatalf("List = %d items, %v", len(n), err)
 	}
 }

@@ -150,16 +150,15 @@ return -1
 // neither. KEYS: the run's three keys, then the session's seven (see
 // appendScript). ARGV: the delta's as for saveScript, its items included
 // (ARGV[12]), then appendScript's ARGV (run ID, then the batch: see
-// appendArgs). It returns {0,
-// what appendScript returned} on success, {1, stored version} on a version conflict and {2, what
-// appendScript returned} when the append is refused; then nothing is
-// written. It files the run in the listing's index as saveScript does.
+// appendArgs). It returns {0, what appendScript returned} on success,
+// {1, stored version} on a version conflict and {2, what appendScript
+// returned} when the append is refused; then nothing is written. It files the run in the listing's index as saveScript does.
 var saveAppendScript = goredis.NewScript(checkpointLua +
 	"local function sessionAppend(KEYS, ARGV)\n" + appendLua + "\nend\n" + `
 local stored = cas(KEYS, ARGV)
 if stored ~= -1 then return {1, stored} end
 local res = sessionAppend({KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]}, {ARGV[13], ARGV[14]})
-if res ~= 0 and res ~= 1 then return {2, res} end
+if res ~= 0 and string.find(res, '^[pP]') == nil then return {2, res} end
 write(KEYS, ARGV, ARGV[12])
 if ARGV[7] ~= '' then index(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]) end
 return {0, res}
@@ -417,12 +416,9 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	}
 	code, _ := res[0].(int64)
 	switch {
-	case code == 0:
+	case code == 0 && len(res) == 2:
 		runcore.Saved(run, d)
-		if len(res) == 2 && res[1] == int64(1) {
-			return s.fileSession(ctx, sessionID)
-		}
-		return nil
+		return s.appended(ctx, res[1], sessionID, run.ID(), items)
 	case code == 1 && len(res) == 2:
 		stored, _ := res[1].(int64)
 		return &state.StoreError{Op: "save", RunID: run.ID(), Have: d.Base, Stored: stored, Err: state.ErrConflict}

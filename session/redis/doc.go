@@ -14,12 +14,38 @@
 //
 // # Layout
 //
-// A session is three keys under one hash tag, prefix+"session:{"+ID+"}":
+// A session's keys share one hash tag, prefix+"session:{"+ID+"}":
 // ":items", a sorted set with every score 0 whose members are the item's
 // position (16 hex digits of the run's place, 16 of its Seq) followed by
 // the encoded item, so that Redis orders them byte-wise by (place, Seq)
 // exactly, with no float64 score to overflow; ":runs", a hash from run ID to
-// place; and ":places", the counter that hands out places.
+// place; ":places", the counter that hands out places; ":calls" and
+// ":outputs", the index of tool calls and the outputs that answer them
+// (one output per call); ":stamps" and ":stamp", each item's write stamp
+// and their counter ([Store.ReadChanges]); and ":gen", the generation that
+// Pop and Clear move on.
+//
+// A store remembers the place of each run it appended to (in memory, at
+// most 4 096 runs). The next batch of that run, when it is the common one
+// (its Seqs ascending, each output after its call), goes to the append
+// script with every member, position and index entry already joined to
+// that place, and the script checks that the place is still the run's and
+// that nothing of the run is stored at or after the batch before it
+// writes them; otherwise it places and checks the batch itself, as it
+// does for a run it is not told the place of. What is stored is the same
+// either way.
+//
+// # Rolling upgrades
+//
+// Processes of this version and of the earlier one can share a server
+// (or a cluster) during a rolling upgrade, both ways: neither the keys nor
+// what they hold changed with the remembered places, each process runs
+// its own scripts (EVALSHA by their own digests), and a place one process
+// remembers is checked against the session by the script on every append,
+// so a session cleared or written by a process of the other version (a
+// run placed anew) is appended to at the place Redis holds.
+// TestRollingUpgrade (the earlier script writing, this version reading,
+// appending and saving, and the reverse) holds this.
 //
 // A run's checkpoint is three keys under prefix+"checkpoint:{"+ID+"}" (a
 // [state.Delta] each save): that key, a hash with fields "v" (the

@@ -1,5 +1,13 @@
 package redis
 
+import (
+	"context"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/turnkit/turnkit/state"
+)
+
 // SessionKeys returns the keys of a session, for tests.
 func (s *Store) SessionKeys(sessionID string) []string { return s.keys(sessionID) }
 
@@ -8,3 +16,21 @@ func (s *Store) ClearedKeys(sessionID string) []string { return s.keys(sessionID
 
 // RunKeys returns the keys of a run's checkpoint, for tests.
 func (s *Store) RunKeys(runID string) []string { return s.runKeys(runID) }
+
+// CachedPlace returns the place the store remembers run runID of session
+// sessionID by, or "", for tests.
+func (s *Store) CachedPlace(sessionID, runID string) string { return s.places.get(sessionID, runID) }
+
+// AppendV1 appends items of run runID to the session with script, the
+// append script of the version before the prepared form
+// (testdata/append-v1.lua), and its arguments: the batch alone. It
+// returns the script's reply, for TestRollingUpgrade.
+func (s *Store) AppendV1(ctx context.Context, script *goredis.Script, sessionID, runID string, items []state.Item) (any, error) {
+	fresh := &Store{client: s.client, prefix: s.prefix, items: s.items} // remembers no place
+	args, err := fresh.appendArgs(ctx, nil, sessionID, runID, items)
+	if err != nil {
+		return nil, err
+	}
+	args[1] = args[1].([]byte)[1:] // the batch without the nil before it
+	return script.Run(ctx, s.client, s.keys(sessionID), args...).Result()
+}

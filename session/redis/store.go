@@ -35,6 +35,7 @@ type Store struct {
 	gate   rowcodec.Gate
 	codec  rowcodec.Codec // signing and verification of checkpoints
 	items  ItemCodec      // the stored form of items, or nil: canonical JSON
+	places placeCache     // the places of the runs appended to, a hint
 }
 
 // ItemCodec returns the codec the store keeps items with
@@ -178,10 +179,12 @@ func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 // below) learns that it all follows the run's stored items from one
 // ZLEXCOUNT of the run's members at or after its first position (a
 // number, where reading the last member made a 150-byte string and three
-// more to cut it); any other batch reads the run's last member. It returns 0 on success (1 when the append placed the
-// session's first run: the session is new), the hex Seq of the first
-// conflicting item, or "dup:" and the hex Seq of an output whose call has
-// an output at another position. A new run's place also maps back to its
+// more to cut it); any other batch reads the run's last member. It
+// returns, on success, 0 when it wrote the prepared form (see below),
+// else "p" and the run's place ("P" and the place when the append placed
+// the session's first run: the session is new); on a refusal, the hex
+// Seq of the first conflicting item, or "dup:" and the hex Seq of an
+// output whose call has an output at another position. A new run's place also maps back to its
 // run ID in the outputs hash, field "p<place>" (no other field starts
 // with "p"), for the pages of a session. An output answers the latest call
 // with its ID before it, in the batch or stored: O(log n) an output, no
@@ -197,6 +200,16 @@ func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 // its count: each member is the run's place joined to its argument, and
 // nothing is looked up. Any other
 // batch takes the general path, which compares and looks up item by item.
+//
+// When the client knows the run's place (it appended to the run before:
+// see placeCache), it sends a common batch in a prepared form too, with
+// every member, position, call and outputs field joined to that place
+// already: then the script checks the place and the ZLEXCOUNT and hands
+// the strings to its four writes as they come, and makes none but the
+// stamp. A place that is not the run's (the session was cleared since)
+// or a batch that is not after the run's stored items falls through to
+// the paths above, which read the batch's second form. What is stored
+// is the same whichever path wrote it.
 var appendScript = goredis.NewScript(appendLua)
 
 // appendLua is the source of appendScript; [Store.SaveAppend] runs it as a
@@ -207,7 +220,25 @@ local function many(cmd, key, args)
 		redis.call(cmd, key, unpack(args, i, math.min(i + 1999, #args)))
 	end
 end
-local run, a = ARGV[1], cmsgpack.unpack(ARGV[2])
+local run = ARGV[1]
+local place = redis.call('HGET', KEYS[2], run)
+-- The prepared form (see appendArgs), when the client sent one: the
+-- place it remembers the run by, the bounds of the run's members at or
+-- after the batch's first position, and every string the common path
+-- below would make, made by the client. If the place is the run's and
+-- nothing of the run is stored at or after the batch, it is the common
+-- batch, and the script only writes.
+local off, pre = cmsgpack.unpack_one(ARGV[2])
+if pre and place == pre[1] and redis.call('ZLEXCOUNT', KEYS[1], pre[2], pre[3]) == 0 then
+	local stamp, ps, stamps = tostring(redis.call('INCR', KEYS[7])), pre[5], {}
+	for i = 1, #ps do stamps[2 * i - 1], stamps[2 * i] = stamp, ps[i] end
+	redis.call('ZADD', KEYS[1], unpack(pre[4]))
+	redis.call('ZADD', KEYS[6], unpack(stamps))
+	if #pre[6] > 0 then redis.call('ZADD', KEYS[4], unpack(pre[6])) end
+	if #pre[7] > 0 then redis.call('HSET', KEYS[5], unpack(pre[7])) end
+	return 0
+end
+local _, a = cmsgpack.unpack_limit(ARGV[2], 1, off)
 local roles = a[1]
 local n = #roles - 1
 local rb = {}
@@ -216,7 +247,6 @@ if n < 4000 then
 else
 	for i = 1, n + 1 do rb[i] = string.byte(roles, i) end
 end
-local place = redis.call('HGET', KEYS[2], run)
 local idk, j = {}, 2 + n
 for i = 1, n do
 	if rb[i] ~= 110 then idk[i], j = a[j], j + 1 end
@@ -279,7 +309,7 @@ if not fast then
 			return seq
 		end
 	end
-	if #fresh == 0 then return 0 end
+	if #fresh == 0 then return 'p' .. place end
 	local batchCalls = {}
 	for _, i in ipairs(fresh) do
 		if rb[i] == 99 then
@@ -313,13 +343,13 @@ if not fast then
 		end
 	end
 end
-local created = 0
+local created = 'p'
 if not place then
 	local p = redis.call('INCR', KEYS[3])
 	place = string.format('%016x', p)
 	redis.call('HSET', KEYS[2], run, place)
 	redis.call('HSET', KEYS[5], 'p' .. place, run)
-	if p == 1 then created = 1 end
+	if p == 1 then created = 'P' end
 end
 local stamp = tostring(redis.call('INCR', KEYS[7]))
 local items, stamps, calls, fields = {}, {}, {}, {}
@@ -343,7 +373,7 @@ many('ZADD', KEYS[1], items)
 many('ZADD', KEYS[6], stamps)
 if #calls > 0 then many('ZADD', KEYS[4], calls) end
 if #fields > 0 then many('HSET', KEYS[5], fields) end
-return created
+return created .. place
 `
 
 // popScript removes and returns the session's last item (nil if none),
@@ -573,26 +603,52 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	if err != nil {
 		return s.wrap(ctx, "append to", sessionID, err)
 	}
-	if n, ok := res.(int64); ok && n == 1 {
-		return s.fileSession(ctx, sessionID)
+	return s.appended(ctx, res, sessionID, runID, items)
+}
+
+// appended reads appendLua's reply to an append of items of run runID to
+// session sid: it remembers the place the script returns, files a new
+// session, and returns the error of a refusal.
+func (s *Store) appended(ctx context.Context, res any, sid, runID string, items []state.Item) error {
+	if r, ok := res.(string); ok && len(r) == 1+16 && (r[0] == 'p' || r[0] == 'P') {
+		s.places.set(sid, runID, r[1:])
+		if r[0] == 'P' {
+			return s.fileSession(ctx, sid)
+		}
+		return nil
 	}
-	return appendRefused(res, sessionID, runID, items)
+	return appendRefused(res, sid, runID, items)
 }
 
 // appendArgs appends appendLua's ARGV for items of run runID to args: the
-// run ID, then the batch, one MessagePack array of strings, which the
-// script reads with cmsgpack.unpack: the items' roles, one byte an item
-// ("c" a call, "o" an output, "n" another item), then "a" if their Seqs
-// ascend, else "-"; each item, its Seq in 16 hex digits followed by its
-// encoded form; then the ID key of each call and output, in the batch's
-// order (the ID's length in 8 hex digits, then the ID). One argument for
-// the batch rather than one an item (each argument is one more
-// allocation here, and one more bulk string for the server to parse); the
-// array rather than a string of its own format, because the script would
-// then make a string of each piece it cuts out (string.sub, tonumber),
-// and each string made costs the server about what an argument does.
+// run ID, then one argument of two MessagePack objects in a row, the
+// batch's prepared form (or nil) and the batch.
+//
+// The batch is one array of strings, which the script reads with
+// cmsgpack.unpack: the items' roles, one byte an item ("c" a call, "o"
+// an output, "n" another item), then "a" if their Seqs ascend, else "-";
+// each item, its Seq in 16 hex digits followed by its encoded form; then
+// the ID key of each call and output, in the batch's order (the ID's
+// length in 8 hex digits, then the ID). One argument for the batch rather
+// than one an item (each argument is one more allocation here, and one
+// more bulk string for the server to parse); the array rather than a
+// string of its own format, because the script would then make a string
+// of each piece it cuts out (string.sub, tonumber), and each string made
+// costs the server about what an argument does.
+//
+// The prepared form is sent when the store remembers the run's place and
+// the batch is a common one (see prepared): an array of the place, the
+// bounds of the run's members at or after the batch's first position,
+// the items' members ("0" and the member, as ZADD takes them), their
+// positions, the calls set's new members and the outputs hash's new
+// fields and values, all as the script's common path would make them.
+// Each item is encoded once, into its member, and copied into the batch.
 func (s *Store) appendArgs(ctx context.Context, args []any, sessionID, runID string, items []state.Item) ([]any, error) {
-	n, count := 5+5+len(items)+1, 1+len(items)
+	place := s.places.get(sessionID, runID)
+	if place != "" && !prepared(items) {
+		place = ""
+	}
+	n, count := 1+5+5+len(items)+1, 1+len(items)
 	for _, it := range items {
 		n += 5 + 16 + s.encodedLen(runID, it)
 		if k := it.Kind(); k.IsCall() || k.IsOutput() {
@@ -600,7 +656,30 @@ func (s *Store) appendArgs(ctx context.Context, args []any, sessionID, runID str
 			count++
 		}
 	}
+	if place != "" {
+		// The prepared form holds each member (the batch's item and its
+		// place) and, for each call and output, at most two more strings
+		// of the place, its ID key and two positions.
+		n += 128
+		for _, it := range items {
+			n += 5 + 16 + 16 + s.encodedLen(runID, it) + 2 + 32
+			if k := it.Kind(); k.IsCall() || k.IsOutput() {
+				n += 4 * (5 + 1 + 32 + 8 + len(it.CallID()) + 16)
+			}
+		}
+	}
 	b := make([]byte, 0, n)
+	// at[i] is where item i's Seq and encoded form start in its member,
+	// and at[i+1]'s header where they end: the batch copies them.
+	var at [2 * maxPrepared]int
+	if place == "" {
+		b = append(b, 0xc0) // nil: no prepared form
+	} else {
+		var err error
+		if b, err = s.appendPrepared(ctx, b, place, sessionID, runID, items, at[:2*len(items)]); err != nil {
+			return nil, err
+		}
+	}
 	b = append(b, 0xdd) // array 32
 	b = binary.BigEndian.AppendUint32(b, uint32(count))
 	b = appendStrHeader(b, len(items)+1)
@@ -623,13 +702,17 @@ func (s *Store) appendArgs(ctx context.Context, args []any, sessionID, runID str
 	} else {
 		b = append(b, '-')
 	}
-	for _, it := range items {
+	for i, it := range items {
 		start := len(b)
 		b = append(b, 0xdb, 0, 0, 0, 0) // str 32, its length written below
-		b = appendHex(b, uint64(it.Seq()), 16)
-		var err error
-		if b, err = s.appendEncoded(ctx, b, sessionID, runID, it); err != nil {
-			return nil, err
+		if place != "" {
+			b = append(b, b[at[2*i]:at[2*i+1]]...)
+		} else {
+			b = appendHex(b, uint64(it.Seq()), 16)
+			var err error
+			if b, err = s.appendEncoded(ctx, b, sessionID, runID, it); err != nil {
+				return nil, err
+			}
 		}
 		binary.BigEndian.PutUint32(b[start+1:], uint32(len(b)-start-5))
 	}
@@ -642,6 +725,139 @@ func (s *Store) appendArgs(ctx context.Context, args []any, sessionID, runID str
 		}
 	}
 	return append(args, runID, b), nil
+}
+
+// maxPrepared is the most items a batch sent in the prepared form has.
+const maxPrepared = 16
+
+// prepared reports whether items are a common batch (see appendScript)
+// that the prepared form can carry: at most maxPrepared items, their Seqs
+// ascending, each output after a call with its ID in the batch, the latest
+// such call answered by no other output of the batch.
+func prepared(items []state.Item) bool {
+	if len(items) > maxPrepared {
+		return false
+	}
+	var answered [maxPrepared]bool
+	for i, it := range items {
+		if i > 0 && it.Seq() <= items[i-1].Seq() {
+			return false
+		}
+		if !it.Kind().IsOutput() {
+			continue
+		}
+		c := callOf(items, i)
+		if c < 0 || answered[c] {
+			return false
+		}
+		answered[c] = true
+	}
+	return true
+}
+
+// callOf returns the index of the latest call before items[o] with its
+// call ID, or -1.
+func callOf(items []state.Item, o int) int {
+	id := items[o].CallID()
+	for c := o - 1; c >= 0; c-- {
+		if items[c].Kind().IsCall() && items[c].CallID() == id {
+			return c
+		}
+	}
+	return -1
+}
+
+// appendPrepared appends the prepared form of items (see appendArgs),
+// their place place, to b, and records in at where each item's Seq and
+// encoded form start and end.
+func (s *Store) appendPrepared(ctx context.Context, b []byte, place, sid, runID string, items []state.Item, at []int) ([]byte, error) {
+	b = append(b, 0x97) // array of 7
+	b = append(appendStrHeader(b, len(place)), place...)
+	b = appendHex(append(append(appendStrHeader(b, 1+16+16), '['), place...), uint64(items[0].Seq()), 16)
+	b = append(append(append(appendStrHeader(b, 1+16+1), '('), place...), 0xff)
+	b = appendArrayHeader(b, 2*len(items))
+	for i, it := range items {
+		b = append(b, 0xa1, '0')
+		start := len(b)
+		b = append(b, 0xdb, 0, 0, 0, 0) // str 32, its length written below
+		b = append(b, place...)
+		at[2*i] = len(b)
+		b = appendHex(b, uint64(it.Seq()), 16)
+		var err error
+		if b, err = s.appendEncoded(ctx, b, sid, runID, it); err != nil {
+			return nil, err
+		}
+		at[2*i+1] = len(b)
+		binary.BigEndian.PutUint32(b[start+1:], uint32(len(b)-start-5))
+	}
+	b = appendArrayHeader(b, len(items))
+	for _, it := range items {
+		b = appendPos(appendStrHeader(b, 32), place, it.Seq())
+	}
+	calls, outputs := 0, 0
+	for _, it := range items {
+		switch k := it.Kind(); {
+		case k.IsCall():
+			calls++
+		case k.IsOutput():
+			outputs++
+		}
+	}
+	b = appendArrayHeader(b, 2*calls)
+	for _, it := range items {
+		if it.Kind().IsCall() {
+			b = append(b, 0xa1, '0')
+			b = appendCallRef(appendStrHeader(b, 16+8+len(it.CallID())+16), place, it, it.Seq())
+		}
+	}
+	// The outputs hash: "r" and a call's position to "c" and its calls
+	// member; an answered call (place, ID key, call Seq) to its output's
+	// Seq, and "r" and the output's position to "a" and that field.
+	b = appendArrayHeader(b, 2*calls+4*outputs)
+	for _, it := range items {
+		if it.Kind().IsCall() {
+			b = appendPos(append(appendStrHeader(b, 1+32), 'r'), place, it.Seq())
+			b = appendCallRef(append(appendStrHeader(b, 1+16+8+len(it.CallID())+16), 'c'), place, it, it.Seq())
+		}
+	}
+	for o, it := range items {
+		if !it.Kind().IsOutput() {
+			continue
+		}
+		call := items[callOf(items, o)].Seq()
+		ref := 16 + 8 + len(it.CallID()) + 16
+		b = appendCallRef(appendStrHeader(b, ref), place, it, call)
+		b = appendHex(appendStrHeader(b, 16), uint64(it.Seq()), 16)
+		b = appendPos(append(appendStrHeader(b, 1+32), 'r'), place, it.Seq())
+		b = appendCallRef(append(appendStrHeader(b, 1+ref), 'a'), place, it, call)
+	}
+	return b, nil
+}
+
+// appendPos appends the position of Seq seq in the run placed at place.
+func appendPos(b []byte, place string, seq int64) []byte {
+	return appendHex(append(b, place...), uint64(seq), 16)
+}
+
+// appendCallRef appends the place, the ID key of it's call ID and the Seq
+// seq in 16 hex digits: a member of the calls set (seq, the call's), or
+// a field of the outputs hash (seq, the answered call's).
+func appendCallRef(b []byte, place string, it state.Item, seq int64) []byte {
+	id := it.CallID()
+	b = appendHex(append(b, place...), uint64(len(id)), 8)
+	return appendHex(append(b, id...), uint64(seq), 16)
+}
+
+// appendArrayHeader appends the MessagePack header of an array of n
+// elements.
+func appendArrayHeader(b []byte, n int) []byte {
+	switch {
+	case n < 16:
+		return append(b, 0x90|byte(n))
+	case n < 1<<16:
+		return binary.BigEndian.AppendUint16(append(b, 0xdc), uint16(n))
+	}
+	return binary.BigEndian.AppendUint32(append(b, 0xdd), uint32(n))
 }
 
 // appendStrHeader appends the MessagePack header of a string of n bytes.
