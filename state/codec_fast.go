@@ -417,7 +417,8 @@ func (d *fastDec) release() {
 }
 
 // items reads a list of wire items as decodeItems would decode it. atMost
-// bounds the number of items the list should hold, or is 0.
+// bounds the number of items the list should hold, or is 0; a list so
+// bounded is made with resumeItemsRoom more.
 //
 // prefix, when set, is a list decoded before whose items this one may
 // begin with, as a run's items begin with its input: each leading item
@@ -434,7 +435,7 @@ func (d *fastDec) items(s *jsonscan.Scanner, atMost int64, prefix []Item) ([]Ite
 	if n := int64(len(s.B)-s.I) / minWireItemLen; sharing {
 		out = prefix[:0]
 	} else if atMost > 0 {
-		out = make([]Item, 0, min(n, atMost))
+		out = make([]Item, 0, min(n, atMost)+resumeItemsRoom)
 	}
 	ok := s.Elements(func() bool {
 		var like *Item
@@ -462,6 +463,17 @@ func (d *fastDec) itemList(s *jsonscan.Scanner, dst *[]Item, atMost int64, prefi
 	*dst = list
 	return ok
 }
+
+// A decoded run's items and model calls get room for what its resume
+// records first: the next model response (a call, or a reasoning item
+// and a message) and its model call. Without it, resuming a paused run
+// grew both lists at once, each a new array and a copy (2 of the 52
+// allocations of the approval cycle; see BenchmarkApproval), while the
+// room costs a finished run 2 items' and a model call's bytes.
+const (
+	resumeItemsRoom = 2
+	resumeCallsRoom = 1
+)
 
 // minWireItemLen is less than the length of the shortest valid wire item,
 // such as {"seq":1,"kind":"reasoning","raw":{"type":"reasoning"}}.
