@@ -493,12 +493,14 @@ func (d *fastDec) wireItem(s *jsonscan.Scanner, like *Item) (_ Item, same, _ boo
 		raw        []byte // the raw value as it is in the input
 		parsed     bool   // it was parsed from raw
 		whitespace bool   // raw has whitespace to compact
+		prev       = -1
 	)
 	ok := s.Members(func(key []byte) bool {
-		f := itemFields.Lookup(key)
+		f := itemFields.LookupAfter(key, prev)
 		if f < 0 || !seen.First(f) {
 			return false
 		}
+		prev = f
 		switch f {
 		case itemSeq:
 			return wire.OptInt64(s, &seq)
@@ -587,8 +589,10 @@ func kindByName(q []byte) Kind {
 // [Usage]) into its members m, the fields fs lists.
 func ints(s *jsonscan.Scanner, m []*int64, fs *wire.Fields) bool {
 	var seen wire.FieldSet
+	prev := -1
 	return s.Null() || s.Members(func(key []byte) bool {
-		f := fs.Lookup(key)
+		f := fs.LookupAfter(key, prev)
+		prev = f
 		return f >= 0 && seen.First(f) && wire.OptInt64(s, m[f])
 	})
 }
@@ -610,12 +614,14 @@ func (d *fastDec) approvals(s *jsonscan.Scanner, p *[]Approval) bool {
 		var (
 			a    Approval
 			seen wire.FieldSet
+			prev = -1
 		)
 		ok := s.Members(func(key []byte) bool {
-			f := approvalFields.Lookup(key)
+			f := approvalFields.LookupAfter(key, prev)
 			if f < 0 || !seen.First(f) {
 				return false
 			}
+			prev = f
 			switch approvalFields.List[f].GoName {
 			case "Tool":
 				return d.optName(s, &a.Tool) // the call item's name, interned
@@ -662,11 +668,13 @@ func (d *fastDec) run(s *jsonscan.Scanner) (r *Run, read bool, err error) {
 	members := runMembers(w)
 	d.own, d.numNames, d.moreNames = arena{}, 0, nil
 	d.shared, d.left = &d.own, len(s.B)-s.I
+	prev := -1
 	read = s.Members(func(key []byte) bool {
-		f := runFields.Lookup(key)
+		f := runFields.LookupAfter(key, prev)
 		if f < 0 || !seen.First(f) {
 			return false
 		}
+		prev = f
 		if runFields.List[f].Required && s.Peek() == 'n' {
 			return false // missing: the encoding/json path says so
 		}
