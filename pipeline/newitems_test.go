@@ -53,6 +53,49 @@ func TestNewItemsOfRunAndResume(t *testing.T) {
 	}
 }
 
+// A resume of a run paused on its response's only call lists the output
+// it gave that call, at the position reserved below where the resume's
+// own items begin, then what followed, live and from a checkpoint; the
+// paused run's result keeps its own.
+func TestNewItemsOfResumeOfLoneCall(t *testing.T) {
+	t.Parallel()
+	for _, decoded := range []bool{false, true} {
+		c := &calls{}
+		agent := &pipeline.Agent{Name: "worker", Tools: []pipeline.Tool{c.tool("danger")},
+			Model: scripted.New(scripted.CallTool("danger", `{"path":"/tmp/x"}`), scripted.Reply("done"))}
+		r := newRunner(false)
+		first, err := r.Run(context.Background(), agent, pipeline.UserInput("clean up"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := first.State()
+		if decoded {
+			data, err := state.Marshal(st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st, err = state.Unmarshal(data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := st.Approve(first.Interruptions()[0].CallID); err != nil {
+			t.Fatal(err)
+		}
+		second, err := r.Resume(context.Background(), agent, st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"3:tool_output", "4:assistant_message"}
+		if got := seqKinds(second.NewItems()); !slices.Equal(got, want) {
+			t.Errorf("decoded %v: the resume's new items are %q, want %q", decoded, got, want)
+		}
+		want = []string{"1:user_message", "2:tool_call"}
+		if got := seqKinds(first.NewItems()); !slices.Equal(got, want) {
+			t.Errorf("decoded %v: the paused run's new items are %q, want %q", decoded, got, want)
+		}
+	}
+}
+
 // An input withheld by a guardrail's ruling is not among the result's new
 // items, as it is not in the run's state.
 func TestNewItemsLeaveWithheldInputOut(t *testing.T) {

@@ -24,7 +24,8 @@ type Result struct {
 	// The items this invocation recorded are read from run, not kept twice:
 	// every item at a position from since on (0: none, a result that
 	// recorded nothing), and early, the items it recorded below since (the
-	// outputs a resumed turn gave the calls of the paused response), in
+	// outputs a resumed turn gave the calls of the paused response, when
+	// since could not start at the first of them: see resumedSince), in
 	// record order.
 	since int64
 	early []state.Item

@@ -306,6 +306,7 @@ func placeInput(c *RunCall, res *Result) ([]state.Item, error) {
 			Err:    state.ErrHistoryPending}
 	}
 	if c.Resumed {
+		res.since = resumedSince(run, res.since)
 		return nil, nil
 	}
 	placed := runcore.AddInput(run, c.Input...) // at res.since on: among its new items
@@ -315,6 +316,25 @@ func placeInput(c *RunCall, res *Result) ([]state.Item, error) {
 		}
 	}
 	return placed, nil
+}
+
+// resumedSince returns where the new items of a resume of run begin: the
+// first output position of the paused response when every position from
+// there to next (the run's next free position) is still free, the common
+// pause; else next. Then the outputs the resume gives the paused calls
+// are among the items it reads from the run (see [Result]), not copies in
+// a list of their own (an allocation a resume).
+func resumedSince(run *state.Run, next int64) int64 {
+	b := run.Response()
+	if b.End <= 0 || b.OutputsEnd != next {
+		return next
+	}
+	for seq := b.End; seq < next; seq++ {
+		if _, taken := run.ItemAt(seq); taken {
+			return next
+		}
+	}
+	return b.End
 }
 
 // currentAgent is the agent whose turns the run takes, with what its turns

@@ -417,7 +417,8 @@ func (d *fastDec) release() {
 }
 
 // items reads a list of wire items as decodeItems would decode it. atMost
-// bounds the number of items the list should hold, or is 0.
+// bounds the number of items the list should hold, or is 0; a list so
+// bounded is made with resumeItemsRoom more.
 //
 // prefix, when set, is a list decoded before whose items this one may
 // begin with, as a run's items begin with its input: each leading item
@@ -434,7 +435,7 @@ func (d *fastDec) items(s *jsonscan.Scanner, atMost int64, prefix []Item) ([]Ite
 	if n := int64(len(s.B)-s.I) / minWireItemLen; sharing {
 		out = prefix[:0]
 	} else if atMost > 0 {
-		out = make([]Item, 0, min(n, atMost))
+		out = make([]Item, 0, min(n, atMost)+resumeItemsRoom)
 	}
 	ok := s.Elements(func() bool {
 		var like *Item
@@ -463,6 +464,17 @@ func (d *fastDec) itemList(s *jsonscan.Scanner, dst *[]Item, atMost int64, prefi
 	return ok
 }
 
+// A decoded run's items and model calls get room for what its resume
+// records first: the next model response (a call, or a reasoning item
+// and a message) and its model call. Without it, resuming a paused run
+// grew both lists at once, each a new array and a copy (2 of the 52
+// allocations of the approval cycle; see BenchmarkApproval), while the
+// room costs a finished run 2 items' and a model call's bytes.
+const (
+	resumeItemsRoom = 2
+	resumeCallsRoom = 1
+)
+
 // minWireItemLen is less than the length of the shortest valid wire item,
 // such as {"seq":1,"kind":"reasoning","raw":{"type":"reasoning"}}.
 const minWireItemLen = 32
@@ -481,12 +493,14 @@ func (d *fastDec) wireItem(s *jsonscan.Scanner, like *Item) (_ Item, same, _ boo
 		raw        []byte // the raw value as it is in the input
 		parsed     bool   // it was parsed from raw
 		whitespace bool   // raw has whitespace to compact
+		prev       = -1
 	)
 	ok := s.Members(func(key []byte) bool {
-		f := itemFields.Lookup(key)
+		f := itemFields.LookupAfter(key, prev)
 		if f < 0 || !seen.First(f) {
 			return false
 		}
+		prev = f
 		switch f {
 		case itemSeq:
 			return wire.OptInt64(s, &seq)
@@ -575,8 +589,10 @@ func kindByName(q []byte) Kind {
 // [Usage]) into its members m, the fields fs lists.
 func ints(s *jsonscan.Scanner, m []*int64, fs *wire.Fields) bool {
 	var seen wire.FieldSet
+	prev := -1
 	return s.Null() || s.Members(func(key []byte) bool {
-		f := fs.Lookup(key)
+		f := fs.LookupAfter(key, prev)
+		prev = f
 		return f >= 0 && seen.First(f) && wire.OptInt64(s, m[f])
 	})
 }
@@ -598,12 +614,14 @@ func (d *fastDec) approvals(s *jsonscan.Scanner, p *[]Approval) bool {
 		var (
 			a    Approval
 			seen wire.FieldSet
+			prev = -1
 		)
 		ok := s.Members(func(key []byte) bool {
-			f := approvalFields.Lookup(key)
+			f := approvalFields.LookupAfter(key, prev)
 			if f < 0 || !seen.First(f) {
 				return false
 			}
+			prev = f
 			switch approvalFields.List[f].GoName {
 			case "Tool":
 				return d.optName(s, &a.Tool) // the call item's name, interned
@@ -650,11 +668,13 @@ func (d *fastDec) run(s *jsonscan.Scanner) (r *Run, read bool, err error) {
 	members := runMembers(w)
 	d.own, d.numNames, d.moreNames = arena{}, 0, nil
 	d.shared, d.left = &d.own, len(s.B)-s.I
+	prev := -1
 	read = s.Members(func(key []byte) bool {
-		f := runFields.Lookup(key)
+		f := runFields.LookupAfter(key, prev)
 		if f < 0 || !seen.First(f) {
 			return false
 		}
+		prev = f
 		if runFields.List[f].Required && s.Peek() == 'n' {
 			return false // missing: the encoding/json path says so
 		}

@@ -123,22 +123,25 @@ func (d *fastDec) modelCalls(s *jsonscan.Scanner, p *[]ModelCall) bool {
 	}
 	// The list made once, not grown call by call: a run makes a call a
 	// turn, and more only when a turn's call is retried or a turn hands
-	// off (then the list grows). Counting the calls first, on a copy of
+	// off (then the list grows); and with room for the call a resume
+	// makes first (resumeCallsRoom). Counting the calls first, on a copy of
 	// the scanner, scanned the list twice: more than half the time of
 	// decoding a paused run's one call.
 	var out []ModelCall
 	if n := d.w.Turn; n > 0 {
-		out = make([]ModelCall, 0, min(n, (len(s.B)-s.I)/minModelCallLen))
+		out = make([]ModelCall, 0, min(n, (len(s.B)-s.I)/minModelCallLen)+resumeCallsRoom)
 	}
 	ok := s.Elements(func() bool {
 		out = append(out, ModelCall{})
 		c := &out[len(out)-1] // decoded in place: no copy of its own escapes
 		var seen wire.FieldSet
+		prev := -1
 		return s.Members(func(key []byte) bool {
-			f := modelCallFields.Lookup(key)
+			f := modelCallFields.LookupAfter(key, prev)
 			if f < 0 || !seen.First(f) {
 				return false
 			}
+			prev = f
 			switch modelCallFields.List[f].GoName {
 			case "Turn":
 				return wire.OptInt(s, &c.Turn)

@@ -80,3 +80,38 @@ func TestFirstInputSharesItems(t *testing.T) {
 		t.Errorf("item 2 = %v, %v, want the answer: the second input wrote over the items", it, ok)
 	}
 }
+
+// TestDecodedRunHasRoomToResume: a run decoded while paused on a call
+// records the call's output and takes its next turn (a model call and a
+// response of one item) without growing its items or its model calls,
+// each of which was a new array and a copy.
+func TestDecodedRunHasRoomToResume(t *testing.T) {
+	r := NewRun("r", "a")
+	r.addInput(UserMessage("go"))
+	b, err := r.placeModelResponse([]Item{ToolCall("fc", "call", "t", `{}`)}, 1, Usage{Requests: 1}, ModelCall{Turn: 1, Agent: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.turn = 1
+	data, err := Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, calls := cap(d.items), cap(d.calls)
+	if ok, err := d.recordOutput(ToolOutput("call", "t", "ok").WithSeq(b.End)); err != nil || !ok {
+		t.Fatalf("record the output: %v, %v", ok, err)
+	}
+	if _, err := d.placeModelResponse([]Item{AssistantMessage("m", "done")}, 0, Usage{Requests: 1}, ModelCall{Turn: 2, Agent: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if cap(d.items) != items {
+		t.Errorf("the resumed turn grew the decoded items from room for %d to %d (%d items)", items, cap(d.items), len(d.items))
+	}
+	if cap(d.calls) != calls {
+		t.Errorf("the resumed turn grew the decoded model calls from room for %d to %d (%d calls)", calls, cap(d.calls), len(d.calls))
+	}
+}

@@ -55,6 +55,27 @@ func (fs *Fields) Lookup(key []byte) int {
 	return -1
 }
 
+// LookupAfter is [Fields.Lookup] for a key that follows the member at
+// position prev (-1 for an object's first key). It tries the members
+// after prev first, in List's order, then the others: Marshal writes an
+// object's members in that order, so a key it wrote is found at once or
+// after the few omitted ones, not after a comparison with every member
+// before it (the run object's twenty-odd members made its keys' lookups
+// quadratic).
+func (fs *Fields) LookupAfter(key []byte, prev int) int {
+	for i := prev + 1; i < len(fs.List); i++ {
+		if fs.List[i].Name == string(key) {
+			return i
+		}
+	}
+	for i := range min(prev+1, len(fs.List)) {
+		if fs.List[i].Name == string(key) {
+			return i
+		}
+	}
+	return -1
+}
+
 // Pos returns the position in List of the Go field goName. It panics if
 // there is none, which a package's initialization then reports.
 func (fs *Fields) Pos(goName string) int {

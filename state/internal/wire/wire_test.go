@@ -195,3 +195,24 @@ func TestFieldSet(t *testing.T) {
 		t.Errorf("unknown key: %d, %v", i, ok)
 	}
 }
+
+// TestLookupAfter: LookupAfter finds every member, and an unknown key
+// not at all, from every position, as Lookup does.
+func TestLookupAfter(t *testing.T) {
+	t.Parallel()
+	type shape struct {
+		A int `json:"a"`
+		B int `json:"bb,omitempty"`
+		C int `json:"c"`
+		D int `json:"dd"`
+	}
+	fs := FieldsOf(reflect.TypeFor[shape]())
+	keys := []string{"a", "bb", "c", "dd", "A", "b", "", "ddd"}
+	for prev := -1; prev < len(fs.List)+1; prev++ {
+		for _, k := range keys {
+			if got, want := fs.LookupAfter([]byte(k), prev), fs.Lookup([]byte(k)); got != want {
+				t.Errorf("LookupAfter(%q, %d) = %d, want %d", k, prev, got, want)
+			}
+		}
+	}
+}
