@@ -743,8 +743,14 @@ func layoutCalls(t *Turn) (handoffs []handoffCall, hasMessage bool, final string
 func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 	a, run := t.Agent, t.Run
 	handoffs, hasMessage, final := layoutCalls(t) // in call order; the first handoff is taken
-	for i, h := range handoffs {
-		_, handoffs[i].done = answered(run, h.item.CallID(), h.outSeq)
+	// Only a resumed turn's calls can have outputs already: a fresh turn's
+	// output positions were reserved when its response was placed, just
+	// before, and nothing records at them until its calls run. So a fresh
+	// turn asks the run nothing here (a lock and a lookup per call).
+	if t.Resumed {
+		for i, h := range handoffs {
+			_, handoffs[i].done = answered(run, h.item.CallID(), h.outSeq)
+		}
 	}
 	// The first handoff is checked before anything of the turn runs: its
 	// arguments, and the message beside it (see Handoff). Decoding is
@@ -765,10 +771,12 @@ func (r *Runner) runCalls(ctx context.Context, t *Turn) error {
 	}
 	var toRun []int // indexes into t.Calls of calls that run now
 	for _, c := range t.Calls {
-		if out, done := answered(run, c.CallID, c.OutputSeq); done {
-			t.Results[c.Index] = &ToolResult{Status: ToolCompleted, Output: out.Text(), Content: out.Content()}
-			c.own.answered = true
-			continue
+		if t.Resumed {
+			if out, done := answered(run, c.CallID, c.OutputSeq); done {
+				t.Results[c.Index] = &ToolResult{Status: ToolCompleted, Output: out.Text(), Content: out.Content()}
+				c.own.answered = true
+				continue
+			}
 		}
 		if res, err := r.checkCall(c); err != nil {
 			return err

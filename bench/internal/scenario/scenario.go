@@ -194,6 +194,7 @@ func bareTurns(b *testing.B, history []state.Item) {
 	var (
 		items []state.Item
 		agent *pipeline.Agent
+		turn  = &pipeline.Turn{Run: state.NewRun("bench", "bench")} // the Runner's runs' ID (runnerTurnsTool)
 		k     = perRun
 	)
 	b.ReportAllocs()
@@ -207,16 +208,22 @@ func bareTurns(b *testing.B, history []state.Item) {
 			b.StartTimer()
 		}
 		k++
+		turn.Number = k
 		var err error
-		if items, err = bareTurn(ctx, agent, tool, specs, items); err != nil {
+		if items, err = bareTurn(ctx, agent, turn, tool, specs, items); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// bareTurn is one turn of the bare loop.
-func bareTurn(ctx context.Context, agent *pipeline.Agent, tool pipeline.Tool, specs []pipeline.ToolSpec, items []state.Item) ([]state.Item, error) {
-	resp, err := agent.Model.Respond(ctx, &pipeline.ModelCall{Agent: agent, Input: state.ItemsOf(items), Tools: specs})
+// bareTurn is one turn of the bare loop. The model call names turn, whose
+// run has an ID as long as the Runner's runs of the same scenario have:
+// the scripted model writes the run's ID and the turn number into every
+// item ID and call ID, so without it the bare loop's model wrote shorter
+// IDs than the Runner's (a 36-character run ID, twice per call item, was
+// half of what a Runner run of 10 turns executed beyond the bare loop).
+func bareTurn(ctx context.Context, agent *pipeline.Agent, turn *pipeline.Turn, tool pipeline.Tool, specs []pipeline.ToolSpec, items []state.Item) ([]state.Item, error) {
+	resp, err := agent.Model.Respond(ctx, &pipeline.ModelCall{Turn: turn, Agent: agent, Input: state.ItemsOf(items), Tools: specs})
 	if err != nil {
 		return items, err
 	}
@@ -331,6 +338,7 @@ func bareRun(b *testing.B, turns int) {
 	ctx := context.Background()
 	tool := trivialTool()
 	specs := []pipeline.ToolSpec{tool.Spec()}
+	turn := &pipeline.Turn{Run: state.NewRun(bareRunID, "bench")} // as long as the Runner's random run IDs
 	b.ReportAllocs()
 	for b.Loop() {
 		agent := &pipeline.Agent{Name: "bench", Model: scripted.Generate(func(n int) scripted.Step {
@@ -340,10 +348,12 @@ func bareRun(b *testing.B, turns int) {
 			return callStep
 		})}
 		items := []state.Item{state.UserMessage("go").WithSeq(1)}
+		turn.Number = 0
 		for {
+			turn.Number++
 			n := len(items)
 			var err error
-			if items, err = bareTurn(ctx, agent, tool, specs, items); err != nil {
+			if items, err = bareTurn(ctx, agent, turn, tool, specs, items); err != nil {
 				b.Fatal(err)
 			}
 			if items[len(items)-1].Kind() == state.KindAssistantMessage && len(items) == n+1 {
@@ -352,6 +362,10 @@ func bareRun(b *testing.B, turns int) {
 		}
 	}
 }
+
+// bareRunID is the bare loop's run ID in the run scenarios: the length of
+// the random IDs the Runner gives runs ("run_" and 32 hex digits).
+const bareRunID = "run_0123456789abcdef0123456789abcdef"
 
 // runnerRun times whole runs of the Runner: a user message, turns tool
 // turns, then a final message; one run per iteration, the peers' scenario.
