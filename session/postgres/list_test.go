@@ -18,55 +18,30 @@ import (
 // lists, once migrated again, what it listed before, and a head that is
 // not JSON as an unfinished run.
 func TestListingMigration(t *testing.T) {
-	schema, pool := testSchema(t)
-	ctx := t.Context()
-	s, err := postgres.New(ctx, pool, postgres.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range []*state.Run{
+	before, s := migrateAgain(t, []*state.Run{
 		statetest.RunWithStatus(t, "a", "s1", state.RunFinished),
 		statetest.RunWithStatus(t, "b", "s1", state.RunPaused),
 		statetest.RunWithStatus(t, "c", "", state.RunUnfinished),
 		statetest.RunWithStatus(t, "d", "s2", state.RunPaused),
-	} {
-		if err := s.Save(ctx, r); err != nil {
-			t.Fatal(err)
+	}, func(sch string) []string {
+		return []string{
+			`DROP TABLE ` + sch + `.run_index`,
+			`ALTER TABLE ` + sch + `.run_checkpoints DROP COLUMN agent, DROP COLUMN turn, DROP COLUMN pending`,
+			`DROP TABLE ` + sch + `.session_index`,
+			`DROP INDEX ` + sch + `.session_runs_place`,
+			`ALTER TABLE ` + sch + `.session_heads DROP COLUMN stamp`,
+			`ALTER TABLE ` + sch + `.session_heads DROP COLUMN gen`, // and the stamps index goes with the items' stamp
+			`ALTER TABLE ` + sch + `.session_items DROP COLUMN stamp`,
+			`DELETE FROM ` + sch + `.schema_version WHERE version >= 4`,
+			`INSERT INTO ` + sch + `.run_checkpoints (run_id, version, data) VALUES ('e', 1, '\x00ff'::bytea)`,
 		}
-	}
-	before, err := s.ListRuns(ctx, state.RunQuery{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	sch := pgx.Identifier{schema}.Sanitize()
-	for _, q := range []string{
-		`DROP TABLE ` + sch + `.run_index`,
-		`ALTER TABLE ` + sch + `.run_checkpoints DROP COLUMN agent, DROP COLUMN turn, DROP COLUMN pending`,
-		`DROP TABLE ` + sch + `.session_index`,
-		`DROP INDEX ` + sch + `.session_runs_place`,
-		`ALTER TABLE ` + sch + `.session_heads DROP COLUMN stamp`,
-		`ALTER TABLE ` + sch + `.session_heads DROP COLUMN gen`, // and the stamps index goes with the items' stamp
-		`ALTER TABLE ` + sch + `.session_items DROP COLUMN stamp`,
-		`DELETE FROM ` + sch + `.schema_version WHERE version >= 4`,
-		`INSERT INTO ` + sch + `.run_checkpoints (run_id, version, data) VALUES ('e', 1, '\x00ff'::bytea)`,
-	} {
-		if _, err := pool.Exec(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	s, err = postgres.New(ctx, pool, postgres.WithSchema(schema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	})
+	ctx := t.Context()
 	after, err := s.ListRuns(ctx, state.RunQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := append([]state.RunSummary{{RunID: "e", Status: state.RunUnfinished, Version: 1}}, before.Runs...)
+	want := append([]state.RunSummary{{RunID: "e", Status: state.RunUnfinished, Version: 1}}, before...)
 	if d := cmp.Diff(want, after.Runs); d != "" {
 		t.Errorf("runs listed after the migration (-want +got):\n%s", d)
 	}
@@ -85,17 +60,44 @@ func TestListingMigration(t *testing.T) {
 // to version 7, its summaries in run_index again, lists, once migrated
 // again, what it listed before.
 func TestRunSummaryMigration(t *testing.T) {
+	before, s := migrateAgain(t, []*state.Run{
+		statetest.RunWithStatus(t, "a", "s1", state.RunFinished),
+		statetest.RunWithStatus(t, "b", "s1", state.RunPaused),
+		statetest.RunWithStatus(t, "c", "", state.RunUnfinished),
+	}, func(sch string) []string {
+		return []string{
+			`ALTER TABLE ` + sch + `.run_index ADD COLUMN agent text NOT NULL DEFAULT '',
+			ADD COLUMN turn bigint NOT NULL DEFAULT 0, ADD COLUMN pending bigint NOT NULL DEFAULT 0,
+			ADD COLUMN version bigint NOT NULL DEFAULT 0`,
+			`UPDATE ` + sch + `.run_index AS i SET agent = c.agent, turn = c.turn, pending = c.pending, version = c.version
+			FROM ` + sch + `.run_checkpoints AS c WHERE c.run_id = i.run_id`,
+			`ALTER TABLE ` + sch + `.run_checkpoints DROP COLUMN agent, DROP COLUMN turn, DROP COLUMN pending`,
+			`DELETE FROM ` + sch + `.schema_version WHERE version >= 8`,
+		}
+	})
+	after, err := s.ListRuns(t.Context(), state.RunQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(before, after.Runs); d != "" {
+		t.Errorf("runs listed after the migration (-before +after):\n%s", d)
+	}
+}
+
+// migrateAgain saves runs in a store of a schema of its own, lists them,
+// closes the store, sets the schema back with the statements setBack
+// gives for its quoted name, and opens a store on it again, which
+// migrates it forward: it returns what was listed before and the new
+// store, closed when the test ends.
+func migrateAgain(t *testing.T, runs []*state.Run, setBack func(schema string) []string) ([]state.RunSummary, *postgres.Store) {
+	t.Helper()
 	schema, pool := testSchema(t)
 	ctx := t.Context()
 	s, err := postgres.New(ctx, pool, postgres.WithSchema(schema))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []*state.Run{
-		statetest.RunWithStatus(t, "a", "s1", state.RunFinished),
-		statetest.RunWithStatus(t, "b", "s1", state.RunPaused),
-		statetest.RunWithStatus(t, "c", "", state.RunUnfinished),
-	} {
+	for _, r := range runs {
 		if err := s.Save(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -107,16 +109,7 @@ func TestRunSummaryMigration(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	sch := pgx.Identifier{schema}.Sanitize()
-	for _, q := range []string{
-		`ALTER TABLE ` + sch + `.run_index ADD COLUMN agent text NOT NULL DEFAULT '',
-			ADD COLUMN turn bigint NOT NULL DEFAULT 0, ADD COLUMN pending bigint NOT NULL DEFAULT 0,
-			ADD COLUMN version bigint NOT NULL DEFAULT 0`,
-		`UPDATE ` + sch + `.run_index AS i SET agent = c.agent, turn = c.turn, pending = c.pending, version = c.version
-			FROM ` + sch + `.run_checkpoints AS c WHERE c.run_id = i.run_id`,
-		`ALTER TABLE ` + sch + `.run_checkpoints DROP COLUMN agent, DROP COLUMN turn, DROP COLUMN pending`,
-		`DELETE FROM ` + sch + `.schema_version WHERE version >= 8`,
-	} {
+	for _, q := range setBack(pgx.Identifier{schema}.Sanitize()) {
 		if _, err := pool.Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -125,14 +118,8 @@ func TestRunSummaryMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	after, err := s.ListRuns(ctx, state.RunQuery{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(before.Runs, after.Runs); d != "" {
-		t.Errorf("runs listed after the migration (-before +after):\n%s", d)
-	}
+	t.Cleanup(func() { s.Close() })
+	return before.Runs, s
 }
 
 // TestSaveKeepsListingRow checks that a save of a run whose session and
