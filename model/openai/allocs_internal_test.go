@@ -48,7 +48,7 @@ func TestAllocBudgets(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"chat params", 109, "one buffer for all messages, their ends and list, the messages' and tools' lists and buffer, and one boxing per message and tool (param.SetJSON: 101 messages, 2 tools); 501 while each message was a buffer of its own grown from nil, set with param.Override (which allocates the union)", func() {
+		{"chat params", 2, "the whole body in one buffer sized from the items' JSON and its boxing (param.SetJSON on the params); 109 while each message and tool was set on its own union (one boxing each: 101 messages, 2 tools) and cut from a buffer of all of them, 501 while each message was a buffer of its own grown from nil, set with param.Override (which allocates the union)", func() {
 			if _, err := chat.params(c); err != nil {
 				t.Fatal(err)
 			}
