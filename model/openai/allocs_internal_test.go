@@ -53,7 +53,7 @@ func TestAllocBudgets(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{"read responses stream", 63, "testdata/stream_text.sse (10 events) for a call whose events reach nobody, the SDK's decoder included: the events the reader does nothing with (the response's creation and progress, the parts added and done, the text's deltas) checked as JSON, not decoded, and each output item's type read without encoding/json and not compacted again when it is compact (itemHead); 156 when every event was decoded, 73 when each item's type was decoded and each item compacted", func() {
+		{"read responses stream", 46, "testdata/stream_text.sse (10 events) for a call whose events reach nobody, the SDK's decoder included: the events the reader does nothing with (the response's creation and progress, the parts added and done, the text's deltas) checked as JSON, not decoded, the others (items done, the response completed) read with the scanner (streamEvent.decode), and each output item's type read without encoding/json and not compacted again when it is compact (itemHead); 156 when every event was decoded, 73 when each item's type was decoded and each item compacted, 63 while the events read were decoded by encoding/json", func() {
 			res := &http.Response{Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: io.NopCloser(bytes.NewReader(sse))}
 			dec := ssestream.NewDecoder(res)
 			if _, err := readResponseStream(dec, &pipeline.ModelCall{Stream: true}); err != nil {
