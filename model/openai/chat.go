@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 
+	"github.com/turnkit/turnkit/internal/jsonscan"
 	"github.com/turnkit/turnkit/internal/jsonw"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -125,7 +126,7 @@ func (m *ChatModel) body(c *pipeline.ModelCall) ([]byte, error) {
 		if len(t.Custom) > 0 {
 			return nil, fmt.Errorf("%w: custom tool %q: the chat adapter sends function tools only", ErrUnsupportedTool, t.Name)
 		}
-		if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
+		if len(t.Parameters) > 0 && !jsonscan.Valid(t.Parameters) {
 			return nil, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
 		}
 	}
