@@ -49,7 +49,7 @@ func TestAllocBudgets(t *testing.T) {
 			}
 		}},
 		{"chat params", 2, "the whole body in one buffer sized from the items' JSON and its boxing (param.SetJSON on the params); 109 while each message and tool was set on its own union (one boxing each: 101 messages, 2 tools) and cut from a buffer of all of them, 501 while each message was a buffer of its own grown from nil, set with param.Override (which allocates the union)", func() {
-			if _, err := chat.params(c); err != nil {
+			if _, _, err := chat.params(c, nil); err != nil {
 				t.Fatal(err)
 			}
 		}},

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -58,10 +59,17 @@ func (m *ChatModel) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeli
 	if m.unsupported != nil {
 		return nil, m.unsupported
 	}
-	params, err := m.params(c)
+	buf := bodyBufs.Get().(*[]byte)
+	params, reqBody, err := m.params(c, (*buf)[:0])
 	if err != nil {
 		return nil, err
 	}
+	defer func() { // openai-go sent a copy of the body: keep its buffer for the next call
+		if cap(reqBody) <= maxPooledBody {
+			*buf = reqBody[:0]
+			bodyBufs.Put(buf)
+		}
+	}()
 	if c.Stream {
 		res, err := openStream(ctx, func(opts ...option.RequestOption) error {
 			_, err := m.client.Chat.Completions.New(ctx, params, opts...)
@@ -93,25 +101,32 @@ func (m *ChatModel) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeli
 	return out, nil
 }
 
-// params builds the request: its whole body, written as JSON into one
-// buffer sized from the items' JSON (chatBody), set on the params with
-// param.SetJSON. No message is boxed or marshalled on its own; openai-go
-// checks and compacts the body once, as it does the Responses adapter's
-// input.
-func (m *ChatModel) params(c *pipeline.ModelCall) (sdk.ChatCompletionNewParams, error) {
+// params builds the request: its whole body, written as JSON into dst
+// (chatBody), set on the params with param.SetJSON, and returns the body.
+// No message is boxed or marshalled on its own; openai-go checks and
+// compacts the body once, as it does the Responses adapter's input, into
+// a buffer of its own: the body is garbage once the client call returns.
+func (m *ChatModel) params(c *pipeline.ModelCall, dst []byte) (sdk.ChatCompletionNewParams, []byte, error) {
 	var p sdk.ChatCompletionNewParams
-	body, err := m.body(c)
+	body, err := m.body(dst, c)
 	if err != nil {
-		return p, err
+		return p, dst, err
 	}
 	param.SetJSON(body, &p)
-	return p, nil
+	return p, body, nil
 }
 
-// body writes the request's body: the members openai-go writes for the
-// same request given as typed params, in its order (a streamed call's
-// stream member excepted, which openStream sets).
-func (m *ChatModel) body(c *pipeline.ModelCall) ([]byte, error) {
+// bodyBufs keeps the buffers of request bodies between calls (see
+// ChatModel.params), as *[]byte.
+var bodyBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody is the largest buffer bodyBufs keeps.
+const maxPooledBody = 1 << 20
+
+// body appends the request's body to dst: the members openai-go writes
+// for the same request given as typed params, in its order (a streamed
+// call's stream member excepted, which openStream sets).
+func (m *ChatModel) body(dst []byte, c *pipeline.ModelCall) ([]byte, error) {
 	name, err := m.cfg.modelName(c)
 	if err != nil {
 		return nil, err
@@ -144,7 +159,7 @@ func (m *ChatModel) body(c *pipeline.ModelCall) ([]byte, error) {
 	for k, v := range s.Metadata {
 		size += len(k) + len(v) + 8
 	}
-	b := make([]byte, 0, size)
+	b := slices.Grow(dst, size)
 	b = append(b, `{"messages":`...)
 	b = appendChatMessages(b, c.Instructions, c.Input)
 	b = append(b, `,"model":`...)

@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/openai/openai-go/v3"
@@ -65,4 +68,51 @@ func TestChatRefusesNonFiniteSettings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// echoTransport answers a chat completion whose text is the last user
+// message of the request it received.
+type echoTransport struct{}
+
+func (echoTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	var req struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		return nil, err
+	}
+	text, _ := json.Marshal(req.Messages[len(req.Messages)-1].Content)
+	body := `{"id":"c","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":` + string(text) + `},"finish_reason":"stop"}]}`
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(body)), Request: r}, nil
+}
+
+// TestChatBodyBuffersAreNotShared checks that concurrent calls, whose
+// request bodies' buffers are reused (bodyBufs), each send their own
+// body.
+func TestChatBodyBuffersAreNotShared(t *testing.T) {
+	t.Parallel()
+	client := sdk.NewClient(option.WithBaseURL("http://openai.invalid/v1/"), option.WithAPIKey("sk-test"),
+		option.WithHTTPClient(&http.Client{Transport: echoTransport{}}), option.WithMaxRetries(0))
+	m := NewChat(client, WithModel("gpt-4o-mini"))
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 25 {
+				text := fmt.Sprintf("call %d of goroutine %d%s", i, g, strings.Repeat(".", (g*25+i)%300))
+				res, err := m.Respond(context.Background(), &pipeline.ModelCall{Input: state.ItemsOf([]state.Item{state.UserMessage(text)})})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if got := res.Items[0].Text(); got != text {
+					t.Errorf("call %q was answered %q", text, got)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
