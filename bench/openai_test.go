@@ -33,8 +33,9 @@ import (
 // "adapter" is Respond: it builds the request from the run's items and
 // tools, makes its call through the client and turns the response into
 // items. "sdk" is that client call alone, on the params the adapter
-// builds (the same raw JSON pieces set with param.Override, built once
-// outside the loop) and with the same request options: the response read
+// builds (the same raw JSON pieces set with param.Override, or for Chat
+// Completions the whole body set with param.SetJSON, built once outside
+// the loop) and with the same request options: the response read
 // as bytes (plain), or the events split by the SDK's decoder and nothing
 // decoded (streamed, as the adapter reads them). adapter − sdk is the
 // adapter's own cost. "sdk-typed" is what a program using openai-go alone
@@ -253,13 +254,13 @@ func openaiAdapterBody(t testing.TB, api string, call *pipeline.ModelCall) []byt
 
 // openaiSDKCall returns the client call the adapter makes, alone: the
 // params it builds (taken from its request body: the same raw JSON pieces
-// set with param.Override) built once, sent with the same options.
+// set with param.Override, or the whole body for Chat Completions) built
+// once, sent with the same options.
 func openaiSDKCall(t testing.TB, client sdk.Client, api string, body []byte, stream bool) func() error {
 	var top struct {
 		Model        string
 		Instructions string
 		Input        json.RawMessage
-		Messages     []json.RawMessage
 		Tools        []json.RawMessage
 	}
 	if err := json.Unmarshal(body, &top); err != nil {
@@ -267,15 +268,15 @@ func openaiSDKCall(t testing.TB, client sdk.Client, api string, body []byte, str
 	}
 	ctx := context.Background()
 	if api == "chat" {
-		p := sdk.ChatCompletionNewParams{Model: top.Model}
-		for _, msg := range top.Messages {
-			p.Messages = append(p.Messages, param.Override[sdk.ChatCompletionMessageParamUnion](msg))
+		// The Chat Completions adapter sets its whole body (without the
+		// stream member, which a streamed call adds with WithJSONSet).
+		raw := bytes.Clone(body)
+		if rest, ok := bytes.CutSuffix(raw, []byte(`,"stream":true}`)); ok {
+			raw = append(rest, '}')
 		}
-		for _, tool := range top.Tools {
-			p.Tools = append(p.Tools, param.Override[sdk.ChatCompletionToolUnionParam](tool))
-		}
+		var p sdk.ChatCompletionNewParams
+		param.SetJSON(raw, &p)
 		if stream {
-			p.StreamOptions.IncludeUsage = param.NewOpt(true)
 			return func() error {
 				var res *http.Response
 				if _, err := client.Chat.Completions.New(ctx, p, option.WithJSONSet("stream", true), option.WithResponseBodyInto(&res)); err != nil {

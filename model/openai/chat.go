@@ -4,14 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/turnkit/turnkit/internal/jsonscan"
 	"github.com/turnkit/turnkit/internal/jsonw"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -55,12 +59,18 @@ func (m *ChatModel) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeli
 	if m.unsupported != nil {
 		return nil, m.unsupported
 	}
-	params, err := m.params(c)
+	buf := bodyBufs.Get().(*[]byte)
+	params, reqBody, err := m.params(c, (*buf)[:0])
 	if err != nil {
 		return nil, err
 	}
+	defer func() { // openai-go sent a copy of the body: keep its buffer for the next call
+		if cap(reqBody) <= maxPooledBody {
+			*buf = reqBody[:0]
+			bodyBufs.Put(buf)
+		}
+	}()
 	if c.Stream {
-		params.StreamOptions.IncludeUsage = param.NewOpt(true)
 		res, err := openStream(ctx, func(opts ...option.RequestOption) error {
 			_, err := m.client.Chat.Completions.New(ctx, params, opts...)
 			return err
@@ -91,97 +101,171 @@ func (m *ChatModel) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeli
 	return out, nil
 }
 
-// params builds the request; each message is built as JSON once and
-// passed through param.Override.
-func (m *ChatModel) params(c *pipeline.ModelCall) (sdk.ChatCompletionNewParams, error) {
+// params builds the request: its whole body, written as JSON into dst
+// (chatBody), set on the params with param.SetJSON, and returns the body.
+// No message is boxed or marshalled on its own; openai-go checks and
+// compacts the body once, as it does the Responses adapter's input, into
+// a buffer of its own: the body is garbage once the client call returns.
+func (m *ChatModel) params(c *pipeline.ModelCall, dst []byte) (sdk.ChatCompletionNewParams, []byte, error) {
 	var p sdk.ChatCompletionNewParams
+	body, err := m.body(dst, c)
+	if err != nil {
+		return p, dst, err
+	}
+	param.SetJSON(body, &p)
+	return p, body, nil
+}
+
+// bodyBufs keeps the buffers of request bodies between calls (see
+// ChatModel.params), as *[]byte.
+var bodyBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody is the largest buffer bodyBufs keeps.
+const maxPooledBody = 1 << 20
+
+// body appends the request's body to dst: the members openai-go writes
+// for the same request given as typed params, in its order (a streamed
+// call's stream member excepted, which openStream sets).
+func (m *ChatModel) body(dst []byte, c *pipeline.ModelCall) ([]byte, error) {
 	name, err := m.cfg.modelName(c)
 	if err != nil {
-		return p, err
+		return nil, err
 	}
-	p.Model = name
 	if err := chatExpressible(c.Input); err != nil {
-		return p, err
+		return nil, err
 	}
-	msgs := chatMessages(c.Instructions, c.Input)
-	p.Messages = make([]sdk.ChatCompletionMessageParamUnion, len(msgs))
-	for i, msg := range msgs {
-		// Set in place: param.Override would allocate the union, which
-		// escapes through its generic call, for each message.
-		param.SetJSON(msg, &p.Messages[i])
-	}
-	if len(c.Tools) > 0 {
-		p.Tools = make([]sdk.ChatCompletionToolUnionParam, len(c.Tools))
-		buf := make([]byte, 0, toolsSize(c.Tools))
-		for i, t := range c.Tools {
-			if len(t.Hosted) > 0 {
-				return p, fmt.Errorf("%w: hosted tool %q: Chat Completions has no hosted tools", ErrUnsupportedTool, t.Name)
-			}
-			if len(t.Custom) > 0 {
-				return p, fmt.Errorf("%w: custom tool %q: the chat adapter sends function tools only", ErrUnsupportedTool, t.Name)
-			}
-			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
-				return p, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
-			}
-			start := len(buf)
-			buf = appendChatTool(buf, t)
-			param.SetJSON(buf[start:len(buf):len(buf)], &p.Tools[i])
+	for _, t := range c.Tools {
+		if len(t.Hosted) > 0 {
+			return nil, fmt.Errorf("%w: hosted tool %q: Chat Completions has no hosted tools", ErrUnsupportedTool, t.Name)
+		}
+		if len(t.Custom) > 0 {
+			return nil, fmt.Errorf("%w: custom tool %q: the chat adapter sends function tools only", ErrUnsupportedTool, t.Name)
+		}
+		if len(t.Parameters) > 0 && !jsonscan.Valid(t.Parameters) {
+			return nil, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
 		}
 	}
-	if o := &c.Output; o.Schema != nil {
+	o := &c.Output
+	if o.Schema != nil {
 		if err := checkOutput(o); err != nil {
-			return p, err
+			return nil, err
 		}
-		p.ResponseFormat = param.Override[sdk.ChatCompletionNewParamsResponseFormatUnion](json.RawMessage(appendResponseFormat(nil, o)))
 	}
 	s := &c.Settings
+	size := 256 + len(name) + len(c.Instructions) + toolsSize(c.Tools) + len(o.Schema)
+	for _, it := range c.Input.All() {
+		size += it.RawLen() + 32
+	}
+	for k, v := range s.Metadata {
+		size += len(k) + len(v) + 8
+	}
+	b := slices.Grow(dst, size)
+	b = append(b, `{"messages":`...)
+	b = appendChatMessages(b, c.Instructions, c.Input)
+	b = append(b, `,"model":`...)
+	b = jsonw.AppendString(b, name)
+	if s.MaxOutputTokens != nil {
+		b = append(b, `,"max_completion_tokens":`...)
+		b = strconv.AppendInt(b, *s.MaxOutputTokens, 10)
+	}
+	if m.cfg.store != nil {
+		b = append(b, `,"store":`...)
+		b = strconv.AppendBool(b, *m.cfg.store)
+	}
 	if s.Temperature != nil {
-		p.Temperature = param.NewOpt(*s.Temperature)
+		if b, err = appendNumber(append(b, `,"temperature":`...), "temperature", *s.Temperature); err != nil {
+			return nil, err
+		}
 	}
 	if s.TopP != nil {
-		p.TopP = param.NewOpt(*s.TopP)
+		if b, err = appendNumber(append(b, `,"top_p":`...), "top_p", *s.TopP); err != nil {
+			return nil, err
+		}
 	}
-	if s.MaxOutputTokens != nil {
-		p.MaxCompletionTokens = param.NewOpt(*s.MaxOutputTokens)
+	if s.ParallelToolCalls != nil && len(c.Tools) > 0 {
+		b = append(b, `,"parallel_tool_calls":`...)
+		b = strconv.AppendBool(b, *s.ParallelToolCalls)
+	}
+	if len(s.Metadata) > 0 {
+		b = append(b, `,"metadata":{`...)
+		for i, k := range slices.Sorted(maps.Keys(s.Metadata)) {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonw.AppendString(b, k)
+			b = append(b, ':')
+			b = jsonw.AppendString(b, s.Metadata[k])
+		}
+		b = append(b, '}')
+	}
+	if s.ReasoningEffort != "" {
+		b = append(b, `,"reasoning_effort":`...)
+		b = jsonw.AppendString(b, s.ReasoningEffort)
+	}
+	if c.Stream {
+		b = append(b, `,"stream_options":{"include_usage":true}`...)
+	}
+	if o.Schema != nil {
+		b = append(b, `,"response_format":`...)
+		b = appendResponseFormat(b, o)
 	}
 	switch s.ToolChoice {
 	case "":
 	case "auto", "required", "none":
-		p.ToolChoice.OfAuto = param.NewOpt(s.ToolChoice)
+		b = append(b, `,"tool_choice":"`...)
+		b = append(b, s.ToolChoice...)
+		b = append(b, '"')
 	default:
-		p.ToolChoice.OfFunctionToolChoice = &sdk.ChatCompletionNamedToolChoiceParam{
-			Function: sdk.ChatCompletionNamedToolChoiceFunctionParam{Name: s.ToolChoice},
+		b = append(b, `,"tool_choice":{"function":{"name":`...)
+		b = jsonw.AppendString(b, s.ToolChoice)
+		b = append(b, `},"type":"function"}`...)
+	}
+	if len(c.Tools) > 0 {
+		b = append(b, `,"tools":[`...)
+		for i, t := range c.Tools {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendChatTool(b, t)
 		}
+		b = append(b, ']')
 	}
-	if s.ParallelToolCalls != nil && len(c.Tools) > 0 {
-		p.ParallelToolCalls = param.NewOpt(*s.ParallelToolCalls)
-	}
-	if s.ReasoningEffort != "" {
-		p.ReasoningEffort = shared.ReasoningEffort(s.ReasoningEffort)
-	}
-	if m.cfg.store != nil {
-		p.Store = param.NewOpt(*m.cfg.store)
-	}
-	if len(s.Metadata) > 0 {
-		p.Metadata = shared.Metadata(s.Metadata)
-	}
-	return p, nil
+	return append(b, '}'), nil
 }
 
-// chatMessages converts the instructions and items to chat messages, each
-// one JSON object. All of them are written into one buffer, sized from the
-// items' JSON, and returned as slices of it.
-func chatMessages(instructions string, items state.Items) []json.RawMessage {
-	n, size := 1, 64+len(instructions)
-	for _, it := range items.All() {
-		n++
-		size += it.RawLen() + 32
+// appendNumber appends f as encoding/json writes a float64; NaN and the
+// infinities, which JSON has no number for, are an error naming the
+// setting.
+func appendNumber(dst []byte, setting string, f float64) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return dst, fmt.Errorf("openai: setting %s: %v is not a JSON number", setting, f)
 	}
-	buf := make([]byte, 0, size)
-	ends := make([]int, 0, n) // where each message ends in buf
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if n := len(dst); format == 'e' && n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+		dst[n-2] = dst[n-1] // e-07 → e-7, as encoding/json writes it
+		dst = dst[:n-1]
+	}
+	return dst, nil
+}
+
+// appendChatMessages appends the instructions and items as a JSON array
+// of chat messages.
+func appendChatMessages(buf []byte, instructions string, items state.Items) []byte {
+	buf = append(buf, '[')
+	first := true
+	next := func() { // the comma before a message, unless it is the first
+		if !first {
+			buf = append(buf, ',')
+		}
+		first = false
+	}
 	if instructions != "" {
+		next()
 		buf = appendTextMessage(buf, "system", instructions)
-		ends = append(ends, len(buf))
 	}
 	open := false // an assistant message that calls may still join is open
 	calls := 0
@@ -193,30 +277,31 @@ func chatMessages(instructions string, items state.Items) []json.RawMessage {
 			buf = append(buf, ']')
 		}
 		buf = append(buf, '}')
-		ends = append(ends, len(buf))
 		open, calls = false, 0
 	}
 	for _, it := range items.All() {
 		switch it.Kind() {
 		case state.KindUserMessage:
 			flush()
+			next()
 			if msg, ok := appendUserParts(buf, it); ok {
 				buf = msg
 			} else {
 				buf = appendTextMessage(buf, "user", it.Text())
 			}
-			ends = append(ends, len(buf))
 		case state.KindSystemMessage:
 			flush()
+			next()
 			buf = appendTextMessage(buf, "system", it.Text())
-			ends = append(ends, len(buf))
 		case state.KindAssistantMessage:
 			flush()
+			next()
 			buf = append(buf, `{"role":"assistant","content":`...)
 			buf = jsonw.AppendString(buf, it.Text())
 			open = true
 		case state.KindToolCall, state.KindHandoffCall:
 			if !open {
+				next()
 				buf = append(buf, `{"role":"assistant","content":null`...)
 				open = true
 			}
@@ -229,19 +314,19 @@ func chatMessages(instructions string, items state.Items) []json.RawMessage {
 			buf = appendChatCall(buf, it)
 		case state.KindToolOutput, state.KindHandoffOutput:
 			flush()
+			next()
 			buf = append(buf, `{"role":"tool","tool_call_id":`...)
 			buf = jsonw.AppendString(buf, it.CallID())
 			buf = append(buf, `,"content":`...)
 			buf = jsonw.AppendString(buf, it.Text())
 			buf = append(buf, '}')
-			ends = append(ends, len(buf))
 		case state.KindReasoning, state.KindOpaque:
 			// Chat Completions takes no reasoning input; the opaque items
 			// left by chatExpressible are another provider's own.
 		}
 	}
 	flush()
-	return spans(buf, ends)
+	return append(buf, ']')
 }
 
 // appendChatCall appends a function call of an assistant message's
@@ -254,17 +339,6 @@ func appendChatCall(dst []byte, it state.Item) []byte {
 	dst = append(dst, `,"arguments":`...)
 	dst = jsonw.AppendString(dst, it.Text())
 	return append(dst, `}}`...)
-}
-
-// spans cuts buf at ends into the messages written one after the other.
-func spans(buf []byte, ends []int) []json.RawMessage {
-	msgs := make([]json.RawMessage, len(ends))
-	start := 0
-	for i, end := range ends {
-		msgs[i] = buf[start:end:end]
-		start = end
-	}
-	return msgs
 }
 
 func appendTextMessage(dst []byte, role, text string) []byte {

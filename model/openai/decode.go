@@ -441,6 +441,14 @@ func (r *responseBody) decode(data []byte) bool {
 	*r = responseBody{}
 	s := newScanner(data)
 	s.SkipWS()
+	ok := s.responseBody(r)
+	s.SkipWS()
+	return ok && s.I == len(s.B)
+}
+
+// responseBody reads a response object (or null, leaving r as it is)
+// into r, which is zero.
+func (s *scanner) responseBody(r *responseBody) bool {
 	var seen uint8
 	var id, model, status jstr
 	ok := s.object(func(key []byte) bool {
@@ -483,13 +491,9 @@ func (r *responseBody) decode(data []byte) bool {
 			}
 			r.Output = []json.RawMessage{} // an empty list is not nil
 			return s.list(func() bool {
-				start := s.I
-				if !s.Value(0) {
-					return false
-				}
-				r.Output = append(r.Output, json.RawMessage(s.B[start:s.I]))
-				s.SkipWS()
-				return true
+				raw, ok := s.raw()
+				r.Output = append(r.Output, raw)
+				return ok
 			})
 		case "usage":
 			if !once(&seen, 32) {
@@ -503,11 +507,78 @@ func (r *responseBody) decode(data []byte) bool {
 		}
 		return s.unknown(key, responseKeys)
 	})
+	if !ok {
+		return false
+	}
+	r.ID, r.Model, r.Status = id.String(), model.String(), status.String()
+	return true
+}
+
+// raw reads any value (null included) and returns it as it stands in
+// the data, as encoding/json gives a json.RawMessage.
+func (s *scanner) raw() (json.RawMessage, bool) {
+	start := s.I
+	if !s.Value(0) {
+		return nil, false
+	}
+	raw := json.RawMessage(s.B[start:s.I:s.I])
+	s.SkipWS()
+	return raw, true
+}
+
+// eventKeys are the members of a stream event streamEvent.decode reads.
+var eventKeys = []string{"type", "item_id", "output_index", "delta", "item", "response", "code", "message"}
+
+// decode reads a Responses API stream event into ev, as json.Unmarshal
+// does (its item and its response's output items kept as they stand in
+// data, which they alias), and reports whether it could; it cannot for
+// the data chunkView.decode cannot read, which readResponseStream leaves
+// to encoding/json. FuzzStreamEvent holds the two to the same result.
+func (ev *streamEvent) decode(data []byte) bool {
+	*ev = streamEvent{}
+	s := newScanner(data)
+	s.SkipWS()
+	var seen uint8
+	var typ, itemID, delta, code, msg jstr
+	ok := s.object(func(key []byte) bool {
+		switch string(key) {
+		case "type":
+			return once(&seen, 1) && s.str(&typ)
+		case "item_id":
+			return once(&seen, 2) && s.str(&itemID)
+		case "output_index":
+			return once(&seen, 4) && s.integer(func(n int64) { ev.OutputIndex = int(n) })
+		case "delta":
+			return once(&seen, 8) && s.str(&delta)
+		case "item":
+			if !once(&seen, 16) {
+				return false
+			}
+			raw, ok := s.raw()
+			ev.Item = raw
+			return ok
+		case "response":
+			if !once(&seen, 32) {
+				return false
+			}
+			if s.null() {
+				return true
+			}
+			ev.Response = &responseBody{}
+			return s.responseBody(ev.Response)
+		case "code":
+			return once(&seen, 64) && s.str(&code)
+		case "message":
+			return once(&seen, 128) && s.str(&msg)
+		}
+		return s.unknown(key, eventKeys)
+	})
 	s.SkipWS()
 	if !ok || s.I != len(s.B) {
 		return false
 	}
-	r.ID, r.Model, r.Status = id.String(), model.String(), status.String()
+	ev.Type, ev.ItemID, ev.Delta = typ.String(), itemID.String(), delta.String()
+	ev.Code, ev.Message = code.String(), msg.String()
 	return true
 }
 

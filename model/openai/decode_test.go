@@ -241,3 +241,52 @@ func FuzzItemHead(f *testing.F) {
 		}
 	})
 }
+
+// FuzzStreamEvent holds streamEvent.decode to encoding/json: when it
+// reads a Responses API stream event, json.Unmarshal reads the same
+// event. The seeds are the data of every recorded stream's events and
+// the edges of the reader.
+func FuzzStreamEvent(f *testing.F) {
+	for _, s := range chatDecodeSeeds {
+		f.Add([]byte(s))
+	}
+	for _, s := range []string{
+		`{"type":"response.output_item.done","output_index":2,"item":{"type":"message","role":"assistant"} }`,
+		`{"type":"response.output_text.delta","item_id":"msg_1","delta":"caf\u00e9 \ud83d","output_index":0}`,
+		`{"type":"response.completed","response":{"id":"resp_1","status":"completed","output":[null,{"type":"x"}],"usage":null}}`,
+		`{"type":"response.failed","response":null}`, `{"type":"error","code":"server_error","message":"boom","param":null}`,
+		`{"item":null,"response":{}}`, `{"output_index":-1}`, `{"output_index":1.0}`, `{"output_index":9223372036854775808}`,
+		`{"Type":"error"}`, `{"type":"a","type":"b"}`, `{"item":1,"item":2}`, `{"delta":1}`, `{"response":{"output":{}}}`,
+		`{"response":{"id":"a"},"response":{"model":"b"}}`, `null`, `[]`, `{"type":"x"} x`,
+	} {
+		f.Add([]byte(s))
+	}
+	files, err := filepath.Glob("testdata/*.sse")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for line := range strings.Lines(string(data)) {
+			if ev, ok := strings.CutPrefix(line, "data: "); ok {
+				f.Add([]byte(strings.TrimSuffix(ev, "\n")))
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var got streamEvent
+		if !got.decode(data) {
+			return
+		}
+		var want streamEvent
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("decode read %q, which encoding/json refuses: %v", data, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("decode of %q:\n got %+v\nwant %+v", data, got, want)
+		}
+	})
+}

@@ -1,9 +1,9 @@
 package openai
 
 import (
-	"encoding/json"
 	"fmt"
 
+	"github.com/turnkit/turnkit/internal/jsonscan"
 	"github.com/turnkit/turnkit/internal/jsonw"
 	"github.com/turnkit/turnkit/pipeline"
 )
@@ -15,7 +15,7 @@ import (
 
 // checkOutput reports an output spec the API would refuse.
 func checkOutput(o *pipeline.OutputSpec) error {
-	if !json.Valid(o.Schema) {
+	if !jsonscan.Valid(o.Schema) {
 		return fmt.Errorf("openai: output %q: schema is not valid JSON", o.Name)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/turnkit/turnkit/internal/jsonscan"
 	"github.com/turnkit/turnkit/internal/jsonw"
 	"github.com/turnkit/turnkit/pipeline"
 	"github.com/turnkit/turnkit/state"
@@ -76,18 +77,18 @@ func toolParams(tools []pipeline.ToolSpec) ([]responses.ToolUnionParam, error) {
 		start := len(buf)
 		switch {
 		case len(t.Hosted) > 0:
-			if !json.Valid(t.Hosted) {
+			if !jsonscan.Valid(t.Hosted) {
 				return nil, fmt.Errorf("openai: hosted tool %q: declaration is not valid JSON", t.Name)
 			}
 			param.SetJSON(t.Hosted, &out[i])
 		case len(t.Custom) > 0:
-			if !json.Valid(t.Custom) {
+			if !jsonscan.Valid(t.Custom) {
 				return nil, fmt.Errorf("openai: custom tool %q: format is not valid JSON", t.Name)
 			}
 			buf = appendCustomTool(buf, t)
 			param.SetJSON(buf[start:len(buf):len(buf)], &out[i])
 		default:
-			if len(t.Parameters) > 0 && !json.Valid(t.Parameters) {
+			if len(t.Parameters) > 0 && !jsonscan.Valid(t.Parameters) {
 				return nil, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
 			}
 			buf = appendTool(buf, t)

@@ -14,6 +14,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/responses"
 
+	"github.com/turnkit/turnkit/internal/jsonscan"
 	"github.com/turnkit/turnkit/pipeline"
 )
 
@@ -81,14 +82,17 @@ func readResponseStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline
 			break
 		}
 		if skippable(data, c.Streaming()) {
-			if !json.Valid(data) {
+			if !jsonscan.Valid(data) {
 				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d", events), Err: errors.New("invalid JSON")}
 			}
 			continue
 		}
 		var ev streamEvent
-		if err := json.Unmarshal(data, &ev); err != nil {
-			return nil, &DecodeError{Where: fmt.Sprintf("stream event %d", events), Err: err}
+		if !ev.decode(data) {
+			ev = streamEvent{} // not what decode left
+			if err := json.Unmarshal(data, &ev); err != nil {
+				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d", events), Err: err}
+			}
 		}
 		if ev.Type == "" {
 			ev.Type = dec.Event().Type
@@ -105,7 +109,7 @@ func readResponseStream(dec ssestream.Decoder, c *pipeline.ModelCall) (*pipeline
 			for len(done) <= ev.OutputIndex {
 				done = append(done, nil)
 			}
-			done[ev.OutputIndex] = ev.Item
+			done[ev.OutputIndex] = bytes.Clone(ev.Item) // kept past this event's data
 		case "response.completed", "response.incomplete", "response.failed":
 			if ev.Response == nil {
 				return nil, &DecodeError{Where: fmt.Sprintf("stream event %d (%s)", events, ev.Type), Err: fmt.Errorf("no response")}
