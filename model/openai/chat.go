@@ -131,27 +131,10 @@ func (m *ChatModel) body(dst []byte, c *pipeline.ModelCall) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := chatExpressible(c.Input); err != nil {
+	if err := chatCheck(c); err != nil {
 		return nil, err
 	}
-	for _, t := range c.Tools {
-		if len(t.Hosted) > 0 {
-			return nil, fmt.Errorf("%w: hosted tool %q: Chat Completions has no hosted tools", ErrUnsupportedTool, t.Name)
-		}
-		if len(t.Custom) > 0 {
-			return nil, fmt.Errorf("%w: custom tool %q: the chat adapter sends function tools only", ErrUnsupportedTool, t.Name)
-		}
-		if len(t.Parameters) > 0 && !jsonscan.Valid(t.Parameters) {
-			return nil, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
-		}
-	}
-	o := &c.Output
-	if o.Schema != nil {
-		if err := checkOutput(o); err != nil {
-			return nil, err
-		}
-	}
-	s := &c.Settings
+	o, s := &c.Output, &c.Settings
 	size := 256 + len(name) + len(c.Instructions) + toolsSize(c.Tools) + len(o.Schema)
 	for _, it := range c.Input.All() {
 		size += it.RawLen() + 32
@@ -187,16 +170,7 @@ func (m *ChatModel) body(dst []byte, c *pipeline.ModelCall) ([]byte, error) {
 		b = strconv.AppendBool(b, *s.ParallelToolCalls)
 	}
 	if len(s.Metadata) > 0 {
-		b = append(b, `,"metadata":{`...)
-		for i, k := range slices.Sorted(maps.Keys(s.Metadata)) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonw.AppendString(b, k)
-			b = append(b, ':')
-			b = jsonw.AppendString(b, s.Metadata[k])
-		}
-		b = append(b, '}')
+		b = appendMetadata(append(b, `,"metadata":`...), s.Metadata)
 	}
 	if s.ReasoningEffort != "" {
 		b = append(b, `,"reasoning_effort":`...)
@@ -209,20 +183,41 @@ func (m *ChatModel) body(dst []byte, c *pipeline.ModelCall) ([]byte, error) {
 		b = append(b, `,"response_format":`...)
 		b = appendResponseFormat(b, o)
 	}
-	switch s.ToolChoice {
+	return append(appendChatTools(b, s.ToolChoice, c.Tools), '}'), nil
+}
+
+// appendMetadata appends metadata as a JSON object, its keys sorted.
+func appendMetadata(b []byte, metadata map[string]string) []byte {
+	b = append(b, '{')
+	for i, k := range slices.Sorted(maps.Keys(metadata)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonw.AppendString(b, k)
+		b = append(b, ':')
+		b = jsonw.AppendString(b, metadata[k])
+	}
+	return append(b, '}')
+}
+
+// appendChatTools appends the body's tool_choice member, when choice is
+// set (a mode, or the name of the function the model must call), and
+// its tools member, when there are tools.
+func appendChatTools(b []byte, choice string, tools []pipeline.ToolSpec) []byte {
+	switch choice {
 	case "":
 	case "auto", "required", "none":
 		b = append(b, `,"tool_choice":"`...)
-		b = append(b, s.ToolChoice...)
+		b = append(b, choice...)
 		b = append(b, '"')
 	default:
 		b = append(b, `,"tool_choice":{"function":{"name":`...)
-		b = jsonw.AppendString(b, s.ToolChoice)
+		b = jsonw.AppendString(b, choice)
 		b = append(b, `},"type":"function"}`...)
 	}
-	if len(c.Tools) > 0 {
+	if len(tools) > 0 {
 		b = append(b, `,"tools":[`...)
-		for i, t := range c.Tools {
+		for i, t := range tools {
 			if i > 0 {
 				b = append(b, ',')
 			}
@@ -230,7 +225,32 @@ func (m *ChatModel) body(dst []byte, c *pipeline.ModelCall) ([]byte, error) {
 		}
 		b = append(b, ']')
 	}
-	return append(b, '}'), nil
+	return b
+}
+
+// chatCheck refuses, before any of the body is written, what the Chat
+// Completions API cannot take: input items it has no message for, hosted
+// and custom tools, tool parameters and an output schema that are not
+// valid JSON.
+func chatCheck(c *pipeline.ModelCall) error {
+	if err := chatExpressible(c.Input); err != nil {
+		return err
+	}
+	for _, t := range c.Tools {
+		if len(t.Hosted) > 0 {
+			return fmt.Errorf("%w: hosted tool %q: Chat Completions has no hosted tools", ErrUnsupportedTool, t.Name)
+		}
+		if len(t.Custom) > 0 {
+			return fmt.Errorf("%w: custom tool %q: the chat adapter sends function tools only", ErrUnsupportedTool, t.Name)
+		}
+		if len(t.Parameters) > 0 && !jsonscan.Valid(t.Parameters) {
+			return fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
+		}
+	}
+	if c.Output.Schema != nil {
+		return checkOutput(&c.Output)
+	}
+	return nil
 }
 
 // appendNumber appends f as encoding/json writes a float64; NaN and the

@@ -648,26 +648,7 @@ func (s *Store) appendArgs(ctx context.Context, args []any, sessionID, runID str
 	if place != "" && !prepared(items) {
 		place = ""
 	}
-	n, count := 1+5+5+len(items)+1, 1+len(items)
-	for _, it := range items {
-		n += 5 + 16 + s.encodedLen(runID, it)
-		if k := it.Kind(); k.IsCall() || k.IsOutput() {
-			n += 5 + 8 + len(it.CallID())
-			count++
-		}
-	}
-	if place != "" {
-		// The prepared form holds each member (the batch's item and its
-		// place) and, for each call and output, at most two more strings
-		// of the place, its ID key and two positions.
-		n += 128
-		for _, it := range items {
-			n += 5 + 16 + 16 + s.encodedLen(runID, it) + 2 + 32
-			if k := it.Kind(); k.IsCall() || k.IsOutput() {
-				n += 4 * (5 + 1 + 32 + 8 + len(it.CallID()) + 16)
-			}
-		}
-	}
+	n, count := s.appendArgsSize(runID, items, place != "")
 	b := make([]byte, 0, n)
 	// at[i] is where item i's Seq and encoded form start in its member,
 	// and at[i+1]'s header where they end: the batch copies them.
@@ -725,6 +706,34 @@ func (s *Store) appendArgs(ctx context.Context, args []any, sessionID, runID str
 		}
 	}
 	return append(args, runID, b), nil
+}
+
+// appendArgsSize returns the room appendArgs's batch of items takes at
+// most, with the prepared form when withPrepared, and the number of
+// elements of its array: the flags, each item and each call or output's
+// ID.
+func (s *Store) appendArgsSize(runID string, items []state.Item, withPrepared bool) (n, count int) {
+	n, count = 1+5+5+len(items)+1, 1+len(items)
+	for _, it := range items {
+		n += 5 + 16 + s.encodedLen(runID, it)
+		if k := it.Kind(); k.IsCall() || k.IsOutput() {
+			n += 5 + 8 + len(it.CallID())
+			count++
+		}
+	}
+	if withPrepared {
+		// The prepared form holds each member (the batch's item and its
+		// place) and, for each call and output, at most two more strings
+		// of the place, its ID key and two positions.
+		n += 128
+		for _, it := range items {
+			n += 5 + 16 + 16 + s.encodedLen(runID, it) + 2 + 32
+			if k := it.Kind(); k.IsCall() || k.IsOutput() {
+				n += 4 * (5 + 1 + 32 + 8 + len(it.CallID()) + 16)
+			}
+		}
+	}
+	return n, count
 }
 
 // maxPrepared is the most items a batch sent in the prepared form has.
