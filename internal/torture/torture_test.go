@@ -117,19 +117,21 @@ func TestTortureSealed(t *testing.T) {
 	if os.Getenv("TURNKIT_TORTURE_KILLS") != "" {
 		n = kills(t, n)
 	}
-	backends := map[string]func() torture.Backend{
-		"sqlite": func() torture.Backend { return torture.Backend{Dir: t.TempDir(), Sealed: true} },
-		"postgres": func() torture.Backend {
+	// Each backend is made with its subtest's t, so that a missing
+	// service skips that subtest alone.
+	backends := map[string]func(t *testing.T) torture.Backend{
+		"sqlite": func(t *testing.T) torture.Backend { return torture.Backend{Dir: t.TempDir(), Sealed: true} },
+		"postgres": func(t *testing.T) torture.Backend {
 			return torture.Backend{Dir: t.TempDir(), PostgresURL: postgresURL(t), Schema: fmt.Sprintf("sealed_%d", time.Now().UnixNano()), Sealed: true}
 		},
-		"redis": func() torture.Backend {
+		"redis": func(t *testing.T) torture.Backend {
 			return torture.Backend{Dir: t.TempDir(), RedisURL: redisURL(t), Schema: fmt.Sprintf("sealed_%d", time.Now().UnixNano()), Sealed: true}
 		},
 	}
 	for _, name := range []string{"sqlite", "postgres", "redis"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			runTorture(t, backends[name](), n, false)
+			runTorture(t, backends[name](t), n, false)
 		})
 	}
 }
