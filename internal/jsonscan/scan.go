@@ -17,6 +17,8 @@ package jsonscan
 import (
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/turnkit/turnkit/internal/jsonw"
 )
 
 // MaxDepth is the nesting [Scanner.Value] follows; deeper input goes
@@ -94,12 +96,19 @@ func (s *Scanner) Str() ([]byte, uint8, bool) {
 	var flags uint8
 	b := s.B
 	for i := s.I; i < len(b); {
+		// Step through a few plain bytes before reading eight at a time,
+		// as jsonw.AppendString does.
+		for n := min(len(b), i+4); i < n && strClass[b[i]] == 0; {
+			i++
+		}
+		if i < len(b) && strClass[b[i]] == 0 {
+			i += jsonw.PlainLen(b[i:])
+		}
+		if i == len(b) {
+			break
+		}
 		c := b[i]
 		cl := strClass[c]
-		if cl == 0 {
-			i++
-			continue
-		}
 		switch {
 		case c == '"':
 			s.I = i + 1

@@ -180,3 +180,46 @@ func FuzzAppendUnquoted(f *testing.F) {
 		}
 	})
 }
+
+// TestStrReadsEveryByteAtEveryPosition places each byte value at each
+// position of a string, in the bytes Str steps through one at a time and
+// in those it reads eight at a time, and checks Str against
+// encoding/json: a string Str reads to the end of the input is one
+// encoding/json accepts, with the same value; one it refuses or ends
+// early (at a quote) is not a whole JSON string; and the flags say what
+// the byte is.
+func TestStrReadsEveryByteAtEveryPosition(t *testing.T) {
+	for c := range 256 {
+		for at := range 21 {
+			body := []byte("abcdefghijklmnopqrstu")
+			body[at] = byte(c)
+			in := append(append([]byte{'"'}, body...), '"')
+			var want string
+			valid := json.Unmarshal(in, &want) == nil
+			s := Scanner{B: in}
+			q, flags, ok := s.Str()
+			whole := ok && s.I == len(in)
+			if whole != valid {
+				t.Fatalf("byte %#x at %d: Str read the whole string %v, encoding/json accepts it %v", c, at, whole, valid)
+			}
+			if !whole {
+				continue
+			}
+			if got := string(AppendUnquoted(nil, q, flags)); got != want {
+				t.Fatalf("byte %#x at %d: Str read %q, encoding/json %q", c, at, got, want)
+			}
+			var wantFlags uint8
+			switch {
+			case c == '<' || c == '>' || c == '&':
+				wantFlags = StrHTML
+			case c == '\\':
+				wantFlags = StrEscaped
+			case c >= 0x80:
+				wantFlags = StrNonASCII
+			}
+			if flags != wantFlags {
+				t.Fatalf("byte %#x at %d: flags %b, want %b", c, at, flags, wantFlags)
+			}
+		}
+	}
+}

@@ -24,3 +24,48 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+// TestPlainLenStopsAtEveryByteToEscape places each byte value at each
+// position of a word and after it, where the eight-byte test and the tail
+// loop read it, and checks that PlainLen stops there exactly when
+// encoding/json would not copy the byte as it is.
+func TestPlainLenStopsAtEveryByteToEscape(t *testing.T) {
+	for c := range 256 {
+		asIs := c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+		for at := range 19 {
+			s := []byte("abcdefghijklmnopqrs")
+			s[at] = byte(c)
+			wantLen := at
+			if asIs {
+				wantLen = len(s)
+			}
+			if got := PlainLen(s); got != wantLen {
+				t.Fatalf("PlainLen with byte %#x at %d = %d, want %d", c, at, got, wantLen)
+			}
+			if got := PlainLen(string(s)); got != wantLen {
+				t.Fatalf("PlainLen(string) with byte %#x at %d = %d, want %d", c, at, got, wantLen)
+			}
+		}
+	}
+}
+
+// BenchmarkAppendString writes strings of the shapes a checkpoint and a
+// request body hold most: an ID, a sentence, a tool call's arguments
+// (JSON, so quotes to escape) and text outside ASCII.
+func BenchmarkAppendString(b *testing.B) {
+	for _, c := range []struct{ name, s string }{
+		{"id", "call_run_4f3c2a1b9d8e7f6a5b4c3d2e1f0a9b8c_17"},
+		{"sentence", "The weather in Paris is sunny with a light breeze from the west, 21 degrees at noon and a clear evening."},
+		{"arguments", `{"city":"Paris","units":"celsius","days":3}`},
+		{"accents", "Prévisions météo à Paris : ensoleillé, 21 °C à midi."},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.s)))
+			buf := make([]byte, 0, 256)
+			for b.Loop() {
+				buf = AppendString(buf[:0], c.s)
+			}
+		})
+	}
+}
