@@ -156,16 +156,17 @@ func newCkptQueries(schemaName string) ckptQueries {
 		// appendOn is SaveAppend's append after casAppendOn, for a run
 		// that has its place in the session ($1; its first SaveAppend gave
 		// it one): it takes the head's next write stamp and inserts the
-		// items ($2 run, $3–$8 appendCols.args) whose positions do not
-		// hold the same item already (one index entry each: a scalar
-		// subquery, where NOT EXISTS became an anti-join that read the
-		// run's whole place under the generic plan). Where it cannot
-		// write what it must, it fails, and the transaction with it, so
-		// that the save does not
-		// take without the append: a position that holds another item
+		// items ($2 run, $3–$8 appendCols.args), with no read of their
+		// positions first: a save that builds on the stored version
+		// appends at positions that its run's earlier commits left free.
+		// Where it cannot write what it must, it fails, and the
+		// transaction with it, so that the save does not take without the
+		// append: a position that holds an item, the same or another,
 		// fails on its key (isTaken), a second output for a call on the
 		// answers' index (isDuplicateOutput), and a run with no place (a
-		// Clear removed it) on the place's NOT NULL (isUnplaced).
+		// Clear removed it) on the place's NOT NULL (isUnplaced); the
+		// first two go to saveAppendTx, which reads the positions and
+		// skips the items stored already.
 		appendOn: r.Replace(`WITH r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2),
 			head AS (
 				UPDATE {{schema}}.session_heads SET stamp = stamp + 1
@@ -176,9 +177,7 @@ func newCkptQueries(schemaName string) ckptQueries {
 				(SELECT stamp FROM head)
 			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
 				AS t(seq, kind, name, raw, call_id, batch_call)
-			WHERE ` + savedCond + ` AND NOT COALESCE((
-				SELECT (s.kind, s.name, s.raw) = (t.kind, t.name, t.raw) FROM {{schema}}.session_items s
-				WHERE s.session_id = $1 AND s.place = (SELECT place FROM r) AND s.seq = t.seq), false)`),
+			WHERE ` + savedCond),
 		version: r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
 		delete: r.Replace(`WITH items AS (DELETE FROM {{schema}}.run_checkpoint_items WHERE run_id = $1),
 			idx AS (DELETE FROM {{schema}}.run_index WHERE run_id = $1)
@@ -349,11 +348,11 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 // Items in increasing Seq order (as the persistence middleware appends
 // them) are saved and appended in one round trip, as one transaction: a
 // crash-safe tool turn then makes two round trips, the save before its
-// call and this one. If another writer took a position after the append
-// read it (a plain Append of the same run: writers through the
-// checkpoint's compare-and-swap exclude each other), a position holds
-// another item, or the items are out of order, it is a transaction of
-// Append's with the save in its first round trip. A save on the stored
+// call and this one. If a position holds an item already, the same or
+// another (a plain Append of the same run wrote it: writers through the
+// checkpoint's compare-and-swap exclude each other), or the items are out
+// of order, it is a transaction of Append's with the save in its first
+// round trip, which skips the items stored already. A save on the stored
 // version of a run whose place a Clear removed takes one more round trip:
 // the statements of the common case write nothing, and the general one
 // places the run again.
@@ -446,9 +445,10 @@ func (s *Store) saveAppendOn(ctx context.Context, run *state.Run, d *state.Delta
 	switch {
 	case err == nil && saved != 1:
 		return s.conflict(ctx, d)
-	case isDuplicateOutput(err):
-		return rowcodec.DuplicateOutput(pkg, sessionID, run.ID(), items)
-	case isTaken(err):
+	case isTaken(err), isDuplicateOutput(err):
+		// A position holds an item (the same one, or another), or an
+		// output answers its call already: the transaction that reads the
+		// positions tells which.
 		return s.saveAppendTx(ctx, run, d, sessionID, items, a)
 	case isUnplaced(err):
 		return err

@@ -185,10 +185,9 @@ var planCases = map[string]planCase{
 		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
 	"ck.appendOn": { // a tool turn's commit at the end of the long run, after casAppendOn
 		args: func(k planKey) []any { return appendArgs(k, k.run) },
-		scans: []string{
+		scans: []string{ // no read of the positions appended to: their key checks them
 			"session_runs session_runs_pkey",
 			"session_heads session_heads_pkey",  // the head's row, by key: its write stamp
-			"session_items session_items_pkey",  // the positions appended to, one entry each
 			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only
 		}},
 	"ck.version": {

@@ -49,48 +49,69 @@ type rawTurnWrites struct {
 	items        []state.Item
 }
 
-// rawTurnMark is the tool turn of the recorded run whose writes the raw
-// rows replay: past the run's first save, which writes its context.
+// rawTurns are the durable writes of two consecutive tool turns of one
+// run, which the raw rows replay in turn (see play): a save's head then
+// differs from the head stored before it as a run's next head does, in
+// its turn, usage and digest. One turn's writes replayed at every turn
+// would make each save before the tool write the head of the commit
+// before it once more, less its last save's changes, and PostgreSQL's log
+// records of an update keep only the bytes that changed.
+type rawTurns [2]rawTurnWrites
+
+// play writes tool turn j of the run with drv: the writes of the recorded
+// turn j % 2, at turn j's versions and positions.
+func (ws *rawTurns) play(ctx context.Context, drv rawDriver, j int) error {
+	k := j % 2
+	return drv.turn(ctx, rawVersion(j), j-k, &ws[k])
+}
+
+// rawTurnMark is the first tool turn of the recorded run whose writes the
+// raw rows replay: past the run's first save, which writes its context.
 const rawTurnMark = 3
 
 // recordTurnWrites runs a few crash-safe tool turns on the memory stores
-// from h items of history, recording every save's delta and every append,
-// and returns the writes of turn rawTurnMark. A delta does not depend on
-// the store that writes it (the benchmark's stores neither sign nor seal).
-func recordTurnWrites(tb testing.TB, h int) rawTurnWrites {
+// from h items of history, in a run and session with the raw rows' IDs,
+// recording every save's delta and every append, and returns the writes
+// of turns rawTurnMark and rawTurnMark+1. A delta does not depend on the
+// store that writes it (the benchmark's stores neither sign nor seal).
+func recordTurnWrites(tb testing.TB, h int) rawTurns {
 	ctx := context.Background()
 	rec := &recordingSessions{Store: memory.New()}
 	defer rec.Store.Close()
 	st := &recordingStore{Store: memstore.New(), log: &rec.log}
-	const sessionID = "raw-record"
-	if err := rec.Store.Append(ctx, sessionID, "history", makeHistory(h)); err != nil {
+	if err := rec.Store.Append(ctx, rawSessionID, "history", makeHistory(h)); err != nil {
 		tb.Fatal(err)
 	}
 	cp := checkpoint.New(st, checkpoint.WithSession(rec))
 	runner := pipeline.NewRunner(pipeline.WithMiddleware(cp.Middleware()))
-	agent := &pipeline.Agent{Name: "bench", Model: turnsModel(rawTurnMark + 1), Tools: []pipeline.Tool{trivialTool()}}
-	run := state.NewRun("bench", "bench")
-	runcore.SetSessionID(run, sessionID)
+	agent := &pipeline.Agent{Name: "bench", Model: turnsModel(rawTurnMark + 2), Tools: []pipeline.Tool{trivialTool()}}
+	run := state.NewRun(rawRunID, "bench")
+	runcore.SetSessionID(run, rawSessionID)
 	if _, err := runner.Run(ctx, agent, pipeline.UserInput("go"), pipeline.WithState(run)); err != nil {
 		tb.Fatal(err)
 	}
 	// The log of a tool turn is save (before the tool), save (the
 	// commit's), append; the run's first append is its input's.
+	var ws rawTurns
 	appends := 0
 	for i, e := range rec.log {
 		if e.items == nil {
 			continue
 		}
-		if appends++; appends != rawTurnMark+1 {
+		appends++
+		k := appends - 1 - rawTurnMark
+		if k < 0 || k >= len(ws) {
 			continue
 		}
 		if i < 2 || rec.log[i-1].items != nil || rec.log[i-2].items != nil || len(e.items) != 2 {
-			tb.Fatalf("the writes of tool turn %d are not save, save, append of two items: %+v", rawTurnMark, rec.log)
+			tb.Fatalf("the writes of tool turn %d are not save, save, append of two items: %+v", rawTurnMark+k, rec.log)
 		}
-		return rawTurnWrites{save: rec.log[i-2].save, commit: rec.log[i-1].save, items: e.items}
+		ws[k] = rawTurnWrites{save: rec.log[i-2].save, commit: rec.log[i-1].save, items: e.items}
 	}
-	tb.Fatalf("the recorded run made %d appends, want more than %d", appends, rawTurnMark)
-	return rawTurnWrites{}
+	if appends <= rawTurnMark+len(ws) {
+		tb.Fatalf("the recorded run made %d appends, want more than %d", appends, rawTurnMark+len(ws))
+	}
+	return ws
 }
 
 // A rawEvent is a save (items nil) or an append the recording stores saw.
@@ -133,8 +154,10 @@ type rawDriver interface {
 	// reset removes the run's checkpoint and session items and writes its
 	// first head, as a fresh run of the timed scenarios starts.
 	reset(ctx context.Context, head []byte) error
-	// turn writes tool turn j of the run: the save, then the commit.
-	turn(ctx context.Context, j int, w *rawTurnWrites) error
+	// turn writes a tool turn of the run: w's save at version v, then
+	// its commit at v+1, with w's positions moved on by at turns (see
+	// shifted).
+	turn(ctx context.Context, v int64, at int, w *rawTurnWrites) error
 	close()
 }
 
@@ -166,7 +189,7 @@ func rawVersion(j int) int64 { return 2 + 2*int64(j) }
 // and items are removed, as the crash-safe scenarios start a fresh run.
 func rawDriverTurns(b *testing.B, open func(tb testing.TB) rawDriver, h int) {
 	ctx := context.Background()
-	w := recordTurnWrites(b, h)
+	ws := recordTurnWrites(b, h)
 	drv := open(b)
 	defer drv.close()
 	if err := drv.seed(ctx, makeHistory(h)); err != nil {
@@ -178,13 +201,13 @@ func rawDriverTurns(b *testing.B, open func(tb testing.TB) rawDriver, h int) {
 	for b.Loop() {
 		if j == perRun {
 			b.StopTimer()
-			if err := drv.reset(ctx, w.save.head); err != nil {
+			if err := drv.reset(ctx, ws[0].save.head); err != nil {
 				b.Fatal(err)
 			}
 			j = 0
 			b.StartTimer()
 		}
-		if err := drv.turn(ctx, j, &w); err != nil {
+		if err := ws.play(ctx, drv, j); err != nil {
 			b.Fatalf("tool turn %d: %v", j, err)
 		}
 		j++
@@ -292,8 +315,7 @@ func (r *rawSQLite) save(ctx context.Context, tx *sql.Tx, s *rawSave, version in
 	return nil
 }
 
-func (r *rawSQLite) turn(ctx context.Context, j int, w *rawTurnWrites) error {
-	v := rawVersion(j)
+func (r *rawSQLite) turn(ctx context.Context, v int64, j int, w *rawTurnWrites) error {
 	if err := r.inTx(ctx, func(tx *sql.Tx) error { return r.save(ctx, tx, &w.save, v, j) }); err != nil {
 		return err
 	}
@@ -314,10 +336,12 @@ func (r *rawSQLite) close() {
 
 // rawPostgres is pgx on a pool, each write one batch of statements sent
 // in one round trip: the implicit transaction of a pipeline without BEGIN,
-// committed by its Sync.
+// committed by its Sync. A save updates the head's row, which reset
+// wrote (firstHead), as the store's saves do: an upsert would also probe
+// the key for an insert and log a lock of the row (54 bytes a save).
 type rawPostgres struct {
-	pool                                *pgxpool.Pool
-	head, pieces, items, clearRun, clrS string
+	pool                                           *pgxpool.Pool
+	firstHead, head, pieces, items, clearRun, clrS string
 }
 
 func openRawPostgres(tb testing.TB) rawDriver {
@@ -328,8 +352,9 @@ func openRawPostgres(tb testing.TB) rawDriver {
 	}
 	schema := pgx.Identifier{"turnbench_raw"}.Sanitize()
 	r := &rawPostgres{pool: pool,
-		head: `INSERT INTO ` + schema + `.run_checkpoints (run_id, version, data) VALUES ($1, $2, $3)
+		firstHead: `INSERT INTO ` + schema + `.run_checkpoints (run_id, version, data) VALUES ($1, $2, $3)
 			ON CONFLICT (run_id) DO UPDATE SET version = EXCLUDED.version, data = EXCLUDED.data`,
+		head: `UPDATE ` + schema + `.run_checkpoints SET version = $2, data = $3 WHERE run_id = $1`,
 		pieces: `INSERT INTO ` + schema + `.run_checkpoint_items (run_id, seq, version, data)
 			SELECT $1, t.seq, $2, t.data FROM unnest($3::bigint[], $4::bytea[]) AS t(seq, data)`,
 		items: `INSERT INTO ` + schema + `.session_items (session_id, place, seq, kind, name, raw)
@@ -377,7 +402,7 @@ func (r *rawPostgres) reset(ctx context.Context, head []byte) error {
 	var b pgx.Batch
 	b.Queue(r.clearRun, rawRunID)
 	b.Queue(r.clrS, rawSessionID, rawRunPlace)
-	b.Queue(r.head, rawRunID, 1, head)
+	b.Queue(r.firstHead, rawRunID, 1, head)
 	return r.send(ctx, &b)
 }
 
@@ -394,8 +419,7 @@ func (r *rawPostgres) queueSave(b *pgx.Batch, s *rawSave, version int64, j int) 
 	b.Queue(r.pieces, rawRunID, version, seqs, data)
 }
 
-func (r *rawPostgres) turn(ctx context.Context, j int, w *rawTurnWrites) error {
-	v := rawVersion(j)
+func (r *rawPostgres) turn(ctx context.Context, v int64, j int, w *rawTurnWrites) error {
 	var save pgx.Batch
 	r.queueSave(&save, &w.save, v, j)
 	if err := r.send(ctx, &save); err != nil {
@@ -471,8 +495,7 @@ func (r *rawRedis) queueSave(ctx context.Context, p goredis.Pipeliner, s *rawSav
 	p.HSet(ctx, r.itemsKey, fields...)
 }
 
-func (r *rawRedis) turn(ctx context.Context, j int, w *rawTurnWrites) error {
-	v := rawVersion(j)
+func (r *rawRedis) turn(ctx context.Context, v int64, j int, w *rawTurnWrites) error {
 	if _, err := r.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		r.queueSave(ctx, p, &w.save, v, j)
 		return nil

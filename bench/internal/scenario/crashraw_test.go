@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -12,26 +13,43 @@ import (
 	"github.com/turnkit/turnkit/state"
 )
 
-// TestRecordTurnWrites checks that the raw rows replay a steady crash-safe
-// tool turn: a save of the head and pieces before the tool (the response's
-// model call and tool call, the previous turn's output), then a commit of
-// the head with the call and its output appended.
+// TestRecordTurnWrites checks that the raw rows replay steady crash-safe
+// tool turns: in each, a save of the head and pieces before the tool (the
+// response's model call and tool call, the previous turn's output), then
+// a commit of the head with the call and its output appended; and that the
+// two recorded turns are consecutive (the second's pieces and items are
+// the first's moved on by one turn, see shifted), with heads of their own.
 func TestRecordTurnWrites(t *testing.T) {
-	w := recordTurnWrites(t, 10)
-	if len(w.save.head) == 0 || len(w.commit.head) == 0 {
-		t.Fatalf("a save without a head: %+v", w)
-	}
-	var items int
-	for _, p := range w.save.pieces {
-		if p.Seq > 0 {
-			items++
+	ws := recordTurnWrites(t, 10)
+	for k, w := range ws {
+		if len(w.save.head) == 0 || len(w.commit.head) == 0 {
+			t.Fatalf("turn %d: a save without a head: %+v", k, w)
+		}
+		var items int
+		for _, p := range w.save.pieces {
+			if p.Seq > 0 {
+				items++
+			}
+		}
+		if items != 2 || len(w.save.pieces) != 3 {
+			t.Errorf("turn %d: the save before the tool writes %d pieces (%d items), want 3: the model call, the call, the previous output", k, len(w.save.pieces), items)
+		}
+		if len(w.items) != 2 || w.items[0].Kind() != state.KindToolCall || w.items[1].Kind() != state.KindToolOutput {
+			t.Errorf("turn %d: the commit appends %v, want the tool call and its output", k, w.items)
 		}
 	}
-	if items != 2 || len(w.save.pieces) != 3 {
-		t.Errorf("the save before the tool writes %d pieces (%d items), want 3: the model call, the call, the previous output", len(w.save.pieces), items)
+	for i, p := range ws[1].save.pieces {
+		if i < len(ws[0].save.pieces) && p.Seq != shifted(ws[0].save.pieces[i].Seq, 1) {
+			t.Errorf("the second turn's piece %d is at %d, want %d: the turns are not consecutive", i, p.Seq, shifted(ws[0].save.pieces[i].Seq, 1))
+		}
 	}
-	if len(w.items) != 2 || w.items[0].Kind() != state.KindToolCall || w.items[1].Kind() != state.KindToolOutput {
-		t.Errorf("the commit appends %v, want the tool call and its output", w.items)
+	for i, it := range ws[1].items {
+		if it.Seq() != shifted(ws[0].items[i].Seq(), 1) {
+			t.Errorf("the second turn's item %d is at %d, want %d: the turns are not consecutive", i, it.Seq(), shifted(ws[0].items[i].Seq(), 1))
+		}
+	}
+	if bytes.Equal(ws[0].commit.head, ws[1].save.head) || bytes.Equal(ws[0].save.head, ws[1].save.head) {
+		t.Error("the two turns' saves write the same head")
 	}
 }
 
@@ -40,7 +58,7 @@ func TestRecordTurnWrites(t *testing.T) {
 // turn at positions of its own, and the head of the last commit.
 func TestRawDriversWrite(t *testing.T) {
 	ctx := context.Background()
-	w := recordTurnWrites(t, 10)
+	ws := recordTurnWrites(t, 10)
 	const turns = 3
 	for name, open := range rawDrivers {
 		t.Run(name, func(t *testing.T) {
@@ -52,19 +70,23 @@ func TestRawDriversWrite(t *testing.T) {
 			if err := drv.seed(ctx, makeHistory(10)); err != nil {
 				t.Fatal(err)
 			}
-			if err := drv.reset(ctx, w.save.head); err != nil {
+			if err := drv.reset(ctx, ws[0].save.head); err != nil {
 				t.Fatal(err)
 			}
+			var wantPieces, wantItems int
 			for j := range turns {
-				if err := drv.turn(ctx, j, &w); err != nil {
+				if err := ws.play(ctx, drv, j); err != nil {
 					t.Fatalf("turn %d: %v", j, err)
 				}
+				w := &ws[j%2]
+				wantPieces += len(w.save.pieces) + len(w.commit.pieces)
+				wantItems += len(w.items)
 			}
 			pieces, items, version := rawCounts(t, drv)
-			if want := turns * (len(w.save.pieces) + len(w.commit.pieces)); pieces != want {
-				t.Errorf("%d pieces stored, want %d", pieces, want)
+			if pieces != wantPieces {
+				t.Errorf("%d pieces stored, want %d", pieces, wantPieces)
 			}
-			if want := 10 + turns*len(w.items); items != want {
+			if want := 10 + wantItems; items != want {
 				t.Errorf("%d session items stored, want %d", items, want)
 			}
 			if want := rawVersion(turns-1) + 1; version != want {
