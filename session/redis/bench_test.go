@@ -111,3 +111,49 @@ func BenchmarkSave(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkToolTurn makes the durable writes of a crash-safe tool turn
+// through the store, one turn an iteration: the save before the tool
+// (the run with the call's response recorded) and the commit (SaveAppend:
+// the next save, with the call and its output appended to the session),
+// in runs of 64 turns from a session of 10 items of history, as
+// turnbench's crash-safe rows make them; between runs, untimed, the
+// session is cleared and its history appended again. Run it against a
+// server of its own to read the server's work per turn (INFO
+// commandstats, or callgrind).
+func BenchmarkToolTurn(b *testing.B) {
+	ctx := context.Background()
+	client, prefix := testClient(b)
+	s := redis.New(client, redis.WithPrefix(prefix))
+	sid := benchSession()
+	const perRun = 64
+	var r *state.Run
+	turn := perRun
+	b.ReportAllocs()
+	for b.Loop() {
+		if turn == perRun {
+			b.StopTimer()
+			must(b, s.Clear(ctx, sid))
+			must(b, s.Append(ctx, sid, "history", history(10)))
+			r = state.NewRun(newRunID(), "assistant")
+			runcore.SetSessionID(r, sid)
+			must(b, s.Save(ctx, r))
+			turn = 0
+			b.StartTimer()
+		}
+		turn++
+		first := runcore.Reserve(r, 2)
+		id := fmt.Sprintf("call_%d", turn)
+		call := state.ToolCall("fc_"+id, id, "lookup", `{"q":"weather in Paris"}`).WithSeq(first)
+		must(b, runcore.Record(r, call))
+		runcore.SetResponse(r, state.Boundary{Start: first, End: first + 1, OutputsEnd: first + 2})
+		runcore.SetTurn(r, turn)
+		must(b, s.Save(ctx, r))
+		output := state.ToolOutput(id, "lookup", `{"temp_c":18,"sky":"clear"}`).WithSeq(first + 1)
+		must(b, runcore.Record(r, output))
+		sinkErr = s.SaveAppend(ctx, r, sid, []state.Item{call, output})
+	}
+	if sinkErr != nil {
+		b.Fatal(sinkErr)
+	}
+}
