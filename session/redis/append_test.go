@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/redis"
 	"github.com/turnkit/turnkit/session/sessiontest"
@@ -220,5 +221,44 @@ func TestAppendAfterClearByAnother(t *testing.T) {
 	must(t, a.Append(ctx, "s", "r", sessiontest.Batch(3)))
 	if n, err := a.List(ctx, "s", 0); err != nil || len(n) != len(want)+len(sessiontest.Batch(3)) {
 		t.Fatalf("List = %d items, %v", len(n), err)
+	}
+}
+
+// TestSaveAppendAfterClearByAnother is TestAppendAfterClearByAnother for
+// SaveAppend: the store sends the batch in the prepared form at the place
+// it remembers, which another store's Clear and new run made another
+// run's; the script writes nothing and asks for the general form, and the
+// save and the append go through once, the run placed after the other.
+func TestSaveAppendAfterClearByAnother(t *testing.T) {
+	ctx := t.Context()
+	client, prefix := testClient(t)
+	a := redis.New(client, redis.WithPrefix(prefix))
+	b := redis.New(client, redis.WithPrefix(prefix))
+	run := state.NewRun("r", "agent")
+	runcore.SetSessionID(run, "s")
+	must(t, a.SaveAppend(ctx, run, "s", sessiontest.Batch(0)))
+	before := a.CachedPlace("s", "r")
+	must(t, b.Clear(ctx, "s"))
+	must(t, b.Append(ctx, "s", "x", sessiontest.Batch(0)))
+	must(t, a.SaveAppend(ctx, run, "s", sessiontest.Batch(1)))
+	if after := a.CachedPlace("s", "r"); after == before || after == "" {
+		t.Fatalf("the remembered place of run r is %q, was %q: want the new one", after, before)
+	}
+	got, err := a.List(ctx, "s", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(sessiontest.Batch(0), sessiontest.Batch(1)...)
+	if len(got) != len(want) {
+		t.Fatalf("List = %v, want run x's batch then run r's", got)
+	}
+	for i := range want {
+		if !got[i].Equal(want[i]) {
+			t.Fatalf("item %d = %s, want %s (run x's batch, then run r's)", i, got[i], want[i])
+		}
+	}
+	loaded, err := a.Load(ctx, "r")
+	if err != nil || loaded.Version() != run.Version() {
+		t.Fatalf("Load = version %v, %v; want %d, saved once a SaveAppend", loaded, err, run.Version())
 	}
 }

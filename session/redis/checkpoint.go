@@ -152,12 +152,13 @@ return -1
 // (ARGV[12]), then appendScript's ARGV (run ID, then the batch: see
 // appendArgs). It returns {0, what appendScript returned} on success,
 // {1, stored version} on a version conflict and {2, what appendScript
-// returned} when the append is refused; then nothing is written. It files the run in the listing's index as saveScript does.
+// returned} when the append is refused or its prepared form does not
+// fit ("g"); then nothing is written. It files the run in the listing's index as saveScript does.
 var saveAppendScript = goredis.NewScript(checkpointLua +
 	"local function sessionAppend(KEYS, ARGV)\n" + appendLua + "\nend\n" + `
 local stored = cas(KEYS, ARGV)
 if stored ~= -1 then return {1, stored} end
-local res = sessionAppend({KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]}, {ARGV[13], ARGV[14]})
+local res = sessionAppend({KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]}, {unpack(ARGV, 13)})
 if res ~= 0 and string.find(res, '^[pP]') == nil then return {2, res} end
 write(KEYS, ARGV, ARGV[12])
 if ARGV[7] ~= '' then index(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]) end
@@ -404,13 +405,21 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if err := s.gate.BeginRun(ctx, "save", run.ID()); err != nil {
 		return err
 	}
-	args := deltaArgs(make([]any, 0, 14), d, s.indexBase())
+	args := deltaArgs(make([]any, 0, 12+max(3, preparedLen(items))), d, s.indexBase())
+	deltaLen := len(args)
 	args, err = s.appendArgs(ctx, args, sessionID, run.ID(), items)
 	if err != nil {
 		return s.storeErr(ctx, "save", run.ID(), err)
 	}
 	keys := append(s.runKeys(run.ID()), s.keys(sessionID)...)
 	res, err := saveAppendScript.Run(ctx, s.client, keys, args...).Slice()
+	if err == nil && len(res) == 2 && res[0] == int64(2) && res[1] == "g" {
+		// The prepared form did not fit; nothing was written.
+		if args, err = s.generalArgs(ctx, args[:deltaLen], sessionID, run.ID(), items); err != nil {
+			return s.storeErr(ctx, "save", run.ID(), err)
+		}
+		res, err = saveAppendScript.Run(ctx, s.client, keys, args...).Slice()
+	}
 	if err != nil {
 		return s.storeErr(ctx, "save", run.ID(), err)
 	}
