@@ -224,6 +224,12 @@ func (w *argsBuilder) add(v string) {
 	w.end(start)
 }
 
+// slice makes b, which the builder does not copy, the next argument.
+func (w *argsBuilder) slice(b []byte) {
+	w.segs = append(w.segs, argSeg{b: b})
+	w.args = append(w.args, &w.segs[len(w.segs)-1])
+}
+
 // end makes the bytes written since start the next argument. Should the
 // buffer or the slices grow past their room, the arguments made before
 // keep the bytes and slices they were made with: they stay right.
