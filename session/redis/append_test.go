@@ -7,6 +7,9 @@ import (
 	"slices"
 	"testing"
 
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/redis"
 	"github.com/turnkit/turnkit/session/sessiontest"
@@ -187,29 +190,12 @@ func TestAppendAfterClearByAnother(t *testing.T) {
 	ctx := t.Context()
 	client, prefix := testClient(t)
 	a := redis.New(client, redis.WithPrefix(prefix))
-	b := redis.New(client, redis.WithPrefix(prefix))
 	must(t, a.Append(ctx, "s", "r", sessiontest.Batch(0)))
 	must(t, a.Append(ctx, "s", "r", sessiontest.Batch(1)))
-	before := a.CachedPlace("s", "r")
-	must(t, b.Clear(ctx, "s"))
-	must(t, b.Append(ctx, "s", "x", sessiontest.Batch(0)))
+	before := placeAnotherRun(t, client, prefix, a)
 	must(t, a.Append(ctx, "s", "r", sessiontest.Batch(2)))
-	if after := a.CachedPlace("s", "r"); after == before || after == "" {
-		t.Fatalf("the remembered place of run r is %q, was %q: want the new one", after, before)
-	}
-	got, err := a.List(ctx, "s", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := append(sessiontest.Batch(0), sessiontest.Batch(2)...)
-	if len(got) != len(want) {
-		t.Fatalf("List = %v, want run x's batch then run r's", got)
-	}
-	for i := range want {
-		if !got[i].Equal(want[i]) {
-			t.Fatalf("item %d = %s, want %s (run x's batch, then run r's)", i, got[i], want[i])
-		}
-	}
+	wantPlacedAfter(t, a, before, want)
 	if it, ok, err := a.Lookup(ctx, "s", "x", want[0].Seq()); err != nil || !ok || !it.Equal(want[0]) {
 		t.Fatalf("Lookup(x, %d) = %v, %v, %v: run r wrote into run x's place", want[0].Seq(), it, ok, err)
 	}
@@ -220,5 +206,64 @@ func TestAppendAfterClearByAnother(t *testing.T) {
 	must(t, a.Append(ctx, "s", "r", sessiontest.Batch(3)))
 	if n, err := a.List(ctx, "s", 0); err != nil || len(n) != len(want)+len(sessiontest.Batch(3)) {
 		t.Fatalf("List = %d items, %v", len(n), err)
+	}
+}
+
+// TestSaveAppendAfterClearByAnother is TestAppendAfterClearByAnother for
+// SaveAppend: the store sends the batch in the prepared form at the place
+// it remembers, which another store's Clear and new run made another
+// run's; the script writes nothing and asks for the general form, and the
+// save and the append go through once, the run placed after the other.
+func TestSaveAppendAfterClearByAnother(t *testing.T) {
+	ctx := t.Context()
+	client, prefix := testClient(t)
+	a := redis.New(client, redis.WithPrefix(prefix))
+	run := state.NewRun("r", "agent")
+	runcore.SetSessionID(run, "s")
+	must(t, a.SaveAppend(ctx, run, "s", sessiontest.Batch(0)))
+	before := placeAnotherRun(t, client, prefix, a)
+	must(t, a.SaveAppend(ctx, run, "s", sessiontest.Batch(1)))
+	wantPlacedAfter(t, a, before, append(sessiontest.Batch(0), sessiontest.Batch(1)...))
+	loaded, err := a.Load(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Version() != run.Version() {
+		t.Fatalf("the stored version is %d, want %d: one save a SaveAppend", loaded.Version(), run.Version())
+	}
+}
+
+// placeAnotherRun has another store (another worker) clear session s,
+// whose run r store a remembers, and append run x's first batch there,
+// which takes place 1 again, and returns the place a remembered r by.
+func placeAnotherRun(t *testing.T, client goredis.UniversalClient, prefix string, a *redis.Store) string {
+	t.Helper()
+	before := a.CachedPlace("s", "r")
+	b := redis.New(client, redis.WithPrefix(prefix))
+	must(t, b.Clear(t.Context(), "s"))
+	must(t, b.Append(t.Context(), "s", "x", sessiontest.Batch(0)))
+	return before
+}
+
+// wantPlacedAfter checks that store a remembers run r of session s at a
+// place other than before, its place before another store cleared the
+// session and appended run x, and that the session lists want: run x's
+// batch, then run r's.
+func wantPlacedAfter(t *testing.T, a *redis.Store, before string, want []state.Item) {
+	t.Helper()
+	if after := a.CachedPlace("s", "r"); after == before || after == "" {
+		t.Fatalf("the remembered place of run r is %q, was %q: want the new one", after, before)
+	}
+	got, err := a.List(t.Context(), "s", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("List = %v, want run x's batch then run r's", got)
+	}
+	for i := range want {
+		if !got[i].Equal(want[i]) {
+			t.Fatalf("item %d = %s, want %s (run x's batch, then run r's)", i, got[i], want[i])
+		}
 	}
 }

@@ -24,7 +24,9 @@ func benchSession() string { return "bench-" + strconv.FormatInt(benchRun.Add(1)
 
 // BenchmarkAppend compares a committed append of three items through the
 // Store (one EVALSHA that checks and writes) with go-redis adding the same
-// three members with one ZADD on the same server, in the same run.
+// three members with one ZADD on the same server, in the same run ("raw",
+// turnbench's baseline), and with go-redis making every durable write the
+// store's commit makes ("raw-same-writes", see rawSameWrites).
 func BenchmarkAppend(b *testing.B) {
 	ctx := context.Background()
 	client, prefix := testClient(b)
@@ -41,6 +43,7 @@ func BenchmarkAppend(b *testing.B) {
 			b.Fatal(sinkErr)
 		}
 	})
+	b.Run("raw-same-writes", func(b *testing.B) { rawSameWrites(b, client, prefix+benchSession()) })
 	b.Run("raw", func(b *testing.B) {
 		key := prefix + benchSession()
 		b.ReportAllocs()
@@ -109,5 +112,164 @@ func BenchmarkSave(b *testing.B) {
 				b.ReportMetric(float64(counter.bytes.Load())/float64(turn-1), "B/save")
 			})
 		}
+	}
+}
+
+// BenchmarkToolTurn makes the durable writes of a crash-safe tool turn,
+// one turn an iteration: the save before the tool (the run with the
+// call's response recorded) and the commit (the next save, with the call
+// and its output appended to the session), in runs of 64 turns from a
+// session of 10 items of history, as turnbench's crash-safe rows make
+// them; between runs, untimed, the session is cleared and its history
+// appended again. "store" makes them through the store (Save, then
+// SaveAppend); "raw-same-writes" with go-redis, the same durable writes
+// in one MULTI/EXEC each (see rawTurnWrites). Run it against a server of
+// its own to read the server's work per turn (INFO commandstats, or
+// callgrind).
+func BenchmarkToolTurn(b *testing.B) {
+	client, prefix := testClient(b)
+	s := redis.New(client, redis.WithPrefix(prefix))
+	b.Run("store", func(b *testing.B) {
+		toolTurns(b, s, s.Save, func(ctx context.Context, r *state.Run, sid string, items []state.Item) error {
+			return s.SaveAppend(ctx, r, sid, items)
+		})
+	})
+	b.Run("raw-same-writes", func(b *testing.B) {
+		w := rawTurnWrites{client: client, s: s, prefix: prefix}
+		toolTurns(b, s, func(ctx context.Context, r *state.Run) error { return w.write(ctx, r, "", nil) }, w.write)
+	})
+}
+
+// toolTurns times tool turns (see BenchmarkToolTurn) whose durable writes
+// are save and commit, setting the session up with s between runs.
+func toolTurns(b *testing.B, s *redis.Store, save func(context.Context, *state.Run) error,
+	commit func(context.Context, *state.Run, string, []state.Item) error) {
+	ctx := context.Background()
+	sid := benchSession()
+	const perRun = 64
+	var r *state.Run
+	turn := perRun
+	b.ReportAllocs()
+	for b.Loop() {
+		if turn == perRun {
+			b.StopTimer()
+			must(b, s.Clear(ctx, sid))
+			must(b, s.Append(ctx, sid, "history", history(10)))
+			r = state.NewRun(newRunID(), "assistant")
+			runcore.SetSessionID(r, sid)
+			must(b, save(ctx, r))
+			turn = 0
+			b.StartTimer()
+		}
+		turn++
+		first := runcore.Reserve(r, 2)
+		id := fmt.Sprintf("call_%d", turn)
+		call := state.ToolCall("fc_"+id, id, "lookup", `{"q":"weather in Paris"}`).WithSeq(first)
+		must(b, runcore.Record(r, call))
+		runcore.SetResponse(r, state.Boundary{Start: first, End: first + 1, OutputsEnd: first + 2})
+		runcore.SetTurn(r, turn)
+		must(b, save(ctx, r))
+		output := state.ToolOutput(id, "lookup", `{"temp_c":18,"sky":"clear"}`).WithSeq(first + 1)
+		must(b, runcore.Record(r, output))
+		sinkErr = commit(ctx, r, sid, []state.Item{call, output})
+	}
+	if sinkErr != nil {
+		b.Fatal(sinkErr)
+	}
+}
+
+// rawTurnWrites makes, with go-redis, the durable writes of a save of the
+// store and of its SaveAppend, in one MULTI/EXEC (one round trip) each,
+// of the store's sizes, into the store's keys: the run's head (HSET of
+// its version and head) and its delta's items (HSET), the run's summary
+// in the listing (HSET), and with items, their members (ZADD), the write
+// stamp (INCR) and their stamps (ZADD), a call's member of the calls set
+// (ZADD) and the outputs hash's fields of a call and of its output
+// (HSET). What the store adds is its checks (the stored version, the
+// run's place, one ZLEXCOUNT, the stored summary) and its scripts.
+type rawTurnWrites struct {
+	client goredis.UniversalClient
+	s      *redis.Store // whose keys it writes
+	prefix string
+	stamp  int64
+}
+
+func (w *rawTurnWrites) write(ctx context.Context, r *state.Run, sid string, items []state.Item) error {
+	d, err := r.Delta()
+	if err != nil {
+		return err
+	}
+	rk := w.s.RunKeys(r.ID())
+	tag := strconv.FormatInt(d.Version, 10) + ":"
+	pieces := make([]any, 0, 2*len(d.Items))
+	for _, p := range d.Items {
+		pieces = append(pieces, strconv.FormatInt(p.Seq, 10), tag+string(p.Data))
+	}
+	summary := fmt.Sprintf(`1:1:%d:%s{"a":%q,"u":%d,"p":0,"v":%d}`, len(sid), sid, d.Summary.Agent, d.Summary.Turn, d.Version)
+	_, err = w.client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		p.HSet(ctx, rk[0], "v", d.Version, "d", d.Head)
+		if len(pieces) > 0 {
+			p.HSet(ctx, rk[1], pieces...)
+		}
+		p.HSet(ctx, w.prefix+"runs:{index}:sum", r.ID(), summary)
+		if len(items) == 2 { // a call and its output
+			sk := w.s.SessionKeys(sid)
+			const place = "0000000000000002"
+			w.stamp++
+			c, o := place+fmt.Sprintf("%016x", items[0].Seq()), place+fmt.Sprintf("%016x", items[1].Seq())
+			id := items[0].CallID()
+			ref := place + fmt.Sprintf("%08x", len(id)) + id + c[16:]
+			p.ZAdd(ctx, sk[0], goredis.Z{Member: c + items[0].Kind().String() + items[0].Name() + string(items[0].Raw())},
+				goredis.Z{Member: o + items[1].Kind().String() + items[1].Name() + string(items[1].Raw())})
+			p.Incr(ctx, sk[6])
+			p.ZAdd(ctx, sk[5], goredis.Z{Score: float64(w.stamp), Member: c}, goredis.Z{Score: float64(w.stamp), Member: o})
+			p.ZAdd(ctx, sk[3], goredis.Z{Member: ref})
+			p.HSet(ctx, sk[4], "r"+c, "c"+ref, ref, o[16:], "r"+o, "a"+ref)
+		}
+		return nil
+	})
+	if err == nil {
+		runcore.Saved(r, d)
+	}
+	return err
+}
+
+// rawSameWrites is go-redis making, for each batch of BenchmarkAppend,
+// the durable writes the store's commit makes, in one MULTI/EXEC (one
+// round trip): the items' members (ZADD), the write stamp (INCR) and the
+// items' stamps (ZADD, scored by a count the driver keeps), the call's
+// member of the calls set (ZADD) and the outputs hash's three fields
+// (HSET), of the store's sizes, under keys named after key. What the
+// store adds to these is its checks (the run's place, one ZLEXCOUNT) and
+// the script that makes them.
+func rawSameWrites(b *testing.B, client goredis.UniversalClient, key string) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	var i int64
+	for b.Loop() {
+		its := sessiontest.Batch(i)
+		const place = "0000000000000001"
+		pos := make([]string, len(its))
+		members := make([]goredis.Z, len(its))
+		stamps := make([]goredis.Z, len(its))
+		for j, it := range its {
+			pos[j] = place + fmt.Sprintf("%016x", it.Seq())
+			members[j] = goredis.Z{Member: pos[j] + it.Kind().String() + it.Name() + string(it.Raw())}
+			stamps[j] = goredis.Z{Score: float64(i + 1), Member: pos[j]}
+		}
+		id := its[0].CallID()
+		ref := place + fmt.Sprintf("%08x", len(id)) + id + pos[0][16:]
+		_, sinkErr = client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+			p.ZAdd(ctx, key+":items", members...)
+			p.Incr(ctx, key+":stamp")
+			p.ZAdd(ctx, key+":stamps", stamps...)
+			p.ZAdd(ctx, key+":calls", goredis.Z{Member: ref})
+			p.HSet(ctx, key+":outputs", "r"+pos[0], "c"+ref, ref, pos[1][16:], "r"+pos[1], "a"+ref)
+			return nil
+		})
+		i++
+	}
+	if sinkErr != nil {
+		b.Fatal(sinkErr)
 	}
 }

@@ -2,9 +2,9 @@ package redis
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,17 +32,21 @@ func (s *Store) storeErr(ctx context.Context, op, runID string, err error) error
 // run's head hash, items hash and context (see [Store.runKeys]). ARGV (a):
 // the base version (0: none stored), the new version, "1" if the save is
 // full, the head, "1" if the context is replaced, the context; then the
-// listing's index base ("": the caller indexes apart), the run's status,
-// session ID and summary JSON (see indexLua); then the delta's items,
-// one MessagePack array (see piecesArg), or "" for none.
+// listing's index base ("": the caller indexes apart), the run ID, its
+// status, session ID and summary JSON (see indexLua); then the number of
+// the delta's items' arguments (twice its items), and for each item its
+// Seq in decimal and "<version>:<JSON>" (see deltaArgs).
 //
 // cas returns -1 if the stored version is the base, else the stored
 // version. write applies the delta: a full one first removes the stored
 // items and context; the head and version are replaced; each item is
 // stored as "<version>:<JSON>" under its Seq, all of them with one HSET
 // (one a 1 000 items: a Lua call takes at most a few thousand arguments),
-// whose arguments are the array's strings as they come: the client wrote
+// whose arguments are the script's own as they come: the client wrote
 // each value whole, so the script makes no string of an item's size.
+// (They came as one MessagePack array before, which the script unpacked:
+// Redis's Lua hashes every byte of every string it is handed, so each
+// item's bytes were hashed twice, and cmsgpack's work came on top.)
 // It costs O(the delta).
 const checkpointLua = `
 local function cas(k, a)
@@ -50,14 +54,13 @@ local function cas(k, a)
 	if stored ~= tonumber(a[1]) then return stored end
 	return -1
 end
-local function write(k, a, pieces)
+local function write(k, a)
 	if a[3] == '1' then redis.call('DEL', k[2], k[3]) end
 	redis.call('HSET', k[1], 'v', a[2], 'd', a[4])
 	if a[5] == '1' then redis.call('SET', k[3], a[6]) end
-	if pieces == '' then return end
-	local f = cmsgpack.unpack(pieces)
-	for i = 1, #f, 2000 do
-		redis.call('HSET', k[2], unpack(f, i, math.min(i + 1999, #f)))
+	local last = 12 + tonumber(a[12])
+	for i = 13, last, 2000 do
+		redis.call('HSET', k[2], unpack(a, i, math.min(i + 1999, last)))
 	end
 end
 ` + indexLua
@@ -136,12 +139,12 @@ end
 
 // saveScript applies a delta if the stored version is its base, and files
 // the run in the listing's index unless ARGV[7] is "" (see checkpointLua;
-// the items are ARGV[12]). It returns -1 on success, or
+// the items follow ARGV[12]). It returns -1 on success, or
 // the stored version on a conflict, having written nothing.
 var saveScript = goredis.NewScript(checkpointLua + `
 local stored = cas(KEYS, ARGV)
 if stored ~= -1 then return stored end
-write(KEYS, ARGV, ARGV[12])
+write(KEYS, ARGV)
 if ARGV[7] ~= '' then index(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]) end
 return -1
 `)
@@ -149,17 +152,18 @@ return -1
 // saveAppendScript applies a delta and appends to a session, both or
 // neither. KEYS: the run's three keys, then the session's seven (see
 // appendScript). ARGV: the delta's as for saveScript, its items included
-// (ARGV[12]), then appendScript's ARGV (run ID, then the batch: see
+// (the ARGV[12] after ARGV[12]), then appendScript's ARGV (see
 // appendArgs). It returns {0, what appendScript returned} on success,
 // {1, stored version} on a version conflict and {2, what appendScript
-// returned} when the append is refused; then nothing is written. It files the run in the listing's index as saveScript does.
+// returned} when the append is refused or its prepared form does not
+// fit ("g"); then nothing is written. It files the run in the listing's index as saveScript does.
 var saveAppendScript = goredis.NewScript(checkpointLua +
 	"local function sessionAppend(KEYS, ARGV)\n" + appendLua + "\nend\n" + `
 local stored = cas(KEYS, ARGV)
 if stored ~= -1 then return {1, stored} end
-local res = sessionAppend({KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]}, {ARGV[13], ARGV[14]})
+local res = sessionAppend({KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]}, {unpack(ARGV, 13 + tonumber(ARGV[12]))})
 if res ~= 0 and string.find(res, '^[pP]') == nil then return {2, res} end
-write(KEYS, ARGV, ARGV[12])
+write(KEYS, ARGV)
 if ARGV[7] ~= '' then index(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]) end
 return {0, res}
 `)
@@ -202,48 +206,60 @@ func (s *Store) delta(run *state.Run) (*state.Delta, error) {
 }
 
 // deltaArgs appends d's ARGV (see checkpointLua) to args, with the index
-// base (or "" when the run is indexed apart).
-func deltaArgs(args []any, d *state.Delta, base string) []any {
-	full, hasCtx := "0", "0"
-	if d.Full {
-		full = "1"
-	}
-	if d.Context != nil {
-		hasCtx = "1"
-	}
-	args = append(args, d.Base, d.Version, full, d.Head, hasCtx, d.Context)
-	args = append(args, base)
-	args = summaryArgs(args, d.Summary)
-	return append(args, piecesArg(d))
-}
-
-// piecesArg returns d's items as checkpointLua's write stores them, one
-// MessagePack array of strings (each Seq in decimal, then
-// "<version>:<JSON>"), written into one buffer: the fields and values of
-// the items hash, ready to be its HSET's arguments. An argument an item
-// instead would cost an allocation each here, and the script a string of
-// the item's size to join the version to it. It returns nil (sent as "")
-// for a delta with no items.
-func piecesArg(d *state.Delta) []byte {
-	if len(d.Items) == 0 {
-		return nil
-	}
+// base (or "" when the run is indexed apart), and room in args for more
+// arguments after them. Every argument but the flags is a slice (argSeg)
+// of d's head, of its context, or of one buffer made to size for the
+// rest, so that the arguments cost three allocations (the buffer, the
+// slices, the list) whatever their number, not one each.
+func deltaArgs(args []any, d *state.Delta, base string, more int) []any {
 	var vb [20]byte
 	tag := append(strconv.AppendInt(vb[:0], d.Version, 10), ':')
-	n := 5
+	sum := d.Summary
+	size := 3*20 + len(base) + len(sum.RunID) + len(sum.SessionID) + summaryDocLen(sum)
 	for _, p := range d.Items {
-		n += 5 + 20 + 5 + len(tag) + len(p.Data)
+		size += 20 + len(tag) + len(p.Data)
 	}
-	b := make([]byte, 0, n)
-	b = append(b, 0xdd) // array 32
-	b = binary.BigEndian.AppendUint32(b, uint32(2*len(d.Items)))
+	w := argsBuilder{
+		b:    make([]byte, 0, size),
+		segs: make([]argSeg, 0, 9+2*len(d.Items)),
+		args: slices.Grow(args, 12+2*len(d.Items)+more),
+	}
+	w.b = strconv.AppendInt(w.b, d.Base, 10)
+	w.end(0)
+	start := len(w.b)
+	w.b = strconv.AppendInt(w.b, d.Version, 10)
+	w.end(start)
+	w.args = append(w.args, flag(d.Full))
+	w.slice(d.Head)
+	w.args = append(w.args, flag(d.Context != nil))
+	w.slice(d.Context)
+	w.add(base)
+	w.add(sum.RunID)
+	start = len(w.b)
+	w.b = strconv.AppendInt(w.b, int64(sum.Status), 10)
+	w.end(start)
+	w.add(sum.SessionID)
+	start = len(w.b)
+	w.b = appendSummaryDoc(w.b, sum)
+	w.end(start)
+	w.args = append(w.args, 2*len(d.Items))
 	for _, p := range d.Items {
-		var sb [20]byte
-		seq := strconv.AppendInt(sb[:0], p.Seq, 10)
-		b = append(appendStrHeader(b, len(seq)), seq...)
-		b = append(append(appendStrHeader(b, len(tag)+len(p.Data)), tag...), p.Data...)
+		start = len(w.b)
+		w.b = strconv.AppendInt(w.b, p.Seq, 10)
+		w.end(start)
+		start = len(w.b)
+		w.b = append(append(w.b, tag...), p.Data...)
+		w.end(start)
 	}
-	return b
+	return w.args
+}
+
+// flag returns "1" for true, "0" for false: the script's flags.
+func flag(v bool) string {
+	if v {
+		return "1"
+	}
+	return "0"
 }
 
 // Load returns the run's checkpoint, a new [state.Run] with its stored
@@ -354,7 +370,7 @@ func (s *Store) save(ctx context.Context, run *state.Run, d *state.Delta) error 
 	if oneScript {
 		base = s.indexBase()
 	}
-	args := deltaArgs(make([]any, 0, 12), d, base)
+	args := deltaArgs(nil, d, base, 0)
 	stored, err := saveScript.Run(ctx, s.client, s.runKeys(run.ID()), args...).Int64()
 	if err != nil {
 		return s.storeErr(ctx, "save", run.ID(), err)
@@ -404,13 +420,21 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if err := s.gate.BeginRun(ctx, "save", run.ID()); err != nil {
 		return err
 	}
-	args := deltaArgs(make([]any, 0, 14), d, s.indexBase())
+	args := deltaArgs(nil, d, s.indexBase(), max(3, preparedLen(items)))
+	deltaLen := len(args)
 	args, err = s.appendArgs(ctx, args, sessionID, run.ID(), items)
 	if err != nil {
 		return s.storeErr(ctx, "save", run.ID(), err)
 	}
 	keys := append(s.runKeys(run.ID()), s.keys(sessionID)...)
 	res, err := saveAppendScript.Run(ctx, s.client, keys, args...).Slice()
+	if err == nil && len(res) == 2 && res[0] == int64(2) && res[1] == "g" {
+		// The prepared form did not fit; nothing was written.
+		if args, err = s.generalArgs(ctx, args[:deltaLen], sessionID, run.ID(), items); err != nil {
+			return s.storeErr(ctx, "save", run.ID(), err)
+		}
+		res, err = saveAppendScript.Run(ctx, s.client, keys, args...).Slice()
+	}
 	if err != nil {
 		return s.storeErr(ctx, "save", run.ID(), err)
 	}

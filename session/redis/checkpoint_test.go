@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"encoding"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -112,6 +113,12 @@ func (c *writeCounter) add(cmd goredis.Cmder) {
 			n += len(v)
 		case []byte:
 			n += len(v)
+		case encoding.BinaryMarshaler: // the store's arguments, slices of its buffers
+			b, err := v.MarshalBinary()
+			if err != nil {
+				panic(err)
+			}
+			n += len(b)
 		default:
 			n += len(fmt.Sprint(v))
 		}

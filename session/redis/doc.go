@@ -31,9 +31,9 @@
 // script with every member, position and index entry already joined to
 // that place, and the script checks that the place is still the run's and
 // that nothing of the run is stored at or after the batch before it
-// writes them; otherwise it places and checks the batch itself, as it
-// does for a run it is not told the place of. What is stored is the same
-// either way.
+// writes them; otherwise it writes nothing, and the store sends the batch
+// again for the script to place and check itself, as it does for a run
+// it is not told the place of. What is stored is the same either way.
 //
 // # Rolling upgrades
 //

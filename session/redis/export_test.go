@@ -31,6 +31,5 @@ func (s *Store) AppendV1(ctx context.Context, script *goredis.Script, sessionID,
 	if err != nil {
 		return nil, err
 	}
-	args[1] = args[1].([]byte)[1:] // the batch without the nil before it
-	return script.Run(ctx, s.client, s.keys(sessionID), args...).Result()
+	return script.Run(ctx, s.client, s.keys(sessionID), args[0], args[2]).Result() // the run ID and the batch
 }

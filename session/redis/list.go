@@ -27,9 +27,42 @@ type summaryDoc struct {
 // summaryArgs appends the run ID, status, session ID and summary JSON of
 // sum, as indexLua's index takes them, to args.
 func summaryArgs(args []any, sum state.RunSummary) []any {
-	doc, _ := json.Marshal(summaryDoc{Agent: sum.Agent, Turn: sum.Turn, Pending: sum.Pending, Version: sum.Version}) // cannot fail
+	doc := appendSummaryDoc(make([]byte, 0, summaryDocLen(sum)), sum)
 	return append(args, sum.RunID, strconv.Itoa(int(sum.Status)), sum.SessionID, doc)
 }
+
+// appendSummaryDoc appends the summaryDoc of sum to b, as encoding/json
+// writes it (TestSummaryDocAsJSON), without its reflection: an agent name
+// of printable ASCII that JSON does not escape (the common one) is copied
+// between quotes, any other goes through encoding/json.
+func appendSummaryDoc(b []byte, sum state.RunSummary) []byte {
+	b = append(b, `{"a":`...)
+	if plainJSON(sum.Agent) {
+		b = append(append(append(b, '"'), sum.Agent...), '"')
+	} else {
+		name, _ := json.Marshal(sum.Agent) // a string: cannot fail
+		b = append(b, name...)
+	}
+	b = strconv.AppendInt(append(b, `,"u":`...), int64(sum.Turn), 10)
+	b = strconv.AppendInt(append(b, `,"p":`...), int64(sum.Pending), 10)
+	b = strconv.AppendInt(append(b, `,"v":`...), sum.Version, 10)
+	return append(b, '}')
+}
+
+// plainJSON reports whether s is printable ASCII that encoding/json
+// writes as it is between quotes (it escapes '"', '\\', '<', '>' and '&').
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// summaryDocLen returns room enough for appendSummaryDoc's JSON of sum
+// (an escaped character takes at most six bytes).
+func summaryDocLen(sum state.RunSummary) int { return 24 + 6*len(sum.Agent) + 3*20 }
 
 // index files the run d saved in the listing's index, apart from the save
 // (in a Redis Cluster, where the two are in different hash slots).

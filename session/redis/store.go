@@ -170,9 +170,10 @@ func (s *Store) decodeMember(ctx context.Context, sid, runID, m string) (state.I
 func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 
 // appendScript stores a batch of one run atomically. KEYS: items, runs,
-// places, calls, outputs, stamps, stamp (see keys). ARGV: run ID, the
-// items' roles, then each item, then the ID keys of its calls and outputs
-// (see appendArgs). It checks every item first and writes only if none
+// places, calls, outputs, stamps, stamp (see keys). ARGV: the run ID,
+// then the batch in its prepared form or in the general one, the items'
+// roles, each item and the ID keys of its calls and outputs (see
+// appendArgs). It checks every item first and writes only if none
 // conflicts, each key with one command for the batch. An item placed
 // after the run's last stored position is new; only one at or before it
 // is looked up, a retry's or a held-back message's. A common batch (see
@@ -182,7 +183,8 @@ func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 // more to cut it); any other batch reads the run's last member. It
 // returns, on success, 0 when it wrote the prepared form (see below),
 // else "p" and the run's place ("P" and the place when the append placed
-// the session's first run: the session is new); on a refusal, the hex
+// the session's first run: the session is new); "g" when the prepared
+// form does not fit, having written nothing; on a refusal, the hex
 // Seq of the first conflicting item, or "dup:" and the hex Seq of an
 // output whose call has an output at another position. A new run's place also maps back to its
 // run ID in the outputs hash, field "p<place>" (no other field starts
@@ -202,14 +204,14 @@ func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 // batch takes the general path, which compares and looks up item by item.
 //
 // When the client knows the run's place (it appended to the run before:
-// see placeCache), it sends a common batch in a prepared form too, with
-// every member, position, call and outputs field joined to that place
-// already: then the script checks the place and the ZLEXCOUNT and hands
-// the strings to its four writes as they come, and makes none but the
-// stamp. A place that is not the run's (the session was cleared since)
-// or a batch that is not after the run's stored items falls through to
-// the paths above, which read the batch's second form. What is stored
-// is the same whichever path wrote it.
+// see placeCache), it sends a common batch in a prepared form instead,
+// with every member, position, call and outputs field joined to that
+// place already, each its own argument: then the script checks the
+// place and the ZLEXCOUNT and hands the arguments to its four writes as
+// they come, and makes no string but the stamp. A place that is not the
+// run's (the session was cleared since) or a batch that is not after the
+// run's stored items gets "g", and the client sends the batch again in
+// the general form. What is stored is the same whichever path wrote it.
 var appendScript = goredis.NewScript(appendLua)
 
 // appendLua is the source of appendScript; [Store.SaveAppend] runs it as a
@@ -222,23 +224,29 @@ local function many(cmd, key, args)
 end
 local run = ARGV[1]
 local place = redis.call('HGET', KEYS[2], run)
--- The prepared form (see appendArgs), when the client sent one: the
+-- The prepared form (see preparedArgs), when the client sent one: the
 -- place it remembers the run by, the bounds of the run's members at or
--- after the batch's first position, and every string the common path
--- below would make, made by the client. If the place is the run's and
--- nothing of the run is stored at or after the batch, it is the common
--- batch, and the script only writes.
-local off, pre = cmsgpack.unpack_one(ARGV[2])
-if pre and place == pre[1] and redis.call('ZLEXCOUNT', KEYS[1], pre[2], pre[3]) == 0 then
-	local stamp, ps, stamps = tostring(redis.call('INCR', KEYS[7])), pre[5], {}
-	for i = 1, #ps do stamps[2 * i - 1], stamps[2 * i] = stamp, ps[i] end
-	redis.call('ZADD', KEYS[1], unpack(pre[4]))
+-- after the batch's first position, the numbers of items, calls and
+-- outputs, and every string the common path below would make, made by
+-- the client, each an argument. If the place is the run's and nothing of
+-- the run is stored at or after the batch, it is the common batch, and
+-- the script only writes; else it writes nothing and asks for the batch
+-- in the general form ("g").
+if ARGV[2] ~= '' then
+	if place ~= ARGV[2] or redis.call('ZLEXCOUNT', KEYS[1], ARGV[3], ARGV[4]) ~= 0 then return 'g' end
+	local n, c, o = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+	local at = 8 + 2 * n
+	local stamp, stamps = tostring(redis.call('INCR', KEYS[7])), {}
+	for i = 1, n do stamps[2 * i - 1], stamps[2 * i] = stamp, ARGV[at + i - 1] end
+	redis.call('ZADD', KEYS[1], unpack(ARGV, 8, at - 1))
 	redis.call('ZADD', KEYS[6], unpack(stamps))
-	if #pre[6] > 0 then redis.call('ZADD', KEYS[4], unpack(pre[6])) end
-	if #pre[7] > 0 then redis.call('HSET', KEYS[5], unpack(pre[7])) end
+	at = at + n
+	if c > 0 then redis.call('ZADD', KEYS[4], unpack(ARGV, at, at + 2 * c - 1)) end
+	at = at + 2 * c
+	if c + o > 0 then redis.call('HSET', KEYS[5], unpack(ARGV, at, at + 2 * c + 4 * o - 1)) end
 	return 0
 end
-local _, a = cmsgpack.unpack_limit(ARGV[2], 1, off)
+local a = cmsgpack.unpack(ARGV[3])
 local roles = a[1]
 local n = #roles - 1
 local rb = {}
@@ -587,7 +595,11 @@ return out
 // run fixes its place after every run already in the session. Appending no
 // items stores nothing and fixes nothing. On a cancelled ctx nothing is
 // written; if ctx is cancelled while the script is in flight the append may
-// or may not have happened, and a retry settles it.
+// or may not have happened, and a retry settles it. A batch the store
+// sends in the prepared form (see appendArgs) that does not fit (the
+// session was cleared by another worker, or the batch is a retry) is
+// sent again in the general form: two scripts, the first of which wrote
+// nothing.
 func (s *Store) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
 	if err := s.gate.Begin(ctx, "append to", sessionID); err != nil {
 		return err
@@ -599,7 +611,14 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	if err != nil {
 		return s.wrap(ctx, "append to", sessionID, err)
 	}
-	res, err := appendScript.Run(ctx, s.client, s.keys(sessionID), args...).Result()
+	keys := s.keys(sessionID)
+	res, err := appendScript.Run(ctx, s.client, keys, args...).Result()
+	if err == nil && res == "g" { // the prepared form did not fit: nothing written
+		if args, err = s.generalArgs(ctx, args[:0], sessionID, runID, items); err != nil {
+			return s.wrap(ctx, "append to", sessionID, err)
+		}
+		res, err = appendScript.Run(ctx, s.client, keys, args...).Result()
+	}
 	if err != nil {
 		return s.wrap(ctx, "append to", sessionID, err)
 	}
@@ -618,243 +637,6 @@ func (s *Store) appended(ctx context.Context, res any, sid, runID string, items 
 		return nil
 	}
 	return appendRefused(res, sid, runID, items)
-}
-
-// appendArgs appends appendLua's ARGV for items of run runID to args: the
-// run ID, then one argument of two MessagePack objects in a row, the
-// batch's prepared form (or nil) and the batch.
-//
-// The batch is one array of strings, which the script reads with
-// cmsgpack.unpack: the items' roles, one byte an item ("c" a call, "o"
-// an output, "n" another item), then "a" if their Seqs ascend, else "-";
-// each item, its Seq in 16 hex digits followed by its encoded form; then
-// the ID key of each call and output, in the batch's order (the ID's
-// length in 8 hex digits, then the ID). One argument for the batch rather
-// than one an item (each argument is one more allocation here, and one
-// more bulk string for the server to parse); the array rather than a
-// string of its own format, because the script would then make a string
-// of each piece it cuts out (string.sub, tonumber), and each string made
-// costs the server about what an argument does.
-//
-// The prepared form is sent when the store remembers the run's place and
-// the batch is a common one (see prepared): an array of the place, the
-// bounds of the run's members at or after the batch's first position,
-// the items' members ("0" and the member, as ZADD takes them), their
-// positions, the calls set's new members and the outputs hash's new
-// fields and values, all as the script's common path would make them.
-// Each item is encoded once, into its member, and copied into the batch.
-func (s *Store) appendArgs(ctx context.Context, args []any, sessionID, runID string, items []state.Item) ([]any, error) {
-	place := s.places.get(sessionID, runID)
-	if place != "" && !prepared(items) {
-		place = ""
-	}
-	n, count := s.appendArgsSize(runID, items, place != "")
-	b := make([]byte, 0, n)
-	// at[i] is where item i's Seq and encoded form start in its member,
-	// and at[i+1]'s header where they end: the batch copies them.
-	var at [2 * maxPrepared]int
-	if place == "" {
-		b = append(b, 0xc0) // nil: no prepared form
-	} else {
-		var err error
-		if b, err = s.appendPrepared(ctx, b, place, sessionID, runID, items, at[:2*len(items)]); err != nil {
-			return nil, err
-		}
-	}
-	b = append(b, 0xdd) // array 32
-	b = binary.BigEndian.AppendUint32(b, uint32(count))
-	b = appendStrHeader(b, len(items)+1)
-	ascending := true
-	for i, it := range items {
-		role := byte('n')
-		switch {
-		case it.Kind().IsCall():
-			role = 'c'
-		case it.Kind().IsOutput():
-			role = 'o'
-		}
-		b = append(b, role)
-		if i > 0 && it.Seq() <= items[i-1].Seq() {
-			ascending = false
-		}
-	}
-	if ascending {
-		b = append(b, 'a')
-	} else {
-		b = append(b, '-')
-	}
-	for i, it := range items {
-		start := len(b)
-		b = append(b, 0xdb, 0, 0, 0, 0) // str 32, its length written below
-		if place != "" {
-			b = append(b, b[at[2*i]:at[2*i+1]]...)
-		} else {
-			b = appendHex(b, uint64(it.Seq()), 16)
-			var err error
-			if b, err = s.appendEncoded(ctx, b, sessionID, runID, it); err != nil {
-				return nil, err
-			}
-		}
-		binary.BigEndian.PutUint32(b[start+1:], uint32(len(b)-start-5))
-	}
-	for _, it := range items {
-		if k := it.Kind(); k.IsCall() || k.IsOutput() {
-			id := it.CallID()
-			b = appendStrHeader(b, 8+len(id))
-			b = appendHex(b, uint64(len(id)), 8)
-			b = append(b, id...)
-		}
-	}
-	return append(args, runID, b), nil
-}
-
-// appendArgsSize returns the room appendArgs's batch of items takes at
-// most, with the prepared form when withPrepared, and the number of
-// elements of its array: the flags, each item and each call or output's
-// ID.
-func (s *Store) appendArgsSize(runID string, items []state.Item, withPrepared bool) (n, count int) {
-	n, count = 1+5+5+len(items)+1, 1+len(items)
-	for _, it := range items {
-		n += 5 + 16 + s.encodedLen(runID, it)
-		if k := it.Kind(); k.IsCall() || k.IsOutput() {
-			n += 5 + 8 + len(it.CallID())
-			count++
-		}
-	}
-	if withPrepared {
-		// The prepared form holds each member (the batch's item and its
-		// place) and, for each call and output, at most two more strings
-		// of the place, its ID key and two positions.
-		n += 128
-		for _, it := range items {
-			n += 5 + 16 + 16 + s.encodedLen(runID, it) + 2 + 32
-			if k := it.Kind(); k.IsCall() || k.IsOutput() {
-				n += 4 * (5 + 1 + 32 + 8 + len(it.CallID()) + 16)
-			}
-		}
-	}
-	return n, count
-}
-
-// maxPrepared is the most items a batch sent in the prepared form has.
-const maxPrepared = 16
-
-// prepared reports whether items are a common batch (see appendScript)
-// that the prepared form can carry: at most maxPrepared items, their Seqs
-// ascending, each output after a call with its ID in the batch, the latest
-// such call answered by no other output of the batch.
-func prepared(items []state.Item) bool {
-	if len(items) > maxPrepared {
-		return false
-	}
-	var answered [maxPrepared]bool
-	for i, it := range items {
-		if i > 0 && it.Seq() <= items[i-1].Seq() {
-			return false
-		}
-		if !it.Kind().IsOutput() {
-			continue
-		}
-		c := callOf(items, i)
-		if c < 0 || answered[c] {
-			return false
-		}
-		answered[c] = true
-	}
-	return true
-}
-
-// callOf returns the index of the latest call before items[o] with its
-// call ID, or -1.
-func callOf(items []state.Item, o int) int {
-	id := items[o].CallID()
-	for c := o - 1; c >= 0; c-- {
-		if items[c].Kind().IsCall() && items[c].CallID() == id {
-			return c
-		}
-	}
-	return -1
-}
-
-// appendPrepared appends the prepared form of items (see appendArgs),
-// their place place, to b, and records in at where each item's Seq and
-// encoded form start and end.
-func (s *Store) appendPrepared(ctx context.Context, b []byte, place, sid, runID string, items []state.Item, at []int) ([]byte, error) {
-	b = append(b, 0x97) // array of 7
-	b = append(appendStrHeader(b, len(place)), place...)
-	b = appendHex(append(append(appendStrHeader(b, 1+16+16), '['), place...), uint64(items[0].Seq()), 16)
-	b = append(append(append(appendStrHeader(b, 1+16+1), '('), place...), 0xff)
-	b = appendArrayHeader(b, 2*len(items))
-	for i, it := range items {
-		b = append(b, 0xa1, '0')
-		start := len(b)
-		b = append(b, 0xdb, 0, 0, 0, 0) // str 32, its length written below
-		b = append(b, place...)
-		at[2*i] = len(b)
-		b = appendHex(b, uint64(it.Seq()), 16)
-		var err error
-		if b, err = s.appendEncoded(ctx, b, sid, runID, it); err != nil {
-			return nil, err
-		}
-		at[2*i+1] = len(b)
-		binary.BigEndian.PutUint32(b[start+1:], uint32(len(b)-start-5))
-	}
-	b = appendArrayHeader(b, len(items))
-	for _, it := range items {
-		b = appendPos(appendStrHeader(b, 32), place, it.Seq())
-	}
-	calls, outputs := 0, 0
-	for _, it := range items {
-		switch k := it.Kind(); {
-		case k.IsCall():
-			calls++
-		case k.IsOutput():
-			outputs++
-		}
-	}
-	b = appendArrayHeader(b, 2*calls)
-	for _, it := range items {
-		if it.Kind().IsCall() {
-			b = append(b, 0xa1, '0')
-			b = appendCallRef(appendStrHeader(b, 16+8+len(it.CallID())+16), place, it, it.Seq())
-		}
-	}
-	// The outputs hash: "r" and a call's position to "c" and its calls
-	// member; an answered call (place, ID key, call Seq) to its output's
-	// Seq, and "r" and the output's position to "a" and that field.
-	b = appendArrayHeader(b, 2*calls+4*outputs)
-	for _, it := range items {
-		if it.Kind().IsCall() {
-			b = appendPos(append(appendStrHeader(b, 1+32), 'r'), place, it.Seq())
-			b = appendCallRef(append(appendStrHeader(b, 1+16+8+len(it.CallID())+16), 'c'), place, it, it.Seq())
-		}
-	}
-	for o, it := range items {
-		if !it.Kind().IsOutput() {
-			continue
-		}
-		call := items[callOf(items, o)].Seq()
-		ref := 16 + 8 + len(it.CallID()) + 16
-		b = appendCallRef(appendStrHeader(b, ref), place, it, call)
-		b = appendHex(appendStrHeader(b, 16), uint64(it.Seq()), 16)
-		b = appendPos(append(appendStrHeader(b, 1+32), 'r'), place, it.Seq())
-		b = appendCallRef(append(appendStrHeader(b, 1+ref), 'a'), place, it, call)
-	}
-	return b, nil
-}
-
-// appendPos appends the position of Seq seq in the run placed at place.
-func appendPos(b []byte, place string, seq int64) []byte {
-	return appendHex(append(b, place...), uint64(seq), 16)
-}
-
-// appendCallRef appends the place, the ID key of it's call ID and the Seq
-// seq in 16 hex digits: a member of the calls set (seq, the call's), or
-// a field of the outputs hash (seq, the answered call's).
-func appendCallRef(b []byte, place string, it state.Item, seq int64) []byte {
-	id := it.CallID()
-	b = appendHex(append(b, place...), uint64(len(id)), 8)
-	return appendHex(append(b, id...), uint64(seq), 16)
 }
 
 // appendArrayHeader appends the MessagePack header of an array of n
