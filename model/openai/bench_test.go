@@ -54,7 +54,7 @@ func BenchmarkRequest(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				p, err := m.params(c)
+				p, err := m.params(c, c.Input)
 				if err != nil {
 					b.Fatal(err)
 				}
