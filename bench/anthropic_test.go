@@ -200,19 +200,10 @@ func BenchmarkAnthropic(b *testing.B) {
 				}
 			})
 			b.Run(transport+"/"+mode+"/sdk-typed", func(b *testing.B) {
-				p := typedParams(history)
+				typed := anthropicTypedCall(client, typedParams(history), stream)
 				b.ReportAllocs()
 				for b.Loop() {
-					if stream {
-						s := client.Messages.NewStreaming(context.Background(), p)
-						var msg sdk.Message
-						for s.Next() {
-							sinkErr = msg.Accumulate(s.Current())
-						}
-						sinkErr = s.Close()
-					} else {
-						_, sinkErr = client.Messages.New(context.Background(), p)
-					}
+					sinkErr = typed()
 				}
 			})
 		}
@@ -220,6 +211,34 @@ func BenchmarkAnthropic(b *testing.B) {
 }
 
 var sinkErr error
+
+// anthropicTypedCall returns the call of BenchmarkAnthropic's sdk-typed
+// rows: p sent with Messages.New into a Message, or with
+// Messages.NewStreaming, every event added to a Message with
+// Message.Accumulate.
+func anthropicTypedCall(client sdk.Client, p sdk.MessageNewParams, stream bool) func() error {
+	ctx := context.Background()
+	if !stream {
+		return func() error {
+			_, err := client.Messages.New(ctx, p)
+			return err
+		}
+	}
+	return func() error {
+		s := client.Messages.NewStreaming(ctx, p)
+		var msg sdk.Message
+		for s.Next() {
+			if err := msg.Accumulate(s.Current()); err != nil {
+				s.Close()
+				return err
+			}
+		}
+		if err := s.Close(); err != nil {
+			return err
+		}
+		return s.Err()
+	}
+}
 
 func sdkPlainRaw(client sdk.Client, p sdk.MessageNewParams) error {
 	var body []byte

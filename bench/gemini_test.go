@@ -124,48 +124,22 @@ func BenchmarkGemini(b *testing.B) {
 			mode = "stream"
 		}
 		for _, n := range []int{10, 100} {
-			items, contents := geminiHistory(n)
-			sdkCall := func() {
-				config := &genai.GenerateContentConfig{
-					SystemInstruction: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: "Answer weather questions."}}},
-					Tools: []*genai.Tool{{FunctionDeclarations: []*genai.FunctionDeclaration{{
-						Name: "get_weather", Description: "Get the weather for a location.", ParametersJsonSchema: geminiParams,
-					}}}},
-				}
-				if !stream {
-					if sinkGenAI, err = client.Models.GenerateContent(ctx, "gemini-2.5-flash", contents, config); err != nil {
-						b.Fatal(err)
-					}
-					return
-				}
-				for chunk, err := range client.Models.GenerateContentStream(ctx, "gemini-2.5-flash", contents, config) {
-					if err != nil {
-						b.Fatal(err)
-					}
-					sinkGenAI = chunk
-				}
-			}
-			c := &pipeline.ModelCall{
-				Instructions: "Answer weather questions.", Input: state.ItemsOf(items), Stream: stream,
-				Tools:    []pipeline.ToolSpec{{Name: "get_weather", Description: "Get the weather for a location.", Parameters: geminiParams, Strict: true}},
-				Settings: pipeline.ModelSettings{Model: "gemini-2.5-flash"},
-			}
-			adapterCall := func() {
-				if sinkResp, err = model.Respond(ctx, c); err != nil {
-					b.Fatal(err)
-				}
-			}
+			sdkCall, adapterCall := geminiCalls(client, model, stream, n)
 			key := fmt.Sprintf("%s/items=%d", mode, n)
 			b.Run(key+"/sdk", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					sdkCall()
+					if err = sdkCall(); err != nil {
+						b.Fatal(err)
+					}
 				}
 			})
 			b.Run(key+"/adapter", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
-					adapterCall()
+					if err = adapterCall(); err != nil {
+						b.Fatal(err)
+					}
 				}
 			})
 			b.Run(key+"/vs", func(b *testing.B) {
@@ -174,11 +148,11 @@ func BenchmarkGemini(b *testing.B) {
 					// The order alternates, so that neither call always
 					// runs into a collection the other's garbage started.
 					if i%2 == 0 {
-						sdk = append(sdk, timed(sdkCall))
-						adapter = append(adapter, timed(adapterCall))
+						sdk = append(sdk, timed(b, sdkCall))
+						adapter = append(adapter, timed(b, adapterCall))
 					} else {
-						adapter = append(adapter, timed(adapterCall))
-						sdk = append(sdk, timed(sdkCall))
+						adapter = append(adapter, timed(b, adapterCall))
+						sdk = append(sdk, timed(b, sdkCall))
 					}
 				}
 				// Medians, which the machine's other work moves least.
@@ -191,11 +165,54 @@ func BenchmarkGemini(b *testing.B) {
 	}
 }
 
-// timed returns how long f took.
-func timed(f func()) time.Duration {
+// timed returns how long f took; it stops b when f fails.
+func timed(b *testing.B, f func() error) time.Duration {
 	t := time.Now()
-	f()
-	return time.Since(t)
+	err := f()
+	d := time.Since(t)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// geminiCalls returns the call of BenchmarkGemini's rows at n items of
+// history, plain or streamed: with the genai client alone (sdk) and
+// through model (adapter).
+func geminiCalls(client *genai.Client, model pipeline.Model, stream bool, n int) (sdk, adapter func() error) {
+	ctx := context.Background()
+	items, contents := geminiHistory(n)
+	sdk = func() error {
+		config := &genai.GenerateContentConfig{
+			SystemInstruction: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: "Answer weather questions."}}},
+			Tools: []*genai.Tool{{FunctionDeclarations: []*genai.FunctionDeclaration{{
+				Name: "get_weather", Description: "Get the weather for a location.", ParametersJsonSchema: geminiParams,
+			}}}},
+		}
+		if !stream {
+			var err error
+			sinkGenAI, err = client.Models.GenerateContent(ctx, "gemini-2.5-flash", contents, config)
+			return err
+		}
+		for chunk, err := range client.Models.GenerateContentStream(ctx, "gemini-2.5-flash", contents, config) {
+			if err != nil {
+				return err
+			}
+			sinkGenAI = chunk
+		}
+		return nil
+	}
+	c := &pipeline.ModelCall{
+		Instructions: "Answer weather questions.", Input: state.ItemsOf(items), Stream: stream,
+		Tools:    []pipeline.ToolSpec{{Name: "get_weather", Description: "Get the weather for a location.", Parameters: geminiParams, Strict: true}},
+		Settings: pipeline.ModelSettings{Model: "gemini-2.5-flash"},
+	}
+	adapter = func() error {
+		var err error
+		sinkResp, err = model.Respond(ctx, c)
+		return err
+	}
+	return sdk, adapter
 }
 
 // median returns the median of ds, which it sorts.

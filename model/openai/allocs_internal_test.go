@@ -44,7 +44,7 @@ func TestAllocBudgets(t *testing.T) {
 		f      func()
 	}{
 		{"responses params", 7, "the input's buffer, its boxing and its override (param.Override allocates the union), the tools' list, their one buffer and their boxing (param.SetJSON); 16 while each tool was a buffer of its own grown from nil and an override", func() {
-			if _, err := m.params(c); err != nil {
+			if _, err := m.params(c, c.Input); err != nil {
 				t.Fatal(err)
 			}
 		}},

@@ -54,7 +54,7 @@ func BenchmarkRequest(b *testing.B) {
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				p, err := m.params(c)
+				p, err := m.params(c, c.Input)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -176,6 +176,35 @@ func BenchmarkChatStream(b *testing.B) {
 				if _, err := readChatStream(res, c); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// BenchmarkChatBody measures the Chat Completions adapter's own work on a
+// plain call's request: checking the items and tools and writing the
+// body for a history of n items, into a buffer kept between calls as
+// Respond keeps it.
+func BenchmarkChatBody(b *testing.B) {
+	m := &ChatModel{}
+	tools := []pipeline.ToolSpec{{
+		Name: "get_weather", Description: "Get the weather.", Strict: true,
+		Parameters: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}},"required":["location"],"additionalProperties":false}`),
+	}}
+	for _, n := range benchSizes {
+		b.Run("items="+strconv.Itoa(n), func(b *testing.B) {
+			c := &pipeline.ModelCall{
+				Instructions: "Answer weather questions.", Input: state.ItemsOf(benchHistory(n)), Tools: tools,
+				Settings: pipeline.ModelSettings{Model: "gpt-4o-mini"},
+			}
+			var buf []byte
+			b.ReportAllocs()
+			for b.Loop() {
+				body, err := m.body(buf[:0], c)
+				if err != nil {
+					b.Fatal(err)
+				}
+				buf = body
 			}
 		})
 	}

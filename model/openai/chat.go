@@ -131,17 +131,12 @@ func (m *ChatModel) body(dst []byte, c *pipeline.ModelCall) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := chatCheck(c); err != nil {
+	itemsSize, err := chatCheck(c)
+	if err != nil {
 		return nil, err
 	}
 	o, s := &c.Output, &c.Settings
-	size := 256 + len(name) + len(c.Instructions) + toolsSize(c.Tools) + len(o.Schema)
-	for _, it := range c.Input.All() {
-		size += it.RawLen() + 32
-	}
-	for k, v := range s.Metadata {
-		size += len(k) + len(v) + 8
-	}
+	size := 256 + len(name) + len(c.Instructions) + toolsSize(c.Tools) + len(o.Schema) + itemsSize
 	b := slices.Grow(dst, size)
 	b = append(b, `{"messages":`...)
 	b = appendChatMessages(b, c.Instructions, c.Input)
@@ -231,26 +226,29 @@ func appendChatTools(b []byte, choice string, tools []pipeline.ToolSpec) []byte 
 // chatCheck refuses, before any of the body is written, what the Chat
 // Completions API cannot take: input items it has no message for, hosted
 // and custom tools, tool parameters and an output schema that are not
-// valid JSON.
-func chatCheck(c *pipeline.ModelCall) error {
-	if err := chatExpressible(c.Input); err != nil {
-		return err
+// valid JSON. It returns room for the input's messages (see
+// chatExpressible), so that the body reads the items once before it
+// writes them.
+func chatCheck(c *pipeline.ModelCall) (int, error) {
+	size, err := chatExpressible(c.Input)
+	if err != nil {
+		return 0, err
 	}
 	for _, t := range c.Tools {
 		if len(t.Hosted) > 0 {
-			return fmt.Errorf("%w: hosted tool %q: Chat Completions has no hosted tools", ErrUnsupportedTool, t.Name)
+			return 0, fmt.Errorf("%w: hosted tool %q: Chat Completions has no hosted tools", ErrUnsupportedTool, t.Name)
 		}
 		if len(t.Custom) > 0 {
-			return fmt.Errorf("%w: custom tool %q: the chat adapter sends function tools only", ErrUnsupportedTool, t.Name)
+			return 0, fmt.Errorf("%w: custom tool %q: the chat adapter sends function tools only", ErrUnsupportedTool, t.Name)
 		}
 		if len(t.Parameters) > 0 && !jsonscan.Valid(t.Parameters) {
-			return fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
+			return 0, fmt.Errorf("openai: tool %q: parameters are not valid JSON", t.Name)
 		}
 	}
 	if c.Output.Schema != nil {
-		return checkOutput(&c.Output)
+		return 0, checkOutput(&c.Output)
 	}
-	return nil
+	return size, nil
 }
 
 // appendNumber appends f as encoding/json writes a float64; NaN and the
@@ -273,55 +271,22 @@ func appendNumber(dst []byte, setting string, f float64) ([]byte, error) {
 }
 
 // appendChatMessages appends the instructions and items as a JSON array
-// of chat messages.
+// of chat messages. An assistant message stays open while the calls that
+// follow it join its tool_calls; the next message closes it.
 func appendChatMessages(buf []byte, instructions string, items state.Items) []byte {
 	buf = append(buf, '[')
-	first := true
-	next := func() { // the comma before a message, unless it is the first
-		if !first {
-			buf = append(buf, ',')
-		}
-		first = false
-	}
+	start := len(buf) // a message after this one is not the first: a comma before it
 	if instructions != "" {
-		next()
 		buf = appendTextMessage(buf, "system", instructions)
 	}
 	open := false // an assistant message that calls may still join is open
 	calls := 0
-	flush := func() {
-		if !open {
-			return
-		}
-		if calls > 0 {
-			buf = append(buf, ']')
-		}
-		buf = append(buf, '}')
-		open, calls = false, 0
-	}
 	for _, it := range items.All() {
-		switch it.Kind() {
-		case state.KindUserMessage:
-			flush()
-			next()
-			if msg, ok := appendUserParts(buf, it); ok {
-				buf = msg
-			} else {
-				buf = appendTextMessage(buf, "user", it.Text())
-			}
-		case state.KindSystemMessage:
-			flush()
-			next()
-			buf = appendTextMessage(buf, "system", it.Text())
-		case state.KindAssistantMessage:
-			flush()
-			next()
-			buf = append(buf, `{"role":"assistant","content":`...)
-			buf = jsonw.AppendString(buf, it.Text())
-			open = true
+		k := it.Kind()
+		switch k {
 		case state.KindToolCall, state.KindHandoffCall:
 			if !open {
-				next()
+				buf = appendComma(buf, start)
 				buf = append(buf, `{"role":"assistant","content":null`...)
 				open = true
 			}
@@ -332,21 +297,61 @@ func appendChatMessages(buf []byte, instructions string, items state.Items) []by
 			}
 			calls++
 			buf = appendChatCall(buf, it)
+			continue
+		case state.KindUserMessage, state.KindSystemMessage, state.KindAssistantMessage, state.KindToolOutput, state.KindHandoffOutput:
+		default:
+			// Chat Completions takes no reasoning input; the opaque items
+			// left by chatExpressible are another provider's own, and it
+			// refused the other kinds.
+			continue
+		}
+		if open {
+			buf, open, calls = closeAssistant(buf, calls), false, 0
+		}
+		buf = appendComma(buf, start)
+		switch k {
+		case state.KindUserMessage:
+			if msg, ok := appendUserParts(buf, it); ok {
+				buf = msg
+			} else {
+				buf = appendTextMessage(buf, "user", it.Text())
+			}
+		case state.KindSystemMessage:
+			buf = appendTextMessage(buf, "system", it.Text())
+		case state.KindAssistantMessage:
+			buf = append(buf, `{"role":"assistant","content":`...)
+			buf = jsonw.AppendString(buf, it.Text())
+			open = true
 		case state.KindToolOutput, state.KindHandoffOutput:
-			flush()
-			next()
 			buf = append(buf, `{"role":"tool","tool_call_id":`...)
 			buf = jsonw.AppendString(buf, it.CallID())
 			buf = append(buf, `,"content":`...)
 			buf = jsonw.AppendString(buf, it.Text())
 			buf = append(buf, '}')
-		case state.KindReasoning, state.KindOpaque:
-			// Chat Completions takes no reasoning input; the opaque items
-			// left by chatExpressible are another provider's own.
 		}
 	}
-	flush()
+	if open {
+		buf = closeAssistant(buf, calls)
+	}
 	return append(buf, ']')
+}
+
+// appendComma appends the comma before a message of the array whose first
+// message starts at start, unless it is the first.
+func appendComma(buf []byte, start int) []byte {
+	if len(buf) > start {
+		return append(buf, ',')
+	}
+	return buf
+}
+
+// closeAssistant closes an open assistant message, and its tool_calls
+// when calls joined it.
+func closeAssistant(buf []byte, calls int) []byte {
+	if calls > 0 {
+		buf = append(buf, ']')
+	}
+	return append(buf, '}')
 }
 
 // appendChatCall appends a function call of an assistant message's
@@ -503,33 +508,40 @@ func (m *ChatModel) ProviderName() string { return "openai" }
 // (hosted calls, opaque items, MCP approvals, custom tool calls), user
 // content it cannot take (images by file ID, files by URL) and tool
 // outputs with parts other than text, rather than dropping them: a request
-// without them would not be the run's history.
-func chatExpressible(items state.Items) error {
+// without them would not be the run's history. It returns room for the
+// items' messages: each item's JSON and 32 bytes.
+//
+// It reads each item once, and its content parts only when the item has
+// them (a user message's or an output's content given as a list): the
+// items of a plain conversation cost a kind's test each.
+func chatExpressible(items state.Items) (int, error) {
+	size := 0
 	for i, it := range items.All() {
-		if it.Kind() == state.KindUserMessage {
+		size += it.RawLen() + 32
+		switch k := it.Kind(); k {
+		case state.KindUserMessage:
 			if _, err := chatParts(mediaParts(it)); err != nil {
-				return &InputError{Index: i, Kind: it.Kind(), Part: -1, Reason: err.Error()}
+				return 0, &InputError{Index: i, Kind: k, Part: -1, Reason: err.Error()}
 			}
-		}
-		if it.Kind() == state.KindToolOutput || it.Kind() == state.KindHandoffOutput {
+		case state.KindToolOutput, state.KindHandoffOutput:
 			for j, p := range it.Content() {
 				if p.Type() != "input_text" {
-					return &InputError{Index: i, Kind: it.Kind(), CallID: it.CallID(), Part: j,
+					return 0, &InputError{Index: i, Kind: k, CallID: it.CallID(), Part: j,
 						Reason: "content part " + strconv.Itoa(j) + " is " + partName(p) + ": Chat Completions tool messages take text only"}
 				}
 			}
-		}
-		if it.Kind() == state.KindOpaque && otherProvider(it, it.Raw()) {
-			continue // not sent, as for the Responses API
-		}
-		switch it.Kind() {
-		case state.KindHostedCall, state.KindOpaque, state.KindMCPApprovalRequest, state.KindMCPApprovalResponse,
+		case state.KindOpaque:
+			if otherProvider(it, it.Raw()) {
+				continue // not sent, as for the Responses API
+			}
+			fallthrough
+		case state.KindHostedCall, state.KindMCPApprovalRequest, state.KindMCPApprovalResponse,
 			state.KindCustomCall, state.KindCustomOutput:
-			return &InputError{Index: i, Kind: it.Kind(), CallID: it.CallID(), Part: -1,
-				Reason: "a " + it.Kind().String() + " (" + it.Name() + ") has no Chat Completions message"}
+			return 0, &InputError{Index: i, Kind: k, CallID: it.CallID(), Part: -1,
+				Reason: "a " + k.String() + " (" + it.Name() + ") has no Chat Completions message"}
 		}
 	}
-	return nil
+	return size, nil
 }
 
 // partName names a content part's type for an error, with how an image

@@ -11,6 +11,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/turnkit/turnkit/pipeline"
+	"github.com/turnkit/turnkit/state"
 )
 
 // Server-side conversations. By default every model call sends the run's
@@ -203,6 +204,14 @@ func isContinuationLost(err error) bool {
 
 // apply makes the request send only what the server has not seen.
 func (s *serverState) apply(p *responses.ResponseNewParams, c *pipeline.ModelCall) {
+	p.Input = param.Override[responses.ResponseNewParamsInputUnion](json.RawMessage(appendInput(nil, s.unseen(c))))
+	s.link(p)
+}
+
+// unseen returns the part of c's input the server has not seen: all of
+// it when the context it saw was replaced, which also drops the response
+// the chain continued.
+func (s *serverState) unseen(c *pipeline.ModelCall) state.Items {
 	in := c.Input
 	seen := s.Seen
 	switch {
@@ -212,9 +221,13 @@ func (s *serverState) apply(p *responses.ResponseNewParams, c *pipeline.ModelCal
 	case seen > in.Len() || s.Sent > in.Len() || (s.Sent > 0 && in.At(s.Sent-1).Seq() != s.LastSeq):
 		seen, s.ResponseID = 0, "" // the context was replaced: start again
 	}
-	p.Input = param.Override[responses.ResponseNewParamsInputUnion](json.RawMessage(appendInput(nil, in.From(seen))))
+	return in.From(seen)
+}
+
+// link sets on p what the request continues: exactly the response the
+// chain continues, or the conversation.
+func (s *serverState) link(p *responses.ResponseNewParams) {
 	if s.Chain {
-		// Exactly the response the chain continues.
 		p.PreviousResponseID = param.Opt[string]{}
 		if s.ResponseID != "" {
 			p.PreviousResponseID = param.NewOpt(s.ResponseID)

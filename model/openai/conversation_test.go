@@ -7,9 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
 
 	"github.com/turnkit/turnkit/middleware/approval"
 	"github.com/turnkit/turnkit/middleware/persistence"
@@ -234,5 +239,53 @@ func BenchmarkConversationBytes(b *testing.B) {
 				b.ReportMetric(float64(last.Load()), "B/last-call")
 			})
 		}
+	}
+}
+
+// chainTransport answers every Responses API request in memory, as the
+// server of a run of tool turns: a call of get_weather, and a message at
+// every turns-th request.
+type chainTransport struct {
+	turns, n int
+}
+
+func (t *chainTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	r.Body.Close()
+	t.n++
+	body := fmt.Sprintf(`{"id":"resp_%d","object":"response","status":"completed","model":"m","output":[{"id":"fc_%d","type":"function_call","status":"completed","call_id":"call_%d","name":"get_weather","arguments":"{\"location\":\"Paris\"}"}]}`, t.n, t.n, t.n)
+	if t.n%t.turns == 0 {
+		body = fmt.Sprintf(`{"id":"resp_%d","object":"response","status":"completed","model":"m","output":[{"id":"msg_%d","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"done","annotations":[]}]}]}`, t.n, t.n)
+	}
+	return &http.Response{StatusCode: 200, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(strings.NewReader(body)),
+		ContentLength: int64(len(body)), Request: r}, nil
+}
+
+// TestChainedCallBuildsOnlyWhatItSends checks that a chained call's cost
+// does not grow with the history the server holds: the adapter builds its
+// input from the items the server has not seen, not from the whole input
+// first (invariant 14). A run of 400 tool turns allocates, per turn, at
+// most 1.5 times what a run of 40 does; built from the whole input, its
+// per-turn bytes grew with the turn (over 4 times at 400 turns).
+func TestChainedCallBuildsOnlyWhatItSends(t *testing.T) {
+	perTurn := func(turns int) float64 {
+		tr := &chainTransport{turns: turns}
+		client := sdk.NewClient(option.WithBaseURL("http://openai.invalid/v1/"), option.WithAPIKey("sk-test"),
+			option.WithHTTPClient(&http.Client{Transport: tr}), option.WithMaxRetries(0))
+		runner := pipeline.NewRunner(pipeline.WithMaxTurns(turns + 1))
+		agent := weatherAgent(openai.New(client))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		if _, err := runner.Run(context.Background(), agent, pipeline.UserInput("What is the weather in Paris today?"), openai.ChainResponses()); err != nil {
+			t.Fatal(err)
+		}
+		runtime.ReadMemStats(&after)
+		return float64(after.TotalAlloc-before.TotalAlloc) / float64(turns)
+	}
+	short, long := perTurn(40), perTurn(400)
+	t.Logf("a chained run allocates %.0f B per turn over 40 turns, %.0f B over 400", short, long)
+	if long > 1.5*short {
+		t.Errorf("a chained run allocates %.0f B per turn over 400 turns, %.0f B over 40: more than 1.5 times", long, short)
 	}
 }

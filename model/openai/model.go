@@ -41,16 +41,23 @@ func New(client sdk.Client, opts ...Option) *Model {
 
 // Respond calls the Responses API for c. See [Model] for the contract.
 func (m *Model) Respond(ctx context.Context, c *pipeline.ModelCall) (*pipeline.ModelResponse, error) {
-	params, err := m.params(c)
-	if err != nil {
-		return nil, err
-	}
 	srv, err := serverStateOf(c)
 	if err != nil {
 		return nil, err
 	}
+	// A chained call sends only what the server has not seen: its params
+	// are built from that part of the input alone, not from the whole
+	// input and then again.
+	in := c.Input
 	if srv != nil {
-		srv.apply(&params, c)
+		in = srv.unseen(c)
+	}
+	params, err := m.params(c, in)
+	if err != nil {
+		return nil, err
+	}
+	if srv != nil {
+		srv.link(&params)
 		out, err := m.respond(ctx, c, params)
 		if lost := previous(&params); err != nil && lost != "" && isContinuationLost(err) {
 			// The stored response expired or was deleted: send the whole

@@ -35,9 +35,10 @@ func (cfg *config) modelName(c *pipeline.ModelCall) (string, error) {
 	return "", fmt.Errorf("openai: agent %q has no model name: set Agent.Settings.Model or use WithModel", agent)
 }
 
-// params builds the request. The input items are passed as their
+// params builds the request with in as its input (c's input, or the part
+// of it a chained call sends). The input items are passed as their
 // canonical JSON, concatenated once into one array and never re-encoded.
-func (m *Model) params(c *pipeline.ModelCall) (responses.ResponseNewParams, error) {
+func (m *Model) params(c *pipeline.ModelCall, in state.Items) (responses.ResponseNewParams, error) {
 	var p responses.ResponseNewParams
 	name, err := m.cfg.modelName(c)
 	if err != nil {
@@ -47,7 +48,7 @@ func (m *Model) params(c *pipeline.ModelCall) (responses.ResponseNewParams, erro
 	if c.Instructions != "" {
 		p.Instructions = param.NewOpt(c.Instructions)
 	}
-	p.Input = param.Override[responses.ResponseNewParamsInputUnion](json.RawMessage(appendInput(nil, c.Input)))
+	p.Input = param.Override[responses.ResponseNewParamsInputUnion](json.RawMessage(appendInput(nil, in)))
 	if p.Tools, err = toolParams(c.Tools); err != nil {
 		return p, err
 	}

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/turnkit/turnkit/bench/internal/scenario"
 )
@@ -84,6 +86,74 @@ func parseGoBench(r io.Reader, noServer string, store, raw scenario.Scenario) []
 			x = row{scenario: s, skip: why}
 		}
 		rows = append(rows, x)
+	}
+	return rows
+}
+
+// adapterLine is a line of BenchmarkAdapterShare's output: a case's name,
+// its iterations and its metrics (value, unit pairs).
+var adapterLine = regexp.MustCompile(`^BenchmarkAdapterShare/(\S+?)(?:-\d+)?\s+(\d+)\s+(.*)$`)
+
+// runAdapterBench runs the bench module's BenchmarkAdapterShare once and
+// returns its rows, three per case (sdk-typed, sdk, adapter).
+func runAdapterBench(ctx context.Context, root, benchtime string) ([]row, error) {
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkAdapterShare$", "-count", "1", "-benchtime", benchtime, ".")
+	cmd.Dir = filepath.Join(root, "bench")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("go test -bench BenchmarkAdapterShare in bench: %v: %s", err, lastLines(out.Bytes(), 3))
+	}
+	rows := parseAdapterBench(&out)
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("go test -bench BenchmarkAdapterShare in bench printed no figure: %s", lastLines(out.Bytes(), 3))
+	}
+	return rows, nil
+}
+
+// adapterScenarios are the table rows of an adapter case: the SDK's typed
+// call is the baseline of the other two, and the adapter's row has the
+// raw SDK call as its Own part, so that its ratio is its own share.
+func adapterScenarios(name string) (typed, raw, adapter scenario.Scenario) {
+	base := "adapter/" + name + "/"
+	typed = scenario.Scenario{Name: base + "sdk-typed", Group: "adapter", PerOp: 1, Unit: "call", Paired: true}
+	raw = scenario.Scenario{Name: base + "sdk", Group: "adapter", Baseline: typed.Name, PerOp: 1, Unit: "call", Paired: true}
+	adapter = scenario.Scenario{Name: base + "adapter", Group: "adapter", Baseline: typed.Name, Own: raw.Name, PerOp: 1, Unit: "call", Paired: true}
+	return typed, raw, adapter
+}
+
+// parseAdapterBench reads BenchmarkAdapterShare's lines: each call's
+// median time (typed-ns/call, sdk-ns/call, adapter-ns/call), its
+// allocations and bytes, and the adapter's own share paired per call
+// (own-%).
+func parseAdapterBench(r io.Reader) []row {
+	var rows []row
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		m := adapterLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[2])
+		metrics := map[string]float64{}
+		f := strings.Fields(m[3])
+		for i := 0; i+1 < len(f); i += 2 {
+			if v, err := strconv.ParseFloat(f[i], 64); err == nil {
+				metrics[f[i+1]] = v
+			}
+		}
+		typed, raw, adapter := adapterScenarios(m[1])
+		for _, c := range []struct {
+			s   scenario.Scenario
+			key string
+		}{{typed, "typed"}, {raw, "sdk"}, {adapter, "adapter"}} {
+			x := row{scenario: c.s, n: n, ns: metrics[c.key+"-ns/call"],
+				allocs: metrics[c.key+"-allocs/call"], bytes: metrics[c.key+"-B/call"], hasAllocs: true}
+			if c.key == "adapter" {
+				x.share, x.hasShare = metrics["own-%"]/100, true
+			}
+			rows = append(rows, x)
+		}
 	}
 	return rows
 }

@@ -24,7 +24,9 @@
 //	               shared, noisy machine's bursts out of the figures; a Paired
 //	               scenario's ratio (the encryption rows) is instead the median
 //	               over the rounds of its ratio to its baseline in each round
-//	-run regexp    run only the scenarios whose name matches
+//	-run regexp    run only the scenarios whose name matches (the adapter rows,
+//	               which BenchmarkAdapterShare in bench measures, only when the
+//	               regexp's text names "adapter")
 //	-peers list    peers to run: eino,eino-adk,genkit,langchaingo,js (default all; "" for none)
 //	-out dir       output folder (default bench/results under the module root,
 //	               the files bench/README.md shows)
@@ -215,6 +217,9 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 			rep.keepFastest(r)
 			fmt.Fprintf(progress, "%s/%s  %s allocs  (%d×, %s)\n", formatNs(r.ns), s.Unit, formatNum(r.allocs), res.N, time.Since(t0).Round(100*time.Millisecond))
 		}
+		if filter == nil || strings.Contains(cfg.run, "adapter") {
+			runAdapters(ctx, rep, root, cfg.benchtime, filter, tag, round, progress)
+		}
 		for _, be := range sessionBackends {
 			store, raw := sessionScenarios(be.name)
 			if filter != nil && !filter.MatchString(store.Name) && !filter.MatchString(raw.Name) {
@@ -308,6 +313,30 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 	fmt.Fprintf(progress, "wrote %s, %s and %s\n",
 		filepath.Join(cfg.out, "table.md"), filepath.Join(cfg.out, "turnbench.csv"), filepath.Join(cfg.out, "turns.png"))
 	return nil
+}
+
+// runAdapters runs one round of BenchmarkAdapterShare and adds its rows
+// that filter (if any) matches to rep; a failure is reported as a skipped
+// row in the first round.
+func runAdapters(ctx context.Context, rep *report, root, benchtime string, filter *regexp.Regexp, tag string, round int, progress io.Writer) {
+	fmt.Fprintf(progress, "%sadapters: go test -bench BenchmarkAdapterShare in bench ... ", tag)
+	rows, err := runAdapterBench(ctx, root, benchtime)
+	if err != nil {
+		fmt.Fprintln(progress, "FAILED")
+		if round == 1 {
+			s := scenario.Scenario{Name: "adapter/all", Group: "adapter", PerOp: 1, Unit: "call"}
+			rep.add(row{scenario: s, skip: firstLine(err.Error())})
+		}
+		return
+	}
+	kept := 0
+	for _, x := range rows {
+		if filter == nil || filter.MatchString(x.scenario.Name) {
+			rep.keepFastest(x)
+			kept++
+		}
+	}
+	fmt.Fprintf(progress, "%d rows\n", kept)
 }
 
 // moduleRoot finds the turnkit module root from the working directory up.

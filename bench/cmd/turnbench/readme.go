@@ -97,7 +97,13 @@ func parsePrevious(table string) *previous {
 				continue
 			}
 			f := figures{ratioText: cells[4], allocsText: cells[2]}
-			f.ratio, f.hasRatio = parseFigure(strings.TrimSuffix(cells[4], "×"))
+			if pct, ok := strings.CutSuffix(cells[4], "%"); ok {
+				// An adapter row's own share, printed in percent.
+				f.ratio, f.hasRatio = parseFigure(pct)
+				f.ratio /= 100
+			} else {
+				f.ratio, f.hasRatio = parseFigure(strings.TrimSuffix(cells[4], "×"))
+			}
 			f.allocs, f.hasAllocs = parseFigure(cells[2])
 			p.rows[group+"/"+name] = f
 		}

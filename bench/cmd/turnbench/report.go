@@ -27,6 +27,8 @@ type row struct {
 	note      string  // custom metrics the scenario reported, such as a checkpoint's size
 	cpu       float64 // the process's CPU time per unit in ns, when hasCPU (scenario.CPUMetric)
 	hasCPU    bool
+	share     float64 // an adapter row's own share measured inside its benchmark, per call paired (own-%), when hasShare
+	hasShare  bool
 }
 
 func fromResult(s scenario.Scenario, res testing.BenchmarkResult) row {
@@ -99,6 +101,9 @@ func (r *report) get(name string) (row, bool) {
 // scenario the median over the rounds of the two's ratio in each round
 // (pairedRatio), else the fastest round's over the baseline's fastest.
 func (r *report) ratio(x row) (float64, bool) {
+	if x.scenario.Own != "" {
+		return r.ownShare(x)
+	}
 	if x.scenario.Paired {
 		return r.pairedRatio(x, func(y row) (float64, bool) { return y.ns, true })
 	}
@@ -169,12 +174,55 @@ func (r *report) pairedRatio(x row, fig func(row) (float64, bool)) (float64, boo
 	return median(qs), true
 }
 
+// ownShare returns, for a scenario with an Own part, the median over the
+// rounds that x, its Own and its baseline all ran of (x − Own) ÷ baseline
+// in that round: its own cost as a share of the baseline's.
+func (r *report) ownShare(x row) (float64, bool) {
+	if x.skip != "" || x.scenario.Baseline == "" {
+		return 0, false
+	}
+	xs, os, bs := r.rounds[x.scenario.Name], r.rounds[x.scenario.Own], r.rounds[x.scenario.Baseline]
+	var qs []float64
+	for i := range min(len(xs), len(os), len(bs)) {
+		if bs[i].ns != 0 {
+			qs = append(qs, (xs[i].ns-os[i].ns)/bs[i].ns)
+		}
+	}
+	if len(qs) == 0 {
+		return 0, false
+	}
+	return median(qs), true
+}
+
+// medianShare returns the median of the own shares x's rounds measured
+// inside their benchmark (row.share), if any did.
+func (r *report) medianShare(x row) (float64, bool) {
+	var vs []float64
+	for _, y := range r.rounds[x.scenario.Name] {
+		if y.hasShare {
+			vs = append(vs, y.share)
+		}
+	}
+	if len(vs) == 0 {
+		return 0, false
+	}
+	return median(vs), true
+}
+
 // noteOf is the note the table gives x after its name: the metrics its
 // scenario reported and, when it reported its CPU time, that time per
 // unit (the median of its rounds': the fastest round by wall time need
 // not be the one of least work) and its ratio to the baseline's.
 func (r *report) noteOf(x row) string {
 	notes := x.note
+	if q, ok := r.medianShare(x); ok {
+		share := fmt.Sprintf("per call %.1f%%", 100*q)
+		if notes == "" {
+			notes = share
+		} else {
+			notes += ", " + share
+		}
+	}
 	if !x.hasCPU {
 		return notes
 	}
@@ -229,10 +277,11 @@ var groupTitles = map[string]string{
 	"session":    "Session commits: each backend's own BenchmarkAppend, one append of three items per commit (ratio: to the raw driver doing the same inserts)",
 	"sealed":     "Encryption at rest: a crash-safe turn on SQLite with session/encrypt on (items and checkpoints sealed), each right after the same turn without it, history of h items, the database on disk and then in memory (-tmpfs: a tmpfs file, no disk under the writes and syncs); CPU: the process's CPU time per turn (ratio: the median over the rounds of each round's time ÷ the same turn's without encryption in that round; the CPU ratio likewise)",
 	"mcp":        "An MCP tool call, per call: the echo tool as a plain function tool (tool.Func), served by a go-sdk server in the same process over the in-memory transport, and the MCP reference server's echo run by node over stdio (ratio: to the function tool)",
+	"adapter":    "Model adapters' own cost per call: the SDK's typed call (what a program using the provider's SDK alone pays), the client call the adapter makes alone (sdk), and the adapter's Respond, back to back in each round of BenchmarkAdapterShare on the same recorded payload over an in-memory transport; ns: the median over its rounds (ratio: the adapter's own share, (adapter − sdk) ÷ sdk-typed, the median over turnbench's rounds of each round's; per call: the median over the rounds of BenchmarkAdapterShare's own-%, each round one call of each)",
 	"crashsafe":  "The crash-safe chain per turn (persistence over the checkpointer's session, then the checkpointer) on each backend, history of h items read from the session (ratio: to persistence alone on the same backend and h)",
 }
 
-var groupOrder = []string{"turn", "middleware", "policies", "run", "checkpoint", "approval", "session", "crashsafe", "sealed", "mcp"}
+var groupOrder = []string{"turn", "middleware", "policies", "run", "checkpoint", "approval", "session", "crashsafe", "sealed", "mcp", "adapter"}
 
 // anyPaired reports whether a measured row is of a Paired scenario.
 func (r *report) anyPaired() bool {
@@ -257,7 +306,7 @@ func (r *report) markdown() string {
 	}
 	fmt.Fprintf(&b, "Each scenario ran %d round(s) of -benchtime %s, interleaved; the fastest round counts. Figures are one run's: compare ratios, not absolute times.\n", e.rounds, e.benchtime)
 	if r.anyPaired() {
-		b.WriteString("The encryption rows' ratios are medians over the rounds of each round's pair, and their CPU times the medians of their rounds'.\n")
+		b.WriteString("The encryption and adapter rows' ratios are medians over the rounds of each round's pair, and the encryption rows' CPU times the medians of their rounds'.\n")
 	}
 	if r.prev != nil {
 		fmt.Fprintf(&b, "The column before holds the figures of the table this one replaced (%s) for the rows whose ratio or allocations moved by more than %.0f%%.\n", r.prev.run, moved*100)
@@ -307,7 +356,9 @@ func (r *report) markdown() string {
 				continue
 			}
 			ratio := "base"
-			if q, ok := r.ratio(x); ok {
+			if q, ok := r.ratio(x); ok && x.scenario.Own != "" {
+				ratio = fmt.Sprintf("%.1f%%", 100*q)
+			} else if ok {
 				ratio = fmt.Sprintf("%.2f×", q)
 			} else if x.scenario.Baseline != "" {
 				ratio = "n/a"

@@ -270,3 +270,47 @@ func TestPairedRatio(t *testing.T) {
 		t.Errorf("ratio of four rounds = %v, %v; want the mean of 1.05 and 1.20", q, ok)
 	}
 }
+
+// TestAdapterOwnShare checks that an adapter row's ratio is its own
+// share: the median over the rounds of (adapter − sdk) ÷ sdk-typed in
+// each round, not the fastest rounds' (here 104 − 100 over 130: 3.1%),
+// printed in percent beside the median of the per-call shares its
+// benchmark measured; and that BenchmarkAdapterShare's lines read as
+// those three rows.
+func TestAdapterOwnShare(t *testing.T) {
+	out := "goos: linux\n" +
+		"BenchmarkAdapterShare/openai-chat/plain/items=10-2   \t 200\t 290264 ns/op\t 18304 adapter-B/call\t 107.0 adapter-allocs/call\t 32222 adapter-ns/call\t 5.839 own-%\t 3.398 own-allocs-%\t 16808 sdk-B/call\t 89.00 sdk-allocs/call\t 26319 sdk-ns/call\t 50203 typed-B/call\t 531.1 typed-allocs/call\t 119622 typed-ns/call\n" +
+		"PASS\n"
+	rows := parseAdapterBench(strings.NewReader(out))
+	if len(rows) != 3 {
+		t.Fatalf("parsed %d rows, want 3: %+v", len(rows), rows)
+	}
+	if a := rows[2]; a.scenario.Name != "adapter/openai-chat/plain/items=10/adapter" || a.ns != 32222 || a.allocs != 107 || a.bytes != 18304 ||
+		a.scenario.Own != rows[1].scenario.Name || a.scenario.Baseline != rows[0].scenario.Name || math.Abs(a.share-0.05839) > 1e-9 {
+		t.Errorf("adapter row = %+v, want 32222 ns, 107 allocs, 18304 B, own share 5.839%% and sdk-typed, sdk as baseline and own part", a)
+	}
+	if x := rows[0]; x.scenario.Name != "adapter/openai-chat/plain/items=10/sdk-typed" || x.ns != 119622 || x.allocs != 531.1 {
+		t.Errorf("typed row = %+v, want 119622 ns, 531.1 allocs", x)
+	}
+
+	typed, raw, adapter := adapterScenarios("openai-chat/plain/items=10")
+	r := &report{}
+	for i, ns := range [][3]float64{{100, 60, 66}, {130, 100, 104}, {120, 80, 86}} {
+		share := []float64{0.05, 0.06, 0.02}[i]
+		r.keepFastest(row{scenario: typed, n: 1, ns: ns[0]})
+		r.keepFastest(row{scenario: raw, n: 1, ns: ns[1]})
+		r.keepFastest(row{scenario: adapter, n: 1, ns: ns[2], share: share, hasShare: true})
+	}
+	x, _ := r.get(adapter.Name)
+	if q, ok := r.ratio(x); !ok || math.Abs(q-0.05) > 1e-9 {
+		t.Errorf("own share = %v, %v; want the median of 0.06, 0.031 and 0.05: 0.05", q, ok)
+	}
+	md := r.markdown()
+	if want := "| openai-chat/plain/items=10/adapter (per call 5.0%) | 66 ns/call | n/a | n/a | 5.0% |"; !strings.Contains(md, want) {
+		t.Errorf("the table lacks %q:\n%s", want, md)
+	}
+	p := parsePrevious(md)
+	if f := p.rows[adapter.Name]; !f.hasRatio || math.Abs(f.ratio-0.05) > 1e-9 {
+		t.Errorf("the previous table's adapter row reads as %+v, want the ratio 0.05", f)
+	}
+}

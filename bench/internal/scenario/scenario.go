@@ -22,7 +22,7 @@ type Scenario struct {
 	Name string
 	// Group is the table section: "turn", "run", "middleware",
 	// "policies", "checkpoint", "approval", "session", "crashsafe",
-	// "sealed" or "mcp".
+	// "sealed", "mcp" or "adapter".
 	Group string
 	// Baseline names the scenario that ratios are taken against, or "" for
 	// a scenario that is its own baseline.
@@ -43,6 +43,12 @@ type Scenario struct {
 	// ÷ the baseline's fastest: on a machine whose speed drifts between
 	// rounds, each pair meets the same machine.
 	Paired bool
+	// Own names the scenario that is this one's part done by another
+	// library (an adapter's raw SDK call), measured in the same rounds:
+	// the ratio is then this scenario's time less Own's, over Baseline's,
+	// per round and paired as Paired says. The adapter rows give an
+	// adapter's own cost as a share of the SDK's typed call this way.
+	Own string
 	// Skip, when not empty, says why the scenario cannot run here (a
 	// backend with no server, node or the MCP reference server missing);
 	// Bench is nil then.
