@@ -20,21 +20,23 @@ var (
 // A checkpoint is stored as deltas (see [state.Delta]): its head in
 // run_checkpoints.data, its context in run_checkpoint_contexts (written
 // only when it changes), and its items in run_checkpoint_items, one row per
-// position. A save writes the head and what changed since the last save,
+// piece (an item, a guardrail result or a model call), keyed by the
+// version of the save that wrote it and then its position, so that each
+// save's rows follow the run's stored ones. A save writes the head and what changed since the last save,
 // so its cost does not grow with the run's history.
 // A whole checkpoint of the earlier format is a head row alone.
 
 // ckptStmts are the checkpoint statements, prepared once per store and
 // reused by every save and load.
 type ckptStmts struct {
-	load, version, upsertHead, upsertItem, upsertContext, clearItems, clearContext, deleteHead *sql.Stmt
+	load, version, upsertHead, insertItem, upsertContext, clearItems, clearContext, deleteHead *sql.Stmt
 	// The listing's (list.go).
 	indexUpsert, indexDelete, listAll, listStatus, listSession, listSessionStatus *sql.Stmt
 }
 
 // all returns the statements' fields, in the order of ckptSQL.
 func (c *ckptStmts) all() []**sql.Stmt {
-	return []**sql.Stmt{&c.load, &c.version, &c.upsertHead, &c.upsertItem, &c.upsertContext, &c.clearItems,
+	return []**sql.Stmt{&c.load, &c.version, &c.upsertHead, &c.insertItem, &c.upsertContext, &c.clearItems,
 		&c.clearContext, &c.deleteHead, &c.indexUpsert, &c.indexDelete, &c.listAll, &c.listStatus,
 		&c.listSession, &c.listSessionStatus}
 }
@@ -212,9 +214,9 @@ func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error
 		}
 	}
 	if len(d.Items) > 0 {
-		st := tx.StmtContext(ctx, s.ck.upsertItem)
+		st := tx.StmtContext(ctx, s.ck.insertItem)
 		for _, p := range d.Items {
-			if _, err := st.ExecContext(ctx, d.RunID, p.Seq, p.Version, p.Data); err != nil {
+			if _, err := st.ExecContext(ctx, d.RunID, p.Version, p.Seq, p.Data); err != nil {
 				return fmt.Errorf("write item %d: %w", p.Seq, err)
 			}
 		}

@@ -269,8 +269,11 @@ const (
 	ON CONFLICT (run_id) DO UPDATE SET version = excluded.version, data = excluded.data,
 		agent = excluded.agent, turn = excluded.turn, pending = excluded.pending
 	WHERE run_checkpoints.version = ?`
-	sqlCkptUpsertItem = `INSERT INTO run_checkpoint_items (run_id, seq, version, data) VALUES (?, ?, ?, ?)
-	ON CONFLICT (run_id, seq) DO UPDATE SET version = excluded.version, data = excluded.data`
+	// A piece, keyed by the version of the save before its position
+	// (migration 0012), so a save's pieces go after every stored one: a
+	// plain insert, as a save writes a position once and a full save
+	// first removes the run's pieces (sqlCkptClearItems).
+	sqlCkptInsertItem    = `INSERT INTO run_checkpoint_items (run_id, version, seq, data) VALUES (?, ?, ?, ?)`
 	sqlCkptUpsertContext = `INSERT INTO run_checkpoint_contexts (run_id, data) VALUES (?, ?)
 	ON CONFLICT (run_id) DO UPDATE SET data = excluded.data`
 	sqlCkptClearItems   = `DELETE FROM run_checkpoint_items WHERE run_id = ?`
@@ -307,7 +310,7 @@ const (
 const indexCols = `i.serial, i.run_id, i.session_id, i.status, c.agent, c.turn, c.pending, c.version`
 
 // ckptSQL are the texts of ckptStmts, in field order.
-var ckptSQL = [...]string{sqlCkptLoad, sqlCkptVersion, sqlCkptUpsertHead, sqlCkptUpsertItem,
+var ckptSQL = [...]string{sqlCkptLoad, sqlCkptVersion, sqlCkptUpsertHead, sqlCkptInsertItem,
 	sqlCkptUpsertContext, sqlCkptClearItems, sqlCkptClearContext, sqlCkptDeleteHead,
 	sqlIndexUpsert, sqlIndexDelete, sqlListRuns, sqlListRunsStatus, sqlListRunsSession, sqlListRunsSessionStatus}
 
@@ -582,7 +585,7 @@ var statements = []statement{
 			"SCALAR SUBQUERY 1",
 			"  SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)",
 		}},
-	{name: "checkpoint item", sql: sqlCkptUpsertItem,
+	{name: "checkpoint item", sql: sqlCkptInsertItem,
 		args: func(k planKey) []any { return []any{k.run, int64(1), int64(1), []byte(`{}`)} },
 		plan: nil},
 	{name: "checkpoint context", sql: sqlCkptUpsertContext,

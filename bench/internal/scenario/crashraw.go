@@ -192,7 +192,11 @@ func rawDriverTurns(b *testing.B, open func(tb testing.TB) rawDriver, h int) {
 }
 
 // rawSQLite is database/sql on the modernc driver, with the store's
-// pragmas, on a file of its own, the statements prepared once.
+// pragmas, on a file of its own, the statements prepared once. Its
+// pieces are keyed as the store keys them, by run, version and position,
+// so that a save's go after every stored one: keyed by run and position,
+// a save wrote a leaf at each end of the run's rows (8.15 pages per turn
+// at h=10 against 6.46).
 type rawSQLite struct {
 	dir                                 string
 	db                                  *sql.DB
@@ -201,8 +205,8 @@ type rawSQLite struct {
 
 const rawSQLiteSchema = `
 CREATE TABLE run_checkpoints (run_id TEXT NOT NULL PRIMARY KEY, version INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;
-CREATE TABLE run_checkpoint_items (run_id TEXT NOT NULL, seq INTEGER NOT NULL, version INTEGER NOT NULL, data BLOB NOT NULL,
-	PRIMARY KEY (run_id, seq)) WITHOUT ROWID;
+CREATE TABLE run_checkpoint_items (run_id TEXT NOT NULL, version INTEGER NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL,
+	PRIMARY KEY (run_id, version, seq)) WITHOUT ROWID;
 CREATE TABLE session_items (session_id TEXT NOT NULL, place INTEGER NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL,
 	name TEXT NOT NULL, raw BLOB NOT NULL, PRIMARY KEY (session_id, place, seq)) WITHOUT ROWID;`
 
@@ -222,7 +226,7 @@ func openRawSQLite(tb testing.TB) rawDriver {
 	}{
 		{&r.head, `INSERT INTO run_checkpoints (run_id, version, data) VALUES (?, ?, ?)
 			ON CONFLICT (run_id) DO UPDATE SET version = excluded.version, data = excluded.data`},
-		{&r.piece, `INSERT INTO run_checkpoint_items (run_id, seq, version, data) VALUES (?, ?, ?, ?)`},
+		{&r.piece, `INSERT INTO run_checkpoint_items (run_id, version, seq, data) VALUES (?, ?, ?, ?)`},
 		{&r.item, `INSERT INTO session_items (session_id, place, seq, kind, name, raw) VALUES (?, ?, ?, ?, ?, ?)`},
 		{&r.clearRun, `DELETE FROM run_checkpoint_items WHERE run_id = ?`},
 		{&r.clearS, `DELETE FROM session_items WHERE session_id = ? AND place = ?`},
@@ -285,7 +289,7 @@ func (r *rawSQLite) save(ctx context.Context, tx *sql.Tx, s *rawSave, version in
 	}
 	st := tx.StmtContext(ctx, r.piece)
 	for _, p := range s.pieces {
-		if _, err := st.ExecContext(ctx, rawRunID, shifted(p.Seq, j), version, p.Data); err != nil {
+		if _, err := st.ExecContext(ctx, rawRunID, version, shifted(p.Seq, j), p.Data); err != nil {
 			return err
 		}
 	}
