@@ -29,14 +29,18 @@ var (
 // ckptStmts are the checkpoint statements, prepared once per store and
 // reused by every save and load.
 type ckptStmts struct {
-	load, version, upsertHead, insertItem, upsertContext, clearItems, clearContext, deleteHead *sql.Stmt
+	load, version, upsertHead *sql.Stmt
+	// pieces[n] inserts n pieces (piecesSQL); pieces[0] is not used.
+	pieces                                              [maxPieceRows + 1]*sql.Stmt
+	upsertContext, clearItems, clearContext, deleteHead *sql.Stmt
 	// The listing's (list.go).
 	indexUpsert, indexDelete, listAll, listStatus, listSession, listSessionStatus *sql.Stmt
 }
 
 // all returns the statements' fields, in the order of ckptSQL.
 func (c *ckptStmts) all() []**sql.Stmt {
-	return []**sql.Stmt{&c.load, &c.version, &c.upsertHead, &c.insertItem, &c.upsertContext, &c.clearItems,
+	return []**sql.Stmt{&c.load, &c.version, &c.upsertHead,
+		&c.pieces[1], &c.pieces[2], &c.pieces[3], &c.pieces[4], &c.upsertContext, &c.clearItems,
 		&c.clearContext, &c.deleteHead, &c.indexUpsert, &c.indexDelete, &c.listAll, &c.listStatus,
 		&c.listSession, &c.listSessionStatus}
 }
@@ -213,17 +217,37 @@ func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error
 			return fmt.Errorf("write context: %w", err)
 		}
 	}
-	if len(d.Items) > 0 {
-		st := tx.StmtContext(ctx, s.ck.insertItem)
-		for _, p := range d.Items {
-			if _, err := st.ExecContext(ctx, d.RunID, p.Version, p.Seq, p.Data); err != nil {
-				return fmt.Errorf("write item %d: %w", p.Seq, err)
-			}
-		}
+	if err := s.insertPieces(ctx, tx, d); err != nil {
+		return err
 	}
 	sid, status := any(sum.SessionID), any(int(sum.Status))
 	if _, err := tx.StmtContext(ctx, s.ck.indexUpsert).ExecContext(ctx, run, sid, status, run, sid, status); err != nil {
 		return fmt.Errorf("write the listing's row: %w", err)
+	}
+	return nil
+}
+
+// insertPieces writes d's pieces in tx, maxPieceRows an insert: a steady
+// save's in one statement, where it ran one a piece.
+func (s *Store) insertPieces(ctx context.Context, tx *sql.Tx, d *state.Delta) error {
+	if len(d.Items) == 0 {
+		return nil
+	}
+	run, version := any(d.RunID), any(d.Version) // bound once a piece, boxed once
+	args := make([]any, 0, 4*min(len(d.Items), maxPieceRows))
+	for ps := d.Items; len(ps) > 0; {
+		n := min(len(ps), maxPieceRows)
+		args = args[:0]
+		for _, p := range ps[:n] {
+			if p.Version != d.Version {
+				return fmt.Errorf("write piece %d: version %d in a save of version %d", p.Seq, p.Version, d.Version)
+			}
+			args = append(args, run, version, p.Seq, p.Data)
+		}
+		if _, err := tx.StmtContext(ctx, s.ck.pieces[n]).ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("write pieces %d to %d: %w", ps[0].Seq, ps[n-1].Seq, err)
+		}
+		ps = ps[n:]
 	}
 	return nil
 }

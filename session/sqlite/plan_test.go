@@ -62,7 +62,7 @@ func planData(t *testing.T, s *Store) planKey {
 	// Checkpoint items of many runs.
 	for r := range 100 {
 		for seq := range 40 {
-			if _, err := tx.ExecContext(ctx, sqlCkptInsertItem, "run-"+strconv.Itoa(r), 1, seq+1, []byte(`{"type":"message"}`)); err != nil {
+			if _, err := tx.ExecContext(ctx, piecesSQL[1], "run-"+strconv.Itoa(r), 1, seq+1, []byte(`{"type":"message"}`)); err != nil {
 				t.Fatal(err)
 			}
 		}

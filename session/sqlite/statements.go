@@ -269,11 +269,14 @@ const (
 	ON CONFLICT (run_id) DO UPDATE SET version = excluded.version, data = excluded.data,
 		agent = excluded.agent, turn = excluded.turn, pending = excluded.pending
 	WHERE run_checkpoints.version = ?`
-	// A piece, keyed by the version of the save before its position
-	// (migration 0012), so a save's pieces go after every stored one: a
-	// plain insert, as a save writes a position once and a full save
-	// first removes the run's pieces (sqlCkptClearItems).
-	sqlCkptInsertItem    = `INSERT INTO run_checkpoint_items (run_id, version, seq, data) VALUES (?, ?, ?, ?)`
+	// sqlInsertPieces, then sqlInsertPieceRow once per piece
+	// (comma-separated): a save's pieces (run, version, position, data),
+	// keyed by the version of the save before their position (migration
+	// 0012), so that they go after every stored one. A plain insert: a
+	// save writes a position once, and a full save first removes the
+	// run's pieces (sqlCkptClearItems).
+	sqlInsertPieces      = `INSERT INTO run_checkpoint_items (run_id, version, seq, data) VALUES `
+	sqlInsertPieceRow    = `(?, ?, ?, ?)`
 	sqlCkptUpsertContext = `INSERT INTO run_checkpoint_contexts (run_id, data) VALUES (?, ?)
 	ON CONFLICT (run_id) DO UPDATE SET data = excluded.data`
 	sqlCkptClearItems   = `DELETE FROM run_checkpoint_items WHERE run_id = ?`
@@ -309,9 +312,23 @@ const (
 // run's head (c), in the order scanSummary scans them.
 const indexCols = `i.serial, i.run_id, i.session_id, i.status, c.agent, c.turn, c.pending, c.version`
 
+// maxPieceRows is the most pieces one insert writes: a steady save
+// writes two or three (an item or two, a model call, a guardrail
+// result), and a longer one (a run's first save, a full save) writes
+// them in inserts of maxPieceRows.
+const maxPieceRows = 4
+
+// piecesSQL are the inserts of 1 to maxPieceRows pieces.
+var piecesSQL = func() (qs [maxPieceRows + 1]string) {
+	for n := 1; n < len(qs); n++ {
+		qs[n] = rowsSQL(sqlInsertPieces, sqlInsertPieceRow, "", n)
+	}
+	return qs
+}()
+
 // ckptSQL are the texts of ckptStmts, in field order.
-var ckptSQL = [...]string{sqlCkptLoad, sqlCkptVersion, sqlCkptUpsertHead, sqlCkptInsertItem,
-	sqlCkptUpsertContext, sqlCkptClearItems, sqlCkptClearContext, sqlCkptDeleteHead,
+var ckptSQL = [...]string{sqlCkptLoad, sqlCkptVersion, sqlCkptUpsertHead,
+	piecesSQL[1], piecesSQL[2], piecesSQL[3], piecesSQL[4], sqlCkptUpsertContext, sqlCkptClearItems, sqlCkptClearContext, sqlCkptDeleteHead,
 	sqlIndexUpsert, sqlIndexDelete, sqlListRuns, sqlListRunsStatus, sqlListRunsSession, sqlListRunsSessionStatus}
 
 // A statement is one of the store's statements with the arguments its plan
@@ -585,9 +602,18 @@ var statements = []statement{
 			"SCALAR SUBQUERY 1",
 			"  SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)",
 		}},
-	{name: "checkpoint item", sql: sqlCkptInsertItem,
+	{name: "checkpoint piece", sql: piecesSQL[1],
 		args: func(k planKey) []any { return []any{k.run, int64(1), int64(1), []byte(`{}`)} },
-		plan: nil},
+		plan: nil}, // an insert by key
+	{name: "checkpoint pieces", sql: piecesSQL[maxPieceRows],
+		args: func(k planKey) []any {
+			var args []any
+			for i := range maxPieceRows {
+				args = append(args, k.run, int64(1), int64(i+1), []byte(`{}`))
+			}
+			return args
+		},
+		plan: []string{"SCAN 4-ROW VALUES CLAUSE"}}, // the rows offered, each inserted by key
 	{name: "checkpoint context", sql: sqlCkptUpsertContext,
 		args: func(k planKey) []any { return []any{k.run, []byte(`{}`)} },
 		plan: nil},
