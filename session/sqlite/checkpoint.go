@@ -34,14 +34,14 @@ type ckptStmts struct {
 	pieces                                              [maxPieceRows + 1]*sql.Stmt
 	upsertContext, clearItems, clearContext, deleteHead *sql.Stmt
 	// The listing's (list.go).
-	indexUpsert, indexDelete, listAll, listStatus, listSession, listSessionStatus *sql.Stmt
+	indexDelete, listAll, listStatus, listSession, listSessionStatus *sql.Stmt
 }
 
 // all returns the statements' fields, in the order of ckptSQL.
 func (c *ckptStmts) all() []**sql.Stmt {
 	return []**sql.Stmt{&c.load, &c.version, &c.upsertHead,
 		&c.pieces[1], &c.pieces[2], &c.pieces[3], &c.pieces[4], &c.upsertContext, &c.clearItems,
-		&c.clearContext, &c.deleteHead, &c.indexUpsert, &c.indexDelete, &c.listAll, &c.listStatus,
+		&c.clearContext, &c.deleteHead, &c.indexDelete, &c.listAll, &c.listStatus,
 		&c.listSession, &c.listSessionStatus}
 }
 
@@ -189,12 +189,14 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 }
 
 // saveDelta applies d in tx: the head written as a compare-and-swap on
-// the stored version, then the context and the items d carries.
+// the stored version, with the session and status the head's triggers
+// file the run's listing row under, then the context and the items d
+// carries.
 func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error {
 	sum := d.Summary
 	run, base := any(d.RunID), any(d.Base) // bound twice, boxed once
 	res, err := tx.StmtContext(ctx, s.ck.upsertHead).ExecContext(ctx, run, d.Version, d.Head,
-		sum.Agent, sum.Turn, sum.Pending, base, run, base)
+		sum.Agent, sum.Turn, sum.Pending, sum.SessionID, int(sum.Status), base, run, base)
 	if err != nil {
 		return fmt.Errorf("write head: %w", err)
 	}
@@ -219,10 +221,6 @@ func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error
 	}
 	if err := s.insertPieces(ctx, tx, d); err != nil {
 		return err
-	}
-	sid, status := any(sum.SessionID), any(int(sum.Status))
-	if _, err := tx.StmtContext(ctx, s.ck.indexUpsert).ExecContext(ctx, run, sid, status, run, sid, status); err != nil {
-		return fmt.Errorf("write the listing's row: %w", err)
 	}
 	return nil
 }

@@ -14,19 +14,31 @@ import (
 	"github.com/turnkit/turnkit/state/statetest"
 )
 
+// undoListingTrigger are the statements that set a file back from
+// migration 0013 to 0012: no session and status in the head's row, and
+// no triggers; its last statement drops the version.
+var undoListingTrigger = []string{
+	`DROP TRIGGER run_checkpoints_filed`,
+	`DROP TRIGGER run_checkpoints_refiled`,
+	`ALTER TABLE run_checkpoints DROP COLUMN session_id`,
+	`ALTER TABLE run_checkpoints DROP COLUMN status`,
+	`DELETE FROM schema_version WHERE version >= 13`,
+}
+
 // undoPieceOrder are the statements that set a file back from migration
-// 0012 to 0011: the checkpoint pieces keyed by run and position.
-var undoPieceOrder = []string{
+// 0013 to 0011: undoListingTrigger, then the checkpoint pieces keyed by
+// run and position.
+var undoPieceOrder = append(undoListingTrigger[:len(undoListingTrigger):len(undoListingTrigger)],
 	`CREATE TABLE run_checkpoint_by_seq (run_id TEXT NOT NULL, seq INTEGER NOT NULL, version INTEGER NOT NULL,
 		data BLOB NOT NULL, PRIMARY KEY (run_id, seq)) WITHOUT ROWID`,
 	`INSERT INTO run_checkpoint_by_seq (run_id, seq, version, data) SELECT run_id, seq, version, data FROM run_checkpoint_items`,
 	`DROP TABLE run_checkpoint_items`,
 	`ALTER TABLE run_checkpoint_by_seq RENAME TO run_checkpoint_items`,
 	`DELETE FROM schema_version WHERE version >= 12`,
-}
+)
 
 // undoRunSummary are the statements that set a file back from migration
-// 0012 to 0010: undoPieceOrder, then the whole summary of each run in
+// 0013 to 0010: undoPieceOrder, then the whole summary of each run in
 // run_index.
 var undoRunSummary = append(undoPieceOrder[:len(undoPieceOrder):len(undoPieceOrder)],
 	`ALTER TABLE run_index ADD COLUMN agent TEXT NOT NULL DEFAULT ''`,
@@ -42,7 +54,7 @@ var undoRunSummary = append(undoPieceOrder[:len(undoPieceOrder):len(undoPieceOrd
 )
 
 // undoStampsBehind are the statements that set a file back from
-// migration 0012 to 0009: undoRunSummary, then every item in the index of
+// migration 0013 to 0009: undoRunSummary, then every item in the index of
 // stamps.
 var undoStampsBehind = append(undoRunSummary[:len(undoRunSummary):len(undoRunSummary)],
 	`DROP INDEX session_items_behind`,
