@@ -34,6 +34,15 @@ func upgrades(t *testing.T) []upgrade {
 		}
 		defer db.Close()
 		for _, q := range []string{
+			`DROP TRIGGER run_checkpoints_filed`, // 0013: the listing's row written by the store again
+			`DROP TRIGGER run_checkpoints_refiled`,
+			`ALTER TABLE run_checkpoints DROP COLUMN session_id`,
+			`ALTER TABLE run_checkpoints DROP COLUMN status`,
+			`CREATE TABLE run_checkpoint_by_seq (run_id TEXT NOT NULL, seq INTEGER NOT NULL, version INTEGER NOT NULL,
+				data BLOB NOT NULL, PRIMARY KEY (run_id, seq)) WITHOUT ROWID`, // 0012: the pieces keyed by run and position
+			`INSERT INTO run_checkpoint_by_seq (run_id, seq, version, data) SELECT run_id, seq, version, data FROM run_checkpoint_items`,
+			`DROP TABLE run_checkpoint_items`,
+			`ALTER TABLE run_checkpoint_by_seq RENAME TO run_checkpoint_items`,
 			`ALTER TABLE run_index ADD COLUMN agent TEXT NOT NULL DEFAULT ''`, // 0011: the summary back in run_index
 			`ALTER TABLE run_index ADD COLUMN turn INTEGER NOT NULL DEFAULT 0`,
 			`ALTER TABLE run_index ADD COLUMN pending INTEGER NOT NULL DEFAULT 0`,

@@ -20,22 +20,28 @@ var (
 // A checkpoint is stored as deltas (see [state.Delta]): its head in
 // run_checkpoints.data, its context in run_checkpoint_contexts (written
 // only when it changes), and its items in run_checkpoint_items, one row per
-// position. A save writes the head and what changed since the last save,
+// piece (an item, a guardrail result or a model call), keyed by the
+// version of the save that wrote it and then its position, so that each
+// save's rows follow the run's stored ones. A save writes the head and what changed since the last save,
 // so its cost does not grow with the run's history.
 // A whole checkpoint of the earlier format is a head row alone.
 
 // ckptStmts are the checkpoint statements, prepared once per store and
 // reused by every save and load.
 type ckptStmts struct {
-	load, version, upsertHead, upsertItem, upsertContext, clearItems, clearContext, deleteHead *sql.Stmt
+	load, version, upsertHead *sql.Stmt
+	// pieces[n] inserts n pieces (piecesSQL); pieces[0] is not used.
+	pieces                                              [maxPieceRows + 1]*sql.Stmt
+	upsertContext, clearItems, clearContext, deleteHead *sql.Stmt
 	// The listing's (list.go).
-	indexUpsert, indexDelete, listAll, listStatus, listSession, listSessionStatus *sql.Stmt
+	indexDelete, listAll, listStatus, listSession, listSessionStatus *sql.Stmt
 }
 
 // all returns the statements' fields, in the order of ckptSQL.
 func (c *ckptStmts) all() []**sql.Stmt {
-	return []**sql.Stmt{&c.load, &c.version, &c.upsertHead, &c.upsertItem, &c.upsertContext, &c.clearItems,
-		&c.clearContext, &c.deleteHead, &c.indexUpsert, &c.indexDelete, &c.listAll, &c.listStatus,
+	return []**sql.Stmt{&c.load, &c.version, &c.upsertHead,
+		&c.pieces[1], &c.pieces[2], &c.pieces[3], &c.pieces[4], &c.upsertContext, &c.clearItems,
+		&c.clearContext, &c.deleteHead, &c.indexDelete, &c.listAll, &c.listStatus,
 		&c.listSession, &c.listSessionStatus}
 }
 
@@ -183,12 +189,14 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 }
 
 // saveDelta applies d in tx: the head written as a compare-and-swap on
-// the stored version, then the context and the items d carries.
+// the stored version, with the session and status the head's triggers
+// file the run's listing row under, then the context and the items d
+// carries.
 func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error {
 	sum := d.Summary
 	run, base := any(d.RunID), any(d.Base) // bound twice, boxed once
 	res, err := tx.StmtContext(ctx, s.ck.upsertHead).ExecContext(ctx, run, d.Version, d.Head,
-		sum.Agent, sum.Turn, sum.Pending, base, run, base)
+		sum.Agent, sum.Turn, sum.Pending, sum.SessionID, int(sum.Status), base, run, base)
 	if err != nil {
 		return fmt.Errorf("write head: %w", err)
 	}
@@ -211,17 +219,33 @@ func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error
 			return fmt.Errorf("write context: %w", err)
 		}
 	}
-	if len(d.Items) > 0 {
-		st := tx.StmtContext(ctx, s.ck.upsertItem)
-		for _, p := range d.Items {
-			if _, err := st.ExecContext(ctx, d.RunID, p.Seq, p.Version, p.Data); err != nil {
-				return fmt.Errorf("write item %d: %w", p.Seq, err)
-			}
-		}
+	if err := s.insertPieces(ctx, tx, d); err != nil {
+		return err
 	}
-	sid, status := any(sum.SessionID), any(int(sum.Status))
-	if _, err := tx.StmtContext(ctx, s.ck.indexUpsert).ExecContext(ctx, run, sid, status, run, sid, status); err != nil {
-		return fmt.Errorf("write the listing's row: %w", err)
+	return nil
+}
+
+// insertPieces writes d's pieces in tx, maxPieceRows an insert: a steady
+// save's in one statement, where it ran one a piece.
+func (s *Store) insertPieces(ctx context.Context, tx *sql.Tx, d *state.Delta) error {
+	if len(d.Items) == 0 {
+		return nil
+	}
+	run, version := any(d.RunID), any(d.Version) // bound once a piece, boxed once
+	args := make([]any, 0, 4*min(len(d.Items), maxPieceRows))
+	for ps := d.Items; len(ps) > 0; {
+		n := min(len(ps), maxPieceRows)
+		args = args[:0]
+		for _, p := range ps[:n] {
+			if p.Version != d.Version {
+				return fmt.Errorf("write piece %d: version %d in a save of version %d", p.Seq, p.Version, d.Version)
+			}
+			args = append(args, run, version, p.Seq, p.Data)
+		}
+		if _, err := tx.StmtContext(ctx, s.ck.pieces[n]).ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("write pieces %d to %d: %w", ps[0].Seq, ps[n-1].Seq, err)
+		}
+		ps = ps[n:]
 	}
 	return nil
 }

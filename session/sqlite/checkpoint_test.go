@@ -72,7 +72,10 @@ func backend(t *testing.T, path string) ckpttest.Backend {
 			return out
 		},
 		PutItem: func(t *testing.T, runID string, p state.Piece) {
-			rawExec(t, db, `INSERT OR REPLACE INTO run_checkpoint_items (run_id, seq, version, data) VALUES (?, ?, ?, ?)`,
+			// The row at p's position, whatever its version, replaced:
+			// the key starts with the version (migration 0012).
+			rawExec(t, db, `DELETE FROM run_checkpoint_items WHERE run_id = ? AND seq = ?`, runID, p.Seq)
+			rawExec(t, db, `INSERT INTO run_checkpoint_items (run_id, seq, version, data) VALUES (?, ?, ?, ?)`,
 				runID, p.Seq, p.Version, p.Data)
 		},
 		DeleteItem: func(t *testing.T, runID string, seq int64) {

@@ -11,9 +11,9 @@ import (
 // ListRuns returns a page of the stored runs, newest first by their first
 // save, filtered by q's status and session (see [state.Lister]). Each
 // save and delete keeps the listing's table, run_index, in its own
-// transaction (a save writes the run's row only when its session or
-// status changes; the rest of its summary is in the head's row, which
-// every save writes), and a page is one statement reading one of its
+// transaction (the head's triggers write the run's row when a new head
+// is inserted or its session or status changes; the rest of its summary
+// is in the head's row, which every save writes), and a page is one statement reading one of its
 // indexes backwards from the cursor, each run's head by key: it costs
 // O(the page), whatever the number of checkpoints. A cursor that no listing returned fails with a
 // [*state.CursorError].

@@ -43,7 +43,7 @@ func TestListingMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, q := range []string{
+	for _, q := range append(undoListingTrigger[:len(undoListingTrigger)-1:len(undoListingTrigger)-1],
 		`DROP TABLE run_index`,
 		`DELETE FROM sqlite_sequence WHERE name = 'run_index'`,
 		`DROP TABLE session_index`,
@@ -62,7 +62,7 @@ func TestListingMigration(t *testing.T) {
 		`ALTER TABLE session_items DROP COLUMN stamp`,
 		`DELETE FROM schema_version WHERE version >= 4`,
 		`INSERT INTO run_checkpoints (run_id, version, data) VALUES ('e', 1, x'00ff')`,
-	} {
+	) {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

@@ -3,17 +3,44 @@ package sqlite_test
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/statetest"
+)
+
+// undoListingTrigger are the statements that set a file back from
+// migration 0013 to 0012: no session and status in the head's row, and
+// no triggers; its last statement drops the version.
+var undoListingTrigger = []string{
+	`DROP TRIGGER run_checkpoints_filed`,
+	`DROP TRIGGER run_checkpoints_refiled`,
+	`ALTER TABLE run_checkpoints DROP COLUMN session_id`,
+	`ALTER TABLE run_checkpoints DROP COLUMN status`,
+	`DELETE FROM schema_version WHERE version >= 13`,
+}
+
+// undoPieceOrder are the statements that set a file back from migration
+// 0013 to 0011: undoListingTrigger, then the checkpoint pieces keyed by
+// run and position.
+var undoPieceOrder = append(undoListingTrigger[:len(undoListingTrigger):len(undoListingTrigger)],
+	`CREATE TABLE run_checkpoint_by_seq (run_id TEXT NOT NULL, seq INTEGER NOT NULL, version INTEGER NOT NULL,
+		data BLOB NOT NULL, PRIMARY KEY (run_id, seq)) WITHOUT ROWID`,
+	`INSERT INTO run_checkpoint_by_seq (run_id, seq, version, data) SELECT run_id, seq, version, data FROM run_checkpoint_items`,
+	`DROP TABLE run_checkpoint_items`,
+	`ALTER TABLE run_checkpoint_by_seq RENAME TO run_checkpoint_items`,
+	`DELETE FROM schema_version WHERE version >= 12`,
 )
 
 // undoRunSummary are the statements that set a file back from migration
-// 0011 to 0010: the whole summary of each run in run_index.
-var undoRunSummary = []string{
+// 0013 to 0010: undoPieceOrder, then the whole summary of each run in
+// run_index.
+var undoRunSummary = append(undoPieceOrder[:len(undoPieceOrder):len(undoPieceOrder)],
 	`ALTER TABLE run_index ADD COLUMN agent TEXT NOT NULL DEFAULT ''`,
 	`ALTER TABLE run_index ADD COLUMN turn INTEGER NOT NULL DEFAULT 0`,
 	`ALTER TABLE run_index ADD COLUMN pending INTEGER NOT NULL DEFAULT 0`,
@@ -24,10 +51,10 @@ var undoRunSummary = []string{
 	`ALTER TABLE run_checkpoints DROP COLUMN turn`,
 	`ALTER TABLE run_checkpoints DROP COLUMN pending`,
 	`DELETE FROM schema_version WHERE version >= 11`,
-}
+)
 
 // undoStampsBehind are the statements that set a file back from
-// migration 0011 to 0009: undoRunSummary, then every item in the index of
+// migration 0013 to 0009: undoRunSummary, then every item in the index of
 // stamps.
 var undoStampsBehind = append(undoRunSummary[:len(undoRunSummary):len(undoRunSummary)],
 	`DROP INDEX session_items_behind`,
@@ -275,4 +302,102 @@ func placedAt(t *testing.T, db *sql.DB, query string, args ...any) [][]int64 {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// pieceKey returns the columns of the checkpoint pieces' primary key, in
+// order.
+func pieceKey(t *testing.T, db *sql.DB) []string {
+	t.Helper()
+	rows, err := db.Query(`SELECT name FROM pragma_index_info(
+		(SELECT name FROM pragma_index_list('run_checkpoint_items') WHERE origin = 'pk')) ORDER BY seqno`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var cols []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			t.Fatal(err)
+		}
+		cols = append(cols, c)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return cols
+}
+
+// piecesTurn records a tool turn on r as the checkpointer does: the call,
+// its output, a model call and a guardrail result, so that a save writes
+// pieces above zero, below -2^40 and between.
+func piecesTurn(t *testing.T, r *state.Run, turn int) {
+	t.Helper()
+	first := runcore.Reserve(r, 2)
+	call := fmt.Sprintf("call_%d", turn)
+	if err := runcore.RecordAll(r, state.ToolCall("fc_"+call, call, "lookup", `{"q":"x"}`).WithSeq(first),
+		state.ToolOutput(call, "lookup", `"y"`).WithSeq(first+1)); err != nil {
+		t.Fatal(err)
+	}
+	runcore.SetResponse(r, state.Boundary{Start: first, End: first + 1, OutputsEnd: first + 2})
+	runcore.SetTurn(r, turn)
+	runcore.AddModelCall(r, state.ModelCall{Turn: turn, Agent: "assistant", Model: "m", ResponseID: "resp_" + call, Seq: first})
+	r.AddGuardrailResult(state.GuardrailResult{Name: "args", Stage: state.StageToolInput, Turn: turn, CallID: call})
+}
+
+// TestPieceOrderMigration checks that migration 0012, which keys the
+// checkpoint pieces by run, version and position where they were keyed
+// by run and position, keeps every checkpoint of a file written before
+// it: each loads as the run that was saved, over saves of items, model
+// calls and guardrail results, and saves on from there, a delta over the
+// rows the migration moved.
+func TestPieceOrderMigration(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s := open(t, path)
+	runs := []*state.Run{statetest.SampleRun(t, "many-saves"), statetest.SampleRun(t, "one-save")}
+	for _, r := range runs {
+		if err := s.Save(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for turn := 3; turn < 9; turn++ {
+		piecesTurn(t, runs[0], turn)
+		if err := s.Save(ctx, runs[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := rawDB(t, path)
+	execAll(t, db, undoPieceOrder...)
+	if got, want := pieceKey(t, db), []string{"run_id", "seq"}; !slices.Equal(got, want) {
+		t.Fatalf("pieces' key set back = %v, want %v", got, want)
+	}
+
+	s = open(t, path)
+	if got, want := pieceKey(t, db), []string{"run_id", "version", "seq"}; !slices.Equal(got, want) {
+		t.Errorf("pieces' key after the migration = %v, want %v", got, want)
+	}
+	for _, want := range runs {
+		got, err := s.Load(ctx, want.ID())
+		if err != nil {
+			t.Fatalf("Load(%s) after the migration = %v", want.ID(), err)
+		}
+		if d := statetest.Diff(t, got, want); d != "" {
+			t.Errorf("run %s after the migration (-saved +loaded):\n%s", want.ID(), d)
+		}
+		piecesTurn(t, got, 20)
+		if err := s.Save(ctx, got); err != nil {
+			t.Fatalf("Save(%s) after the migration = %v", want.ID(), err)
+		}
+		again, err := s.Load(ctx, want.ID())
+		if err != nil {
+			t.Fatalf("Load(%s) after a save on the migrated rows = %v", want.ID(), err)
+		}
+		if d := statetest.Diff(t, again, got); d != "" {
+			t.Errorf("run %s saved after the migration (-saved +loaded):\n%s", want.ID(), d)
+		}
+	}
 }

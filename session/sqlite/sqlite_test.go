@@ -46,8 +46,8 @@ func TestSchemaVersion(t *testing.T) {
 	defer db.Close()
 	var version int
 	var mode string
-	if err := db.QueryRow(`SELECT MAX(version) FROM schema_version`).Scan(&version); err != nil || version != 11 {
-		t.Fatalf("schema_version = %d, %v; want 11", version, err)
+	if err := db.QueryRow(`SELECT MAX(version) FROM schema_version`).Scan(&version); err != nil || version != 13 {
+		t.Fatalf("schema_version = %d, %v; want 13", version, err)
 	}
 	if err := db.QueryRow(`PRAGMA journal_mode`).Scan(&mode); err != nil || mode != "wal" {
 		t.Fatalf("journal_mode = %q, %v; want wal", mode, err)
@@ -55,8 +55,8 @@ func TestSchemaVersion(t *testing.T) {
 	// A second Open applies nothing again.
 	open(t, path)
 	var n int
-	if err := db.QueryRow(`SELECT count(*) FROM schema_version`).Scan(&n); err != nil || n != 11 {
-		t.Fatalf("schema_version rows = %d, %v; want 11", n, err)
+	if err := db.QueryRow(`SELECT count(*) FROM schema_version`).Scan(&n); err != nil || n != 13 {
+		t.Fatalf("schema_version rows = %d, %v; want 13", n, err)
 	}
 	// A file from a newer package is refused, not touched.
 	if _, err := db.Exec(`INSERT INTO schema_version (version, name) VALUES (99, '0099_future.sql')`); err != nil {
@@ -152,8 +152,8 @@ func TestWithoutMigrations(t *testing.T) {
 			t.Fatalf("Open(%s, WithoutMigrations) = nil error", what)
 		}
 		se, ok := errors.AsType[*sqlite.SchemaError](err)
-		if !ok || !errors.Is(err, sqlite.ErrNotMigrated) || se.Path != path || se.Version != version || se.Want != 11 {
-			t.Fatalf("Open(%s, WithoutMigrations) = %v, want a *SchemaError (ErrNotMigrated) at version %d of 11", what, err, version)
+		if !ok || !errors.Is(err, sqlite.ErrNotMigrated) || se.Path != path || se.Version != version || se.Want != 13 {
+			t.Fatalf("Open(%s, WithoutMigrations) = %v, want a *SchemaError (ErrNotMigrated) at version %d of 13", what, err, version)
 		}
 	}
 	tables := func() int {
@@ -196,17 +196,17 @@ func TestWithoutMigrations(t *testing.T) {
 	}
 	defer db.Close()
 	var n int
-	if err := db.QueryRow(`SELECT count(*) FROM schema_version`).Scan(&n); err != nil || n != 11 {
-		t.Fatalf("schema_version rows = %d, %v; want 11 (Migrate twice applies each once)", n, err)
+	if err := db.QueryRow(`SELECT count(*) FROM schema_version`).Scan(&n); err != nil || n != 13 {
+		t.Fatalf("schema_version rows = %d, %v; want 13 (Migrate twice applies each once)", n, err)
 	}
-	if _, err := db.Exec(`DELETE FROM schema_version WHERE version = 11`); err != nil {
+	if _, err := db.Exec(`DELETE FROM schema_version WHERE version = 13`); err != nil {
 		t.Fatal(err)
 	}
-	notMigrated("a file at version 10", 10)
-	if err := db.QueryRow(`SELECT count(*) FROM schema_version`).Scan(&n); err != nil || n != 10 {
-		t.Fatalf("schema_version rows = %d, %v; want 10 (untouched)", n, err)
+	notMigrated("a file at version 12", 12)
+	if err := db.QueryRow(`SELECT count(*) FROM schema_version`).Scan(&n); err != nil || n != 12 {
+		t.Fatalf("schema_version rows = %d, %v; want 12 (untouched)", n, err)
 	}
-	if _, err := db.Exec(`INSERT INTO schema_version (version, name) VALUES (11, 'x'), (99, 'future')`); err != nil {
+	if _, err := db.Exec(`INSERT INTO schema_version (version, name) VALUES (13, 'x'), (99, 'future')`); err != nil {
 		t.Fatal(err)
 	}
 	_, err = sqlite.Open(path, sqlite.WithoutMigrations())

@@ -257,35 +257,36 @@ const (
 	sqlCkptVersion = `SELECT version FROM run_checkpoints WHERE run_id = ?`
 	// The head (run, version, data) with the columns of the run's
 	// summary that every save changes (agent, turn, pending approvals),
-	// written only over the version the save was based on (the 7th and
-	// 9th arguments; the 8th is the run again): a new run's (based on 0)
+	// written only over the version the save was based on (the 9th and
+	// 11th arguments; the 10th is the run again): a new run's (based on 0)
 	// is inserted, a saved one's updated where its stored version is the
 	// base; a save based on a version that has no row offers none. No row
 	// changed: a conflict, which sqlCkptVersion then reads to report.
 	// Parameters by position only: the driver reads the name of each
 	// numbered one (?NNN) into a string of its own at every bind.
-	sqlCkptUpsertHead = `INSERT INTO run_checkpoints (run_id, version, data, agent, turn, pending)
-	SELECT ?, ?, ?, ?, ?, ? WHERE ? = 0 OR EXISTS (SELECT 1 FROM run_checkpoints WHERE run_id = ?)
+	// The session and status (the 7th and 8th arguments) are the
+	// listing's: the head's triggers (migration 0013) file a new run in
+	// run_index and move a saved one's row when either changes.
+	sqlCkptUpsertHead = `INSERT INTO run_checkpoints (run_id, version, data, agent, turn, pending, session_id, status)
+	SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ? = 0 OR EXISTS (SELECT 1 FROM run_checkpoints WHERE run_id = ?)
 	ON CONFLICT (run_id) DO UPDATE SET version = excluded.version, data = excluded.data,
-		agent = excluded.agent, turn = excluded.turn, pending = excluded.pending
+		agent = excluded.agent, turn = excluded.turn, pending = excluded.pending,
+		session_id = excluded.session_id, status = excluded.status
 	WHERE run_checkpoints.version = ?`
-	sqlCkptUpsertItem = `INSERT INTO run_checkpoint_items (run_id, seq, version, data) VALUES (?, ?, ?, ?)
-	ON CONFLICT (run_id, seq) DO UPDATE SET version = excluded.version, data = excluded.data`
+	// sqlInsertPieces, then sqlInsertPieceRow once per piece
+	// (comma-separated): a save's pieces (run, version, position, data),
+	// keyed by the version of the save before their position (migration
+	// 0012), so that they go after every stored one. A plain insert: a
+	// save writes a position once, and a full save first removes the
+	// run's pieces (sqlCkptClearItems).
+	sqlInsertPieces      = `INSERT INTO run_checkpoint_items (run_id, version, seq, data) VALUES `
+	sqlInsertPieceRow    = `(?, ?, ?, ?)`
 	sqlCkptUpsertContext = `INSERT INTO run_checkpoint_contexts (run_id, data) VALUES (?, ?)
 	ON CONFLICT (run_id) DO UPDATE SET data = excluded.data`
 	sqlCkptClearItems   = `DELETE FROM run_checkpoint_items WHERE run_id = ?`
 	sqlCkptClearContext = `DELETE FROM run_checkpoint_contexts WHERE run_id = ?`
 	sqlCkptDeleteHead   = `DELETE FROM run_checkpoints WHERE run_id = ?`
 
-	// The listing's row of a run: its session and status (the run, its
-	// session and status, twice), offered only when the row is missing
-	// or says otherwise, so that a save that changes neither writes
-	// nothing here (an insert offered a row takes the next serial before
-	// it meets the run's row, and writes sqlite_sequence); a new run gets
-	// the next serial, a saved one keeps its own.
-	sqlIndexUpsert = `INSERT INTO run_index (run_id, session_id, status)
-	SELECT ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM run_index WHERE run_id = ? AND session_id = ? AND status = ?)
-	ON CONFLICT (run_id) DO UPDATE SET session_id = excluded.session_id, status = excluded.status`
 	sqlIndexDelete = `DELETE FROM run_index WHERE run_id = ?`
 
 	// A page of the listing: the runs numbered below the cursor, newest
@@ -306,10 +307,24 @@ const (
 // run's head (c), in the order scanSummary scans them.
 const indexCols = `i.serial, i.run_id, i.session_id, i.status, c.agent, c.turn, c.pending, c.version`
 
+// maxPieceRows is the most pieces one insert writes: a steady save
+// writes two or three (an item or two, a model call, a guardrail
+// result), and a longer one (a run's first save, a full save) writes
+// them in inserts of maxPieceRows.
+const maxPieceRows = 4
+
+// piecesSQL are the inserts of 1 to maxPieceRows pieces.
+var piecesSQL = func() (qs [maxPieceRows + 1]string) {
+	for n := 1; n < len(qs); n++ {
+		qs[n] = rowsSQL(sqlInsertPieces, sqlInsertPieceRow, "", n)
+	}
+	return qs
+}()
+
 // ckptSQL are the texts of ckptStmts, in field order.
-var ckptSQL = [...]string{sqlCkptLoad, sqlCkptVersion, sqlCkptUpsertHead, sqlCkptUpsertItem,
-	sqlCkptUpsertContext, sqlCkptClearItems, sqlCkptClearContext, sqlCkptDeleteHead,
-	sqlIndexUpsert, sqlIndexDelete, sqlListRuns, sqlListRunsStatus, sqlListRunsSession, sqlListRunsSessionStatus}
+var ckptSQL = [...]string{sqlCkptLoad, sqlCkptVersion, sqlCkptUpsertHead,
+	piecesSQL[1], piecesSQL[2], piecesSQL[3], piecesSQL[4], sqlCkptUpsertContext, sqlCkptClearItems, sqlCkptClearContext, sqlCkptDeleteHead,
+	sqlIndexDelete, sqlListRuns, sqlListRunsStatus, sqlListRunsSession, sqlListRunsSessionStatus}
 
 // A statement is one of the store's statements with the arguments its plan
 // test binds and the plan it was written for.
@@ -575,16 +590,25 @@ var statements = []statement{
 		plan: []string{"SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)"}},
 	{name: "checkpoint head", sql: sqlCkptUpsertHead,
 		args: func(k planKey) []any {
-			return []any{k.run, int64(2), []byte(`{}`), "agent", 1, 0, int64(1), k.run, int64(1)}
+			return []any{k.run, int64(2), []byte(`{}`), "agent", 1, 0, k.session, 2, int64(1), k.run, int64(1)}
 		},
 		plan: []string{
 			"SCAN CONSTANT ROW", // the one row offered, then the upsert by key
 			"SCALAR SUBQUERY 1",
 			"  SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)",
 		}},
-	{name: "checkpoint item", sql: sqlCkptUpsertItem,
+	{name: "checkpoint piece", sql: piecesSQL[1],
 		args: func(k planKey) []any { return []any{k.run, int64(1), int64(1), []byte(`{}`)} },
-		plan: nil},
+		plan: nil}, // an insert by key
+	{name: "checkpoint pieces", sql: piecesSQL[maxPieceRows],
+		args: func(k planKey) []any {
+			var args []any
+			for i := range maxPieceRows {
+				args = append(args, k.run, int64(1), int64(i+1), []byte(`{}`))
+			}
+			return args
+		},
+		plan: []string{"SCAN 4-ROW VALUES CLAUSE"}}, // the rows offered, each inserted by key
 	{name: "checkpoint context", sql: sqlCkptUpsertContext,
 		args: func(k planKey) []any { return []any{k.run, []byte(`{}`)} },
 		plan: nil},
@@ -597,13 +621,6 @@ var statements = []statement{
 	{name: "checkpoint delete head", sql: sqlCkptDeleteHead,
 		args: func(k planKey) []any { return []any{k.run} },
 		plan: []string{"SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)"}},
-	{name: "index upsert", sql: sqlIndexUpsert,
-		args: func(k planKey) []any { return []any{k.run, k.session, 1, k.run, k.session, 1} },
-		plan: []string{
-			"SCAN CONSTANT ROW", // the row offered, if any, then the upsert by key
-			"SCALAR SUBQUERY 1",
-			"  SEARCH run_index USING INDEX sqlite_autoindex_run_index_1 (run_id=?)", // the row as it is, by key
-		}},
 	{name: "index delete", sql: sqlIndexDelete,
 		args: func(k planKey) []any { return []any{k.run} },
 		plan: []string{"SEARCH run_index USING INDEX sqlite_autoindex_run_index_1 (run_id=?)"}},
