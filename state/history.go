@@ -53,7 +53,10 @@ type historyRef struct {
 
 // setSessionHistory sets the context the run's items follow to items and
 // records that they are its session's history, read at the write stamp
-// stamp (runcore.SetSessionHistory).
+// stamp (runcore.SetSessionHistory). The run keeps items, not a copy: a
+// session store's read hands out new values, and copying a long
+// conversation's history at every run's start made each message cost
+// O(the conversation) twice over.
 func (r *Run) setSessionHistory(items []Item, stamp int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -63,7 +66,7 @@ func (r *Run) setSessionHistory(items []Item, stamp int64) error {
 	if stamp < 0 {
 		return fmt.Errorf("state: run %s: session history at stamp %d: %w", r.id, stamp, ErrInvalid)
 	}
-	if err := r.setHistoryLocked(items); err != nil {
+	if err := r.setHistoryLocked(items, true); err != nil {
 		return err
 	}
 	r.ctxRef, r.ctxStamp = true, stamp

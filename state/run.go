@@ -244,14 +244,21 @@ func (r *Run) modelInputAnd(key string) (Items, json.RawMessage, bool) {
 func (r *Run) setHistory(items []Item) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.setHistoryLocked(items)
+	return r.setHistoryLocked(items, false)
 }
 
-func (r *Run) setHistoryLocked(items []Item) error {
+// setHistoryLocked makes items the context the run's items follow: a copy
+// of them, or with owned the items themselves, capped at their length
+// (the caller gives them up: nothing writes into a context in place).
+func (r *Run) setHistoryLocked(items []Item, owned bool) error {
 	if r.resp != (Boundary{}) {
 		return wrapf(ErrContextSeen, "state: run %s: set history after the response at positions [%d, %d)", r.id, r.resp.Start, r.resp.End)
 	}
-	r.context = slices.Clone(items)
+	if owned {
+		r.context = items[:len(items):len(items)]
+	} else {
+		r.context = slices.Clone(items)
+	}
 	r.ctxFrom = 0
 	r.ctxRef, r.ctxStamp, r.ctxPending = false, 0, nil
 	r.ctxGen++

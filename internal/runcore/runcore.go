@@ -190,9 +190,11 @@ func SetSessionWatermark(r *state.Run, w int64) { ops.SetSessionWatermark(r, w) 
 func SetHistory(r *state.Run, items []state.Item) error { return ops.SetHistory(r, items) }
 
 // SetSessionHistory sets the context r's items follow to items, as
-// [SetHistory] does, and records that they are r's session history: the
-// last len(items) items of session [state.Run.SessionID] placed before
-// r's own items, in order, among the items written before the session's
+// [SetHistory] does but without copying them (r keeps items, capped at
+// their length: the caller gives them up, as it may a session store's
+// read, whose items are new values), and records that they are r's
+// session history: the last len(items) items of session
+// [state.Run.SessionID] placed before r's own items, in order, among the items written before the session's
 // write stamp stamp (session.History's Stamp, read with them). r's
 // checkpoints then refer to them instead of copying them (see
 // [state.Run.HistoryRef]). A stamp of 0 records no stamp: the reference is

@@ -51,6 +51,17 @@ type entry struct {
 	item  state.Item
 }
 
+// A writeRef is where an entry is in the order entries were written: its
+// write stamp, and its place and position, by which it is found among the
+// entries. It holds no pointer: the write order costs the collector
+// nothing to scan and an append no write barrier, where a copy of the
+// entry (104 bytes, five pointers) cost both, and 80 more bytes an item.
+type writeRef struct {
+	stamp int64
+	place int
+	seq   int64
+}
+
 // A new session starts with room for the items and the calls of a short
 // run (a message, a few tool turns, the answer) rather than growing its
 // slices through lengths 1, 2, 4, 8 and its maps of calls and outputs
@@ -63,16 +74,52 @@ const (
 )
 
 type sessionData struct {
-	serial  int64                // the session's number in the listing
-	stamp   int64                // the session's last write stamp
-	lastRun string               // the run that appended last, at place lastAt:
-	lastAt  int                  // a turn's append finds its place without a lookup
-	places  map[string]int       // run ID → its place, fixed at its first append
-	runs    map[int]string       // place → run ID
-	entries []entry              // sorted by (place, seq)
-	written []entry              // the same, in the order they were written: by stamp
-	calls   map[callKey]callSeqs // the positions of a run's calls with one ID
-	answers map[answerKey]int64  // a call → the position of its output
+	serial  int64          // the session's number in the listing
+	stamp   int64          // the session's last write stamp
+	lastRun string         // the run that appended last, at place lastAt:
+	lastAt  int            // a turn's append finds its place without a lookup
+	places  map[string]int // run ID → its place, fixed at its first append
+	runs    map[int]string // place → run ID
+	entries []entry        // sorted by (place, seq)
+	written []writeRef     // where the same are, in the order they were written: by stamp
+	// ledgers holds each run's ledger of calls, by place: a turn's append
+	// looks its calls up among its own run's, in maps that grow with the
+	// run, not with the session (a long conversation's earlier runs are
+	// never hashed into or probed again). The first run's ledger and its
+	// slot live in the session's own allocation.
+	ledgers    []*runCalls
+	firstRun   runCalls
+	ledgerRoom [1]*runCalls
+}
+
+// runCalls is one run's ledger of calls: the positions of its calls by
+// call ID, and the position of each answered call's output.
+type runCalls struct {
+	calls   map[string]callSeqs // call ID → the positions of the run's calls with it
+	answers map[answerKey]int64 // a call → the position of its output
+}
+
+// ledger returns the ledger of the run at place, or nil for none.
+func (sd *sessionData) ledger(place int) *runCalls {
+	if sd == nil || place >= len(sd.ledgers) {
+		return nil
+	}
+	return sd.ledgers[place]
+}
+
+// addLedger gives the run just placed at place (the next place) its
+// ledger: the session's first run gets the one in the session's own
+// allocation, with room for the calls of a short run.
+func (sd *sessionData) addLedger(place int) *runCalls {
+	rc := &sd.firstRun
+	if place == 0 {
+		rc.calls, rc.answers = make(map[string]callSeqs, firstCallsRoom), make(map[answerKey]int64, firstCallsRoom)
+		sd.ledgers = append(sd.ledgerRoom[:0], rc)
+		return rc
+	}
+	rc = &runCalls{calls: make(map[string]callSeqs), answers: make(map[answerKey]int64)}
+	sd.ledgers = append(sd.ledgers, rc)
+	return rc
 }
 
 // callSeqs holds the positions of a run's calls with one ID, sorted: the
@@ -122,29 +169,27 @@ func (c *callSeqs) remove(seq int64) (empty bool) {
 	return false
 }
 
-// callKey names the calls of a run with one call ID.
-type callKey struct{ run, callID string }
-
-// answerKey names one call: its run, ID and position (0 for an output
-// with no call before it).
+// answerKey names one call of a run: its call ID and position (0 for an
+// output with no call before it).
 type answerKey struct {
-	callKey
-	seq int64
+	callID string
+	seq    int64
 }
 
-// answered returns the call that an output at seq with key k answers: the
-// latest call with its ID placed before it, stored or in batch (sorted
-// positions of the batch's calls).
-func (sd *sessionData) answered(k callKey, seq int64, batch []int64) answerKey {
+// answered returns the call that an output at seq with call ID callID
+// answers: the latest call with its ID placed before it, stored in rc's
+// run or in batch (sorted positions of the batch's calls). rc may be nil
+// (a run with nothing stored).
+func (rc *runCalls) answered(callID string, seq int64, batch []int64) answerKey {
 	var stored int64
-	if sd != nil {
-		stored = sd.calls[k].before(seq)
+	if rc != nil {
+		stored = rc.calls[callID].before(seq)
 	}
 	inBatch := int64(0)
 	if i, _ := slices.BinarySearch(batch, seq); i > 0 {
 		inBatch = batch[i-1]
 	}
-	return answerKey{k, max(stored, inBatch)}
+	return answerKey{callID, max(stored, inBatch)}
 }
 
 // at returns the item of run runID stored at seq: a binary search among
@@ -167,11 +212,17 @@ func (sd *sessionData) atPlace(place int, seq int64) (state.Item, bool) {
 	if n := len(sd.entries); n == 0 || compareEntry(sd.entries[n-1], place, seq) < 0 {
 		return state.Item{}, false
 	}
-	i, found := slices.BinarySearchFunc(sd.entries, seq, func(e entry, seq int64) int { return compareEntry(e, place, seq) })
+	i, found := sd.index(place, seq)
 	if !found {
 		return state.Item{}, false
 	}
 	return sd.entries[i].item, true
+}
+
+// index returns the index among the entries of the one at (place, seq),
+// or where it would be, and whether it is there.
+func (sd *sessionData) index(place int, seq int64) (int, bool) {
+	return slices.BinarySearchFunc(sd.entries, seq, func(e entry, seq int64) int { return compareEntry(e, place, seq) })
 }
 
 func compareEntry(a entry, place int, seq int64) int {
@@ -251,7 +302,8 @@ func (s *Store) ListBefore(ctx context.Context, sessionID, runID string, q sessi
 // its last q.Limit items (see [session.ChangeQuery]), with their places
 // (a run's place here counts from 1). With Since > 0 it reads the
 // session's entries in the order they were written, from the first of
-// stamp Since: O(the items written since), as the databases' index of
+// stamp Since, each found among the entries by its place and position:
+// O(k log n) for k items written since, as the databases' index of
 // stamps makes their read.
 func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.ChangeQuery) (session.Changes, error) {
 	if err := ctx.Err(); err != nil {
@@ -271,9 +323,9 @@ func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.Cha
 		ch.RunPlace = int64(place) + 1
 	}
 	if q.Since > 0 {
-		// The entries written since, found in the order written: O(them).
-		from, _ := slices.BinarySearchFunc(sd.written, q.Since, func(w entry, stamp int64) int { return cmp.Compare(w.stamp, stamp) })
-		ch.Items = placedOf(sd.written[from:])
+		// The entries written since, found in the order written.
+		from, _ := slices.BinarySearchFunc(sd.written, q.Since, func(w writeRef, stamp int64) int { return cmp.Compare(w.stamp, stamp) })
+		ch.Items = sd.placedAt(sd.written[from:])
 		slices.SortFunc(ch.Items, func(a, b session.Placed) int {
 			if c := cmp.Compare(a.Place, b.Place); c != 0 {
 				return c
@@ -288,6 +340,20 @@ func (s *Store) ReadChanges(ctx context.Context, sessionID string, q session.Cha
 	}
 	ch.Items = placedOf(sd.entries[from:])
 	return ch, nil
+}
+
+// placedAt returns the items of the entries that refs point to, with
+// their places (counting from 1), in the refs' order.
+func (sd *sessionData) placedAt(refs []writeRef) []session.Placed {
+	if len(refs) == 0 {
+		return nil
+	}
+	out := make([]session.Placed, len(refs))
+	for j, w := range refs {
+		i, _ := sd.index(w.place, w.seq) // every ref's entry is stored
+		out[j] = session.Placed{Place: int64(w.place) + 1, Item: sd.entries[i].item}
+	}
+	return out
 }
 
 // placedOf returns the entries' items with their places (counting from
@@ -346,44 +412,47 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	if len(fresh) == 0 {
 		return nil
 	}
+	var rc *runCalls // the run's ledger of calls; nil for a run without a place
+	if placed {
+		rc = sd.ledger(place)
+	}
 	var buf [smallBatch]answer
-	answers, err := checkOutputs(sd, runID, fresh, buf[:0])
+	answers, err := checkOutputs(rc, fresh, buf[:0])
 	if err != nil {
 		return fmt.Errorf("memory: append to session %q run %q: %w", sessionID, runID, err)
 	}
 	if sd == nil {
 		sd = &sessionData{stamp: s.stamps[sessionID], places: make(map[string]int), runs: make(map[int]string),
-			calls: make(map[callKey]callSeqs, firstCallsRoom), answers: make(map[answerKey]int64, firstCallsRoom),
-			entries: make([]entry, 0, firstEntriesRoom), written: make([]entry, 0, firstEntriesRoom)}
+			entries: make([]entry, 0, firstEntriesRoom), written: make([]writeRef, 0, firstEntriesRoom)}
 		delete(s.stamps, sessionID)
 		s.sessions[sessionID] = sd
 		s.list(sessionID, sd)
-	}
-	for _, a := range answers {
-		sd.answers[a.call] = a.output
 	}
 	if !placed {
 		place = len(sd.places)
 		sd.places[runID] = place
 		sd.runs[place] = runID
+		rc = sd.addLedger(place)
+	}
+	for _, a := range answers {
+		rc.answers[a.call] = a.output
 	}
 	sd.lastRun, sd.lastAt = runID, place
 	sd.stamp++
 	stamp := sd.stamp
 	for _, it := range fresh {
 		if it.Kind().IsCall() {
-			k := callKey{runID, it.CallID()}
-			c := sd.calls[k]
+			c := rc.calls[it.CallID()]
 			c.add(it.Seq())
-			sd.calls[k] = c
+			rc.calls[it.CallID()] = c
 		}
-		sd.written = append(sd.written, entry{place: place, stamp: stamp, item: it})
+		sd.written = append(sd.written, writeRef{stamp: stamp, place: place, seq: it.Seq()})
 		n := len(sd.entries)
 		if n == 0 || compareEntry(sd.entries[n-1], place, it.Seq()) < 0 {
 			sd.entries = append(sd.entries, entry{place: place, stamp: stamp, item: it})
 			continue
 		}
-		i, _ := slices.BinarySearchFunc(sd.entries, it.Seq(), func(e entry, seq int64) int { return compareEntry(e, place, seq) })
+		i, _ := sd.index(place, it.Seq())
 		sd.entries = slices.Insert(sd.entries, i, entry{place: place, stamp: stamp, item: it})
 	}
 	return nil
@@ -444,22 +513,21 @@ type answer struct {
 const smallBatch = 16
 
 // checkOutputs appends to answers the calls that the outputs among fresh
-// (new items of run, sorted by position) answer, with the outputs'
-// positions, and returns it, or an error wrapping
-// [session.ErrDuplicateOutput] if one of those calls has an output at
-// another position already. A batch of up to smallBatch items is scanned;
-// a larger one is indexed: it costs O(len(fresh) log n).
-func checkOutputs(sd *sessionData, run string, fresh []state.Item, answers []answer) ([]answer, error) {
+// (new items of the run whose ledger is rc, nil for none, sorted by
+// position) answer, with the outputs' positions, and returns it, or an
+// error wrapping [session.ErrDuplicateOutput] if one of those calls has an
+// output at another position already. A batch of up to smallBatch items
+// is scanned; a larger one is indexed: it costs O(len(fresh) log n).
+func checkOutputs(rc *runCalls, fresh []state.Item, answers []answer) ([]answer, error) {
 	var (
-		batch   map[callKey][]int64 // the batch's calls, sorted, in a large batch
+		batch   map[string][]int64  // the batch's calls by call ID, sorted, in a large batch
 		indexed map[answerKey]int64 // answers, in a large batch
 	)
 	if len(fresh) > smallBatch {
-		batch, indexed = make(map[callKey][]int64), make(map[answerKey]int64)
+		batch, indexed = make(map[string][]int64), make(map[answerKey]int64)
 		for _, it := range fresh {
 			if it.Kind().IsCall() {
-				k := callKey{run, it.CallID()}
-				batch[k] = append(batch[k], it.Seq())
+				batch[it.CallID()] = append(batch[it.CallID()], it.Seq())
 			}
 		}
 	}
@@ -467,14 +535,14 @@ func checkOutputs(sd *sessionData, run string, fresh []state.Item, answers []ans
 		if !it.Kind().IsOutput() {
 			continue
 		}
-		k := callKey{run, it.CallID()}
+		id := it.CallID()
 		var a answerKey
 		if batch != nil {
-			a = sd.answered(k, it.Seq(), batch[k])
+			a = rc.answered(id, it.Seq(), batch[id])
 		} else {
-			a = sd.answered(k, it.Seq(), nil)
+			a = rc.answered(id, it.Seq(), nil)
 			for j := i - 1; j >= 0; j-- { // the latest call with its ID before it in the batch
-				if c := fresh[j]; c.Kind().IsCall() && c.CallID() == k.callID {
+				if c := fresh[j]; c.Kind().IsCall() && c.CallID() == id {
 					a.seq = max(a.seq, c.Seq())
 					break
 				}
@@ -490,8 +558,8 @@ func checkOutputs(sd *sessionData, run string, fresh []state.Item, answers []ans
 				}
 			}
 		}
-		if !ok && sd != nil {
-			prev, ok = sd.answers[a]
+		if !ok && rc != nil {
+			prev, ok = rc.answers[a]
 		}
 		if ok && prev != it.Seq() {
 			return nil, fmt.Errorf("%s: the call at position %d already has its output at position %d: %w",
@@ -551,40 +619,35 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 	sd.entries = sd.entries[:len(sd.entries)-1]
 	sd.unwrite(last)
 	s.gens[sessionID]++
-	for run, place := range sd.places {
-		if place == last.place {
-			sd.forget(run, last.item)
-			break
-		}
-	}
+	sd.ledger(last.place).forget(last.item)
 	return last.item, true, nil
 }
 
 // unwrite removes popped entry e from the entries in the order written:
 // among those of its stamp, found by binary search.
 func (sd *sessionData) unwrite(e entry) {
-	i, _ := slices.BinarySearchFunc(sd.written, e.stamp, func(w entry, stamp int64) int { return cmp.Compare(w.stamp, stamp) })
+	i, _ := slices.BinarySearchFunc(sd.written, e.stamp, func(w writeRef, stamp int64) int { return cmp.Compare(w.stamp, stamp) })
 	for ; i < len(sd.written) && sd.written[i].stamp == e.stamp; i++ {
-		if w := sd.written[i]; w.place == e.place && w.item.Seq() == e.item.Seq() {
+		if w := sd.written[i]; w.place == e.place && w.seq == e.item.Seq() {
 			sd.written = slices.Delete(sd.written, i, i+1)
 			return
 		}
 	}
 }
 
-// forget removes a popped call or output of run from the ledger of calls.
-func (sd *sessionData) forget(run string, it state.Item) {
-	k := callKey{run, it.CallID()}
+// forget removes a popped call or output from its run's ledger of calls.
+func (rc *runCalls) forget(it state.Item) {
+	id := it.CallID()
 	switch {
 	case it.Kind().IsCall():
-		if c := sd.calls[k]; c.remove(it.Seq()) {
-			delete(sd.calls, k)
+		if c := rc.calls[id]; c.remove(it.Seq()) {
+			delete(rc.calls, id)
 		} else {
-			sd.calls[k] = c
+			rc.calls[id] = c
 		}
 	case it.Kind().IsOutput():
-		if a := sd.answered(k, it.Seq(), nil); sd.answers[a] == it.Seq() {
-			delete(sd.answers, a)
+		if a := rc.answered(id, it.Seq(), nil); rc.answers[a] == it.Seq() {
+			delete(rc.answers, a)
 		}
 	}
 }

@@ -209,9 +209,6 @@ func crashSafeTurnsClocked(b *testing.B, be backend, h int, c chain, clock *cpuC
 		if err := st.Delete(ctx, run.ID()); err != nil {
 			b.Fatal(err)
 		}
-		if err := runcore.SetHistory(run, nil); err != nil { // persistence reads the history from the session
-			b.Fatal(err)
-		}
 		runcore.SetSessionID(run, sessionID)
 		prev = run
 		if settle != nil {
