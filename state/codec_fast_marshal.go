@@ -254,6 +254,9 @@ func appendItem(b []byte, it Item) ([]byte, bool) {
 		b = appendField(b, itemNameKey, it.name)
 	}
 	b = appendKey(b, itemRawKey, false)
+	if it.canon { // as appendRawJSON would write it, without its scan
+		return append(append(b, it.raw...), '}'), true
+	}
 	b, ok := appendRawJSON(b, it.raw)
 	return append(b, '}'), ok
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -276,6 +277,10 @@ func checkUnmarshal(t fataler, data []byte, opts ...state.UnmarshalOption) {
 	}
 	if !bytes.Equal(wb, gb) {
 		t.Fatalf("Unmarshal(%q) decodes to\n%s\nthe reference to\n%s", data, gb, wb)
+	}
+	// Marshal's fast path copies the items it decoded as canonical.
+	if fb, err := state.Marshal(got); err != nil || !bytes.Equal(fb, wb) {
+		t.Fatalf("Marshal of Unmarshal(%q) = %s, %v; encoding/json writes\n%s", data, fb, err, wb)
 	}
 }
 
@@ -743,5 +748,46 @@ func TestUnmarshalInputSharesItems(t *testing.T) {
 				t.Errorf("items = %v, want the two messages and the call", items)
 			}
 		})
+	}
+}
+
+// TestMarshalCopiesOnlyCanonicalRaw: Marshal copies an item's JSON
+// without scanning it only when the item knows it is as encoding/json
+// writes it; an item read from JSON with whitespace or with characters
+// that encoding/json escapes (by ParseItem, or by Unmarshal from a
+// checkpoint that another writer laid out) is still written compacted
+// and escaped. Checked to fail with every item taken as canonical.
+func TestMarshalCopiesOnlyCanonicalRaw(t *testing.T) {
+	t.Parallel()
+	r := state.NewRun("run_canon", "a")
+	r.AddInput(state.UserMessage("a < b & c \u2028"))
+	for _, raw := range []string{
+		`{"type":"message","role":"user","content":"a < b"}`,
+		`{"type":"message", "role":"user","content":"spaced"}`,
+		`{"type":"message","role":"user","content":"line \u2029 sep"}`,
+	} {
+		it, err := state.ParseItem(state.KindUserMessage, []byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.AddInput(it)
+	}
+	got := mustMarshal(t, r)
+	want, err := state.MarshalReference(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("Marshal of parsed items differs from encoding/json:\n got %s\nwant %s", got, want)
+	}
+	// Another writer's checkpoint: the same run with its items' HTML
+	// characters and separators unescaped, and a space in one item.
+	other := strings.NewReplacer(`\u003c`, "<", `\u0026`, "&", `\u2028`, "\u2028", `"role":"user","content":"spaced"`, `"role": "user","content":"spaced"`).Replace(string(got))
+	if other == string(got) {
+		t.Fatal("the checkpoint has nothing to unescape")
+	}
+	loaded := mustUnmarshal(t, []byte(other))
+	if again := mustMarshal(t, loaded); !bytes.Equal(again, want) {
+		t.Errorf("Marshal of a run decoded from unescaped JSON differs from encoding/json:\n got %s\nwant %s", again, want)
 	}
 }
