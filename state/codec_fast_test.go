@@ -791,3 +791,49 @@ func TestMarshalCopiesOnlyCanonicalRaw(t *testing.T) {
 		t.Errorf("Marshal of a run decoded from unescaped JSON differs from encoding/json:\n got %s\nwant %s", again, want)
 	}
 }
+
+// TestUnmarshalInputAgainInItems: a run's items begin with its input, and
+// Unmarshal takes an item whose JSON begins with the input's item's JSON
+// there without scanning it again; edits around that JSON (after it,
+// before its kind, of its position or kind, inside it) decode as
+// encoding/json decodes them, or fail as it fails.
+func TestUnmarshalInputAgainInItems(t *testing.T) {
+	t.Parallel()
+	r := state.NewRun("run_again", "a")
+	r.AddInput(state.UserMessage("a < b"))
+	marshalled := string(mustMarshal(t, r))
+	// As Marshal writes it, and as another writer may: unescaped.
+	for _, esc := range []string{`\u003c`, "<"} {
+		good := strings.ReplaceAll(marshalled, `\u003c`, esc)
+		raw := `{"type":"message","role":"user","content":"a ` + esc + ` b"}`
+		item := `{"seq":1,"kind":"user_message","raw":` + raw + `}`
+		if strings.Count(good, item) != 2 {
+			t.Fatalf("the checkpoint does not hold the input's item twice: %s", good)
+		}
+		i := strings.LastIndex(good, item) // the items' copy
+		for _, edited := range []string{
+			item,
+			`{"seq":1,"kind":"user_message","raw":` + raw + `x}`,
+			`{"seq":1,"kind":"user_message","raw":` + raw + `,"raw":` + raw + `}`,
+			`{"raw":` + raw + `,"seq":1,"kind":"user_message"}`,
+			`{"seq":1,"raw":` + raw + `,"kind":"system_message"}`,
+			`{"seq":1,"kind":"assistant_message","raw":` + raw + `}`,
+			`{"seq":2,"kind":"user_message","raw":` + raw + `}`,
+			`{"seq":1,"kind":"user_message","raw":` + raw[:len(raw)-1] + `,"x":1}}`,
+			`{"seq":1,"kind":"user_message","raw":` + raw[:len(raw)-1] + `}}`,
+			`{"seq":1,"kind":"user_message","raw":` + raw + ` }`,
+			`{"seq":1,"kind":"user_message","name":"n","raw":` + raw + `}`,
+		} {
+			checkUnmarshal(t, []byte(good[:i]+edited+good[i+len(item):]))
+		}
+		// The input at position 2, and its JSON at position 1 as well:
+		// the items' first item begins like the input's but is not it.
+		at2 := strings.Replace(item, `"seq":1`, `"seq":2`, 1)
+		moved := strings.Replace(good[:i], item, at2, 1) + item + "," + at2 + good[i+len(item):]
+		moved = strings.Replace(moved, `"next_seq":2`, `"next_seq":3`, 1)
+		if _, err := state.Unmarshal([]byte(moved)); err != nil {
+			t.Fatalf("the input at position 2: %v", err)
+		}
+		checkUnmarshal(t, []byte(moved))
+	}
+}
