@@ -216,3 +216,30 @@ func TestWithoutPendingShares(t *testing.T) { // not parallel: AllocsPerRun
 		}
 	}
 }
+
+// TestCheckRemembersOnlyWhatItHashed: the check of a decision made in this
+// process does not hash the arguments again, and still refuses other
+// arguments or another tool while the decision's fingerprint is
+// remembered. Checked to fail with the memo matched by its fingerprint
+// alone, and by its fingerprint and arguments without the tool.
+func TestCheckRemembersOnlyWhatItHashed(t *testing.T) {
+	t.Parallel()
+	r := statetest.SampleRun(t, "r")
+	if err := r.Approve("call_rm"); err != nil {
+		t.Fatal(err)
+	}
+	d, _, _ := r.DecisionFor("delete_file", "call_rm")
+	for _, c := range []struct{ tool, args string }{
+		{"delete_file", `{"path":"/"}`},
+		{"delete_files", `{"path":"/tmp/x"}`},
+	} {
+		if err := d.Check("call_rm", c.tool, c.args); !errors.Is(err, state.ErrArgumentsChanged) {
+			t.Errorf("Check(%s, %s) of a remembered decision = %v, want ErrArgumentsChanged", c.tool, c.args, err)
+		}
+	}
+	for range 2 { // remembered, then hashed again
+		if err := d.Check("call_rm", "delete_file", `{"path":"/tmp/x"}`); err != nil {
+			t.Errorf("Check(the decided arguments) = %v", err)
+		}
+	}
+}

@@ -154,24 +154,24 @@ func Marshal(r *Run, opts ...MarshalOption) ([]byte, error) {
 		return nil, errors.New("state: marshal nil run")
 	}
 	cfg := newMarshalConfig(opts)
-	w, err := r.wire()
+	s, err := r.wire()
 	if err != nil {
 		return nil, err
 	}
-	return marshalWire(w, &cfg)
+	return marshalWire(&s, &cfg)
 }
 
 // marshalWire encodes a snapshot; stores use it to write a new version
 // without touching the caller's run before the write succeeded.
-func marshalWire(w wireRun, cfg *marshalConfig) ([]byte, error) {
-	if w.ID == "" {
+func marshalWire(s *snapshot, cfg *marshalConfig) ([]byte, error) {
+	if s.ID == "" {
 		return nil, ErrNoRunID
 	}
-	out, ok := appendCheckpoint(make([]byte, 0, checkpointSize(&w)), &w, cfg) // w stays on the stack: no reflection reaches it
+	out, ok := appendCheckpoint(make([]byte, 0, checkpointSize(s)), s, cfg) // s stays on the stack: no reflection reaches it
 	if !ok {
-		return marshalWireJSON(w, cfg)
+		return marshalWireJSON(s.wired(), cfg)
 	}
-	return indent(out, w.ID, cfg)
+	return indent(out, s.ID, cfg)
 }
 
 // marshalWireJSON is marshalWire with encoding/json: the reference for
@@ -206,86 +206,90 @@ func indent(out []byte, id string, cfg *marshalConfig) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// A snapshot is a run in its wire shape with its item lists as the run
+// holds them: the run's own arrays, capped at their lengths, which the
+// run only ever appends to past their lengths or replaces (see
+// [Run.Clone]), so that a snapshot copies no item. The wire run's own
+// item lists stay nil: the fast path writes the items from here, and
+// [snapshot.wired] fills them for encoding/json.
+type snapshot struct {
+	wireRun
+	input, items, context []Item
+}
+
+// wired returns the snapshot's wire run with its item lists filled.
+func (s *snapshot) wired() wireRun {
+	w := s.wireRun
+	w.Input, w.Items, w.Context = wireItems(s.input), wireItems(s.items), wireItems(s.context)
+	return w
+}
+
+// capped returns items capped at their length.
+func capped(items []Item) []Item { return items[:len(items):len(items)] }
+
 // wire takes a snapshot of r in its wire shape, with its whole context:
 // a run whose context is its session's history carries a note saying so
 // (history.go), and one whose context is not read yet fails.
-func (r *Run) wire() (wireRun, error) {
+func (r *Run) wire() (snapshot, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if p := r.ctxPending; p != nil {
-		return wireRun{}, &HistoryError{RunID: r.id, SessionID: p.Session, Count: p.Count, Reason: "marshal", Err: ErrHistoryPending}
+		return snapshot{}, &HistoryError{RunID: r.id, SessionID: p.Session, Count: p.Count, Reason: "marshal", Err: ErrHistoryPending}
 	}
-	w := r.wireLocked(true)
+	s := r.wireLocked(true)
 	if r.ctxRef {
 		note, err := json.Marshal(noteHistory{Session: r.sessionID, Count: len(r.context), Stamp: r.ctxStamp})
 		if err != nil {
-			return wireRun{}, fmt.Errorf("state: marshal run %s: %w", r.id, err)
+			return snapshot{}, fmt.Errorf("state: marshal run %s: %w", r.id, err)
 		}
-		if w.Extension == nil {
-			w.Extension = make(map[string]json.RawMessage, 1)
+		if s.Extension == nil {
+			s.Extension = make(map[string]json.RawMessage, 1)
 		}
-		w.Extension[historyKey] = note
+		s.Extension[historyKey] = note
 	}
-	return w, nil
+	return s, nil
 }
 
 // wireLocked is wire under r's lock; without items it leaves the item and
 // context lists empty (a delta's head).
-func (r *Run) wireLocked(items bool) wireRun {
-	w := wireRun{
+func (r *Run) wireLocked(items bool) snapshot {
+	s := snapshot{wireRun: wireRun{
 		ID: r.id, Agent: r.agent, Turn: r.turn, MaxTurns: r.maxTurns, Version: r.version,
-		NextSeq: r.nextSeq, Items: []wireItem{}, Response: r.resp,
-		Context: []wireItem{}, ContextFrom: r.ctxFrom,
+		NextSeq: r.nextSeq, Response: r.resp, ContextFrom: r.ctxFrom,
 		Pending: slices.Clip(r.pending), Decisions: slices.Clone(r.decisions), // pending: copy-on-write (addPending)
 		Usage: r.usage, SessionID: r.sessionID, Watermark: r.watermark, Trace: maps.Clone(r.trace),
 		Final: r.final, Finished: r.finished, Extension: maps.Clone(r.extension),
-	}
+	}}
+	s.input = capped(r.input)
 	// A delta's head leaves out the guardrail results and the model
 	// calls, which go as pieces.
-	if !items {
-		w.Input = wireItems(r.input)
-	} else {
-		// The three lists in one array, capped apart: they are written,
-		// never appended to.
-		all := make([]wireItem, 0, len(r.input)+len(r.items)+len(r.context))
-		w.Input, all = wireAppend(all, r.input)
-		w.Items, all = wireAppend(all, r.items)
-		w.Context, _ = wireAppend(all, r.context)
-		w.Guardrails = cloneGuards(r.guards)
+	if items {
+		s.items, s.context = capped(r.items), capped(r.context)
+		s.Guardrails = cloneGuards(r.guards)
 		// The calls are only ever appended to (addModelCall), never
 		// changed in place: their list up to its length, capped there,
 		// is a copy that costs nothing.
-		w.ModelCalls = r.calls[:len(r.calls):len(r.calls)]
+		s.ModelCalls = r.calls[:len(r.calls):len(r.calls)]
 	}
-	if w.Pending == nil {
-		w.Pending = []Approval{}
+	if s.Pending == nil {
+		s.Pending = []Approval{}
 	}
-	if w.Decisions == nil {
-		w.Decisions = []Decision{}
+	if s.Decisions == nil {
+		s.Decisions = []Decision{}
 	}
-	if w.Guardrails == nil {
-		w.Guardrails = []GuardrailResult{}
+	if s.Guardrails == nil {
+		s.Guardrails = []GuardrailResult{}
 	}
-	return w
+	return s
 }
 
+// wireItems returns the wire forms of items, for encoding/json.
 func wireItems(items []Item) []wireItem {
-	out, _ := wireAppend(make([]wireItem, 0, len(items)), items)
-	return out
-}
-
-// wireAppend appends the wire forms of items to dst, which has room
-// for them, and returns them, capped at their length, and dst.
-func wireAppend(dst []wireItem, items []Item) (list, all []wireItem) {
-	start := len(dst)
+	out := make([]wireItem, 0, len(items))
 	for _, it := range items {
-		w := wireItem{Seq: it.seq, Kind: it.kind, Raw: it.raw}
-		if it.kind.IsOutput() {
-			w.Name = it.name
-		}
-		dst = append(dst, w)
+		out = append(out, wireItemOf(it))
 	}
-	return dst[start:len(dst):len(dst)], dst
+	return out
 }
 
 // Unmarshal decodes a checkpoint written by [Marshal] into a new Run.

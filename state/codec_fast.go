@@ -398,6 +398,7 @@ func parseItemFast(kind Kind, raw []byte) (Item, bool) {
 	}
 	d.setStrings(&it)
 	it.raw = bytes.Clone(raw)
+	it.canon = !s.WS && s.Flags&jsonscan.StrHTML == 0
 	return it, true
 }
 
@@ -493,6 +494,7 @@ func (d *fastDec) wireItem(s *jsonscan.Scanner, like *Item) (_ Item, same, _ boo
 		raw        []byte // the raw value as it is in the input
 		parsed     bool   // it was parsed from raw
 		whitespace bool   // raw has whitespace to compact
+		html       bool   // raw has characters that encoding/json escapes
 		prev       = -1
 	)
 	ok := s.Members(func(key []byte) bool {
@@ -511,17 +513,20 @@ func (d *fastDec) wireItem(s *jsonscan.Scanner, like *Item) (_ Item, same, _ boo
 		case itemName:
 			return wire.OptQuoted(s, &name, true)
 		case itemRaw:
-			start, ws := s.I, s.WS
-			s.WS = false
+			start, ws, flags := s.I, s.WS, s.Flags
+			s.WS, s.Flags = false, 0
 			var ok bool
-			if like == nil && kind != 0 && !kind.isTyped() {
+			switch {
+			case like == nil && kind != 0 && !kind.isTyped():
 				it, ok = d.item(s, kind)
 				parsed = true
-			} else {
+			case skipRepeated(s, like):
+				ok = true
+			default:
 				ok = s.Peek() == '{' && s.Value(0)
 			}
-			raw, whitespace = s.B[start:s.I], s.WS
-			s.WS = s.WS || ws
+			raw, whitespace, html = s.B[start:s.I], s.WS, s.Flags&jsonscan.StrHTML != 0
+			s.WS, s.Flags = s.WS || ws, s.Flags|flags
 			return ok
 		}
 		return false
@@ -547,7 +552,7 @@ func (d *fastDec) wireItem(s *jsonscan.Scanner, like *Item) (_ Item, same, _ boo
 	if whitespace {
 		it.raw = compact(raw)
 	} else {
-		it.raw = d.rawCopy(raw)
+		it.raw, it.canon = d.rawCopy(raw), !html
 	}
 	if len(name.Q) > 0 {
 		d.name = d.intern(name)
@@ -555,6 +560,23 @@ func (d *fastDec) wireItem(s *jsonscan.Scanner, like *Item) (_ Item, same, _ boo
 	d.setStrings(&it)
 	it.seq = seq
 	return it, false, true
+}
+
+// skipRepeated skips the raw JSON at s when it begins with like's, the
+// input's item again, as Marshal writes every item of the input: like's
+// JSON was read and checked with the input, and a whole value that the
+// rest begins with is all of the value there. The scan's flags say
+// that the JSON has characters encoding/json escapes unless like knows
+// it has none.
+func skipRepeated(s *jsonscan.Scanner, like *Item) bool {
+	if like == nil || len(like.raw) == 0 || !bytes.HasPrefix(s.B[s.I:], like.raw) {
+		return false
+	}
+	s.I += len(like.raw)
+	if !like.canon {
+		s.Flags |= jsonscan.StrHTML // as the scan may have found
+	}
+	return true
 }
 
 // typedItem builds a wire item of a kind that parseTyped reads, as

@@ -22,9 +22,9 @@ import (
 // invalid kind, a value encoding/json refuses) makes marshalWire use the
 // reference, for its error.
 
-// appendCheckpoint appends the envelope of w, signed when cfg has a key,
+// appendCheckpoint appends the envelope of s, signed when cfg has a key,
 // without indentation, member by member as [envFields] lists them.
-func appendCheckpoint(b []byte, w *wireRun, cfg *marshalConfig) ([]byte, bool) {
+func appendCheckpoint(b []byte, s *snapshot, cfg *marshalConfig) ([]byte, bool) {
 	ok := true
 	var run []byte
 	for i, f := range envFields.List {
@@ -38,7 +38,7 @@ func appendCheckpoint(b []byte, w *wireRun, cfg *marshalConfig) ([]byte, bool) {
 		case envRun:
 			b = appendKey(b, f.Name, false)
 			start := len(b)
-			b, ok = appendRun(b, w)
+			b, ok = appendRun(b, s)
 			run = b[start:]
 		case envSignature:
 			if cfg.key == nil {
@@ -71,26 +71,30 @@ func appendKey(b []byte, name string, first bool) []byte {
 	return append(b, '"', ':')
 }
 
-// checkpointSize estimates the length of w's checkpoint.
-func checkpointSize(w *wireRun) int {
-	n := 512 + len(w.ID) + len(w.Agent) + len(w.SessionID) + len(w.Final)
-	for _, l := range [][]wireItem{w.Input, w.Items, w.Context} {
+// checkpointSize estimates the length of s's checkpoint.
+func checkpointSize(s *snapshot) int {
+	n := 512 + len(s.ID) + len(s.Agent) + len(s.SessionID) + len(s.Final)
+	for _, l := range [3][]Item{s.input, s.items, s.context} {
 		for _, it := range l {
-			n += 48 + len(it.Name) + len(it.Raw)
+			n += 48 + len(it.raw)
+			if it.kind.IsOutput() {
+				n += len(it.name)
+			}
 		}
 	}
-	for i := range w.ModelCalls {
-		n += modelCallSize(&w.ModelCalls[i])
+	for i := range s.ModelCalls {
+		n += modelCallSize(&s.ModelCalls[i])
 	}
 	return n
 }
 
-// appendRun appends json.Marshal(w)'s bytes, member by member as
+// appendRun appends json.Marshal(s.wired())'s bytes, member by member as
 // [runFields] lists them, by their Go types (reached through
-// [runMembers], without reflection: w stays where the caller has it),
-// and false when w holds something only encoding/json handles.
-func appendRun(b []byte, w *wireRun) ([]byte, bool) {
+// [runMembers], without reflection: s stays where the caller has it),
+// and false when s holds something only encoding/json handles.
+func appendRun(b []byte, s *snapshot) ([]byte, bool) {
 	ok := true
+	w := &s.wireRun
 	members := runMembers(w)
 	first := true
 	for i, f := range runFields.List {
@@ -115,7 +119,7 @@ func appendRun(b []byte, w *wireRun) ([]byte, bool) {
 		case *bool:
 			b = strconv.AppendBool(b, *p)
 		case *[]wireItem:
-			b, ok = appendWireItems(b, *p, ok)
+			b, ok = appendItems(b, s.listOf(p), ok)
 		case *Boundary:
 			m := p.members()
 			b = appendInts(b, m[:], boundaryFields)
@@ -196,28 +200,37 @@ func appendInts(b []byte, m []*int64, fs *wire.Fields) []byte {
 	return append(b, '}')
 }
 
-// appendWireItems appends a list of items; ok carries the failure of an
+// listOf returns the item list of the snapshot whose wire list is p.
+func (s *snapshot) listOf(p *[]wireItem) []Item {
+	switch p {
+	case &s.Input:
+		return s.input
+	case &s.Items:
+		return s.items
+	}
+	return s.context
+}
+
+// appendItems appends a list of items in their wire form, as
+// json.Marshal writes [wireItems] of them; ok carries the failure of an
 // earlier part through.
-func appendWireItems(b []byte, items []wireItem, ok bool) ([]byte, bool) {
+func appendItems(b []byte, items []Item, ok bool) ([]byte, bool) {
 	if !ok {
 		return b, false
-	}
-	if items == nil {
-		return append(b, "null"...), true
 	}
 	b = append(b, '[')
 	for i, it := range items {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if b, ok = appendWireItem(b, it); !ok {
+		if b, ok = appendItem(b, it); !ok {
 			return b, false
 		}
 	}
 	return append(b, ']'), true
 }
 
-// Names of the members of a wire item, for appendWireItem.
+// Names of the members of a wire item, for appendItem.
 var (
 	itemSeqKey  = itemFields.List[itemSeq].Name
 	itemKindKey = itemFields.List[itemKind].Name
@@ -225,23 +238,26 @@ var (
 	itemRawKey  = itemFields.List[itemRaw].Name
 )
 
-// appendWireItem appends json.Marshal(it), and false when encoding/json
-// would fail on it.
-func appendWireItem(b []byte, it wireItem) ([]byte, bool) {
-	if !it.Kind.Valid() {
+// appendItem appends json.Marshal(wireItemOf(it)), and false when
+// encoding/json would fail on it.
+func appendItem(b []byte, it Item) ([]byte, bool) {
+	if !it.kind.Valid() {
 		return b, false
 	}
 	b = appendKey(b, itemSeqKey, true)
-	b = strconv.AppendInt(b, it.Seq, 10)
+	b = strconv.AppendInt(b, it.seq, 10)
 	b = appendKey(b, itemKindKey, false)
 	b = append(b, '"')
-	b = append(b, kindNames[it.Kind]...)
+	b = append(b, kindNames[it.kind]...)
 	b = append(b, '"')
-	if it.Name != "" {
-		b = appendField(b, itemNameKey, it.Name)
+	if it.name != "" && it.kind.IsOutput() {
+		b = appendField(b, itemNameKey, it.name)
 	}
 	b = appendKey(b, itemRawKey, false)
-	b, ok := appendRawJSON(b, it.Raw)
+	if it.canon { // as appendRawJSON would write it, without its scan
+		return append(append(b, it.raw...), '}'), true
+	}
+	b, ok := appendRawJSON(b, it.raw)
 	return append(b, '}'), ok
 }
 

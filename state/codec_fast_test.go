@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -276,6 +277,10 @@ func checkUnmarshal(t fataler, data []byte, opts ...state.UnmarshalOption) {
 	}
 	if !bytes.Equal(wb, gb) {
 		t.Fatalf("Unmarshal(%q) decodes to\n%s\nthe reference to\n%s", data, gb, wb)
+	}
+	// Marshal's fast path copies the items it decoded as canonical.
+	if fb, err := state.Marshal(got); err != nil || !bytes.Equal(fb, wb) {
+		t.Fatalf("Marshal of Unmarshal(%q) = %s, %v; encoding/json writes\n%s", data, fb, err, wb)
 	}
 }
 
@@ -632,9 +637,11 @@ func TestMarshalFastTakesEveryMember(t *testing.T) {
 }
 
 // TestMarshalRunObjectOnStack: Marshal of a run with an input and its
-// items allocates one list for their wire forms and its buffer, nothing
-// for the run object it writes from. Checked to fail (one allocation
-// more) with the run object reflected on, which moved it to the heap.
+// items allocates its buffer only: nothing for the run object it writes
+// from, nor for a copy of the items (it writes them from the run's own
+// lists). Checked to fail (one allocation more) with the run object
+// reflected on, which moved it to the heap, and with the items' wire
+// forms copied into a list of their own.
 func TestMarshalRunObjectOnStack(t *testing.T) { // not parallel: AllocsPerRun
 	r := state.NewRun("run_1", "a")
 	r.AddInput(state.UserMessage("hi"))
@@ -642,8 +649,8 @@ func TestMarshalRunObjectOnStack(t *testing.T) { // not parallel: AllocsPerRun
 		if _, err := state.Marshal(r); err != nil {
 			t.Fatal(err)
 		}
-	}); n != 2 {
-		t.Errorf("Marshal: %v allocations, want 2 (the wire items of the input, the items and the context in one list, the buffer)", n)
+	}); n != 1 {
+		t.Errorf("Marshal: %v allocations, want 1 (the buffer)", n)
 	}
 }
 
@@ -741,5 +748,92 @@ func TestUnmarshalInputSharesItems(t *testing.T) {
 				t.Errorf("items = %v, want the two messages and the call", items)
 			}
 		})
+	}
+}
+
+// TestMarshalCopiesOnlyCanonicalRaw: Marshal copies an item's JSON
+// without scanning it only when the item knows it is as encoding/json
+// writes it; an item read from JSON with whitespace or with characters
+// that encoding/json escapes (by ParseItem, or by Unmarshal from a
+// checkpoint that another writer laid out) is still written compacted
+// and escaped. Checked to fail with every item taken as canonical.
+func TestMarshalCopiesOnlyCanonicalRaw(t *testing.T) {
+	t.Parallel()
+	r := state.NewRun("run_canon", "a")
+	r.AddInput(state.UserMessage("a < b & c \u2028"))
+	for _, raw := range []string{
+		`{"type":"message","role":"user","content":"a < b"}`,
+		`{"type":"message", "role":"user","content":"spaced"}`,
+		`{"type":"message","role":"user","content":"line \u2029 sep"}`,
+	} {
+		it, err := state.ParseItem(state.KindUserMessage, []byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.AddInput(it)
+	}
+	got := mustMarshal(t, r)
+	want, err := state.MarshalReference(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("Marshal of parsed items differs from encoding/json:\n got %s\nwant %s", got, want)
+	}
+	// Another writer's checkpoint: the same run with its items' HTML
+	// characters and separators unescaped, and a space in one item.
+	other := strings.NewReplacer(`\u003c`, "<", `\u0026`, "&", `\u2028`, "\u2028", `"role":"user","content":"spaced"`, `"role": "user","content":"spaced"`).Replace(string(got))
+	if other == string(got) {
+		t.Fatal("the checkpoint has nothing to unescape")
+	}
+	loaded := mustUnmarshal(t, []byte(other))
+	if again := mustMarshal(t, loaded); !bytes.Equal(again, want) {
+		t.Errorf("Marshal of a run decoded from unescaped JSON differs from encoding/json:\n got %s\nwant %s", again, want)
+	}
+}
+
+// TestUnmarshalInputAgainInItems: a run's items begin with its input, and
+// Unmarshal takes an item whose JSON begins with the input's item's JSON
+// there without scanning it again; edits around that JSON (after it,
+// before its kind, of its position or kind, inside it) decode as
+// encoding/json decodes them, or fail as it fails.
+func TestUnmarshalInputAgainInItems(t *testing.T) {
+	t.Parallel()
+	r := state.NewRun("run_again", "a")
+	r.AddInput(state.UserMessage("a < b"))
+	marshalled := string(mustMarshal(t, r))
+	// As Marshal writes it, and as another writer may: unescaped.
+	for _, esc := range []string{`\u003c`, "<"} {
+		good := strings.ReplaceAll(marshalled, `\u003c`, esc)
+		raw := `{"type":"message","role":"user","content":"a ` + esc + ` b"}`
+		item := `{"seq":1,"kind":"user_message","raw":` + raw + `}`
+		if strings.Count(good, item) != 2 {
+			t.Fatalf("the checkpoint does not hold the input's item twice: %s", good)
+		}
+		i := strings.LastIndex(good, item) // the items' copy
+		for _, edited := range []string{
+			item,
+			`{"seq":1,"kind":"user_message","raw":` + raw + `x}`,
+			`{"seq":1,"kind":"user_message","raw":` + raw + `,"raw":` + raw + `}`,
+			`{"raw":` + raw + `,"seq":1,"kind":"user_message"}`,
+			`{"seq":1,"raw":` + raw + `,"kind":"system_message"}`,
+			`{"seq":1,"kind":"assistant_message","raw":` + raw + `}`,
+			`{"seq":2,"kind":"user_message","raw":` + raw + `}`,
+			`{"seq":1,"kind":"user_message","raw":` + raw[:len(raw)-1] + `,"x":1}}`,
+			`{"seq":1,"kind":"user_message","raw":` + raw[:len(raw)-1] + `}}`,
+			`{"seq":1,"kind":"user_message","raw":` + raw + ` }`,
+			`{"seq":1,"kind":"user_message","name":"n","raw":` + raw + `}`,
+		} {
+			checkUnmarshal(t, []byte(good[:i]+edited+good[i+len(item):]))
+		}
+		// The input at position 2, and its JSON at position 1 as well:
+		// the items' first item begins like the input's but is not it.
+		at2 := strings.Replace(item, `"seq":1`, `"seq":2`, 1)
+		moved := strings.Replace(good[:i], item, at2, 1) + item + "," + at2 + good[i+len(item):]
+		moved = strings.Replace(moved, `"next_seq":2`, `"next_seq":3`, 1)
+		if _, err := state.Unmarshal([]byte(moved)); err != nil {
+			t.Fatalf("the input at position 2: %v", err)
+		}
+		checkUnmarshal(t, []byte(moved))
 	}
 }

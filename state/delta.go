@@ -132,7 +132,7 @@ func (r *Run) Delta(opts ...MarshalOption) (*Delta, error) {
 	if err := r.takeDelta(&s); err != nil {
 		return nil, err
 	}
-	head, err := marshalWire(s.head, &cfg)
+	head, err := marshalWire(&s.head, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ type deltaSnapshot struct {
 	ctxStamp   int64
 	ctxPending *historyRef
 	sessionID  string
-	head       wireRun // the head, without its items and context
+	head       snapshot // the head, without its items and context
 }
 
 // takeDelta fills s with everything of a delta of r but its encoded head:
@@ -624,13 +624,12 @@ func chain(digest [32]byte, v int64, items []Piece) [32]byte {
 }
 
 // itemPiece returns json.Marshal(wireItemOf(it)), written by hand in one
-// buffer when it can be (appendWireItem).
+// buffer when it can be (appendItem).
 func itemPiece(it Item) ([]byte, error) {
-	w := wireItemOf(it)
-	if data, ok := appendWireItem(make([]byte, 0, 48+len(w.Name)+len(w.Raw)), w); ok {
+	if data, ok := appendItem(make([]byte, 0, 48+len(it.name)+len(it.raw)), it); ok {
 		return data, nil
 	}
-	return json.Marshal(w)
+	return json.Marshal(wireItemOf(it))
 }
 
 // appendDeltaRecord returns json.Marshal(deltaRecord{full, hex of digest,

@@ -33,11 +33,11 @@ func UnmarshalFastOnly(data []byte, keys map[string][]byte) *Run {
 // MarshalReference is Marshal with encoding/json.
 func MarshalReference(r *Run, opts ...MarshalOption) ([]byte, error) {
 	cfg := newMarshalConfig(opts)
-	w, err := r.wire()
+	s, err := r.wire()
 	if err != nil {
 		return nil, err
 	}
-	return marshalWireJSON(w, &cfg)
+	return marshalWireJSON(s.wired(), &cfg)
 }
 
 // ParseItemReference is ParseItem with encoding/json.
@@ -65,7 +65,7 @@ func DeltaReference(r *Run) (*Delta, error) {
 		return nil, err
 	}
 	var cfg marshalConfig
-	head, err := marshalWireJSON(s.head, &cfg)
+	head, err := marshalWireJSON(s.head.wired(), &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -184,12 +184,12 @@ func WithoutPending(p []Approval, callIDs ...string) []Approval {
 // MarshalFastOnly is Marshal's fast path alone, without options: false
 // where it gives up.
 func MarshalFastOnly(r *Run) ([]byte, bool) {
-	w, err := r.wire()
+	s, err := r.wire()
 	if err != nil {
 		return nil, false
 	}
 	var cfg marshalConfig
-	return appendCheckpoint(nil, &w, &cfg)
+	return appendCheckpoint(nil, &s, &cfg)
 }
 
 // CheckMembersOf runs the check of a members list on T.

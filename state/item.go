@@ -122,7 +122,12 @@ type Item struct {
 	kind Kind
 	// list reports that a user message's content or an output's output is
 	// a list of parts rather than a string (see [Item.Content]).
-	list   bool
+	list bool
+	// canon reports that raw is as encoding/json writes it as a
+	// json.RawMessage (compact, with <, >, &, U+2028 and U+2029 escaped),
+	// as the constructors below write it and the decoders found it, so
+	// that a checkpoint copies it without scanning it again (appendItem).
+	canon  bool
 	callID string
 	name   string // tool or agent name, for calls and outputs
 	text   string // message text, call arguments, or output
@@ -190,35 +195,35 @@ func (it Item) String() string {
 
 // UserMessage returns a user message item with the given text.
 func UserMessage(text string) Item {
-	return newItem(KindUserMessage, "", "", text, messageRaw("user", text))
+	return canonItem(KindUserMessage, "", "", text, messageRaw("user", text))
 }
 
 // SystemMessage returns a developer message item with the given text.
 func SystemMessage(text string) Item {
-	return newItem(KindSystemMessage, "", "", text, messageRaw("developer", text))
+	return canonItem(KindSystemMessage, "", "", text, messageRaw("developer", text))
 }
 
 // AssistantMessage returns an assistant message item. id is the model's
 // item ID and may be empty.
 func AssistantMessage(id, text string) Item {
-	return newItem(KindAssistantMessage, "", "", text, assistantRaw(id, text))
+	return canonItem(KindAssistantMessage, "", "", text, assistantRaw(id, text))
 }
 
 // Reasoning returns a reasoning item whose summary is the given text.
 func Reasoning(id, summary string) Item {
-	return newItem(KindReasoning, "", "", summary, reasoningRaw(id, summary))
+	return canonItem(KindReasoning, "", "", summary, reasoningRaw(id, summary))
 }
 
 // ToolCall returns a function call item. arguments must be the JSON text the
 // model produced; it is stored as given, even if it is not valid JSON, so
 // that a malformed call can be reported and answered.
 func ToolCall(id, callID, name, arguments string) Item {
-	return newItem(KindToolCall, callID, name, arguments, callRaw(id, callID, name, arguments))
+	return canonItem(KindToolCall, callID, name, arguments, callRaw(id, callID, name, arguments))
 }
 
 // ToolOutput returns the output item of the function call callID.
 func ToolOutput(callID, name, output string) Item {
-	return newItem(KindToolOutput, callID, name, output, outputRaw(callID, output))
+	return canonItem(KindToolOutput, callID, name, output, outputRaw(callID, output))
 }
 
 // HandoffCall returns a handoff call item: a function call named
@@ -329,6 +334,14 @@ func (it Item) WithName(name string) Item {
 
 func newItem(kind Kind, callID, name, text string, raw []byte) Item {
 	return Item{kind: kind, callID: callID, name: name, text: text, raw: raw}
+}
+
+// canonItem is newItem for raw JSON that itemjson.go wrote, which is
+// as encoding/json writes it (see [Item]'s canon).
+func canonItem(kind Kind, callID, name, text string, raw []byte) Item {
+	it := newItem(kind, callID, name, text, raw)
+	it.canon = true
+	return it
 }
 
 // isList reports whether a JSON value (as encoding/json hands out a
