@@ -22,7 +22,7 @@ var allowed = []struct {
 	imports []string
 }{
 	{"internal/jsonw", nil},                                 // JSON writing shared by state and the model adapters
-	{"internal/jsonscan", nil},                              // the JSON scanner of the fast paths beside encoding/json (state, model/...)
+	{"internal/jsonscan", []string{"internal/jsonw"}},       // the JSON scanner of the fast paths beside encoding/json (state, model/...); skips strings' plain runs as jsonw writes them (PlainLen)
 	{"internal/prefixed", nil},                              // length-prefixed fields of the binary rows and sealed heads (state, session/...)
 	{"internal/testenv", nil},                               // CI plumbing of turnkit's own tests
 	{"internal/mutate", nil},                                // the mutation test (go run ./internal/mutate), a command
