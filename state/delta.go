@@ -32,7 +32,8 @@ import (
 // Context is not nil, and, when Full, first removes every item and context
 // stored for the run. Then the caller records the save on the run
 // (package state/storage's Save). [Assemble] rebuilds the
-// run from what is stored.
+// run from what is stored. A store that copied what it wrote may then
+// [Delta.Release] the delta.
 type Delta struct {
 	RunID   string
 	Base    int64 // the stored version the delta applies to; 0: none stored
@@ -47,6 +48,11 @@ type Delta struct {
 
 	mark int      // journal entries this delta covers
 	next baseline // what the run's baseline becomes once the delta is saved
+	// sealed is the buffer a sealed delta's parts were written into, and
+	// box what it came from the pool in (nil: it was made): what
+	// [Delta.Release] hands back.
+	sealed []byte
+	box    *sealBuf
 }
 
 // A Piece is one append-only record of a run as a store keeps it: an item

@@ -159,11 +159,12 @@ func (d *Delta) seal(s Sealer, sessionID string, binary bool) error {
 		return fmt.Errorf("state: seal head of run %s: %w", d.RunID, err)
 	}
 	var out []byte
+	defer func() { d.sealed = out }() // what Release hands back, the last array out grew into
 	if binary {
-		out = make([]byte, 0, binaryHeadRoom+len(d.RunID)+len(sessionID)+len(ct)+d.sealedSize(binary))
+		out = d.sealBuffer(binaryHeadRoom + len(d.RunID) + len(sessionID) + len(ct) + d.sealedSize(binary))
 		out, d.Head = appendBinaryHead(out, d.RunID, sessionID, d.Version, full, ct)
 	} else {
-		out = make([]byte, 0, sealedHeadRoom+len(d.RunID)+len(sessionID)+base64.RawStdEncoding.EncodedLen(len(ct))+d.sealedSize(binary))
+		out = d.sealBuffer(sealedHeadRoom + len(d.RunID) + len(sessionID) + base64.RawStdEncoding.EncodedLen(len(ct)) + d.sealedSize(binary))
 		out, d.Head = appendSealedHead(out, d.RunID, sessionID, d.Version, full, ct)
 	}
 	for i, p := range d.Items {
@@ -184,7 +185,7 @@ func (d *Delta) seal(s Sealer, sessionID string, binary bool) error {
 	if d.Context != nil {
 		part := Part{SessionID: sessionID, RunID: d.RunID, Kind: PartContext}
 		if binary {
-			if _, d.Context, err = appendBinaryPart(out, s, part, d.Context); err != nil {
+			if out, d.Context, err = appendBinaryPart(out, s, part, d.Context); err != nil {
 				return fmt.Errorf("state: seal context of run %s: %w", d.RunID, err)
 			}
 			return nil
@@ -194,9 +195,58 @@ func (d *Delta) seal(s Sealer, sessionID string, binary bool) error {
 		if err != nil {
 			return fmt.Errorf("state: seal context of run %s: %w", d.RunID, err)
 		}
-		_, d.Context = appendSealedString(out, ct)
+		out, d.Context = appendSealedString(out, ct)
 	}
 	return nil
+}
+
+// A sealBuf is a buffer of a sealed delta's parts in [sealBufs].
+type sealBuf struct{ b []byte }
+
+// sealBufs holds the buffers of sealed deltas' parts that stores handed
+// back ([Delta.Release]). It has no New: a store that never hands its
+// deltas back (one that keeps their bytes, as state/memstore does) finds
+// it empty and gets a buffer made to size, as before there was a pool,
+// rather than a buffer and a box for it.
+var sealBufs sync.Pool
+
+// sealBuffer returns an empty buffer of at least size bytes for d's
+// sealed parts: one a store handed back, or a new one.
+func (d *Delta) sealBuffer(size int) []byte {
+	box, _ := sealBufs.Get().(*sealBuf)
+	if box == nil {
+		return make([]byte, 0, size)
+	}
+	d.box = box
+	if cap(box.b) < size {
+		box.b = make([]byte, 0, size)
+	}
+	return box.b[:0]
+}
+
+// Release hands the buffer that d's sealed parts (its Head, its Items'
+// Data and its Context) were written into back for the next sealed
+// delta to reuse, which saves an allocation the size of the parts on
+// every save. A store may call it once it wrote d and keeps none of its
+// bytes (a database driver that copied them into its own memory or
+// request); after it, d's parts must not be read, since another delta's
+// parts may be written over them. A store that keeps the bytes (in
+// memory) must not call it. It does nothing for a delta that was not
+// sealed ([WithSealer]), and nothing the second time.
+func (d *Delta) Release() {
+	if d == nil || d.sealed == nil {
+		return
+	}
+	box := d.box
+	if box == nil {
+		box = new(sealBuf)
+	}
+	box.b = d.sealed[:0]
+	d.sealed, d.box = nil, nil
+	d.Head, d.Items, d.Context = nil, nil, nil
+	if cap(box.b) <= maxPooledScratch {
+		sealBufs.Put(box)
+	}
 }
 
 // sealScratch holds the buffers [Delta.seal] takes each ciphertext into

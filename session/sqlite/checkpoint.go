@@ -157,6 +157,9 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if err != nil {
 		return err
 	}
+	// The driver copies each part it binds (into SQLite's memory), so a
+	// sealed delta's buffer serves the next save once this one returns.
+	defer d.Release()
 	if err := s.gate.BeginRun(ctx, "save", run.ID()); err != nil {
 		return err
 	}

@@ -203,3 +203,40 @@ func jsonHead(t *testing.T, head []byte) []byte {
 	return fmt.Appendf(nil, `{"schema":%q,"run":{"id":%q,"session_id":%q,"version":%d,"extension":{"turnkit.delta":{"full":%d}}},"sealed":%q}`,
 		state.SealedSchema, rid, sid, version, full, base64.RawStdEncoding.EncodeToString(rest))
 }
+
+// TestReleasedBuffersLeaveStoredParts saves two runs of one session in
+// turns on sealed SQLite, an item recorded before every save, so that
+// each save's sealed parts are written into the buffer the save before
+// it (of the other run) handed back (state.Delta.Release): the driver
+// copies what it binds, so every run loads as it was saved, all its
+// pieces intact; a store that kept the bytes would load the other run's
+// later parts in their place and fail to open them.
+func TestReleasedBuffersLeaveStoredParts(t *testing.T) {
+	s := sealedSQLite(t, filepath.Join(t.TempDir(), "s.db"), encrypt.NewKeyring(encrypt.NewMemoryProvider("kek-1")), nil, nil)
+	runs := []*state.Run{statetest.SampleRun(t, "r1"), statetest.SampleRun(t, "r2")}
+	for i := range 12 {
+		for _, r := range runs {
+			seq := runcore.Reserve(r, 1)
+			msg := state.AssistantMessage(fmt.Sprintf("msg_%d", seq), fmt.Sprintf("answer %d of %s", i, r.ID()))
+			if err := runcore.Record(r, msg.WithSeq(seq)); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Save(t.Context(), r); err != nil {
+				t.Fatalf("save %d of %s: %v", i, r.ID(), err)
+			}
+		}
+	}
+	for _, r := range runs {
+		got, err := s.Load(t.Context(), r.ID())
+		if err != nil {
+			t.Fatalf("Load(%s) = %v", r.ID(), err)
+		}
+		want, err := state.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc, err := state.Marshal(got); err != nil || !bytes.Equal(doc, want) {
+			t.Errorf("%s loads as\n%s\nwant\n%s (%v)", r.ID(), doc, want, err)
+		}
+	}
+}
