@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -342,4 +343,134 @@ func stringConst(f *ast.File, e ast.Expr) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// triggerPlans is the plan each trigger of the schema was written for:
+// migration 0013's keep the listing's row (run_index) in step with the
+// head's, on every first save of a run and on every save that changes its
+// session or status. Both are an upsert of one row of VALUES, whose
+// conflict is found by run_index's key (SQLite refuses an ON CONFLICT
+// target no unique index serves): a plan of no lines. A trigger missing
+// here fails TestTriggerPlans.
+var triggerPlans = map[string][]string{
+	"run_checkpoints_filed":   {},
+	"run_checkpoints_refiled": {},
+}
+
+// triggerRef is a trigger's reference to a column of the row that fired
+// it, which triggerPlans binds as a parameter.
+var triggerRef = regexp.MustCompile(`\b(new|old)\.([a-z_]+)\b`)
+
+// triggerRow holds the values triggerPlans binds for a trigger's
+// references to the row that fired it, by column.
+var triggerRow = map[string]any{"run_id": "listed-7", "session_id": "plan", "status": 1}
+
+// triggerPlan returns the plan of each statement of the trigger defined
+// by def (CREATE TRIGGER … BEGIN … END), its references to the row
+// bound from triggerRow. EXPLAIN QUERY PLAN of the statement that fires a
+// trigger leaves the trigger's statements out, so they are read here.
+func triggerPlan(ctx context.Context, db *sql.DB, def string) ([][]string, error) {
+	begin, end := strings.Index(def, "BEGIN"), strings.LastIndex(def, "END")
+	if begin < 0 || end < begin {
+		return nil, fmt.Errorf("no BEGIN … END in %q", def)
+	}
+	var plans [][]string
+	for _, stmt := range strings.Split(def[begin+len("BEGIN"):end], ";") {
+		if stmt = strings.TrimSpace(stmt); stmt == "" {
+			continue
+		}
+		var args []any
+		var missing []string
+		q := triggerRef.ReplaceAllStringFunc(stmt, func(ref string) string {
+			col := triggerRef.FindStringSubmatch(ref)[2]
+			v, ok := triggerRow[col]
+			if !ok {
+				missing = append(missing, col)
+			}
+			args = append(args, v)
+			return "?"
+		})
+		if missing != nil {
+			return nil, fmt.Errorf("no test value for columns %v of %q", missing, stmt)
+		}
+		plan, err := planText(ctx, db, q, args)
+		if err != nil {
+			return nil, fmt.Errorf("EXPLAIN QUERY PLAN of %q: %w", q, err)
+		}
+		plans = append(plans, plan)
+	}
+	return plans, nil
+}
+
+// TestTriggerPlans reads the plan of every statement a trigger of the
+// schema runs, as TestStatementPlans reads the store's own, on the plan
+// data before and after ANALYZE.
+func TestTriggerPlans(t *testing.T) {
+	s, _ := planStore(t)
+	for _, stats := range []string{"no statistics", "after ANALYZE"} {
+		if stats == "after ANALYZE" {
+			if _, err := s.db.ExecContext(t.Context(), "ANALYZE"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, err := s.db.QueryContext(t.Context(), `SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defs := map[string]string{}
+		for rows.Next() {
+			var name, def string
+			if err := rows.Scan(&name, &def); err != nil {
+				t.Fatal(err)
+			}
+			defs[name] = def
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for name := range triggerPlans {
+			if _, ok := defs[name]; !ok {
+				t.Errorf("trigger %s is in triggerPlans but not in the schema", name)
+			}
+		}
+		for name, def := range defs {
+			want, ok := triggerPlans[name]
+			if !ok {
+				t.Errorf("trigger %s has no plan in triggerPlans", name)
+				continue
+			}
+			plans, err := triggerPlan(t.Context(), s.db, def)
+			if err != nil {
+				t.Errorf("trigger %s, %s: %v", name, stats, err)
+				continue
+			}
+			for _, got := range plans {
+				for _, line := range got {
+					if growing.MatchString(line) {
+						t.Errorf("trigger %s, %s: plan line %q grows with the table", name, stats, strings.TrimSpace(line))
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("trigger %s, %s: plan\n\t%s\nwant\n\t%s", name, stats, strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
+				}
+			}
+		}
+	}
+}
+
+// TestTriggerPlanIsRead checks TestTriggerPlans's eye: a trigger whose
+// statement finds the listing's rows by an expression no index serves
+// has a plan that scans the table, which the plan test refuses.
+func TestTriggerPlanIsRead(t *testing.T) {
+	s, _ := planStore(t)
+	const def = `CREATE TRIGGER scans AFTER UPDATE ON run_checkpoints BEGIN
+	DELETE FROM run_index WHERE status + 0 = new.status;
+END`
+	plans, err := triggerPlan(t.Context(), s.db, def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plans) != 1 || len(plans[0]) != 1 || !growing.MatchString(plans[0][0]) {
+		t.Fatalf("plan of a scanning trigger = %q, want one line that grows with the table", plans)
+	}
 }
