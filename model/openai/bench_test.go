@@ -38,20 +38,26 @@ func benchHistory(n int) []state.Item {
 	return items
 }
 
+// benchCall is the model call of the request benchmarks: a history of n
+// items (benchHistory), instructions and one strict tool, for model.
+func benchCall(n int, model string) *pipeline.ModelCall {
+	return &pipeline.ModelCall{
+		Instructions: "Answer weather questions.", Input: state.ItemsOf(benchHistory(n)),
+		Tools: []pipeline.ToolSpec{{
+			Name: "get_weather", Description: "Get the weather.", Strict: true,
+			Parameters: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}},"required":["location"],"additionalProperties":false}`),
+		}},
+		Settings: pipeline.ModelSettings{Model: model},
+	}
+}
+
 // BenchmarkRequest measures building the request for a history of n items
 // and encoding it as the client does (params → JSON body).
 func BenchmarkRequest(b *testing.B) {
 	m := &Model{}
-	tools := []pipeline.ToolSpec{{
-		Name: "get_weather", Description: "Get the weather.", Strict: true,
-		Parameters: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}},"required":["location"],"additionalProperties":false}`),
-	}}
 	for _, n := range benchSizes {
 		b.Run("items="+strconv.Itoa(n), func(b *testing.B) {
-			c := &pipeline.ModelCall{
-				Instructions: "Answer weather questions.", Input: state.ItemsOf(benchHistory(n)), Tools: tools,
-				Settings: pipeline.ModelSettings{Model: "gpt-5-mini"},
-			}
+			c := benchCall(n, "gpt-5-mini")
 			b.ReportAllocs()
 			for b.Loop() {
 				p, err := m.params(c, c.Input)
@@ -187,16 +193,9 @@ func BenchmarkChatStream(b *testing.B) {
 // Respond keeps it.
 func BenchmarkChatBody(b *testing.B) {
 	m := &ChatModel{}
-	tools := []pipeline.ToolSpec{{
-		Name: "get_weather", Description: "Get the weather.", Strict: true,
-		Parameters: json.RawMessage(`{"type":"object","properties":{"location":{"type":"string"}},"required":["location"],"additionalProperties":false}`),
-	}}
 	for _, n := range benchSizes {
 		b.Run("items="+strconv.Itoa(n), func(b *testing.B) {
-			c := &pipeline.ModelCall{
-				Instructions: "Answer weather questions.", Input: state.ItemsOf(benchHistory(n)), Tools: tools,
-				Settings: pipeline.ModelSettings{Model: "gpt-4o-mini"},
-			}
+			c := benchCall(n, "gpt-4o-mini")
 			var buf []byte
 			b.ReportAllocs()
 			for b.Loop() {
