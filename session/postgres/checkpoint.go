@@ -25,6 +25,24 @@ var (
 // position. A save writes the head and what changed since the last save, so
 // its cost does not grow with the run's history. A whole checkpoint of the
 // earlier format is a head row alone, with a NULL context.
+//
+// The pieces stay keyed by (run_id, seq), though a save's model calls (at
+// descending negative positions) go to the left end of the run's index
+// entries and its items to the right. The SQLite store keys them by run,
+// version and position (its migration 0012) because its log holds whole
+// pages, two per save at two ends; PostgreSQL logs an index entry as a
+// record of its own, the same size at either end. Keyed by (run_id,
+// version, seq), each entry is 8 bytes longer: a crash-safe tool turn
+// logged 3 064 bytes instead of 3 040 (median of 64 turns at h=10), and
+// over 600 turns 3 213 bytes against 3 208 on average alone, 3 304
+// against 3 253 with another run's entries after the run's (more splits
+// of fuller leaves). What the older key costs is a second dirty leaf once
+// a run's entries outgrow one (about 100 turns): 1.87 leaves of the index
+// a turn against 1.03 over 600 turns, whose full-page images, written at
+// the first change after each of the server's checkpoints, come to 12 488
+// bytes against 6 374. That is one image per long run and checkpoint,
+// cheaper than 24 bytes at every turn of every run while a run makes
+// fewer than some 250 turns between two checkpoints.
 
 // ckptQueries are the checkpoint statements with the schema name resolved.
 type ckptQueries struct {
