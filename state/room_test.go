@@ -4,9 +4,8 @@ import "testing"
 
 // TestRunListsStartWithRoom: a run's items and model calls start with room
 // for a few turns (firstItemsRoom, firstCallsRoom) instead of growing
-// through lengths 1, 2, 4 and 8, and grow as append grows them after it,
-// except that the model calls grow from their first room to nextCallsRoom
-// at once.
+// through lengths 1, 2, 4 and 8, and double after it, except that the
+// model calls grow from their first room to nextCallsRoom at once.
 func TestRunListsStartWithRoom(t *testing.T) {
 	r := NewRun("r", "a")
 	r.addInput(UserMessage("go"))
@@ -48,6 +47,52 @@ func TestRunListsStartWithRoom(t *testing.T) {
 	}
 	if got := r.Items().Len(); got != len(r.items) {
 		t.Errorf("Items() has %d items, the run %d", got, len(r.items))
+	}
+}
+
+// TestLongRunListsDouble: a long run's items and model calls double
+// whenever they grow, past the 256 elements from which append grows a
+// slice by about 1.25×, so that a run of N items has copied them through
+// arrays of at most about 4N elements, not 5N to 6N (issue 28: a run of
+// 500 tool turns paid 586 bytes a turn in its items' arrays, one of 64
+// turns 328).
+func TestLongRunListsDouble(t *testing.T) {
+	r := NewRun("r", "a")
+	r.addInput(UserMessage("go"))
+	const turns = 2_000
+	itemsRoom, callsRoom := 0, 0 // the elements of every array made
+	for turn := 1; turn <= turns; turn++ {
+		items, calls := cap(r.items), cap(r.calls)
+		b, err := r.placeModelResponse([]Item{ToolCall("fc", "call", "t", `{}`)}, 1, Usage{Requests: 1}, ModelCall{Turn: turn, Agent: "a"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := r.recordOutput(ToolOutput("call", "t", "ok").WithSeq(b.End)); err != nil || !ok {
+			t.Fatalf("turn %d: record the output: %v, %v", turn, ok, err)
+		}
+		if got := cap(r.items); got != items {
+			itemsRoom += got
+			if items >= firstItemsRoom && got < 2*items {
+				t.Fatalf("turn %d: the items grew from room for %d to %d, not by doubling", turn, items, got)
+			}
+		}
+		if got := cap(r.calls); got != calls {
+			callsRoom += got
+			if calls >= nextCallsRoom && got < 2*calls {
+				t.Fatalf("turn %d: the model calls grew from room for %d to %d, not by doubling", turn, calls, got)
+			}
+		}
+	}
+	if n := len(r.items); itemsRoom > 4*n {
+		t.Errorf("%d items were copied through arrays of %d elements in all, more than 4 times as many", n, itemsRoom)
+	}
+	if n := len(r.calls); callsRoom > 4*n+firstCallsRoom {
+		t.Errorf("%d model calls were copied through arrays of %d elements in all, more than 4 times as many", n, callsRoom)
+	}
+	for i, it := range r.items {
+		if it.seq != int64(i+1) {
+			t.Fatalf("item %d of %d is at position %d: growing lost or reordered items", i+1, len(r.items), it.seq)
+		}
 	}
 }
 
