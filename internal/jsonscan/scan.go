@@ -58,6 +58,15 @@ type Scanner struct {
 }
 
 func (s *Scanner) SkipWS() {
+	// Most tokens follow the one before at once: a test its caller
+	// inlines, and a call only for whitespace.
+	if s.I < len(s.B) && s.B[s.I] <= ' ' {
+		s.skipWS()
+	}
+}
+
+// skipWS is [Scanner.SkipWS] past its first test.
+func (s *Scanner) skipWS() {
 	for s.I < len(s.B) {
 		switch s.B[s.I] {
 		case ' ', '\t', '\n', '\r':
