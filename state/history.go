@@ -53,10 +53,11 @@ type historyRef struct {
 
 // setSessionHistory sets the context the run's items follow to items and
 // records that they are its session's history, read at the write stamp
-// stamp (runcore.SetSessionHistory). The run keeps items, not a copy: a
-// session store's read hands out new values, and copying a long
-// conversation's history at every run's start made each message cost
-// O(the conversation) twice over.
+// stamp (runcore.SetSessionHistory). The run keeps items, capped at their
+// length, not a copy, and never writes into them: a session store's read
+// hands out new values or, from a session.Cache, the cached items that
+// other runs share, and copying a long conversation's history at every
+// run's start made each message cost O(the conversation) twice over.
 func (r *Run) setSessionHistory(items []Item, stamp int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
