@@ -126,3 +126,96 @@ func TestCacheChangesUnsupported(t *testing.T) {
 		t.Fatalf("the cache holds %d sessions in %d bytes; want none", n, bytes)
 	}
 }
+
+// appendUsers appends n user messages of run runID, at positions from
+// seq on, to session sid.
+func appendUsers(t *testing.T, s session.Store, sid, runID string, seq int64, n int) {
+	t.Helper()
+	items := make([]state.Item, n)
+	for i := range items {
+		items[i] = state.UserMessage(fmt.Sprintf("%s#%d", runID, seq+int64(i))).WithSeq(seq + int64(i))
+	}
+	if err := s.Append(t.Context(), sid, runID, items); err != nil {
+		t.Fatalf("Append(%q, %q) = %v", sid, runID, err)
+	}
+}
+
+// TestCacheSharesHistory reads a 10 000-item history twice through the
+// cache: the second read hands out the same items, not a copy (a copy was
+// 1.3 MB a read), capped at their length, and costs allocations that do
+// not grow with the history.
+func TestCacheSharesHistory(t *testing.T) {
+	store := memory.New()
+	t.Cleanup(func() { _ = store.Close() })
+	ctx := t.Context()
+	appendUsers(t, store, "s", "r1", 1, 10_000)
+	c := session.NewCache(store, 0)
+	read := func() session.History {
+		h, err := c.ListBefore(ctx, "s", "next", session.HistoryQuery{})
+		if err != nil {
+			t.Fatalf("cached ListBefore = %v", err)
+		}
+		return h
+	}
+	first, second := read(), read()
+	if len(second.Items) != 10_000 || cap(second.Items) != len(second.Items) {
+		t.Fatalf("second read: %d items, capacity %d; want 10000, capped", len(second.Items), cap(second.Items))
+	}
+	if &first.Items[0] != &second.Items[0] {
+		t.Errorf("the second read copied the history; want the cached items shared")
+	}
+	if allocs := testing.AllocsPerRun(20, func() { read() }); allocs > 4 {
+		t.Errorf("a read of a cached 10 000-item history allocated %v times; want at most 4 (no copy)", allocs)
+	}
+}
+
+// TestCacheSharedHistoryUnchanged holds a history the cache handed out
+// while the session changes in every way the cache merges: a caller's
+// append, items after the tail, and an earlier run going on, whose items
+// are inserted before the end of the tail that was handed out. The held
+// history never changes, and every later read is the store's.
+func TestCacheSharedHistoryUnchanged(t *testing.T) {
+	store := memory.New()
+	t.Cleanup(func() { _ = store.Close() })
+	ctx := t.Context()
+	appendUsers(t, store, "s", "r1", 1, 20)
+	appendUsers(t, store, "s", "r2", 1, 20)
+	c := session.NewCache(store, 0)
+	read := func() session.History {
+		t.Helper()
+		h, err := c.ListBefore(ctx, "s", "next", session.HistoryQuery{})
+		if err != nil {
+			t.Fatalf("cached ListBefore = %v", err)
+		}
+		want, err := store.ListBefore(ctx, "s", "next", session.HistoryQuery{})
+		if err != nil {
+			t.Fatalf("store's ListBefore = %v", err)
+		}
+		if got, wantText := texts(h.Items), texts(want.Items); got != wantText {
+			t.Fatalf("cached read:\n%s\nwant the store's:\n%s", got, wantText)
+		}
+		return h
+	}
+	first := read()
+	_ = append(first.Items, state.UserMessage("caller's").WithSeq(99))
+	appendUsers(t, store, "s", "r2", 21, 5) // after the tail: it grows
+	held := read()                          // a tail with room to spare
+	before := texts(held.Items)
+	appendUsers(t, store, "s", "r1", 21, 5) // inserted before r2's items
+	if after := read(); len(after.Items) != 50 {
+		t.Fatalf("read after both runs went on: %d items, want 50", len(after.Items))
+	}
+	if got := texts(held.Items); got != before {
+		t.Errorf("the history handed out changed under its holder:\n%s\nwant:\n%s", got, before)
+	}
+}
+
+// texts joins the items' texts, one a line.
+func texts(items []state.Item) string {
+	var b strings.Builder
+	for _, it := range items {
+		b.WriteString(it.Text())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -53,10 +53,11 @@ type historyRef struct {
 
 // setSessionHistory sets the context the run's items follow to items and
 // records that they are its session's history, read at the write stamp
-// stamp (runcore.SetSessionHistory). The run keeps items, not a copy: a
-// session store's read hands out new values, and copying a long
-// conversation's history at every run's start made each message cost
-// O(the conversation) twice over.
+// stamp (runcore.SetSessionHistory). The run keeps items, capped at their
+// length, not a copy, and never writes into them: a session store's read
+// hands out new values or, from a session.Cache, the cached items that
+// other runs share, and copying a long conversation's history at every
+// run's start made each message cost O(the conversation) twice over.
 func (r *Run) setSessionHistory(items []Item, stamp int64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -129,7 +130,7 @@ func (r *Run) ResolveHistory(items []Item) error {
 	if len(items) != ref.Count {
 		return herr("the session holds %d of them", len(items))
 	}
-	_, digest, err := historyDigest(items)
+	digest, err := historyDigest(items)
 	if err != nil {
 		return fmt.Errorf("state: run %s: resolve history: %w", r.id, err)
 	}
@@ -141,15 +142,38 @@ func (r *Run) ResolveHistory(items []Item) error {
 	return nil
 }
 
-// historyDigest returns the JSON of items as [Marshal] writes a context,
-// and its SHA-256 in hex.
-func historyDigest(items []Item) ([]byte, string, error) {
-	data, err := json.Marshal(wireItems(items))
-	if err != nil {
-		return nil, "", err
+// digestChunk is how many bytes of JSON historyDigest writes into the
+// hash at a time.
+const digestChunk = 16 << 10
+
+// historyDigest returns the SHA-256 in hex of the JSON of items as
+// [Marshal] writes a context. It streams the items' JSON through one
+// buffer of about digestChunk bytes (appendItem), so a run's first save
+// does not build the JSON of its whole history, nor a wire value an item:
+// at 10 000 items that was an allocation an item and 2 MB a run start. An
+// item encoding/json would refuse gets its error.
+func historyDigest(items []Item) (string, error) {
+	h := sha256.New()
+	buf := make([]byte, 0, digestChunk+1024)
+	buf = append(buf, '[')
+	for i, it := range items {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		var ok bool
+		if buf, ok = appendItem(buf, it); !ok {
+			if _, err := json.Marshal(wireItemOf(it)); err != nil {
+				return "", err
+			}
+			return "", fmt.Errorf("item %d (seq %d) has no JSON encoding", i, it.Seq())
+		}
+		if len(buf) >= digestChunk {
+			h.Write(buf)
+			buf = buf[:0]
+		}
 	}
-	sum := sha256.Sum256(data)
-	return data, hex.EncodeToString(sum[:]), nil
+	h.Write(append(buf, ']'))
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // contextPiece returns what a delta stores as the run's context: the
@@ -160,7 +184,7 @@ func contextPiece(sessionID string, ctx []Item, ref bool, stamp int64, pending *
 	case pending != nil:
 		return json.Marshal(pending)
 	case ref:
-		_, digest, err := historyDigest(ctx)
+		digest, err := historyDigest(ctx)
 		if err != nil {
 			return nil, err
 		}

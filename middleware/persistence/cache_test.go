@@ -2,6 +2,7 @@ package persistence_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -115,5 +116,73 @@ func TestHistoryCache(t *testing.T) {
 				send(here, "after pop")
 			})
 		}
+	}
+}
+
+// roomyHistory is a session store whose ListBefore hands out its items
+// with room to spare behind them, as a cache's shared tail has (the items
+// after a run's place, or the array's spare capacity): it keeps the whole
+// array it handed out, so a test can check that nothing wrote into it.
+type roomyHistory struct {
+	*memory.Store
+	mu     sync.Mutex
+	handed []state.Item // the whole array behind the last read's items
+}
+
+func (s *roomyHistory) ListBefore(ctx context.Context, sid, run string, q session.HistoryQuery) (session.History, error) {
+	h, err := s.Store.ListBefore(ctx, sid, run, q)
+	if err != nil {
+		return h, err
+	}
+	n := len(h.Items)
+	arr := make([]state.Item, n, n+8)
+	copy(arr, h.Items)
+	arr = append(arr, state.UserMessage("behind the history").WithSeq(1))
+	s.mu.Lock()
+	s.handed = arr
+	s.mu.Unlock()
+	h.Items = arr[:n] // not capped: room behind it
+	return h, nil
+}
+
+// TestSharedHistoryUnchangedByRun runs a message (a tool call, its
+// output, a reply) on a history persistence reads from a store that hands
+// it out shared, with room behind it: the run keeps that history as its
+// context without a copy, and nothing the run does (its items, its
+// model input, the session append) writes into the shared array.
+func TestSharedHistoryUnchangedByRun(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	store := &roomyHistory{Store: memory.New()}
+	t.Cleanup(func() { _ = store.Close() })
+	for r := range 3 {
+		items := []state.Item{state.UserMessage(fmt.Sprint("message ", r)).WithSeq(1), state.AssistantMessage(fmt.Sprint("msg_", r), "ok").WithSeq(2)}
+		if err := store.Append(ctx, "s", fmt.Sprint("history-", r), items); err != nil {
+			t.Fatal(err)
+		}
+	}
+	noop := pipeline.NewTool(pipeline.ToolSpec{Name: "noop"}, func(context.Context, json.RawMessage) (string, error) { return "done", nil })
+	model := scripted.New(scripted.CallTool("noop", `{}`), scripted.Reply("bye"))
+	agent := &pipeline.Agent{Name: "a", Model: model, Tools: []pipeline.Tool{noop}}
+	// No cache: the history is the store's ListBefore, as handed out.
+	runner := pipeline.NewRunner(pipeline.WithMiddleware(persistence.Middleware(store, persistence.WithHistoryCache(-1))))
+	if _, err := runner.Run(ctx, agent, []state.Item{state.UserMessage("hi")}, pipeline.WithSessionID("s")); err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	store.mu.Lock()
+	handed := store.handed
+	store.mu.Unlock()
+	if len(handed) != 7 {
+		t.Fatalf("the store handed out %d items and the one behind them, want 6 and 1", len(handed))
+	}
+	want := []string{"message 0", "ok", "message 1", "ok", "message 2", "ok", "behind the history"}
+	for i, it := range handed {
+		if it.Text() != want[i] {
+			t.Errorf("shared array[%d] = %q after the run, want %q: the run wrote into the history it shares", i, it.Text(), want[i])
+		}
+	}
+	calls := model.Calls()
+	if len(calls) != 2 || calls[1].Input.Len() != 9 {
+		t.Fatalf("model calls = %d, the second's input %d items; want 2 and the 6 of the history, the message, the call, its output", len(calls), calls[len(calls)-1].Input.Len())
 	}
 }

@@ -169,8 +169,9 @@ func sameHistory(t *testing.T, c *session.Cache, s session.Store, sid, run strin
 }
 
 // testCacheNew checks that the second read of a conversation decodes only
-// the items written since the first, and that what a caller does to the
-// returned slice does not reach the next read.
+// the items written since the first, and that what a caller appends to
+// the returned slice (capped at its length: its elements are shared, read
+// only) does not reach the next read.
 func testCacheNew(t *testing.T, a, b session.Store) {
 	sid := newSessionID(t)
 	cs := &counted{Store: b}
@@ -182,7 +183,10 @@ func testCacheNew(t *testing.T, a, b session.Store) {
 	if n := cs.take(); n != 40 {
 		t.Fatalf("first read decoded %d items, want the 40 of the session", n)
 	}
-	first.Items[0] = item("x", 1) // the caller's slice: changes nothing cached
+	if len(first.Items) != cap(first.Items) {
+		t.Fatalf("first read: %d items, capacity %d; want a slice capped at its length", len(first.Items), cap(first.Items))
+	}
+	_ = append(first.Items, item("x", 5)) // the caller's append: copies, changes nothing cached
 	mustAppend(t, a, sid, "m11", items("m11", 1, 2, 3, 4))
 	second := sameHistory(t, c, b, sid, "next", 0)
 	if n := cs.take(); n != 4 {
