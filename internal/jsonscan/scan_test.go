@@ -223,3 +223,23 @@ func TestStrReadsEveryByteAtEveryPosition(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyAsStr checks the key fast path against Str: the same key, the
+// same refusals (a key encoding/json unescapes or folds, a bad one), the
+// same position after it and the same document flags.
+func TestKeyAsStr(t *testing.T) {
+	for _, data := range []string{
+		`"seq":1`, `"":1`, `"a":1`, `"session_watermark":0`, `"a<b":1`, `"a&b>":1`,
+		`"a\"b":1`, `"a\u00e9":1`, `"é":1`, "\"a\x01\":1", `"unterminated`, `"abc`, `x":1`, ``,
+	} {
+		k := Scanner{B: []byte(data)}
+		key, ok := k.key()
+		s := Scanner{B: []byte(data)}
+		want, flags, wantOK := s.Str()
+		wantOK = wantOK && flags&(StrEscaped|StrNonASCII) == 0
+		if ok != wantOK || ok && (string(key) != string(want) || k.I != s.I || k.Flags != s.Flags) {
+			t.Errorf("key(%q) = %q, %v at %d flags %b; Str: %q, %v at %d flags %b",
+				data, key, ok, k.I, k.Flags, want, wantOK, s.I, s.Flags)
+		}
+	}
+}
