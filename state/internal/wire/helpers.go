@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"math/bits"
 	"reflect"
 	"strconv"
 
@@ -53,9 +54,19 @@ func (fs FieldSet) Has(f int) bool { return fs&(1<<f) != 0 }
 // decoded without DisallowUnknownFields, or -1 for another key. It reports
 // false for a key encoding/json would match to a field by case folding
 // only, and for a field read before.
+//
+// The writers put fields in the order of names, so the search starts after
+// the highest field read and wraps around: a key in that order costs one
+// comparison, and the fields a writer left out a length test each.
 func (fs *FieldSet) Field(key []byte, names []string) (int, bool) {
-	for i, n := range names {
-		if string(key) == n {
+	start := min(bits.Len32(uint32(*fs)), len(names))
+	for i := start; i < len(names); i++ {
+		if string(key) == names[i] {
+			return i, fs.First(i)
+		}
+	}
+	for i := range start {
+		if string(key) == names[i] {
 			return i, fs.First(i)
 		}
 	}

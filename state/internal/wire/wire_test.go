@@ -188,6 +188,9 @@ func TestFieldSet(t *testing.T) {
 	if _, ok := fs.Field([]byte("role"), names); ok {
 		t.Error("a repeated key passed")
 	}
+	if i, ok := fs.Field([]byte("type"), names); i != 0 || !ok {
+		t.Errorf("type after role (the search wraps around): %d, %v", i, ok)
+	}
 	if _, ok := fs.Field([]byte("TYPE"), names); ok {
 		t.Error("a folded key passed")
 	}
