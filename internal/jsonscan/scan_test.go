@@ -103,6 +103,8 @@ func TestInt64(t *testing.T) {
 		want int64
 		ok   bool
 	}{
+		{"0", 64, 0, true}, {"7,", 64, 7, true}, {"7}", 64, 7, true}, {"7 ", 64, 7, true}, {"-7,", 64, -7, true},
+		{"7.5,", 64, 0, false}, {"7e1,", 64, 0, false}, {"7E1,", 64, 0, false}, {"0.5,", 64, 0, false}, {"71,", 64, 71, true},
 		{"42", 64, 42, true}, {"-7", 64, -7, true}, {"9223372036854775807", 64, 1<<63 - 1, true},
 		{"9223372036854775808", 64, 0, false}, {"2147483648", 32, 0, false}, {"1.0", 64, 0, false}, {"1e2", 64, 0, false},
 	} {
@@ -110,6 +112,9 @@ func TestInt64(t *testing.T) {
 		n, ok := s.Int64(c.bits)
 		if ok != c.ok || ok && n != c.want {
 			t.Errorf("Int64(%s, %d) = %d, %v; want %d, %v", c.data, c.bits, n, ok, c.want, c.ok)
+		}
+		if end := len(c.data) - len(strings.TrimLeft(c.data, "-0123456789")); ok && s.I != end {
+			t.Errorf("Int64(%s) stopped at %d, want %d", c.data, s.I, end)
 		}
 	}
 }
