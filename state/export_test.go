@@ -201,3 +201,17 @@ func CheckMembersOf[T any](members func(*T) []any) error {
 func CheckAllMembers() error {
 	return checkAllMembers()
 }
+
+// HistoryDigest is the digest a history reference records of items.
+func HistoryDigest(items []Item) (string, error) { return historyDigest(items) }
+
+// DigestMemoCovers returns how many of items' first elements the digests
+// memo holds the hash of, or 0.
+func DigestMemoCovers(items []Item) int {
+	if len(items) == 0 {
+		return 0
+	}
+	digests.mu.Lock()
+	defer digests.mu.Unlock()
+	return digests.m[weakFirst(items)].n
+}
