@@ -495,14 +495,11 @@ func (d *fastDec) wireItem(s *jsonscan.Scanner, like *Item) (_ Item, same, _ boo
 		parsed     bool   // it was parsed from raw
 		whitespace bool   // raw has whitespace to compact
 		html       bool   // raw has characters that encoding/json escapes
-		prev       = -1
 	)
-	ok := s.Members(func(key []byte) bool {
-		f := itemFields.LookupAfter(key, prev)
+	ok := itemFields.Members(s, func(f int) bool {
 		if f < 0 || !seen.First(f) {
 			return false
 		}
-		prev = f
 		switch f {
 		case itemSeq:
 			return wire.OptInt64(s, &seq)
@@ -611,10 +608,7 @@ func kindByName(q []byte) Kind {
 // [Usage]) into its members m, the fields fs lists.
 func ints(s *jsonscan.Scanner, m []*int64, fs *wire.Fields) bool {
 	var seen wire.FieldSet
-	prev := -1
-	return s.Null() || s.Members(func(key []byte) bool {
-		f := fs.LookupAfter(key, prev)
-		prev = f
+	return s.Null() || fs.Members(s, func(f int) bool {
 		return f >= 0 && seen.First(f) && wire.OptInt64(s, m[f])
 	})
 }
@@ -636,14 +630,11 @@ func (d *fastDec) approvals(s *jsonscan.Scanner, p *[]Approval) bool {
 		var (
 			a    Approval
 			seen wire.FieldSet
-			prev = -1
 		)
-		ok := s.Members(func(key []byte) bool {
-			f := approvalFields.LookupAfter(key, prev)
+		ok := approvalFields.Members(s, func(f int) bool {
 			if f < 0 || !seen.First(f) {
 				return false
 			}
-			prev = f
 			switch approvalFields.List[f].GoName {
 			case "Tool":
 				return d.optName(s, &a.Tool) // the call item's name, interned
@@ -690,13 +681,10 @@ func (d *fastDec) run(s *jsonscan.Scanner) (r *Run, read bool, err error) {
 	members := runMembers(w)
 	d.own, d.numNames, d.moreNames = arena{}, 0, nil
 	d.shared, d.left = &d.own, len(s.B)-s.I
-	prev := -1
-	read = s.Members(func(key []byte) bool {
-		f := runFields.LookupAfter(key, prev)
+	read = runFields.Members(s, func(f int) bool {
 		if f < 0 || !seen.First(f) {
 			return false
 		}
-		prev = f
 		if runFields.List[f].Required && s.Peek() == 'n' {
 			return false // missing: the encoding/json path says so
 		}

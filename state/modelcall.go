@@ -135,13 +135,10 @@ func (d *fastDec) modelCalls(s *jsonscan.Scanner, p *[]ModelCall) bool {
 		out = append(out, ModelCall{})
 		c := &out[len(out)-1] // decoded in place: no copy of its own escapes
 		var seen wire.FieldSet
-		prev := -1
-		return s.Members(func(key []byte) bool {
-			f := modelCallFields.LookupAfter(key, prev)
+		return modelCallFields.Members(s, func(f int) bool {
 			if f < 0 || !seen.First(f) {
 				return false
 			}
-			prev = f
 			switch modelCallFields.List[f].GoName {
 			case "Turn":
 				return wire.OptInt(s, &c.Turn)

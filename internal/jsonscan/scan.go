@@ -356,24 +356,39 @@ func (s *Scanner) object() objIter {
 // the scanner at the member's value (whitespace skipped). more is false
 // after the closing brace.
 func (o *objIter) next(s *Scanner) (key []byte, more, ok bool) {
-	s.SkipWS()
-	switch o.state {
-	case 0:
-		return nil, false, false
-	case 1:
-		if s.Eat('}') {
-			return nil, false, true
-		}
-	default:
-		if s.Eat('}') {
-			return nil, false, true
-		}
-		if !s.Eat(',') {
-			return nil, false, false
-		}
-		s.SkipWS()
+	if more, ok = o.before(s); !ok || !more {
+		return nil, more, ok
 	}
-	o.state = 2
+	return o.rest(s)
+}
+
+// before moves past the comma before the next member, if any, to its key
+// (whitespace skipped); more is false after the closing brace.
+func (o *objIter) before(s *Scanner) (more, ok bool) {
+	s.SkipWS()
+	b, i := s.B, s.I
+	if i == len(b) {
+		return false, false
+	}
+	switch c := b[i]; {
+	case o.state == 0:
+		return false, false
+	case c == '}':
+		s.I = i + 1
+		return false, true
+	case o.state == 1:
+		o.state = 2 // the first member: its key scan checks c
+		return true, true
+	case c == ',':
+		s.I = i + 1
+		s.SkipWS()
+		return true, true
+	}
+	return false, false
+}
+
+// rest scans a member's key and its colon, as next does after before.
+func (o *objIter) rest(s *Scanner) (key []byte, more, ok bool) {
 	key, ok = s.key()
 	if !ok {
 		return nil, false, false
@@ -384,6 +399,46 @@ func (o *objIter) next(s *Scanner) (key []byte, more, ok bool) {
 	}
 	s.SkipWS()
 	return key, true, true
+}
+
+// MembersAt scans an object whose members usually come in the order of
+// keys, each a key as a compact writer puts it, quoted and followed by its
+// colon ("name":). Before scanning a member's key it compares the input
+// with the key after the last member's (at first, keys[0]): a member in
+// that order costs that comparison, not the key's scan and its lookup.
+// member gets the member's position in keys, or -1 and the key as scanned
+// (refused, as by [Scanner.Members], if encoding/json would unescape or
+// fold it), with the scanner at the member's value, which it scans; it
+// returns the member's position in keys (-1 for none) and whether it read
+// the value.
+func (s *Scanner) MembersAt(keys []string, member func(f int, key []byte) (int, bool)) bool {
+	next := 0
+	for o := s.object(); ; {
+		f := -1
+		var key []byte
+		more, ok := o.before(s)
+		if ok && more {
+			if next < len(keys) && hasPrefix(s.B[s.I:], keys[next]) {
+				f = next
+				s.I += len(keys[next])
+				s.SkipWS()
+			} else {
+				key, more, ok = o.rest(s)
+			}
+		}
+		if !ok || !more {
+			return ok
+		}
+		if f, ok = member(f, key); !ok {
+			return false
+		}
+		next = f + 1
+	}
+}
+
+// hasPrefix reports whether b begins with p.
+func hasPrefix(b []byte, p string) bool {
+	return len(b) >= len(p) && string(b[:len(p)]) == p
 }
 
 // key scans an object's key. Keys are short and plain, so it steps a byte

@@ -248,3 +248,56 @@ func TestKeyAsStr(t *testing.T) {
 		}
 	}
 }
+
+// TestMembersAt checks the in-place key match against Members: the same
+// members in the same order with the same values, a key in the expected
+// order reported by position and any other as scanned, and the same
+// refusals.
+func TestMembersAt(t *testing.T) {
+	keys := []string{`"a":`, `"b":`, `"c":`}
+	pos := map[string]int{"a": 0, "b": 1, "c": 2}
+	for _, c := range []struct {
+		data    string
+		inPlace string // the members matched in place
+	}{
+		{`{"a":1,"b":2,"c":3}`, "abc"},
+		{`{"a":1,"c":3}`, "a"},       // b left out: c is scanned
+		{`{"b":2,"c":3}`, "c"},       // b first: scanned, then c after it in place
+		{`{"c":3,"a":1}`, ""},        // out of order
+		{`{ "a" : 1 , "b":2 }`, "b"}, // whitespace before the colon: scanned
+		{`{"a":1, "b":2}`, "ab"},     // whitespace after the comma: skipped first
+		{`{"x":1,"a":2}`, "a"},       // an unknown key, then the first
+		{`{"a\u0062":1}`, ""},        // an escaped key: refused, as by Members
+		{`{"a":1,}`, "a"},            // refused
+		{`{"a":1 "b":2}`, "a"},       // refused
+		{`{}`, ""},
+		{`{`, ""},
+	} {
+		var got, want []string
+		inPlace := ""
+		s := Scanner{B: []byte(c.data)}
+		okAt := s.MembersAt(keys, func(f int, key []byte) (int, bool) {
+			if f >= 0 {
+				inPlace += string("abc"[f])
+				key = []byte(keys[f][1 : len(keys[f])-2])
+			} else if p, known := pos[string(key)]; known {
+				f = p
+			}
+			v, _, ok := s.Number()
+			got = append(got, string(key)+"="+string(v))
+			return f, ok
+		})
+		r := Scanner{B: []byte(c.data)}
+		ok := r.Members(func(key []byte) bool {
+			v, _, ok := r.Number()
+			want = append(want, string(key)+"="+string(v))
+			return ok
+		})
+		if okAt != ok || strings.Join(got, ",") != strings.Join(want, ",") || ok && s.I != r.I {
+			t.Errorf("%s: MembersAt %v %v at %d; Members %v %v at %d", c.data, okAt, got, s.I, ok, want, r.I)
+		}
+		if inPlace != c.inPlace {
+			t.Errorf("%s: matched in place %q, want %q", c.data, inPlace, c.inPlace)
+		}
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/turnkit/turnkit/internal/jsonscan"
 )
 
 // A Field is one member of a wire shape, as its struct tags declare it.
@@ -20,6 +22,9 @@ type Field struct {
 // encoding/json writes them.
 type Fields struct {
 	List []Field
+	// Keys are the members' keys as a compact writer puts them, quoted
+	// and followed by a colon, in List's order (see [Fields.Members]).
+	Keys []string
 }
 
 // FieldsOf returns the table of struct type t's JSON members. It panics
@@ -39,8 +44,26 @@ func FieldsOf(t reflect.Type) *Fields {
 			OmitEmpty: slices.Contains(strings.Split(opts, ","), "omitempty"),
 			Required:  sf.Tag.Get("wire") == "required",
 		})
+		fs.Keys = append(fs.Keys, `"`+name+`":`)
 	}
 	return fs
+}
+
+// Members scans an object of fs's members, calling member with each
+// member's position in List (-1 for a key that is not one) and the scanner
+// at its value, which member scans. A key where Marshal writes it, after
+// the member before in List's order, is matched in place (see
+// [jsonscan.Scanner.MembersAt]); any other is scanned and looked up as
+// [Fields.LookupAfter] does.
+func (fs *Fields) Members(s *jsonscan.Scanner, member func(f int) bool) bool {
+	prev := -1
+	return s.MembersAt(fs.Keys, func(f int, key []byte) (int, bool) {
+		if f < 0 {
+			f = fs.LookupAfter(key, prev)
+		}
+		prev = f
+		return f, member(f)
+	})
 }
 
 // Lookup returns the position in List of the member named key exactly, or
