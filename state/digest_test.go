@@ -88,3 +88,22 @@ func TestHistoryDigestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestHistoryDigestMemoBounded: digests over more live arrays than the
+// memo holds keep it within its bound, and each digest stays right.
+func TestHistoryDigestMemoBounded(t *testing.T) {
+	arrays := make([][]state.Item, state.MaxDigests+100)
+	for i := range arrays {
+		arrays[i] = digestItems(i, 2)
+		got, err := state.HistoryDigest(arrays[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want, _ := state.HistoryDigest(slices.Clone(arrays[i])); got != want {
+			t.Fatalf("array %d: digest %s, from nothing %s", i, got, want)
+		}
+		if n := state.DigestMemoLen(); n > state.MaxDigests {
+			t.Fatalf("after %d arrays the memo holds %d entries, bound %d", i+1, n, state.MaxDigests)
+		}
+	}
+}

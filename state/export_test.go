@@ -215,3 +215,13 @@ func DigestMemoCovers(items []Item) int {
 	defer digests.mu.Unlock()
 	return digests.m[weakFirst(items)].n
 }
+
+// MaxDigests is the digests memo's bound.
+const MaxDigests = maxDigests
+
+// DigestMemoLen returns how many entries the digests memo holds.
+func DigestMemoLen() int {
+	digests.mu.Lock()
+	defer digests.mu.Unlock()
+	return len(digests.m)
+}

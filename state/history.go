@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash"
+	"hash/maphash"
 	"slices"
 	"sync"
 	"weak"
@@ -209,7 +210,9 @@ var openBracket, closeBracket = []byte{'['}, []byte{']'}
 // has as its context are never written in place (a run never writes them,
 // and a session's cache never writes an element it handed out, see
 // session.Cache). As a check on that, the last of the n elements must
-// still be the same item (its position and its JSON's array).
+// still be the same item: its position and a hash of its JSON (not a
+// pointer to it, which would keep the array its JSON was decoded into
+// alive with the memo).
 var digests = digestMemo{m: make(map[weak.Pointer[Item]]digestState)}
 
 // maxDigests bounds the memo: about one entry per conversation active in
@@ -224,7 +227,7 @@ type digestMemo struct {
 type digestState struct {
 	n       int
 	lastSeq int64
-	lastRaw *byte
+	lastRaw uint64 // maphash of the last item's JSON
 	h       hash.Hash
 }
 
@@ -243,7 +246,7 @@ func (m *digestMemo) take(items []Item) (hash.Hash, int) {
 		return nil, 0
 	}
 	delete(m.m, key)
-	if st.n > len(items) || items[st.n-1].seq != st.lastSeq || rawData(items[st.n-1].raw) != st.lastRaw {
+	if st.n > len(items) || items[st.n-1].seq != st.lastSeq || rawSum(items[st.n-1].raw) != st.lastRaw {
 		return nil, 0
 	}
 	return st.h, st.n
@@ -255,21 +258,25 @@ func (m *digestMemo) keep(items []Item, h hash.Hash) {
 		return
 	}
 	last := &items[len(items)-1]
-	st := digestState{n: len(items), lastSeq: last.seq, lastRaw: rawData(last.raw), h: h}
+	st := digestState{n: len(items), lastSeq: last.seq, lastRaw: rawSum(last.raw), h: h}
 	key := weakFirst(items)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.m) >= maxDigests {
+		// Entries of freed arrays go first, then any (a miss costs one
+		// digest from the start) down to three quarters, so that with more
+		// live conversations than entries the sweep runs once in a quarter
+		// of the memo's inserts, not at each.
 		for k := range m.m {
 			if k.Value() == nil {
 				delete(m.m, k)
 			}
 		}
 		for k := range m.m {
-			if len(m.m) < maxDigests {
+			if len(m.m) <= maxDigests*3/4 {
 				break
 			}
-			delete(m.m, k) // any: a miss costs one digest from the start
+			delete(m.m, k)
 		}
 	}
 	m.m[key] = st
@@ -278,14 +285,10 @@ func (m *digestMemo) keep(items []Item, h hash.Hash) {
 // weakFirst returns the memo's key of a non-empty array of items.
 func weakFirst(items []Item) weak.Pointer[Item] { return weak.Make(&items[0]) }
 
-// rawData returns the first byte of an item's JSON, which identifies the
-// array it is in, or nil.
-func rawData(raw []byte) *byte {
-	if len(raw) == 0 {
-		return nil
-	}
-	return &raw[0]
-}
+// rawSum returns a hash of an item's JSON for the memo's check.
+func rawSum(raw []byte) uint64 { return maphash.Bytes(digestSeed, raw) }
+
+var digestSeed = maphash.MakeSeed()
 
 // contextPiece returns what a delta stores as the run's context: the
 // items' JSON, or the reference to them. Called with r.mu held, on a
