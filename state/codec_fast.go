@@ -214,6 +214,15 @@ const (
 
 var itemFieldNames = [numItemFields]string{"type", "role", "call_id", "name", "arguments", "output", "content", "summary"}
 
+// itemFieldKeys are itemFieldNames as keys in an object: most items have
+// their members in this order (see [jsonscan.Object]).
+var itemFieldKeys = func() (keys [numItemFields]jsonscan.Key) {
+	for i, n := range itemFieldNames {
+		keys[i] = jsonscan.MakeKey(n)
+	}
+	return keys
+}()
+
 // optString scans a string or null into *dst (a null leaves it as is).
 func (d *fastDec) optString(s *jsonscan.Scanner, dst *string) bool {
 	return s.Null() || d.string(s, dst)
@@ -246,47 +255,32 @@ func (d *fastDec) item(s *jsonscan.Scanner, kind Kind) (Item, bool) {
 		return Item{}, false // parseTyped reads these
 	}
 	var (
-		seen               wire.FieldSet
-		typ                []byte
-		callID, name, args wire.Quoted
-		call               = kind.IsCall()
-		output             = kind.IsOutput()
+		seen   wire.FieldSet
+		m      itemStrings
+		call   = kind.IsCall()
+		output = kind.IsOutput()
 	)
 	d.text, d.list = d.text[:0], false
-	ok := s.Members(func(key []byte) bool {
-		f, ok := seen.Field(key, itemFieldNames[:])
-		if !ok {
-			return false
-		}
-		switch f {
-		case fieldType:
-			if s.Null() {
-				return true
+	o := s.Object(itemFieldKeys[:])
+	for o.Next(s) {
+		f := o.Field
+		if f >= 0 {
+			if !seen.First(f) {
+				return Item{}, false
 			}
-			q, flags, ok := s.Str()
-			typ = q
-			return ok && flags&jsonscan.StrEscaped == 0
-		case fieldCallID:
-			return wire.OptQuoted(s, &callID, call || output)
-		case fieldName:
-			return wire.OptQuoted(s, &name, call)
-		case fieldArguments:
-			return wire.OptQuoted(s, &args, call)
-		case fieldRole:
-			return wire.OptQuoted(s, nil, false)
-		case fieldOutput, fieldContent:
-			if (f == fieldOutput) == output && (output || kind.isMessage()) {
-				d.list = s.Peek() == '[' && (output || kind == KindUserMessage)
-				return d.content(s)
-			}
-		case fieldSummary:
-			return d.summary(s, kind == KindReasoning)
+		} else if f, ok := seen.Field(o.Key, itemFieldNames[:]); ok {
+			o.Found(f)
+		} else {
+			return Item{}, false
 		}
-		return s.Value(1)
-	})
-	if !ok {
+		if !d.itemMember(s, o.Field, kind, &m) {
+			return Item{}, false
+		}
+	}
+	if !o.Done() {
 		return Item{}, false
 	}
+	typ, callID, name, args := m.typ, m.callID, m.name, m.args
 	switch {
 	case kind.isMessage():
 		if string(typ) != "message" && len(typ) != 0 {
@@ -319,6 +313,44 @@ func (d *fastDec) item(s *jsonscan.Scanner, kind Kind) (Item, bool) {
 	return Item{kind: kind}, true
 }
 
+// itemStrings are the members of an item that item checks and keeps, as
+// the input has them.
+type itemStrings struct {
+	typ                []byte
+	callID, name, args wire.Quoted
+}
+
+// itemMember reads the value at s of the item member at position f of
+// itemFieldNames (-1 for another), keeping what item needs in m.
+func (d *fastDec) itemMember(s *jsonscan.Scanner, f int, kind Kind, m *itemStrings) bool {
+	call, output := kind.IsCall(), kind.IsOutput()
+	switch f {
+	case fieldType:
+		if s.Null() {
+			return true
+		}
+		q, flags, ok := s.Str()
+		m.typ = q
+		return ok && flags&jsonscan.StrEscaped == 0
+	case fieldCallID:
+		return wire.OptQuoted(s, &m.callID, call || output)
+	case fieldName:
+		return wire.OptQuoted(s, &m.name, call)
+	case fieldArguments:
+		return wire.OptQuoted(s, &m.args, call)
+	case fieldRole:
+		return wire.OptQuoted(s, nil, false)
+	case fieldOutput, fieldContent:
+		if (f == fieldOutput) == output && (output || kind.isMessage()) {
+			d.list = s.Peek() == '[' && (output || kind == KindUserMessage)
+			return d.content(s)
+		}
+	case fieldSummary:
+		return d.summary(s, kind == KindReasoning)
+	}
+	return s.Value(1)
+}
+
 func (k Kind) isMessage() bool {
 	return k == KindUserMessage || k == KindSystemMessage || k == KindAssistantMessage
 }
@@ -334,11 +366,16 @@ func (d *fastDec) content(s *jsonscan.Scanner) bool {
 		d.text = jsonscan.AppendUnquoted(d.text, q, flags)
 		return ok
 	}
-	return s.Elements(func() bool {
+	for l := s.Array(); ; {
+		if !l.Next(s) {
+			return l.Done()
+		}
 		part, ok := pair(s, "text", "refusal")
 		d.text = part[1].AppendTo(part[0].AppendTo(d.text))
-		return ok
-	})
+		if !ok {
+			return false
+		}
+	}
 }
 
 // summary reads a reasoning summary, appending its texts, one a line, to
@@ -347,18 +384,20 @@ func (d *fastDec) summary(s *jsonscan.Scanner, keep bool) bool {
 	if s.Null() {
 		return true
 	}
-	first := true
-	return s.Elements(func() bool {
+	l := s.Array()
+	for first := true; l.Next(s); first = false {
 		if keep && !first {
 			d.text = append(d.text, '\n')
 		}
-		first = false
 		part, ok := pair(s, "type", "text")
 		if keep {
 			d.text = part[1].AppendTo(d.text)
 		}
-		return ok
-	})
+		if !ok {
+			return false
+		}
+	}
+	return l.Done()
 }
 
 // pair reads a null or an object whose fields a and b, if present, are
@@ -372,17 +411,22 @@ func pair(s *jsonscan.Scanner, a, b string) ([2]wire.Quoted, bool) {
 		return v, true
 	}
 	names := [2]string{a, b}
-	ok := s.Members(func(key []byte) bool {
-		f, ok := seen.Field(key, names[:])
+	o := s.Object(nil)
+	for o.Next(s) {
+		f, ok := seen.Field(o.Key, names[:])
+		switch {
+		case !ok:
+			return v, false
+		case f < 0:
+			ok = s.Value(3)
+		default:
+			ok = wire.OptQuoted(s, &v[f], true)
+		}
 		if !ok {
-			return false
+			return v, false
 		}
-		if f < 0 {
-			return s.Value(3)
-		}
-		return wire.OptQuoted(s, &v[f], true)
-	})
-	return v, ok
+	}
+	return v, o.Done()
 }
 
 // parseItemFast is ParseItem's fast path: the item, with a copy of raw, or
@@ -438,22 +482,25 @@ func (d *fastDec) items(s *jsonscan.Scanner, atMost int64, prefix []Item) ([]Ite
 	} else if atMost > 0 {
 		out = make([]Item, 0, min(n, atMost)+resumeItemsRoom)
 	}
-	ok := s.Elements(func() bool {
+	l := s.Array()
+	for l.Next(s) {
 		var like *Item
 		if sharing && len(out) < len(prefix) {
 			like = &prefix[len(out)]
 		}
 		it, same, ok := d.wireItem(s, like)
+		if !ok {
+			return nil, false
+		}
 		if like != nil && !same {
 			// The prefix's items from here on stay its own.
 			out = append(make([]Item, 0, cap(prefix)), out...)
 			sharing = false
 		}
 		out = append(out, it)
-		return ok
-	})
-	if !ok || len(out) == 0 {
-		return nil, ok
+	}
+	if !l.Done() || len(out) == 0 {
+		return nil, l.Done()
 	}
 	return out, true
 }
@@ -496,23 +543,25 @@ func (d *fastDec) wireItem(s *jsonscan.Scanner, like *Item) (_ Item, same, _ boo
 		whitespace bool   // raw has whitespace to compact
 		html       bool   // raw has characters that encoding/json escapes
 	)
-	ok := itemFields.Members(s, func(f int) bool {
+	o := itemFields.Object(s)
+	for o.Next(s) {
+		f := o.Field
 		if f < 0 || !seen.First(f) {
-			return false
+			return Item{}, false, false
 		}
+		var ok bool
 		switch f {
 		case itemSeq:
-			return wire.OptInt64(s, &seq)
+			ok = wire.OptInt64(s, &seq)
 		case itemKind:
-			q, flags, ok := s.Str()
+			q, flags, read := s.Str()
 			kind = kindByName(q)
-			return ok && flags&jsonscan.StrEscaped == 0 && kind != 0
+			ok = read && flags&jsonscan.StrEscaped == 0 && kind != 0
 		case itemName:
-			return wire.OptQuoted(s, &name, true)
+			ok = wire.OptQuoted(s, &name, true)
 		case itemRaw:
 			start, ws, flags := s.I, s.WS, s.Flags
 			s.WS, s.Flags = false, 0
-			var ok bool
 			switch {
 			case like == nil && kind != 0 && !kind.isTyped():
 				it, ok = d.item(s, kind)
@@ -524,11 +573,12 @@ func (d *fastDec) wireItem(s *jsonscan.Scanner, like *Item) (_ Item, same, _ boo
 			}
 			raw, whitespace, html = s.B[start:s.I], s.WS, s.Flags&jsonscan.StrHTML != 0
 			s.WS, s.Flags = s.WS || ws, s.Flags|flags
-			return ok
 		}
-		return false
-	})
-	if !ok || kind == 0 || raw == nil || len(name.Q) > 0 && !kind.IsOutput() {
+		if !ok {
+			return Item{}, false, false
+		}
+	}
+	if !o.Done() || kind == 0 || raw == nil || len(name.Q) > 0 && !kind.IsOutput() {
 		return Item{}, false, false
 	}
 	if like != nil && seq == like.seq && kind == like.kind && len(name.Q) == 0 && like.name == "" &&
@@ -536,10 +586,11 @@ func (d *fastDec) wireItem(s *jsonscan.Scanner, like *Item) (_ Item, same, _ boo
 		return *like, true, true // like's raw is compact: it read as this one would
 	}
 	if kind.isTyped() {
-		it, ok = d.typedItem(kind, raw, whitespace, name, seq)
+		it, ok := d.typedItem(kind, raw, whitespace, name, seq)
 		return it, false, ok
 	}
 	if !parsed {
+		var ok bool
 		sub := jsonscan.Scanner{B: raw}
 		if it, ok = d.item(&sub, kind); !ok {
 			return Item{}, false, false
@@ -607,10 +658,17 @@ func kindByName(q []byte) Kind {
 // ints reads a null or an object of integer fields (a [Boundary], a
 // [Usage]) into its members m, the fields fs lists.
 func ints(s *jsonscan.Scanner, m []*int64, fs *wire.Fields) bool {
+	if s.Null() {
+		return true
+	}
 	var seen wire.FieldSet
-	return s.Null() || fs.Members(s, func(f int) bool {
-		return f >= 0 && seen.First(f) && wire.OptInt64(s, m[f])
-	})
+	o := fs.Object(s)
+	for o.Next(s) {
+		if f := o.Field; f < 0 || !seen.First(f) || !wire.OptInt64(s, m[f]) {
+			return false
+		}
+	}
+	return o.Done()
 }
 
 // approvalFields are the members of a pending approval.
@@ -619,52 +677,86 @@ var approvalFields = wire.FieldsOf(reflect.TypeFor[Approval]())
 // approvals reads a null or a list of pending approvals into *p as
 // encoding/json decodes it (an empty list leaves *p nil, as Delegate
 // does): each member is a string or an integer, so no value decodes
-// itself, but for an elicitation, which encoding/json decodes. Anything else (an element that is not an object, an unknown or
-// repeated member) gives up.
+// itself, but for an elicitation, which encoding/json decodes. Anything
+// else (an element that is not an object, an unknown or repeated member)
+// gives up.
 func (d *fastDec) approvals(s *jsonscan.Scanner, p *[]Approval) bool {
 	if s.Null() {
 		return true
 	}
 	var out []Approval
-	ok := s.Elements(func() bool {
-		var (
-			a    Approval
-			seen wire.FieldSet
-		)
-		ok := approvalFields.Members(s, func(f int) bool {
-			if f < 0 || !seen.First(f) {
-				return false
-			}
-			switch approvalFields.List[f].GoName {
-			case "Tool":
-				return d.optName(s, &a.Tool) // the call item's name, interned
-			case "CallID": // kept in the shared chunks, as the items' strings
-				return d.optKept(s, &a.CallID)
-			case "Arguments":
-				return d.optKept(s, &a.Arguments)
-			case "Agent":
-				return d.optName(s, &a.Agent) // the run's agent, interned
-			case "Seq":
-				return wire.OptInt64(s, &a.Seq)
-			case "OutputSeq":
-				return wire.OptInt64(s, &a.OutputSeq)
-			case "Owner":
-				return d.optString(s, &a.Owner)
-			case "Elicitation":
-				// A variable of its own: &a.Elicitation in an interface
-				// would move a to the heap for every approval.
-				e := new(Elicitation)
-				ok := wire.Delegate(s, e, false)
-				a.Elicitation = *e
-				return ok
-			}
-			return false // a member added to Approval and not here
-		})
-		out = append(out, a)
-		return ok
-	})
+	l := s.Array()
+	for l.Next(s) {
+		out = append(out, Approval{})
+		if !d.approval(s, &out[len(out)-1]) { // decoded in place
+			return false
+		}
+	}
 	*p = out
-	return ok
+	return l.Done()
+}
+
+// The members of an [Approval], for a switch on a member's position
+// without comparing Go names: approvalMembers[f] is the member at
+// position f of approvalFields (-1 for one added to Approval and not
+// here).
+const (
+	approvalTool = iota
+	approvalCallID
+	approvalArguments
+	approvalAgent
+	approvalSeq
+	approvalOutputSeq
+	approvalOwner
+	approvalElicitation
+)
+
+var approvalMembers = memberIDs(approvalFields,
+	"Tool", "CallID", "Arguments", "Agent", "Seq", "OutputSeq", "Owner", "Elicitation")
+
+// memberIDs returns, for each member of fs in List's order, the position
+// of its Go name in goNames, or -1.
+func memberIDs(fs *wire.Fields, goNames ...string) []int {
+	ids := make([]int, len(fs.List))
+	for i, f := range fs.List {
+		ids[i] = slices.Index(goNames, f.GoName)
+	}
+	return ids
+}
+
+// approval reads a pending approval's object into *a.
+func (d *fastDec) approval(s *jsonscan.Scanner, a *Approval) bool {
+	var seen wire.FieldSet
+	o := approvalFields.Object(s)
+	for o.Next(s) {
+		f := o.Field
+		if f < 0 || !seen.First(f) {
+			return false
+		}
+		var ok bool
+		switch approvalMembers[f] {
+		case approvalTool:
+			ok = d.optName(s, &a.Tool) // the call item's name, interned
+		case approvalCallID: // kept in the shared chunks, as the items' strings
+			ok = d.optKept(s, &a.CallID)
+		case approvalArguments:
+			ok = d.optKept(s, &a.Arguments)
+		case approvalAgent:
+			ok = d.optName(s, &a.Agent) // the run's agent, interned
+		case approvalSeq:
+			ok = wire.OptInt64(s, &a.Seq)
+		case approvalOutputSeq:
+			ok = wire.OptInt64(s, &a.OutputSeq)
+		case approvalOwner:
+			ok = d.optString(s, &a.Owner)
+		case approvalElicitation:
+			ok = wire.Delegate(s, &a.Elicitation, false) // a is in the approvals' array, on the heap already
+		}
+		if !ok {
+			return false
+		}
+	}
+	return o.Done()
 }
 
 // run reads a run object as decodeRunPayload does, including its checks,
@@ -673,71 +765,80 @@ func (d *fastDec) approvals(s *jsonscan.Scanner, p *[]Approval) bool {
 // checks (see [Run.check]) is the one decodeRunPayload returns.
 func (d *fastDec) run(s *jsonscan.Scanner) (r *Run, read bool, err error) {
 	var (
-		w                     = &d.w
-		seen                  wire.FieldSet
-		input, items, context []Item
+		w     = &d.w
+		seen  wire.FieldSet
+		lists decodedLists
 	)
 	*w = wireRun{}
 	members := runMembers(w)
 	d.own, d.numNames, d.moreNames = arena{}, 0, nil
 	d.shared, d.left = &d.own, len(s.B)-s.I
-	read = runFields.Members(s, func(f int) bool {
+	o := runFields.Object(s)
+	for o.Next(s) {
+		f := o.Field
 		if f < 0 || !seen.First(f) {
-			return false
+			return nil, false, nil
 		}
-		if runFields.List[f].Required && s.Peek() == 'n' {
-			return false // missing: the encoding/json path says so
+		if runFields.Required.Has(f) && s.Peek() == 'n' {
+			return nil, false, nil // missing: the encoding/json path says so
 		}
-		switch p := members[f].(type) {
-		case *string:
-			if p == &w.Agent { // interned: its model calls name it again
-				return d.optName(s, p)
-			}
-			return d.optKept(s, p) // the ID, the session, the final output: in the shared chunks
-		case *int:
-			return wire.OptInt(s, p)
-		case *int64:
-			return wire.OptInt64(s, p)
-		case *bool:
-			if s.Null() {
-				return true
-			}
-			b, ok := s.Boolean()
-			*p = b
-			return ok
-		case *[]wireItem:
-			switch p {
-			case &w.Input: // with room for the items, which may share its list
-				return d.itemList(s, &input, w.NextSeq-1, nil)
-			case &w.Items: // distinct positions below next_seq, beginning with the input
-				return d.itemList(s, &items, w.NextSeq-1, input)
-			}
-			return d.itemList(s, &context, 0, nil)
-		case *[]Approval:
-			return d.approvals(s, p)
-		case *[]ModelCall:
-			return d.modelCalls(s, p)
-		case *Boundary:
-			m := p.members()
-			return ints(s, m[:], boundaryFields)
-		case *Usage:
-			m := p.members()
-			return ints(s, m[:], usageFields)
-		case *[]Decision, *[]GuardrailResult:
-			return wire.Delegate(s, p, true)
-		}
-		return wire.Delegate(s, members[f], false)
-	})
-	if !read {
-		return nil, false, nil
-	}
-	for i, f := range runFields.List {
-		if f.Required && !seen.Has(i) {
+		if !d.runMember(s, members[f], &lists) {
 			return nil, false, nil
 		}
 	}
-	r, err = newDecodedRun(w, slices.Clip(input), items, context)
+	if !o.Done() || seen&runFields.Required != runFields.Required {
+		return nil, false, nil
+	}
+	r, err = newDecodedRun(w, slices.Clip(lists.input), lists.items, lists.context)
 	return r, true, err
+}
+
+// decodedLists are the item lists of a run being decoded.
+type decodedLists struct{ input, items, context []Item }
+
+// runMember reads the value at s of the member of d.w that p points to
+// (see runMembers), its item lists into lists.
+func (d *fastDec) runMember(s *jsonscan.Scanner, p any, lists *decodedLists) bool {
+	w := &d.w
+	switch p := p.(type) {
+	case *string:
+		if p == &w.Agent { // interned: its model calls name it again
+			return d.optName(s, p)
+		}
+		return d.optKept(s, p) // the ID, the session, the final output: in the shared chunks
+	case *int:
+		return wire.OptInt(s, p)
+	case *int64:
+		return wire.OptInt64(s, p)
+	case *bool:
+		if s.Null() {
+			return true
+		}
+		b, ok := s.Boolean()
+		*p = b
+		return ok
+	case *[]wireItem:
+		switch p {
+		case &w.Input: // with room for the items, which may share its list
+			return d.itemList(s, &lists.input, w.NextSeq-1, nil)
+		case &w.Items: // distinct positions below next_seq, beginning with the input
+			return d.itemList(s, &lists.items, w.NextSeq-1, lists.input)
+		}
+		return d.itemList(s, &lists.context, 0, nil)
+	case *[]Approval:
+		return d.approvals(s, p)
+	case *[]ModelCall:
+		return d.modelCalls(s, p)
+	case *Boundary:
+		m := p.members()
+		return ints(s, m[:], boundaryFields)
+	case *Usage:
+		m := p.members()
+		return ints(s, m[:], usageFields)
+	case *[]Decision, *[]GuardrailResult:
+		return wire.Delegate(s, p, true)
+	}
+	return wire.Delegate(s, p, false)
 }
 
 // unmarshalFast is Unmarshal's fast path for a checkpoint of the current
@@ -758,24 +859,25 @@ func unmarshalFast(data []byte, keys map[string][]byte) (r *Run, done, gaveUp bo
 	)
 	defer d.release()
 	s.SkipWS()
-	ok := s.Members(func(key []byte) bool {
-		f := envFields.Lookup(key)
+	o := envFields.Object(&s)
+	for o.Next(&s) {
+		f := o.Field
 		if f < 0 || !seen.First(f) {
-			return false
+			return nil, false, gaveUp, nil
 		}
+		var ok bool
 		switch f {
 		case envSchema:
-			q, flags, ok := s.Str()
-			return ok && flags&jsonscan.StrEscaped == 0 && string(q) == SchemaName
+			q, flags, read := s.Str()
+			ok = read && flags&jsonscan.StrEscaped == 0 && string(q) == SchemaName
 		case envVersion:
-			v, ok := s.Int64(strconv.IntSize)
-			return ok && v == SchemaVersion
+			v, read := s.Int64(strconv.IntSize)
+			ok = read && v == SchemaVersion
 		case envRun:
 			if s.Peek() != '{' {
-				return false
+				break
 			}
 			start := s.I
-			ok := true
 			if keys == nil {
 				r, ok, runErr = d.run(&s)
 				gaveUp = !ok
@@ -783,23 +885,25 @@ func unmarshalFast(data []byte, keys map[string][]byte) (r *Run, done, gaveUp bo
 				ok = s.Value(0)
 			}
 			payload = data[start:s.I]
-			return ok
 		case envSignature:
-			if s.Null() {
-				return true
+			ok = s.Null()
+			if !ok {
+				sig = new(wireSignature)
+				ok = d.signature(&s, sig)
 			}
-			sig = new(wireSignature)
-			return d.signature(&s, sig)
 		}
-		return false
-	})
-	if !ok || !s.End() || !seen.Has(envSchema) || !seen.Has(envVersion) || !seen.Has(envRun) {
+		if !ok {
+			return nil, false, gaveUp, nil
+		}
+	}
+	if !o.Done() || !s.End() || !seen.Has(envSchema) || !seen.Has(envVersion) || !seen.Has(envRun) {
 		return nil, false, gaveUp, nil
 	}
 	if keys != nil {
 		if verify(keys, sig, SchemaName, SchemaVersion, payload) != nil {
 			return nil, false, false, nil
 		}
+		var ok bool
 		sub := jsonscan.Scanner{B: payload}
 		if r, ok, runErr = d.run(&sub); !ok || !sub.End() {
 			return nil, false, true, nil
@@ -815,8 +919,12 @@ func unmarshalFast(data []byte, keys map[string][]byte) (r *Run, done, gaveUp bo
 func (d *fastDec) signature(s *jsonscan.Scanner, sig *wireSignature) bool {
 	var seen wire.FieldSet
 	v := reflect.ValueOf(sig).Elem()
-	return s.Members(func(key []byte) bool {
-		f := sigFields.Lookup(key)
-		return f >= 0 && seen.First(f) && d.optString(s, v.Field(sigFields.List[f].Index).Addr().Interface().(*string))
-	})
+	o := sigFields.Object(s)
+	for o.Next(s) {
+		f := o.Field
+		if f < 0 || !seen.First(f) || !d.optString(s, v.Field(sigFields.List[f].Index).Addr().Interface().(*string)) {
+			return false
+		}
+	}
+	return o.Done()
 }

@@ -131,32 +131,58 @@ func (d *fastDec) modelCalls(s *jsonscan.Scanner, p *[]ModelCall) bool {
 	if n := d.w.Turn; n > 0 {
 		out = make([]ModelCall, 0, min(n, (len(s.B)-s.I)/minModelCallLen)+resumeCallsRoom)
 	}
-	ok := s.Elements(func() bool {
+	l := s.Array()
+	for l.Next(s) {
 		out = append(out, ModelCall{})
-		c := &out[len(out)-1] // decoded in place: no copy of its own escapes
-		var seen wire.FieldSet
-		return modelCallFields.Members(s, func(f int) bool {
-			if f < 0 || !seen.First(f) {
-				return false
-			}
-			switch modelCallFields.List[f].GoName {
-			case "Turn":
-				return wire.OptInt(s, &c.Turn)
-			case "Agent": // interned: the run's calls share their agents' names
-				return d.optName(s, &c.Agent)
-			case "Model":
-				return d.optString(s, &c.Model)
-			case "ResponseID": // one of its own per call: kept in the shared chunks, not interned
-				return d.optKept(s, &c.ResponseID)
-			case "Seq":
-				return wire.OptInt64(s, &c.Seq)
-			case "Usage":
-				m := c.Usage.members()
-				return ints(s, m[:], usageFields)
-			}
-			return false // a member added to ModelCall and not here
-		})
-	})
+		if !d.modelCall(s, &out[len(out)-1]) { // decoded in place: no copy of its own escapes
+			return false
+		}
+	}
 	*p = out
-	return ok
+	return l.Done()
+}
+
+// The members of a [ModelCall], for a switch on a member's position (see
+// approvalMembers).
+const (
+	callTurn = iota
+	callAgent
+	callModel
+	callResponseID
+	callSeq
+	callUsage
+)
+
+var modelCallMembers = memberIDs(modelCallFields, "Turn", "Agent", "Model", "ResponseID", "Seq", "Usage")
+
+// modelCall reads a model call's object into *c.
+func (d *fastDec) modelCall(s *jsonscan.Scanner, c *ModelCall) bool {
+	var seen wire.FieldSet
+	o := modelCallFields.Object(s)
+	for o.Next(s) {
+		f := o.Field
+		if f < 0 || !seen.First(f) {
+			return false
+		}
+		var ok bool
+		switch modelCallMembers[f] {
+		case callTurn:
+			ok = wire.OptInt(s, &c.Turn)
+		case callAgent: // interned: the run's calls share their agents' names
+			ok = d.optName(s, &c.Agent)
+		case callModel:
+			ok = d.optString(s, &c.Model)
+		case callResponseID: // one of its own per call: kept in the shared chunks, not interned
+			ok = d.optKept(s, &c.ResponseID)
+		case callSeq:
+			ok = wire.OptInt64(s, &c.Seq)
+		case callUsage:
+			m := c.Usage.members()
+			ok = ints(s, m[:], usageFields)
+		}
+		if !ok {
+			return false // or a member added to ModelCall and not here
+		}
+	}
+	return o.Done()
 }

@@ -15,6 +15,7 @@
 package jsonscan
 
 import (
+	"encoding/binary"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -340,44 +341,116 @@ func (s *Scanner) Span(depth int) ([]byte, bool, bool) {
 	return s.B[start:s.I], inner, ok
 }
 
-// objIter walks the members of an object. Its zero value is unusable:
-// get one from [Scanner.object].
-type objIter struct{ state int8 } // 0 bad start, 1 first member, 2 later members
+// An Object walks the members of an object in a loop, with no function
+// called for each:
+//
+//	o := s.Object(keys)
+//	for o.Next(s) {
+//		// the member is keys[o.Field], or o.Key if o.Field is -1;
+//		// the scanner is at its value: scan it, or stop
+//	}
+//	if !o.Done() {
+//		// the object is not valid JSON, or has a key that Next refuses
+//	}
+//
+// keys are the keys its members usually come with, in the order they
+// usually come in (see [MakeKey]). Before scanning a member's key, Next
+// compares the input with the key after the last member's (at first,
+// keys[0]), so that a member in that order costs that comparison, not the
+// key's scan and its lookup. A caller that looks up a key itself says
+// where it found it with [Object.Found]. keys may be nil: then every key
+// is scanned.
+type Object struct {
+	keys []Key
+	next int // the position in keys of the member looked for next
+	// Field is the member's position in keys, or -1; then Key is its key
+	// as scanned, still escaped.
+	Field int
+	Key   []byte
+	state int8
+}
 
-// object consumes the opening brace of an object.
-func (s *Scanner) object() objIter {
+// The states of an Object: a bad start or an error, before the first
+// member, after a member, after the closing brace.
+const (
+	objBad int8 = iota
+	objFirst
+	objLater
+	objDone
+)
+
+// Object consumes the opening brace of an object and returns the walk of
+// its members, which usually come with keys (see [Object]).
+func (s *Scanner) Object(keys []Key) Object {
 	if !s.Eat('{') {
-		return objIter{}
+		return Object{}
 	}
-	return objIter{1}
+	return Object{keys: keys, state: objFirst}
 }
 
-// next moves to the next member and returns its key, still escaped, with
-// the scanner at the member's value (whitespace skipped). more is false
-// after the closing brace.
-func (o *objIter) next(s *Scanner) (key []byte, more, ok bool) {
-	if more, ok = o.before(s); !ok || !more {
-		return nil, more, ok
+// Next moves to the next member, with the scanner at its value
+// (whitespace skipped). It is false after the closing brace, and when the
+// input is not an object's next member, or its key is escaped, or differs
+// from keys only in case ([Object.Done] tells these apart): encoding/json
+// would unescape or fold such a key, which a caller leaves to it.
+func (o *Object) Next(s *Scanner) bool {
+	b, i := s.B, s.I
+	if o.state == objLater && o.next < len(o.keys) && i < len(b) && b[i] == ',' && o.keys[o.next].prefixOf(b[i+1:]) {
+		// The comma and the key expected, as a compact writer puts them.
+		s.I = i + 1 + len(o.keys[o.next].s)
+		s.SkipWS()
+		o.Field, o.Key = o.next, nil
+		o.next++
+		return true
 	}
-	return o.rest(s)
+	more, ok := o.before(s)
+	if !ok || !more {
+		o.state = objBad
+		if ok {
+			o.state = objDone
+		}
+		return false
+	}
+	if o.next < len(o.keys) && o.keys[o.next].prefixOf(s.B[s.I:]) {
+		s.I += len(o.keys[o.next].s)
+		s.SkipWS()
+		o.Field, o.Key = o.next, nil
+		o.next++
+		return true
+	}
+	key, ok := o.rest(s)
+	if !ok {
+		o.state = objBad
+		return false
+	}
+	o.Field, o.Key = -1, key
+	return true
 }
+
+// Found records that the member Next scanned is keys[f] (-1 for none):
+// the member looked for next is keys[f+1].
+func (o *Object) Found(f int) {
+	o.Field = f
+	o.next = f + 1
+}
+
+// Done reports that the walk read the object to its closing brace.
+func (o *Object) Done() bool { return o.state == objDone }
 
 // before moves past the comma before the next member, if any, to its key
 // (whitespace skipped); more is false after the closing brace.
-func (o *objIter) before(s *Scanner) (more, ok bool) {
+func (o *Object) before(s *Scanner) (more, ok bool) {
 	s.SkipWS()
 	b, i := s.B, s.I
-	if i == len(b) {
+	if i == len(b) || o.state != objFirst && o.state != objLater {
 		return false, false
 	}
 	switch c := b[i]; {
-	case o.state == 0:
-		return false, false
 	case c == '}':
 		s.I = i + 1
 		return false, true
-	case o.state == 1:
-		o.state = 2 // the first member: its key scan checks c
+	case o.state == objFirst:
+		o.state = objLater // the first member: its key scan checks c
 		return true, true
 	case c == ',':
 		s.I = i + 1
@@ -387,58 +460,57 @@ func (o *objIter) before(s *Scanner) (more, ok bool) {
 	return false, false
 }
 
-// rest scans a member's key and its colon, as next does after before.
-func (o *objIter) rest(s *Scanner) (key []byte, more, ok bool) {
-	key, ok = s.key()
+// rest scans a member's key and its colon, after before.
+func (o *Object) rest(s *Scanner) ([]byte, bool) {
+	key, ok := s.key()
 	if !ok {
-		return nil, false, false
+		return nil, false
 	}
 	s.SkipWS()
 	if !s.Eat(':') {
-		return nil, false, false
+		return nil, false
 	}
 	s.SkipWS()
-	return key, true, true
+	return key, true
 }
 
-// MembersAt scans an object whose members usually come in the order of
-// keys, each a key as a compact writer puts it, quoted and followed by its
-// colon ("name":). Before scanning a member's key it compares the input
-// with the key after the last member's (at first, keys[0]): a member in
-// that order costs that comparison, not the key's scan and its lookup.
-// member gets the member's position in keys, or -1 and the key as scanned
-// (refused, as by [Scanner.Members], if encoding/json would unescape or
-// fold it), with the scanner at the member's value, which it scans; it
-// returns the member's position in keys (-1 for none) and whether it read
-// the value.
-func (s *Scanner) MembersAt(keys []string, member func(f int, key []byte) (int, bool)) bool {
-	next := 0
-	for o := s.object(); ; {
-		f := -1
-		var key []byte
-		more, ok := o.before(s)
-		if ok && more {
-			if next < len(keys) && hasPrefix(s.B[s.I:], keys[next]) {
-				f = next
-				s.I += len(keys[next])
-				s.SkipWS()
-			} else {
-				key, more, ok = o.rest(s)
-			}
-		}
-		if !ok || !more {
-			return ok
-		}
-		if f, ok = member(f, key); !ok {
-			return false
-		}
-		next = f + 1
+// A Key is an object's key as a compact writer puts it, quoted and
+// followed by its colon ("name":), for [Object] to compare the input with.
+// Most keys are at most 16 bytes: it compares those as two eight-byte
+// words, without a call.
+type Key struct {
+	s      string
+	lo, hi uint64 // the first eight bytes (those of s only, by mask) and the last eight
+	mask   uint64
+}
+
+// MakeKey returns the Key of an object member named name (plain ASCII).
+func MakeKey(name string) Key {
+	k := Key{s: `"` + name + `":`}
+	var b [16]byte
+	copy(b[:], k.s)
+	k.lo, k.mask = binary.LittleEndian.Uint64(b[:]), ^uint64(0)
+	if n := len(k.s); n < 8 {
+		k.mask >>= 8 * (8 - n)
+	} else if n <= 16 {
+		k.hi = binary.LittleEndian.Uint64([]byte(k.s[n-8:]))
 	}
+	return k
 }
 
-// hasPrefix reports whether b begins with p.
-func hasPrefix(b []byte, p string) bool {
-	return len(b) >= len(p) && string(b[:len(p)]) == p
+// String returns the key as the input has it.
+func (k *Key) String() string { return k.s }
+
+// prefixOf reports whether b begins with the key.
+func (k *Key) prefixOf(b []byte) bool {
+	n := len(k.s)
+	if n > 16 || len(b) < 16 {
+		return len(b) >= n && string(b[:n]) == k.s
+	}
+	if binary.LittleEndian.Uint64(b)&k.mask != k.lo {
+		return false
+	}
+	return n <= 8 || binary.LittleEndian.Uint64(b[n-8:]) == k.hi
 }
 
 // key scans an object's key. Keys are short and plain, so it steps a byte
@@ -464,66 +536,73 @@ func (s *Scanner) key() ([]byte, bool) {
 }
 
 // Members scans an object, calling member for each of its members with
-// the scanner at the member's value, which member scans.
+// the scanner at the member's value, which member scans. Its keys are
+// refused as [Object.Next] refuses them.
 func (s *Scanner) Members(member func(key []byte) bool) bool {
-	for o := s.object(); ; {
-		key, more, ok := o.next(s)
-		if !ok || !more {
-			return ok
-		}
-		if !member(key) {
+	o := s.Object(nil)
+	for o.Next(s) {
+		if !member(o.Key) {
 			return false
 		}
 	}
+	return o.Done()
 }
+
+// An Array walks the elements of an array in a loop, as [Object] walks
+// an object's members.
+type Array struct{ state int8 }
+
+// Array consumes the opening bracket of an array and returns the walk of
+// its elements.
+func (s *Scanner) Array() Array {
+	if !s.Eat('[') {
+		return Array{}
+	}
+	return Array{objFirst}
+}
+
+// Next moves to the next element, with the scanner at it (whitespace
+// skipped). It is false after the closing bracket and at an error
+// ([Array.Done] tells them apart).
+func (a *Array) Next(s *Scanner) bool {
+	s.SkipWS()
+	switch a.state {
+	case objFirst:
+		if s.Eat(']') {
+			a.state = objDone
+			return false
+		}
+	case objLater:
+		if s.Eat(']') {
+			a.state = objDone
+			return false
+		}
+		if !s.Eat(',') {
+			a.state = objBad
+			return false
+		}
+		s.SkipWS()
+	default:
+		a.state = objBad
+		return false
+	}
+	a.state = objLater
+	return true
+}
+
+// Done reports that the walk read the array to its closing bracket.
+func (a *Array) Done() bool { return a.state == objDone }
 
 // Elements scans an array, calling elem with the scanner at each element,
 // which elem scans.
 func (s *Scanner) Elements(elem func() bool) bool {
-	for a := s.array(); ; {
-		more, ok := a.next(s)
-		if !ok || !more {
-			return ok
-		}
+	a := s.Array()
+	for a.Next(s) {
 		if !elem() {
 			return false
 		}
 	}
-}
-
-// arrIter walks the elements of an array; get one from [Scanner.array].
-type arrIter struct{ state int8 }
-
-// array consumes the opening bracket of an array.
-func (s *Scanner) array() arrIter {
-	if !s.Eat('[') {
-		return arrIter{}
-	}
-	return arrIter{1}
-}
-
-// next moves to the next element, with whitespace skipped; more is false
-// after the closing bracket.
-func (a *arrIter) next(s *Scanner) (more, ok bool) {
-	s.SkipWS()
-	switch a.state {
-	case 0:
-		return false, false
-	case 1:
-		if s.Eat(']') {
-			return false, true
-		}
-	default:
-		if s.Eat(']') {
-			return false, true
-		}
-		if !s.Eat(',') {
-			return false, false
-		}
-		s.SkipWS()
-	}
-	a.state = 2
-	return true, true
+	return a.Done()
 }
 
 // AppendUnquoted appends the string contents q (as returned by

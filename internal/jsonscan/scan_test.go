@@ -249,12 +249,12 @@ func TestKeyAsStr(t *testing.T) {
 	}
 }
 
-// TestMembersAt checks the in-place key match against Members: the same
-// members in the same order with the same values, a key in the expected
-// order reported by position and any other as scanned, and the same
-// refusals.
-func TestMembersAt(t *testing.T) {
-	keys := []string{`"a":`, `"b":`, `"c":`}
+// TestObject checks Object's in-place key match against Members: the
+// same members in the same order with the same values, a key in the
+// expected order reported by position and any other as scanned, and the
+// same refusals.
+func TestObject(t *testing.T) {
+	keys := []Key{MakeKey("a"), MakeKey("b"), MakeKey("c")}
 	pos := map[string]int{"a": 0, "b": 1, "c": 2}
 	for _, c := range []struct {
 		data    string
@@ -276,17 +276,26 @@ func TestMembersAt(t *testing.T) {
 		var got, want []string
 		inPlace := ""
 		s := Scanner{B: []byte(c.data)}
-		okAt := s.MembersAt(keys, func(f int, key []byte) (int, bool) {
-			if f >= 0 {
-				inPlace += string("abc"[f])
-				key = []byte(keys[f][1 : len(keys[f])-2])
+		okAt := true
+		o := s.Object(keys)
+		for o.Next(&s) {
+			key := o.Key
+			if o.Field >= 0 {
+				inPlace += string("abc"[o.Field])
+				key = []byte("abc"[o.Field : o.Field+1])
 			} else if p, known := pos[string(key)]; known {
-				f = p
+				o.Found(p)
+			} else {
+				o.Found(-1)
 			}
 			v, _, ok := s.Number()
 			got = append(got, string(key)+"="+string(v))
-			return f, ok
-		})
+			if !ok {
+				okAt = false
+				break
+			}
+		}
+		okAt = okAt && o.Done()
 		r := Scanner{B: []byte(c.data)}
 		ok := r.Members(func(key []byte) bool {
 			v, _, ok := r.Number()
@@ -294,10 +303,35 @@ func TestMembersAt(t *testing.T) {
 			return ok
 		})
 		if okAt != ok || strings.Join(got, ",") != strings.Join(want, ",") || ok && s.I != r.I {
-			t.Errorf("%s: MembersAt %v %v at %d; Members %v %v at %d", c.data, okAt, got, s.I, ok, want, r.I)
+			t.Errorf("%s: Object %v %v at %d; Members %v %v at %d", c.data, okAt, got, s.I, ok, want, r.I)
 		}
 		if inPlace != c.inPlace {
 			t.Errorf("%s: matched in place %q, want %q", c.data, inPlace, c.inPlace)
+		}
+	}
+}
+
+// TestKeyPrefixOf checks Key's word comparison against strings.HasPrefix
+// for keys of every length up to past two words, on inputs shorter and
+// longer than a key, equal to it or differing from it in any one byte.
+func TestKeyPrefixOf(t *testing.T) {
+	for n := 1; n <= 20; n++ {
+		name := strings.Repeat("k", n-1) + "z"
+		k := MakeKey(name)
+		if k.String() != `"`+name+`":` {
+			t.Fatalf("MakeKey(%q) = %q", name, k.String())
+		}
+		for _, tail := range []string{"", "1", `"x"}`, strings.Repeat(" ", 20)} {
+			in := k.String() + tail
+			inputs := []string{in}
+			for i := range len(in) {
+				inputs = append(inputs, in[:i], in[:i]+"?"+in[i+1:])
+			}
+			for _, b := range inputs {
+				if got, want := k.prefixOf([]byte(b)), strings.HasPrefix(b, k.String()); got != want {
+					t.Errorf("key %q prefixOf(%q) = %v, want %v", k.String(), b, got, want)
+				}
+			}
 		}
 	}
 }

@@ -22,9 +22,10 @@ type Field struct {
 // encoding/json writes them.
 type Fields struct {
 	List []Field
-	// Keys are the members' keys as a compact writer puts them, quoted
-	// and followed by a colon, in List's order (see [Fields.Members]).
-	Keys []string
+	// Keys are the members' keys, in List's order (see [Fields.Object]).
+	Keys []jsonscan.Key
+	// Required is the set of the required members' positions.
+	Required FieldSet
 }
 
 // FieldsOf returns the table of struct type t's JSON members. It panics
@@ -44,26 +45,56 @@ func FieldsOf(t reflect.Type) *Fields {
 			OmitEmpty: slices.Contains(strings.Split(opts, ","), "omitempty"),
 			Required:  sf.Tag.Get("wire") == "required",
 		})
-		fs.Keys = append(fs.Keys, `"`+name+`":`)
+		fs.Keys = append(fs.Keys, jsonscan.MakeKey(name))
+	}
+	if len(fs.List) > maxFields {
+		panic("wire: " + t.Name() + " has more fields than a FieldSet holds")
+	}
+	for i, f := range fs.List {
+		if f.Required {
+			fs.Required.First(i)
+		}
 	}
 	return fs
 }
 
-// Members scans an object of fs's members, calling member with each
-// member's position in List (-1 for a key that is not one) and the scanner
-// at its value, which member scans. A key where Marshal writes it, after
-// the member before in List's order, is matched in place (see
-// [jsonscan.Scanner.MembersAt]); any other is scanned and looked up as
-// [Fields.LookupAfter] does.
-func (fs *Fields) Members(s *jsonscan.Scanner, member func(f int) bool) bool {
-	prev := -1
-	return s.MembersAt(fs.Keys, func(f int, key []byte) (int, bool) {
-		if f < 0 {
-			f = fs.LookupAfter(key, prev)
-		}
-		prev = f
-		return f, member(f)
-	})
+// An Object walks an object of a wire shape's members (see
+// [Fields.Object]).
+type Object struct {
+	jsonscan.Object
+	fs   *Fields
+	prev int // the position of the member before, or -1
+}
+
+// Object consumes the opening brace of an object of fs's members and
+// returns the walk of its members, in a loop:
+//
+//	o := fs.Object(s)
+//	for o.Next(s) {
+//		// o.Field is the member's position in List, or -1 for a key
+//		// that is not one; the scanner is at its value
+//	}
+//	if !o.Done() { ... }
+//
+// A key where Marshal writes it, after the member before in List's
+// order, is matched in place (see [jsonscan.Object]); any other is
+// scanned and looked up as [Fields.LookupAfter] does.
+func (fs *Fields) Object(s *jsonscan.Scanner) Object {
+	return Object{Object: s.Object(fs.Keys), fs: fs, prev: -1}
+}
+
+// Next moves to the next member, with the scanner at its value, and
+// sets o.Field; it is false after the closing brace and at an error, as
+// [jsonscan.Object.Next] is.
+func (o *Object) Next(s *jsonscan.Scanner) bool {
+	if !o.Object.Next(s) {
+		return false
+	}
+	if o.Field < 0 {
+		o.Found(o.fs.LookupAfter(o.Key, o.prev))
+	}
+	o.prev = o.Field
+	return true
 }
 
 // Lookup returns the position in List of the member named key exactly, or

@@ -36,6 +36,9 @@ func OptQuoted(s *jsonscan.Scanner, dst *Quoted, keep bool) bool {
 // FieldSet records the fields of an object read so far.
 type FieldSet uint32
 
+// maxFields is the number of fields a FieldSet holds.
+const maxFields = 32
+
 // First marks field f read and reports whether it was not read before.
 // encoding/json lets the last of repeated fields win; the fast paths leave
 // repeated fields to it.
