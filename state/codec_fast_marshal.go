@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/turnkit/turnkit/internal/jsonscan"
+	"github.com/turnkit/turnkit/internal/jsonw"
 	"github.com/turnkit/turnkit/state/internal/wire"
 )
 
@@ -27,14 +28,15 @@ import (
 func appendCheckpoint(b []byte, s *snapshot, cfg *marshalConfig) ([]byte, bool) {
 	ok := true
 	var run []byte
-	for i, f := range envFields.List {
+	for i := range envFields.List {
+		f := &envFields.List[i]
 		switch i {
 		case envSchema:
 			b = appendKey(b, f.Name, true)
 			b = appendString(b, SchemaName)
 		case envVersion:
 			b = appendKey(b, f.Name, false)
-			b = strconv.AppendInt(b, SchemaVersion, 10)
+			b = jsonw.AppendInt(b, SchemaVersion)
 		case envRun:
 			b = appendKey(b, f.Name, false)
 			start := len(b)
@@ -97,7 +99,8 @@ func appendRun(b []byte, s *snapshot) ([]byte, bool) {
 	w := &s.wireRun
 	members := runMembers(w)
 	first := true
-	for i, f := range runFields.List {
+	for i := range runFields.List {
+		f := &runFields.List[i]
 		if f.OmitEmpty {
 			empty, known := emptyMember(members[i])
 			if !known {
@@ -113,9 +116,9 @@ func appendRun(b []byte, s *snapshot) ([]byte, bool) {
 		case *string:
 			b = appendString(b, *p)
 		case *int:
-			b = strconv.AppendInt(b, int64(*p), 10)
+			b = jsonw.AppendInt(b, int64(*p))
 		case *int64:
-			b = strconv.AppendInt(b, *p, 10)
+			b = jsonw.AppendInt(b, *p)
 		case *bool:
 			b = strconv.AppendBool(b, *p)
 		case *[]wireItem:
@@ -185,14 +188,15 @@ func appendGuardrails(b []byte, l []GuardrailResult, ok bool) ([]byte, bool) {
 // omitempty one as encoding/json does.
 func appendInts(b []byte, m []*int64, fs *wire.Fields) []byte {
 	first := true
-	for i, f := range fs.List {
+	for i := range fs.List {
+		f := &fs.List[i]
 		n := *m[i]
 		if f.OmitEmpty && n == 0 {
 			continue
 		}
 		b = appendKey(b, f.Name, first)
 		first = false
-		b = strconv.AppendInt(b, n, 10)
+		b = jsonw.AppendInt(b, n)
 	}
 	if first {
 		b = append(b, '{')
@@ -245,7 +249,7 @@ func appendItem(b []byte, it Item) ([]byte, bool) {
 		return b, false
 	}
 	b = appendKey(b, itemSeqKey, true)
-	b = strconv.AppendInt(b, it.seq, 10)
+	b = jsonw.AppendInt(b, it.seq)
 	b = appendKey(b, itemKindKey, false)
 	b = append(b, '"')
 	b = append(b, kindNames[it.kind]...)
@@ -354,7 +358,8 @@ func appendApprovals(b []byte, l []Approval, ok bool) ([]byte, bool) {
 		}
 		a := &l[i]
 		first := true
-		for _, f := range approvalFields.List {
+		for i := range approvalFields.List {
+			f := &approvalFields.List[i]
 			switch f.GoName {
 			case "Tool":
 				b = appendKeyString(b, f.Name, a.Tool, first)
@@ -365,9 +370,9 @@ func appendApprovals(b []byte, l []Approval, ok bool) ([]byte, bool) {
 			case "Agent":
 				b = appendKeyString(b, f.Name, a.Agent, first)
 			case "Seq":
-				b = strconv.AppendInt(appendKey(b, f.Name, first), a.Seq, 10)
+				b = jsonw.AppendInt(appendKey(b, f.Name, first), a.Seq)
 			case "OutputSeq":
-				b = strconv.AppendInt(appendKey(b, f.Name, first), a.OutputSeq, 10)
+				b = jsonw.AppendInt(appendKey(b, f.Name, first), a.OutputSeq)
 			case "Owner":
 				if a.Owner == "" {
 					continue
@@ -405,7 +410,8 @@ func appendDecisions(b []byte, l []Decision, ok bool) ([]byte, bool) {
 		}
 		d := &l[i]
 		first := true
-		for _, f := range decisionFields.List {
+		for i := range decisionFields.List {
+			f := &decisionFields.List[i]
 			switch f.GoName {
 			case "Tool":
 				b = appendKeyString(b, f.Name, d.Tool, first)

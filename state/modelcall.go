@@ -3,9 +3,9 @@ package state
 import (
 	"reflect"
 	"slices"
-	"strconv"
 
 	"github.com/turnkit/turnkit/internal/jsonscan"
+	"github.com/turnkit/turnkit/internal/jsonw"
 	"github.com/turnkit/turnkit/state/internal/wire"
 )
 
@@ -65,7 +65,7 @@ var modelCallFields = wire.FieldsOf(reflect.TypeFor[ModelCall]())
 // appendModelCall appends json.Marshal(c)'s bytes.
 func appendModelCall(b []byte, c *ModelCall) []byte {
 	b = append(b, `{"turn":`...)
-	b = strconv.AppendInt(b, int64(c.Turn), 10)
+	b = jsonw.AppendInt(b, int64(c.Turn))
 	b = append(b, `,"agent":`...)
 	b = appendString(b, c.Agent)
 	if c.Model != "" {
@@ -78,7 +78,7 @@ func appendModelCall(b []byte, c *ModelCall) []byte {
 	}
 	if c.Seq != 0 {
 		b = append(b, `,"seq":`...)
-		b = strconv.AppendInt(b, c.Seq, 10)
+		b = jsonw.AppendInt(b, c.Seq)
 	}
 	b = append(b, `,"usage":`...)
 	m := c.Usage.members()

@@ -394,14 +394,15 @@ func (s *Scanner) Object(keys []Key) Object {
 // from keys only in case ([Object.Done] tells these apart): encoding/json
 // would unescape or fold such a key, which a caller leaves to it.
 func (o *Object) Next(s *Scanner) bool {
-	b, i := s.B, s.I
-	if o.state == objLater && o.next < len(o.keys) && i < len(b) && b[i] == ',' && o.keys[o.next].prefixOf(b[i+1:]) {
-		// The comma and the key expected, as a compact writer puts them.
-		s.I = i + 1 + len(o.keys[o.next].s)
-		s.SkipWS()
-		o.Field, o.Key = o.next, nil
-		o.next++
-		return true
+	b, i, next := s.B, s.I, o.next
+	if o.state == objLater && next < len(o.keys) && i < len(b) && b[i] == ',' {
+		// The comma and the key expected, as a compact writer puts them?
+		if k := &o.keys[next]; k.prefixOf(b[i+1:]) {
+			s.I = i + 1 + len(k.s)
+			s.SkipWS()
+			o.Field, o.Key, o.next = next, nil, next+1
+			return true
+		}
 	}
 	more, ok := o.before(s)
 	if !ok || !more {

@@ -6,6 +6,7 @@ package jsonw
 
 import (
 	"math/bits"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -137,4 +138,15 @@ func AppendField(dst []byte, name, value string) []byte {
 	dst = append(dst, name...)
 	dst = append(dst, '"', ':')
 	return AppendString(dst, value)
+}
+
+// AppendInt appends the decimal form of n, as strconv.AppendInt does. Most
+// integers a checkpoint writes are counters and positions of one digit
+// (a paused run's has twenty-odd): those it appends inline, without
+// strconv's call and table.
+func AppendInt(dst []byte, n int64) []byte {
+	if uint64(n) < 10 {
+		return append(dst, '0'+byte(n))
+	}
+	return strconv.AppendInt(dst, n, 10)
 }

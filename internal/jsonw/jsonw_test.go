@@ -2,6 +2,8 @@ package jsonw
 
 import (
 	"encoding/json"
+	"math"
+	"strconv"
 	"testing"
 )
 
@@ -67,5 +69,15 @@ func BenchmarkAppendString(b *testing.B) {
 				buf = AppendString(buf[:0], c.s)
 			}
 		})
+	}
+}
+
+// TestAppendInt checks AppendInt against strconv at and around the one
+// digit it appends inline.
+func TestAppendInt(t *testing.T) {
+	for _, n := range []int64{math.MinInt64, -10, -9, -1, 0, 1, 9, 10, 11, 99, 100, math.MaxInt64} {
+		if got, want := string(AppendInt([]byte("x"), n)), "x"+strconv.FormatInt(n, 10); got != want {
+			t.Errorf("AppendInt(%d) = %q, want %q", n, got, want)
+		}
 	}
 }
