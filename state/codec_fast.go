@@ -263,15 +263,8 @@ func (d *fastDec) item(s *jsonscan.Scanner, kind Kind) (Item, bool) {
 	d.text, d.list = d.text[:0], false
 	o := s.Object(itemFieldKeys[:])
 	for o.Next(s) {
-		f := o.Field
-		if f >= 0 {
-			if !seen.First(f) {
-				return Item{}, false
-			}
-		} else if f, ok := seen.Field(o.Key, itemFieldNames[:]); ok {
-			o.Found(f)
-		} else {
-			return Item{}, false
+		if f := o.Field; f >= 0 && !seen.First(f) || f < 0 && folds(o.Key, itemFieldNames[:]) {
+			return Item{}, false // repeated, or a member encoding/json matches by case folding
 		}
 		if !d.itemMember(s, o.Field, kind, &m) {
 			return Item{}, false
@@ -318,6 +311,17 @@ func (d *fastDec) item(s *jsonscan.Scanner, kind Kind) (Item, bool) {
 type itemStrings struct {
 	typ                []byte
 	callID, name, args wire.Quoted
+}
+
+// folds reports whether encoding/json would match key, which is none of
+// names exactly, to one of them by case folding.
+func folds(key []byte, names []string) bool {
+	for _, n := range names {
+		if jsonscan.FoldEq(key, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // itemMember reads the value at s of the item member at position f of

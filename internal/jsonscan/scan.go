@@ -346,20 +346,19 @@ func (s *Scanner) Span(depth int) ([]byte, bool, bool) {
 //
 //	o := s.Object(keys)
 //	for o.Next(s) {
-//		// the member is keys[o.Field], or o.Key if o.Field is -1;
-//		// the scanner is at its value: scan it, or stop
+//		// the member is keys[o.Field], or, if o.Field is -1, another
+//		// (o.Key); the scanner is at its value: scan it, or stop
 //	}
 //	if !o.Done() {
 //		// the object is not valid JSON, or has a key that Next refuses
 //	}
 //
-// keys are the keys its members usually come with, in the order they
-// usually come in (see [MakeKey]). Before scanning a member's key, Next
-// compares the input with the key after the last member's (at first,
-// keys[0]), so that a member in that order costs that comparison, not the
-// key's scan and its lookup. A caller that looks up a key itself says
-// where it found it with [Object.Found]. keys may be nil: then every key
-// is scanned.
+// keys are the keys its members may have, in the order they usually come
+// in (see [MakeKey]). Before scanning a member's key, Next compares the
+// input with the key after the last member's (at first, keys[0]), so
+// that a member in that order costs that comparison, not the key's scan
+// and its lookup; a key scanned is looked up in keys from there on, then
+// before. keys may be nil: then every key is scanned, and Field is -1.
 type Object struct {
 	keys []Key
 	next int // the position in keys of the member looked for next
@@ -424,15 +423,29 @@ func (o *Object) Next(s *Scanner) bool {
 		o.state = objBad
 		return false
 	}
-	o.Field, o.Key = -1, key
+	o.Field, o.Key = o.lookup(key), key
+	o.next = o.Field + 1
 	return true
 }
 
-// Found records that the member Next scanned is keys[f] (-1 for none):
-// the member looked for next is keys[f+1].
-func (o *Object) Found(f int) {
-	o.Field = f
-	o.next = f + 1
+// lookup returns the position in keys of the key named name exactly, or
+// -1. It looks from the key expected next on, then before it: a writer
+// puts members in the order of keys, so a key it wrote is found at once
+// or after the few it left out, not after a comparison with every key
+// before it (the run object's twenty-odd members made its keys' lookups
+// quadratic).
+func (o *Object) lookup(name []byte) int {
+	for f := o.next; f < len(o.keys); f++ {
+		if o.keys[f].Name() == string(name) {
+			return f
+		}
+	}
+	for f := range min(o.next, len(o.keys)) {
+		if o.keys[f].Name() == string(name) {
+			return f
+		}
+	}
+	return -1
 }
 
 // Done reports that the walk read the object to its closing brace.
@@ -501,6 +514,9 @@ func MakeKey(name string) Key {
 
 // String returns the key as the input has it.
 func (k *Key) String() string { return k.s }
+
+// Name returns the member's name.
+func (k *Key) Name() string { return k.s[1 : len(k.s)-2] }
 
 // prefixOf reports whether b begins with the key.
 func (k *Key) prefixOf(b []byte) bool {

@@ -280,13 +280,11 @@ func TestObject(t *testing.T) {
 		o := s.Object(keys)
 		for o.Next(&s) {
 			key := o.Key
-			if o.Field >= 0 {
+			if o.Key == nil {
 				inPlace += string("abc"[o.Field])
-				key = []byte("abc"[o.Field : o.Field+1])
-			} else if p, known := pos[string(key)]; known {
-				o.Found(p)
-			} else {
-				o.Found(-1)
+				key = []byte(keys[o.Field].Name())
+			} else if p, known := pos[string(key)]; known != (o.Field >= 0) || known && p != o.Field {
+				t.Errorf("%s: key %q looked up at %d", c.data, key, o.Field)
 			}
 			v, _, ok := s.Number()
 			got = append(got, string(key)+"="+string(v))

@@ -58,77 +58,13 @@ func FieldsOf(t reflect.Type) *Fields {
 	return fs
 }
 
-// An Object walks an object of a wire shape's members (see
-// [Fields.Object]).
-type Object struct {
-	jsonscan.Object
-	fs   *Fields
-	prev int // the position of the member before, or -1
-}
-
 // Object consumes the opening brace of an object of fs's members and
-// returns the walk of its members, in a loop:
-//
-//	o := fs.Object(s)
-//	for o.Next(s) {
-//		// o.Field is the member's position in List, or -1 for a key
-//		// that is not one; the scanner is at its value
-//	}
-//	if !o.Done() { ... }
-//
-// A key where Marshal writes it, after the member before in List's
-// order, is matched in place (see [jsonscan.Object]); any other is
-// scanned and looked up as [Fields.LookupAfter] does.
-func (fs *Fields) Object(s *jsonscan.Scanner) Object {
-	return Object{Object: s.Object(fs.Keys), fs: fs, prev: -1}
-}
-
-// Next moves to the next member, with the scanner at its value, and
-// sets o.Field; it is false after the closing brace and at an error, as
-// [jsonscan.Object.Next] is.
-func (o *Object) Next(s *jsonscan.Scanner) bool {
-	if !o.Object.Next(s) {
-		return false
-	}
-	if o.Field < 0 {
-		o.Found(o.fs.LookupAfter(o.Key, o.prev))
-	}
-	o.prev = o.Field
-	return true
-}
-
-// Lookup returns the position in List of the member named key exactly, or
-// -1. A fast path gives up on -1: an unknown member, or one encoding/json
-// would match only by case folding.
-func (fs *Fields) Lookup(key []byte) int {
-	for i := range fs.List {
-		if fs.List[i].Name == string(key) {
-			return i
-		}
-	}
-	return -1
-}
-
-// LookupAfter is [Fields.Lookup] for a key that follows the member at
-// position prev (-1 for an object's first key). It tries the members
-// after prev first, in List's order, then the others: Marshal writes an
-// object's members in that order, so a key it wrote is found at once or
-// after the few omitted ones, not after a comparison with every member
-// before it (the run object's twenty-odd members made its keys' lookups
-// quadratic).
-func (fs *Fields) LookupAfter(key []byte, prev int) int {
-	for i := prev + 1; i < len(fs.List); i++ {
-		if fs.List[i].Name == string(key) {
-			return i
-		}
-	}
-	for i := range min(prev+1, len(fs.List)) {
-		if fs.List[i].Name == string(key) {
-			return i
-		}
-	}
-	return -1
-}
+// returns the walk of its members (see [jsonscan.Object]): its Field is
+// the member's position in List, or -1 for a key that is not exactly one
+// (a fast path gives up there: an unknown member, or one encoding/json
+// would match only by case folding). A key where Marshal writes it,
+// after the member before in List's order, is matched in place.
+func (fs *Fields) Object(s *jsonscan.Scanner) jsonscan.Object { return s.Object(fs.Keys) }
 
 // Pos returns the position in List of the Go field goName. It panics if
 // there is none, which a package's initialization then reports.

@@ -63,8 +63,8 @@ func TestFields(t *testing.T) {
 	if f := fs.List[fs.Pos("SessionID")]; !f.OmitEmpty || f.Required {
 		t.Errorf("SessionID: %+v, want omitempty", f)
 	}
-	if fs.Lookup([]byte("Next_Seq")) != -1 || fs.Lookup([]byte("next_seq")) != fs.Pos("NextSeq") {
-		t.Error("Lookup must match exactly")
+	if fs.Required != 1<<fs.Pos("ID")|1<<fs.Pos("NextSeq") {
+		t.Errorf("Required = %b, want ID and NextSeq", fs.Required)
 	}
 	defer func() {
 		if recover() == nil {
@@ -199,9 +199,10 @@ func TestFieldSet(t *testing.T) {
 	}
 }
 
-// TestLookupAfter: LookupAfter finds every member, and an unknown key
-// not at all, from every position, as Lookup does.
-func TestLookupAfter(t *testing.T) {
+// TestObjectFields: a walk of an object of a shape's members finds every
+// member at its position in List, and any other key at -1, in whatever
+// order the keys come.
+func TestObjectFields(t *testing.T) {
 	t.Parallel()
 	type shape struct {
 		A int `json:"a"`
@@ -210,12 +211,26 @@ func TestLookupAfter(t *testing.T) {
 		D int `json:"dd"`
 	}
 	fs := FieldsOf(reflect.TypeFor[shape]())
-	keys := []string{"a", "bb", "c", "dd", "A", "b", "", "ddd"}
-	for prev := -1; prev < len(fs.List)+1; prev++ {
-		for _, k := range keys {
-			if got, want := fs.LookupAfter([]byte(k), prev), fs.Lookup([]byte(k)); got != want {
-				t.Errorf("LookupAfter(%q, %d) = %d, want %d", k, prev, got, want)
+	want := map[string]int{"a": 0, "bb": 1, "c": 2, "dd": 3, "A": -1, "b": -1, "": -1, "ddd": -1}
+	for _, order := range [][]string{
+		{"a", "bb", "c", "dd"}, {"a", "c", "dd"}, {"dd", "c", "bb", "a"}, {"c", "a", "dd", "bb"},
+		{"A", "a", "b", "bb", "", "ddd", "dd"}, {"bb", "ddd", "c"},
+	} {
+		data := []byte(`{"` + strings.Join(order, `":1,"`) + `":1}`)
+		s := jsonscan.Scanner{B: data}
+		o := fs.Object(&s)
+		var got []string
+		for i := 0; o.Next(&s); i++ {
+			if o.Field != want[order[i]] {
+				t.Errorf("%s: member %q at %d, want %d", data, order[i], o.Field, want[order[i]])
 			}
+			got = append(got, order[i])
+			if _, _, ok := s.Number(); !ok {
+				t.Fatalf("%s: no number for %q", data, order[i])
+			}
+		}
+		if !o.Done() || len(got) != len(order) {
+			t.Errorf("%s: read %q, done %v", data, got, o.Done())
 		}
 	}
 }
