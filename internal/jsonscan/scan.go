@@ -388,10 +388,13 @@ func (s *Scanner) Object(keys []Key) Object {
 }
 
 // Next moves to the next member, with the scanner at its value
-// (whitespace skipped). It is false after the closing brace, and when the
-// input is not an object's next member, or its key is escaped, or differs
-// from keys only in case ([Object.Done] tells these apart): encoding/json
-// would unescape or fold such a key, which a caller leaves to it.
+// (whitespace skipped), and sets Field (and Key). It is false after the
+// closing brace, and when the input is not an object's next member or
+// its key has an escape or a byte outside ASCII ([Object.Done] tells
+// these apart): encoding/json would unescape or fold such a key, which a
+// caller leaves to it. A key that differs from one of keys only in case
+// has Field -1, as any other key has: encoding/json matches it by case
+// folding, which a caller that reads only keys' members gives up on.
 func (o *Object) Next(s *Scanner) bool {
 	b, i, next := s.B, s.I, o.next
 	if o.state == objLater && next < len(o.keys) && i < len(b) && b[i] == ',' {
