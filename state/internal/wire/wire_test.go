@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -83,6 +84,24 @@ func TestFieldsRefuseUntagged(t *testing.T) {
 		}
 	}()
 	FieldsOf(reflect.TypeFor[struct{ A int }]())
+}
+
+// TestFieldsRefuseWide checks that a shape with more members than a
+// FieldSet holds is refused when the table is made: the fast paths would
+// lose track of the members past the 32nd.
+func TestFieldsRefuseWide(t *testing.T) {
+	fields := make([]reflect.StructField, maxFields+1)
+	for i := range fields {
+		name := fmt.Sprintf("F%d", i)
+		fields[i] = reflect.StructField{Name: name, Type: reflect.TypeFor[int](), Tag: reflect.StructTag(`json:"` + name + `"`)}
+	}
+	FieldsOf(reflect.StructOf(fields[:maxFields])) // as many as it holds
+	defer func() {
+		if recover() == nil {
+			t.Error("FieldsOf accepted a shape of 33 members")
+		}
+	}()
+	FieldsOf(reflect.StructOf(fields))
 }
 
 // TestDecodedRefusesMissingRequired checks the decode-and-fill path: a
