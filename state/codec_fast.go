@@ -703,7 +703,7 @@ func (d *fastDec) approvals(s *jsonscan.Scanner, p *[]Approval) bool {
 // The members of an [Approval], for a switch on a member's position
 // without comparing Go names: approvalMembers[f] is the member at
 // position f of approvalFields (-1 for one added to Approval and not
-// here).
+// here, which checkAllMembers reports).
 const (
 	approvalTool = iota
 	approvalCallID
@@ -715,12 +715,14 @@ const (
 	approvalElicitation
 )
 
-var approvalMembers = memberIDs(approvalFields,
-	"Tool", "CallID", "Arguments", "Agent", "Seq", "OutputSeq", "Owner", "Elicitation")
+var approvalMembers = memberIDs(approvalFields, []string{
+	approvalTool: "Tool", approvalCallID: "CallID", approvalArguments: "Arguments", approvalAgent: "Agent",
+	approvalSeq: "Seq", approvalOutputSeq: "OutputSeq", approvalOwner: "Owner", approvalElicitation: "Elicitation",
+})
 
 // memberIDs returns, for each member of fs in List's order, the position
 // of its Go name in goNames, or -1.
-func memberIDs(fs *wire.Fields, goNames ...string) []int {
+func memberIDs(fs *wire.Fields, goNames []string) []int {
 	ids := make([]int, len(fs.List))
 	for i, f := range fs.List {
 		ids[i] = slices.Index(goNames, f.GoName)

@@ -358,8 +358,8 @@ func appendApprovals(b []byte, l []Approval, ok bool) ([]byte, bool) {
 		}
 		a := &l[i]
 		first := true
-		for i := range approvalFields.List {
-			f := &approvalFields.List[i]
+		for j := range approvalFields.List {
+			f := &approvalFields.List[j]
 			switch f.GoName {
 			case "Tool":
 				b = appendKeyString(b, f.Name, a.Tool, first)
@@ -410,8 +410,8 @@ func appendDecisions(b []byte, l []Decision, ok bool) ([]byte, bool) {
 		}
 		d := &l[i]
 		first := true
-		for i := range decisionFields.List {
-			f := &decisionFields.List[i]
+		for j := range decisionFields.List {
+			f := &decisionFields.List[j]
 			switch f.GoName {
 			case "Tool":
 				b = appendKeyString(b, f.Name, d.Tool, first)

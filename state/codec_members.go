@@ -37,13 +37,28 @@ func (b *Boundary) members() [3]*int64 {
 	return [...]*int64{&b.Start, &b.End, &b.OutputsEnd}
 }
 
-// checkAllMembers checks every members list against its struct.
+// checkAllMembers checks every members list against its struct, and
+// that the decoders' switches (approvalMembers, modelCallMembers) have a
+// case for every member.
 func checkAllMembers() error {
 	return errors.Join(
 		checkMembers(runFields, func(w *wireRun) []any { m := runMembers(w); return m[:] }),
 		checkMembers(usageFields, func(u *Usage) []any { m := u.members(); return anys(m[:]) }),
 		checkMembers(boundaryFields, func(b *Boundary) []any { m := b.members(); return anys(m[:]) }),
+		checkIDs(approvalFields, approvalMembers),
+		checkIDs(modelCallFields, modelCallMembers),
 	)
+}
+
+// checkIDs returns an error unless ids (see memberIDs) name every member
+// of fs.
+func checkIDs(fs *wire.Fields, ids []int) error {
+	for i, id := range ids {
+		if id < 0 {
+			return fmt.Errorf("state: member %s has no case in its decoder", fs.List[i].GoName)
+		}
+	}
+	return nil
 }
 
 // anys returns the pointers of a members list as values of type any.

@@ -153,7 +153,9 @@ const (
 	callUsage
 )
 
-var modelCallMembers = memberIDs(modelCallFields, "Turn", "Agent", "Model", "ResponseID", "Seq", "Usage")
+var modelCallMembers = memberIDs(modelCallFields, []string{
+	callTurn: "Turn", callAgent: "Agent", callModel: "Model", callResponseID: "ResponseID", callSeq: "Seq", callUsage: "Usage",
+})
 
 // modelCall reads a model call's object into *c.
 func (d *fastDec) modelCall(s *jsonscan.Scanner, c *ModelCall) bool {
