@@ -75,6 +75,18 @@ var trickyRaws = []struct {
 	{state.KindToolOutput, `[]`},
 	{state.KindToolOutput, ``},
 	{0, `{"type":"message"}`},
+	// id and status, which ParseItem skips by name (itemLayouts): in
+	// order, repeated, out of order, of any type, folded, malformed.
+	{state.KindToolCall, `{"type":"function_call","id":"fc_1","call_id":"c1","name":"f","arguments":"{}","status":"completed"}`},
+	{state.KindToolCall, `{"id":"fc_1","status":null,"type":"function_call","call_id":"c1","id":"fc_2","name":"f","arguments":"{}","status":"completed"}`},
+	{state.KindToolCall, `{"type":"function_call","id":{"x":["\u00e9"]},"call_id":"c1","name":"f","status":[1,2],"arguments":"{}"}`},
+	{state.KindToolCall, `{"type":"function_call","ID":"fc_1","call_id":"c1","Status":"x","name":"f","arguments":"{}"}`},
+	{state.KindToolCall, `{"type":"function_call","id":"fc_1","call_id":"c1","name":"f","arguments":"{}","status":}`},
+	{state.KindToolCall, `{"type":"function_call","id":"fc_1\x","call_id":"c1","name":"f","arguments":"{}"}`},
+	{state.KindAssistantMessage, `{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"a","annotations":[]}],"id":"msg_2"}`},
+	{state.KindReasoning, `{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"s"}],"status":"completed"}`},
+	{state.KindToolOutput, `{"type":"function_call_output","id":"fco_1","call_id":"c1","output":"x","status":"completed"}`},
+	{state.KindUserMessage, `{"type":"message","role":"user","id":"m","content":"x","status":"completed"}`},
 }
 
 func viewOf(it state.Item) itemView {

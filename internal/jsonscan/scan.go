@@ -355,10 +355,11 @@ func (s *Scanner) Span(depth int) ([]byte, bool, bool) {
 //
 // keys are the keys its members may have, in the order they usually come
 // in (see [MakeKey]). Before scanning a member's key, Next compares the
-// input with the key after the last member's (at first, keys[0]), so
-// that a member in that order costs that comparison, not the key's scan
-// and its lookup; a key scanned is looked up in keys from there on, then
-// before. keys may be nil: then every key is scanned, and Field is -1.
+// input with the key after the last member's in keys (at first, keys[0];
+// a member whose key is not in keys does not count), so that a member in
+// that order costs that comparison, not the key's scan and its lookup; a
+// key scanned is looked up in keys from there on, then before. keys may
+// be nil: then every key is scanned, and Field is -1.
 type Object struct {
 	keys []Key
 	next int // the position in keys of the member looked for next
@@ -427,7 +428,12 @@ func (o *Object) Next(s *Scanner) bool {
 		return false
 	}
 	o.Field, o.Key = o.lookup(key), key
-	o.next = o.Field + 1
+	if o.Field >= 0 {
+		// After a key not in keys, the member looked for is the one
+		// looked for before it: a writer's member that keys leave out
+		// does not move the walk back to the first key.
+		o.next = o.Field + 1
+	}
 	return true
 }
 
