@@ -233,9 +233,9 @@ var itemKeyNames = [numItemKeys]string{
 // package's writers put a function call's as type, id, call_id, name,
 // arguments, status; a user message's as type, role, content), and the
 // field of each key. A member out of the keys' order costs its key's
-// scan and lookup, about ten times a member in order (callgrind: the
-// members of a paused run's call item and user message, 2 560
-// instructions in one order for every kind, 560 in these).
+// scan and lookup, several times a member in order (callgrind: the
+// members of a paused run's call item and user message, 2 565
+// instructions in one order for every kind, 987 in these).
 type itemLayout struct {
 	keys   [numItemKeys]jsonscan.Key
 	fields [numItemKeys]int8
