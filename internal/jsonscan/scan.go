@@ -356,10 +356,11 @@ func (s *Scanner) Span(depth int) ([]byte, bool, bool) {
 // keys are the keys its members may have, in the order they usually come
 // in (see [MakeKey]). Before scanning a member's key, Next compares the
 // input with the key after the last member's in keys (at first, keys[0];
-// a member whose key is not in keys does not count), so that a member in
-// that order costs that comparison, not the key's scan and its lookup; a
-// key scanned is looked up in keys from there on, then before. keys may
-// be nil: then every key is scanned, and Field is -1.
+// a member whose key is not in keys does not count), then with the one
+// after that (a member the writer left out, as omitempty does), so that a
+// member in that order costs a comparison or two, not the key's scan and
+// its lookup; a key scanned is looked up in keys from there on, then
+// before. keys may be nil: then every key is scanned, and Field is -1.
 type Object struct {
 	keys []Key
 	next int // the position in keys of the member looked for next
@@ -415,12 +416,16 @@ func (o *Object) Next(s *Scanner) bool {
 		}
 		return false
 	}
-	if o.next < len(o.keys) && o.keys[o.next].prefixOf(s.B[s.I:]) {
-		s.I += len(o.keys[o.next].s)
-		s.SkipWS()
-		o.Field, o.Key = o.next, nil
-		o.next++
-		return true
+	for f := o.next; f < len(o.keys) && f <= o.next+1; f++ {
+		// The key expected, or the one after it (a writer left the
+		// expected member out, as omitempty does)?
+		if o.keys[f].prefixOf(s.B[s.I:]) {
+			s.I += len(o.keys[f].s)
+			s.SkipWS()
+			o.Field, o.Key = f, nil
+			o.next = f + 1
+			return true
+		}
 	}
 	key, ok := o.rest(s)
 	if !ok {

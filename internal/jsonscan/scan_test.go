@@ -261,18 +261,19 @@ func TestObject(t *testing.T) {
 		inPlace string // the members matched in place
 	}{
 		{`{"a":1,"b":2,"c":3}`, "abc"},
-		{`{"a":1,"c":3}`, "a"},        // b left out: c is scanned
-		{`{"b":2,"c":3}`, "c"},        // b first: scanned, then c after it in place
+		{`{"a":1,"c":3}`, "ac"},       // b left out: c, the key after it, in place
+		{`{"b":2,"c":3}`, "bc"},       // a left out: b in place, then c
+		{`{"c":3,"b":2}`, ""},         // two left out: c scanned, then b before it
 		{`{"c":3,"a":1}`, ""},         // out of order
 		{`{ "a" : 1 , "b":2 }`, "b"},  // whitespace before the colon: scanned
 		{`{"a":1, "b":2}`, "ab"},      // whitespace after the comma: skipped first
 		{`{"x":1,"a":2}`, "a"},        // an unknown key, then the first
 		{`{"a":1,"x":2,"b":3}`, "ab"}, // an unknown key between: b still looked for
 		{`{"a":1,"x":2,"y":3,"b":4,"c":5}`, "abc"},
-		{`{"b":1,"x":2,"c":3}`, "c"}, // b scanned, the unknown key, c after b in place
-		{`{"a\u0062":1}`, ""},        // an escaped key: refused, as by Members
-		{`{"a":1,}`, "a"},            // refused
-		{`{"a":1 "b":2}`, "a"},       // refused
+		{`{"b":1,"x":2,"c":3}`, "bc"}, // b in place, the unknown key, c after b in place
+		{`{"a\u0062":1}`, ""},         // an escaped key: refused, as by Members
+		{`{"a":1,}`, "a"},             // refused
+		{`{"a":1 "b":2}`, "a"},        // refused
 		{`{}`, ""},
 		{`{`, ""},
 	} {
