@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/internal/ckpttest"
 	"github.com/turnkit/turnkit/session/sessiontest"
 	"github.com/turnkit/turnkit/state"
@@ -124,4 +125,66 @@ func BenchmarkCheckpointSave(b *testing.B) {
 			b.ReportMetric(float64(len(whole)), "B-whole/save")
 		})
 	}
+}
+
+// BenchmarkRead times the reads a run makes of its session before its
+// first turn, once per user message in a chat product: the history before
+// the run (ListBefore, its last 10 items) and the changes a cached
+// session catches up with (ReadChanges since the last append's stamp, one
+// below the session's: the last run's 10 items; and the session's tail of 10 items), in a session
+// of 1 000 items.
+func BenchmarkRead(b *testing.B) {
+	ctx := context.Background()
+	s := open(b, filepath.Join(b.TempDir(), "read.db"))
+	sid := benchSession()
+	const runs = 100
+	for r := range runs {
+		if err := s.Append(ctx, sid, "run-"+strconv.Itoa(r), conversationItems(10)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	last := "run-" + strconv.Itoa(runs-1)
+	tail, err := s.ReadChanges(ctx, sid, session.ChangeQuery{Limit: 10, RunID: last})
+	if err != nil || len(tail.Items) != 10 {
+		b.Fatalf("the session's tail: %d items, %v", len(tail.Items), err)
+	}
+	for _, bc := range []struct {
+		name string
+		read func() (int, error)
+	}{
+		{"list-before", func() (int, error) {
+			h, err := s.ListBefore(ctx, sid, last, session.HistoryQuery{Limit: 10})
+			return len(h.Items), err
+		}},
+		{"changes-since", func() (int, error) {
+			ch, err := s.ReadChanges(ctx, sid, session.ChangeQuery{Since: tail.Stamp - 1, RunID: last})
+			return len(ch.Items), err
+		}},
+		{"changes-tail", func() (int, error) {
+			ch, err := s.ReadChanges(ctx, sid, session.ChangeQuery{Limit: 10, RunID: last})
+			return len(ch.Items), err
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if n, err := bc.read(); err != nil || n != 10 {
+					b.Fatalf("read %d items, %v; want 10", n, err)
+				}
+			}
+		})
+	}
+}
+
+// conversationItems returns a run of n items, n even: a user message,
+// then tool calls with their outputs, then a reply.
+func conversationItems(n int) []state.Item {
+	items := []state.Item{state.UserMessage("question").WithSeq(1)}
+	for len(items) < n-1 {
+		id := "call_" + strconv.Itoa(len(items))
+		items = append(items,
+			state.ToolCall("fc_"+id, id, "lookup", `{"q":"x"}`).WithSeq(int64(len(items)+1)),
+			state.ToolOutput(id, "lookup", "ok").WithSeq(int64(len(items)+2)))
+	}
+	return append(items, state.AssistantMessage("msg", "answer").WithSeq(int64(len(items)+1)))
 }
