@@ -23,7 +23,7 @@ func (s *Store) ListSessions(ctx context.Context, q session.SessionQuery) (sessi
 		return session.SessionPage{}, err
 	}
 	n := q.PageSize()
-	query, args := sqlListSessions, []any(nil)
+	query, args := s.reads.listSessions, []any(nil)
 	if q.Prefix == "" {
 		before, err := q.NewestBefore()
 		if err != nil {
@@ -35,9 +35,9 @@ func (s *Store) ListSessions(ctx context.Context, q session.SessionQuery) (sessi
 		if err != nil {
 			return session.SessionPage{}, err
 		}
-		query, args = sqlSearchSessions, []any{after, q.Prefix, q.Prefix + "\xff", n + 1}
+		query, args = s.reads.searchSessions, []any{after, q.Prefix, q.Prefix + "\xff", n + 1}
 	}
-	rows, err := s.db.QueryContext(ctx, query, args...)
+	rows, err := query.QueryContext(ctx, args...)
 	if err != nil {
 		return session.SessionPage{}, s.gate.Wrap(ctx, "list sessions", q.Prefix, err)
 	}
@@ -86,7 +86,7 @@ func (s *Store) ListPage(ctx context.Context, sessionID string, q session.PageQu
 		return session.ItemPage{}, err
 	}
 	n := q.PageSize()
-	rows, err := s.db.QueryContext(ctx, sqlPage, sessionID, place, seq, n+1)
+	rows, err := s.reads.page.QueryContext(ctx, sessionID, place, seq, n+1)
 	if err != nil {
 		return session.ItemPage{}, s.gate.Wrap(ctx, "page", sessionID, err)
 	}

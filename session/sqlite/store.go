@@ -110,15 +110,16 @@ func (c *appendStmts) close() {
 	}
 }
 
-// readStmts are a store's statements of the reads a run makes before its
-// first turn (the history before it, a cached session's changes) and of a
-// lookup, prepared when the store opens. A statement run as SQL text is
-// parsed and planned at each call, which cost a ListBefore of 10 items in
-// a session of 1 000 four times what running the prepared statement does
-// (BenchmarkRead, callgrind: 1 127 757 instructions a call against
-// 283 233).
+// readStmts are a store's statements of reads, prepared when the store
+// opens: those a run makes before its first turn (the history before it,
+// a cached session's changes), a lookup, a list, and the inspector's
+// pages. A statement run as SQL text is parsed and planned at each call,
+// which cost a ListBefore of 10 items in a session of 1 000 four times
+// what running the prepared statement does (BenchmarkRead, callgrind:
+// 1 134 282 instructions a call against 287 708).
 type readStmts struct {
 	list, listBefore, changesSince, changesTail, lookup *sql.Stmt
+	page, listSessions, searchSessions                  *sql.Stmt
 }
 
 // prepareReads prepares the statements of the reads on db.
@@ -134,6 +135,9 @@ func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
 		{&c.changesSince, "the read of changes since a stamp", sqlChangesSince},
 		{&c.changesTail, "the read of a session's tail", sqlChangesTail},
 		{&c.lookup, "the lookup of an item", sqlLookup},
+		{&c.page, "the page of a session's items", sqlPage},
+		{&c.listSessions, "the list of sessions", sqlListSessions},
+		{&c.searchSessions, "the search of sessions", sqlSearchSessions},
 	} {
 		var err error
 		if *st.dst, err = db.PrepareContext(ctx, st.sql); err != nil {
@@ -146,7 +150,7 @@ func prepareReads(ctx context.Context, db *sql.DB) (*readStmts, error) {
 
 // close closes the statements prepared.
 func (c *readStmts) close() {
-	for _, st := range []**sql.Stmt{&c.list, &c.listBefore, &c.changesSince, &c.changesTail, &c.lookup} {
+	for _, st := range []**sql.Stmt{&c.list, &c.listBefore, &c.changesSince, &c.changesTail, &c.lookup, &c.page, &c.listSessions, &c.searchSessions} {
 		if *st != nil {
 			(*st).Close()
 			*st = nil
