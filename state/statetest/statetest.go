@@ -29,6 +29,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T) state.Store) {
 		{"SaveSetsVersion", testSaveSetsVersion},
 		{"StaleSaveConflicts", testStaleSaveConflicts},
 		{"NewSaveOverExistingConflicts", testNewOverExisting},
+		{"SaveOfDeletedRunConflicts", testSaveOfDeleted},
 		{"LoadMissing", testLoadMissing},
 		{"ConcurrentSaversOneWins", testConcurrentSavers},
 		{"LoadsAreDetached", testLoadsDetached},
@@ -183,6 +184,27 @@ func testNewOverExisting(t *testing.T, s state.Store) {
 	save(t, s, SampleRun(t, id))
 	if err := s.Save(context.Background(), SampleRun(t, id)); !errors.Is(err, state.ErrConflict) {
 		t.Fatalf("Save(new run over an existing one) = %v, want ErrConflict", err)
+	}
+}
+
+// testSaveOfDeleted checks that a save based on a stored version whose
+// checkpoint was deleted since writes nothing: the run is not stored again
+// from a delta that lacks what the deleted saves held.
+func testSaveOfDeleted(t *testing.T, s state.Store) {
+	ctx := context.Background()
+	r := SampleRun(t, newID(t))
+	save(t, s, r)
+	must(t, s.Delete(ctx, r.ID()))
+	must(t, r.Approve("call_rm"))
+	version := r.Version()
+	if err := s.Save(ctx, r); !errors.Is(err, state.ErrConflict) {
+		t.Fatalf("Save(a run deleted since its last save) = %v, want ErrConflict", err)
+	}
+	if r.Version() != version {
+		t.Errorf("failed Save changed the run's version from %d to %d", version, r.Version())
+	}
+	if _, err := s.Load(ctx, r.ID()); !errors.Is(err, state.ErrNotFound) {
+		t.Errorf("Load after a refused save of a deleted run = %v, want ErrNotFound", err)
 	}
 }
 
