@@ -29,7 +29,7 @@ var (
 // ckptStmts are the checkpoint statements, prepared once per store and
 // reused by every save and load.
 type ckptStmts struct {
-	load, version, upsertHead *sql.Stmt
+	load, version, insertHead, updateHead *sql.Stmt
 	// pieces[n] inserts n pieces (piecesSQL); pieces[0] is not used.
 	pieces                                              [maxPieceRows + 1]*sql.Stmt
 	upsertContext, clearItems, clearContext, deleteHead *sql.Stmt
@@ -39,7 +39,7 @@ type ckptStmts struct {
 
 // all returns the statements' fields, in the order of ckptSQL.
 func (c *ckptStmts) all() []**sql.Stmt {
-	return []**sql.Stmt{&c.load, &c.version, &c.upsertHead,
+	return []**sql.Stmt{&c.load, &c.version, &c.insertHead, &c.updateHead,
 		&c.pieces[1], &c.pieces[2], &c.pieces[3], &c.pieces[4], &c.upsertContext, &c.clearItems,
 		&c.clearContext, &c.deleteHead, &c.indexDelete, &c.listAll, &c.listStatus,
 		&c.listSession, &c.listSessionStatus}
@@ -192,14 +192,23 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 }
 
 // saveDelta applies d in tx: the head written as a compare-and-swap on
-// the stored version, with the session and status the head's triggers
-// file the run's listing row under, then the context and the items d
-// carries.
+// the stored version (a run's first save inserts it where there is none,
+// a saved run's updates the row of its base version), with the session
+// and status the head's triggers file the run's listing row under, then
+// the context and the items d carries.
 func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error {
 	sum := d.Summary
-	run, base := any(d.RunID), any(d.Base) // bound twice, boxed once
-	res, err := tx.StmtContext(ctx, s.ck.upsertHead).ExecContext(ctx, run, d.Version, d.Head,
-		sum.Agent, sum.Turn, sum.Pending, sum.SessionID, int(sum.Status), base, run, base)
+	var (
+		res sql.Result
+		err error
+	)
+	if d.Base == 0 {
+		res, err = tx.StmtContext(ctx, s.ck.insertHead).ExecContext(ctx, d.RunID, d.Version, d.Head,
+			sum.Agent, sum.Turn, sum.Pending, sum.SessionID, int(sum.Status))
+	} else {
+		res, err = tx.StmtContext(ctx, s.ck.updateHead).ExecContext(ctx, d.Version, d.Head,
+			sum.Agent, sum.Turn, sum.Pending, sum.SessionID, int(sum.Status), d.RunID, d.Base)
+	}
 	if err != nil {
 		return fmt.Errorf("write head: %w", err)
 	}

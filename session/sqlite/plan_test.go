@@ -76,7 +76,7 @@ func planData(t *testing.T, s *Store) planKey {
 		}
 		run := "listed-" + strconv.Itoa(r)
 		// The head's insert files the run in run_index (its trigger).
-		if _, err := tx.ExecContext(ctx, sqlCkptUpsertHead, run, 1, []byte(`{}`), "agent", 1, r%3%2, sid, r%3+1, 0, run, 0); err != nil {
+		if _, err := tx.ExecContext(ctx, sqlCkptInsertHead, run, 1, []byte(`{}`), "agent", 1, r%3%2, sid, r%3+1); err != nil {
 			t.Fatal(err)
 		}
 	}

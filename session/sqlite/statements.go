@@ -255,24 +255,26 @@ const (
 	UNION ALL
 	SELECT 2, version, seq, data FROM run_checkpoint_items WHERE run_id = ?1`
 	sqlCkptVersion = `SELECT version FROM run_checkpoints WHERE run_id = ?`
-	// The head (run, version, data) with the columns of the run's
-	// summary that every save changes (agent, turn, pending approvals),
-	// written only over the version the save was based on (the 9th and
-	// 11th arguments; the 10th is the run again): a new run's (based on 0)
-	// is inserted, a saved one's updated where its stored version is the
-	// base; a save based on a version that has no row offers none. No row
-	// changed: a conflict, which sqlCkptVersion then reads to report.
-	// Parameters by position only: the driver reads the name of each
-	// numbered one (?NNN) into a string of its own at every bind.
-	// The session and status (the 7th and 8th arguments) are the
-	// listing's: the head's triggers (migration 0013) file a new run in
-	// run_index and move a saved one's row when either changes.
-	sqlCkptUpsertHead = `INSERT INTO run_checkpoints (run_id, version, data, agent, turn, pending, session_id, status)
-	SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE ? = 0 OR EXISTS (SELECT 1 FROM run_checkpoints WHERE run_id = ?)
-	ON CONFLICT (run_id) DO UPDATE SET version = excluded.version, data = excluded.data,
-		agent = excluded.agent, turn = excluded.turn, pending = excluded.pending,
-		session_id = excluded.session_id, status = excluded.status
-	WHERE run_checkpoints.version = ?`
+	// The head of a run's first save (based on 0): the head (run,
+	// version, data) with the columns of the run's summary that every save
+	// changes (agent, turn, pending approvals) and the listing's (session
+	// and status), inserted where the run has no row. A row stored already
+	// changes nothing: a conflict, which sqlCkptVersion then reads to
+	// report. The head's triggers (migration 0013) file a new run in
+	// run_index, and move a saved one's row when its session or status
+	// changes (sqlCkptUpdateHead).
+	sqlCkptInsertHead = `INSERT INTO run_checkpoints (run_id, version, data, agent, turn, pending, session_id, status)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING`
+	// The head of a saved run's save, written over the version the save
+	// was based on (the last argument) and nowhere else: no row changed, a
+	// conflict, as sqlCkptInsertHead's. One search by key: this and the
+	// insert were one upsert, which searched twice (an EXISTS for a base
+	// with no row, then the conflict). Parameters by position only: the
+	// driver reads the name of each numbered one (?NNN) into a string of
+	// its own at every bind.
+	sqlCkptUpdateHead = `UPDATE run_checkpoints SET version = ?, data = ?, agent = ?, turn = ?, pending = ?,
+		session_id = ?, status = ?
+	WHERE run_id = ? AND version = ?`
 	// sqlInsertPieces, then sqlInsertPieceRow once per piece
 	// (comma-separated): a save's pieces (run, version, position, data),
 	// keyed by the version of the save before their position (migration
@@ -322,7 +324,7 @@ var piecesSQL = func() (qs [maxPieceRows + 1]string) {
 }()
 
 // ckptSQL are the texts of ckptStmts, in field order.
-var ckptSQL = [...]string{sqlCkptLoad, sqlCkptVersion, sqlCkptUpsertHead,
+var ckptSQL = [...]string{sqlCkptLoad, sqlCkptVersion, sqlCkptInsertHead, sqlCkptUpdateHead,
 	piecesSQL[1], piecesSQL[2], piecesSQL[3], piecesSQL[4], sqlCkptUpsertContext, sqlCkptClearItems, sqlCkptClearContext, sqlCkptDeleteHead,
 	sqlIndexDelete, sqlListRuns, sqlListRunsStatus, sqlListRunsSession, sqlListRunsSessionStatus}
 
@@ -588,15 +590,16 @@ var statements = []statement{
 	{name: "checkpoint version", sql: sqlCkptVersion,
 		args: func(k planKey) []any { return []any{k.run} },
 		plan: []string{"SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)"}},
-	{name: "checkpoint head", sql: sqlCkptUpsertHead,
+	{name: "checkpoint insert head", sql: sqlCkptInsertHead,
 		args: func(k planKey) []any {
-			return []any{k.run, int64(2), []byte(`{}`), "agent", 1, 0, k.session, 2, int64(1), k.run, int64(1)}
+			return []any{k.run + "-new", int64(1), []byte(`{}`), "agent", 1, 0, k.session, 2}
 		},
-		plan: []string{
-			"SCAN CONSTANT ROW", // the one row offered, then the upsert by key
-			"SCALAR SUBQUERY 1",
-			"  SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)",
-		}},
+		plan: nil}, // an insert by key
+	{name: "checkpoint update head", sql: sqlCkptUpdateHead,
+		args: func(k planKey) []any {
+			return []any{int64(2), []byte(`{}`), "agent", 1, 0, k.session, 2, k.run, int64(1)}
+		},
+		plan: []string{"SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)"}},
 	{name: "checkpoint piece", sql: piecesSQL[1],
 		args: func(k planKey) []any { return []any{k.run, int64(1), int64(1), []byte(`{}`)} },
 		plan: nil}, // an insert by key
