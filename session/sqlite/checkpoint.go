@@ -172,7 +172,7 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 		return s.gate.WrapRun(ctx, "save", run.ID(), err)
 	}
 	defer s.unlockWrite()
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := s.saveDelta(ctx, tx, d); err != nil {
 			return err
 		}
@@ -283,7 +283,7 @@ func (s *Store) Delete(ctx context.Context, runID string) error {
 		return s.gate.WrapRun(ctx, "delete", runID, err)
 	}
 	defer s.unlockWrite()
-	return s.gate.WrapRun(ctx, "delete", runID, s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.gate.WrapRun(ctx, "delete", runID, s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		for _, st := range [...]*sql.Stmt{s.ck.clearItems, s.ck.clearContext, s.ck.deleteHead, s.ck.indexDelete} {
 			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, runID); err != nil {
 				return err

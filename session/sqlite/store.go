@@ -364,7 +364,7 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		return s.gate.Wrap(ctx, "append to", sessionID, err)
 	}
 	defer s.unlockWrite()
-	err := s.inTx(ctx, func(tx *sql.Tx) error { return s.append(ctx, tx, sessionID, runID, items) })
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error { return s.append(ctx, tx, sessionID, runID, items) })
 	return s.gate.Wrap(ctx, "append to", sessionID, err)
 }
 
@@ -634,7 +634,7 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 	defer s.unlockWrite()
 	rd := s.reader(ctx, sessionID, "")
 	var it state.Item
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, sqlRemoval, sessionID) // before the pop: the stamps' floor and the generation
 		if err != nil {
 			return err
@@ -662,7 +662,9 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 		return s.gate.Wrap(ctx, "clear", sessionID, err)
 	}
 	defer s.unlockWrite()
-	return s.gate.Wrap(ctx, "clear", sessionID, s.inTx(ctx, func(tx *sql.Tx) error {
+	// The removal of every item of a long session is left to the caller's
+	// context, which interrupts it, not to inTx's.
+	return s.gate.Wrap(ctx, "clear", sessionID, s.inTx(ctx, func(_ context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, sqlRemoval, sessionID); err != nil {
 			return err
 		}
@@ -678,13 +680,22 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 }
 
 // inTx runs fn in one immediate transaction and commits if fn returns nil.
-func (s *Store) inTx(ctx context.Context, fn func(*sql.Tx) error) error {
+// ctx ends the wait for the database's write lock and, once done, rolls
+// the transaction back (database/sql watches the context given to BeginTx
+// until the commit, which then fails), so a write cancelled before its
+// commit commits nothing. fn's statements run under ctx without its
+// cancellation: each is a write or read by key (TestStatementPlans), over
+// in microseconds, and the driver, for a statement run with a context that
+// can end, starts a goroutine to interrupt it and sets a progress handler,
+// 5 allocations and a goroutine's start and end a statement
+// (TestWritesUnwatched); a request's context can always end.
+func (s *Store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if err := fn(tx); err != nil {
+	if err := fn(context.WithoutCancel(ctx), tx); err != nil {
 		return err
 	}
 	return tx.Commit()
