@@ -188,3 +188,35 @@ func conversationItems(n int) []state.Item {
 	}
 	return append(items, state.AssistantMessage("msg", "answer").WithSeq(int64(len(items)+1)))
 }
+
+// BenchmarkPop times a Pop of the last item of a session of 1 000 items
+// (100 runs of 10), the removal of a message a user takes back; every 10
+// pops, untimed, the last run's items go back.
+func BenchmarkPop(b *testing.B) {
+	ctx := context.Background()
+	s := open(b, filepath.Join(b.TempDir(), "pop.db"))
+	sid := benchSession()
+	const runs = 100
+	for r := range runs {
+		if err := s.Append(ctx, sid, "run-"+strconv.Itoa(r), conversationItems(10)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	popped := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		if popped == 10 {
+			b.StopTimer()
+			// The run keeps its place: its items go back where they were.
+			if err := s.Append(ctx, sid, "run-"+strconv.Itoa(runs-1), conversationItems(10)); err != nil {
+				b.Fatal(err)
+			}
+			popped = 0
+			b.StartTimer()
+		}
+		if _, ok, err := s.Pop(ctx, sid); err != nil || !ok {
+			b.Fatalf("pop: %v, %v", ok, err)
+		}
+		popped++
+	}
+}

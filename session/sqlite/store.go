@@ -52,13 +52,15 @@ func (s *Store) reader(ctx context.Context, sid, runID string) rowcodec.Reader {
 // store opens: the take of the write stamp (sqlTakeStamp), the placing of
 // a run at its first append (sqlNewRun: once a message in a chat) and the
 // one-statement appends (sqlInsertJoinHead) of the batch sizes joinSQL
-// holds. SQLite parses such a statement in more time than it takes to run
-// it. Not on first use: an append would prepare inside its transaction,
+// holds, and a Pop's two statements (sqlRemoval, sqlPop). SQLite parses
+// such a statement in more time than it takes to run it. Not on first use: an append would prepare inside its transaction,
 // and with one connection (WithMaxConns(1)) wait for itself.
 type appendStmts struct {
 	takeStamp *sql.Stmt
 	newRun    *sql.Stmt // a run's place, at its first append
 	joins     [len(joinSQL)]*sql.Stmt
+	removal   *sql.Stmt // a Pop's first statement: the stamps' floor and the generation
+	pop       *sql.Stmt
 }
 
 // prepareAppends prepares the statements of an append on db.
@@ -71,6 +73,14 @@ func prepareAppends(ctx context.Context, db *sql.DB) (*appendStmts, error) {
 	if c.newRun, err = db.PrepareContext(ctx, sqlNewRun); err != nil {
 		c.close()
 		return nil, fmt.Errorf("prepare the placing of a run: %w", err)
+	}
+	if c.removal, err = db.PrepareContext(ctx, sqlRemoval); err != nil {
+		c.close()
+		return nil, fmt.Errorf("prepare the removal's stamps: %w", err)
+	}
+	if c.pop, err = db.PrepareContext(ctx, sqlPop); err != nil {
+		c.close()
+		return nil, fmt.Errorf("prepare the pop of an item: %w", err)
 	}
 	for n := 1; n < len(c.joins); n++ {
 		st, err := db.PrepareContext(ctx, joinSQL[n])
@@ -98,9 +108,11 @@ func (c *appendStmts) close() {
 		c.takeStamp.Close()
 		c.takeStamp = nil
 	}
-	if c.newRun != nil {
-		c.newRun.Close()
-		c.newRun = nil
+	for _, st := range []**sql.Stmt{&c.newRun, &c.removal, &c.pop} {
+		if *st != nil {
+			(*st).Close()
+			*st = nil
+		}
 	}
 	for i, st := range c.joins {
 		if st != nil {
@@ -635,11 +647,11 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 	rd := s.reader(ctx, sessionID, "")
 	var it state.Item
 	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, sqlRemoval, sessionID) // before the pop: the stamps' floor and the generation
+		_, err := tx.StmtContext(ctx, s.ins.removal).ExecContext(ctx, sessionID) // before the pop: the stamps' floor and the generation
 		if err != nil {
 			return err
 		}
-		it, err = rd.ScanItemStamp(tx.QueryRowContext(ctx, sqlPop, sessionID), nil)
+		it, err = rd.ScanItemStamp(tx.StmtContext(ctx, s.ins.pop).QueryRowContext(ctx, sessionID), nil)
 		return err
 	})
 	if errors.Is(err, sql.ErrNoRows) {
