@@ -707,8 +707,17 @@ func (s *Store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) erro
 		return err
 	}
 	defer tx.Rollback()
-	if err := fn(context.WithoutCancel(ctx), tx); err != nil {
+	if err := fn(unwatched(ctx), tx); err != nil {
 		return err
 	}
 	return tx.Commit()
+}
+
+// unwatched returns ctx without its cancellation, or ctx itself when it
+// has none to take away (context.WithoutCancel allocates its wrapper).
+func unwatched(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }
