@@ -12,6 +12,7 @@ import (
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/internal/ckpttest"
 	"github.com/turnkit/turnkit/session/sessiontest"
+	"github.com/turnkit/turnkit/session/sqlite"
 	"github.com/turnkit/turnkit/state"
 )
 
@@ -136,14 +137,7 @@ func BenchmarkCheckpointSave(b *testing.B) {
 func BenchmarkRead(b *testing.B) {
 	ctx := context.Background()
 	s := open(b, filepath.Join(b.TempDir(), "read.db"))
-	sid := benchSession()
-	const runs = 100
-	for r := range runs {
-		if err := s.Append(ctx, sid, "run-"+strconv.Itoa(r), conversationItems(10)); err != nil {
-			b.Fatal(err)
-		}
-	}
-	last := "run-" + strconv.Itoa(runs-1)
+	sid, last := conversation(b, s)
 	tail, err := s.ReadChanges(ctx, sid, session.ChangeQuery{Limit: 10, RunID: last})
 	if err != nil || len(tail.Items) != 10 {
 		b.Fatalf("the session's tail: %d items, %v", len(tail.Items), err)
@@ -176,6 +170,19 @@ func BenchmarkRead(b *testing.B) {
 	}
 }
 
+// conversation appends 100 runs of 10 items (conversationItems) to a new
+// session of s and returns the session and its last run.
+func conversation(b *testing.B, s *sqlite.Store) (sessionID, lastRun string) {
+	sid := benchSession()
+	const runs = 100
+	for r := range runs {
+		if err := s.Append(context.Background(), sid, "run-"+strconv.Itoa(r), conversationItems(10)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return sid, "run-" + strconv.Itoa(runs-1)
+}
+
 // conversationItems returns a run of n items, n even: a user message,
 // then tool calls with their outputs, then a reply.
 func conversationItems(n int) []state.Item {
@@ -195,20 +202,14 @@ func conversationItems(n int) []state.Item {
 func BenchmarkPop(b *testing.B) {
 	ctx := context.Background()
 	s := open(b, filepath.Join(b.TempDir(), "pop.db"))
-	sid := benchSession()
-	const runs = 100
-	for r := range runs {
-		if err := s.Append(ctx, sid, "run-"+strconv.Itoa(r), conversationItems(10)); err != nil {
-			b.Fatal(err)
-		}
-	}
+	sid, last := conversation(b, s)
 	popped := 0
 	b.ReportAllocs()
 	for b.Loop() {
 		if popped == 10 {
 			b.StopTimer()
 			// The run keeps its place: its items go back where they were.
-			if err := s.Append(ctx, sid, "run-"+strconv.Itoa(runs-1), conversationItems(10)); err != nil {
+			if err := s.Append(ctx, sid, last, conversationItems(10)); err != nil {
 				b.Fatal(err)
 			}
 			popped = 0
