@@ -283,7 +283,9 @@ func (s *Store) Delete(ctx context.Context, runID string) error {
 		return s.gate.WrapRun(ctx, "delete", runID, err)
 	}
 	defer s.unlockWrite()
-	return s.gate.WrapRun(ctx, "delete", runID, s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	// The removal of a long run's items is left to the caller's context,
+	// which interrupts it, as Clear's is.
+	return s.gate.WrapRun(ctx, "delete", runID, s.inTx(ctx, func(_ context.Context, tx *sql.Tx) error {
 		for _, st := range [...]*sql.Stmt{s.ck.clearItems, s.ck.clearContext, s.ck.deleteHead, s.ck.indexDelete} {
 			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, runID); err != nil {
 				return err

@@ -52,14 +52,16 @@ func (s *Store) reader(ctx context.Context, sid, runID string) rowcodec.Reader {
 // store opens: the take of the write stamp (sqlTakeStamp), the placing of
 // a run at its first append (sqlNewRun: once a message in a chat) and the
 // one-statement appends (sqlInsertJoinHead) of the batch sizes joinSQL
-// holds, and a Pop's two statements (sqlRemoval, sqlPop). SQLite parses
-// such a statement in more time than it takes to run it. Not on first use: an append would prepare inside its transaction,
-// and with one connection (WithMaxConns(1)) wait for itself.
+// holds, and the removals' statements (sqlRemoval, which Pop and Clear
+// run first, and sqlPop). SQLite parses such a statement in more time
+// than it takes to run it. Not on first use: an append would prepare
+// inside its transaction, and with one connection (WithMaxConns(1)) wait
+// for itself.
 type appendStmts struct {
 	takeStamp *sql.Stmt
 	newRun    *sql.Stmt // a run's place, at its first append
 	joins     [len(joinSQL)]*sql.Stmt
-	removal   *sql.Stmt // a Pop's first statement: the stamps' floor and the generation
+	removal   *sql.Stmt // a removal's first statement: the stamps' floor and the generation
 	pop       *sql.Stmt
 }
 
@@ -677,7 +679,7 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 	// The removal of every item of a long session is left to the caller's
 	// context, which interrupts it, not to inTx's.
 	return s.gate.Wrap(ctx, "clear", sessionID, s.inTx(ctx, func(_ context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, sqlRemoval, sessionID); err != nil {
+		if _, err := tx.StmtContext(ctx, s.ins.removal).ExecContext(ctx, sessionID); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, sqlClearItems, sessionID); err != nil {
