@@ -185,18 +185,8 @@ func newCkptQueries(schemaName string) ckptQueries {
 		// Clear removed it) on the place's NOT NULL (isUnplaced); the
 		// first two go to saveAppendTx, which reads the positions and
 		// skips the items stored already.
-		appendOn: r.Replace(`WITH r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2),
-			head AS (
-				UPDATE {{schema}}.session_heads SET stamp = stamp + 1
-				WHERE session_id = $1 AND ` + savedCond + `
-				RETURNING stamp)
-			INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
-			SELECT $1, (SELECT place FROM r), t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("(SELECT place FROM r)") + `,
-				(SELECT stamp FROM head)
-			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
-				AS t(seq, kind, name, raw, call_id, batch_call)
-			WHERE ` + savedCond),
-		version: r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
+		appendOn: r.Replace(placedAppend(savedCond)),
+		version:  r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
 		delete: r.Replace(`WITH items AS (DELETE FROM {{schema}}.run_checkpoint_items WHERE run_id = $1),
 			idx AS (DELETE FROM {{schema}}.run_index WHERE run_id = $1)
 			DELETE FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
@@ -268,6 +258,32 @@ func casStatement(lock, pieces bool) string {
 	return `WITH ` + with + `
 			SELECT n, set_config('turnkit.saved', n::text, true), ` + genericPlansCall + `
 			FROM (SELECT count(*) AS n FROM ok) AS c`
+}
+
+// placedAppend returns the append of a run that has its place in the
+// session ($1; $2 run, $3–$8 appendCols.args): the head's next write stamp
+// and the items, with no read of their positions first, on condition cond
+// (savedCond: ckptQueries.appendOn, after casAppendOn) or none ("":
+// queries.appendPlaced, after lockShared). What it cannot write fails it,
+// and its transaction with it: a position that holds an item, the same or
+// another, on its key (isTaken), a second output for a call on the
+// answers' index (isDuplicateOutput), a run with no place or a session
+// with no head on a NOT NULL (isUnplaced).
+func placedAppend(cond string) string {
+	head, where := "", ""
+	if cond != "" {
+		head, where = " AND "+cond, "\n\t\t\tWHERE "+cond
+	}
+	return `WITH r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2),
+			head AS (
+				UPDATE {{schema}}.session_heads SET stamp = stamp + 1
+				WHERE session_id = $1` + head + `
+				RETURNING stamp)
+			INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
+			SELECT $1, (SELECT place FROM r), t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("(SELECT place FROM r)") + `,
+				(SELECT stamp FROM head)
+			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
+				AS t(seq, kind, name, raw, call_id, batch_call)` + where
 }
 
 // Load returns the run's checkpoint, a new [state.Run] with its stored

@@ -88,6 +88,16 @@ var planCases = map[string]planCase{
 	"lockSession": {
 		args:  func(k planKey) []any { return []any{k.session} },
 		scans: nil},
+	"lockShared": {
+		args:  func(k planKey) []any { return []any{k.session} },
+		scans: nil},
+	"appendPlaced": { // a commit of the long run past its first append, after lockShared
+		args: func(k planKey) []any { return appendArgs(k, k.run) },
+		scans: []string{ // no read of the positions appended to: their key checks them
+			"session_runs session_runs_pkey",
+			"session_heads session_heads_pkey",  // the head's row, by key: its write stamp
+			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only
+		}},
 	"list": {
 		args:  func(k planKey) []any { return []any{k.session, int64(20)} },
 		scans: []string{"session_items session_items_pkey"}}, // LIMIT, backwards in the key's order

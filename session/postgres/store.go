@@ -40,8 +40,11 @@ type Store struct {
 // queries are the statements with the schema name resolved once.
 type queries struct {
 	appendOne, appendExisting, runPlace, newRun, takeStamp, insertItems, storedItems, lockSession string
-	list, listBefore, lookup, pop                                                                 string
-	hasItems, clearHead, clearRuns, clearItems                                                    string
+	// The common append, of a run that has its place, past position 1:
+	// the session's shared lock, then the items (see Append).
+	lockShared, appendPlaced                   string
+	list, listBefore, lookup, pop              string
+	hasItems, clearHead, clearRuns, clearItems string
 	// What a session gained since a stamp, or its last items
 	// (ReadChanges); Pop's move of the generation.
 	changesSince, changesTail, bumpGen string
@@ -79,6 +82,10 @@ func newQueries(schemaName string) queries {
 		runPlace: r.Replace(`SELECT place FROM {{schema}}.session_runs
 			WHERE session_id = $1 AND run_id = $2`),
 		lockSession: `SELECT pg_advisory_xact_lock(` + lockClass + `, hashtext($1))`,
+		// lockShared also has the statement after it run on its generic
+		// plan (see genericPlans), with no statement of its own for that.
+		lockShared:   `SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($1)), ` + genericPlansCall,
+		appendPlaced: r.Replace(placedAppend("")),
 		// A session's first run lists the session (session_index).
 		newRun: r.Replace(`WITH head AS (
 				INSERT INTO {{schema}}.session_heads AS h (session_id, last_place) VALUES ($1, 1)
@@ -421,10 +428,14 @@ func collectItems(rd *rowcodec.Reader, rows pgx.Rows) ([]state.Item, error) {
 // nothing. On a cancelled ctx nothing is written.
 //
 // Items in increasing Seq order (as the persistence middleware appends
-// them) go in with one statement, in one round trip. If another writer placed the run or took a
-// position after that statement read them, or the items are out of order,
-// the append is a transaction of a few statements (two round trips or
-// more).
+// them) go in in one round trip: past position 1, of a run placed by an
+// earlier append, with no read of their positions first (the session's
+// shared lock, then the insert); otherwise, or where that cannot write
+// (a retry of an append that committed, another item at a position, a
+// run with no place), with one statement that reads them, one more round
+// trip. If another writer placed the run or took a position after that
+// statement read them, or the items are out of order, the append is a
+// transaction of a few statements (two round trips or more).
 func (s *Store) Append(ctx context.Context, sessionID, runID string, items []state.Item) error {
 	if err := s.gate.Begin(ctx, "append to", sessionID); err != nil {
 		return err
@@ -435,6 +446,33 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	a, err := s.newAppendCols(ctx, sessionID, runID, items)
 	if err != nil {
 		return s.gate.Wrap(ctx, "append to", sessionID, err)
+	}
+	if increasing(a.seqs) && a.seqs[0] > 1 {
+		// Items past position 1 follow an earlier append of the run,
+		// which placed it: the common case, persistence's every commit
+		// after a run's first. They go in with no read of their
+		// positions (see placedAppend); whatever that cannot write
+		// (the items stored already, by a retry; another item there; a
+		// run whose place a Clear removed, or never had one) fails it,
+		// and the append is made by the statement below, which reads.
+		err := s.plainTrip(ctx,
+			func(b *pgx.Batch) {
+				b.Queue(s.q.lockShared, sessionID)
+				b.Queue(s.q.appendPlaced, a.args(sessionID, runID)...)
+			},
+			func(br pgx.BatchResults) error {
+				_, err := br.Exec()
+				if _, aerr := br.Exec(); err == nil {
+					err = aerr
+				}
+				return err
+			})
+		switch {
+		case err == nil:
+			return nil
+		case !isTaken(err) && !isDuplicateOutput(err) && !isUnplaced(err):
+			return s.gate.Wrap(ctx, "append to", sessionID, err)
+		}
 	}
 	if increasing(a.seqs) {
 		var differs int64

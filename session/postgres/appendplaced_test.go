@@ -1,0 +1,155 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/turnkit/turnkit/internal/testenv"
+	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/sessiontest"
+	"github.com/turnkit/turnkit/state"
+)
+
+// batchLog records the SQL of every statement sent in a batch.
+type batchLog struct {
+	mu   sync.Mutex
+	sqls []string
+}
+
+func (l *batchLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return ctx
+}
+func (l *batchLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (l *batchLog) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+func (l *batchLog) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	l.mu.Lock()
+	l.sqls = append(l.sqls, d.SQL)
+	l.mu.Unlock()
+}
+func (l *batchLog) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// take returns the statements recorded since the last take.
+func (l *batchLog) take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := l.sqls
+	l.sqls = nil
+	return out
+}
+
+// TestAppendPlaced checks Append's common case, items past position 1 of
+// a run that has its place, sent as appendPlaced with no read of their
+// positions, and each case it cannot write going on to appendOne, which
+// reads them: a run with no place, a retry of a committed append, another
+// item at a position, a second output for a call, a session a Clear
+// removed.
+func TestAppendPlaced(t *testing.T) {
+	ctx := t.Context()
+	cfg, err := pgxpool.ParseConfig(testenv.ServerURL(t, "TURNKIT_POSTGRES_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &batchLog{}
+	cfg.ConnConfig.Tracer = log
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "turnkit_placed_" + hex.EncodeToString(b)
+	defer pool.Close()
+	defer pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE") //nolint:errcheck
+	s, err := New(ctx, pool, WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sid = "placed"
+	sent := func(t *testing.T, want ...string) {
+		t.Helper()
+		got := log.take()
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				t.Errorf("the append did not send %.60q", w)
+			}
+		}
+	}
+	count := func(t *testing.T, want int) {
+		t.Helper()
+		items, err := s.List(ctx, sid, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(items) != want {
+			t.Fatalf("the session holds %d items, want %d", len(items), want)
+		}
+	}
+
+	if err := s.Append(ctx, sid, "run", sessiontest.Batch(0)); err != nil {
+		t.Fatal(err)
+	}
+	if got := log.take(); slices.Contains(got, s.q.appendPlaced) {
+		t.Error("a run's first append, at position 1, tried appendPlaced")
+	}
+
+	t.Run("placed run", func(t *testing.T) {
+		if err := s.Append(ctx, sid, "run", sessiontest.Batch(1)); err != nil {
+			t.Fatal(err)
+		}
+		got := log.take()
+		if !slices.Contains(got, s.q.appendPlaced) || slices.Contains(got, s.q.appendOne) {
+			t.Errorf("the append of a placed run sent %d statements, want appendPlaced and not appendOne", len(got))
+		}
+		count(t, 6)
+	})
+	t.Run("retry", func(t *testing.T) {
+		if err := s.Append(ctx, sid, "run", sessiontest.Batch(1)); err != nil {
+			t.Fatalf("a retry of a committed append: %v", err)
+		}
+		sent(t, s.q.appendPlaced, s.q.appendOne)
+		count(t, 6)
+	})
+	t.Run("another item", func(t *testing.T) {
+		other := []state.Item{state.AssistantMessage("msg", "something else").WithSeq(4)}
+		if err := s.Append(ctx, sid, "run", other); !errors.Is(err, session.ErrConflict) {
+			t.Fatalf("another item at a stored position: %v, want session.ErrConflict", err)
+		}
+		sent(t, s.q.appendPlaced, s.q.appendOne)
+		count(t, 6)
+	})
+	t.Run("second output", func(t *testing.T) {
+		again := []state.Item{state.ToolOutput("call", "lookup", `{"temp_c":19}`).WithSeq(7)}
+		if err := s.Append(ctx, sid, "run", again); !errors.Is(err, session.ErrDuplicateOutput) {
+			t.Fatalf("a second output for a call: %v, want session.ErrDuplicateOutput", err)
+		}
+		count(t, 6)
+	})
+	t.Run("unplaced run", func(t *testing.T) {
+		if err := s.Append(ctx, sid, "other", sessiontest.Batch(5)); err != nil {
+			t.Fatal(err)
+		}
+		sent(t, s.q.appendPlaced, s.q.appendOne)
+		count(t, 9)
+	})
+	t.Run("after Clear", func(t *testing.T) {
+		if err := s.Clear(ctx, sid); err != nil {
+			t.Fatal(err)
+		}
+		log.take()
+		if err := s.Append(ctx, sid, "run", sessiontest.Batch(2)); err != nil {
+			t.Fatal(err)
+		}
+		sent(t, s.q.appendPlaced, s.q.appendOne)
+		count(t, 3)
+	})
+}
