@@ -159,10 +159,11 @@ const (
 	persistenceAlone   chain = iota // persistence, no checkpoints
 	crashSafe                       // persistence over the checkpointer's session, then the checkpointer
 	crashSafeRetryable              // the same, with the tool declared retryable (checkpoint.WithRetryableTools)
+	crashSafeRequest                // crashSafe under a context that can be cancelled, as a request's is
 )
 
 func (c chain) String() string {
-	return [...]string{"persistence", "checkpoint", "checkpoint-retryable"}[c]
+	return [...]string{"persistence", "checkpoint", "checkpoint-retryable", "checkpoint-request-ctx"}[c]
 }
 
 // crashSafeTurns times one turn per iteration of a Runner with chain c
@@ -215,7 +216,16 @@ func crashSafeTurnsClocked(b *testing.B, be backend, h int, c chain, clock *cpuC
 			settle()
 		}
 	}
-	runnerTurnsClocked(b, hist, prepare, trivialTool(), clock, pipeline.WithMiddleware(mws...))
+	// A request's context can end: a driver may watch it for every
+	// statement (modernc's sqlite and pgx start a goroutine to interrupt
+	// one), which no turn under context.Background pays.
+	runCtx := context.Background()
+	if c == crashSafeRequest {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithCancel(runCtx)
+		defer cancel()
+	}
+	runnerTurnsIn(runCtx, b, hist, prepare, trivialTool(), clock, pipeline.WithMiddleware(mws...))
 	if ns, ok := clock.perTurn(); ok {
 		b.ReportMetric(ns, cpuMetric)
 	}
@@ -274,7 +284,9 @@ func (m *measuringStore) Save(ctx context.Context, run *state.Run) error {
 // crashSafeScenarios returns, for each backend and history size, a turn
 // with persistence alone, on the database backends the raw driver doing a
 // crash-safe tool turn's durable writes (crashraw.go), and turns with the
-// crash-safe chain, with the tool as it is and declared retryable: their
+// crash-safe chain, with the tool as it is and declared retryable, and at
+// the first history size the first of these again under a context that
+// can be cancelled, as a request's is (checkpoint-request-ctx): their
 // baseline is persistence alone, and their second one the raw driver.
 func crashSafeScenarios() []Scenario {
 	var out []Scenario
@@ -289,7 +301,11 @@ func crashSafeScenarios() []Scenario {
 				out = append(out, Scenario{Name: raw, Group: "crashsafe", Baseline: alone, PerOp: 1, Unit: "turn", Skip: be.skip,
 					Bench: func(b *testing.B) { rawDriverTurns(b, open, h) }})
 			}
-			for _, c := range []chain{crashSafe, crashSafeRetryable} {
+			chains := []chain{crashSafe, crashSafeRetryable}
+			if h == Histories()[0] {
+				chains = append(chains, crashSafeRequest)
+			}
+			for _, c := range chains {
 				out = append(out, Scenario{Name: fmt.Sprintf("crashsafe/%s/%s/history=%d", be.name, c, h), Group: "crashsafe",
 					Baseline: alone, Raw: raw, PerOp: 1, Unit: "turn", Skip: be.skip,
 					Bench: func(b *testing.B) { crashSafeTurns(b, be, h, c) }})

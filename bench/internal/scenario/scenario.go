@@ -276,7 +276,11 @@ func runnerTurnsTool(b *testing.B, history []state.Item, prepare func(run *state
 // runnerTurnsClocked is runnerTurnsTool with clock, when not nil, started
 // and stopped with the benchmark's timer and counting the timed turns.
 func runnerTurnsClocked(b *testing.B, history []state.Item, prepare func(run *state.Run), tool pipeline.Tool, clock *cpuClock, opts ...pipeline.Option) {
-	ctx := context.Background()
+	runnerTurnsIn(context.Background(), b, history, prepare, tool, clock, opts...)
+}
+
+// runnerTurnsIn is runnerTurnsClocked with the runs served under ctx.
+func runnerTurnsIn(ctx context.Context, b *testing.B, history []state.Item, prepare func(run *state.Run), tool pipeline.Tool, clock *cpuClock, opts ...pipeline.Option) {
 	perRun := turnsPerRun(len(history))
 	runner := pipeline.NewRunner(append(opts, pipeline.WithMaxTurns(perRun+2))...)
 	input := pipeline.UserInput("go")
