@@ -12,8 +12,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/internal/testenv"
 	"github.com/turnkit/turnkit/session"
+	"github.com/turnkit/turnkit/session/internal/ckpttest"
 	"github.com/turnkit/turnkit/session/sessiontest"
 	"github.com/turnkit/turnkit/state"
 )
@@ -152,4 +154,68 @@ func TestAppendPlaced(t *testing.T) {
 		sent(t, s.q.appendPlaced, s.q.appendOne)
 		count(t, 3)
 	})
+}
+
+// TestLargeNumbers saves a run past version, turn and position 256 (where
+// the store's arguments go as pointers, pgInt64 and int64s, rather than
+// boxed numbers) and appends items there, and reads back what it wrote.
+func TestLargeNumbers(t *testing.T) {
+	ctx := t.Context()
+	schema, pool := testSchemaInternal(t)
+	s, err := New(ctx, pool, WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := state.NewRun("large", "assistant")
+	runcore.SetMaxTurns(r, 1<<30)
+	runcore.SetSessionID(r, "large-session")
+	runcore.AddInput(r, state.UserMessage("go"))
+	for turn := 1; turn <= 300; turn++ {
+		ckpttest.Turn(t, r, turn)
+		if err := s.Save(ctx, r); err != nil {
+			t.Fatalf("save %d: %v", turn, err)
+		}
+	}
+	got, err := s.Load(ctx, "large")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Version() != r.Version() || got.Version() < 300 || got.Turn() != 300 || got.Len() != r.Len() {
+		t.Fatalf("loaded version %d, turn %d, %d items; saved version %d, turn 300, %d items", got.Version(), got.Turn(), got.Len(), r.Version(), r.Len())
+	}
+	if err := s.Append(ctx, "large-session", "large", sessiontest.Batch(0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(ctx, "large-session", "large", sessiontest.Batch(200)); err != nil { // positions 601 to 603
+		t.Fatal(err)
+	}
+	items, err := s.List(ctx, "large-session", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []int64
+	for _, it := range items {
+		seqs = append(seqs, it.Seq())
+	}
+	if want := []int64{1, 2, 3, 601, 602, 603}; !slices.Equal(seqs, want) {
+		t.Fatalf("the session holds positions %v, want %v", seqs, want)
+	}
+}
+
+// testSchemaInternal is store_test.go's testSchema for this package's
+// tests: a pool and a schema of their own, dropped at the end.
+func testSchemaInternal(t *testing.T) (string, *pgxpool.Pool) {
+	t.Helper()
+	pool, err := pgxpool.New(t.Context(), testenv.ServerURL(t, "TURNKIT_POSTGRES_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "turnkit_large_" + hex.EncodeToString(b)
+	t.Cleanup(func() {
+		pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE") //nolint:errcheck
+		pool.Close()
+	})
+	return schema, pool
 }

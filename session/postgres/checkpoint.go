@@ -583,9 +583,9 @@ func buildsOn(d *state.Delta) bool { return d.Base > 0 && !d.Full }
 // ckptQueries.save and saveAppend take them.
 func saveArgs(args []any, d *state.Delta) []any {
 	seqs, data := rowcodec.Columns(d)
-	sum := d.Summary
-	return append(args, d.Base, d.Version, d.Head, d.Context, d.Full || d.Context != nil, d.Full,
-		seqs, data, sum.SessionID, int16(sum.Status), sum.Agent, int64(sum.Turn), int64(sum.Pending))
+	sum := &d.Summary
+	return append(args, (*pgInt64)(&d.Base), (*pgInt64)(&d.Version), d.Head, d.Context, d.Full || d.Context != nil, d.Full,
+		int64s(seqs), data, sum.SessionID, int16(sum.Status), sum.Agent, (*pgInt)(&sum.Turn), (*pgInt)(&sum.Pending))
 }
 
 // saveOnArgsLen is the most arguments queueSaveOn appends.
@@ -598,15 +598,16 @@ const saveOnArgsLen = 14
 // d.RunID), in its array if it has room (saveOnArgsLen).
 func (s *Store) queueSaveOn(b *pgx.Batch, d *state.Delta, args []any, run, sid any) {
 	seqs, data := rowcodec.Columns(d)
-	sum := d.Summary
+	sum := &d.Summary
 	n := len(args)
-	args = append(args, run, d.Base, d.Version, d.Head, d.Context, d.Context != nil,
-		sum.SessionID, int16(sum.Status), sum.Agent, int64(sum.Turn), int64(sum.Pending))
+	// The numbers go as pointers into d (see pgInt64).
+	args = append(args, run, (*pgInt64)(&d.Base), (*pgInt64)(&d.Version), d.Head, d.Context, d.Context != nil,
+		sum.SessionID, int16(sum.Status), sum.Agent, (*pgInt)(&sum.Turn), (*pgInt)(&sum.Pending))
 	query := [2][2]string{{s.ck.casOn, s.ck.casPiecesOn}, {s.ck.casAppendOn, s.ck.casAppendPiecesOn}}
 	lock, pieces := 0, 0
 	if len(seqs) > 0 {
 		pieces = 1
-		args = append(args, seqs, data)
+		args = append(args, int64s(seqs), data)
 	}
 	if sid != nil {
 		lock = 1

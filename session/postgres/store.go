@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/turnkit/turnkit/session"
@@ -577,7 +578,48 @@ const appendArgsLen = 8
 
 // argsRoom returns args with room for more arguments after them.
 func (a appendCols) argsRoom(sessionID string, placeOrRun any, more int) []any {
-	return append(make([]any, 0, appendArgsLen+more), sessionID, placeOrRun, a.seqs, a.kinds, a.names, a.raws, a.callIDs, a.batchCalls)
+	return append(make([]any, 0, appendArgsLen+more), sessionID, placeOrRun, int64s(a.seqs), a.kinds, a.names, a.raws, a.callIDs, a.batchCalls)
+}
+
+// int64s is a bigint[] argument whose elements pgx encodes with no
+// allocation. Given a []int64, pgx boxes each element in an interface
+// (pgtype.FlatArray), and boxing an int64 from 256 up allocates: every
+// position and version of a run past its 128th turn cost an allocation.
+// Here each element goes as a pointer (pgInt64), which boxes for free.
+type int64s []int64
+
+// Dimensions implements pgtype.ArrayGetter.
+func (a int64s) Dimensions() []pgtype.ArrayDimension {
+	if a == nil {
+		return nil
+	}
+	return []pgtype.ArrayDimension{{Length: int32(len(a)), LowerBound: 1}}
+}
+
+// Index implements pgtype.ArrayGetter.
+func (a int64s) Index(i int) any { return (*pgInt64)(&a[i]) }
+
+// IndexType implements pgtype.ArrayGetter.
+func (a int64s) IndexType() any { return (*pgInt64)(nil) }
+
+// pgInt64 and pgInt are numbers that pgx encodes through a pointer to
+// them (pgtype.Int64Valuer), with no allocation: an int64 or an int
+// argument is boxed, and then encoded, allocating from 256 up (a run's
+// versions and turns), and pgx's own dereference of an *int64 boxes the
+// value again.
+type (
+	pgInt64 int64
+	pgInt   int
+)
+
+// Int64Value implements pgtype.Int64Valuer.
+func (v *pgInt64) Int64Value() (pgtype.Int8, error) {
+	return pgtype.Int8{Int64: int64(*v), Valid: true}, nil
+}
+
+// Int64Value implements pgtype.Int64Valuer.
+func (v *pgInt) Int64Value() (pgtype.Int8, error) {
+	return pgtype.Int8{Int64: int64(*v), Valid: true}, nil
 }
 
 // appendRest finishes an append after appendExisting answered (place,
