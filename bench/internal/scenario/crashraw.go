@@ -164,6 +164,14 @@ type rawDriver interface {
 	close()
 }
 
+// A settler is a raw driver whose file has a write-ahead log that settle
+// checkpoints and empties, untimed between runs, as sqliteSettle does
+// for the store: the timed turns then copy into the database the pages
+// they wrote, not the reset's.
+type settler interface {
+	settle(ctx context.Context) error
+}
+
 // The run and session the raw rows write, and the run's place in its
 // session (the history's is 1).
 const (
@@ -188,8 +196,10 @@ func rawVersion(j int) int64 { return 2 + 2*int64(j) }
 
 // rawDriverTurns times one crash-safe tool turn's durable writes per
 // iteration with the raw driver of be, into a session that holds h items
-// of history; every turnsPerRun(h) turns, untimed, the run's checkpoint
-// and items are removed, as the crash-safe scenarios start a fresh run.
+// of history; every crashSafeRunTurns turns, untimed, the run's
+// checkpoint and items are removed, as the crash-safe scenarios start a
+// fresh run, and a driver that has a write-ahead log to settle (a
+// settler) settles it, as the store's scenarios do.
 func rawDriverTurns(b *testing.B, open func(tb testing.TB) rawDriver, h int) {
 	ctx := context.Background()
 	ws := recordTurnWrites(b, h)
@@ -198,7 +208,7 @@ func rawDriverTurns(b *testing.B, open func(tb testing.TB) rawDriver, h int) {
 	if err := drv.seed(ctx, makeHistory(h)); err != nil {
 		b.Fatal(err)
 	}
-	perRun := turnsPerRun(h)
+	perRun := crashSafeRunTurns
 	j := perRun
 	b.ReportAllocs()
 	for b.Loop() {
@@ -206,6 +216,11 @@ func rawDriverTurns(b *testing.B, open func(tb testing.TB) rawDriver, h int) {
 			b.StopTimer()
 			if err := drv.reset(ctx, ws[0].save.head); err != nil {
 				b.Fatal(err)
+			}
+			if st, ok := drv.(settler); ok {
+				if err := st.settle(ctx); err != nil {
+					b.Fatal(err)
+				}
 			}
 			j = 0
 			b.StartTimer()
@@ -322,6 +337,17 @@ func (r *rawSQLite) insertItems(ctx context.Context, tx *sql.Tx, place int64, it
 			return err
 		}
 		items = items[n:]
+	}
+	return nil
+}
+
+func (r *rawSQLite) settle(ctx context.Context) error {
+	var busy, logged, done int
+	if err := r.db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logged, &done); err != nil {
+		return err
+	}
+	if busy != 0 {
+		return fmt.Errorf("wal_checkpoint(TRUNCATE): busy")
 	}
 	return nil
 }

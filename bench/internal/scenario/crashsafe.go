@@ -225,7 +225,7 @@ func crashSafeTurnsClocked(b *testing.B, be backend, h int, c chain, clock *cpuC
 		runCtx, cancel = context.WithCancel(runCtx)
 		defer cancel()
 	}
-	runnerTurnsIn(runCtx, b, hist, prepare, trivialTool(), clock, pipeline.WithMiddleware(mws...))
+	runnerTurnsIn(runCtx, b, hist, crashSafeRunTurns, prepare, trivialTool(), clock, pipeline.WithMiddleware(mws...))
 	if ns, ok := clock.perTurn(); ok {
 		b.ReportMetric(ns, cpuMetric)
 	}

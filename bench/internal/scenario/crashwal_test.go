@@ -51,8 +51,9 @@ func truncateWAL(tb testing.TB, db *sql.DB) {
 
 // walFew and walMany are the tool turns of the two runs whose logs the
 // WAL page tests take the difference of, the store's and the raw
-// driver's alike: the longer as long as a turnbench run at h=10
-// (turnsPerRun), so that a run's rows span the leaves they span there,
+// driver's alike: the longer as long as a turnbench run at h=10 was
+// before the crash-safe rows' runs became crashSafeRunTurns long (64
+// turns), so that a run's rows span the leaves they spanned there,
 // and the shorter past the first leaves' splits. Over runs of 4 and 24
 // turns a turn's pieces fit in fewer leaves than they do over a whole
 // run, and the figures were lower: the store's 7.55 pages at h=10 (with

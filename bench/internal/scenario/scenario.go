@@ -145,6 +145,19 @@ func makeHistory(n int) []state.Item {
 // items, with h = 10 000 it sees 10 001 to 11 001.
 func turnsPerRun(h int) int { return max(64, h/20) }
 
+// crashSafeRunTurns is how many timed turns a crash-safe scenario (and the
+// raw driver's beside it) runs before it starts a fresh run, at every
+// history size: turnsPerRun(10 000). A run's length, not its history,
+// decides whether SQLite's automatic checkpoints of the write-ahead log
+// (every 1 000 pages, some 140 crash-safe turns) land in the timed turns:
+// each run starts on a log emptied untimed (sqliteSettle), so runs of 64
+// turns never reached one and runs of 500 reached three. With turnsPerRun
+// the SQLite rows at h = 10 and 1 000 left out the checkpoints' copying,
+// which every turn pays for in production, and those at h = 10 000 did
+// not: persistence alone measured 72 µs a turn at h = 10 and 112 µs at
+// h = 10 000, and 110 to 122 µs at h = 10 in runs of 500 turns.
+const crashSafeRunTurns = 500
+
 // passThrough returns a middleware named name that wraps every stage (run,
 // turn, model and tool) and only calls the next handler: the cost of a
 // layer of the chain itself.
@@ -276,12 +289,12 @@ func runnerTurnsTool(b *testing.B, history []state.Item, prepare func(run *state
 // runnerTurnsClocked is runnerTurnsTool with clock, when not nil, started
 // and stopped with the benchmark's timer and counting the timed turns.
 func runnerTurnsClocked(b *testing.B, history []state.Item, prepare func(run *state.Run), tool pipeline.Tool, clock *cpuClock, opts ...pipeline.Option) {
-	runnerTurnsIn(context.Background(), b, history, prepare, tool, clock, opts...)
+	runnerTurnsIn(context.Background(), b, history, turnsPerRun(len(history)), prepare, tool, clock, opts...)
 }
 
-// runnerTurnsIn is runnerTurnsClocked with the runs served under ctx.
-func runnerTurnsIn(ctx context.Context, b *testing.B, history []state.Item, prepare func(run *state.Run), tool pipeline.Tool, clock *cpuClock, opts ...pipeline.Option) {
-	perRun := turnsPerRun(len(history))
+// runnerTurnsIn is runnerTurnsClocked with the runs served under ctx,
+// perRun timed turns each.
+func runnerTurnsIn(ctx context.Context, b *testing.B, history []state.Item, perRun int, prepare func(run *state.Run), tool pipeline.Tool, clock *cpuClock, opts ...pipeline.Option) {
 	runner := pipeline.NewRunner(append(opts, pipeline.WithMaxTurns(perRun+2))...)
 	input := pipeline.UserInput("go")
 	done := false
