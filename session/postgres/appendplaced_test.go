@@ -57,22 +57,8 @@ func (l *batchLog) take() []string {
 // removed.
 func TestAppendPlaced(t *testing.T) {
 	ctx := t.Context()
-	cfg, err := pgxpool.ParseConfig(testenv.ServerURL(t, "TURNKIT_POSTGRES_URL"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := &batchLog{}
-	cfg.ConnConfig.Tracer = log
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "turnkit_placed_" + hex.EncodeToString(b)
-	defer pool.Close()
-	defer pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE") //nolint:errcheck
-	s, err := New(ctx, pool, WithSchema(schema))
+	s, err := newTestStore(t, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,8 +147,7 @@ func TestAppendPlaced(t *testing.T) {
 // boxed numbers) and appends items there, and reads back what it wrote.
 func TestLargeNumbers(t *testing.T) {
 	ctx := t.Context()
-	schema, pool := testSchemaInternal(t)
-	s, err := New(ctx, pool, WithSchema(schema))
+	s, err := newTestStore(t, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,20 +187,25 @@ func TestLargeNumbers(t *testing.T) {
 	}
 }
 
-// testSchemaInternal is store_test.go's testSchema for this package's
-// tests: a pool and a schema of their own, dropped at the end.
-func testSchemaInternal(t *testing.T) (string, *pgxpool.Pool) {
+// newTestStore returns a Store in a schema of its own, dropped at the
+// end, on a pool whose connections trace with tracer (nil: none).
+func newTestStore(t *testing.T, tracer pgx.QueryTracer) (*Store, error) {
 	t.Helper()
-	pool, err := pgxpool.New(t.Context(), testenv.ServerURL(t, "TURNKIT_POSTGRES_URL"))
+	cfg, err := pgxpool.ParseConfig(testenv.ServerURL(t, "TURNKIT_POSTGRES_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.Tracer = tracer
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
-	schema := "turnkit_large_" + hex.EncodeToString(b)
+	schema := "turnkit_internal_" + hex.EncodeToString(b)
 	t.Cleanup(func() {
 		pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE") //nolint:errcheck
 		pool.Close()
 	})
-	return schema, pool
+	return New(t.Context(), pool, WithSchema(schema))
 }

@@ -448,7 +448,8 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	if err != nil {
 		return s.gate.Wrap(ctx, "append to", sessionID, err)
 	}
-	if increasing(a.seqs) && a.seqs[0] > 1 {
+	inOrder := increasing(a.seqs)
+	if inOrder && a.seqs[0] > 1 {
 		// Items past position 1 follow an earlier append of the run,
 		// which placed it: the common case, persistence's every commit
 		// after a run's first. They go in with no read of their
@@ -475,7 +476,7 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 			return s.gate.Wrap(ctx, "append to", sessionID, err)
 		}
 	}
-	if increasing(a.seqs) {
+	if inOrder {
 		var differs int64
 		err := s.oneTrip(ctx,
 			func(b *pgx.Batch) { b.Queue(s.q.appendOne, a.args(sessionID, runID)...) },
