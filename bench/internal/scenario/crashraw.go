@@ -341,16 +341,7 @@ func (r *rawSQLite) insertItems(ctx context.Context, tx *sql.Tx, place int64, it
 	return nil
 }
 
-func (r *rawSQLite) settle(ctx context.Context) error {
-	var busy, logged, done int
-	if err := r.db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logged, &done); err != nil {
-		return err
-	}
-	if busy != 0 {
-		return fmt.Errorf("wal_checkpoint(TRUNCATE): busy")
-	}
-	return nil
-}
+func (r *rawSQLite) settle(ctx context.Context) error { return truncateLog(ctx, r.db) }
 
 func (r *rawSQLite) reset(ctx context.Context, head []byte) error {
 	return r.inTx(ctx, func(tx *sql.Tx) error {

@@ -47,11 +47,17 @@ func sqliteSettle(tb testing.TB, path string) func() {
 			tb.Fatal(err)
 		}
 		defer db.Close()
-		var busy, logged, done int
-		if err := db.QueryRow(`PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logged, &done); err != nil {
+		if err := truncateLog(context.Background(), db); err != nil {
 			tb.Fatal(err)
 		}
 	}
+}
+
+// truncateLog checkpoints the write-ahead log of db's file into the
+// database and empties it.
+func truncateLog(ctx context.Context, db *sql.DB) error {
+	var busy, logged, done int
+	return db.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logged, &done)
 }
 
 // BackendNames returns the names of the crash-safe scenarios' backends,
