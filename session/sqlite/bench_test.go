@@ -11,6 +11,7 @@ import (
 
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/internal/ckpttest"
+	"github.com/turnkit/turnkit/session/internal/rowcodec"
 	"github.com/turnkit/turnkit/session/sessiontest"
 	"github.com/turnkit/turnkit/session/sqlite"
 	"github.com/turnkit/turnkit/state"
@@ -44,11 +45,7 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	})
 	b.Run("raw", func(b *testing.B) {
-		db, err := sql.Open("sqlite", filepath.Join(b.TempDir(), "raw.db")+"?_txlock=immediate&_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer db.Close()
+		db := rawAppendDB(b, filepath.Join(b.TempDir(), "raw.db"))
 		if _, err := db.Exec(`CREATE TABLE items (session_id TEXT, place INTEGER, seq INTEGER, kind TEXT, name TEXT, raw BLOB,
 			PRIMARY KEY (session_id, place, seq)) WITHOUT ROWID`); err != nil {
 			b.Fatal(err)
@@ -64,24 +61,9 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	})
 	b.Run("raw-same-writes", func(b *testing.B) {
-		db, err := sql.Open("sqlite", filepath.Join(b.TempDir(), "raw.db")+"?_txlock=immediate&_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000")
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer db.Close()
-		for _, ddl := range []string{
-			`CREATE TABLE items (session_id TEXT NOT NULL, place INTEGER NOT NULL, seq INTEGER NOT NULL,
-				kind TEXT NOT NULL, name TEXT NOT NULL, raw BLOB NOT NULL, call_id TEXT, answers INTEGER,
-				stamp INTEGER NOT NULL DEFAULT 0, behind INTEGER,
-				PRIMARY KEY (session_id, place, seq)) WITHOUT ROWID`,
-			`CREATE UNIQUE INDEX items_call_ids ON items (session_id, place, call_id, coalesce(answers, seq), answers IS NULL)
-				WHERE call_id IS NOT NULL`,
-			`CREATE INDEX items_behind ON items (session_id, stamp) WHERE behind IS NOT NULL`,
-		} {
-			if _, err := db.Exec(ddl); err != nil {
-				b.Fatal(err)
-			}
-		}
+		path := filepath.Join(b.TempDir(), "raw.db")
+		open(b, path) // the store's schema, by its own migrations
+		db := rawAppendDB(b, path)
 		b.ReportAllocs()
 		sid := benchSession()
 		var i int64
@@ -91,31 +73,41 @@ func BenchmarkAppend(b *testing.B) {
 			}
 			i++
 		}
+		// Each batch's output answers its call, as the store's would.
+		var answered int64
+		if err := db.QueryRow(`SELECT count(*) FROM session_items WHERE session_id = ? AND answers = seq - 1`, sid).Scan(&answered); err != nil || answered != i {
+			b.Fatalf("%d outputs answer their calls after %d appends (%v)", answered, i, err)
+		}
 	})
 }
 
-// rawAppendSameWrites inserts items as the store's rows, with stamp as
-// their write stamp: a call and an output get their call ID, an output
-// the position of the call before it in items.
+// rawAppendDB opens the file at path for the raw driver's appends, as the
+// store opens its own: immediate transactions, a write-ahead log,
+// synchronous NORMAL.
+func rawAppendDB(b *testing.B, path string) *sql.DB {
+	db, err := sql.Open("sqlite", path+"?_txlock=immediate&_journal_mode=WAL&_synchronous=NORMAL&_busy_timeout=5000")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// rawAppendSameWrites inserts items into the store's session_items as
+// the store's rows, with stamp as their write stamp: a call and an output
+// get their call ID, an output the position of the call before it in
+// items (rowcodec.Calls, as the store finds it before it looks further).
 func rawAppendSameWrites(ctx context.Context, db *sql.DB, sessionID string, stamp int64, items []state.Item) error {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	calls := map[string]int64{}
-	for _, it := range items {
-		var callID, answers any
-		switch it.Kind() {
-		case state.KindToolCall:
-			callID = it.CallID()
-			calls[it.CallID()] = it.Seq()
-		case state.KindToolOutput:
-			callID, answers = it.CallID(), calls[it.CallID()]
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
+	callIDs, batchCalls := rowcodec.Calls(items)
+	for i, it := range items {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			sessionID, 1, it.Seq(), it.Kind().String(), it.Name(), it.Raw(), callID, answers, stamp); err != nil {
+			sessionID, 1, it.Seq(), it.Kind().String(), it.Name(), it.Raw(), callIDs[i], batchCalls[i], stamp); err != nil {
 			return err
 		}
 	}
