@@ -269,6 +269,12 @@ func casStatement(lock, pieces bool) string {
 // another, on its key (isTaken), a second output for a call on the
 // answers' index (isDuplicateOutput), a run with no place or a session
 // with no head on a NOT NULL (isUnplaced).
+//
+// Its items are in increasing Seq order, so when their positions are
+// consecutive (the last is the first plus their count less one), an
+// output whose call is in the batch answers that call with no lookup:
+// a stored call between the two would hold one of the batch's positions,
+// and fail the statement on its key.
 func placedAppend(cond string) string {
 	head, where := "", ""
 	if cond != "" {
@@ -280,7 +286,10 @@ func placedAppend(cond string) string {
 				WHERE session_id = $1` + head + `
 				RETURNING stamp)
 			INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
-			SELECT $1, (SELECT place FROM r), t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("(SELECT place FROM r)") + `,
+			SELECT $1, (SELECT place FROM r), t.seq, t.kind, t.name, t.raw, t.call_id,
+				CASE WHEN t.batch_call > 0 AND ($3::bigint[])[cardinality($3::bigint[])] - ($3::bigint[])[1] = cardinality($3::bigint[]) - 1
+					THEN t.batch_call
+				ELSE ` + answersExpr("(SELECT place FROM r)") + ` END,
 				(SELECT stamp FROM head)
 			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
 				AS t(seq, kind, name, raw, call_id, batch_call)` + where

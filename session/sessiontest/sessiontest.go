@@ -352,6 +352,14 @@ func testSecondOutput(t *testing.T, s session.Store) {
 		[]state.Item{call(2), output(3)},
 	))
 
+	// An output answers the latest call with its ID before it: in a batch
+	// with a gap, a call stored in the gap, not the batch's own.
+	sid = newSessionID(t)
+	mustAppend(t, s, sid, "a", []state.Item{item("a", 1), call(3)})
+	mustAppend(t, s, sid, "a", []state.Item{call(2), output(4)})
+	refused("second output of the call in the gap", []state.Item{output(5)})
+	wantList(t, s, sid, 0, []state.Item{item("a", 1), call(2), call(3), output(4)})
+
 	// A popped output no longer answers its call.
 	sid = newSessionID(t)
 	mustAppend(t, s, sid, "a", []state.Item{call(1), output(2)})
