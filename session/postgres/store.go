@@ -533,7 +533,7 @@ type appendCols struct {
 	names      []string
 	raws       [][]byte
 	callIDs    [][]byte
-	batchCalls any
+	batchCalls []*int64
 }
 
 // newAppendCols returns the columns of items of run runID, each item's
@@ -579,7 +579,8 @@ const appendArgsLen = 8
 
 // argsRoom returns args with room for more arguments after them.
 func (a appendCols) argsRoom(sessionID string, placeOrRun any, more int) []any {
-	return append(make([]any, 0, appendArgsLen+more), sessionID, placeOrRun, int64s(a.seqs), a.kinds, a.names, a.raws, a.callIDs, a.batchCalls)
+	return append(make([]any, 0, appendArgsLen+more), sessionID, placeOrRun,
+		int64s(a.seqs), texts(a.kinds), texts(a.names), byteas(a.raws), byteas(a.callIDs), optInt64s(a.batchCalls))
 }
 
 // int64s is a bigint[] argument whose elements pgx encodes with no
@@ -590,18 +591,77 @@ func (a appendCols) argsRoom(sessionID string, placeOrRun any, more int) []any {
 type int64s []int64
 
 // Dimensions implements pgtype.ArrayGetter.
-func (a int64s) Dimensions() []pgtype.ArrayDimension {
-	if a == nil {
-		return nil
-	}
-	return []pgtype.ArrayDimension{{Length: int32(len(a)), LowerBound: 1}}
-}
+func (a int64s) Dimensions() []pgtype.ArrayDimension { return dims(len(a), a == nil) }
 
 // Index implements pgtype.ArrayGetter.
 func (a int64s) Index(i int) any { return (*pgInt64)(&a[i]) }
 
 // IndexType implements pgtype.ArrayGetter.
 func (a int64s) IndexType() any { return (*pgInt64)(nil) }
+
+// texts, byteas and optInt64s are the text[], bytea[] and bigint[] (with
+// NULLs) arguments of an append, whose elements pgx encodes with no
+// allocation, as int64s: given a []string, a [][]byte or a []*int64, pgx
+// boxes each string, or reflects on the slice and allocates for each
+// element, nine allocations of an append of three items.
+type (
+	texts     []string
+	byteas    [][]byte
+	optInt64s []*int64 // nil elements are NULL
+)
+
+// Dimensions implements pgtype.ArrayGetter.
+func (a texts) Dimensions() []pgtype.ArrayDimension { return dims(len(a), a == nil) }
+
+// Index implements pgtype.ArrayGetter.
+func (a texts) Index(i int) any { return (*pgText)(&a[i]) }
+
+// IndexType implements pgtype.ArrayGetter.
+func (a texts) IndexType() any { return (*pgText)(nil) }
+
+// Dimensions implements pgtype.ArrayGetter.
+func (a byteas) Dimensions() []pgtype.ArrayDimension { return dims(len(a), a == nil) }
+
+// Index implements pgtype.ArrayGetter.
+func (a byteas) Index(i int) any { return (*pgBytes)(&a[i]) }
+
+// IndexType implements pgtype.ArrayGetter.
+func (a byteas) IndexType() any { return (*pgBytes)(nil) }
+
+// Dimensions implements pgtype.ArrayGetter.
+func (a optInt64s) Dimensions() []pgtype.ArrayDimension { return dims(len(a), a == nil) }
+
+// Index implements pgtype.ArrayGetter: a nil element is a nil pointer,
+// which pgx sends as NULL.
+func (a optInt64s) Index(i int) any { return (*pgInt64)(a[i]) }
+
+// IndexType implements pgtype.ArrayGetter.
+func (a optInt64s) IndexType() any { return (*pgInt64)(nil) }
+
+// dims are the dimensions of a one-dimensional array of n elements; a nil
+// array has none, and is NULL.
+func dims(n int, null bool) []pgtype.ArrayDimension {
+	if null {
+		return nil
+	}
+	return []pgtype.ArrayDimension{{Length: int32(n), LowerBound: 1}}
+}
+
+// pgText and pgBytes are a string and a byte slice that pgx encodes
+// through a pointer to them (pgtype.TextValuer, pgtype.BytesValuer), as
+// pgInt64; a nil pgBytes is NULL.
+type (
+	pgText  string
+	pgBytes []byte
+)
+
+// TextValue implements pgtype.TextValuer.
+func (v *pgText) TextValue() (pgtype.Text, error) {
+	return pgtype.Text{String: string(*v), Valid: true}, nil
+}
+
+// BytesValue implements pgtype.BytesValuer.
+func (v *pgBytes) BytesValue() ([]byte, error) { return *v, nil }
 
 // pgInt64 and pgInt are numbers that pgx encodes through a pointer to
 // them (pgtype.Int64Valuer), with no allocation: an int64 or an int
