@@ -593,8 +593,10 @@ func buildsOn(d *state.Delta) bool { return d.Base > 0 && !d.Full }
 func saveArgs(args []any, d *state.Delta) []any {
 	seqs, data := rowcodec.Columns(d)
 	sum := &d.Summary
-	return append(args, (*pgInt64)(&d.Base), (*pgInt64)(&d.Version), d.Head, d.Context, d.Full || d.Context != nil, d.Full,
-		int64s(seqs), data, sum.SessionID, int16(sum.Status), sum.Agent, (*pgInt)(&sum.Turn), (*pgInt)(&sum.Pending))
+	// The numbers, strings and bytes go as pointers into d (see pgInt64
+	// and pgText), which box with no allocation.
+	return append(args, (*pgInt64)(&d.Base), (*pgInt64)(&d.Version), (*pgBytes)(&d.Head), (*pgBytes)(&d.Context), d.Full || d.Context != nil, d.Full,
+		int64s(seqs), byteas(data), (*pgText)(&sum.SessionID), int16(sum.Status), (*pgText)(&sum.Agent), (*pgInt)(&sum.Turn), (*pgInt)(&sum.Pending))
 }
 
 // saveOnArgsLen is the most arguments queueSaveOn appends.
@@ -609,14 +611,15 @@ func (s *Store) queueSaveOn(b *pgx.Batch, d *state.Delta, args []any, run, sid a
 	seqs, data := rowcodec.Columns(d)
 	sum := &d.Summary
 	n := len(args)
-	// The numbers go as pointers into d (see pgInt64).
-	args = append(args, run, (*pgInt64)(&d.Base), (*pgInt64)(&d.Version), d.Head, d.Context, d.Context != nil,
-		sum.SessionID, int16(sum.Status), sum.Agent, (*pgInt)(&sum.Turn), (*pgInt)(&sum.Pending))
+	// The numbers, strings and bytes go as pointers into d (see pgInt64
+	// and pgText), which box with no allocation.
+	args = append(args, run, (*pgInt64)(&d.Base), (*pgInt64)(&d.Version), (*pgBytes)(&d.Head), (*pgBytes)(&d.Context), d.Context != nil,
+		(*pgText)(&sum.SessionID), int16(sum.Status), (*pgText)(&sum.Agent), (*pgInt)(&sum.Turn), (*pgInt)(&sum.Pending))
 	query := [2][2]string{{s.ck.casOn, s.ck.casPiecesOn}, {s.ck.casAppendOn, s.ck.casAppendPiecesOn}}
 	lock, pieces := 0, 0
 	if len(seqs) > 0 {
 		pieces = 1
-		args = append(args, int64s(seqs), data)
+		args = append(args, int64s(seqs), byteas(data))
 	}
 	if sid != nil {
 		lock = 1
