@@ -50,11 +50,12 @@ func (l *batchLog) take() []string {
 }
 
 // TestAppendPlaced checks Append's common case, items past position 1 of
-// a run that has its place, sent as appendPlaced with no read of their
-// positions, and each case it cannot write going on to appendOne, which
-// reads them: a run with no place, a retry of a committed append, another
-// item at a position, a second output for a call, a session a Clear
-// removed.
+// a run that has its place, sent with no read of their positions
+// (appendPaired where each output's call is in the batch, appendPlaced,
+// which looks the call up, where one is not), and each case it cannot
+// write going on to appendOne, which reads them: a run with no place, a
+// retry of a committed append, another item at a position, a second
+// output for a call, a session a Clear removed.
 func TestAppendPlaced(t *testing.T) {
 	ctx := t.Context()
 	log := &batchLog{}
@@ -86,7 +87,7 @@ func TestAppendPlaced(t *testing.T) {
 	if err := s.Append(ctx, sid, "run", sessiontest.Batch(0)); err != nil {
 		t.Fatal(err)
 	}
-	if got := log.take(); slices.Contains(got, s.q.appendPlaced) {
+	if got := log.take(); slices.Contains(got, s.q.appendPlaced) || slices.Contains(got, s.q.appendPaired) {
 		t.Error("a run's first append, at position 1, tried appendPlaced")
 	}
 
@@ -95,8 +96,8 @@ func TestAppendPlaced(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := log.take()
-		if !slices.Contains(got, s.q.appendPlaced) || slices.Contains(got, s.q.appendOne) {
-			t.Errorf("the append of a placed run sent %d statements, want appendPlaced and not appendOne", len(got))
+		if !slices.Contains(got, s.q.appendPaired) || slices.Contains(got, s.q.appendOne) {
+			t.Errorf("the append of a placed run, its call and output at consecutive positions, sent %d statements, want appendPaired and not appendOne", len(got))
 		}
 		count(t, 6)
 	})
@@ -104,7 +105,7 @@ func TestAppendPlaced(t *testing.T) {
 		if err := s.Append(ctx, sid, "run", sessiontest.Batch(1)); err != nil {
 			t.Fatalf("a retry of a committed append: %v", err)
 		}
-		sent(t, s.q.appendPlaced, s.q.appendOne)
+		sent(t, s.q.appendPaired, s.q.appendOne)
 		count(t, 6)
 	})
 	t.Run("another item", func(t *testing.T) {
@@ -112,7 +113,7 @@ func TestAppendPlaced(t *testing.T) {
 		if err := s.Append(ctx, sid, "run", other); !errors.Is(err, session.ErrConflict) {
 			t.Fatalf("another item at a stored position: %v, want session.ErrConflict", err)
 		}
-		sent(t, s.q.appendPlaced, s.q.appendOne)
+		sent(t, s.q.appendPaired, s.q.appendOne)
 		count(t, 6)
 	})
 	t.Run("second output", func(t *testing.T) {
@@ -120,14 +121,35 @@ func TestAppendPlaced(t *testing.T) {
 		if err := s.Append(ctx, sid, "run", again); !errors.Is(err, session.ErrDuplicateOutput) {
 			t.Fatalf("a second output for a call: %v, want session.ErrDuplicateOutput", err)
 		}
+		sent(t, s.q.appendPlaced, s.q.appendOne)
 		count(t, 6)
+	})
+	t.Run("output of a stored call", func(t *testing.T) {
+		call := state.ToolCall("fc", "held", "lookup", `{}`).WithSeq(7)
+		output := func(seq int64) []state.Item {
+			return []state.Item{state.ToolOutput("held", "lookup", `{}`).WithSeq(seq)}
+		}
+		if err := s.Append(ctx, sid, "run", []state.Item{call}); err != nil {
+			t.Fatal(err)
+		}
+		log.take()
+		if err := s.Append(ctx, sid, "run", output(8)); err != nil {
+			t.Fatal(err)
+		}
+		if got := log.take(); !slices.Contains(got, s.q.appendPlaced) || slices.Contains(got, s.q.appendPaired) {
+			t.Error("the output of a call stored earlier was not sent as appendPlaced, which looks the call up")
+		}
+		if err := s.Append(ctx, sid, "run", output(9)); !errors.Is(err, session.ErrDuplicateOutput) {
+			t.Fatalf("a second output for the stored call: %v, want session.ErrDuplicateOutput", err)
+		}
+		count(t, 8)
 	})
 	t.Run("unplaced run", func(t *testing.T) {
 		if err := s.Append(ctx, sid, "other", sessiontest.Batch(5)); err != nil {
 			t.Fatal(err)
 		}
-		sent(t, s.q.appendPlaced, s.q.appendOne)
-		count(t, 9)
+		sent(t, s.q.appendPaired, s.q.appendOne)
+		count(t, 11)
 	})
 	t.Run("after Clear", func(t *testing.T) {
 		if err := s.Clear(ctx, sid); err != nil {
@@ -137,7 +159,7 @@ func TestAppendPlaced(t *testing.T) {
 		if err := s.Append(ctx, sid, "run", sessiontest.Batch(2)); err != nil {
 			t.Fatal(err)
 		}
-		sent(t, s.q.appendPlaced, s.q.appendOne)
+		sent(t, s.q.appendPaired, s.q.appendOne)
 		count(t, 3)
 	})
 }

@@ -56,6 +56,9 @@ func BenchmarkAppend(b *testing.B) {
 	})
 	b.Run("raw", func(b *testing.B) {
 		table := pgx.Identifier{schema, "raw_items"}.Sanitize()
+		if _, err := pool.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+			b.Fatal(err) // run alone (-bench Append/raw$), nothing made it
+		}
 		if _, err := pool.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+table+` (session_id text, place bigint, seq bigint,
 			kind text, name text, raw bytea, PRIMARY KEY (session_id, place, seq))`); err != nil {
 			b.Fatal(err)

@@ -50,7 +50,7 @@ type ckptQueries struct {
 	// The save and SaveAppend of a delta that builds on the stored
 	// version (see buildsOn), a save's common case: simple statements in
 	// one round trip.
-	casOn, casPiecesOn, casAppendOn, casAppendPiecesOn, appendOn string
+	casOn, casPiecesOn, casAppendOn, casAppendPiecesOn, appendOn, appendOnPaired string
 	// The listing's (list.go), one per filter.
 	listAll, listStatus, listSession, listSessionStatus string
 }
@@ -185,8 +185,11 @@ func newCkptQueries(schemaName string) ckptQueries {
 		// Clear removed it) on the place's NOT NULL (isUnplaced); the
 		// first two go to saveAppendTx, which reads the positions and
 		// skips the items stored already.
-		appendOn: r.Replace(placedAppend(savedCond)),
-		version:  r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
+		appendOn: r.Replace(placedAppend(savedCond, false)),
+		// appendOnPaired is appendOn for items whose outputs answer
+		// calls of the batch (appendCols.paired): no lookup of a call.
+		appendOnPaired: r.Replace(placedAppend(savedCond, true)),
+		version:        r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
 		delete: r.Replace(`WITH items AS (DELETE FROM {{schema}}.run_checkpoint_items WHERE run_id = $1),
 			idx AS (DELETE FROM {{schema}}.run_index WHERE run_id = $1)
 			DELETE FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
@@ -270,15 +273,20 @@ func casStatement(lock, pieces bool) string {
 // answers' index (isDuplicateOutput), a run with no place or a session
 // with no head on a NOT NULL (isUnplaced).
 //
-// Its items are in increasing Seq order, so when their positions are
-// consecutive (the last is the first plus their count less one), an
-// output whose call is in the batch answers that call with no lookup:
-// a stored call between the two would hold one of the batch's positions,
-// and fail the statement on its key.
-func placedAppend(cond string) string {
+// paired (appendPaired, appendOnPaired) is the statement for items that
+// appendCols.paired holds for: each output answers the call of the batch
+// its batch_call names, with no lookup of the calls stored. The statement
+// with the lookup costs more even where its rows skip it: its plan holds
+// the subquery on session_items_calls (122 µs against 143 a commit of
+// three items in BenchmarkAppend, one round trip each).
+func placedAppend(cond string, paired bool) string {
 	head, where := "", ""
 	if cond != "" {
 		head, where = " AND "+cond, "\n\t\t\tWHERE "+cond
+	}
+	answers := answersExpr("(SELECT place FROM r)")
+	if paired {
+		answers = "t.batch_call"
 	}
 	return `WITH r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2),
 			head AS (
@@ -286,10 +294,7 @@ func placedAppend(cond string) string {
 				WHERE session_id = $1` + head + `
 				RETURNING stamp)
 			INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
-			SELECT $1, (SELECT place FROM r), t.seq, t.kind, t.name, t.raw, t.call_id,
-				CASE WHEN t.batch_call > 0 AND ($3::bigint[])[cardinality($3::bigint[])] - ($3::bigint[])[1] = cardinality($3::bigint[]) - 1
-					THEN t.batch_call
-				ELSE ` + answersExpr("(SELECT place FROM r)") + ` END,
+			SELECT $1, (SELECT place FROM r), t.seq, t.kind, t.name, t.raw, t.call_id, ` + answers + `,
 				(SELECT stamp FROM head)
 			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
 				AS t(seq, kind, name, raw, call_id, batch_call)` + where
@@ -476,7 +481,11 @@ func (s *Store) saveAppendOn(ctx context.Context, run *state.Run, d *state.Delta
 	err := s.plainTrip(ctx,
 		func(b *pgx.Batch) {
 			s.queueSaveOn(b, d, args, args[1], args[0])
-			b.Queue(s.ck.appendOn, args[:appendArgsLen]...)
+			if a.paired() {
+				b.Queue(s.ck.appendOnPaired, args[:appendArgsLen]...)
+			} else {
+				b.Queue(s.ck.appendOn, args[:appendArgsLen]...)
+			}
 		},
 		func(br pgx.BatchResults) error {
 			err := readSaveOn(br, &saved)

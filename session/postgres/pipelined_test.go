@@ -137,7 +137,8 @@ func TestSaveRunsGenericPlans(t *testing.T) {
 }
 
 // TestSaveAppendRunsGenericPlans checks that the append of SaveAppend's
-// common case (ck.appendOn) runs on its generic plan from its first call,
+// common case (ck.appendOnPaired: a tool call and its output) runs on its
+// generic plan from its first call,
 // by the setting its compare-and-swap makes for the rest of the
 // transaction: the planner keeps choosing a custom plan for it (its
 // arrays' lengths are known to a custom plan), planned again at every
@@ -159,7 +160,7 @@ func TestSaveAppendRunsGenericPlans(t *testing.T) {
 	// the others build on the stored version.
 	var generic, custom int64
 	err := pool.QueryRow(ctx, "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1",
-		s.ck.appendOn).Scan(&generic, &custom)
+		s.ck.appendOnPaired).Scan(&generic, &custom)
 	if err != nil {
 		t.Fatalf("the appends' prepared statement: %v", err)
 	}

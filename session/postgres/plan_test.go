@@ -98,6 +98,12 @@ var planCases = map[string]planCase{
 			"session_heads session_heads_pkey",  // the head's row, by key: its write stamp
 			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only
 		}},
+	"appendPaired": { // as appendPlaced, for items whose outputs answer calls of the batch
+		args: func(k planKey) []any { return appendArgs(k, k.run) },
+		scans: []string{ // no read of the positions, nor of the calls stored
+			"session_runs session_runs_pkey",
+			"session_heads session_heads_pkey", // the head's row, by key: its write stamp
+		}},
 	"list": {
 		args:  func(k planKey) []any { return []any{k.session, int64(20)} },
 		scans: []string{"session_items session_items_pkey"}}, // LIMIT, backwards in the key's order
@@ -199,6 +205,12 @@ var planCases = map[string]planCase{
 			"session_runs session_runs_pkey",
 			"session_heads session_heads_pkey",  // the head's row, by key: its write stamp
 			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only
+		}},
+	"ck.appendOnPaired": { // as ck.appendOn, for items whose outputs answer calls of the batch
+		args: func(k planKey) []any { return appendArgs(k, k.run) },
+		scans: []string{ // no read of the positions, nor of the calls stored
+			"session_runs session_runs_pkey",
+			"session_heads session_heads_pkey", // the head's row, by key: its write stamp
 		}},
 	"ck.version": {
 		args:  func(k planKey) []any { return []any{k.run} },

@@ -43,7 +43,7 @@ type queries struct {
 	appendOne, appendExisting, runPlace, newRun, takeStamp, insertItems, storedItems, lockSession string
 	// The common append, of a run that has its place, past position 1:
 	// the session's shared lock, then the items (see Append).
-	lockShared, appendPlaced                   string
+	lockShared, appendPlaced, appendPaired     string
 	list, listBefore, lookup, pop              string
 	hasItems, clearHead, clearRuns, clearItems string
 	// What a session gained since a stamp, or its last items
@@ -86,7 +86,10 @@ func newQueries(schemaName string) queries {
 		// lockShared also has the statement after it run on its generic
 		// plan (see genericPlans), with no statement of its own for that.
 		lockShared:   `SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($1)), ` + genericPlansCall,
-		appendPlaced: r.Replace(placedAppend("")),
+		appendPlaced: r.Replace(placedAppend("", false)),
+		// appendPaired is appendPlaced for items whose outputs answer
+		// calls of the batch (appendCols.paired): no lookup of a call.
+		appendPaired: r.Replace(placedAppend("", true)),
 		// A session's first run lists the session (session_index).
 		newRun: r.Replace(`WITH head AS (
 				INSERT INTO {{schema}}.session_heads AS h (session_id, last_place) VALUES ($1, 1)
@@ -460,7 +463,11 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		err := s.plainTrip(ctx,
 			func(b *pgx.Batch) {
 				b.Queue(s.q.lockShared, sessionID)
-				b.Queue(s.q.appendPlaced, a.args(sessionID, runID)...)
+				placed := s.q.appendPlaced
+				if a.paired() {
+					placed = s.q.appendPaired
+				}
+				b.Queue(placed, a.args(sessionID, runID)...)
 			},
 			func(br pgx.BatchResults) error {
 				_, err := br.Exec()
@@ -572,6 +579,24 @@ func (s *Store) newAppendCols(ctx context.Context, sessionID, runID string, item
 // insertItems).
 func (a appendCols) args(sessionID string, placeOrRun any) []any {
 	return a.argsRoom(sessionID, placeOrRun, 0)
+}
+
+// paired reports whether the items, in increasing Seq order, are at
+// consecutive positions and each output's call is among them
+// (batchCalls), so that the output answers that call: the calls stored
+// with its ID are all before the batch, since one between the call and
+// the output would hold a position of the batch (and fail the insert on
+// its key).
+func (a appendCols) paired() bool {
+	if n := len(a.seqs); n == 0 || a.seqs[n-1]-a.seqs[0] != int64(n-1) {
+		return false
+	}
+	for _, c := range a.batchCalls {
+		if c != nil && *c == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // appendArgsLen is the number of arguments args returns.
