@@ -16,7 +16,7 @@ var (
 
 // benchRun returns a run of n items: user input, then responses of a
 // message and a tool call with its output.
-func benchRun(b *testing.B, n int) *state.Run {
+func benchRun(b testing.TB, n int) *state.Run {
 	b.Helper()
 	r := state.NewRun("run_bench", "assistant")
 	r.AddInput(state.UserMessage("start"))

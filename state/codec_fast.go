@@ -561,6 +561,14 @@ func (d *fastDec) items(s *jsonscan.Scanner, atMost int64, prefix []Item) ([]Ite
 	return out, true
 }
 
+// readsItem reports whether the fast path reads raw, one wire item, whole.
+func (d *fastDec) readsItem(raw []byte) bool {
+	s := jsonscan.Scanner{B: raw}
+	s.SkipWS()
+	_, _, ok := d.wireItem(&s, nil)
+	return ok && s.End()
+}
+
 // itemList reads a list of wire items into *dst as [fastDec.items] does.
 func (d *fastDec) itemList(s *jsonscan.Scanner, dst *[]Item, atMost int64, prefix []Item) bool {
 	list, ok := d.items(s, atMost, prefix)

@@ -3,6 +3,7 @@ package state_test
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -184,6 +185,50 @@ func TestSyntaxErrorsHavePaths(t *testing.T) {
 			t.Parallel()
 			err := unmarshalBoth(t, tt.give)
 			wantDecodeError(t, err, tt.path, state.ErrMalformed)
+		})
+	}
+}
+
+// TestRefusalSkipsItemsTheFastPathReads refuses a checkpoint for an
+// unknown member of its last item as the reference refuses it, with a
+// fraction of the reference's allocations: looking for the error, Unmarshal
+// does not decode again the items its fast path reads whole. An item the
+// fast path does not read (a member name written with an escape, which
+// encoding/json reads) is still decoded, and found sound.
+func TestRefusalSkipsItemsTheFastPathReads(t *testing.T) { // not parallel: AllocsPerRun
+	good := mustMarshal(t, benchRun(t, 300))
+	replace := func(data []byte, at int, from, to string) []byte {
+		t.Helper()
+		if !bytes.HasPrefix(data[at:], []byte(from)) {
+			t.Fatalf("no %s at %d", from, at)
+		}
+		return slices.Concat(data[:at], []byte(to), data[at+len(from):])
+	}
+	odd := replace(good, bytes.Index(good, []byte(`"kind":`)), `"kind":`, `"\u006bind":`)
+	if state.UnmarshalFastOnly(odd, nil) != nil {
+		t.Fatal("the fast path read a member name written with an escape; the test needs one it does not")
+	}
+	if _, err := state.UnmarshalReference(odd); err != nil {
+		t.Fatalf("encoding/json refused a member name written with an escape: %v", err)
+	}
+	name := `"name":"lookup"`
+	for _, tc := range []struct {
+		name string
+		data []byte
+	}{
+		{"plain", replace(good, bytes.LastIndex(good, []byte(name)), name, `"nmae":"lookup"`)},
+		{"escaped first item", replace(odd, bytes.LastIndex(odd, []byte(name)), name, `"nmae":"lookup"`)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := unmarshalBoth(t, tc.data)
+			if p := pathOf(err); !strings.HasPrefix(p, "$.run.items[") {
+				t.Fatalf("error %v at %q, want it at the last item", err, p)
+			}
+			fast := testing.AllocsPerRun(3, func() { _, _ = state.Unmarshal(tc.data) })
+			ref := testing.AllocsPerRun(3, func() { _, _ = state.UnmarshalReference(tc.data) })
+			if fast > ref/2 {
+				t.Errorf("Unmarshal made %.0f allocations refusing it, the reference %.0f: want at most half", fast, ref)
+			}
 		})
 	}
 }

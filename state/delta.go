@@ -345,7 +345,7 @@ func Assemble(head, context []byte, items []Piece, opts ...UnmarshalOption) (*Ru
 	}
 	var done, gaveUp bool
 	if r, done, gaveUp, err = unmarshalFast(a.doc, nil); !done {
-		r, err = unmarshalJSON(a.doc, &a.inner, !gaveUp)
+		r, err = unmarshalJSON(a.doc, &a.inner, fastAfter(gaveUp))
 	}
 	if err != nil {
 		return nil, err

@@ -20,7 +20,7 @@ func UnmarshalReference(data []byte, opts ...UnmarshalOption) (*Run, error) {
 	if int64(len(data)) > cfg.maxSize {
 		return Unmarshal(data, opts...) // the size error
 	}
-	return unmarshalJSON(data, &cfg, false)
+	return unmarshalJSON(data, &cfg, noFast)
 }
 
 // UnmarshalFastOnly is Unmarshal's fast path alone: nil where it does not
@@ -79,7 +79,7 @@ func AssembleReference(head, context []byte, items []Piece) (*Run, error) {
 	if r != nil || err != nil {
 		return r, err
 	}
-	if r, err = unmarshalJSON(a.doc, &a.inner, false); err != nil {
+	if r, err = unmarshalJSON(a.doc, &a.inner, noFast); err != nil {
 		return nil, err
 	}
 	return a.finish(r)
