@@ -628,7 +628,7 @@ func (a int64s) IndexType() any { return (*pgInt64)(nil) }
 // NULLs) arguments of an append, whose elements pgx encodes with no
 // allocation, as int64s: given a []string, a [][]byte or a []*int64, pgx
 // boxes each string, or reflects on the slice and allocates for each
-// element, nine allocations of an append of three items.
+// element (17 of the 82 allocations of an append of three items).
 type (
 	texts     []string
 	byteas    [][]byte
