@@ -88,7 +88,7 @@ func TestAppendPlaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := log.take(); slices.Contains(got, s.q.appendPlaced) || slices.Contains(got, s.q.appendPaired) {
-		t.Error("a run's first append, at position 1, tried appendPlaced")
+		t.Error("a run's first append, at position 1, tried a placed append (appendPlaced or appendPaired)")
 	}
 
 	t.Run("placed run", func(t *testing.T) {
