@@ -25,20 +25,21 @@ var sessionBackends = []struct{ name, pkg, env string }{
 }
 
 // sessionScenarios are the table rows of a backend: the raw driver is the
-// baseline of the store.
-func sessionScenarios(backend string) (store, raw scenario.Scenario) {
-	rawName := "session/" + backend + "/raw-driver"
+// baseline of the store; the raw driver doing the store's own writes, if
+// the backend's benchmark has it (raw-same-writes), a second baseline.
+func sessionScenarios(backend string) (store, raw, same scenario.Scenario) {
+	rawName, sameName := "session/"+backend+"/raw-driver", "session/"+backend+"/raw-same-writes"
 	raw = scenario.Scenario{Name: rawName, Group: "session", PerOp: 1, Unit: "commit"}
-	store = scenario.Scenario{Name: "session/" + backend + "/store", Group: "session", Baseline: rawName, PerOp: 1, Unit: "commit"}
-	return store, raw
+	same = scenario.Scenario{Name: sameName, Group: "session", Baseline: rawName, PerOp: 1, Unit: "commit"}
+	store = scenario.Scenario{Name: "session/" + backend + "/store", Group: "session", Baseline: rawName, Same: sameName, PerOp: 1, Unit: "commit"}
+	return store, raw, same
 }
 
-var benchLine = regexp.MustCompile(`^BenchmarkAppend/(turnkit|raw)(?:-\d+)?\s+(\d+)\s+([\d.]+) ns/op(?:\s+([\d.]+) B/op)?(?:\s+([\d.]+) allocs/op)?`)
+var benchLine = regexp.MustCompile(`^BenchmarkAppend/(turnkit|raw|raw-same-writes)(?:-\d+)?\s+(\d+)\s+([\d.]+) ns/op(?:\s+([\d.]+) B/op)?(?:\s+([\d.]+) allocs/op)?`)
 
-// runGoBench runs a backend's BenchmarkAppend and returns its two rows; a
-// sub-benchmark that printed no figure (skipped: no server) is returned
-// with skip set.
-func runGoBench(ctx context.Context, root, pkg, benchtime, noServer string, store, raw scenario.Scenario) ([]row, error) {
+// runGoBench runs a backend's BenchmarkAppend and returns its rows (see
+// parseGoBench).
+func runGoBench(ctx context.Context, root, pkg, benchtime, noServer string, store, raw, same scenario.Scenario) ([]row, error) {
 	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkAppend$", "-benchmem", "-count", "1", "-benchtime", benchtime, pkg)
 	cmd.Dir = root
 	var out bytes.Buffer
@@ -46,10 +47,16 @@ func runGoBench(ctx context.Context, root, pkg, benchtime, noServer string, stor
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("go test -bench BenchmarkAppend %s: %v: %s", pkg, err, lastLines(out.Bytes(), 3))
 	}
-	return parseGoBench(&out, noServer, store, raw), nil
+	return parseGoBench(&out, noServer, store, raw, same), nil
 }
 
-func parseGoBench(r io.Reader, noServer string, store, raw scenario.Scenario) []row {
+// parseGoBench returns the rows of a BenchmarkAppend's output: the raw
+// driver's, the raw driver doing the store's writes if the benchmark has
+// that case (else the store's row names no such baseline), and the
+// store's. A case that printed no figure (skipped: no server) is
+// returned with skip set, noServer its reason if not empty.
+func parseGoBench(r io.Reader, noServer string, store, raw, same scenario.Scenario) []row {
+	cases := map[string]scenario.Scenario{"raw": raw, "raw-same-writes": same, "turnkit": store}
 	found := map[string]row{}
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
@@ -57,11 +64,7 @@ func parseGoBench(r io.Reader, noServer string, store, raw scenario.Scenario) []
 		if m == nil {
 			continue
 		}
-		s := store
-		if m[1] == "raw" {
-			s = raw
-		}
-		x := row{scenario: s}
+		x := row{scenario: cases[m[1]]}
 		x.n, _ = strconv.Atoi(m[2])
 		x.ns, _ = strconv.ParseFloat(m[3], 64)
 		if m[4] != "" && m[5] != "" {
@@ -71,19 +74,22 @@ func parseGoBench(r io.Reader, noServer string, store, raw scenario.Scenario) []
 		}
 		found[m[1]] = x
 	}
+	_, hasSame := found["raw-same-writes"]
 	var rows []row
-	for _, k := range []string{"raw", "turnkit"} {
+	for _, k := range []string{"raw", "raw-same-writes", "turnkit"} {
 		x, ok := found[k]
+		if k == "raw-same-writes" && !ok {
+			continue
+		}
 		if !ok {
-			s := store
-			if k == "raw" {
-				s = raw
-			}
 			why := "the benchmark printed no figure"
 			if noServer != "" {
 				why = noServer
 			}
-			x = row{scenario: s, skip: why}
+			x = row{scenario: cases[k], skip: why}
+		}
+		if k == "turnkit" && !hasSame {
+			x.scenario.Same = ""
 		}
 		rows = append(rows, x)
 	}

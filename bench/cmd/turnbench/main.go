@@ -221,12 +221,13 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 			runAdapters(ctx, rep, root, cfg.benchtime, filter, tag, round, progress)
 		}
 		for _, be := range sessionBackends {
-			store, raw := sessionScenarios(be.name)
+			store, raw, same := sessionScenarios(be.name)
 			if filter != nil && !filter.MatchString(store.Name) && !filter.MatchString(raw.Name) {
 				continue
 			}
 			if be.env != "" && os.Getenv(be.env) == "" {
 				if round == 1 {
+					store.Same = "" // no row of it
 					why := be.env + ` is not set; run eval "$(.ci/services start)" first`
 					fmt.Fprintf(progress, "%ssession/%s: skipped: %s\n", tag, be.name, why)
 					rep.add(row{scenario: raw, skip: why})
@@ -235,10 +236,11 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 				continue
 			}
 			fmt.Fprintf(progress, "%ssession/%s: go test -bench BenchmarkAppend %s ... ", tag, be.name, be.pkg)
-			rows, err := runGoBench(ctx, root, be.pkg, cfg.benchtime, "", store, raw)
+			rows, err := runGoBench(ctx, root, be.pkg, cfg.benchtime, "", store, raw, same)
 			if err != nil {
 				fmt.Fprintln(progress, "FAILED")
 				if round == 1 {
+					store.Same = ""
 					rep.add(row{scenario: raw, skip: firstLine(err.Error())})
 					rep.add(row{scenario: store, skip: firstLine(err.Error())})
 				}
@@ -253,7 +255,7 @@ func run(ctx context.Context, cfg config, stdout, progress io.Writer) error {
 				}
 				rep.keepFastest(x)
 			}
-			fmt.Fprintf(progress, "store %s, raw driver %s per commit\n", formatNs(rows[1].ns), formatNs(rows[0].ns))
+			fmt.Fprintf(progress, "store %s, raw driver %s per commit\n", formatNs(rows[len(rows)-1].ns), formatNs(rows[0].ns))
 		}
 		for _, p := range peers {
 			if err := ctx.Err(); err != nil {

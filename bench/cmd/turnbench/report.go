@@ -236,9 +236,28 @@ func (r *report) noteOf(x row) string {
 	return notes + ", " + cpu
 }
 
+// A rawColumn is a column of ratios to a second baseline that rows name
+// beside their first (Scenario.Raw, Scenario.Same).
+type rawColumn struct {
+	title string
+	of    func(scenario.Scenario) string
+}
+
+// rawColumns are the columns of ratios to raw drivers, in the table's
+// order: the driver doing the turn's durable writes into tables of its
+// own, then the driver doing exactly the store's writes.
+var rawColumns = []rawColumn{
+	{"÷ raw driver", func(s scenario.Scenario) string { return s.Raw }},
+	{"÷ same writes", func(s scenario.Scenario) string { return s.Same }},
+}
+
 // rawRatio returns x's time over its raw driver's (Scenario.Raw), if both
 // ran.
 func (r *report) rawRatio(x row) (float64, bool) { return r.ratioTo(x, x.scenario.Raw) }
+
+// sameRatio returns x's time over the driver doing the store's own writes
+// (Scenario.Same), if both ran.
+func (r *report) sameRatio(x row) (float64, bool) { return r.ratioTo(x, x.scenario.Same) }
 
 func (r *report) ratioTo(x row, baseline string) (float64, bool) {
 	if x.skip != "" || baseline == "" {
@@ -251,17 +270,19 @@ func (r *report) ratioTo(x row, baseline string) (float64, bool) {
 	return x.ns / base.ns, true
 }
 
-// rawCell is x's cell of the column of ratios to the raw driver: the
-// ratio, "base" for a row others are divided by, "n/a" for a ratio
-// whose rows did not both run, and empty for a row with neither.
-func (r *report) rawCell(x row, raws map[string]bool) string {
+// rawCell is x's cell of column c of ratios to a raw driver, whose rows
+// are bases: the ratio, "base" for a row others are divided by, "n/a"
+// for a ratio whose rows did not both run, and empty for a row with
+// neither.
+func (r *report) rawCell(x row, c rawColumn, bases map[string]bool) string {
+	baseline := c.of(x.scenario)
 	switch {
-	case raws[x.scenario.Name]:
+	case bases[x.scenario.Name]:
 		return "base"
-	case x.scenario.Raw == "" || x.skip != "":
+	case baseline == "" || x.skip != "":
 		return ""
 	}
-	if q, ok := r.rawRatio(x); ok {
+	if q, ok := r.ratioTo(x, baseline); ok {
 		return fmt.Sprintf("%.2f×", q)
 	}
 	return "n/a"
@@ -327,16 +348,22 @@ func (r *report) markdown() string {
 		}
 		fmt.Fprintf(&b, "\n#### %s\n\n", title)
 		// A group whose rows name a raw driver has a column of ratios to
-		// it, after the ratio to the baseline.
-		raws := map[string]bool{}
-		for _, x := range rows {
-			if x.scenario.Raw != "" {
-				raws[x.scenario.Raw] = true
-			}
-		}
+		// it, after the ratio to the baseline, one for each kind of raw
+		// driver they name.
 		head, rule := "| scenario | ns/unit | allocs/unit | B/unit | ratio |", "|---|--:|--:|--:|--:|"
-		if len(raws) > 0 {
-			head, rule = head+" ÷ raw driver |", rule+"--:|"
+		var cols []rawColumn
+		var bases []map[string]bool
+		for _, c := range rawColumns {
+			named := map[string]bool{}
+			for _, x := range rows {
+				if b := c.of(x.scenario); b != "" {
+					named[b] = true
+				}
+			}
+			if len(named) > 0 {
+				cols, bases = append(cols, c), append(bases, named)
+				head, rule = head+" "+c.title+" |", rule+"--:|"
+			}
 		}
 		if r.prev != nil {
 			head, rule = head+" before |", rule+"--:|"
@@ -348,8 +375,8 @@ func (r *report) markdown() string {
 				name += " (" + note + ")"
 			}
 			rawCell := ""
-			if len(raws) > 0 {
-				rawCell = " " + r.rawCell(x, raws) + " |"
+			for i, c := range cols {
+				rawCell += " " + r.rawCell(x, c, bases[i]) + " |"
 			}
 			if x.skip != "" {
 				fmt.Fprintf(&b, "| %s | skipped: %s | | | |%s%s\n", name, x.skip, rawCell, r.beforeCell(x))
@@ -452,10 +479,10 @@ func (r *report) writeCSV(path string) error {
 		return err
 	}
 	w := csv.NewWriter(f)
-	_ = w.Write([]string{"scenario", "group", "unit", "per_op", "iterations", "ns_per_unit", "allocs_per_unit", "bytes_per_unit", "baseline", "ratio_to_baseline", "skipped", "notes", "raw", "ratio_to_raw", "cpu_ns_per_unit", "cpu_ratio_to_baseline"})
+	_ = w.Write([]string{"scenario", "group", "unit", "per_op", "iterations", "ns_per_unit", "allocs_per_unit", "bytes_per_unit", "baseline", "ratio_to_baseline", "skipped", "notes", "raw", "ratio_to_raw", "cpu_ns_per_unit", "cpu_ratio_to_baseline", "same", "ratio_to_same"})
 	for _, x := range r.rows {
 		s := x.scenario
-		rec := []string{s.Name, s.Group, s.Unit, strconv.Itoa(s.PerOp), "", "", "", "", s.Baseline, "", x.skip, x.note, s.Raw, "", "", ""}
+		rec := []string{s.Name, s.Group, s.Unit, strconv.Itoa(s.PerOp), "", "", "", "", s.Baseline, "", x.skip, x.note, s.Raw, "", "", "", s.Same, ""}
 		if x.skip == "" {
 			rec[4] = strconv.Itoa(x.n)
 			rec[5] = strconv.FormatFloat(x.ns, 'f', 1, 64)
@@ -468,6 +495,9 @@ func (r *report) writeCSV(path string) error {
 			}
 			if q, ok := r.rawRatio(x); ok {
 				rec[13] = strconv.FormatFloat(q, 'f', 3, 64)
+			}
+			if q, ok := r.sameRatio(x); ok {
+				rec[17] = strconv.FormatFloat(q, 'f', 3, 64)
 			}
 			if x.hasCPU {
 				rec[14] = strconv.FormatFloat(r.medianCPU(x), 'f', 1, 64)

@@ -104,22 +104,38 @@ func TestKeepFastest(t *testing.T) {
 }
 
 func TestParseGoBench(t *testing.T) {
-	store, raw := sessionScenarios("sqlite")
+	store, raw, same := sessionScenarios("sqlite")
 	out := `goos: linux
 BenchmarkAppend/turnkit-2         	   33055	     35811 ns/op	    3280 B/op	      63 allocs/op
 BenchmarkAppend/raw-2             	   37071	     32310 ns/op	    2346 B/op	      45 allocs/op
 PASS
 `
-	rows := parseGoBench(strings.NewReader(out), "", store, raw)
+	rows := parseGoBench(strings.NewReader(out), "", store, raw, same)
 	if len(rows) != 2 || rows[0].scenario.Name != raw.Name || rows[1].scenario.Name != store.Name {
 		t.Fatalf("rows = %+v, want the raw driver then the store", rows)
 	}
-	if got := rows[1]; got.ns != 35811 || got.allocs != 63 || got.bytes != 3280 || got.n != 33055 || !got.hasAllocs {
-		t.Errorf("store row = %+v", got)
+	if got := rows[1]; got.ns != 35811 || got.allocs != 63 || got.bytes != 3280 || got.n != 33055 || !got.hasAllocs || got.scenario.Same != "" {
+		t.Errorf("store row = %+v, want its figures and no same-writes baseline", got)
 	}
-	rows = parseGoBench(strings.NewReader("--- SKIP: BenchmarkAppend\nPASS\n"), "no server", store, raw)
-	if rows[0].skip != "no server" || rows[1].skip != "no server" {
+	rows = parseGoBench(strings.NewReader("--- SKIP: BenchmarkAppend\nPASS\n"), "no server", store, raw, same)
+	if len(rows) != 2 || rows[0].skip != "no server" || rows[1].skip != "no server" || rows[1].scenario.Same != "" {
 		t.Errorf("rows of a skipped benchmark = %+v, want both skipped with the reason", rows)
+	}
+
+	// A benchmark with the raw driver doing the store's writes.
+	out = `BenchmarkAppend/turnkit-2         	    3000	    152507 ns/op	    4465 B/op	      65 allocs/op
+BenchmarkAppend/raw-2             	    3000	     78000 ns/op	    2770 B/op	      26 allocs/op
+BenchmarkAppend/raw-same-writes-2 	    3000	    119464 ns/op	    4007 B/op	      63 allocs/op
+`
+	rows = parseGoBench(strings.NewReader(out), "", store, raw, same)
+	if len(rows) != 3 || rows[0].scenario.Name != raw.Name || rows[1].scenario.Name != same.Name || rows[2].scenario.Name != store.Name {
+		t.Fatalf("rows = %+v, want the raw driver, the same writes, then the store", rows)
+	}
+	if got := rows[1]; got.ns != 119464 || got.allocs != 63 || got.scenario.Baseline != raw.Name {
+		t.Errorf("same-writes row = %+v", got)
+	}
+	if got := rows[2]; got.ns != 152507 || got.scenario.Same != same.Name {
+		t.Errorf("store row = %+v, want %s as its second baseline", got, same.Name)
 	}
 }
 
@@ -190,7 +206,7 @@ func TestMarkdownRawColumn(t *testing.T) {
 			t.Errorf("the table lacks %q:\n%s", want, md)
 		}
 	}
-	if strings.Contains(sampleReport().markdown(), "÷ raw driver") {
+	if md := sampleReport().markdown(); strings.Contains(md, "÷ raw driver") || strings.Contains(md, "÷ same writes") {
 		t.Error("a table whose rows name no raw driver has a column for it")
 	}
 
@@ -211,6 +227,41 @@ func TestMarkdownRawColumn(t *testing.T) {
 	recs := writeAndReadCSV(t, r, filepath.Join(t.TempDir(), "t.csv"))
 	if got := recs[3]; got[0] != cs.Name || got[12] != raw || got[13] != "1.500" {
 		t.Errorf("the checkpoint row of the CSV = %v, want its raw driver and the ratio 1.500", got)
+	}
+}
+
+// TestMarkdownSameColumn checks the crash-safe group's third ratio: each
+// crash-safe row over the driver doing exactly the store's writes, after
+// the ratio to the raw driver, in the table and in the CSV; the raw rows
+// are bases in the columns whose rows name them, and blank in the other.
+func TestMarkdownSameColumn(t *testing.T) {
+	r := &report{env: machine{date: "2026-01-02 03:04 UTC", rounds: 1}}
+	alone := "crashsafe/postgres/persistence/history=10"
+	raw, same := "crashsafe/postgres/raw-driver/history=10", "crashsafe/postgres/raw-same-writes/history=10"
+	cs := newScenario("crashsafe/postgres/checkpoint/history=10", "crashsafe", alone, 1)
+	cs.Raw, cs.Same = raw, same
+	r.add(row{scenario: newScenario(alone, "crashsafe", "", 1), n: 1, ns: 100_000, allocs: 60, bytes: 6000, hasAllocs: true})
+	r.add(row{scenario: newScenario(raw, "crashsafe", alone, 1), n: 1, ns: 150_000, allocs: 100, bytes: 9000, hasAllocs: true})
+	r.add(row{scenario: newScenario(same, "crashsafe", alone, 1), n: 1, ns: 240_000, allocs: 110, bytes: 9500, hasAllocs: true})
+	r.add(row{scenario: cs, n: 1, ns: 300_000, allocs: 140, bytes: 26000, hasAllocs: true})
+	md := r.markdown()
+	for _, want := range []string{
+		"| scenario | ns/unit | allocs/unit | B/unit | ratio | ÷ raw driver | ÷ same writes |\n|---|--:|--:|--:|--:|--:|--:|\n",
+		"| postgres/persistence/history=10 | 100.0 µs/turn | 60 | 6000 | base |  |  |\n",
+		"| postgres/raw-driver/history=10 | 150.0 µs/turn | 100 | 9000 | 1.50× | base |  |\n",
+		"| postgres/raw-same-writes/history=10 | 240.0 µs/turn | 110 | 9500 | 2.40× |  | base |\n",
+		"| postgres/checkpoint/history=10 | 300.0 µs/turn | 140 | 26000 | 3.00× | 2.00× | 1.25× |\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the table lacks %q:\n%s", want, md)
+		}
+	}
+	if p := parsePrevious(md); p.rows[cs.Name].ratioText != "3.00×" {
+		t.Errorf("parsePrevious read the checkpoint row as %+v, want its ratio to persistence, 3.00×", p.rows[cs.Name])
+	}
+	recs := writeAndReadCSV(t, r, filepath.Join(t.TempDir(), "t.csv"))
+	if got := recs[4]; got[0] != cs.Name || got[13] != "2.000" || got[16] != same || got[17] != "1.250" {
+		t.Errorf("the checkpoint row of the CSV = %v, want the ratios 2.000 to its raw driver and 1.250 to %s", got, same)
 	}
 }
 

@@ -31,6 +31,12 @@ type Scenario struct {
 	// durable writes (the crash-safe group's raw-driver rows), which the
 	// table gives a ratio column of its own.
 	Raw string
+	// Same names a third baseline, or "": the raw driver writing exactly
+	// what the store writes, into the store's own schema, with every value
+	// computed rather than read or checked (the crash-safe group's
+	// raw-same-writes rows): the floor of the store's writes, which the
+	// table also gives a column of its own.
+	Same string
 	// PerOp is how many turns (or items, or commits) one b.Loop iteration
 	// does; the table divides by it. 1 for turn scenarios.
 	PerOp int
