@@ -578,3 +578,22 @@ var rawDrivers = map[string]func(tb testing.TB) rawDriver{
 	"postgres": openRawPostgres,
 	"redis":    openRawRedis,
 }
+
+// sameDrivers returns, for each database backend by name, the raw driver
+// doing exactly the store's writes of a crash-safe tool turn: the store's
+// own schema or keys, rows and values, in its transactions and round
+// trips, every value computed rather than read or checked
+// (crashsame_*.go). The store's turn over it is the store's own cost.
+var sameDrivers = map[string]func(tb testing.TB) rawDriver{
+	"sqlite":   openSameSQLite,
+	"postgres": openSamePostgres,
+	"redis":    openSameRedis,
+}
+
+// sameAgent is the agent of the raw rows' run, as the recorded run's.
+const sameAgent = "bench"
+
+// sameTurn is the run's turn at the save of version v and at its commit:
+// a crash-safe run's first commit is version 1 at turn 1, and its tool
+// turn t saves version 2t and commits 2t+1, at turn t.
+func sameTurn(v int64) int64 { return v / 2 }

@@ -293,7 +293,9 @@ func (m *measuringStore) Save(ctx context.Context, run *state.Run) error {
 // crash-safe chain, with the tool as it is and declared retryable, and at
 // the first history size the first of these again under a context that
 // can be cancelled, as a request's is (checkpoint-request-ctx): their
-// baseline is persistence alone, and their second one the raw driver.
+// baseline is persistence alone, their second one the raw driver, and
+// their third the raw driver doing exactly the store's writes
+// (raw-same-writes, crashsame_*.go).
 func crashSafeScenarios() []Scenario {
 	var out []Scenario
 	for _, be := range backends() {
@@ -307,13 +309,19 @@ func crashSafeScenarios() []Scenario {
 				out = append(out, Scenario{Name: raw, Group: "crashsafe", Baseline: alone, PerOp: 1, Unit: "turn", Skip: be.skip,
 					Bench: func(b *testing.B) { rawDriverTurns(b, open, h) }})
 			}
+			same := ""
+			if open, ok := sameDrivers[be.name]; ok {
+				same = fmt.Sprintf("crashsafe/%s/raw-same-writes/history=%d", be.name, h)
+				out = append(out, Scenario{Name: same, Group: "crashsafe", Baseline: alone, PerOp: 1, Unit: "turn", Skip: be.skip,
+					Bench: func(b *testing.B) { rawDriverTurns(b, open, h) }})
+			}
 			chains := []chain{crashSafe, crashSafeRetryable}
 			if h == Histories()[0] {
 				chains = append(chains, crashSafeRequest)
 			}
 			for _, c := range chains {
 				out = append(out, Scenario{Name: fmt.Sprintf("crashsafe/%s/%s/history=%d", be.name, c, h), Group: "crashsafe",
-					Baseline: alone, Raw: raw, PerOp: 1, Unit: "turn", Skip: be.skip,
+					Baseline: alone, Raw: raw, Same: same, PerOp: 1, Unit: "turn", Skip: be.skip,
 					Bench: func(b *testing.B) { crashSafeTurns(b, be, h, c) }})
 			}
 		}

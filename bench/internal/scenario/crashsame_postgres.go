@@ -248,14 +248,6 @@ func runCapped(ctx context.Context, st chainStore, cs *cappedPostgres, turns int
 	return nil
 }
 
-// sameAgent is the agent of the raw rows' run, as the recorded run's.
-const sameAgent = "bench"
-
-// sameTurn is the run's turn at the save of version v and at its commit:
-// a crash-safe run's first commit is version 1 at turn 1, and its tool
-// turn t saves version 2t and commits 2t+1, at turn t.
-func sameTurn(v int64) int64 { return v / 2 }
-
 func (d *samePostgres) turn(ctx context.Context, v int64, j int, w *rawTurnWrites) error {
 	turn := sameTurn(v)
 	args := make([]any, 0, 17)

@@ -58,17 +58,15 @@ const (
 	maxSameItemRows  = 16
 )
 
-// The summary the store writes into the head's row at every save of the
-// timed runs (state.RunSummary): the agent of the benchmark's runs, no
-// approval pending. Its session and status, which the listing files the
-// run under, the driver leaves as the run's first head wrote them: a tool
-// turn does not change them, and the store's save, which writes them
-// again, only runs the check of its listing's trigger
-// (run_checkpoints_refiled) that finds them unchanged.
-const (
-	sameAgent   = "bench"
-	samePending = 0
-)
+// samePending is the summary's count of pending approvals the store
+// writes into the head's row at every save of the timed runs
+// (state.RunSummary), beside their agent (sameAgent). The summary's
+// session and status, which the listing files the run under, the driver
+// leaves as the run's first head wrote them: a tool turn does not change
+// them, and the store's save, which writes them again, only runs the
+// check of its listing's trigger (run_checkpoints_refiled) that finds
+// them unchanged.
+const samePending = 0
 
 // The store's statements of a tool turn less their reads and checks: the
 // head's update by key alone, the inserts of pieces as the store's, and
@@ -219,12 +217,6 @@ func (r *sameSQLite) reset(ctx context.Context, head []byte) error {
 }
 
 func (r *sameSQLite) settle(ctx context.Context) error { return truncateLog(ctx, r.db) }
-
-// sameTurn is the run's turn in the saves of version v and v+1, a tool
-// turn's: a run's first save is turn 1's, and each tool turn after it
-// saves twice, the next turn's save before the tool at the next even
-// version.
-func sameTurn(v int64) int64 { return v / 2 }
 
 // save writes s at version (of turn turn) in tx as the store's save does:
 // the head's row, then the pieces, maxSamePieceRows an insert.
