@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -51,15 +52,16 @@ func (l *batchLog) take() []string {
 
 // TestAppendPlaced checks Append's common case, items past position 1 of
 // a run that has its place, sent with no read of their positions
-// (appendPaired where each output's call is in the batch, appendPlaced,
-// which looks the call up, where one is not), and each case it cannot
+// (the paired statement where each output's call is in the batch, the
+// one that looks the call up where one is not; rows of a VALUES list up to
+// maxValuesRows items, arrays beyond), and each case it cannot
 // write going on to appendOne, which reads them: a run with no place, a
 // retry of a committed append, another item at a position, a second
 // output for a call, a session a Clear removed.
 func TestAppendPlaced(t *testing.T) {
 	ctx := t.Context()
 	log := &batchLog{}
-	s, err := newTestStore(t, log)
+	s, schema, err := newTestStoreSchema(t, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +89,12 @@ func TestAppendPlaced(t *testing.T) {
 	if err := s.Append(ctx, sid, "run", sessiontest.Batch(0)); err != nil {
 		t.Fatal(err)
 	}
-	if got := log.take(); slices.Contains(got, s.q.appendPlaced) || slices.Contains(got, s.q.appendPaired) {
-		t.Error("a run's first append, at position 1, tried a placed append (appendPlaced or appendPaired)")
+	// The statements of a placed append of n items: paired, or with the
+	// lookup of a stored call.
+	paired := func(n int) string { return s.q.placed.rows[1][n-1] }
+	looked := func(n int) string { return s.q.placed.rows[0][n-1] }
+	if got := log.take(); slices.ContainsFunc(got, isPlaced(&s.q.placed)) {
+		t.Error("a run's first append, at position 1, tried a placed append")
 	}
 
 	t.Run("placed run", func(t *testing.T) {
@@ -96,8 +102,8 @@ func TestAppendPlaced(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := log.take()
-		if !slices.Contains(got, s.q.appendPaired) || slices.Contains(got, s.q.appendOne) {
-			t.Errorf("the append of a placed run, its call and output at consecutive positions, sent %d statements, want appendPaired and not appendOne", len(got))
+		if !slices.Contains(got, paired(3)) || slices.Contains(got, s.q.appendOne) {
+			t.Errorf("the append of a placed run, its call and output at consecutive positions, sent %d statements, want the paired placed append of 3 rows and not appendOne", len(got))
 		}
 		count(t, 6)
 	})
@@ -105,7 +111,7 @@ func TestAppendPlaced(t *testing.T) {
 		if err := s.Append(ctx, sid, "run", sessiontest.Batch(1)); err != nil {
 			t.Fatalf("a retry of a committed append: %v", err)
 		}
-		sent(t, s.q.appendPaired, s.q.appendOne)
+		sent(t, paired(3), s.q.appendOne)
 		count(t, 6)
 	})
 	t.Run("another item", func(t *testing.T) {
@@ -113,7 +119,7 @@ func TestAppendPlaced(t *testing.T) {
 		if err := s.Append(ctx, sid, "run", other); !errors.Is(err, session.ErrConflict) {
 			t.Fatalf("another item at a stored position: %v, want session.ErrConflict", err)
 		}
-		sent(t, s.q.appendPaired, s.q.appendOne)
+		sent(t, paired(1), s.q.appendOne)
 		count(t, 6)
 	})
 	t.Run("second output", func(t *testing.T) {
@@ -121,7 +127,7 @@ func TestAppendPlaced(t *testing.T) {
 		if err := s.Append(ctx, sid, "run", again); !errors.Is(err, session.ErrDuplicateOutput) {
 			t.Fatalf("a second output for a call: %v, want session.ErrDuplicateOutput", err)
 		}
-		sent(t, s.q.appendPlaced, s.q.appendOne)
+		sent(t, looked(1), s.q.appendOne)
 		count(t, 6)
 	})
 	t.Run("output of a stored call", func(t *testing.T) {
@@ -136,8 +142,8 @@ func TestAppendPlaced(t *testing.T) {
 		if err := s.Append(ctx, sid, "run", output(8)); err != nil {
 			t.Fatal(err)
 		}
-		if got := log.take(); !slices.Contains(got, s.q.appendPlaced) || slices.Contains(got, s.q.appendPaired) {
-			t.Error("the output of a call stored earlier was not sent as appendPlaced, which looks the call up")
+		if got := log.take(); !slices.Contains(got, looked(1)) || slices.Contains(got, paired(1)) {
+			t.Error("the output of a call stored earlier was not sent as the placed append that looks the call up")
 		}
 		if err := s.Append(ctx, sid, "run", output(9)); !errors.Is(err, session.ErrDuplicateOutput) {
 			t.Fatalf("a second output for the stored call: %v, want session.ErrDuplicateOutput", err)
@@ -148,7 +154,7 @@ func TestAppendPlaced(t *testing.T) {
 		if err := s.Append(ctx, sid, "other", sessiontest.Batch(5)); err != nil {
 			t.Fatal(err)
 		}
-		sent(t, s.q.appendPaired, s.q.appendOne)
+		sent(t, paired(3), s.q.appendOne)
 		count(t, 11)
 	})
 	t.Run("after Clear", func(t *testing.T) {
@@ -159,9 +165,85 @@ func TestAppendPlaced(t *testing.T) {
 		if err := s.Append(ctx, sid, "run", sessiontest.Batch(2)); err != nil {
 			t.Fatal(err)
 		}
-		sent(t, s.q.appendPaired, s.q.appendOne)
+		sent(t, paired(3), s.q.appendOne)
 		count(t, 3)
 	})
+	t.Run("sizes", func(t *testing.T) {
+		// Batches of 1 to maxValuesRows+2 items, each output answering
+		// the call before it: rows of a VALUES list up to maxValuesRows,
+		// arrays beyond; each item stored with its call ID, the call its
+		// output answers and the batch's stamp.
+		const run = "sizes"
+		if err := s.Append(ctx, sid, run, []state.Item{state.UserMessage("go").WithSeq(1)}); err != nil {
+			t.Fatal(err)
+		}
+		next := int64(2)
+		for n := 1; n <= maxValuesRows+2; n++ {
+			var batch []state.Item
+			for len(batch) < n {
+				id := "size-" + strconv.Itoa(n) + "-" + strconv.Itoa(len(batch))
+				batch = append(batch, state.ToolCall("fc", id, "lookup", `{}`).WithSeq(next))
+				next++
+				if len(batch) < n {
+					batch = append(batch, state.ToolOutput(id, "lookup", `{}`).WithSeq(next))
+					next++
+				}
+			}
+			log.take()
+			if err := s.Append(ctx, sid, run, batch); err != nil {
+				t.Fatalf("%d items: %v", n, err)
+			}
+			want := s.q.placed.arrays[1]
+			if n <= maxValuesRows {
+				want = paired(n)
+			}
+			if got := log.take(); !slices.Contains(got, want) || slices.Contains(got, s.q.appendOne) {
+				t.Errorf("%d items: the append did not send the paired placed append %.80q alone", n, want)
+			}
+			sch := pgx.Identifier{schema}.Sanitize()
+			rows, err := s.pool.Query(ctx, `SELECT i.seq, i.kind, i.call_id, i.answers,
+					i.stamp = (SELECT stamp FROM `+sch+`.session_heads WHERE session_id = $1)
+				FROM `+sch+`.session_items i JOIN `+sch+`.session_runs r USING (session_id, place)
+				WHERE i.session_id = $1 AND r.run_id = $2 AND i.seq >= $3 ORDER BY i.seq`, sid, run, batch[0].Seq())
+			if err != nil {
+				t.Fatal(err)
+			}
+			k := 0
+			for rows.Next() {
+				var (
+					seq     int64
+					kind    string
+					callID  []byte
+					answers *int64
+					stamped bool
+				)
+				if err := rows.Scan(&seq, &kind, &callID, &answers, &stamped); err != nil {
+					t.Fatal(err)
+				}
+				it := batch[k]
+				wantAnswers := int64(0)
+				if it.Kind() == state.KindToolOutput {
+					wantAnswers = it.Seq() - 1
+				}
+				if seq != it.Seq() || kind != it.Kind().String() || string(callID) != it.CallID() ||
+					(answers == nil) != (wantAnswers == 0) || answers != nil && *answers != wantAnswers || !stamped {
+					t.Errorf("%d items: row %d is (%d, %s, %q, %v, stamped %v), want (%d, %s, %q, answers %d, the last stamp)",
+						n, k, seq, kind, callID, answers, stamped, it.Seq(), it.Kind(), it.CallID(), wantAnswers)
+				}
+				k++
+			}
+			if err := rows.Err(); err != nil || k != n {
+				t.Errorf("%d items: %d rows stored (%v)", n, k, err)
+			}
+		}
+	})
+}
+
+// isPlaced returns whether a statement is one of p's.
+func isPlaced(p *placedStatements) func(string) bool {
+	return func(q string) bool {
+		return slices.Contains(p.arrays[:], q) || slices.Contains(p.rows[0][:], q) || slices.Contains(p.rows[1][:], q)
+	}
 }
 
 // TestLargeNumbers saves a run past version, turn and position 256 (where
@@ -213,6 +295,13 @@ func TestLargeNumbers(t *testing.T) {
 // end, on a pool whose connections trace with tracer (nil: none).
 func newTestStore(t *testing.T, tracer pgx.QueryTracer) (*Store, error) {
 	t.Helper()
+	s, _, err := newTestStoreSchema(t, tracer)
+	return s, err
+}
+
+// newTestStoreSchema is newTestStore that also returns the store's schema.
+func newTestStoreSchema(t *testing.T, tracer pgx.QueryTracer) (*Store, string, error) {
+	t.Helper()
 	cfg, err := pgxpool.ParseConfig(testenv.ServerURL(t, "TURNKIT_POSTGRES_URL"))
 	if err != nil {
 		t.Fatal(err)
@@ -229,5 +318,6 @@ func newTestStore(t *testing.T, tracer pgx.QueryTracer) (*Store, error) {
 		pool.Exec(context.Background(), "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE") //nolint:errcheck
 		pool.Close()
 	})
-	return New(t.Context(), pool, WithSchema(schema))
+	s, err := New(t.Context(), pool, WithSchema(schema))
+	return s, schema, err
 }

@@ -137,12 +137,13 @@ func TestSaveRunsGenericPlans(t *testing.T) {
 }
 
 // TestSaveAppendRunsGenericPlans checks that the append of SaveAppend's
-// common case (ck.appendOnPaired: a tool call and its output) runs on its
-// generic plan from its first call,
-// by the setting its compare-and-swap makes for the rest of the
-// transaction: the planner keeps choosing a custom plan for it (its
-// arrays' lengths are known to a custom plan), planned again at every
-// call (0.26 ms median at bind on the server, more than its execution).
+// common case (ck.placedOn's paired statement of two rows: a tool call and
+// its output) runs on its generic plan from its first call, by the
+// setting its compare-and-swap makes for the rest of the transaction: the
+// planner kept choosing a custom plan for the statement as it was, with
+// arrays (their lengths are known to a custom plan), planned again at
+// every call (0.26 ms median at bind on the server, more than its
+// execution).
 func TestSaveAppendRunsGenericPlans(t *testing.T) {
 	ctx := t.Context()
 	s, pool := oneConnStore(t)
@@ -160,7 +161,7 @@ func TestSaveAppendRunsGenericPlans(t *testing.T) {
 	// the others build on the stored version.
 	var generic, custom int64
 	err := pool.QueryRow(ctx, "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1",
-		s.ck.appendOnPaired).Scan(&generic, &custom)
+		s.ck.placedOn.rows[1][1]).Scan(&generic, &custom)
 	if err != nil {
 		t.Fatalf("the appends' prepared statement: %v", err)
 	}

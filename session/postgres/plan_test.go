@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -24,6 +25,10 @@ type planKey struct {
 	session, run string
 	place, seq   int64
 	callID       string
+	// The statement's variant, for those of a placedStatements (see
+	// statementsOf), and its number of rows.
+	variant string
+	rows    int
 }
 
 // A planCase is one statement of the store with the arguments its plan
@@ -91,18 +96,12 @@ var planCases = map[string]planCase{
 	"lockShared": {
 		args:  func(k planKey) []any { return []any{k.session} },
 		scans: nil},
-	"appendPlaced": { // a commit of the long run past its first append, after lockShared
-		args: func(k planKey) []any { return appendArgs(k, k.run) },
+	"placed": { // a commit of the long run past its first append, after lockShared
+		args: func(k planKey) []any { return placedArgs(k) },
 		scans: []string{ // no read of the positions appended to: their key checks them
 			"session_runs session_runs_pkey",
 			"session_heads session_heads_pkey",  // the head's row, by key: its write stamp
-			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only
-		}},
-	"appendPaired": { // as appendPlaced, for items whose outputs answer calls of the batch
-		args: func(k planKey) []any { return appendArgs(k, k.run) },
-		scans: []string{ // no read of the positions, nor of the calls stored
-			"session_runs session_runs_pkey",
-			"session_heads session_heads_pkey", // the head's row, by key: its write stamp
+			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only (not paired)
 		}},
 	"list": {
 		args:  func(k planKey) []any { return []any{k.session, int64(20)} },
@@ -199,18 +198,12 @@ var planCases = map[string]planCase{
 			return append(casArgs(k), []int64{k.seq + 1, k.seq + 2}, [][]byte{[]byte(`{}`), []byte(`{}`)}, k.session)
 		},
 		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
-	"ck.appendOn": { // a tool turn's commit at the end of the long run, after casAppendOn
-		args: func(k planKey) []any { return appendArgs(k, k.run) },
+	"ck.placedOn": { // a tool turn's commit at the end of the long run, after casAppendOn
+		args: func(k planKey) []any { return placedArgs(k) },
 		scans: []string{ // no read of the positions appended to: their key checks them
 			"session_runs session_runs_pkey",
 			"session_heads session_heads_pkey",  // the head's row, by key: its write stamp
-			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only
-		}},
-	"ck.appendOnPaired": { // as ck.appendOn, for items whose outputs answer calls of the batch
-		args: func(k planKey) []any { return appendArgs(k, k.run) },
-		scans: []string{ // no read of the positions, nor of the calls stored
-			"session_runs session_runs_pkey",
-			"session_heads session_heads_pkey", // the head's row, by key: its write stamp
+			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only (not paired)
 		}},
 	"ck.version": {
 		args:  func(k planKey) []any { return []any{k.run} },
@@ -241,13 +234,43 @@ func appendArgs(k planKey, placeOrRun any) []any {
 		[]*int64{nil, &zero}}
 }
 
+// placedArgs are the arguments of the placed append k names (planKey.variant):
+// a call with a new ID and an output of an earlier call at the end of the
+// long run, as arrays ("arrays/…") or as k.rows rows of a VALUES list
+// ("rows/…": the output last, the calls before it).
+func placedArgs(k planKey) []any {
+	if strings.HasPrefix(k.variant, "arrays/") {
+		return appendArgs(k, k.run)
+	}
+	zero := int64(0)
+	args := []any{k.session, k.run}
+	for i := range k.rows - 1 {
+		args = append(args, k.seq+1+int64(i), "tool_call", "echo", []byte(`{}`), []byte("call_new_"+strconv.Itoa(i)), (*int64)(nil))
+	}
+	return append(args, k.seq+int64(k.rows), "tool_output", "echo", []byte(`{}`), []byte(k.callID), &zero)
+}
+
 // statementsOf returns the statements of q and ck by field name
-// (ckptQueries' prefixed with "ck.").
+// (ckptQueries' prefixed with "ck."); a field of placedStatements gives
+// one for each of its statements, by the field's name, then "/arrays/"
+// or "/rows/", then "paired/" or "looked/" (the statement that looks a
+// stored call up), and the number of rows.
 func statementsOf(q queries, ck ckptQueries) map[string]string {
 	out := map[string]string{}
 	for prefix, v := range map[string]reflect.Value{"": reflect.ValueOf(q), "ck.": reflect.ValueOf(ck)} {
 		for i := range v.NumField() {
-			out[prefix+v.Type().Field(i).Name] = v.Field(i).String()
+			name, f := prefix+v.Type().Field(i).Name, v.Field(i)
+			if f.Type() != reflect.TypeFor[placedStatements]() {
+				out[name] = f.String()
+				continue
+			}
+			arrays, rows := f.FieldByName("arrays"), f.FieldByName("rows")
+			for paired, kind := range []string{"looked", "paired"} {
+				out[name+"/arrays/"+kind+"/0"] = arrays.Index(paired).String()
+				for n := range maxValuesRows {
+					out[name+"/rows/"+kind+"/"+strconv.Itoa(n+1)] = rows.Index(paired).Index(n).String()
+				}
+			}
 		}
 	}
 	return out
@@ -424,10 +447,16 @@ func TestStatementPlans(t *testing.T) {
 			}
 		}
 	}) {
-		c, ok := planCases[name]
+		field, variant, _ := strings.Cut(name, "/")
+		c, ok := planCases[field]
 		if !ok {
 			t.Errorf("%s: no plan case: add one to planCases", name)
 			continue
+		}
+		k := k
+		k.variant = variant
+		if i := strings.LastIndexByte(variant, '/'); i >= 0 {
+			k.rows, _ = strconv.Atoi(variant[i+1:])
 		}
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 			plan, err := explain(t.Context(), pool, stmts[name], mode, c.args(k))
@@ -448,7 +477,7 @@ func TestStatementPlans(t *testing.T) {
 		}
 	}
 	for name := range planCases {
-		if _, ok := stmts[name]; !ok {
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(stmts)), func(s string) bool { f, _, _ := strings.Cut(s, "/"); return f == name }) {
 			t.Errorf("plan case %s: no such statement", name)
 		}
 	}

@@ -43,7 +43,8 @@ type queries struct {
 	appendOne, appendExisting, runPlace, newRun, takeStamp, insertItems, storedItems, lockSession string
 	// The common append, of a run that has its place, past position 1:
 	// the session's shared lock, then the items (see Append).
-	lockShared, appendPlaced, appendPaired     string
+	lockShared                                 string
+	placed                                     placedStatements
 	list, listBefore, lookup, pop              string
 	hasItems, clearHead, clearRuns, clearItems string
 	// What a session gained since a stamp, or its last items
@@ -85,11 +86,8 @@ func newQueries(schemaName string) queries {
 		lockSession: `SELECT pg_advisory_xact_lock(` + lockClass + `, hashtext($1))`,
 		// lockShared also has the statement after it run on its generic
 		// plan (see genericPlans), with no statement of its own for that.
-		lockShared:   `SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($1)), ` + genericPlansCall,
-		appendPlaced: r.Replace(placedAppend("", false)),
-		// appendPaired is appendPlaced for items whose outputs answer
-		// calls of the batch (appendCols.paired): no lookup of a call.
-		appendPaired: r.Replace(placedAppend("", true)),
+		lockShared: `SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($1)), ` + genericPlansCall,
+		placed:     newPlacedStatements(r, ""),
 		// A session's first run lists the session (session_index).
 		newRun: r.Replace(`WITH head AS (
 				INSERT INTO {{schema}}.session_heads AS h (session_id, last_place) VALUES ($1, 1)
@@ -463,11 +461,8 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		err := s.plainTrip(ctx,
 			func(b *pgx.Batch) {
 				b.Queue(s.q.lockShared, sessionID)
-				placed := s.q.appendPlaced
-				if a.paired() {
-					placed = s.q.appendPaired
-				}
-				b.Queue(placed, a.args(sessionID, runID)...)
+				placed, args := s.q.placed.of(a, sessionID, runID, 0)
+				b.Queue(placed, args...)
 			},
 			func(br pgx.BatchResults) error {
 				_, err := br.Exec()
@@ -623,6 +618,21 @@ func (a int64s) Index(i int) any { return (*pgInt64)(&a[i]) }
 
 // IndexType implements pgtype.ArrayGetter.
 func (a int64s) IndexType() any { return (*pgInt64)(nil) }
+
+// rowArgs returns the arguments of a placed append of a's items as rows of
+// a VALUES list (see placedAppend): the session and run, then each item's
+// position, kind, name, JSON, call ID and the batch's call it answers, as
+// pointers into a, which pgx encodes with no allocation (see pgInt64);
+// with room for more arguments after them.
+func (a appendCols) rowArgs(sessionID, runID string, more int) []any {
+	args := make([]any, 0, 2+valuesRowArgs*len(a.seqs)+more)
+	args = append(args, sessionID, runID)
+	for i := range a.seqs {
+		args = append(args, (*pgInt64)(&a.seqs[i]), (*pgText)(&a.kinds[i]), (*pgText)(&a.names[i]),
+			(*pgBytes)(&a.raws[i]), (*pgBytes)(&a.callIDs[i]), (*pgInt64)(a.batchCalls[i]))
+	}
+	return args
+}
 
 // texts, byteas and optInt64s are the text[], bytea[] and bigint[] (with
 // NULLs) arguments of an append, whose elements pgx encodes with no
@@ -806,9 +816,9 @@ func isTaken(err error) bool {
 		(pe.ConstraintName == "session_items_pkey" || pe.ConstraintName == "session_runs_pkey")
 }
 
-// isUnplaced reports whether err is ckptQueries.appendOn's failure for a
-// run with no place in the session, or a session with no head: a NULL
-// place or write stamp.
+// isUnplaced reports whether err is a placed append's failure
+// (placedAppend) for a run with no place in the session, or a session
+// with no head: a NULL place or write stamp.
 func isUnplaced(err error) bool {
 	pe, ok := errors.AsType[*pgconn.PgError](err)
 	return ok && pe.Code == "23502" && pe.TableName == "session_items" &&

@@ -44,10 +44,11 @@ const sameSchema = "turnbench_same"
 //     run_checkpoints (version, head, agent, turn, pending approvals; the
 //     context as it was), and the delta's pieces into run_checkpoint_items
 //     (run, position, version, JSON);
-//   - the commit (Store.SaveAppend, casAppendOn then appendOnPaired, one
-//     round trip): the head's row again, the commit's pieces if it has any,
-//     the session head's next write stamp (session_heads.stamp), and the
-//     call and its output into session_items, at the run's place, with
+//   - the commit (Store.SaveAppend, casAppendOn then the paired placed
+//     append, one round trip): the head's row again, the commit's pieces
+//     if it has any, the session head's next write stamp
+//     (session_heads.stamp), and the call and its output into
+//     session_items, at the run's place, with
 //     their call ID, the position of the call the output answers, and the
 //     stamp.
 //
