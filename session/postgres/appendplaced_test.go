@@ -19,6 +19,7 @@ import (
 	"github.com/turnkit/turnkit/session/internal/ckpttest"
 	"github.com/turnkit/turnkit/session/sessiontest"
 	"github.com/turnkit/turnkit/state"
+	"github.com/turnkit/turnkit/state/statetest"
 )
 
 // batchLog records the SQL of every statement sent in a batch.
@@ -320,4 +321,67 @@ func newTestStoreSchema(t *testing.T, tracer pgx.QueryTracer) (*Store, string, e
 	})
 	s, err := New(t.Context(), pool, WithSchema(schema))
 	return s, schema, err
+}
+
+// TestSavePieces checks that a save that builds on the stored version
+// sends its delta's pieces as rows of a VALUES list up to maxValuesRows
+// pieces, and as arrays beyond, with the session's lock for SaveAppend,
+// and that the run loads back as it was saved.
+func TestSavePieces(t *testing.T) {
+	ctx := t.Context()
+	log := &batchLog{}
+	s, err := newTestStore(t, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, withAppend := range []bool{false, true} {
+		r := state.NewRun("pieces-"+strconv.FormatBool(withAppend), "agent")
+		runcore.SetSessionID(r, "pieces-session-"+strconv.FormatBool(withAppend))
+		ckpttest.Turn(t, r, 1)
+		if err := s.SaveAppend(ctx, r, r.SessionID(), r.Items().Slice()); err != nil {
+			t.Fatal(err)
+		}
+		pieces := &s.ck.casPiecesOn
+		if withAppend {
+			pieces = &s.ck.casAppendPiecesOn
+		}
+		for k := 1; k <= maxValuesRows+2; k++ {
+			first := runcore.Reserve(r, k)
+			batch := make([]state.Item, k)
+			for i := range batch {
+				batch[i] = state.AssistantMessage("msg", "piece "+strconv.Itoa(k)+"."+strconv.Itoa(i)).WithSeq(first + int64(i))
+			}
+			if err := runcore.RecordAll(r, batch...); err != nil {
+				t.Fatal(err)
+			}
+			d, err := r.Delta()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := len(d.Items)
+			log.take()
+			if withAppend {
+				err = s.SaveAppend(ctx, r, r.SessionID(), batch)
+			} else {
+				err = s.Save(ctx, r)
+			}
+			if err != nil {
+				t.Fatalf("%d items: %v", k, err)
+			}
+			want := pieces.arrays
+			if n <= maxValuesRows {
+				want = pieces.rows[n-1]
+			}
+			if got := log.take(); !slices.Contains(got, want) {
+				t.Errorf("append %v, %d items: a save of %d pieces did not send %.80q", withAppend, k, n, want)
+			}
+			loaded, err := s.Load(ctx, r.ID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := statetest.Diff(t, loaded, r); diff != "" {
+				t.Fatalf("append %v, %d items: the run loads back otherwise (-want +got):\n%s", withAppend, k, diff)
+			}
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -50,7 +51,8 @@ type ckptQueries struct {
 	// The save and SaveAppend of a delta that builds on the stored
 	// version (see buildsOn), a save's common case: simple statements in
 	// one round trip.
-	casOn, casPiecesOn, casAppendOn, casAppendPiecesOn string
+	casOn, casAppendOn             string
+	casPiecesOn, casAppendPiecesOn piecesStatements
 	// SaveAppend's append after casAppendOn (see placedAppend).
 	placedOn placedStatements
 	// The listing's (list.go), one per filter.
@@ -163,16 +165,16 @@ func newCkptQueries(schemaName string) ckptQueries {
 		// they do not while a run goes on. It returns 1 if it took, 0 on a conflict, and
 		// has the statements after it in the transaction run on generic
 		// plans (see genericPlans) with no statement of its own for that.
-		// casPiecesOn also writes the delta's pieces, at positions $12
-		// with JSON $13; casAppendOn and casAppendPiecesOn are casOn and
+		// casPiecesOn also writes the delta's pieces, from $12 on (see
+		// casStatement); casAppendOn and casAppendPiecesOn are casOn and
 		// casPiecesOn for SaveAppend, which take the session's shared lock
 		// (the session is their last argument) first, as an append does,
 		// so that the statements after them read what was committed
 		// before they hold it.
-		casOn:             r.Replace(casStatement(false, false)),
-		casPiecesOn:       r.Replace(casStatement(false, true)),
-		casAppendOn:       r.Replace(casStatement(true, false)),
-		casAppendPiecesOn: r.Replace(casStatement(true, true)),
+		casOn:             r.Replace(casStatement(false, 0)),
+		casPiecesOn:       newPiecesStatements(r, false),
+		casAppendOn:       r.Replace(casStatement(true, 0)),
+		casAppendPiecesOn: newPiecesStatements(r, true),
 		// placedOn are SaveAppend's appends after casAppendOn, for a run
 		// that has its place in the session ($1; its first SaveAppend gave
 		// it one): each takes the head's next write stamp and inserts the
@@ -221,15 +223,21 @@ const listedChanged = `(run_index.session_id, run_index.status) IS DISTINCT FROM
 const savedCond = `current_setting('turnkit.saved', true) = '1'`
 
 // casStatement returns ckptQueries.casOn (neither lock nor pieces),
-// casPiecesOn, casAppendOn (lock) or casAppendPiecesOn (both).
-func casStatement(lock, pieces bool) string {
+// casPiecesOn, casAppendOn (lock) or casAppendPiecesOn (both): pieces is
+// 0 for none, piecesArrays for the arrays $12 and $13 (positions and
+// JSON), or the number of rows of a VALUES list of pieces (a position
+// and its JSON each, from $12 on), as placedAppend takes items.
+func casStatement(lock bool, pieces int) string {
 	cond, with := "", ""
 	if lock {
-		arg := "$12"
-		if pieces {
-			arg = "$14"
+		arg := 12
+		switch {
+		case pieces == piecesArrays:
+			arg += 2
+		case pieces > 0:
+			arg += 2 * pieces
 		}
-		with = `lk AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext(` + arg + `))),
+		with = `lk AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($` + strconv.Itoa(arg) + `))),
 			`
 		cond = " AND EXISTS (SELECT 1 FROM lk)"
 	}
@@ -243,7 +251,20 @@ func casStatement(lock, pieces bool) string {
 				UPDATE {{schema}}.run_index SET session_id = $7, status = $8
 				WHERE run_id = $1 AND (session_id, status) IS DISTINCT FROM ($7::text, $8::smallint)
 					AND EXISTS (SELECT 1 FROM ok))`
-	if pieces {
+	if pieces != 0 {
+		rows := `unnest($12::bigint[], $13::bytea[])`
+		if pieces > 0 {
+			var b strings.Builder
+			b.WriteString("(VALUES ")
+			for i := range pieces {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				fmt.Fprintf(&b, "($%d::bigint, $%d::bytea)", 12+2*i, 13+2*i)
+			}
+			b.WriteString(")")
+			rows = b.String()
+		}
 		// A plain insert, not an upsert: the pieces of a delta that builds
 		// on the stored version are at positions the run stored nothing at
 		// since its last full save (which removed the rest), or the chain
@@ -254,12 +275,31 @@ func casStatement(lock, pieces bool) string {
 		with += `,
 			items AS (
 				INSERT INTO {{schema}}.run_checkpoint_items (run_id, seq, version, data)
-				SELECT $1, c.seq, $3, c.data FROM unnest($12::bigint[], $13::bytea[]) AS c(seq, data)
+				SELECT $1, c.seq, $3, c.data FROM ` + rows + ` AS c(seq, data)
 				WHERE EXISTS (SELECT 1 FROM ok))`
 	}
 	return `WITH ` + with + `
 			SELECT n, set_config('turnkit.saved', n::text, true), ` + genericPlansCall + `
 			FROM (SELECT count(*) AS n FROM ok) AS c`
+}
+
+// piecesArrays is casStatement's pieces for the pieces as arrays.
+const piecesArrays = -1
+
+// piecesStatements are a compare-and-swap's statements that write a
+// delta's pieces (casStatement), by their number: rows[n-1] for up to
+// maxValuesRows pieces, as rows of a VALUES list, arrays for any number.
+type piecesStatements struct {
+	arrays string
+	rows   [maxValuesRows]string
+}
+
+func newPiecesStatements(r *strings.Replacer, lock bool) piecesStatements {
+	p := piecesStatements{arrays: r.Replace(casStatement(lock, piecesArrays))}
+	for n := range maxValuesRows {
+		p.rows[n] = r.Replace(casStatement(lock, n+1))
+	}
+	return p
 }
 
 // placedAppend returns the append of a run that has its place in the
@@ -669,7 +709,7 @@ func saveArgs(args []any, d *state.Delta) []any {
 }
 
 // saveOnArgsLen is the most arguments queueSaveOn appends.
-const saveOnArgsLen = 14
+const saveOnArgsLen = 12 + 2*maxValuesRows
 
 // queueSaveOn queues the save of d, which builds on the stored version
 // (buildsOn), with one statement: casOn, or casPiecesOn if d has pieces;
@@ -677,24 +717,33 @@ const saveOnArgsLen = 14
 // casAppendOn or casAppendPiecesOn. Its arguments go after args' (run is
 // d.RunID), in its array if it has room (saveOnArgsLen).
 func (s *Store) queueSaveOn(b *pgx.Batch, d *state.Delta, args []any, run, sid any) {
-	seqs, data := rowcodec.Columns(d)
 	sum := &d.Summary
 	n := len(args)
 	// The numbers, strings and bytes go as pointers into d (see pgInt64
 	// and pgText), which box with no allocation.
 	args = append(args, run, (*pgInt64)(&d.Base), (*pgInt64)(&d.Version), (*pgBytes)(&d.Head), (*pgBytes)(&d.Context), d.Context != nil,
 		(*pgText)(&sum.SessionID), int16(sum.Status), (*pgText)(&sum.Agent), (*pgInt)(&sum.Turn), (*pgInt)(&sum.Pending))
-	query := [2][2]string{{s.ck.casOn, s.ck.casPiecesOn}, {s.ck.casAppendOn, s.ck.casAppendPiecesOn}}
-	lock, pieces := 0, 0
-	if len(seqs) > 0 {
-		pieces = 1
+	query, pieces := s.ck.casOn, &s.ck.casPiecesOn
+	if sid != nil {
+		query, pieces = s.ck.casAppendOn, &s.ck.casAppendPiecesOn
+	}
+	switch k := len(d.Items); {
+	case k > maxValuesRows:
+		query = pieces.arrays
+		seqs, data := rowcodec.Columns(d)
 		args = append(args, int64s(seqs), byteas(data))
+	case k > 0:
+		// Each piece's position and JSON as a pointer into d.
+		query = pieces.rows[k-1]
+		for i := range d.Items {
+			p := &d.Items[i]
+			args = append(args, (*pgInt64)(&p.Seq), (*pgBytes)(&p.Data))
+		}
 	}
 	if sid != nil {
-		lock = 1
 		args = append(args, sid)
 	}
-	b.Queue(query[lock][pieces], args[n:len(args):len(args)]...)
+	b.Queue(query, args[n:len(args):len(args)]...)
 }
 
 // readSaveOn reads the answer of queueSaveOn's statement: whether the

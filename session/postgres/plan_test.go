@@ -186,17 +186,13 @@ var planCases = map[string]planCase{
 		args:  func(k planKey) []any { return casArgs(k) },
 		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
 	"ck.casPiecesOn": {
-		args: func(k planKey) []any {
-			return append(casArgs(k), []int64{k.seq + 1, k.seq + 2}, [][]byte{[]byte(`{}`), []byte(`{}`)})
-		},
+		args:  func(k planKey) []any { return piecesArgs(k, casArgs(k)) },
 		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
 	"ck.casAppendOn": {
 		args:  func(k planKey) []any { return append(casArgs(k), k.session) },
 		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
 	"ck.casAppendPiecesOn": {
-		args: func(k planKey) []any {
-			return append(casArgs(k), []int64{k.seq + 1, k.seq + 2}, [][]byte{[]byte(`{}`), []byte(`{}`)}, k.session)
-		},
+		args:  func(k planKey) []any { return append(piecesArgs(k, casArgs(k)), k.session) },
 		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
 	"ck.placedOn": { // a tool turn's commit at the end of the long run, after casAppendOn
 		args: func(k planKey) []any { return placedArgs(k) },
@@ -213,6 +209,19 @@ var planCases = map[string]planCase{
 		bitmap: true,
 		scans: []string{"run_checkpoint_items run_checkpoint_items_pkey", "run_checkpoints run_checkpoints_pkey",
 			"run_index run_index_pkey"}},
+}
+
+// piecesArgs appends to args the pieces of the statement of a
+// piecesStatements k names: two as arrays ("arrays"), or k.rows rows of a
+// position and its JSON ("rows/…").
+func piecesArgs(k planKey, args []any) []any {
+	if k.rows == 0 {
+		return append(args, []int64{k.seq + 1, k.seq + 2}, [][]byte{[]byte(`{}`), []byte(`{}`)})
+	}
+	for i := range k.rows {
+		args = append(args, k.seq+1+int64(i), []byte(`{}`))
+	}
+	return args
 }
 
 // casArgs are the arguments of ckptQueries.casOn, the first ones of the
@@ -239,7 +248,7 @@ func appendArgs(k planKey, placeOrRun any) []any {
 // long run, as arrays ("arrays/…") or as k.rows rows of a VALUES list
 // ("rows/…": the output last, the calls before it).
 func placedArgs(k planKey) []any {
-	if strings.HasPrefix(k.variant, "arrays/") {
+	if k.rows == 0 {
 		return appendArgs(k, k.run)
 	}
 	zero := int64(0)
@@ -251,26 +260,30 @@ func placedArgs(k planKey) []any {
 }
 
 // statementsOf returns the statements of q and ck by field name
-// (ckptQueries' prefixed with "ck."); a field of placedStatements gives
-// one for each of its statements, by the field's name, then "/arrays/"
-// or "/rows/", then "paired/" or "looked/" (the statement that looks a
-// stored call up), and the number of rows.
+// (ckptQueries' prefixed with "ck."); a field that holds statements in an
+// array or a struct (placedStatements, piecesStatements) gives one for
+// each, by the field's name, then each index or field under it after a
+// "/": "placed/rows/1/2" is queries.placed.rows[1][2].
 func statementsOf(q queries, ck ckptQueries) map[string]string {
 	out := map[string]string{}
+	var walk func(name string, v reflect.Value)
+	walk = func(name string, v reflect.Value) {
+		switch v.Kind() {
+		case reflect.String:
+			out[name] = v.String()
+		case reflect.Array:
+			for i := range v.Len() {
+				walk(name+"/"+strconv.Itoa(i), v.Index(i))
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				walk(name+"/"+v.Type().Field(i).Name, v.Field(i))
+			}
+		}
+	}
 	for prefix, v := range map[string]reflect.Value{"": reflect.ValueOf(q), "ck.": reflect.ValueOf(ck)} {
 		for i := range v.NumField() {
-			name, f := prefix+v.Type().Field(i).Name, v.Field(i)
-			if f.Type() != reflect.TypeFor[placedStatements]() {
-				out[name] = f.String()
-				continue
-			}
-			arrays, rows := f.FieldByName("arrays"), f.FieldByName("rows")
-			for paired, kind := range []string{"looked", "paired"} {
-				out[name+"/arrays/"+kind+"/0"] = arrays.Index(paired).String()
-				for n := range maxValuesRows {
-					out[name+"/rows/"+kind+"/"+strconv.Itoa(n+1)] = rows.Index(paired).Index(n).String()
-				}
-			}
+			walk(prefix+v.Type().Field(i).Name, v.Field(i))
 		}
 	}
 	return out
@@ -455,8 +468,11 @@ func TestStatementPlans(t *testing.T) {
 		}
 		k := k
 		k.variant = variant
-		if i := strings.LastIndexByte(variant, '/'); i >= 0 {
+		if strings.HasPrefix(variant, "rows/") {
+			// rows[…][n-1] holds the statement of n rows.
+			i := strings.LastIndexByte(variant, '/')
 			k.rows, _ = strconv.Atoi(variant[i+1:])
+			k.rows++
 		}
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 			plan, err := explain(t.Context(), pool, stmts[name], mode, c.args(k))
