@@ -62,11 +62,12 @@ const sameSchema = "turnbench_same"
 type samePostgres struct {
 	pool  *pgxpool.Pool
 	store *postgres.Store
-	// save and commit are the statements of the save and the commit, by
-	// whether their delta has pieces (index 1) or not (0).
-	save, commit [2]string
-	clearItems   string // the run's session items, removed by reset
-	placed       string // the run's place and the session's last stamp
+	// The statements of saves and commits by their numbers of pieces and
+	// items (statement), with the schema's name.
+	r          *strings.Replacer
+	stmts      map[[2]int]string
+	clearItems string // the run's session items, removed by reset
+	placed     string // the run's place and the session's last stamp
 	// place and stamp are the run's place in the session and the session's
 	// last write stamp, as reset left them; turn moves stamp on.
 	place, stamp int64
@@ -102,52 +103,87 @@ func newSamePostgres(ctx context.Context, pool *pgxpool.Pool, schema string) (*s
 		return nil, err
 	}
 	r := strings.NewReplacer("{{schema}}", s)
-	d := &samePostgres{pool: pool, store: store,
+	d := &samePostgres{pool: pool, store: store, r: r, stmts: map[[2]int]string{},
 		clearItems: r.Replace(`DELETE FROM {{schema}}.session_items WHERE session_id = $1
 			AND place = (SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2)`),
 		placed: r.Replace(`SELECT (SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2),
 			(SELECT stamp FROM {{schema}}.session_heads WHERE session_id = $1)`),
 	}
-	for p := range 2 {
-		d.save[p] = r.Replace(sameSaveSQL(p == 1, false))
-		d.commit[p] = r.Replace(sameSaveSQL(p == 1, true))
-	}
 	return d, nil
 }
 
-// sameSaveSQL returns the statement of a save (commit false) or a commit:
-// the head's row ($1 run, $2 version, $3 head, $4 agent, $5 turn, $6
-// pending), with pieces the delta's pieces ($7 positions, $8 JSON), and
-// for a commit, after those, the session head's stamp and the items
-// (session, place, stamp, then positions, kinds, names, JSON, call IDs
-// and the calls the outputs answer).
-func sameSaveSQL(pieces, commit bool) string {
+// sameSaveSQL returns the statement of a save (items 0) or a commit: the
+// head's row ($1 run, $2 version, $3 head, $4 agent, $5 turn, $6
+// pending), the delta's pieces as rows of a VALUES list (a position and
+// its JSON each, from $7 on), and for a commit, after those, the session
+// head's stamp and the items (session, place, stamp, then a row of
+// position, kind, name, JSON, call ID and the call an output answers for
+// each item). Rows, not arrays: the store sends up to four pieces or
+// items so, which costs the server and pgx less than arrays.
+func sameSaveSQL(pieces, items int) string {
+	n := 6
+	arg := func(cast string) string {
+		n++
+		return "$" + strconv.Itoa(n) + cast
+	}
+	values := func(rows int, casts ...string) string {
+		var b strings.Builder
+		for i := range rows {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(")
+			for c, cast := range casts {
+				if c > 0 {
+					b.WriteString(", ")
+				}
+				if i > 0 {
+					cast = "" // the first row gives the columns their types
+				}
+				b.WriteString(arg(cast))
+			}
+			b.WriteString(")")
+		}
+		return b.String()
+	}
 	q := `WITH h AS (
 			UPDATE {{schema}}.run_checkpoints SET version = $2, data = $3, agent = $4, turn = $5, pending = $6
 			WHERE run_id = $1)`
-	ins := `INSERT INTO {{schema}}.run_checkpoint_items (run_id, seq, version, data)
-			SELECT $1, c.seq, $2, c.data FROM unnest($7::bigint[], $8::bytea[]) AS c(seq, data)`
-	if !commit {
-		if !pieces {
+	ins := ""
+	if pieces > 0 {
+		ins = `INSERT INTO {{schema}}.run_checkpoint_items (run_id, seq, version, data)
+			SELECT $1, c.seq, $2, c.data FROM (VALUES ` + values(pieces, "::bigint", "::bytea") + `) AS c(seq, data)`
+	}
+	if items == 0 {
+		if ins == "" {
 			return q + ` SELECT 1`
 		}
 		return q + `
 		` + ins
 	}
-	n := 6
-	if pieces {
+	if ins != "" {
 		q += `,
 		p AS (` + ins + `)`
-		n = 8
 	}
-	arg := func(i int) string { return "$" + strconv.Itoa(n+i) }
+	session, place, stamp := arg("::text"), arg("::bigint"), arg("::bigint")
 	return q + `,
-		s AS (UPDATE {{schema}}.session_heads SET stamp = ` + arg(3) + ` WHERE session_id = ` + arg(1) + `)
+		s AS (UPDATE {{schema}}.session_heads SET stamp = ` + stamp + ` WHERE session_id = ` + session + `)
 		INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
-		SELECT ` + arg(1) + `, ` + arg(2) + `, t.seq, t.kind, t.name, t.raw, t.call_id, t.answers, ` + arg(3) + `
-		FROM unnest(` + arg(4) + `::bigint[], ` + arg(5) + `::text[], ` + arg(6) + `::text[], ` + arg(7) + `::bytea[], ` +
-		arg(8) + `::bytea[], ` + arg(9) + `::bigint[])
+		SELECT ` + session + `, ` + place + `, t.seq, t.kind, t.name, t.raw, t.call_id, t.answers, ` + stamp + `
+		FROM (VALUES ` + values(items, "::bigint", "::text", "::text", "::bytea", "::bytea", "::bigint") + `)
 			AS t(seq, kind, name, raw, call_id, answers)`
+}
+
+// statement returns the statement of a save with pieces pieces and, for
+// a commit, items items (see sameSaveSQL), made once for each count.
+func (d *samePostgres) statement(pieces, items int) string {
+	k := [2]int{pieces, items}
+	q, ok := d.stmts[k]
+	if !ok {
+		q = d.r.Replace(sameSaveSQL(pieces, items))
+		d.stmts[k] = q
+	}
+	return q
 }
 
 // seed appends the history through the store, as the store's scenarios
@@ -251,17 +287,20 @@ func runCapped(ctx context.Context, st chainStore, cs *cappedPostgres, turns int
 
 func (d *samePostgres) turn(ctx context.Context, v int64, j int, w *rawTurnWrites) error {
 	turn := sameTurn(v)
-	args := make([]any, 0, 17)
+	args := make([]any, 0, 32)
 	args = appendSameSave(args, &w.save, v, turn, j)
-	if _, err := d.pool.Exec(ctx, d.save[min(len(w.save.pieces), 1)], args...); err != nil {
+	if _, err := d.pool.Exec(ctx, d.statement(len(w.save.pieces), 0), args...); err != nil {
 		return err
 	}
 	stamp := d.stamp + 1
 	args = appendSameSave(args[:0], &w.commit, v+1, turn, j)
 	seqs, kinds, names, raws := itemColumns(w.items, j)
 	ids, answers := sameCalls(w.items, seqs)
-	args = append(args, rawSessionID, d.place, stamp, seqs, kinds, names, raws, ids, answers)
-	if _, err := d.pool.Exec(ctx, d.commit[min(len(w.commit.pieces), 1)], args...); err != nil {
+	args = append(args, rawSessionID, d.place, stamp)
+	for i := range seqs {
+		args = append(args, seqs[i], kinds[i], names[i], raws[i], ids[i], answers[i])
+	}
+	if _, err := d.pool.Exec(ctx, d.statement(len(w.commit.pieces), len(w.items)), args...); err != nil {
 		return err
 	}
 	d.stamp = stamp
@@ -269,18 +308,13 @@ func (d *samePostgres) turn(ctx context.Context, v int64, j int, w *rawTurnWrite
 }
 
 // appendSameSave appends to args the arguments of s's save at version v
-// and turn, with s's pieces moved on by j turns, if it has any.
+// and turn, with s's pieces moved on by j turns.
 func appendSameSave(args []any, s *rawSave, v, turn int64, j int) []any {
 	args = append(args, rawRunID, v, s.head, sameAgent, turn, 0)
-	if len(s.pieces) == 0 {
-		return args
+	for _, p := range s.pieces {
+		args = append(args, shifted(p.Seq, j), p.Data)
 	}
-	seqs := make([]int64, len(s.pieces))
-	data := make([][]byte, len(s.pieces))
-	for i, p := range s.pieces {
-		seqs[i], data[i] = shifted(p.Seq, j), p.Data
-	}
-	return append(args, seqs, data)
+	return args
 }
 
 // sameCalls returns the call_id and answers columns of items at positions
