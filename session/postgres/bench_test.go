@@ -6,8 +6,10 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/turnkit/turnkit/session/internal/ckpttest"
 	"github.com/turnkit/turnkit/session/internal/rowcodec"
@@ -81,47 +83,103 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	})
 	b.Run("raw-same-writes", func(b *testing.B) {
-		if _, err := postgres.New(ctx, pool, postgres.WithSchema(schema)); err != nil {
-			b.Fatal(err) // the store's schema, by its own migrations
-		}
-		heads, items := pgx.Identifier{schema, "session_heads"}.Sanitize(), pgx.Identifier{schema, "session_items"}.Sanitize()
-		stamp := `UPDATE ` + heads + ` SET stamp = $2 WHERE session_id = $1`
-		insert := `INSERT INTO ` + items + ` (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
-			VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $20), ($1, 1, $8, $9, $10, $11, $12, $13, $20),
-				($1, 1, $14, $15, $16, $17, $18, $19, $20)`
-		sid := benchSession()
-		if _, err := pool.Exec(ctx, `INSERT INTO `+heads+` (session_id, last_place) VALUES ($1, 1)`, sid); err != nil {
-			b.Fatal(err)
-		}
+		write, answered := sameWrites(b, ctx, schema, pool)
 		b.ReportAllocs()
 		var i int64
 		for b.Loop() {
-			its := sessiontest.Batch(i)
-			ids, answers := rowcodec.Calls(its)
-			args := []any{sid}
-			for j, it := range its {
-				var id []byte
-				if ids[j] != nil {
-					id = []byte(*ids[j])
-				}
-				args = append(args, it.Seq(), it.Kind().String(), it.Name(), it.AppendRaw(nil), id, answers[j])
-			}
+			sinkErr = write(i)
 			i++
-			args = append(args, i)
-			batch := &pgx.Batch{}
-			batch.Queue(stamp, sid, i)
-			batch.Queue(insert, args...)
-			sinkErr = pool.SendBatch(ctx, batch).Close()
 		}
 		if sinkErr != nil {
 			b.Fatal(sinkErr)
 		}
-		// Each batch's output answers its call, as the store's would.
-		var answered int64
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+items+` WHERE session_id = $1 AND answers = seq - 1`, sid).Scan(&answered); err != nil || answered != i {
-			b.Fatalf("%d outputs answer their calls after %d appends (%v)", answered, i, err)
-		}
+		answered(i)
 	})
+}
+
+// sameWrites returns a function that writes, with pgx, in one round trip
+// and one transaction, what the Store's commit of sessiontest.Batch(i)
+// writes: the session head's next write stamp, and the rows into the
+// store's own table and indexes (its schema, by its own migrations), each
+// with its call ID, the call its output answers and the stamp, computed in
+// Go rather than read; and a function that fails b unless each of the n
+// batches' outputs answers its call, as the store's would.
+func sameWrites(b *testing.B, ctx context.Context, schema string, pool *pgxpool.Pool) (write func(i int64) error, answered func(n int64)) {
+	if _, err := postgres.New(ctx, pool, postgres.WithSchema(schema)); err != nil {
+		b.Fatal(err) // the store's schema, by its own migrations
+	}
+	heads, items := pgx.Identifier{schema, "session_heads"}.Sanitize(), pgx.Identifier{schema, "session_items"}.Sanitize()
+	stamp := `UPDATE ` + heads + ` SET stamp = $2 WHERE session_id = $1`
+	insert := `INSERT INTO ` + items + ` (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
+		VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $20), ($1, 1, $8, $9, $10, $11, $12, $13, $20),
+			($1, 1, $14, $15, $16, $17, $18, $19, $20)`
+	sid := benchSession()
+	if _, err := pool.Exec(ctx, `INSERT INTO `+heads+` (session_id, last_place) VALUES ($1, 1)`, sid); err != nil {
+		b.Fatal(err)
+	}
+	write = func(i int64) error {
+		its := sessiontest.Batch(i)
+		ids, answers := rowcodec.Calls(its)
+		args := []any{sid}
+		for j, it := range its {
+			var id []byte
+			if ids[j] != nil {
+				id = []byte(*ids[j])
+			}
+			args = append(args, it.Seq(), it.Kind().String(), it.Name(), it.AppendRaw(nil), id, answers[j])
+		}
+		args = append(args, i+1)
+		batch := &pgx.Batch{}
+		batch.Queue(stamp, sid, i+1)
+		batch.Queue(insert, args...)
+		return pool.SendBatch(ctx, batch).Close()
+	}
+	answered = func(n int64) {
+		var got int64
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+items+` WHERE session_id = $1 AND answers = seq - 1`, sid).Scan(&got); err != nil || got != n {
+			b.Fatalf("%d outputs answer their calls after %d appends (%v)", got, n, err)
+		}
+	}
+	return write, answered
+}
+
+// BenchmarkAppendPaired times the Store's commit and raw-same-writes'
+// (see BenchmarkAppend) one after the other in each iteration, each
+// timed on its own, and reports each one's mean time and their ratio
+// (store/same): on a shared machine, whose speed drifts between two
+// sub-benchmarks run one after the other, each pair meets the same
+// machine. The iteration's time is the two's.
+func BenchmarkAppendPaired(b *testing.B) {
+	ctx := context.Background()
+	schema, pool := testSchema(b)
+	s, err := postgres.New(ctx, pool, postgres.WithSchema(schema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	write, answered := sameWrites(b, ctx, schema, pool)
+	sid := benchSession()
+	var (
+		i           int64
+		store, same time.Duration
+	)
+	b.ReportAllocs()
+	for b.Loop() {
+		t0 := time.Now()
+		err := s.Append(ctx, sid, "run", sessiontest.Batch(i))
+		t1 := time.Now()
+		if err == nil {
+			err = write(i)
+		}
+		store, same = store+t1.Sub(t0), same+time.Since(t1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	answered(i)
+	b.ReportMetric(float64(store.Nanoseconds())/float64(i), "store-ns/commit")
+	b.ReportMetric(float64(same.Nanoseconds())/float64(i), "same-ns/commit")
+	b.ReportMetric(float64(store)/float64(same), "store/same")
 }
 
 // BenchmarkCheckpointSave saves a run once per turn (a tool call and its

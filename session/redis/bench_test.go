@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -243,10 +244,22 @@ func (w *rawTurnWrites) write(ctx context.Context, r *state.Run, sid string, ite
 // store adds to these is its checks (the run's place, one ZLEXCOUNT) and
 // the script that makes them.
 func rawSameWrites(b *testing.B, client goredis.UniversalClient, key string) {
-	ctx := context.Background()
+	write := sameWriter(client, key)
 	b.ReportAllocs()
 	var i int64
 	for b.Loop() {
+		sinkErr = write(i)
+		i++
+	}
+	if sinkErr != nil {
+		b.Fatal(sinkErr)
+	}
+}
+
+// sameWriter returns rawSameWrites' commit of sessiontest.Batch(i).
+func sameWriter(client goredis.UniversalClient, key string) func(i int64) error {
+	ctx := context.Background()
+	return func(i int64) error {
 		its := sessiontest.Batch(i)
 		const place = "0000000000000001"
 		pos := make([]string, len(its))
@@ -259,7 +272,7 @@ func rawSameWrites(b *testing.B, client goredis.UniversalClient, key string) {
 		}
 		id := its[0].CallID()
 		ref := place + fmt.Sprintf("%08x", len(id)) + id + pos[0][16:]
-		_, sinkErr = client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
+		_, err := client.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 			p.ZAdd(ctx, key+":items", members...)
 			p.Incr(ctx, key+":stamp")
 			p.ZAdd(ctx, key+":stamps", stamps...)
@@ -267,9 +280,41 @@ func rawSameWrites(b *testing.B, client goredis.UniversalClient, key string) {
 			p.HSet(ctx, key+":outputs", "r"+pos[0], "c"+ref, ref, pos[1][16:], "r"+pos[1], "a"+ref)
 			return nil
 		})
+		return err
+	}
+}
+
+// BenchmarkAppendPaired times the Store's commit and raw-same-writes'
+// (see BenchmarkAppend) one after the other in each iteration, each
+// timed on its own, and reports each one's mean time and their ratio
+// (store/same): on a shared machine, whose speed drifts between two
+// sub-benchmarks run one after the other, each pair meets the same
+// machine. The iteration's time is the two's.
+func BenchmarkAppendPaired(b *testing.B) {
+	ctx := context.Background()
+	client, prefix := testClient(b)
+	s := redis.New(client, redis.WithPrefix(prefix))
+	write := sameWriter(client, prefix+benchSession())
+	sid := benchSession()
+	var (
+		i           int64
+		store, same time.Duration
+	)
+	b.ReportAllocs()
+	for b.Loop() {
+		t0 := time.Now()
+		err := s.Append(ctx, sid, "run", sessiontest.Batch(i))
+		t1 := time.Now()
+		if err == nil {
+			err = write(i)
+		}
+		store, same = store+t1.Sub(t0), same+time.Since(t1)
+		if err != nil {
+			b.Fatal(err)
+		}
 		i++
 	}
-	if sinkErr != nil {
-		b.Fatal(sinkErr)
-	}
+	b.ReportMetric(float64(store.Nanoseconds())/float64(i), "store-ns/commit")
+	b.ReportMetric(float64(same.Nanoseconds())/float64(i), "same-ns/commit")
+	b.ReportMetric(float64(store)/float64(same), "store/same")
 }

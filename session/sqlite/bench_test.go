@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/internal/ckpttest"
@@ -79,6 +80,42 @@ func BenchmarkAppend(b *testing.B) {
 			b.Fatalf("%d outputs answer their calls after %d appends (%v)", answered, i, err)
 		}
 	})
+}
+
+// BenchmarkAppendPaired times the Store's commit and raw-same-writes'
+// (see BenchmarkAppend), each on a file of its own, one after the other
+// in each iteration, each timed on its own, and reports each one's mean
+// time and their ratio (store/same): on a shared machine, whose speed
+// drifts between two sub-benchmarks run one after the other, each pair
+// meets the same machine. The iteration's time is the two's.
+func BenchmarkAppendPaired(b *testing.B) {
+	ctx := context.Background()
+	s := open(b, filepath.Join(b.TempDir(), "bench.db"))
+	path := filepath.Join(b.TempDir(), "raw.db")
+	open(b, path) // the store's schema, by its own migrations
+	db := rawAppendDB(b, path)
+	sid, rawSID := benchSession(), benchSession()
+	var (
+		i           int64
+		store, same time.Duration
+	)
+	b.ReportAllocs()
+	for b.Loop() {
+		t0 := time.Now()
+		err := s.Append(ctx, sid, "run", sessiontest.Batch(i))
+		t1 := time.Now()
+		if err == nil {
+			err = rawAppendSameWrites(ctx, db, rawSID, i+1, sessiontest.Batch(i))
+		}
+		store, same = store+t1.Sub(t0), same+time.Since(t1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(store.Nanoseconds())/float64(i), "store-ns/commit")
+	b.ReportMetric(float64(same.Nanoseconds())/float64(i), "same-ns/commit")
+	b.ReportMetric(float64(store)/float64(same), "store/same")
 }
 
 // rawAppendDB opens the file at path for the raw driver's appends, as the
