@@ -35,12 +35,16 @@ func sessionScenarios(backend string) (store, raw, same scenario.Scenario) {
 	return store, raw, same
 }
 
+// pairedLine is BenchmarkAppendPaired's line, whose metrics hold the
+// store's commit time ÷ the same writes', interleaved (store/same).
+var pairedLine = regexp.MustCompile(`^BenchmarkAppendPaired(?:-\d+)?\s+\d+\s+.*?([\d.]+) store/same`)
+
 var benchLine = regexp.MustCompile(`^BenchmarkAppend/(turnkit|raw|raw-same-writes)(?:-\d+)?\s+(\d+)\s+([\d.]+) ns/op(?:\s+([\d.]+) B/op)?(?:\s+([\d.]+) allocs/op)?`)
 
 // runGoBench runs a backend's BenchmarkAppend and returns its rows (see
 // parseGoBench).
 func runGoBench(ctx context.Context, root, pkg, benchtime, noServer string, store, raw, same scenario.Scenario) ([]row, error) {
-	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkAppend$", "-benchmem", "-count", "1", "-benchtime", benchtime, pkg)
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", "^BenchmarkAppend(Paired)?$", "-benchmem", "-count", "1", "-benchtime", benchtime, pkg)
 	cmd.Dir = root
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -53,13 +57,19 @@ func runGoBench(ctx context.Context, root, pkg, benchtime, noServer string, stor
 // parseGoBench returns the rows of a BenchmarkAppend's output: the raw
 // driver's, the raw driver doing the store's writes if the benchmark has
 // that case (else the store's row names no such baseline), and the
-// store's. A case that printed no figure (skipped: no server) is
+// store's, with the ratio of the two BenchmarkAppendPaired measured
+// interleaved, if it ran. A case that printed no figure (skipped: no server) is
 // returned with skip set, noServer its reason if not empty.
 func parseGoBench(r io.Reader, noServer string, store, raw, same scenario.Scenario) []row {
 	cases := map[string]scenario.Scenario{"raw": raw, "raw-same-writes": same, "turnkit": store}
 	found := map[string]row{}
+	var paired float64
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
+		if m := pairedLine.FindStringSubmatch(sc.Text()); m != nil {
+			paired, _ = strconv.ParseFloat(m[1], 64)
+			continue
+		}
 		m := benchLine.FindStringSubmatch(sc.Text())
 		if m == nil {
 			continue
@@ -90,6 +100,9 @@ func parseGoBench(r io.Reader, noServer string, store, raw, same scenario.Scenar
 		}
 		if k == "turnkit" && !hasSame {
 			x.scenario.Same = ""
+		}
+		if k == "turnkit" && ok && hasSame {
+			x.pairedSame = paired
 		}
 		rows = append(rows, x)
 	}

@@ -29,6 +29,10 @@ type row struct {
 	hasCPU    bool
 	share     float64 // an adapter row's own share measured inside its benchmark, per call paired (own-%), when hasShare
 	hasShare  bool
+	// pairedSame is a session store's commit time ÷ the raw driver's same
+	// writes', the two timed one after the other in each iteration
+	// (BenchmarkAppendPaired), when > 0.
+	pairedSame float64
 }
 
 func fromResult(s scenario.Scenario, res testing.BenchmarkResult) row {
@@ -241,14 +245,15 @@ func (r *report) noteOf(x row) string {
 type rawColumn struct {
 	title string
 	of    func(scenario.Scenario) string
+	ratio func(*report, row) (float64, bool)
 }
 
 // rawColumns are the columns of ratios to raw drivers, in the table's
 // order: the driver doing the turn's durable writes into tables of its
 // own, then the driver doing exactly the store's writes.
 var rawColumns = []rawColumn{
-	{"÷ raw driver", func(s scenario.Scenario) string { return s.Raw }},
-	{"÷ same writes", func(s scenario.Scenario) string { return s.Same }},
+	{"÷ raw driver", func(s scenario.Scenario) string { return s.Raw }, (*report).rawRatio},
+	{"÷ same writes", func(s scenario.Scenario) string { return s.Same }, (*report).sameRatio},
 }
 
 // rawRatio returns x's time over its raw driver's (Scenario.Raw), if both
@@ -256,8 +261,21 @@ var rawColumns = []rawColumn{
 func (r *report) rawRatio(x row) (float64, bool) { return r.ratioTo(x, x.scenario.Raw) }
 
 // sameRatio returns x's time over the driver doing the store's own writes
-// (Scenario.Same), if both ran.
-func (r *report) sameRatio(x row) (float64, bool) { return r.ratioTo(x, x.scenario.Same) }
+// (Scenario.Same), if both ran: the median over x's rounds of the ratio
+// measured with the two interleaved (row.pairedSame), where x's rounds
+// have one, else the ratio of the two's fastest rounds.
+func (r *report) sameRatio(x row) (float64, bool) {
+	var qs []float64
+	for _, y := range r.rounds[x.scenario.Name] {
+		if y.pairedSame > 0 {
+			qs = append(qs, y.pairedSame)
+		}
+	}
+	if x.skip == "" && x.scenario.Same != "" && len(qs) > 0 {
+		return median(qs), true
+	}
+	return r.ratioTo(x, x.scenario.Same)
+}
 
 func (r *report) ratioTo(x row, baseline string) (float64, bool) {
 	if x.skip != "" || baseline == "" {
@@ -282,7 +300,7 @@ func (r *report) rawCell(x row, c rawColumn, bases map[string]bool) string {
 	case baseline == "" || x.skip != "":
 		return ""
 	}
-	if q, ok := r.ratioTo(x, baseline); ok {
+	if q, ok := c.ratio(r, x); ok {
 		return fmt.Sprintf("%.2f×", q)
 	}
 	return "n/a"

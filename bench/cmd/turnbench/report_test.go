@@ -134,8 +134,25 @@ BenchmarkAppend/raw-same-writes-2 	    3000	    119464 ns/op	    4007 B/op	     
 	if got := rows[1]; got.ns != 119464 || got.allocs != 63 || got.scenario.Baseline != raw.Name {
 		t.Errorf("same-writes row = %+v", got)
 	}
-	if got := rows[2]; got.ns != 152507 || got.scenario.Same != same.Name {
-		t.Errorf("store row = %+v, want %s as its second baseline", got, same.Name)
+	if got := rows[2]; got.ns != 152507 || got.scenario.Same != same.Name || got.pairedSame != 0 {
+		t.Errorf("store row = %+v, want %s as its second baseline, and no interleaved ratio", got, same.Name)
+	}
+
+	// With BenchmarkAppendPaired's interleaved ratio, which the table's
+	// column gives (the median over the rounds) instead of the ratio of the
+	// fastest rounds.
+	r := &report{env: machine{date: "2026-01-02 03:04 UTC", rounds: 2}}
+	for k, q := range []string{"1.093", "1.150"} {
+		rows = parseGoBench(strings.NewReader(out+"BenchmarkAppendPaired-2   	    3000	    356389 ns/op	    165689 same-ns/commit	    190538 store-ns/commit	         "+q+" store/same	    7584 B/op	     115 allocs/op\n"), "", store, raw, same)
+		if got := rows[2].pairedSame; got != []float64{1.093, 1.150}[k] {
+			t.Fatalf("the store row's interleaved ratio = %v, want %s", got, q)
+		}
+		for _, x := range rows {
+			r.keepFastest(x)
+		}
+	}
+	if md := r.markdown(); !strings.Contains(md, "| sqlite/store | 152.5 µs/commit | 65 | 4465 | 1.96× | 1.12× |") {
+		t.Errorf("the table's store row lacks the median of its interleaved ratios, 1.12×:\n%s", md)
 	}
 }
 
