@@ -29,23 +29,29 @@ type row struct {
 	hasCPU    bool
 	share     float64 // an adapter row's own share measured inside its benchmark, per call paired (own-%), when hasShare
 	hasShare  bool
-	// pairedSame is a session store's commit time ÷ the raw driver's same
-	// writes', the two timed one after the other in each iteration
-	// (BenchmarkAppendPaired), when > 0.
+	// pairedSame is a store's time ÷ the raw driver's same writes', the
+	// two timed one after the other in each iteration (a session store's
+	// BenchmarkAppendPaired, a crash-safe turn interleaved with the
+	// driver's), when > 0.
 	pairedSame float64
 }
 
+// fromResult returns the row of scenario s's result. A scenario whose
+// turns were interleaved with a raw driver's (scenario.PairedMetrics)
+// has its own time per turn as its time, and the ratio as pairedSame;
+// its allocations are the two's.
 func fromResult(s scenario.Scenario, res testing.BenchmarkResult) row {
 	per := float64(res.N) * float64(s.PerOp)
+	own, same, ratio := scenario.PairedMetrics()
 	var notes []string
 	for _, k := range slices.Sorted(maps.Keys(res.Extra)) {
-		if k != scenario.CPUMetric() {
+		if k != scenario.CPUMetric() && k != own && k != same && k != ratio {
 			notes = append(notes, formatNum(res.Extra[k])+" "+k)
 		}
 	}
 	// The CPU metric is per turn, as PerOp 1 scenarios report it.
 	cpu, hasCPU := res.Extra[scenario.CPUMetric()]
-	return row{
+	x := row{
 		scenario: s, n: res.N, hasAllocs: true,
 		ns:     float64(res.T.Nanoseconds()) / per,
 		allocs: float64(res.MemAllocs) / per,
@@ -53,6 +59,10 @@ func fromResult(s scenario.Scenario, res testing.BenchmarkResult) row {
 		note:   strings.Join(notes, ", "),
 		cpu:    cpu, hasCPU: hasCPU,
 	}
+	if q, ok := res.Extra[ratio]; ok && q > 0 {
+		x.ns, x.pairedSame = res.Extra[own], q
+	}
+	return x
 }
 
 // A report collects the rows of one run.

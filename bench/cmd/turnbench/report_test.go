@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/turnkit/turnkit/bench/internal/scenario"
 )
@@ -380,5 +381,22 @@ func TestAdapterOwnShare(t *testing.T) {
 	p := parsePrevious(md)
 	if f := p.rows[adapter.Name]; !f.hasRatio || math.Abs(f.ratio-0.05) > 1e-9 {
 		t.Errorf("the previous table's adapter row reads as %+v, want the ratio 0.05", f)
+	}
+}
+
+// TestFromResultPaired checks that a scenario interleaved with the raw
+// driver's same writes has its own time per turn as its time, the ratio
+// as its interleaved ratio, and neither among its notes.
+func TestFromResultPaired(t *testing.T) {
+	own, same, ratio := scenario.PairedMetrics()
+	s := newScenario("crashsafe/postgres/checkpoint-paired/history=10", "crashsafe", "crashsafe/postgres/persistence/history=10", 1)
+	res := testing.BenchmarkResult{N: 10, T: 5 * time.Millisecond, MemAllocs: 1000, MemBytes: 10000,
+		Extra: map[string]float64{own: 300_000, same: 200_000, ratio: 1.5, "B/save": 984}}
+	x := fromResult(s, res)
+	if x.ns != 300_000 || x.pairedSame != 1.5 || x.note != "984 B/save" || x.allocs != 100 {
+		t.Errorf("row = %+v, want 300 µs a turn, the ratio 1.5, the note 984 B/save and the two's allocations", x)
+	}
+	if x := fromResult(s, testing.BenchmarkResult{N: 10, T: 5 * time.Millisecond}); x.ns != 500_000 || x.pairedSame != 0 {
+		t.Errorf("row of a result with no paired metrics = %+v, want its own time and no ratio", x)
 	}
 }

@@ -54,3 +54,19 @@ const cpuMetric = "cpu-ns/turn"
 // CPUMetric returns the unit, "cpu-ns/turn", under which a scenario
 // reports its process CPU time per turn.
 func CPUMetric() string { return cpuMetric }
+
+// The metrics of a scenario that interleaves its turns with a raw
+// driver's (pairedTurns): its own time per turn, the driver's, and their
+// ratio; turnbench reads them by these names.
+const (
+	pairedOwnMetric   = "store-ns/turn"
+	pairedSameMetric  = "same-ns/turn"
+	pairedRatioMetric = "store/same"
+)
+
+// PairedMetrics returns the units under which a scenario whose turns
+// are interleaved with the raw driver's same writes reports its own time
+// per turn, the driver's, and their ratio.
+func PairedMetrics() (own, same, ratio string) {
+	return pairedOwnMetric, pairedSameMetric, pairedRatioMetric
+}

@@ -3,7 +3,9 @@ package scenario
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
+	"math"
 	"os"
 	"testing"
 
@@ -127,4 +129,51 @@ func rawCounts(t *testing.T, drv rawDriver) (pieces, items int, version int64) {
 		t.Fatal(err)
 	}
 	return pieces, items, version
+}
+
+// TestPairedTurns runs the crash-safe turn on SQLite interleaved with the
+// raw driver's same writes (pairedTurns) for a few turns and checks that
+// it reports both times and their ratio, and that the driver wrote a tool
+// turn for each of the chain's but a run's first.
+func TestPairedTurns(t *testing.T) {
+	fl := flag.Lookup("test.benchtime")
+	old := fl.Value.String()
+	if err := flag.Set("test.benchtime", "6x"); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = flag.Set("test.benchtime", old) }()
+	var sqlite backend
+	for _, be := range backends() {
+		if be.name == "sqlite" {
+			sqlite = be
+		}
+	}
+	var turns int
+	res := testing.Benchmark(func(b *testing.B) {
+		turns = 0
+		crashSafeTurnsWith(b, sqlite, 10, crashSafe, nil, func(tb testing.TB) rawDriver {
+			return &countingDriver{rawDriver: openSameSQLite(tb), turns: &turns}
+		})
+	})
+	own, same, ratio := PairedMetrics()
+	if res.N != 6 || res.Extra[own] <= 0 || res.Extra[same] <= 0 {
+		t.Fatalf("the paired turns reported %v over %d iterations, want both times per turn", res.Extra, res.N)
+	}
+	if got, want := res.Extra[ratio], res.Extra[own]/res.Extra[same]; math.Abs(got-want) > 1e-6*want {
+		t.Errorf("the ratio reported is %v, want %v", got, want)
+	}
+	if turns != 5 {
+		t.Errorf("the raw driver made %d tool turns beside the chain's 6, want 5 (one after each but the run's first)", turns)
+	}
+}
+
+// A countingDriver counts the tool turns a raw driver makes.
+type countingDriver struct {
+	rawDriver
+	turns *int
+}
+
+func (d *countingDriver) turn(ctx context.Context, v int64, j int, w *rawTurnWrites) error {
+	*d.turns++
+	return d.rawDriver.turn(ctx, v, j, w)
 }

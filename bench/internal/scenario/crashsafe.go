@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/middleware/checkpoint"
@@ -184,6 +185,14 @@ func crashSafeTurns(b *testing.B, be backend, h int, c chain) {
 // crashSafeTurnsClocked is crashSafeTurns that also reports, with clock
 // not nil, the process's CPU time per timed turn (cpuMetric).
 func crashSafeTurnsClocked(b *testing.B, be backend, h int, c chain, clock *cpuClock) {
+	crashSafeTurnsWith(b, be, h, c, clock, nil)
+}
+
+// crashSafeTurnsWith is crashSafeTurnsClocked that, with pair not nil,
+// also makes a tool turn's writes with the raw driver pair opens after
+// each of the chain's tool turns, inside the next tool call (see
+// pairedTurns).
+func crashSafeTurnsWith(b *testing.B, be backend, h int, c chain, clock *cpuClock, pair func(testing.TB) rawDriver) {
 	sess, st, closeFn, settle := be.open(b)
 	defer closeFn()
 	ctx := context.Background()
@@ -204,8 +213,18 @@ func crashSafeTurnsClocked(b *testing.B, be backend, h int, c chain, clock *cpuC
 		cp := checkpoint.New(st, append(opts[:len(opts):len(opts)], checkpoint.WithSession(sess))...)
 		mws = []pipeline.Middleware{cp.Middleware()}
 	}
+	tool := trivialTool()
+	var paired *pairedTurns
+	if pair != nil {
+		paired = newPairedTurns(b, pair, h)
+		defer paired.drv.close()
+		tool = paired.tool(tool)
+	}
 	var prev *state.Run
 	prepare := func(run *state.Run) {
+		if paired != nil {
+			paired.reset(b)
+		}
 		// Back to the history alone: pop the previous run's items and drop
 		// its checkpoint (fresh runs reuse the run ID).
 		for i := 0; prev != nil && i < prev.Len(); i++ {
@@ -231,7 +250,10 @@ func crashSafeTurnsClocked(b *testing.B, be backend, h int, c chain, clock *cpuC
 		runCtx, cancel = context.WithCancel(runCtx)
 		defer cancel()
 	}
-	runnerTurnsIn(runCtx, b, hist, crashSafeRunTurns, prepare, trivialTool(), clock, pipeline.WithMiddleware(mws...))
+	runnerTurnsIn(runCtx, b, hist, crashSafeRunTurns, prepare, tool, clock, pipeline.WithMiddleware(mws...))
+	if paired != nil {
+		paired.report(b)
+	}
 	if ns, ok := clock.perTurn(); ok {
 		b.ReportMetric(ns, cpuMetric)
 	}
@@ -324,6 +346,14 @@ func crashSafeScenarios() []Scenario {
 					Baseline: alone, Raw: raw, Same: same, PerOp: 1, Unit: "turn", Skip: be.skip,
 					Bench: func(b *testing.B) { crashSafeTurns(b, be, h, c) }})
 			}
+			if open, ok := sameDrivers[be.name]; ok && h == Histories()[0] {
+				// The crash-safe turn interleaved with the same writes
+				// (pairedTurns): its time is the chain's alone, its
+				// third ratio the median of the interleaved ones.
+				out = append(out, Scenario{Name: fmt.Sprintf("crashsafe/%s/%s-paired/history=%d", be.name, crashSafe, h), Group: "crashsafe",
+					Baseline: alone, Raw: raw, Same: same, PerOp: 1, Unit: "turn", Skip: be.skip,
+					Bench: func(b *testing.B) { crashSafeTurnsWith(b, be, h, crashSafe, nil, open) }})
+			}
 		}
 	}
 	for i := range out {
@@ -384,4 +414,84 @@ func turnsModel(n int) pipeline.Model {
 		}
 		return callStep
 	})
+}
+
+// pairedTurns interleaves a crash-safe chain's tool turns with a raw
+// driver's: at each tool call of a run but its first, the time since the
+// previous tool call returned is one tool turn of the chain (its commit,
+// the next model call, the save before the tool), and the driver then
+// makes one tool turn's writes (the save, then the commit), timed on its
+// own. On a shared machine, whose speed drifts between two scenarios run
+// one after the other, each pair meets the same machine. The benchmark's
+// time per iteration is then the two's; report gives each one's and
+// their ratio.
+type pairedTurns struct {
+	drv         rawDriver
+	ws          rawTurns
+	j           int       // the driver's next tool turn in its run
+	last        time.Time // when the previous tool call of the run returned; zero at a run's start
+	store, same time.Duration
+	turns       int
+}
+
+func newPairedTurns(b *testing.B, open func(testing.TB) rawDriver, h int) *pairedTurns {
+	p := &pairedTurns{ws: recordTurnWrites(b, h), drv: open(b)}
+	if err := p.drv.seed(context.Background(), makeHistory(h)); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// reset starts a run of the driver, as the chain's runs start, untimed.
+func (p *pairedTurns) reset(b *testing.B) {
+	ctx := context.Background()
+	if err := p.drv.reset(ctx, p.ws[0].save.head); err != nil {
+		b.Fatal(err)
+	}
+	if st, ok := p.drv.(settler); ok {
+		if err := st.settle(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	p.j, p.last = 0, time.Time{}
+}
+
+// tool returns t, which first measures the chain's turn that ended and
+// makes the driver's.
+func (p *pairedTurns) tool(t pipeline.Tool) pipeline.Tool {
+	return pairedTool{Tool: t, p: p}
+}
+
+// A pairedTool is a tool whose calls interleave pairedTurns' turns.
+type pairedTool struct {
+	pipeline.Tool
+	p *pairedTurns
+}
+
+func (t pairedTool) Call(ctx context.Context, call *pipeline.ToolCall) (string, error) {
+	p := t.p
+	now := time.Now()
+	if !p.last.IsZero() {
+		p.store += now.Sub(p.last)
+		if err := p.ws.play(ctx, p.drv, p.j); err != nil {
+			return "", fmt.Errorf("the raw driver's tool turn %d: %w", p.j, err)
+		}
+		p.j++
+		p.same += time.Since(now)
+		p.turns++
+	}
+	out, err := t.Tool.Call(ctx, call)
+	p.last = time.Now()
+	return out, err
+}
+
+// report reports the chain's and the driver's mean time per tool turn and
+// their ratio.
+func (p *pairedTurns) report(b *testing.B) {
+	if p.turns == 0 {
+		return
+	}
+	b.ReportMetric(float64(p.store.Nanoseconds())/float64(p.turns), pairedOwnMetric)
+	b.ReportMetric(float64(p.same.Nanoseconds())/float64(p.turns), pairedSameMetric)
+	b.ReportMetric(float64(p.store)/float64(p.same), pairedRatioMetric)
 }
