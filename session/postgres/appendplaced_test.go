@@ -22,13 +22,16 @@ import (
 	"github.com/turnkit/turnkit/state/statetest"
 )
 
-// batchLog records the SQL of every statement sent in a batch.
+// batchLog records the SQL of every statement sent, alone or in a batch.
 type batchLog struct {
 	mu   sync.Mutex
 	sqls []string
 }
 
-func (l *batchLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+func (l *batchLog) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	l.mu.Lock()
+	l.sqls = append(l.sqls, d.SQL)
+	l.mu.Unlock()
 	return ctx
 }
 func (l *batchLog) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}

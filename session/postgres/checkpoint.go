@@ -666,9 +666,10 @@ func (s *Store) saveDelta(ctx context.Context, d *state.Delta) (bool, error) {
 		err error
 	)
 	if buildsOn(d) {
-		err = s.plainTrip(ctx,
-			func(b *pgx.Batch) { s.queueSaveOn(b, d, make([]any, 0, saveOnArgsLen), d.RunID, nil) },
-			func(br pgx.BatchResults) error { return readSaveOn(br, &n) })
+		// One statement, its own implicit transaction: sent alone, not as a
+		// batch, whose pipeline bookkeeping costs allocations for nothing.
+		query, args := s.saveOn(d, make([]any, 0, saveOnArgsLen), d.RunID, nil)
+		err = s.pool.QueryRow(ctx, query, args...).Scan(&n, nil, nil)
 	} else {
 		err = s.oneTrip(ctx,
 			func(b *pgx.Batch) { s.queueSave(b, d) },
@@ -717,6 +718,13 @@ const saveOnArgsLen = 12 + 2*maxValuesRows
 // casAppendOn or casAppendPiecesOn. Its arguments go after args' (run is
 // d.RunID), in its array if it has room (saveOnArgsLen).
 func (s *Store) queueSaveOn(b *pgx.Batch, d *state.Delta, args []any, run, sid any) {
+	query, args := s.saveOn(d, args, run, sid)
+	b.Queue(query, args...)
+}
+
+// saveOn returns queueSaveOn's statement and its arguments (in args'
+// array if it has room, after args' own).
+func (s *Store) saveOn(d *state.Delta, args []any, run, sid any) (string, []any) {
 	sum := &d.Summary
 	n := len(args)
 	// The numbers, strings and bytes go as pointers into d (see pgInt64
@@ -743,7 +751,7 @@ func (s *Store) queueSaveOn(b *pgx.Batch, d *state.Delta, args []any, run, sid a
 	if sid != nil {
 		args = append(args, sid)
 	}
-	b.Queue(query, args[n:len(args):len(args)]...)
+	return query, args[n:len(args):len(args)]
 }
 
 // readSaveOn reads the answer of queueSaveOn's statement: whether the
