@@ -233,16 +233,24 @@ func TestCrashSafeRoundTrips(t *testing.T) {
 				if len(at) != toolTurns {
 					t.Fatalf("the tool ran %d times, want %d", len(at), toolTurns)
 				}
-				// The first turn also warms the connection (statements
+				// The first two turns also warm the connection (statements
 				// prepared, scripts loaded): the steady state is the rest.
+				// PostgreSQL prepares a statement for each number of a
+				// save's pieces at its first use on a connection (see
+				// session/postgres's piecesStatements): two pieces in the
+				// first turn's save before the tool, three from the
+				// second's on. (A statement prepared inside a pgx batch
+				// costs the same round trip, but no trace shows it, so
+				// the count leaves it out.)
+				const warm = 2
 				var per []int64
-				for k := 1; k < len(at); k++ {
+				for k := warm; k < len(at); k++ {
 					per = append(per, at[k]-at[k-1])
 				}
-				t.Logf("round trips per tool turn: %v (floor %d)", per, floor)
+				t.Logf("round trips per tool turn from turn %d: %v (floor %d)", warm+1, per, floor)
 				for k, n := range per {
 					if n > floor {
-						t.Errorf("tool turn %d made %d round trips; the floor is %d", k+2, n, floor)
+						t.Errorf("tool turn %d made %d round trips; the floor is %d", k+warm+1, n, floor)
 					}
 				}
 				if err := store.Delete(ctx, id); err != nil {
