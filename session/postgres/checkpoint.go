@@ -254,16 +254,7 @@ func casStatement(lock bool, pieces int) string {
 	if pieces != 0 {
 		rows := `unnest($12::bigint[], $13::bytea[])`
 		if pieces > 0 {
-			var b strings.Builder
-			b.WriteString("(VALUES ")
-			for i := range pieces {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				fmt.Fprintf(&b, "($%d::bigint, $%d::bytea)", 12+2*i, 13+2*i)
-			}
-			b.WriteString(")")
-			rows = b.String()
+			rows = valuesList(pieces, 12, "bigint", "bytea")
 		}
 		// A plain insert, not an upsert: the pieces of a delta that builds
 		// on the stored version are at positions the run stored nothing at
@@ -333,18 +324,7 @@ func placedAppend(cond string, paired bool, rows int) string {
 	}
 	items := `unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])`
 	if rows > 0 {
-		var b strings.Builder
-		b.WriteString("(VALUES ")
-		for i := range rows {
-			p := 3 + valuesRowArgs*i
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			// The first row gives the columns their types.
-			fmt.Fprintf(&b, "($%d::bigint, $%d::text, $%d::text, $%d::bytea, $%d::bytea, $%d::bigint)", p, p+1, p+2, p+3, p+4, p+5)
-		}
-		b.WriteString(")")
-		items = b.String()
+		items = valuesList(rows, 3, "bigint", "text", "text", "bytea", "bytea", "bigint")
 	}
 	return `WITH r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2),
 			head AS (
@@ -356,6 +336,33 @@ func placedAppend(cond string, paired bool, rows int) string {
 				(SELECT stamp FROM head)
 			FROM ` + items + `
 				AS t(seq, kind, name, raw, call_id, batch_call)` + where
+}
+
+// valuesList returns a parenthesized VALUES list of rows rows of
+// len(types) arguments each, numbered from first on: "(VALUES ($3::bigint,
+// $4::text), ($5, $6))". The first row's casts give the columns their
+// types.
+func valuesList(rows, first int, types ...string) string {
+	var b strings.Builder
+	b.WriteString("(VALUES ")
+	for i := range rows {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(")
+		for j, t := range types {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("$" + strconv.Itoa(first+i*len(types)+j))
+			if i == 0 {
+				b.WriteString("::" + t)
+			}
+		}
+		b.WriteString(")")
+	}
+	b.WriteString(")")
+	return b.String()
 }
 
 // maxValuesRows is the most items a placed append sends as rows of a
@@ -397,7 +404,7 @@ func (p *placedStatements) of(a appendCols, sessionID, runID string, more int) (
 	if a.paired() {
 		paired = 1
 	}
-	if n := len(a.seqs); n <= maxValuesRows {
+	if n := len(a.seqs); n > 0 && n <= maxValuesRows {
 		return p.rows[paired][n-1], a.rowArgs(sessionID, runID, more)
 	}
 	return p.arrays[paired], a.argsRoom(sessionID, runID, more)
@@ -573,10 +580,10 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 // saveAppendOn is SaveAppend for a delta that builds on the stored
 // version, with items in increasing Seq order, in one round trip: the
 // save's statement (queueSaveOn) with the session's lock, then a placed
-// append (placedOn), in one transaction. A position another writer took, or that holds
-// another item, makes it the transaction of saveAppendTx, which reads
-// what is stored; it returns an error for which isUnplaced holds, having
-// written nothing, if the run has no place in the session.
+// append (placedOn), in one transaction. A position another writer took,
+// or that holds another item, makes it the transaction of saveAppendTx,
+// which reads what is stored; it returns an error for which isUnplaced
+// holds, having written nothing, if the run has no place in the session.
 func (s *Store) saveAppendOn(ctx context.Context, run *state.Run, d *state.Delta, sessionID string, items []state.Item, a appendCols) error {
 	var saved int64
 	// The append's arguments first, the save's after them, in one array.
