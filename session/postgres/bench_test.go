@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -144,11 +143,8 @@ func sameWrites(b *testing.B, ctx context.Context, schema string, pool *pgxpool.
 }
 
 // BenchmarkAppendPaired times the Store's commit and raw-same-writes'
-// (see BenchmarkAppend) one after the other in each iteration, each
-// timed on its own, and reports each one's mean time and their ratio
-// (store/same): on a shared machine, whose speed drifts between two
-// sub-benchmarks run one after the other, each pair meets the same
-// machine. The iteration's time is the two's.
+// (see BenchmarkAppend), one after the other in each
+// iteration (sessiontest.AppendPaired), and reports their ratio.
 func BenchmarkAppendPaired(b *testing.B) {
 	ctx := context.Background()
 	schema, pool := testSchema(b)
@@ -157,29 +153,7 @@ func BenchmarkAppendPaired(b *testing.B) {
 		b.Fatal(err)
 	}
 	write, answered := sameWrites(b, ctx, schema, pool)
-	sid := benchSession()
-	var (
-		i           int64
-		store, same time.Duration
-	)
-	b.ReportAllocs()
-	for b.Loop() {
-		t0 := time.Now()
-		err := s.Append(ctx, sid, "run", sessiontest.Batch(i))
-		t1 := time.Now()
-		if err == nil {
-			err = write(i)
-		}
-		store, same = store+t1.Sub(t0), same+time.Since(t1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		i++
-	}
-	answered(i)
-	b.ReportMetric(float64(store.Nanoseconds())/float64(i), "store-ns/commit")
-	b.ReportMetric(float64(same.Nanoseconds())/float64(i), "same-ns/commit")
-	b.ReportMetric(float64(store)/float64(same), "store/same")
+	answered(sessiontest.AppendPaired(b, s, benchSession(), write))
 }
 
 // BenchmarkCheckpointSave saves a run once per turn (a tool call and its

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -285,36 +284,10 @@ func sameWriter(client goredis.UniversalClient, key string) func(i int64) error 
 }
 
 // BenchmarkAppendPaired times the Store's commit and raw-same-writes'
-// (see BenchmarkAppend) one after the other in each iteration, each
-// timed on its own, and reports each one's mean time and their ratio
-// (store/same): on a shared machine, whose speed drifts between two
-// sub-benchmarks run one after the other, each pair meets the same
-// machine. The iteration's time is the two's.
+// (see BenchmarkAppend), one after the other in each
+// iteration (sessiontest.AppendPaired), and reports their ratio.
 func BenchmarkAppendPaired(b *testing.B) {
-	ctx := context.Background()
 	client, prefix := testClient(b)
 	s := redis.New(client, redis.WithPrefix(prefix))
-	write := sameWriter(client, prefix+benchSession())
-	sid := benchSession()
-	var (
-		i           int64
-		store, same time.Duration
-	)
-	b.ReportAllocs()
-	for b.Loop() {
-		t0 := time.Now()
-		err := s.Append(ctx, sid, "run", sessiontest.Batch(i))
-		t1 := time.Now()
-		if err == nil {
-			err = write(i)
-		}
-		store, same = store+t1.Sub(t0), same+time.Since(t1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		i++
-	}
-	b.ReportMetric(float64(store.Nanoseconds())/float64(i), "store-ns/commit")
-	b.ReportMetric(float64(same.Nanoseconds())/float64(i), "same-ns/commit")
-	b.ReportMetric(float64(store)/float64(same), "store/same")
+	sessiontest.AppendPaired(b, s, benchSession(), sameWriter(client, prefix+benchSession()))
 }

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/turnkit/turnkit/session"
 	"github.com/turnkit/turnkit/session/internal/ckpttest"
@@ -83,39 +82,18 @@ func BenchmarkAppend(b *testing.B) {
 }
 
 // BenchmarkAppendPaired times the Store's commit and raw-same-writes'
-// (see BenchmarkAppend), each on a file of its own, one after the other
-// in each iteration, each timed on its own, and reports each one's mean
-// time and their ratio (store/same): on a shared machine, whose speed
-// drifts between two sub-benchmarks run one after the other, each pair
-// meets the same machine. The iteration's time is the two's.
+// (see BenchmarkAppend), each on a file of its own, one after the other in each
+// iteration (sessiontest.AppendPaired), and reports their ratio.
 func BenchmarkAppendPaired(b *testing.B) {
 	ctx := context.Background()
 	s := open(b, filepath.Join(b.TempDir(), "bench.db"))
 	path := filepath.Join(b.TempDir(), "raw.db")
 	open(b, path) // the store's schema, by its own migrations
 	db := rawAppendDB(b, path)
-	sid, rawSID := benchSession(), benchSession()
-	var (
-		i           int64
-		store, same time.Duration
-	)
-	b.ReportAllocs()
-	for b.Loop() {
-		t0 := time.Now()
-		err := s.Append(ctx, sid, "run", sessiontest.Batch(i))
-		t1 := time.Now()
-		if err == nil {
-			err = rawAppendSameWrites(ctx, db, rawSID, i+1, sessiontest.Batch(i))
-		}
-		store, same = store+t1.Sub(t0), same+time.Since(t1)
-		if err != nil {
-			b.Fatal(err)
-		}
-		i++
-	}
-	b.ReportMetric(float64(store.Nanoseconds())/float64(i), "store-ns/commit")
-	b.ReportMetric(float64(same.Nanoseconds())/float64(i), "same-ns/commit")
-	b.ReportMetric(float64(store)/float64(same), "store/same")
+	rawSID := benchSession()
+	sessiontest.AppendPaired(b, s, benchSession(), func(i int64) error {
+		return rawAppendSameWrites(ctx, db, rawSID, i+1, sessiontest.Batch(i))
+	})
 }
 
 // rawAppendDB opens the file at path for the raw driver's appends, as the
