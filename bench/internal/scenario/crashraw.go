@@ -300,8 +300,10 @@ func valuesSQL(head, row string, n int) string {
 	return head + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
 }
 
-func (r *rawSQLite) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
-	tx, err := r.db.BeginTx(ctx, nil)
+// inTx runs f in a transaction of db (immediate, by the DSN of the SQLite
+// raw drivers) and commits it, or rolls it back if f fails.
+func inTx(ctx context.Context, db *sql.DB, f func(tx *sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -313,7 +315,7 @@ func (r *rawSQLite) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
 }
 
 func (r *rawSQLite) seed(ctx context.Context, history []state.Item) error {
-	return r.inTx(ctx, func(tx *sql.Tx) error {
+	return inTx(ctx, r.db, func(tx *sql.Tx) error {
 		st := tx.StmtContext(ctx, r.item)
 		for _, it := range history {
 			if _, err := st.ExecContext(ctx, rawSessionID, 1, it.Seq(), it.Kind().String(), it.Name(), it.Raw()); err != nil {
@@ -344,7 +346,7 @@ func (r *rawSQLite) insertItems(ctx context.Context, tx *sql.Tx, place int64, it
 func (r *rawSQLite) settle(ctx context.Context) error { return truncateLog(ctx, r.db) }
 
 func (r *rawSQLite) reset(ctx context.Context, head []byte) error {
-	return r.inTx(ctx, func(tx *sql.Tx) error {
+	return inTx(ctx, r.db, func(tx *sql.Tx) error {
 		if _, err := tx.StmtContext(ctx, r.clearRun).ExecContext(ctx, rawRunID); err != nil {
 			return err
 		}
@@ -376,10 +378,10 @@ func (r *rawSQLite) save(ctx context.Context, tx *sql.Tx, s *rawSave, version in
 }
 
 func (r *rawSQLite) turn(ctx context.Context, v int64, j int, w *rawTurnWrites) error {
-	if err := r.inTx(ctx, func(tx *sql.Tx) error { return r.save(ctx, tx, &w.save, v, j) }); err != nil {
+	if err := inTx(ctx, r.db, func(tx *sql.Tx) error { return r.save(ctx, tx, &w.save, v, j) }); err != nil {
 		return err
 	}
-	return r.inTx(ctx, func(tx *sql.Tx) error {
+	return inTx(ctx, r.db, func(tx *sql.Tx) error {
 		if err := r.save(ctx, tx, &w.commit, v+1, j); err != nil {
 			return err
 		}

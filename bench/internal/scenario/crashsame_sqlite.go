@@ -152,18 +152,6 @@ func (r *sameSQLite) open() error {
 	return nil
 }
 
-func (r *sameSQLite) inTx(ctx context.Context, f func(tx *sql.Tx) error) error {
-	tx, err := r.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := f(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
-}
-
 // seed appends the history with the store itself, which places the
 // history's run first in the session and files the session, then places
 // the run after it, as its first append would, and reads the session's
@@ -197,7 +185,7 @@ var sameInput = state.UserMessage("go").WithSeq(1)
 // input, at the session's next write stamp. The first save's context and
 // pieces, which no turn touches, are left out.
 func (r *sameSQLite) reset(ctx context.Context, head []byte) error {
-	return r.inTx(ctx, func(tx *sql.Tx) error {
+	return inTx(ctx, r.db, func(tx *sql.Tx) error {
 		for i, st := range r.clear {
 			args := []any{rawRunID}
 			if i == len(r.clear)-1 {
@@ -294,11 +282,11 @@ func answered(items []state.Item, i, j int) int64 {
 // store's Save and SaveAppend do.
 func (r *sameSQLite) turn(ctx context.Context, v int64, j int, w *rawTurnWrites) error {
 	turn := sameTurn(v)
-	if err := r.inTx(ctx, func(tx *sql.Tx) error { return r.save(ctx, tx, &w.save, v, turn, j) }); err != nil {
+	if err := inTx(ctx, r.db, func(tx *sql.Tx) error { return r.save(ctx, tx, &w.save, v, turn, j) }); err != nil {
 		return err
 	}
 	r.stamp++
-	return r.inTx(ctx, func(tx *sql.Tx) error {
+	return inTx(ctx, r.db, func(tx *sql.Tx) error {
 		if err := r.save(ctx, tx, &w.commit, v+1, turn, j); err != nil {
 			return err
 		}
