@@ -58,8 +58,8 @@ func runGoBench(ctx context.Context, root, pkg, benchtime, noServer string, stor
 // driver's, the raw driver doing the store's writes if the benchmark has
 // that case (else the store's row names no such baseline), and the
 // store's, with the ratio of the two BenchmarkAppendPaired measured
-// interleaved, if it ran. A case that printed no figure (skipped: no server) is
-// returned with skip set, noServer its reason if not empty.
+// interleaved, if it ran. A case that printed no figure (skipped: no
+// server) is returned with skip set, noServer its reason if not empty.
 func parseGoBench(r io.Reader, noServer string, store, raw, same scenario.Scenario) []row {
 	cases := map[string]scenario.Scenario{"raw": raw, "raw-same-writes": same, "turnkit": store}
 	found := map[string]row{}
