@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -174,4 +175,87 @@ func TestInOrderAppendsStayOutOfTheIndex(t *testing.T) {
 		t.Fatalf("after an append to an earlier run, %d items behind, want 1", n)
 	}
 	checkChanges(t, s, "s", "after an append to an earlier run")
+}
+
+// TestBehindOfABatch checks the behind column of each row of a batch as
+// one statement writes it, which reads the session's last item once,
+// against what the definition gives row by row: a batch filling
+// positions before and after the session's last item, one to an earlier
+// run, and one out of order, whose rows, written together with one stamp,
+// are not behind each other (as the insert of a larger batch, which
+// searches for each row, has them).
+func TestBehindOfABatch(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "behind.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	msgs := func(seqs ...int64) []state.Item {
+		items := make([]state.Item, len(seqs))
+		for i, seq := range seqs {
+			items[i] = state.UserMessage(fmt.Sprint("m", seq)).WithSeq(seq)
+		}
+		return items
+	}
+	behind := func(run string) map[int64]bool {
+		t.Helper()
+		rows, err := s.db.QueryContext(ctx, `SELECT i.seq, i.behind IS NOT NULL FROM session_items i
+			JOIN session_runs r ON r.session_id = i.session_id AND r.place = i.place
+			WHERE i.session_id = 's' AND r.run_id = ?`, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		got := map[int64]bool{}
+		for rows.Next() {
+			var seq int64
+			var b bool
+			if err := rows.Scan(&seq, &b); err != nil {
+				t.Fatal(err)
+			}
+			got[seq] = b
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	var large []int64 // 20 down to 4
+	for seq := int64(len(joinSQL)) + 3; seq >= 4; seq-- {
+		large = append(large, seq)
+	}
+	steps := []struct {
+		run  string
+		seqs []int64
+	}{
+		{"a", []int64{1, 2}},
+		{"b", []int64{1, 2, 3, 6}},
+		{"b", []int64{4, 5, 7}},  // 4 and 5 before the last item, 7 after it
+		{"a", []int64{3, 4, 5}},  // an earlier run: all behind
+		{"b", []int64{12, 11}},   // out of order, after the last item: neither behind
+		{"b", []int64{8, 9, 10}}, // before 11 and 12
+		{"c", []int64{1, 2}},
+		{"c", large},      // more than one statement takes, out of order
+		{"c", []int64{3}}, // before the large batch
+	}
+	for _, st := range steps {
+		if err := s.Append(ctx, "s", st.run, msgs(st.seqs...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]map[int64]bool{
+		"a": {1: false, 2: false, 3: true, 4: true, 5: true},
+		"b": {1: false, 2: false, 3: false, 6: false, 4: true, 5: true, 7: false, 12: false, 11: false, 8: true, 9: true, 10: true},
+	}
+	want["c"] = map[int64]bool{1: false, 2: false, 3: true}
+	for _, seq := range large {
+		want["c"][seq] = false
+	}
+	for run, w := range want {
+		if got := behind(run); !maps.Equal(got, w) {
+			t.Errorf("run %s: behind by position = %v, want %v", run, got, w)
+		}
+	}
+	checkChanges(t, s, "s", "after batches behind")
 }

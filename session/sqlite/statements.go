@@ -83,9 +83,15 @@ const (
 	// last two arguments), which gives their place, each with the
 	// session's next write stamp, one above its last (lastStamp, its
 	// session bound three times, at the head: a subquery of no row, run
-	// once), and the answers and behind columns as sqlInsertRow computes
-	// them. A run with no place yet joins no row and inserts nothing: see
-	// Store.append.
+	// once), the answers column as sqlInsertRow computes it, and the
+	// behind column from the session's last item as it was before the
+	// statement (its session bound a fourth time: one search, run once,
+	// where sqlInsertRow searches for each row): the session holds an
+	// item at or after a row exactly when its last item is there. The
+	// batch's own rows count for neither (sqlInsertRow's subqueries, too,
+	// see the table as it was before the statement): written together,
+	// with one stamp, none is behind another. A run with no place yet
+	// joins no row and inserts nothing: see Store.append.
 	sqlInsertJoinHead = `INSERT INTO session_items (session_id, place, seq, kind, name, raw, call_id, stamp, answers, behind)
 		SELECT r.session_id, r.place, v.column1, v.column2, v.column3, v.column4, v.column5,
 			` + nextStamp + `,
@@ -94,7 +100,8 @@ const (
 				WHERE c.session_id = r.session_id AND c.place = r.place AND c.call_id = v.column5
 					AND coalesce(c.answers, c.seq) < v.column1 AND (c.answers IS NULL)
 				ORDER BY coalesce(c.answers, c.seq) DESC LIMIT 1), 0)) END,
-			(SELECT 1 FROM session_items AS b WHERE b.session_id = r.session_id AND (b.place, b.seq) >= (r.place, v.column1) LIMIT 1)
+			CASE WHEN (r.place, v.column1) <= (SELECT place, seq FROM session_items WHERE session_id = ?
+				ORDER BY place DESC, seq DESC LIMIT 1) THEN 1 END
 		FROM session_runs AS r, (VALUES `
 	sqlInsertJoinRow  = `(?, ?, ?, ?, ?, ?)`
 	sqlInsertJoinTail = `) AS v WHERE r.session_id = ? AND r.run_id = ?
@@ -386,7 +393,7 @@ var statements = []statement{
 		}},
 	{name: "append", sql: joinSQL[1],
 		args: func(k planKey) []any {
-			return []any{k.session, k.session, k.session, k.seq + 1, "tool_output", "echo", []byte(`{}`), k.callID, int64(0), k.session, k.run}
+			return []any{k.session, k.session, k.session, k.session, k.seq + 1, "tool_output", "echo", []byte(`{}`), k.callID, int64(0), k.session, k.run}
 		},
 		plan: []string{
 			"CO-ROUTINE v",
@@ -401,12 +408,12 @@ var statements = []statement{
 			"  SEARCH session_items USING INDEX session_items_behind (session_id=?)", // the last stamp behind: LIMIT 1, in the index's order
 			"CORRELATED SCALAR SUBQUERY 4",
 			"  SEARCH c USING INDEX session_items_call_ids (session_id=? AND place=? AND call_id=? AND <expr><?)", // LIMIT 1, in the index's order
-			"CORRELATED SCALAR SUBQUERY 5",
-			"  SEARCH b USING PRIMARY KEY (session_id=? AND (place,seq)>(?,?))", // behind: the first entry at or after the row
+			"SCALAR SUBQUERY 5",
+			"  SEARCH session_items USING PRIMARY KEY (session_id=?)", // behind: the last item, once: LIMIT 1, backwards in the key's order
 		}},
 	{name: "append of three", sql: joinSQL[3],
 		args: func(k planKey) []any {
-			return []any{k.session, k.session, k.session,
+			return []any{k.session, k.session, k.session, k.session,
 				k.seq + 1, "tool_call", "echo", []byte(`{}`), k.callID, nil,
 				k.seq + 2, "tool_output", "echo", []byte(`{}`), k.callID, k.seq + 1,
 				k.seq + 3, "message", "", []byte(`{}`), nil, nil,
@@ -423,8 +430,8 @@ var statements = []statement{
 			"  SEARCH session_items USING INDEX session_items_behind (session_id=?)", // the last stamp behind: LIMIT 1, in the index's order
 			"CORRELATED SCALAR SUBQUERY 4",
 			"  SEARCH c USING INDEX session_items_call_ids (session_id=? AND place=? AND call_id=? AND <expr><?)", // LIMIT 1, in the index's order
-			"CORRELATED SCALAR SUBQUERY 5",
-			"  SEARCH b USING PRIMARY KEY (session_id=? AND (place,seq)>(?,?))", // behind: the first entry at or after the row
+			"SCALAR SUBQUERY 5",
+			"  SEARCH session_items USING PRIMARY KEY (session_id=?)", // behind: the last item, once: LIMIT 1, backwards in the key's order
 		}},
 	{name: "stored item", sql: sqlStoredItem,
 		args: func(k planKey) []any { return []any{k.session, k.place, k.seq} },

@@ -476,9 +476,9 @@ func (s *Store) same(ctx context.Context, sid, runID string, it state.Item, kind
 // len(items)), and returns how many rows it inserted: none when run runID
 // has no place. callIDs and batchCalls are [rowcodec.Calls] of the items.
 func (s *Store) joinItems(ctx context.Context, tx *sql.Tx, join *sql.Stmt, sessionID, runID string, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
-	args := make([]any, 0, 6*len(items)+5)
+	args := make([]any, 0, 6*len(items)+6)
 	sid := any(sessionID)
-	args = append(args, sid, sid, sid)
+	args = append(args, sid, sid, sid, sid)
 	raws := s.rawBuf(items, runID)
 	var err error
 	for i, it := range items {
