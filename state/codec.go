@@ -216,12 +216,28 @@ func indent(out []byte, id string, cfg *marshalConfig) ([]byte, error) {
 type snapshot struct {
 	wireRun
 	input, items, context []Item
+	// own is the record turnkit adds to the run's extension records
+	// under ownKey (a delta's record, a whole checkpoint's history note):
+	// canonical JSON, made here, which the fast path writes as it is, in
+	// the place of any record of the run under that key. Kept out of the
+	// map, which a snapshot otherwise shares with nobody but has to make
+	// for it, and whose values the fast path scans.
+	ownKey string
+	own    json.RawMessage
 }
 
-// wired returns the snapshot's wire run with its item lists filled.
+// wired returns the snapshot's wire run with its item lists filled and
+// its own record among the extension records.
 func (s *snapshot) wired() wireRun {
 	w := s.wireRun
 	w.Input, w.Items, w.Context = wireItems(s.input), wireItems(s.items), wireItems(s.context)
+	if s.own != nil {
+		w.Extension = maps.Clone(w.Extension)
+		if w.Extension == nil {
+			w.Extension = make(map[string]json.RawMessage, 1)
+		}
+		w.Extension[s.ownKey] = s.own
+	}
 	return w
 }
 
@@ -243,10 +259,7 @@ func (r *Run) wire() (snapshot, error) {
 		if err != nil {
 			return snapshot{}, fmt.Errorf("state: marshal run %s: %w", r.id, err)
 		}
-		if s.Extension == nil {
-			s.Extension = make(map[string]json.RawMessage, 1)
-		}
-		s.Extension[historyKey] = note
+		s.ownKey, s.own = historyKey, note
 	}
 	return s, nil
 }

@@ -106,7 +106,7 @@ func appendRun(b []byte, s *snapshot) ([]byte, bool) {
 			if !known {
 				return b, false
 			}
-			if empty {
+			if empty && (s.own == nil || members[i] != any(&w.Extension)) {
 				continue
 			}
 		}
@@ -136,7 +136,7 @@ func appendRun(b []byte, s *snapshot) ([]byte, bool) {
 		case *[]Decision:
 			b, ok = appendDecisions(b, *p, ok)
 		case *map[string]json.RawMessage:
-			b, ok = appendRawMap(b, *p, ok)
+			b, ok = appendRawMap(b, *p, s.ownKey, s.own, ok)
 		case *[]GuardrailResult:
 			b, ok = appendGuardrails(b, *p, ok)
 		case *map[string]string:
@@ -281,20 +281,27 @@ func appendRawJSON(b []byte, raw json.RawMessage) ([]byte, bool) {
 
 // appendRawMap appends a map of JSON values (a run's extension records)
 // as encoding/json does: its keys in order, each value as
-// [appendRawJSON] writes it. A head carries one or two records, written
+// [appendRawJSON] writes it, with own, when not nil, under ownKey in the
+// place of m's record there, written as it is (turnkit's own record,
+// canonical: see [snapshot]). A head carries one or two records, written
 // on every save: through encoding/json they cost a sorted copy of the
 // keys and a reflected copy of each value.
-func appendRawMap(b []byte, m map[string]json.RawMessage, ok bool) ([]byte, bool) {
+func appendRawMap(b []byte, m map[string]json.RawMessage, ownKey string, own json.RawMessage, ok bool) ([]byte, bool) {
 	if !ok {
 		return b, false
 	}
-	if m == nil {
+	if m == nil && own == nil {
 		return append(b, "null"...), true
 	}
 	var small [4]string
 	keys := small[:0]
 	for k := range m {
-		keys = append(keys, k)
+		if own == nil || k != ownKey {
+			keys = append(keys, k)
+		}
+	}
+	if own != nil {
+		keys = append(keys, ownKey)
 	}
 	slices.Sort(keys)
 	b = append(b, '{')
@@ -304,7 +311,9 @@ func appendRawMap(b []byte, m map[string]json.RawMessage, ok bool) ([]byte, bool
 		}
 		b = appendString(b, k)
 		b = append(b, ':')
-		if b, ok = appendRawJSON(b, m[k]); !ok {
+		if own != nil && k == ownKey {
+			b = append(b, own...)
+		} else if b, ok = appendRawJSON(b, m[k]); !ok {
 			return b, false
 		}
 	}

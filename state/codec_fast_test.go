@@ -849,3 +849,55 @@ func TestUnmarshalInputAgainInItems(t *testing.T) {
 		checkUnmarshal(t, []byte(moved))
 	}
 }
+
+// TestOwnRecordMatchesReference checks the record turnkit adds to a
+// head's extension records outside the run's map (a delta's record, a
+// whole checkpoint's history note) against encoding/json writing the map
+// with the record in it: alone, among the run's records, which sort on
+// both sides of it, and over a record of the run under the same key,
+// which it replaces.
+func TestOwnRecordMatchesReference(t *testing.T) {
+	t.Parallel()
+	exts := map[string]map[string]string{
+		"none":   nil,
+		"around": {"a": `{"k":1}`, "turnkit.checkpoint": `{"commit":null}`, "turnkit.z": `[1, 2]`, "z <&>": `"<b>"`},
+		"same key": {"turnkit.delta": `{"full":99}`, "turnkit.history": `{"session":"forged"}`,
+			"m": `null`},
+	}
+	for name, ext := range exts {
+		t.Run(name, func(t *testing.T) {
+			r, _ := sessionRun(t, 3)
+			for k, v := range ext {
+				r.SetExtension(k, json.RawMessage(v))
+			}
+			got, err := r.Delta()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := state.DeltaReference(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Head, want.Head) {
+				t.Errorf("delta head:\n%s\nwant (encoding/json):\n%s", got.Head, want.Head)
+			}
+			if !bytes.Contains(got.Head, []byte(`"turnkit.delta":{"full":`)) {
+				t.Errorf("delta head without its record: %s", got.Head)
+			}
+			whole, err := state.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, err := state.MarshalReference(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(whole, ref) {
+				t.Errorf("checkpoint:\n%s\nwant (encoding/json):\n%s", whole, ref)
+			}
+			if bytes.Contains(whole, []byte("forged")) || !bytes.Contains(whole, []byte(`"turnkit.history":{`)) {
+				t.Errorf("checkpoint's history note is not the run's own: %s", whole)
+			}
+		})
+	}
+}

@@ -281,11 +281,7 @@ func (s *deltaSnapshot) encodeContext() error {
 // stored items and context, into the head, and sets its version.
 func (s *deltaSnapshot) recordInHead() error {
 	next := &s.d.next
-	rec := appendDeltaRecord(next.full, next.digest[:], next.ctxDigest[:])
-	if s.head.Extension == nil {
-		s.head.Extension = make(map[string]json.RawMessage, 1)
-	}
-	s.head.Extension[deltaKey] = rec
+	s.head.ownKey, s.head.own = deltaKey, appendDeltaRecord(next.full, next.digest[:], next.ctxDigest[:])
 	s.head.Version = s.d.Version
 	return nil
 }
