@@ -29,7 +29,7 @@ var (
 // ckptStmts are the checkpoint statements, prepared once per store and
 // reused by every save and load.
 type ckptStmts struct {
-	load, version, insertHead, updateHead *sql.Stmt
+	load, version, insertHead, updateHead, updateFiled *sql.Stmt
 	// pieces[n] inserts n pieces (piecesSQL); pieces[0] is not used.
 	pieces                                              [maxPieceRows + 1]*sql.Stmt
 	upsertContext, clearItems, clearContext, deleteHead *sql.Stmt
@@ -39,7 +39,7 @@ type ckptStmts struct {
 
 // all returns the statements' fields, in the order of ckptSQL.
 func (c *ckptStmts) all() []**sql.Stmt {
-	return []**sql.Stmt{&c.load, &c.version, &c.insertHead, &c.updateHead,
+	return []**sql.Stmt{&c.load, &c.version, &c.insertHead, &c.updateHead, &c.updateFiled,
 		&c.pieces[1], &c.pieces[2], &c.pieces[3], &c.pieces[4], &c.upsertContext, &c.clearItems,
 		&c.clearContext, &c.deleteHead, &c.indexDelete, &c.listAll, &c.listStatus,
 		&c.listSession, &c.listSessionStatus}
@@ -206,17 +206,21 @@ func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error
 		res, err = tx.StmtContext(ctx, s.ck.insertHead).ExecContext(ctx, d.RunID, d.Version, d.Head,
 			sum.Agent, sum.Turn, sum.Pending, sum.SessionID, int(sum.Status))
 	} else {
-		res, err = tx.StmtContext(ctx, s.ck.updateHead).ExecContext(ctx, d.Version, d.Head,
-			sum.Agent, sum.Turn, sum.Pending, sum.SessionID, int(sum.Status), d.RunID, d.Base)
+		// Most saves file the run where it is: try the head without the
+		// listing's columns first, then with them.
+		res, err = tx.StmtContext(ctx, s.ck.updateFiled).ExecContext(ctx, d.Version, d.Head,
+			sum.Agent, sum.Turn, sum.Pending, d.RunID, d.Base, sum.SessionID, int(sum.Status))
+		if n, rerr := rowsAffected(res, err); rerr == nil && n == 0 {
+			res, err = tx.StmtContext(ctx, s.ck.updateHead).ExecContext(ctx, d.Version, d.Head,
+				sum.Agent, sum.Turn, sum.Pending, sum.SessionID, int(sum.Status), d.RunID, d.Base)
+		}
 	}
+	n, err := rowsAffected(res, err)
 	if err != nil {
 		return fmt.Errorf("write head: %w", err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		if err == nil {
-			err = s.versionConflict(ctx, tx, d)
-		}
-		return err
+	if n == 0 {
+		return s.versionConflict(ctx, tx, d)
 	}
 	if d.Full {
 		if _, err := tx.StmtContext(ctx, s.ck.clearItems).ExecContext(ctx, d.RunID); err != nil {
@@ -235,6 +239,15 @@ func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error
 		return err
 	}
 	return nil
+}
+
+// rowsAffected returns the rows a statement that returned res and err
+// changed.
+func rowsAffected(res sql.Result, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // insertPieces writes d's pieces in tx, maxPieceRows an insert: a steady

@@ -152,6 +152,45 @@ func TestRunSummaryMigration(t *testing.T) {
 	}
 }
 
+// TestSaveRefilesAStrayListing checks a steady save's head, written
+// without the listing's columns where the head's row files the run where
+// it is, against a row that files it elsewhere (changed behind the
+// store's back, or left so by a migration): the save finds no such row,
+// writes the head with its session and status, and the listing follows.
+func TestSaveRefilesAStrayListing(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "s.db")
+	s := open(t, path)
+	db := rawDB(t, path)
+	r := statetest.RunWithStatus(t, "r", "s", state.RunUnfinished)
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE run_checkpoints SET session_id = 'elsewhere', status = 3 WHERE run_id = 'r'`); err != nil {
+		t.Fatal(err)
+	}
+	runcore.SetTurn(r, 3)
+	if err := s.Save(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	var session string
+	var status int
+	if err := db.QueryRow(`SELECT session_id, status FROM run_checkpoints WHERE run_id = 'r'`).Scan(&session, &status); err != nil {
+		t.Fatal(err)
+	}
+	if session != "s" || state.RunStatus(status) != state.RunUnfinished {
+		t.Errorf("head's row after the save: session %q, status %d; want %q, %d", session, status, "s", state.RunUnfinished)
+	}
+	p, err := s.ListRuns(ctx, state.RunQuery{SessionID: "s", Status: state.RunUnfinished})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []state.RunSummary{{RunID: "r", SessionID: "s", Agent: "lister", Turn: 3, Status: state.RunUnfinished, Version: 2}}
+	if d := cmp.Diff(want, p.Runs); d != "" {
+		t.Errorf("the session's unfinished runs (-want +got):\n%s", d)
+	}
+}
+
 // TestSaveKeepsListingRow checks that a save that changes neither the
 // run's session nor its status leaves run_index and sqlite_sequence as
 // they were (before migration 0011 every save rewrote the run's row and

@@ -282,6 +282,15 @@ const (
 	sqlCkptUpdateHead = `UPDATE run_checkpoints SET version = ?, data = ?, agent = ?, turn = ?, pending = ?,
 		session_id = ?, status = ?
 	WHERE run_id = ? AND version = ?`
+	// The head of a saved run's save that files the run where it is filed
+	// already, most saves: sqlCkptUpdateHead without the listing's
+	// columns, which it finds equal instead (the last two arguments), so
+	// that the trigger that refiles the run is not even started (SQLite
+	// runs a trigger of UPDATE OF a column the statement sets, and only
+	// then its WHEN). No row changed: the run is filed elsewhere or the
+	// version is not the base, and sqlCkptUpdateHead decides which.
+	sqlCkptUpdateFiled = `UPDATE run_checkpoints SET version = ?, data = ?, agent = ?, turn = ?, pending = ?
+	WHERE run_id = ? AND version = ? AND session_id = ? AND status = ?`
 	// sqlInsertPieces, then sqlInsertPieceRow once per piece
 	// (comma-separated): a save's pieces (run, version, position, data),
 	// keyed by the version of the save before their position (migration
@@ -331,7 +340,7 @@ var piecesSQL = func() (qs [maxPieceRows + 1]string) {
 }()
 
 // ckptSQL are the texts of ckptStmts, in field order.
-var ckptSQL = [...]string{sqlCkptLoad, sqlCkptVersion, sqlCkptInsertHead, sqlCkptUpdateHead,
+var ckptSQL = [...]string{sqlCkptLoad, sqlCkptVersion, sqlCkptInsertHead, sqlCkptUpdateHead, sqlCkptUpdateFiled,
 	piecesSQL[1], piecesSQL[2], piecesSQL[3], piecesSQL[4], sqlCkptUpsertContext, sqlCkptClearItems, sqlCkptClearContext, sqlCkptDeleteHead,
 	sqlIndexDelete, sqlListRuns, sqlListRunsStatus, sqlListRunsSession, sqlListRunsSessionStatus}
 
@@ -605,6 +614,11 @@ var statements = []statement{
 	{name: "checkpoint update head", sql: sqlCkptUpdateHead,
 		args: func(k planKey) []any {
 			return []any{int64(2), []byte(`{}`), "agent", 1, 0, k.session, 2, k.run, int64(1)}
+		},
+		plan: []string{"SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)"}},
+	{name: "checkpoint update filed head", sql: sqlCkptUpdateFiled,
+		args: func(k planKey) []any {
+			return []any{int64(2), []byte(`{}`), "agent", 1, 0, k.run, int64(1), k.session, 2}
 		},
 		plan: []string{"SEARCH run_checkpoints USING PRIMARY KEY (run_id=?)"}},
 	{name: "checkpoint piece", sql: piecesSQL[1],
