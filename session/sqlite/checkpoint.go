@@ -45,8 +45,9 @@ func (c *ckptStmts) all() []**sql.Stmt {
 		&c.listSession, &c.listSessionStatus}
 }
 
-// prepareCheckpoints prepares the checkpoint statements on db.
-func prepareCheckpoints(ctx context.Context, db *sql.DB) (*ckptStmts, error) {
+// prepareCheckpoints prepares the checkpoint statements on db: the pool,
+// for the reads, or the writer's connection.
+func prepareCheckpoints(ctx context.Context, db preparer) (*ckptStmts, error) {
 	c := &ckptStmts{}
 	dst := c.all()
 	for i, q := range ckptSQL {
@@ -172,8 +173,8 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 		return s.gate.WrapRun(ctx, "save", run.ID(), err)
 	}
 	defer s.unlockWrite()
-	err = s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if err := s.saveDelta(ctx, tx, d); err != nil {
+	err = s.inTx(ctx, func(ctx context.Context, tx *sql.Conn) error {
+		if err := s.saveDelta(ctx, d); err != nil {
 			return err
 		}
 		if len(items) == 0 {
@@ -196,22 +197,22 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 // a saved run's updates the row of its base version), with the session
 // and status the head's triggers file the run's listing row under, then
 // the context and the items d carries.
-func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error {
+func (s *Store) saveDelta(ctx context.Context, d *state.Delta) error {
 	sum := d.Summary
 	var (
 		res sql.Result
 		err error
 	)
 	if d.Base == 0 {
-		res, err = tx.StmtContext(ctx, s.ck.insertHead).ExecContext(ctx, d.RunID, d.Version, d.Head,
+		res, err = s.w.ck.insertHead.ExecContext(ctx, d.RunID, d.Version, d.Head,
 			sum.Agent, sum.Turn, sum.Pending, sum.SessionID, int(sum.Status))
 	} else {
 		// Most saves file the run where it is: try the head without the
 		// listing's columns first, then with them.
-		res, err = tx.StmtContext(ctx, s.ck.updateFiled).ExecContext(ctx, d.Version, d.Head,
+		res, err = s.w.ck.updateFiled.ExecContext(ctx, d.Version, d.Head,
 			sum.Agent, sum.Turn, sum.Pending, d.RunID, d.Base, sum.SessionID, int(sum.Status))
 		if n, rerr := rowsAffected(res, err); rerr == nil && n == 0 {
-			res, err = tx.StmtContext(ctx, s.ck.updateHead).ExecContext(ctx, d.Version, d.Head,
+			res, err = s.w.ck.updateHead.ExecContext(ctx, d.Version, d.Head,
 				sum.Agent, sum.Turn, sum.Pending, sum.SessionID, int(sum.Status), d.RunID, d.Base)
 		}
 	}
@@ -220,22 +221,22 @@ func (s *Store) saveDelta(ctx context.Context, tx *sql.Tx, d *state.Delta) error
 		return fmt.Errorf("write head: %w", err)
 	}
 	if n == 0 {
-		return s.versionConflict(ctx, tx, d)
+		return s.versionConflict(ctx, d)
 	}
 	if d.Full {
-		if _, err := tx.StmtContext(ctx, s.ck.clearItems).ExecContext(ctx, d.RunID); err != nil {
+		if _, err := s.w.ck.clearItems.ExecContext(ctx, d.RunID); err != nil {
 			return fmt.Errorf("clear items: %w", err)
 		}
-		if _, err := tx.StmtContext(ctx, s.ck.clearContext).ExecContext(ctx, d.RunID); err != nil {
+		if _, err := s.w.ck.clearContext.ExecContext(ctx, d.RunID); err != nil {
 			return fmt.Errorf("clear context: %w", err)
 		}
 	}
 	if d.Context != nil {
-		if _, err := tx.StmtContext(ctx, s.ck.upsertContext).ExecContext(ctx, d.RunID, d.Context); err != nil {
+		if _, err := s.w.ck.upsertContext.ExecContext(ctx, d.RunID, d.Context); err != nil {
 			return fmt.Errorf("write context: %w", err)
 		}
 	}
-	if err := s.insertPieces(ctx, tx, d); err != nil {
+	if err := s.insertPieces(ctx, d); err != nil {
 		return err
 	}
 	return nil
@@ -252,7 +253,7 @@ func rowsAffected(res sql.Result, err error) (int64, error) {
 
 // insertPieces writes d's pieces in tx, maxPieceRows an insert: a steady
 // save's in one statement, where it ran one a piece.
-func (s *Store) insertPieces(ctx context.Context, tx *sql.Tx, d *state.Delta) error {
+func (s *Store) insertPieces(ctx context.Context, d *state.Delta) error {
 	if len(d.Items) == 0 {
 		return nil
 	}
@@ -267,7 +268,7 @@ func (s *Store) insertPieces(ctx context.Context, tx *sql.Tx, d *state.Delta) er
 			}
 			args = append(args, run, version, p.Seq, p.Data)
 		}
-		if _, err := tx.StmtContext(ctx, s.ck.pieces[n]).ExecContext(ctx, args...); err != nil {
+		if _, err := s.w.ck.pieces[n].ExecContext(ctx, args...); err != nil {
 			return fmt.Errorf("write pieces %d to %d: %w", ps[0].Seq, ps[n-1].Seq, err)
 		}
 		ps = ps[n:]
@@ -277,9 +278,9 @@ func (s *Store) insertPieces(ctx context.Context, tx *sql.Tx, d *state.Delta) er
 
 // versionConflict returns the conflict of a save whose head was not
 // written: the version stored (0: none) is not d's base.
-func (s *Store) versionConflict(ctx context.Context, tx *sql.Tx, d *state.Delta) error {
+func (s *Store) versionConflict(ctx context.Context, d *state.Delta) error {
 	var stored int64
-	err := tx.StmtContext(ctx, s.ck.version).QueryRowContext(ctx, d.RunID).Scan(&stored)
+	err := s.w.ck.version.QueryRowContext(ctx, d.RunID).Scan(&stored)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("read the stored version: %w", err)
 	}
@@ -298,9 +299,10 @@ func (s *Store) Delete(ctx context.Context, runID string) error {
 	defer s.unlockWrite()
 	// The removal of a long run's items is left to the caller's context,
 	// which interrupts it, as Clear's is.
-	return s.gate.WrapRun(ctx, "delete", runID, s.inTx(ctx, func(_ context.Context, tx *sql.Tx) error {
-		for _, st := range [...]*sql.Stmt{s.ck.clearItems, s.ck.clearContext, s.ck.deleteHead, s.ck.indexDelete} {
-			if _, err := tx.StmtContext(ctx, st).ExecContext(ctx, runID); err != nil {
+	return s.gate.WrapRun(ctx, "delete", runID, s.inTx(ctx, func(context.Context, *sql.Conn) error {
+		ck := s.w.ck
+		for _, st := range [...]*sql.Stmt{ck.clearItems, ck.clearContext, ck.deleteHead, ck.indexDelete} {
+			if _, err := st.ExecContext(ctx, runID); err != nil {
 				return err
 			}
 		}

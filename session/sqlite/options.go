@@ -45,9 +45,9 @@ func WithBusyTimeout(d time.Duration) Option {
 }
 
 // WithMaxConns sets the number of connections the store keeps open to the
-// file, which bounds concurrent readers (WAL lets readers run beside the
-// one writer). The default is 4; n < 1 is ignored. Repeated calls replace
-// the value.
+// file for reading, which bounds concurrent readers (WAL lets readers run
+// beside the one writer); the store holds one more for its writes. The
+// default is 4; n < 1 is ignored. Repeated calls replace the value.
 func WithMaxConns(n int) Option {
 	return optionFunc(func(c *config) {
 		if n >= 1 {

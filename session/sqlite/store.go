@@ -33,8 +33,8 @@ type Store struct {
 	write chan struct{} // one writer at a time in this process: no busy-polling
 	gate  rowcodec.Gate
 	codec rowcodec.Codec // signing and verification of checkpoints
-	ck    *ckptStmts     // checkpoint statements (checkpoint.go)
-	ins   *appendStmts   // the appends' statements
+	ck    *ckptStmts     // checkpoint statements on the pool, for the reads (checkpoint.go)
+	w     *writer        // the connection the writes run on (writer.go)
 	reads *readStmts     // the reads' statements
 	items ItemCodec      // the stored form of items, or nil: canonical JSON
 }
@@ -65,8 +65,9 @@ type appendStmts struct {
 	pop       *sql.Stmt
 }
 
-// prepareAppends prepares the statements of an append on db.
-func prepareAppends(ctx context.Context, db *sql.DB) (*appendStmts, error) {
+// prepareAppends prepares the statements of an append on db, the
+// writer's connection.
+func prepareAppends(ctx context.Context, db preparer) (*appendStmts, error) {
 	c := &appendStmts{}
 	var err error
 	if c.takeStamp, err = db.PrepareContext(ctx, sqlTakeStamp); err != nil {
@@ -200,7 +201,7 @@ func Open(path string, opts ...Option) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
-	ins, err := prepareAppends(context.Background(), db)
+	w, err := openWriter(context.Background(), db)
 	if err != nil {
 		ck.close()
 		db.Close()
@@ -208,12 +209,12 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	reads, err := prepareReads(context.Background(), db)
 	if err != nil {
-		ins.close()
+		w.close()
 		ck.close()
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
-	return &Store{db: db, write: make(chan struct{}, 1), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec, ck: ck, ins: ins, reads: reads, items: cfg.items}, nil
+	return &Store{db: db, write: make(chan struct{}, 1), gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec, ck: ck, w: w, reads: reads, items: cfg.items}, nil
 }
 
 // openDB opens the database at path with the store's settings: WAL,
@@ -228,8 +229,9 @@ func openDB(path string, cfg config) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
-	db.SetMaxOpenConns(cfg.maxConns)
-	db.SetMaxIdleConns(cfg.maxConns)
+	// The readers' connections and the writer's (writer.go).
+	db.SetMaxOpenConns(cfg.maxConns + 1)
+	db.SetMaxIdleConns(cfg.maxConns + 1)
 	db.SetConnMaxIdleTime(0)
 	return db, nil
 }
@@ -242,8 +244,12 @@ func (s *Store) Close() error {
 	if !s.gate.Close() {
 		return nil
 	}
+	// The write in flight, if any, ends first; a write waiting for its
+	// turn then finds the store closed (lockWrite).
+	s.write <- struct{}{}
+	s.w.close()
+	<-s.write
 	s.ck.close()
-	s.ins.close()
 	s.reads.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)
@@ -255,10 +261,14 @@ func (s *Store) Close() error {
 func (s *Store) lockWrite(ctx context.Context) error {
 	select {
 	case s.write <- struct{}{}:
-		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+	if s.gate.Closed() { // Close took the writer away while this waited
+		<-s.write
+		return session.ErrClosed
+	}
+	return nil
 }
 
 func (s *Store) unlockWrite() { <-s.write }
@@ -378,7 +388,7 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 		return s.gate.Wrap(ctx, "append to", sessionID, err)
 	}
 	defer s.unlockWrite()
-	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error { return s.append(ctx, tx, sessionID, runID, items) })
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Conn) error { return s.append(ctx, tx, sessionID, runID, items) })
 	return s.gate.Wrap(ctx, "append to", sessionID, err)
 }
 
@@ -389,12 +399,12 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 // the run first if it has none, and tries again, then checks what was
 // stored already. A larger batch takes the stamp and the place first and
 // inserts in chunks (insertItems).
-func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string, items []state.Item) error {
+func (s *Store) append(ctx context.Context, tx *sql.Conn, sessionID, runID string, items []state.Item) error {
 	callIDs, batchCalls := rowcodec.Calls(items)
-	join := s.ins.join(len(items))
+	join := s.w.ins.join(len(items))
 	inserted := 0
 	if join != nil {
-		n, err := s.joinItems(ctx, tx, join, sessionID, runID, items, callIDs, batchCalls)
+		n, err := s.joinItems(ctx, join, sessionID, runID, items, callIDs, batchCalls)
 		if err != nil {
 			return err
 		}
@@ -408,11 +418,11 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 		known sql.NullInt64
 		place int64
 	)
-	err := tx.StmtContext(ctx, s.ins.takeStamp).QueryRowContext(ctx, sessionID, runID).Scan(&stamp, &known)
+	err := s.w.ins.takeStamp.QueryRowContext(ctx, sessionID, runID).Scan(&stamp, &known)
 	if err == nil && known.Valid {
 		place = known.Int64
 	} else if err == nil {
-		err = tx.StmtContext(ctx, s.ins.newRun).QueryRowContext(ctx, sessionID, runID, sessionID).Scan(&place)
+		err = s.w.ins.newRun.QueryRowContext(ctx, sessionID, runID, sessionID).Scan(&place)
 		if err == nil && place == 1 { // the session's first run: list the session
 			_, err = tx.ExecContext(ctx, sqlSessionFile, sessionID)
 		}
@@ -422,7 +432,7 @@ func (s *Store) append(ctx context.Context, tx *sql.Tx, sessionID, runID string,
 	}
 	if join != nil && !known.Valid {
 		// The run is placed now: the same statement joins its row.
-		if inserted, err = s.joinItems(ctx, tx, join, sessionID, runID, items, callIDs, batchCalls); err != nil {
+		if inserted, err = s.joinItems(ctx, join, sessionID, runID, items, callIDs, batchCalls); err != nil {
 			return err
 		}
 	}
@@ -475,7 +485,7 @@ func (s *Store) same(ctx context.Context, sid, runID string, it state.Item, kind
 // joinItems runs join, the one-statement append of items (of
 // len(items)), and returns how many rows it inserted: none when run runID
 // has no place. callIDs and batchCalls are [rowcodec.Calls] of the items.
-func (s *Store) joinItems(ctx context.Context, tx *sql.Tx, join *sql.Stmt, sessionID, runID string, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
+func (s *Store) joinItems(ctx context.Context, join *sql.Stmt, sessionID, runID string, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
 	args := make([]any, 0, 6*len(items)+6)
 	sid := any(sessionID)
 	args = append(args, sid, sid, sid, sid)
@@ -490,7 +500,7 @@ func (s *Store) joinItems(ctx context.Context, tx *sql.Tx, join *sql.Stmt, sessi
 		args = append(args, it.Seq(), kindArg(it.Kind()), it.Name(), raw, callID, batchCall)
 	}
 	args = append(args, sid, runID)
-	res, err := tx.StmtContext(ctx, join).ExecContext(ctx, args...)
+	res, err := join.ExecContext(ctx, args...)
 	if isDuplicateOutput(err) {
 		return 0, rowcodec.DuplicateOutput(pkg, sessionID, runID, items)
 	}
@@ -528,7 +538,7 @@ const maxRowsPerInsert = 1000
 // column is the latest call with its ID before it, in the batch or stored
 // (an index lookup, made for outputs only: see sqlInsertRow); the unique
 // index session_items_call_ids refuses a second output for one call.
-func (s *Store) insertItems(ctx context.Context, tx *sql.Tx, sessionID, runID string, place, stamp int64, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
+func (s *Store) insertItems(ctx context.Context, tx *sql.Conn, sessionID, runID string, place, stamp int64, items []state.Item, callIDs []*string, batchCalls []*int64) (int, error) {
 	// Each value is boxed once, however often the statement binds it.
 	args := make([]any, 0, 17*len(items))
 	sid, pl, st := any(sessionID), any(place), any(stamp)
@@ -648,12 +658,12 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 	defer s.unlockWrite()
 	rd := s.reader(ctx, sessionID, "")
 	var it state.Item
-	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.StmtContext(ctx, s.ins.removal).ExecContext(ctx, sessionID) // before the pop: the stamps' floor and the generation
+	err := s.inTx(ctx, func(ctx context.Context, tx *sql.Conn) error {
+		_, err := s.w.ins.removal.ExecContext(ctx, sessionID) // before the pop: the stamps' floor and the generation
 		if err != nil {
 			return err
 		}
-		it, err = rd.ScanItemStamp(tx.StmtContext(ctx, s.ins.pop).QueryRowContext(ctx, sessionID), nil)
+		it, err = rd.ScanItemStamp(s.w.ins.pop.QueryRowContext(ctx, sessionID), nil)
 		return err
 	})
 	if errors.Is(err, sql.ErrNoRows) {
@@ -678,8 +688,8 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 	defer s.unlockWrite()
 	// The removal of every item of a long session is left to the caller's
 	// context, which interrupts it, not to inTx's.
-	return s.gate.Wrap(ctx, "clear", sessionID, s.inTx(ctx, func(_ context.Context, tx *sql.Tx) error {
-		if _, err := tx.StmtContext(ctx, s.ins.removal).ExecContext(ctx, sessionID); err != nil {
+	return s.gate.Wrap(ctx, "clear", sessionID, s.inTx(ctx, func(_ context.Context, tx *sql.Conn) error {
+		if _, err := s.w.ins.removal.ExecContext(ctx, sessionID); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, sqlClearItems, sessionID); err != nil {
@@ -691,28 +701,6 @@ func (s *Store) Clear(ctx context.Context, sessionID string) error {
 		_, err := tx.ExecContext(ctx, sqlSessionUnfile, sessionID)
 		return err
 	}))
-}
-
-// inTx runs fn in one immediate transaction and commits if fn returns nil.
-// ctx ends the wait for the database's write lock and, once done, rolls
-// the transaction back (database/sql watches the context given to BeginTx
-// until the commit, which then fails), so a write cancelled before its
-// commit commits nothing. fn's statements run under ctx without its
-// cancellation: each is a write or read by key (TestStatementPlans), over
-// in microseconds, and the driver, for a statement run with a context that
-// can end, starts a goroutine to interrupt it and sets a progress handler,
-// 5 allocations and a goroutine's start and end a statement
-// (TestWritesUnwatched); a request's context can always end.
-func (s *Store) inTx(ctx context.Context, fn func(context.Context, *sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	if err := fn(unwatched(ctx), tx); err != nil {
-		return err
-	}
-	return tx.Commit()
 }
 
 // unwatched returns ctx without its cancellation, or ctx itself when it
