@@ -162,15 +162,17 @@ func newCkptQueries(schemaName string) ckptQueries {
 		// pending; the agent, turn and pending approvals go in the head's
 		// row, and the listing's row, which the run's first save wrote,
 		// takes the session and status only when they changed, which
-		// they do not while a run goes on. It returns 1 if it took, 0 on a conflict, and
-		// has the statements after it in the transaction run on generic
-		// plans (see genericPlans) with no statement of its own for that.
-		// casPiecesOn also writes the delta's pieces, from $12 on (see
-		// casStatement); casAppendOn and casAppendPiecesOn are casOn and
-		// casPiecesOn for SaveAppend, which take the session's shared lock
-		// (the session is their last argument) first, as an append does,
-		// so that the statements after them read what was committed
-		// before they hold it.
+		// they do not while a run goes on. It returns 1 if it took, 0 on a
+		// conflict. casPiecesOn also writes the delta's pieces, from $12
+		// on (see casStatement). casAppendOn and casAppendPiecesOn are
+		// casOn and casPiecesOn for SaveAppend, which take the session's
+		// shared lock (the session is their last argument) first, as an
+		// append does, so that the statements after them read what was
+		// committed before they hold it; they also record whether the
+		// compare-and-swap took (savedCond) and have the statements after
+		// them in the transaction run on generic plans (see genericPlans),
+		// with no statement of their own for either. A save alone is its
+		// own transaction, so casOn and casPiecesOn set neither.
 		casOn:             r.Replace(casStatement(false, 0)),
 		casPiecesOn:       newPiecesStatements(r, false),
 		casAppendOn:       r.Replace(casStatement(true, 0)),
@@ -268,6 +270,12 @@ func casStatement(lock bool, pieces int) string {
 				INSERT INTO {{schema}}.run_checkpoint_items (run_id, seq, version, data)
 				SELECT $1, c.seq, $3, c.data FROM ` + rows + ` AS c(seq, data)
 				WHERE EXISTS (SELECT 1 FROM ok))`
+	}
+	if !lock {
+		// A save alone, its own implicit transaction: no statement
+		// follows it to read the settings.
+		return `WITH ` + with + `
+			SELECT count(*) FROM ok`
 	}
 	return `WITH ` + with + `
 			SELECT n, set_config('turnkit.saved', n::text, true), ` + genericPlansCall + `
@@ -676,7 +684,7 @@ func (s *Store) saveDelta(ctx context.Context, d *state.Delta) (bool, error) {
 		// One statement, its own implicit transaction: sent alone, not as a
 		// batch, whose pipeline bookkeeping costs allocations for nothing.
 		query, args := s.saveOn(d, make([]any, 0, saveOnArgsLen), d.RunID, nil)
-		err = s.pool.QueryRow(ctx, query, args...).Scan(&n, nil, nil)
+		err = s.pool.QueryRow(ctx, query, args...).Scan(&n)
 	} else {
 		err = s.oneTrip(ctx,
 			func(b *pgx.Batch) { s.queueSave(b, d) },
