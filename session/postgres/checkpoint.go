@@ -151,10 +151,11 @@ func newCkptQueries(schemaName string) ckptQueries {
 		// which does all it has: not one statement with parts its
 		// arguments turn off, whose executor starts every part of its plan
 		// whatever they turn off (the start of the large statements'
-		// plans cost more server time than the writes). The first
-		// statement, the compare-and-swap on the head, records its outcome
-		// in the transaction's setting turnkit.saved ('1' if it took, see
-		// savedCond), and the append after it writes only if it took.
+		// plans cost more server time than the writes). SaveAppend's
+		// first statement, the compare-and-swap on the head, records its
+		// outcome in the transaction's setting turnkit.saved ('1' if it
+		// took, see savedCond), and the append after it writes only if it
+		// took.
 		//
 		// casOn is the compare-and-swap, the update of run $1's head from
 		// version $2 to $3, with its head $4, and its context $5 if $6,
@@ -218,8 +219,8 @@ func newCkptQueries(schemaName string) ckptQueries {
 // (see the migration 0008_run_summary.sql), not at every save.
 const listedChanged = `(run_index.session_id, run_index.status) IS DISTINCT FROM (EXCLUDED.session_id, EXCLUDED.status)`
 
-// savedCond holds in the statements after casOn or casAppendOn in their
-// transaction if the compare-and-swap took. The setting is local to the
+// savedCond holds in the statements after casAppendOn or
+// casAppendPiecesOn in their transaction if the compare-and-swap took. The setting is local to the
 // transaction: it ends with it, and every transaction that reads it set
 // it first.
 const savedCond = `current_setting('turnkit.saved', true) = '1'`
