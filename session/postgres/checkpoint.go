@@ -558,11 +558,17 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	// move to the heap).
 	var answer [3]int64
 	saved, differs := &answer[0], &answer[1]
-	err = s.oneTrip(ctx,
+	err = s.plainTrip(ctx,
 		func(b *pgx.Batch) {
+			b.Queue(s.q.lockShared, sessionID)
 			b.Queue(s.ck.saveAppend, saveArgs(a.argsRoom(sessionID, run.ID(), saveArgsLen), d)...)
 		},
-		func(br pgx.BatchResults) error { return br.QueryRow().Scan(saved, differs, &answer[2]) })
+		func(br pgx.BatchResults) error {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
+			return br.QueryRow().Scan(saved, differs, &answer[2])
+		})
 	switch {
 	case err == nil && *differs != 0:
 		// Nothing was written. A stale checkpoint is the first error, as
@@ -642,10 +648,14 @@ func (s *Store) saveAppendTx(ctx context.Context, run *state.Run, d *state.Delta
 	// round trip; if the save lost, the transaction rolls the append back.
 	err := s.pipelinedTx(ctx,
 		func(b *pgx.Batch) {
+			b.Queue(s.q.lockShared, sessionID)
 			s.queueSave(b, d)
 			b.Queue(s.q.appendExisting, a.args(sessionID, run.ID())...)
 		},
 		func(br pgx.BatchResults) error {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
 			if err := br.QueryRow().Scan(&n); err != nil {
 				return fmt.Errorf("save checkpoint: %w", err)
 			}

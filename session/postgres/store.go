@@ -67,12 +67,11 @@ func newQueries(schemaName string) queries {
 			ok AS MATERIALIZED (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM stored WHERE NOT same)),
 			` + appendWrites + `
 			SELECT ` + appendDiffers),
-		// The first statement of an append in a transaction: take the session's shared
-		// lock, find the run's place, take the items' write stamps, insert the items; it returns the place
-		// (NULL for a new run, then nothing was inserted nor stamped) and the count.
-		appendExisting: r.Replace(`WITH lk AS MATERIALIZED (
-				SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($1))),
-			r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs, lk WHERE session_id = $1 AND run_id = $2),
+		// The first statement of an append in a transaction, after
+		// lockShared: find the run's place, take the items' write stamps,
+		// insert the items; it returns the place (NULL for a new run, then
+		// nothing was inserted nor stamped) and the count.
+		appendExisting: r.Replace(`WITH r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2),
 			st AS (UPDATE {{schema}}.session_heads SET stamp = stamp + 1
 				WHERE session_id = $1 AND EXISTS (SELECT 1 FROM r) RETURNING stamp),
 			ins AS (INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
@@ -185,15 +184,20 @@ func newQueries(schemaName string) queries {
 }
 
 // appendReads are the common CTEs of the one-statement appends (appendOne
-// and ckptQueries.saveAppend), which read: take the session's lock shared,
-// find the run's place (r), unnest the items (t: $1 session, $2 run, $3–$8
-// the columns of appendCols.args), and read what their positions hold
-// already (stored: same, or another item), one index entry each (the
-// LIMIT keeps the planner from reading the run's whole place instead).
-// All of them read one snapshot, taken before the lock.
-const appendReads = `lk AS MATERIALIZED (
-		SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($1))),
-	r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs, lk WHERE session_id = $1 AND run_id = $2),
+// and ckptQueries.saveAppend), which read: find the run's place (r),
+// unnest the items (t: $1 session, $2 run, $3–$8 the columns of
+// appendCols.args), and read what their positions hold already (stored:
+// same, or another item), one index entry each (the LIMIT keeps the
+// planner from reading the run's whole place instead).
+//
+// The session's shared lock is not theirs to take: a statement reads one
+// snapshot, taken when it starts, so a lock it waited for would come
+// after its reads, and a Clear that committed during the wait would be
+// invisible to them: the run's place, which the Clear removed, and the
+// positions it emptied, read as held. The lock is the statement before
+// (lockShared) in the same transaction, and the reads see every Clear
+// that committed before it was granted (TestClearDuringOneStatementAppend).
+const appendReads = `r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2),
 	t AS MATERIALIZED (SELECT * FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
 		AS t(seq, kind, name, raw, call_id, batch_call)),
 	stored AS MATERIALIZED (
@@ -480,9 +484,17 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	}
 	if inOrder {
 		var differs int64
-		err := s.oneTrip(ctx,
-			func(b *pgx.Batch) { b.Queue(s.q.appendOne, a.args(sessionID, runID)...) },
-			func(br pgx.BatchResults) error { return br.QueryRow().Scan(&differs) })
+		err := s.plainTrip(ctx,
+			func(b *pgx.Batch) {
+				b.Queue(s.q.lockShared, sessionID)
+				b.Queue(s.q.appendOne, a.args(sessionID, runID)...)
+			},
+			func(br pgx.BatchResults) error {
+				if _, err := br.Exec(); err != nil {
+					return err
+				}
+				return br.QueryRow().Scan(&differs)
+			})
 		switch {
 		case err == nil && differs != 0:
 			return s.differs(ctx, sessionID, runID, items, a.seqs, differs)
@@ -506,8 +518,14 @@ func (s *Store) appendTx(ctx context.Context, sessionID, runID string, items []s
 		appErr   error
 	)
 	err := s.pipelinedTx(ctx,
-		func(b *pgx.Batch) { b.Queue(s.q.appendExisting, a.args(sessionID, runID)...) },
+		func(b *pgx.Batch) {
+			b.Queue(s.q.lockShared, sessionID)
+			b.Queue(s.q.appendExisting, a.args(sessionID, runID)...)
+		},
 		func(br pgx.BatchResults) error {
+			if _, err := br.Exec(); err != nil {
+				return err
+			}
 			appErr = br.QueryRow().Scan(&place, &inserted)
 			return nil // appendRest reports it, as it does for a first append's
 		},

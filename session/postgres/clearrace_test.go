@@ -1,0 +1,127 @@
+package postgres_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/turnkit/turnkit/internal/runcore"
+	"github.com/turnkit/turnkit/session/internal/ckpttest"
+	"github.com/turnkit/turnkit/session/postgres"
+	"github.com/turnkit/turnkit/state"
+)
+
+// TestClearDuringOneStatementAppend clears a session while an append
+// waits for the session's lock, having taken its snapshot before the
+// Clear committed: a one-statement append (appendOne, or SaveAppend's
+// statement), or the first statement of the transaction that items out of
+// order take (appendExisting). The append
+// must land as if it came after the Clear: the run placed again, every
+// item of the call stored there, none at the place the Clear removed.
+// Its snapshot says the run has a place and holds the call's first items;
+// an append that believed it would write the rest at a place no run
+// holds any more.
+func TestClearDuringOneStatementAppend(t *testing.T) {
+	ctx := t.Context()
+	schema, pool := testSchema(t)
+	s, err := postgres.New(ctx, pool, postgres.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := func(name string) string { return pgx.Identifier{schema, name}.Sanitize() }
+	for _, tc := range []struct {
+		name       string
+		saveAppend bool
+		reversed   bool
+	}{
+		{"Append", false, false},
+		{"SaveAppend", true, false},
+		{"AppendOutOfOrder", false, true},
+		{"SaveAppendOutOfOrder", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sid := "s-clear-" + tc.name
+			// Another run first, so that this one's place is not the
+			// first a fresh session gives.
+			other := state.NewRun("other-"+tc.name, "a")
+			runcore.SetSessionID(other, sid)
+			ckpttest.Turn(t, other, 1)
+			if err := s.Append(ctx, sid, other.ID(), other.Items().Slice()); err != nil {
+				t.Fatal(err)
+			}
+			r := state.NewRun("r-"+tc.name, "a")
+			runcore.SetSessionID(r, sid)
+			ckpttest.Turn(t, r, 1)
+			if err := s.Append(ctx, sid, r.ID(), r.Items().Slice()); err != nil {
+				t.Fatal(err)
+			}
+			ckpttest.Turn(t, r, 2)
+			all := r.Items().Slice() // the first turn's items, stored, and the second's
+			call := slices.Clone(all)
+			if tc.reversed {
+				slices.Reverse(call)
+			}
+
+			// Clear as Store.Clear does, holding the session's lock while the
+			// append reads and waits.
+			tx, err := pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback(context.Background()) //nolint:errcheck // committed below
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(1953196404, hashtext($1))`, sid); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				if tc.saveAppend {
+					// A run's first save: the one statement for a save
+					// that does not build on a stored version.
+					done <- s.SaveAppend(ctx, r, sid, call)
+				} else {
+					done <- s.Append(ctx, sid, r.ID(), call)
+				}
+			}()
+			waitForLockWaiter(t, pool, sid)
+			for _, q := range []string{
+				`UPDATE ` + table("session_heads") + ` SET last_place = 0, gen = gen + 1 WHERE session_id = $1`,
+				`DELETE FROM ` + table("session_runs") + ` WHERE session_id = $1`,
+				`DELETE FROM ` + table("session_items") + ` WHERE session_id = $1`,
+				`DELETE FROM ` + table("session_index") + ` WHERE session_id = $1`,
+			} {
+				if _, err := tx.Exec(ctx, q, sid); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tx.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatalf("append after the Clear = %v, want nil", err)
+			}
+
+			got, err := s.List(ctx, sid, 0)
+			if err != nil || len(got) != len(all) {
+				t.Fatalf("List = %d items (%v), want the call's %d: it came after the Clear", len(got), err, len(all))
+			}
+			for i := range all {
+				if !got[i].Equal(all[i]) {
+					t.Fatalf("List[%d] = %v, want %v", i, got[i], all[i])
+				}
+			}
+			last := all[len(all)-1]
+			if it, ok, err := s.Lookup(ctx, sid, r.ID(), last.Seq()); err != nil || !ok || !it.Equal(last) {
+				t.Fatalf("Lookup(%d) = %v, %v, %v; want the item, at the run's place", last.Seq(), it, ok, err)
+			}
+			var stray int
+			if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+table("session_items")+` i
+				WHERE i.session_id = $1 AND NOT EXISTS (
+					SELECT 1 FROM `+table("session_runs")+` p WHERE p.session_id = i.session_id AND p.place = i.place)`,
+				sid).Scan(&stray); err != nil || stray != 0 {
+				t.Fatalf("%d items (%v) at a place no run holds", stray, err)
+			}
+		})
+	}
+}
