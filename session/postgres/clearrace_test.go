@@ -125,3 +125,51 @@ func TestClearDuringOneStatementAppend(t *testing.T) {
 		})
 	}
 }
+
+// TestPopWaitsForAppendsInFlight checks that Pop holds the session's lock
+// exclusively, as Clear does: an append in flight holds it shared and
+// reads the positions it skips as stored, so a Pop between its read and
+// its write would leave a retried append without the item it removed.
+func TestPopWaitsForAppendsInFlight(t *testing.T) {
+	ctx := t.Context()
+	schema, pool := testSchema(t)
+	s, err := postgres.New(ctx, pool, postgres.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sid = "s-pop"
+	r := state.NewRun("r-pop", "a")
+	runcore.SetSessionID(r, sid)
+	ckpttest.Turn(t, r, 1)
+	all := r.Items().Slice()
+	if err := s.Append(ctx, sid, r.ID(), all); err != nil {
+		t.Fatal(err)
+	}
+	// An append in flight: the session's lock, held shared.
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // committed below
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(1953196404, hashtext($1))`, sid); err != nil {
+		t.Fatal(err)
+	}
+	type popped struct {
+		it  state.Item
+		ok  bool
+		err error
+	}
+	done := make(chan popped, 1)
+	go func() {
+		it, ok, err := s.Pop(ctx, sid)
+		done <- popped{it, ok, err}
+	}()
+	waitForLockWaiter(t, pool, sid)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	p := <-done
+	if last := all[len(all)-1]; p.err != nil || !p.ok || !p.it.Equal(last) {
+		t.Fatalf("Pop = %v, %v, %v; want %v", p.it, p.ok, p.err, last)
+	}
+}

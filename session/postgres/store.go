@@ -882,7 +882,8 @@ func (s *Store) Lookup(ctx context.Context, sessionID, runID string, seq int64) 
 }
 
 // Pop removes and returns the session's last item, if any, in one
-// statement. The item's run keeps its place.
+// transaction, holding the session's lock as Clear does: it waits for the
+// appends in flight, and they for it. The item's run keeps its place.
 func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, error) {
 	if err := s.gate.Begin(ctx, "pop from", sessionID); err != nil {
 		return state.Item{}, false, err
@@ -890,6 +891,13 @@ func (s *Store) Pop(ctx context.Context, sessionID string) (state.Item, bool, er
 	for {
 		var it state.Item
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			// Exclusive, as Clear's: an append reads the session's
+			// positions after its shared lock, so one in flight sees the
+			// item gone, or the item is popped after it commits; a retry
+			// then does not skip an item a Pop removed under it.
+			if _, err := tx.Exec(ctx, s.q.lockSession, sessionID); err != nil {
+				return err
+			}
 			if _, err := tx.Exec(ctx, s.q.bumpGen, sessionID); err != nil {
 				return err
 			}
