@@ -22,9 +22,12 @@
 // first appends; the row's lock makes places follow commit order, so
 // workers racing to start runs in one session never interleave them. The
 // common append (a known run) is one statement inside its transaction.
-// Appends hold an advisory lock on their session shared and Clear holds it
-// exclusive (class 1953196404, "tkit"), so a clear never orphans an append
-// in flight.
+// Appends hold an advisory lock on their session shared, and Clear and
+// Pop hold it exclusive (class 1953196404, "tkit"), so a clear never
+// orphans an append in flight. An append takes the lock in a statement of
+// its own, before the statements that read the session: a statement reads
+// the snapshot taken when it starts, which would predate a lock it waited
+// for.
 //
 // # Schema
 //
