@@ -328,7 +328,8 @@ func newTestStoreSchema(t *testing.T, tracer pgx.QueryTracer) (*Store, string, e
 
 // TestSavePieces checks that a save that builds on the stored version
 // sends its delta's pieces as rows of a VALUES list up to maxValuesRows
-// pieces, and as arrays beyond, with the session's lock for SaveAppend,
+// pieces, and as arrays beyond (in SaveAppend's commit, which sends its
+// items the same way, the statement for both counts),
 // and that the run loads back as it was saved.
 func TestSavePieces(t *testing.T) {
 	ctx := t.Context()
@@ -345,9 +346,6 @@ func TestSavePieces(t *testing.T) {
 			t.Fatal(err)
 		}
 		pieces := &s.ck.casPiecesOn
-		if withAppend {
-			pieces = &s.ck.casAppendPiecesOn
-		}
 		for k := 1; k <= maxValuesRows+2; k++ {
 			first := runcore.Reserve(r, k)
 			batch := make([]state.Item, k)
@@ -374,6 +372,12 @@ func TestSavePieces(t *testing.T) {
 			want := pieces.arrays
 			if n <= maxValuesRows {
 				want = pieces.rows[n-1]
+			}
+			if withAppend {
+				// The commit: its pieces (n, or arrays) and its items
+				// (k, or arrays), paired (no outputs).
+				pk, ik := min(n, maxValuesRows+1), min(k, maxValuesRows+1)-1
+				want = s.ck.commitOn.s[1][pk][ik]
 			}
 			if got := log.take(); !slices.Contains(got, want) {
 				t.Errorf("append %v, %d items: a save of %d pieces did not send %.80q", withAppend, k, n, want)

@@ -48,13 +48,13 @@ var (
 // ckptQueries are the checkpoint statements with the schema name resolved.
 type ckptQueries struct {
 	load, save, saveAppend, version, delete string
-	// The save and SaveAppend of a delta that builds on the stored
-	// version (see buildsOn), a save's common case: simple statements in
-	// one round trip.
-	casOn, casAppendOn             string
-	casPiecesOn, casAppendPiecesOn piecesStatements
-	// SaveAppend's append after casAppendOn (see placedAppend).
-	placedOn placedStatements
+	// The save of a delta that builds on the stored version (see
+	// buildsOn), a save's common case, without pieces and with them.
+	casOn       string
+	casPiecesOn piecesStatements
+	// SaveAppend's commit of such a delta, by whether its items are
+	// paired, its pieces and its items (see commitStatement).
+	commitOn commitStatements
 	// The listing's (list.go), one per filter.
 	listAll, listStatus, listSession, listSessionStatus string
 }
@@ -146,16 +146,11 @@ func newCkptQueries(schemaName string) ckptQueries {
 			` + appendWrites + `
 			SELECT (SELECT count(*) FROM ok), ` + appendDiffers + `, 1`),
 		// A save that builds on the stored version (see buildsOn), the
-		// common case, is one statement, and SaveAppend's two, sent in one
-		// round trip in one implicit transaction (see plainTrip), each of
-		// which does all it has: not one statement with parts its
-		// arguments turn off, whose executor starts every part of its plan
-		// whatever they turn off (the start of the large statements'
-		// plans cost more server time than the writes). SaveAppend's
-		// first statement, the compare-and-swap on the head, records its
-		// outcome in the transaction's setting turnkit.saved ('1' if it
-		// took, see savedCond), and the append after it writes only if it
-		// took.
+		// common case, is one statement that does all it has: not one
+		// statement with parts its arguments turn off, whose executor
+		// starts every part of its plan whatever they turn off (the start
+		// of the large statements' plans cost more server time than the
+		// writes).
 		//
 		// casOn is the compare-and-swap, the update of run $1's head from
 		// version $2 to $3, with its head $4, and its context $5 if $6,
@@ -165,35 +160,12 @@ func newCkptQueries(schemaName string) ckptQueries {
 		// takes the session and status only when they changed, which
 		// they do not while a run goes on. It returns 1 if it took, 0 on a
 		// conflict. casPiecesOn also writes the delta's pieces, from $12
-		// on (see casStatement). casAppendOn and casAppendPiecesOn are
-		// casOn and casPiecesOn for SaveAppend, which take the session's
-		// shared lock (the session is their last argument) first, as an
-		// append does, so that the statements after them read what was
-		// committed before they hold it; they also record whether the
-		// compare-and-swap took (savedCond) and have the statements after
-		// them in the transaction run on generic plans (see genericPlans),
-		// with no statement of their own for either. A save alone is its
-		// own transaction, so casOn and casPiecesOn set neither.
-		casOn:             r.Replace(casStatement(false, 0)),
-		casPiecesOn:       newPiecesStatements(r, false),
-		casAppendOn:       r.Replace(casStatement(true, 0)),
-		casAppendPiecesOn: newPiecesStatements(r, true),
-		// placedOn are SaveAppend's appends after casAppendOn, for a run
-		// that has its place in the session ($1; its first SaveAppend gave
-		// it one): each takes the head's next write stamp and inserts the
-		// items ($2 run, then the items' columns), with no read of their
-		// positions first: a save that builds on the stored version
-		// appends at positions that its run's earlier commits left free.
-		// Where it cannot write what it must, it fails, and the
-		// transaction with it, so that the save does not take without the
-		// append: a position that holds an item, the same or another,
-		// fails on its key (isTaken), a second output for a call on the
-		// answers' index (isDuplicateOutput), and a run with no place (a
-		// Clear removed it) on the place's NOT NULL (isUnplaced); the
-		// first two go to saveAppendTx, which reads the positions and
-		// skips the items stored already.
-		placedOn: newPlacedStatements(r, savedCond),
-		version:  r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
+		// on (see casStatement). commitOn is SaveAppend's: casOn or
+		// casPiecesOn and the append, in one statement (commitStatement).
+		casOn:       r.Replace(casStatement(0)),
+		casPiecesOn: newPiecesStatements(r),
+		commitOn:    newCommitStatements(r),
+		version:     r.Replace(`SELECT version FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
 		delete: r.Replace(`WITH items AS (DELETE FROM {{schema}}.run_checkpoint_items WHERE run_id = $1),
 			idx AS (DELETE FROM {{schema}}.run_index WHERE run_id = $1)
 			DELETE FROM {{schema}}.run_checkpoints WHERE run_id = $1`),
@@ -219,36 +191,24 @@ func newCkptQueries(schemaName string) ckptQueries {
 // (see the migration 0008_run_summary.sql), not at every save.
 const listedChanged = `(run_index.session_id, run_index.status) IS DISTINCT FROM (EXCLUDED.session_id, EXCLUDED.status)`
 
-// savedCond holds in the statements after casAppendOn or
-// casAppendPiecesOn in their transaction if the compare-and-swap took. The setting is local to the
-// transaction: it ends with it, and every transaction that reads it set
-// it first.
-const savedCond = `current_setting('turnkit.saved', true) = '1'`
+// casStatement returns ckptQueries.casOn (no pieces) or a statement of
+// casPiecesOn: pieces is 0 for none, piecesArrays for the arrays $12 and
+// $13 (positions and JSON), or the number of rows of a VALUES list of
+// pieces (a position and its JSON each, from $12 on), as placedAppend
+// takes items. A save alone is its own implicit transaction.
+func casStatement(pieces int) string {
+	return `WITH ` + casParts(pieces) + `
+			SELECT count(*) FROM ok`
+}
 
-// casStatement returns ckptQueries.casOn (neither lock nor pieces),
-// casPiecesOn, casAppendOn (lock) or casAppendPiecesOn (both): pieces is
-// 0 for none, piecesArrays for the arrays $12 and $13 (positions and
-// JSON), or the number of rows of a VALUES list of pieces (a position
-// and its JSON each, from $12 on), as placedAppend takes items.
-func casStatement(lock bool, pieces int) string {
-	cond, with := "", ""
-	if lock {
-		arg := 12
-		switch {
-		case pieces == piecesArrays:
-			arg += 2
-		case pieces > 0:
-			arg += 2 * pieces
-		}
-		with = `lk AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($` + strconv.Itoa(arg) + `))),
-			`
-		cond = " AND EXISTS (SELECT 1 FROM lk)"
-	}
-	with += `ok AS (
+// casParts are the CTEs of casStatement: the compare-and-swap (ok), the
+// listing's row (idx) and the pieces (items).
+func casParts(pieces int) string {
+	parts := `ok AS (
 				UPDATE {{schema}}.run_checkpoints
 				SET version = $3, data = $4, context = CASE WHEN $6::boolean THEN $5 ELSE context END,
 					agent = $9, turn = $10, pending = $11
-				WHERE run_id = $1 AND version = $2` + cond + `
+				WHERE run_id = $1 AND version = $2
 				RETURNING 1),
 			idx AS (
 				UPDATE {{schema}}.run_index SET session_id = $7, status = $8
@@ -266,21 +226,25 @@ func casStatement(lock bool, pieces int) string {
 		// version, would not hold. An upsert's speculative insertion
 		// writes a second log record per row (its confirmation) and takes
 		// a speculative lock; a position taken anyway fails on the key.
-		with += `,
+		parts += `,
 			items AS (
 				INSERT INTO {{schema}}.run_checkpoint_items (run_id, seq, version, data)
 				SELECT $1, c.seq, $3, c.data FROM ` + rows + ` AS c(seq, data)
 				WHERE EXISTS (SELECT 1 FROM ok))`
 	}
-	if !lock {
-		// A save alone, its own implicit transaction: no statement
-		// follows it to read the settings.
-		return `WITH ` + with + `
-			SELECT count(*) FROM ok`
+	return parts
+}
+
+// piecesArgCount is the number of arguments of a delta's pieces in
+// casStatement, as pieces names them.
+func piecesArgCount(pieces int) int {
+	switch {
+	case pieces == piecesArrays:
+		return 2
+	case pieces > 0:
+		return 2 * pieces
 	}
-	return `WITH ` + with + `
-			SELECT n, set_config('turnkit.saved', n::text, true), ` + genericPlansCall + `
-			FROM (SELECT count(*) AS n FROM ok) AS c`
+	return 0
 }
 
 // piecesArrays is casStatement's pieces for the pieces as arrays.
@@ -294,23 +258,134 @@ type piecesStatements struct {
 	rows   [maxValuesRows]string
 }
 
-func newPiecesStatements(r *strings.Replacer, lock bool) piecesStatements {
-	p := piecesStatements{arrays: r.Replace(casStatement(lock, piecesArrays))}
+func newPiecesStatements(r *strings.Replacer) piecesStatements {
+	p := piecesStatements{arrays: r.Replace(casStatement(piecesArrays))}
 	for n := range maxValuesRows {
-		p.rows[n] = r.Replace(casStatement(lock, n+1))
+		p.rows[n] = r.Replace(casStatement(n + 1))
 	}
 	return p
 }
 
+// commitStatements are SaveAppend's commits of a delta that builds on the
+// stored version (commitStatement): s[paired][pieces][items], paired 1
+// for items that appendCols.paired holds for; pieces 0 for none, n for n
+// rows up to maxValuesRows, maxValuesRows+1 for arrays; items n-1 for n
+// rows, maxValuesRows for arrays.
+type commitStatements struct {
+	s [2][maxValuesRows + 2][maxValuesRows + 1]string
+}
+
+func newCommitStatements(r *strings.Replacer) commitStatements {
+	var c commitStatements
+	for paired := range 2 {
+		for k := range maxValuesRows + 2 {
+			pieces := k
+			if k == maxValuesRows+1 {
+				pieces = piecesArrays
+			}
+			for n := range maxValuesRows + 1 {
+				rows := n + 1
+				if n == maxValuesRows {
+					rows = 0
+				}
+				c.s[paired][k][n] = r.Replace(commitStatement(paired == 1, pieces, rows))
+			}
+		}
+	}
+	return c
+}
+
+// of returns the statement of the commit of d with a's items.
+func (c *commitStatements) of(d *state.Delta, a appendCols) string {
+	paired, k, n := 0, len(d.Items), len(a.seqs)-1
+	if a.paired() {
+		paired = 1
+	}
+	if k > maxValuesRows {
+		k = maxValuesRows + 1
+	}
+	if n >= maxValuesRows {
+		n = maxValuesRows
+	}
+	return c.s[paired][k][n]
+}
+
+// commitStatement returns a statement of ckptQueries.commitOn: SaveAppend's
+// commit of a delta that builds on the stored version, for a run that has
+// its place in the session (its first SaveAppend gave it one), in one
+// statement, its own implicit transaction: casStatement's parts (the
+// delta's pieces as pieces says) and the append, which takes the
+// session head's next write stamp and inserts the items with no read of
+// their positions first (a save that builds on the stored version
+// appends at positions that its run's earlier commits left free), if the
+// compare-and-swap took. Its arguments are casStatement's, then the
+// session ($S, after the pieces'), then the items, as rows rows of six
+// arguments (appendCols' columns) or, if rows is 0, as six arrays. It
+// returns 1 if it took, 0 on a conflict (then nothing was written).
+//
+// Where it cannot write what it must, it fails, and so writes nothing: a
+// position that holds an item, the same or another, fails on its key
+// (isTaken), a second output for a call on the answers' index
+// (isDuplicateOutput), and a run with no place (a Clear removed it), on
+// the place's NOT NULL, or a session whose generation moved (below), on
+// the stamp's (isUnplaced); the first two go to saveAppendTx, which reads
+// the positions and skips the items stored already, the last to
+// SaveAppend's general statement.
+//
+// It takes no lock on the session: a Clear is ordered with it by the
+// session head's row, which both update, Clear first of all it does. A
+// Clear that updated the row first makes the commit wait for it and then
+// update the row as the Clear left it; the commit's reads, though, are of
+// the snapshot it took when it started, in which the run's place may be
+// one the Clear removed. So the head's update also compares the row's
+// generation, which a Clear moves, with the one the snapshot read (g):
+// PostgreSQL checks an updated row's conditions again on its new version
+// (with the rows of g as they were read), and a moved generation leaves
+// the append no stamp. A commit that updated the row first makes the
+// Clear wait for it, and the Clear's deletes, statements after its
+// update, see what it wrote (TestClearDuringCommit).
+func commitStatement(paired bool, pieces, rows int) string {
+	sessionArg := 12 + piecesArgCount(pieces)
+	sess := "$" + strconv.Itoa(sessionArg)
+	answers := answersExpr(sess, "(SELECT place FROM r)")
+	if paired {
+		answers = "t.batch_call"
+	}
+	items := unnestItems(sessionArg + 1)
+	if rows > 0 {
+		items = valuesList(rows, sessionArg+1, "bigint", "text", "text", "bytea", "bytea", "bigint")
+	}
+	return `WITH g AS MATERIALIZED (SELECT gen FROM {{schema}}.session_heads WHERE session_id = ` + sess + `::text),
+			` + casParts(pieces) + `,
+			r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs WHERE session_id = ` + sess + ` AND run_id = $1),
+			head AS (
+				UPDATE {{schema}}.session_heads AS h SET stamp = h.stamp + 1 FROM g
+				WHERE h.session_id = ` + sess + ` AND h.gen = g.gen AND EXISTS (SELECT 1 FROM ok)
+				RETURNING h.stamp),
+			app AS (
+				INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
+				SELECT ` + sess + `, (SELECT place FROM r), t.seq, t.kind, t.name, t.raw, t.call_id, ` + answers + `,
+					(SELECT stamp FROM head)
+				FROM ` + items + ` AS t(seq, kind, name, raw, call_id, batch_call)
+				WHERE EXISTS (SELECT 1 FROM ok))
+			SELECT count(*) FROM ok`
+}
+
+// unnestItems returns the items of an append as six arrays from $first
+// on: positions, kinds, names, JSON, call IDs and the batch's calls.
+func unnestItems(first int) string {
+	a := func(i int, typ string) string { return "$" + strconv.Itoa(first+i) + "::" + typ + "[]" }
+	return "unnest(" + a(0, "bigint") + ", " + a(1, "text") + ", " + a(2, "text") + ", " +
+		a(3, "bytea") + ", " + a(4, "bytea") + ", " + a(5, "bigint") + ")"
+}
+
 // placedAppend returns the append of a run that has its place in the
-// session ($1; $2 run): the head's next write stamp and the items, with no
-// read of their positions first, on condition cond (savedCond: the
-// statements of ckptQueries.placedOn, after casAppendOn) or none ("":
-// queries.placed's, after lockShared). What it cannot write fails it, and
-// its transaction with it: a position that holds an item, the same or
-// another, on its key (isTaken), a second output for a call on the
-// answers' index (isDuplicateOutput), a run with no place or a session
-// with no head on a NOT NULL (isUnplaced).
+// session ($1; $2 run), after lockShared (queries.placed): the head's
+// next write stamp and the items, with no read of their positions first.
+// What it cannot write fails it, and its transaction with it: a position
+// that holds an item, the same or another, on its key (isTaken), a second
+// output for a call on the answers' index (isDuplicateOutput), a run with
+// no place or a session with no head on a NOT NULL (isUnplaced).
 //
 // paired is the statement for items that appendCols.paired holds for:
 // each output answers the call of the batch its batch_call names, with no
@@ -322,29 +397,25 @@ func newPiecesStatements(r *strings.Replacer, lock bool) piecesStatements {
 // rows > 0 takes the items as that many rows of a VALUES list, six
 // arguments each from $3 on (appendCols.rowArgs); rows = 0 as the arrays
 // $3–$8 (appendCols.args), for any number of items (see maxValuesRows).
-func placedAppend(cond string, paired bool, rows int) string {
-	head, where := "", ""
-	if cond != "" {
-		head, where = " AND "+cond, "\n\t\t\tWHERE "+cond
-	}
-	answers := answersExpr("(SELECT place FROM r)")
+func placedAppend(paired bool, rows int) string {
+	answers := answersExpr("$1", "(SELECT place FROM r)")
 	if paired {
 		answers = "t.batch_call"
 	}
-	items := `unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])`
+	items := unnestItems(3)
 	if rows > 0 {
 		items = valuesList(rows, 3, "bigint", "text", "text", "bytea", "bytea", "bigint")
 	}
 	return `WITH r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2),
 			head AS (
 				UPDATE {{schema}}.session_heads SET stamp = stamp + 1
-				WHERE session_id = $1` + head + `
+				WHERE session_id = $1
 				RETURNING stamp)
 			INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
 			SELECT $1, (SELECT place FROM r), t.seq, t.kind, t.name, t.raw, t.call_id, ` + answers + `,
 				(SELECT stamp FROM head)
 			FROM ` + items + `
-				AS t(seq, kind, name, raw, call_id, batch_call)` + where
+				AS t(seq, kind, name, raw, call_id, batch_call)`
 }
 
 // valuesList returns a parenthesized VALUES list of rows rows of
@@ -395,12 +466,12 @@ type placedStatements struct {
 	rows   [2][maxValuesRows]string
 }
 
-func newPlacedStatements(r *strings.Replacer, cond string) placedStatements {
+func newPlacedStatements(r *strings.Replacer) placedStatements {
 	var p placedStatements
 	for paired := range 2 {
-		p.arrays[paired] = r.Replace(placedAppend(cond, paired == 1, 0))
+		p.arrays[paired] = r.Replace(placedAppend(paired == 1, 0))
 		for n := range maxValuesRows {
-			p.rows[paired][n] = r.Replace(placedAppend(cond, paired == 1, n+1))
+			p.rows[paired][n] = r.Replace(placedAppend(paired == 1, n+1))
 		}
 	}
 	return p
@@ -515,14 +586,15 @@ func (s *Store) Save(ctx context.Context, run *state.Run) error {
 // Items in increasing Seq order (as the persistence middleware appends
 // them) are saved and appended in one round trip, as one transaction: a
 // crash-safe tool turn then makes two round trips, the save before its
-// call and this one. If a position holds an item already, the same or
-// another (a plain Append of the same run wrote it: writers through the
-// checkpoint's compare-and-swap exclude each other), or the items are out
-// of order, it is a transaction of Append's with the save in its first
-// round trip, which skips the items stored already. A save on the stored
-// version of a run whose place a Clear removed takes one more round trip:
-// the statements of the common case write nothing, and the general one
-// places the run again.
+// call and this one, each one statement. If a position holds an item
+// already, the same or another (a plain Append of the same run wrote it:
+// writers through the checkpoint's compare-and-swap exclude each other),
+// or the items are out of order, it is a transaction of Append's with the
+// save in its first round trip, which skips the items stored already. A
+// save on the stored version of a run whose place a Clear removed, or in
+// a session that a Clear or a Pop changed while the save ran, takes one
+// more round trip: the statement of the common case writes nothing, and
+// the general one, after the session's lock, places the run again.
 func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string, items []state.Item) error {
 	if len(items) == 0 {
 		return s.Save(ctx, run)
@@ -593,29 +665,17 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 }
 
 // saveAppendOn is SaveAppend for a delta that builds on the stored
-// version, with items in increasing Seq order, in one round trip: the
-// save's statement (queueSaveOn) with the session's lock, then a placed
-// append (placedOn), in one transaction. A position another writer took,
-// or that holds another item, makes it the transaction of saveAppendTx,
+// version, with items in increasing Seq order, in one round trip: one
+// statement of ckptQueries.commitOn. A position another writer took, or
+// that holds another item, makes it the transaction of saveAppendTx,
 // which reads what is stored; it returns an error for which isUnplaced
-// holds, having written nothing, if the run has no place in the session.
+// holds, having written nothing, if the run has no place in the session
+// or a Clear or Pop moved the session's generation while it ran.
 func (s *Store) saveAppendOn(ctx context.Context, run *state.Run, d *state.Delta, sessionID string, items []state.Item, a appendCols) error {
+	args := saveOnArgs(d, make([]any, 0, saveOnArgsLen+1+a.itemArgsLen()), d.RunID)
+	args = a.itemArgs(append(args, sessionID))
 	var saved int64
-	// The append's arguments first, the save's after them, in one array.
-	appendOn, args := s.ck.placedOn.of(a, sessionID, run.ID(), saveOnArgsLen)
-	n := len(args)
-	err := s.plainTrip(ctx,
-		func(b *pgx.Batch) {
-			s.queueSaveOn(b, d, args, args[1], args[0])
-			b.Queue(appendOn, args[:n]...)
-		},
-		func(br pgx.BatchResults) error {
-			err := readSaveOn(br, &saved)
-			if _, aerr := br.Exec(); err == nil {
-				err = aerr
-			}
-			return err
-		})
+	err := s.pool.QueryRow(ctx, s.ck.commitOn.of(d, a), args...).Scan(&saved)
 	switch {
 	case err == nil && saved != 1:
 		return s.conflict(ctx, d)
@@ -682,7 +742,7 @@ func (s *Store) saveAppendTx(ctx context.Context, run *state.Run, d *state.Delta
 
 // saveDelta applies d in one round trip and reports whether the
 // compare-and-swap took: for a delta that builds on the stored version,
-// with queueSaveOn's statement; otherwise with ckptQueries.save, on the
+// with saveOn's statement; otherwise with ckptQueries.save, on the
 // generic plan (see genericPlans: a custom plan,
 // which the planner keeps choosing for it, is planned again at every call
 // and costs more than the save itself).
@@ -694,7 +754,7 @@ func (s *Store) saveDelta(ctx context.Context, d *state.Delta) (bool, error) {
 	if buildsOn(d) {
 		// One statement, its own implicit transaction: sent alone, not as a
 		// batch, whose pipeline bookkeeping costs allocations for nothing.
-		query, args := s.saveOn(d, make([]any, 0, saveOnArgsLen), d.RunID, nil)
+		query, args := s.saveOn(d, make([]any, 0, saveOnArgsLen), d.RunID)
 		err = s.pool.QueryRow(ctx, query, args...).Scan(&n)
 	} else {
 		err = s.oneTrip(ctx,
@@ -735,55 +795,47 @@ func saveArgs(args []any, d *state.Delta) []any {
 		int64s(seqs), byteas(data), (*pgText)(&sum.SessionID), int16(sum.Status), (*pgText)(&sum.Agent), (*pgInt)(&sum.Turn), (*pgInt)(&sum.Pending))
 }
 
-// saveOnArgsLen is the most arguments queueSaveOn appends.
-const saveOnArgsLen = 12 + 2*maxValuesRows
+// saveOnArgsLen is the most arguments saveOnArgs appends.
+const saveOnArgsLen = 11 + 2*maxValuesRows
 
-// queueSaveOn queues the save of d, which builds on the stored version
-// (buildsOn), with one statement: casOn, or casPiecesOn if d has pieces;
-// for SaveAppend, with the lock of session sid if sid is not nil,
-// casAppendOn or casAppendPiecesOn. Its arguments go after args' (run is
-// d.RunID), in its array if it has room (saveOnArgsLen).
-func (s *Store) queueSaveOn(b *pgx.Batch, d *state.Delta, args []any, run, sid any) {
-	query, args := s.saveOn(d, args, run, sid)
-	b.Queue(query, args...)
+// saveOn returns the statement of the save of d, which builds on the
+// stored version (buildsOn): casOn, or casPiecesOn's for d's pieces; and
+// its arguments (saveOnArgs), in args' array if it has room, after args'
+// own.
+func (s *Store) saveOn(d *state.Delta, args []any, run any) (string, []any) {
+	n := len(args)
+	query := s.ck.casOn
+	switch k := len(d.Items); {
+	case k > maxValuesRows:
+		query = s.ck.casPiecesOn.arrays
+	case k > 0:
+		query = s.ck.casPiecesOn.rows[k-1]
+	}
+	args = saveOnArgs(d, args, run)
+	return query, args[n:len(args):len(args)]
 }
 
-// saveOn returns queueSaveOn's statement and its arguments (in args'
-// array if it has room, after args' own).
-func (s *Store) saveOn(d *state.Delta, args []any, run, sid any) (string, []any) {
+// saveOnArgs appends to args the arguments of casStatement for d (run is
+// d.RunID), its pieces as the statement for their number takes them: up
+// to maxValuesRows as rows, more as two arrays.
+func saveOnArgs(d *state.Delta, args []any, run any) []any {
 	sum := &d.Summary
-	n := len(args)
 	// The numbers, strings and bytes go as pointers into d (see pgInt64
 	// and pgText), which box with no allocation.
 	args = append(args, run, (*pgInt64)(&d.Base), (*pgInt64)(&d.Version), (*pgBytes)(&d.Head), (*pgBytes)(&d.Context), d.Context != nil,
 		(*pgText)(&sum.SessionID), int16(sum.Status), (*pgText)(&sum.Agent), (*pgInt)(&sum.Turn), (*pgInt)(&sum.Pending))
-	query, pieces := s.ck.casOn, &s.ck.casPiecesOn
-	if sid != nil {
-		query, pieces = s.ck.casAppendOn, &s.ck.casAppendPiecesOn
-	}
 	switch k := len(d.Items); {
 	case k > maxValuesRows:
-		query = pieces.arrays
 		seqs, data := rowcodec.Columns(d)
 		args = append(args, int64s(seqs), byteas(data))
 	case k > 0:
 		// Each piece's position and JSON as a pointer into d.
-		query = pieces.rows[k-1]
 		for i := range d.Items {
 			p := &d.Items[i]
 			args = append(args, (*pgInt64)(&p.Seq), (*pgBytes)(&p.Data))
 		}
 	}
-	if sid != nil {
-		args = append(args, sid)
-	}
-	return query, args[n:len(args):len(args)]
-}
-
-// readSaveOn reads the answer of queueSaveOn's statement: whether the
-// compare-and-swap took (saved: 1 or 0).
-func readSaveOn(br pgx.BatchResults, saved *int64) error {
-	return br.QueryRow().Scan(saved, nil, nil)
+	return args
 }
 
 // conflict returns the conflict error of a save of d that did not take,

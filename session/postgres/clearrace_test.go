@@ -173,3 +173,88 @@ func TestPopWaitsForAppendsInFlight(t *testing.T) {
 		t.Fatalf("Pop = %v, %v, %v; want %v", p.it, p.ok, p.err, last)
 	}
 }
+
+// TestClearDuringCommit clears a session while SaveAppend's commit of a
+// run's second turn (one statement, ck.commitOn, which takes no lock on
+// the session) waits for the session head's row, which the Clear updated
+// first: the commit read the run's place in a snapshot taken before the
+// Clear committed. It must land as if it came after the Clear: nothing of
+// it at the removed place, the run placed again, both its items stored
+// there, and the checkpoint saved once.
+func TestClearDuringCommit(t *testing.T) {
+	ctx := t.Context()
+	schema, pool := testSchema(t)
+	s, err := postgres.New(ctx, pool, postgres.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := func(name string) string { return pgx.Identifier{schema, name}.Sanitize() }
+	const sid = "s-commit"
+	other := state.NewRun("other-commit", "a")
+	runcore.SetSessionID(other, sid)
+	ckpttest.Turn(t, other, 1)
+	if err := s.Append(ctx, sid, other.ID(), other.Items().Slice()); err != nil {
+		t.Fatal(err)
+	}
+	r := state.NewRun("r-commit", "a")
+	runcore.SetSessionID(r, sid)
+	ckpttest.Turn(t, r, 1)
+	if err := s.SaveAppend(ctx, r, sid, r.Items().Slice()); err != nil {
+		t.Fatal(err)
+	}
+	ckpttest.Turn(t, r, 2)
+	all := r.Items().Slice()
+	fresh := all[len(all)-2:]
+	version := r.Version()
+
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck // committed below
+	for _, q := range []string{
+		`SELECT pg_advisory_xact_lock(1953196404, hashtext($1))`,
+		`UPDATE ` + table("session_heads") + ` SET last_place = 0, gen = gen + 1 WHERE session_id = $1`,
+	} {
+		if _, err := tx.Exec(ctx, q, sid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.SaveAppend(ctx, r, sid, fresh) }()
+	waitForRowWaiter(t, pool, schema)
+	for _, q := range []string{
+		`DELETE FROM ` + table("session_runs") + ` WHERE session_id = $1`,
+		`DELETE FROM ` + table("session_items") + ` WHERE session_id = $1`,
+		`DELETE FROM ` + table("session_index") + ` WHERE session_id = $1`,
+	} {
+		if _, err := tx.Exec(ctx, q, sid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("SaveAppend after the Clear = %v, want nil", err)
+	}
+
+	stored, err := s.Load(ctx, r.ID())
+	if err != nil || stored.Version() != version+1 || r.Version() != version+1 {
+		t.Fatalf("the store holds version %v (%v) and the run %d, want %d", stored.Version(), err, r.Version(), version+1)
+	}
+	got, err := s.List(ctx, sid, 0)
+	if err != nil || len(got) != len(fresh) || !got[0].Equal(fresh[0]) || !got[1].Equal(fresh[1]) {
+		t.Fatalf("List = %v (%v), want the second turn's items alone: they came after the Clear", got, err)
+	}
+	if it, ok, err := s.Lookup(ctx, sid, r.ID(), fresh[1].Seq()); err != nil || !ok || !it.Equal(fresh[1]) {
+		t.Fatalf("Lookup(%d) = %v, %v, %v; want the item, at the run's place", fresh[1].Seq(), it, ok, err)
+	}
+	var stray int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+table("session_items")+` i
+		WHERE i.session_id = $1 AND NOT EXISTS (
+			SELECT 1 FROM `+table("session_runs")+` p WHERE p.session_id = i.session_id AND p.place = i.place)`,
+		sid).Scan(&stray); err != nil || stray != 0 {
+		t.Fatalf("%d items (%v) at a place no run holds", stray, err)
+	}
+}

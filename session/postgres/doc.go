@@ -27,7 +27,10 @@
 // orphans an append in flight. An append takes the lock in a statement of
 // its own, before the statements that read the session: a statement reads
 // the snapshot taken when it starts, which would predate a lock it waited
-// for.
+// for. SaveAppend's commit of a run's later turns takes none: one
+// statement, ordered with a Clear by the session head's row, which both
+// update, and written only if the session's generation, which Clear and
+// Pop move, is the one it read.
 //
 // # Schema
 //

@@ -104,7 +104,7 @@ func (s *Store) oneTrip(ctx context.Context, queue func(*pgx.Batch), read func(p
 }
 
 // plainTrip is oneTrip without genericPlans: the first statement chooses
-// the plans of the others itself (see ckptQueries.casAppendOn).
+// the plans of the others itself (see queries.lockShared).
 func (s *Store) plainTrip(ctx context.Context, queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
 	return s.trip(ctx, false, queue, read)
 }

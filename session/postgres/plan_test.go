@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -188,17 +189,13 @@ var planCases = map[string]planCase{
 	"ck.casPiecesOn": {
 		args:  func(k planKey) []any { return piecesArgs(k, casArgs(k)) },
 		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
-	"ck.casAppendOn": {
-		args:  func(k planKey) []any { return append(casArgs(k), k.session) },
-		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
-	"ck.casAppendPiecesOn": {
-		args:  func(k planKey) []any { return append(piecesArgs(k, casArgs(k)), k.session) },
-		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
-	"ck.placedOn": { // a tool turn's commit at the end of the long run, after casAppendOn
-		args: func(k planKey) []any { return placedArgs(k) },
+	"ck.commitOn": { // a tool turn's commit at the end of the long run (variant "s/paired/pieces/items")
+		args: func(k planKey) []any { return commitArgs(k) },
 		scans: []string{ // no read of the positions appended to: their key checks them
-			"session_runs session_runs_pkey",
-			"session_heads session_heads_pkey",  // the head's row, by key: its write stamp
+			"run_checkpoints run_checkpoints_pkey",
+			"run_index run_index_pkey",
+			"session_heads session_heads_pkey",  // the generation read, then the head's row by key: its write stamp
+			"session_runs session_runs_pkey",    // the run's place
 			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only (not paired)
 		}},
 	"ck.version": {
@@ -215,13 +212,43 @@ var planCases = map[string]planCase{
 // piecesStatements k names: two as arrays ("arrays"), or k.rows rows of a
 // position and its JSON ("rows/…").
 func piecesArgs(k planKey, args []any) []any {
-	if k.rows == 0 {
-		return append(args, []int64{k.seq + 1, k.seq + 2}, [][]byte{[]byte(`{}`), []byte(`{}`)})
+	return appendPieces(args, k.seq, k.rows)
+}
+
+// appendPieces appends to args pieces after position seq: rows rows of a
+// position and its JSON, or two as arrays if rows is 0.
+func appendPieces(args []any, seq int64, rows int) []any {
+	if rows == 0 {
+		return append(args, []int64{seq + 1, seq + 2}, [][]byte{[]byte(`{}`), []byte(`{}`)})
 	}
-	for i := range k.rows {
-		args = append(args, k.seq+1+int64(i), []byte(`{}`))
+	for i := range rows {
+		args = append(args, seq+1+int64(i), []byte(`{}`))
 	}
 	return args
+}
+
+// commitArgs are the arguments of the statement of ckptQueries.commitOn
+// that k names ("s/paired/pieces/items", see commitStatements): casArgs,
+// the pieces, the session, and the items of placedArgs.
+func commitArgs(k planKey) []any {
+	var paired, pieces, items int
+	if _, err := fmt.Sscanf(k.variant, "s/%d/%d/%d", &paired, &pieces, &items); err != nil {
+		panic("commitOn variant " + k.variant + ": " + err.Error())
+	}
+	args := casArgs(k)
+	if pieces > 0 {
+		rows := pieces
+		if pieces == maxValuesRows+1 {
+			rows = 0 // arrays
+		}
+		args = appendPieces(args, k.seq, rows)
+	}
+	args = append(args, k.session)
+	k.rows = items + 1
+	if items == maxValuesRows {
+		k.rows = 0 // arrays
+	}
+	return append(args, placedArgs(k)[2:]...)
 }
 
 // casArgs are the arguments of ckptQueries.casOn, the first ones of the

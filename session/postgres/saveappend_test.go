@@ -135,14 +135,20 @@ func TestSaveAppendPaths(t *testing.T) {
 			if !tc.same {
 				taken = state.UserMessage("not this").WithSeq(taken.Seq())
 			}
-			// Hold the session's lock exclusively, as Clear does, so the
-			// statement reads the session and then waits.
+			// Make the statement read the session and then wait: an
+			// append waits for the session's lock, which Clear holds
+			// exclusively; SaveAppend's commit takes none, and waits for
+			// the session head's row, which every append updates.
 			tx, err := pool.Begin(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer tx.Rollback(context.Background()) //nolint:errcheck // committed below
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(1953196404, hashtext($1))`, r.SessionID()); err != nil {
+			hold := `SELECT pg_advisory_xact_lock(1953196404, hashtext($1))`
+			if tc.saveAppend {
+				hold = `UPDATE ` + pgx.Identifier{schema, "session_heads"}.Sanitize() + ` SET stamp = stamp WHERE session_id = $1`
+			}
+			if _, err := tx.Exec(ctx, hold, r.SessionID()); err != nil {
 				t.Fatal(err)
 			}
 			version := r.Version()
@@ -154,7 +160,11 @@ func TestSaveAppendPaths(t *testing.T) {
 					done <- s.Append(ctx, r.SessionID(), r.ID(), fresh)
 				}
 			}()
-			waitForLockWaiter(t, pool, r.SessionID())
+			if tc.saveAppend {
+				waitForRowWaiter(t, pool, schema)
+			} else {
+				waitForLockWaiter(t, pool, r.SessionID())
+			}
 			items := pgx.Identifier{schema, "session_items"}.Sanitize()
 			if _, err := tx.Exec(ctx, `INSERT INTO `+items+` (session_id, place, seq, kind, name, raw)
 				SELECT $1, 1, $2, $3, $4, $5`, r.SessionID(), taken.Seq(), taken.Kind().String(), taken.Name(), taken.AppendRaw(nil)); err != nil {
@@ -207,4 +217,25 @@ func waitForLockWaiter(t *testing.T, pool interface {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("no connection waited for the session's lock")
+}
+
+// waitForRowWaiter waits until a statement on schema's tables waits for
+// a lock: a row another transaction updated and has not committed yet.
+func waitForRowWaiter(t *testing.T, pool interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, schema string) {
+	t.Helper()
+	for range 500 {
+		var waiting bool
+		err := pool.QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND strpos(query, $1) > 0)`, schema).Scan(&waiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no statement on the schema's tables waited for a lock")
 }

@@ -75,7 +75,7 @@ func newQueries(schemaName string) queries {
 			st AS (UPDATE {{schema}}.session_heads SET stamp = stamp + 1
 				WHERE session_id = $1 AND EXISTS (SELECT 1 FROM r) RETURNING stamp),
 			ins AS (INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
-				SELECT $1, r.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("r.place") + `, st.stamp
+				SELECT $1, r.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("$1", "r.place") + `, st.stamp
 				FROM r, st, unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
 					AS t(seq, kind, name, raw, call_id, batch_call)
 				ON CONFLICT (session_id, place, seq) DO NOTHING RETURNING 1)
@@ -86,7 +86,7 @@ func newQueries(schemaName string) queries {
 		// lockShared also has the statement after it run on its generic
 		// plan (see genericPlans), with no statement of its own for that.
 		lockShared: `SELECT pg_advisory_xact_lock_shared(` + lockClass + `, hashtext($1)), ` + genericPlansCall,
-		placed:     newPlacedStatements(r, ""),
+		placed:     newPlacedStatements(r),
 		// A session's first run lists the session (session_index).
 		newRun: r.Replace(`WITH head AS (
 				INSERT INTO {{schema}}.session_heads AS h (session_id, last_place) VALUES ($1, 1)
@@ -104,7 +104,7 @@ func newQueries(schemaName string) queries {
 			WHERE session_id = $1 RETURNING stamp`),
 		// The items of a run at place $2, with the write stamp $9.
 		insertItems: r.Replace(`INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
-			SELECT $1, $2, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("$2") + `, $9::bigint
+			SELECT $1, $2, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("$1", "$2") + `, $9::bigint
 			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
 				AS t(seq, kind, name, raw, call_id, batch_call)
 			ON CONFLICT (session_id, place, seq) DO NOTHING`),
@@ -234,7 +234,7 @@ var appendWrites = `head AS (
 	p AS MATERIALIZED (SELECT place FROM r, ok UNION ALL SELECT place FROM nr),
 	app AS (
 		INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
-		SELECT $1, p.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("p.place") + `, head.stamp
+		SELECT $1, p.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("$1", "p.place") + `, head.stamp
 		FROM p, head, t WHERE NOT EXISTS (SELECT 1 FROM stored WHERE stored.seq = t.seq))`
 
 // appendDiffers is the last column of the one-statement appends: the
@@ -247,13 +247,13 @@ const appendDiffers = `COALESCE((SELECT min(seq) FROM stored WHERE NOT same), 0)
 // NULL for other items. The unique index session_items_answers refuses a
 // second output for one call; the conflict target of the inserts stays the
 // position, so that an idempotent retry is still skipped.
-func answersExpr(place string) string {
+func answersExpr(session, place string) string {
 	// ORDER BY … LIMIT 1 reads one entry of session_items_calls backwards;
 	// max() over the same WHERE read every call with the ID under a
 	// generic plan (2 ms against 0.08 ms at 3 000 calls of one ID).
 	return `CASE WHEN t.batch_call IS NOT NULL THEN GREATEST(t.batch_call, COALESCE((
 		SELECT c.seq FROM {{schema}}.session_items c
-		WHERE c.session_id = $1 AND c.place = ` + place + ` AND c.call_id = t.call_id
+		WHERE c.session_id = ` + session + ` AND c.place = ` + place + ` AND c.call_id = t.call_id
 			AND c.answers IS NULL AND c.seq < t.seq
 		ORDER BY c.seq DESC LIMIT 1), 0)) END`
 }
@@ -644,12 +644,29 @@ func (a int64s) IndexType() any { return (*pgInt64)(nil) }
 // with room for more arguments after them.
 func (a appendCols) rowArgs(sessionID, runID string, more int) []any {
 	args := make([]any, 0, 2+valuesRowArgs*len(a.seqs)+more)
-	args = append(args, sessionID, runID)
+	return a.itemArgs(append(args, sessionID, runID))
+}
+
+// itemArgs appends to args the items' arguments of a statement for their
+// number: up to maxValuesRows as rows of six (see rowArgs), more as six
+// arrays (see argsRoom).
+func (a appendCols) itemArgs(args []any) []any {
+	if len(a.seqs) > maxValuesRows {
+		return append(args, int64s(a.seqs), texts(a.kinds), texts(a.names), byteas(a.raws), byteas(a.callIDs), optInt64s(a.batchCalls))
+	}
 	for i := range a.seqs {
 		args = append(args, (*pgInt64)(&a.seqs[i]), (*pgText)(&a.kinds[i]), (*pgText)(&a.names[i]),
 			(*pgBytes)(&a.raws[i]), (*pgBytes)(&a.callIDs[i]), (*pgInt64)(a.batchCalls[i]))
 	}
 	return args
+}
+
+// itemArgsLen is the number of arguments itemArgs appends.
+func (a appendCols) itemArgsLen() int {
+	if len(a.seqs) > maxValuesRows {
+		return valuesRowArgs
+	}
+	return valuesRowArgs * len(a.seqs)
 }
 
 // texts, byteas and optInt64s are the text[], bytea[] and bigint[] (with

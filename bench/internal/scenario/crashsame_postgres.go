@@ -44,8 +44,8 @@ const sameSchema = "turnbench_same"
 //     run_checkpoints (version, head, agent, turn, pending approvals; the
 //     context as it was), and the delta's pieces into run_checkpoint_items
 //     (run, position, version, JSON);
-//   - the commit (Store.SaveAppend, casAppendOn then the paired placed
-//     append, one round trip): the head's row again, the commit's pieces
+//   - the commit (Store.SaveAppend, ckptQueries.commitOn's paired
+//     statement, one statement): the head's row again, the commit's pieces
 //     if it has any, the session head's next write stamp
 //     (session_heads.stamp), and the call and its output into
 //     session_items, at the run's place, with
@@ -57,8 +57,8 @@ const sameSchema = "turnbench_same"
 // nor this driver writes it in a tool turn.
 //
 // Each write is one statement (data-modifying CTEs) sent with pgx's Exec,
-// one round trip in the implicit transaction of the statement: the store's
-// save is one statement too, its commit two in one round trip.
+// one round trip in the implicit transaction of the statement, as the
+// store's save and commit are.
 type samePostgres struct {
 	pool  *pgxpool.Pool
 	store *postgres.Store
