@@ -45,6 +45,12 @@ type Delta struct {
 	// Summary is what a [Lister] files the run under as of this save:
 	// a store that lists runs writes it to its index with the save.
 	Summary RunSummary
+	// Filed reports that the stored version the delta builds on filed
+	// the run under Summary's session and status already (the delta is
+	// not Full, and neither changed since the save or load that gave the
+	// run its base): a store whose listing keeps only those may leave it
+	// as it is, as it does while a run goes on.
+	Filed bool
 
 	mark int      // journal entries this delta covers
 	next baseline // what the run's baseline becomes once the delta is saved
@@ -70,14 +76,16 @@ type Piece struct {
 // baseline is what a store holds of a run after the save or load that set
 // it, so that the next save writes only what changed.
 type baseline struct {
-	known     bool     // a store holds exactly the run as it was at that save
-	version   int64    // the stored version
-	full      int64    // the version of the last full save (where the chain starts)
-	digest    [32]byte // the chain digest over the stored items, save by save
-	ctxGen    int      // the context generation stored
-	ctxDigest [32]byte // digest of the stored context
-	guards    int      // guardrail results stored
-	calls     int      // model calls stored
+	known     bool      // a store holds exactly the run as it was at that save
+	version   int64     // the stored version
+	full      int64     // the version of the last full save (where the chain starts)
+	digest    [32]byte  // the chain digest over the stored items, save by save
+	session   string    // the session the stored version is filed under
+	status    RunStatus // and its status
+	ctxGen    int       // the context generation stored
+	ctxDigest [32]byte  // digest of the stored context
+	guards    int       // guardrail results stored
+	calls     int       // model calls stored
 }
 
 // deltaKey is the extension key under which a head records what binds it
@@ -206,8 +214,10 @@ func (r *Run) snapshotDelta(s *deltaSnapshot) {
 	}
 	s.ctxRef, s.ctxStamp, s.ctxPending, s.sessionID = r.ctxRef, r.ctxStamp, r.ctxPending, r.sessionID
 	d.Summary = r.summaryLocked(d.Version)
+	d.Filed = !d.Full && r.base.session == d.Summary.SessionID && r.base.status == d.Summary.Status
 	s.head = r.wireLocked(false)
 	d.next.known, d.next.version, d.next.ctxGen = true, d.Version, r.ctxGen
+	d.next.session, d.next.status = d.Summary.SessionID, d.Summary.Status
 	d.next.guards = s.guardsFrom + len(s.guards)
 	d.next.calls = s.callsFrom + len(s.calls)
 }
@@ -569,7 +579,9 @@ func (a *assembly) finish(r *Run) (*Run, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.journaling = true
-	r.base = baseline{known: true, version: r.version, full: a.rec.Full, digest: a.digest, ctxGen: r.ctxGen, ctxDigest: a.ctxDigest, guards: len(r.guards), calls: len(r.calls)}
+	r.base = baseline{known: true, version: r.version, full: a.rec.Full, digest: a.digest,
+		session: r.sessionID, status: r.statusLocked(),
+		ctxGen: r.ctxGen, ctxDigest: a.ctxDigest, guards: len(r.guards), calls: len(r.calls)}
 	if a.ref != nil {
 		if r.ctxFrom != 0 {
 			return nil, invalid("$.run.context_from", "%d, but a session history comes before every item", r.ctxFrom)

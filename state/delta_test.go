@@ -308,3 +308,64 @@ func TestHeadVersions(t *testing.T) {
 		t.Errorf("HeadVersions of a broken head = %v, want ErrMalformed", err)
 	}
 }
+
+// TestDeltaFiled checks Delta.Filed, which lets a store leave its listing
+// as it is: false for a full delta, and for one after which the run's
+// session or status is not what its base was filed under; true while
+// neither changed, and after a run is assembled from what a store holds.
+func TestDeltaFiled(t *testing.T) {
+	r := state.NewRun("run_filed", "assistant")
+	r.SetSessionID("s1")
+	r.AddInput(state.UserMessage("go"))
+	var stored []state.Piece
+	var ctx []byte
+	step := func(name string, want bool) *state.Delta {
+		t.Helper()
+		d := saveDelta(t, r)
+		if d.Filed != want {
+			t.Errorf("%s: Filed = %v, want %v (full %v, session %q, status %v)", name, d.Filed, want, d.Full, d.Summary.SessionID, d.Summary.Status)
+		}
+		if d.Full {
+			stored = nil
+		}
+		stored = append(stored, d.Items...)
+		if d.Context != nil {
+			ctx = d.Context
+		}
+		return d
+	}
+	step("first save", false)
+	oneTurn(t, r)
+	step("a turn", true)
+	r.SetSessionID("s2")
+	step("another session", false)
+	oneTurn(t, r)
+	step("a turn in it", true)
+	// A call held for approval, its output's position reserved.
+	first := r.Reserve(2)
+	if err := r.Record(state.ToolCall("fc_held", "call_held", "noop", `{}`).WithSeq(first)); err != nil {
+		t.Fatal(err)
+	}
+	r.AddPending(state.Approval{Tool: "noop", CallID: "call_held", Arguments: `{}`, Agent: "assistant", Seq: first, OutputSeq: first + 1})
+	d := step("paused", false)
+	if d.Summary.Status != state.RunPaused {
+		t.Fatalf("status %v, want paused", d.Summary.Status)
+	}
+	r.SetTurn(r.Turn() + 1)
+	last := step("still paused", true)
+
+	// A run assembled from what a store holds is filed as it was saved.
+	loaded, err := state.Assemble(last.Head, ctx, stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded.SetTurn(loaded.Turn() + 1)
+	if d, err := loaded.Delta(); err != nil || d.Full || !d.Filed {
+		t.Errorf("assembled run's delta: full %v, Filed %v (%v); want filed", d.Full, d.Filed, err)
+	}
+	r.ResolvePending("call_held")
+	r.Finish("done")
+	step("finished", false)
+	r.SetTurn(r.Turn() + 1)
+	step("finished, again", true)
+}

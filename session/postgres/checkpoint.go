@@ -154,14 +154,13 @@ func newCkptQueries(schemaName string) ckptQueries {
 		//
 		// casOn is the compare-and-swap, the update of run $1's head from
 		// version $2 to $3, with its head $4, and its context $5 if $6,
-		// and the summary: $7 session, $8 status, $9 agent, $10 turn, $11
-		// pending; the agent, turn and pending approvals go in the head's
-		// row, and the listing's row, which the run's first save wrote,
-		// takes the session and status only when they changed, which
-		// they do not while a run goes on. It returns 1 if it took, 0 on a
-		// conflict. casPiecesOn also writes the delta's pieces, from $12
-		// on (see casStatement). commitOn is SaveAppend's: casOn or
-		// casPiecesOn and the append, in one statement (commitStatement).
+		// and the summary's agent $7, turn $8 and pending approvals $9,
+		// which go in the head's row; the listing's row, filed under the
+		// run's session and status, stays as it is (see buildsOn). It
+		// returns 1 if it took, 0 on a conflict. casPiecesOn also writes
+		// the delta's pieces, from $10 on (see casStatement). commitOn is
+		// SaveAppend's: casOn or casPiecesOn and the append, in one
+		// statement (commitStatement).
 		casOn:       r.Replace(casStatement(0)),
 		casPiecesOn: newPiecesStatements(r),
 		commitOn:    newCommitStatements(r),
@@ -192,32 +191,29 @@ func newCkptQueries(schemaName string) ckptQueries {
 const listedChanged = `(run_index.session_id, run_index.status) IS DISTINCT FROM (EXCLUDED.session_id, EXCLUDED.status)`
 
 // casStatement returns ckptQueries.casOn (no pieces) or a statement of
-// casPiecesOn: pieces is 0 for none, piecesArrays for the arrays $12 and
-// $13 (positions and JSON), or the number of rows of a VALUES list of
-// pieces (a position and its JSON each, from $12 on), as placedAppend
+// casPiecesOn: pieces is 0 for none, piecesArrays for the arrays $10 and
+// $11 (positions and JSON), or the number of rows of a VALUES list of
+// pieces (a position and its JSON each, from $10 on), as placedAppend
 // takes items. A save alone is its own implicit transaction.
 func casStatement(pieces int) string {
 	return `WITH ` + casParts(pieces) + `
 			SELECT count(*) FROM ok`
 }
 
-// casParts are the CTEs of casStatement: the compare-and-swap (ok), the
-// listing's row (idx) and the pieces (items).
+// casParts are the CTEs of casStatement: the compare-and-swap (ok) and
+// the pieces (items). The listing's row is not among them: the statements
+// serve the deltas that leave it as it is (buildsOn).
 func casParts(pieces int) string {
 	parts := `ok AS (
 				UPDATE {{schema}}.run_checkpoints
 				SET version = $3, data = $4, context = CASE WHEN $6::boolean THEN $5 ELSE context END,
-					agent = $9, turn = $10, pending = $11
+					agent = $7, turn = $8, pending = $9
 				WHERE run_id = $1 AND version = $2
-				RETURNING 1),
-			idx AS (
-				UPDATE {{schema}}.run_index SET session_id = $7, status = $8
-				WHERE run_id = $1 AND (session_id, status) IS DISTINCT FROM ($7::text, $8::smallint)
-					AND EXISTS (SELECT 1 FROM ok))`
+				RETURNING 1)`
 	if pieces != 0 {
-		rows := `unnest($12::bigint[], $13::bytea[])`
+		rows := `unnest($10::bigint[], $11::bytea[])`
 		if pieces > 0 {
-			rows = valuesList(pieces, 12, "bigint", "bytea")
+			rows = valuesList(pieces, 10, "bigint", "bytea")
 		}
 		// A plain insert, not an upsert: the pieces of a delta that builds
 		// on the stored version are at positions the run stored nothing at
@@ -345,7 +341,7 @@ func (c *commitStatements) of(d *state.Delta, a appendCols) string {
 // Clear wait for it, and the Clear's deletes, statements after its
 // update, see what it wrote (TestClearDuringCommit).
 func commitStatement(paired bool, pieces, rows int) string {
-	sessionArg := 12 + piecesArgCount(pieces)
+	sessionArg := 10 + piecesArgCount(pieces)
 	sess := "$" + strconv.Itoa(sessionArg)
 	answers := answersExpr(sess, "(SELECT place FROM r)")
 	if paired {
@@ -778,10 +774,14 @@ func (s *Store) queueSave(b *pgx.Batch, d *state.Delta) {
 // saveArgsLen is the number of arguments saveArgs appends.
 const saveArgsLen = 13
 
-// buildsOn reports whether d builds on the stored version: it is not the
-// run's first save (base 0), which inserts the head and the listing's
-// row, nor a full save, which removes the stored items first.
-func buildsOn(d *state.Delta) bool { return d.Base > 0 && !d.Full }
+// buildsOn reports whether d builds on the stored version and leaves the
+// listing's row as it is: it is not the run's first save (base 0), which
+// inserts the head and the listing's row, nor a full save, which removes
+// the stored items first, and the run's session and status are those its
+// base filed it under (state.Delta.Filed), as they are while a run goes
+// on. The saves that change them, a run's pause, resume and end, take the
+// general statements, which file it again.
+func buildsOn(d *state.Delta) bool { return d.Base > 0 && !d.Full && d.Filed }
 
 // saveArgs appends to args (the statement's arguments before the save's)
 // the arguments of the save of d, with its items' positions and JSON, as
@@ -796,7 +796,7 @@ func saveArgs(args []any, d *state.Delta) []any {
 }
 
 // saveOnArgsLen is the most arguments saveOnArgs appends.
-const saveOnArgsLen = 11 + 2*maxValuesRows
+const saveOnArgsLen = 9 + 2*maxValuesRows
 
 // saveOn returns the statement of the save of d, which builds on the
 // stored version (buildsOn): casOn, or casPiecesOn's for d's pieces; and
@@ -823,7 +823,7 @@ func saveOnArgs(d *state.Delta, args []any, run any) []any {
 	// The numbers, strings and bytes go as pointers into d (see pgInt64
 	// and pgText), which box with no allocation.
 	args = append(args, run, (*pgInt64)(&d.Base), (*pgInt64)(&d.Version), (*pgBytes)(&d.Head), (*pgBytes)(&d.Context), d.Context != nil,
-		(*pgText)(&sum.SessionID), int16(sum.Status), (*pgText)(&sum.Agent), (*pgInt)(&sum.Turn), (*pgInt)(&sum.Pending))
+		(*pgText)(&sum.Agent), (*pgInt)(&sum.Turn), (*pgInt)(&sum.Pending))
 	switch k := len(d.Items); {
 	case k > maxValuesRows:
 		seqs, data := rowcodec.Columns(d)

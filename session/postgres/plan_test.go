@@ -185,15 +185,14 @@ var planCases = map[string]planCase{
 		}},
 	"ck.casOn": {
 		args:  func(k planKey) []any { return casArgs(k) },
-		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
+		scans: []string{"run_checkpoints run_checkpoints_pkey"}},
 	"ck.casPiecesOn": {
 		args:  func(k planKey) []any { return piecesArgs(k, casArgs(k)) },
-		scans: []string{"run_checkpoints run_checkpoints_pkey", "run_index run_index_pkey"}},
+		scans: []string{"run_checkpoints run_checkpoints_pkey"}},
 	"ck.commitOn": { // a tool turn's commit at the end of the long run (variant "s/paired/pieces/items")
 		args: func(k planKey) []any { return commitArgs(k) },
 		scans: []string{ // no read of the positions appended to: their key checks them
 			"run_checkpoints run_checkpoints_pkey",
-			"run_index run_index_pkey",
 			"session_heads session_heads_pkey",  // the generation read, then the head's row by key: its write stamp
 			"session_runs session_runs_pkey",    // the run's place
 			"session_items session_items_calls", // LIMIT 1, in the index's order, for outputs only (not paired)
@@ -254,7 +253,7 @@ func commitArgs(k planKey) []any {
 // casArgs are the arguments of ckptQueries.casOn, the first ones of the
 // other compare-and-swaps.
 func casArgs(k planKey) []any {
-	return []any{k.run, int64(1), int64(2), []byte(`{}`), []byte(nil), false, k.session, int16(1), "agent", int64(1), int64(1)}
+	return []any{k.run, int64(1), int64(2), []byte(`{}`), []byte(nil), false, "agent", int64(1), int64(1)}
 }
 
 // appendArgs are the arguments of an append of a call with a new ID and
