@@ -3,9 +3,11 @@ package postgres_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/turnkit/turnkit/internal/runcore"
 	"github.com/turnkit/turnkit/session/internal/ckpttest"
@@ -30,7 +32,6 @@ func TestClearDuringOneStatementAppend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := func(name string) string { return pgx.Identifier{schema, name}.Sanitize() }
 	for _, tc := range []struct {
 		name       string
 		saveAppend bool
@@ -85,43 +86,14 @@ func TestClearDuringOneStatementAppend(t *testing.T) {
 				}
 			}()
 			waitForLockWaiter(t, pool, sid)
-			for _, q := range []string{
-				`UPDATE ` + table("session_heads") + ` SET last_place = 0, gen = gen + 1 WHERE session_id = $1`,
-				`DELETE FROM ` + table("session_runs") + ` WHERE session_id = $1`,
-				`DELETE FROM ` + table("session_items") + ` WHERE session_id = $1`,
-				`DELETE FROM ` + table("session_index") + ` WHERE session_id = $1`,
-			} {
-				if _, err := tx.Exec(ctx, q, sid); err != nil {
-					t.Fatal(err)
-				}
-			}
+			clearSteps(t, tx, schema, sid, clearHeadSQL, clearRunsSQL, clearItemsSQL, clearIndexSQL)
 			if err := tx.Commit(ctx); err != nil {
 				t.Fatal(err)
 			}
 			if err := <-done; err != nil {
 				t.Fatalf("append after the Clear = %v, want nil", err)
 			}
-
-			got, err := s.List(ctx, sid, 0)
-			if err != nil || len(got) != len(all) {
-				t.Fatalf("List = %d items (%v), want the call's %d: it came after the Clear", len(got), err, len(all))
-			}
-			for i := range all {
-				if !got[i].Equal(all[i]) {
-					t.Fatalf("List[%d] = %v, want %v", i, got[i], all[i])
-				}
-			}
-			last := all[len(all)-1]
-			if it, ok, err := s.Lookup(ctx, sid, r.ID(), last.Seq()); err != nil || !ok || !it.Equal(last) {
-				t.Fatalf("Lookup(%d) = %v, %v, %v; want the item, at the run's place", last.Seq(), it, ok, err)
-			}
-			var stray int
-			if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+table("session_items")+` i
-				WHERE i.session_id = $1 AND NOT EXISTS (
-					SELECT 1 FROM `+table("session_runs")+` p WHERE p.session_id = i.session_id AND p.place = i.place)`,
-				sid).Scan(&stray); err != nil || stray != 0 {
-				t.Fatalf("%d items (%v) at a place no run holds", stray, err)
-			}
+			landedAfterClear(t, s, pool, schema, sid, r.ID(), all)
 		})
 	}
 }
@@ -188,7 +160,6 @@ func TestClearDuringCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := func(name string) string { return pgx.Identifier{schema, name}.Sanitize() }
 	const sid = "s-commit"
 	other := state.NewRun("other-commit", "a")
 	runcore.SetSessionID(other, sid)
@@ -212,44 +183,65 @@ func TestClearDuringCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck // committed below
-	for _, q := range []string{
-		`SELECT pg_advisory_xact_lock(1953196404, hashtext($1))`,
-		`UPDATE ` + table("session_heads") + ` SET last_place = 0, gen = gen + 1 WHERE session_id = $1`,
-	} {
-		if _, err := tx.Exec(ctx, q, sid); err != nil {
-			t.Fatal(err)
-		}
-	}
+	clearSteps(t, tx, schema, sid, lockSessionSQL, clearHeadSQL)
 	done := make(chan error, 1)
 	go func() { done <- s.SaveAppend(ctx, r, sid, fresh) }()
 	waitForRowWaiter(t, pool, schema)
-	for _, q := range []string{
-		`DELETE FROM ` + table("session_runs") + ` WHERE session_id = $1`,
-		`DELETE FROM ` + table("session_items") + ` WHERE session_id = $1`,
-		`DELETE FROM ` + table("session_index") + ` WHERE session_id = $1`,
-	} {
-		if _, err := tx.Exec(ctx, q, sid); err != nil {
-			t.Fatal(err)
-		}
-	}
+	clearSteps(t, tx, schema, sid, clearRunsSQL, clearItemsSQL, clearIndexSQL)
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
 		t.Fatalf("SaveAppend after the Clear = %v, want nil", err)
 	}
-
 	stored, err := s.Load(ctx, r.ID())
 	if err != nil || stored.Version() != version+1 || r.Version() != version+1 {
 		t.Fatalf("the store holds version %v (%v) and the run %d, want %d", stored.Version(), err, r.Version(), version+1)
 	}
+	landedAfterClear(t, s, pool, schema, sid, r.ID(), fresh)
+}
+
+// Store.Clear's statements, for a test to run them one by one in a
+// transaction of its own ({{schema}} is the test's).
+const (
+	lockSessionSQL = `SELECT pg_advisory_xact_lock(1953196404, hashtext($1))`
+	clearHeadSQL   = `UPDATE {{schema}}.session_heads SET last_place = 0, gen = gen + 1 WHERE session_id = $1`
+	clearRunsSQL   = `DELETE FROM {{schema}}.session_runs WHERE session_id = $1`
+	clearItemsSQL  = `DELETE FROM {{schema}}.session_items WHERE session_id = $1`
+	clearIndexSQL  = `DELETE FROM {{schema}}.session_index WHERE session_id = $1`
+)
+
+// clearSteps runs statements, each on session sid, in tx.
+func clearSteps(t *testing.T, tx pgx.Tx, schema, sid string, statements ...string) {
+	t.Helper()
+	for _, q := range statements {
+		q = strings.ReplaceAll(q, "{{schema}}", pgx.Identifier{schema}.Sanitize())
+		if _, err := tx.Exec(t.Context(), q, sid); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// landedAfterClear fails unless session sid holds want alone, in order,
+// the last of them found at run runID's place, and no item at a place no
+// run holds: an append that a Clear raced landed after it.
+func landedAfterClear(t *testing.T, s *postgres.Store, pool *pgxpool.Pool, schema, sid, runID string, want []state.Item) {
+	t.Helper()
+	ctx := t.Context()
 	got, err := s.List(ctx, sid, 0)
-	if err != nil || len(got) != len(fresh) || !got[0].Equal(fresh[0]) || !got[1].Equal(fresh[1]) {
-		t.Fatalf("List = %v (%v), want the second turn's items alone: they came after the Clear", got, err)
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("List = %d items (%v), want the call's %d: it came after the Clear", len(got), err, len(want))
 	}
-	if it, ok, err := s.Lookup(ctx, sid, r.ID(), fresh[1].Seq()); err != nil || !ok || !it.Equal(fresh[1]) {
-		t.Fatalf("Lookup(%d) = %v, %v, %v; want the item, at the run's place", fresh[1].Seq(), it, ok, err)
+	for i := range want {
+		if !got[i].Equal(want[i]) {
+			t.Fatalf("List[%d] = %v, want %v", i, got[i], want[i])
+		}
 	}
+	last := want[len(want)-1]
+	if it, ok, err := s.Lookup(ctx, sid, runID, last.Seq()); err != nil || !ok || !it.Equal(last) {
+		t.Fatalf("Lookup(%d) = %v, %v, %v; want the item, at the run's place", last.Seq(), it, ok, err)
+	}
+	table := func(name string) string { return pgx.Identifier{schema, name}.Sanitize() }
 	var stray int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM `+table("session_items")+` i
 		WHERE i.session_id = $1 AND NOT EXISTS (

@@ -200,42 +200,40 @@ func TestSaveAppendPaths(t *testing.T) {
 
 // waitForLockWaiter waits until a connection waits for the session's
 // advisory lock.
-func waitForLockWaiter(t *testing.T, pool interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}, sessionID string) {
+func waitForLockWaiter(t *testing.T, pool queryRower, sessionID string) {
 	t.Helper()
-	for range 500 {
-		var waiting bool
-		err := pool.QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
-			AND classid = 1953196404 AND objid = (hashtext($1)::bigint & 4294967295)::oid)`, sessionID).Scan(&waiting)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if waiting {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatal("no connection waited for the session's lock")
+	waitUntil(t, pool, "a connection waiting for the session's lock",
+		`SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+			AND classid = 1953196404 AND objid = (hashtext($1)::bigint & 4294967295)::oid)`, sessionID)
 }
 
 // waitForRowWaiter waits until a statement on schema's tables waits for
 // a lock: a row another transaction updated and has not committed yet.
-func waitForRowWaiter(t *testing.T, pool interface {
+func waitForRowWaiter(t *testing.T, pool queryRower, schema string) {
+	t.Helper()
+	waitUntil(t, pool, "a statement on the schema's tables waiting for a lock",
+		`SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND strpos(query, $1) > 0)`, schema)
+}
+
+// queryRower is what waitUntil queries.
+type queryRower interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
-}, schema string) {
+}
+
+// waitUntil polls the boolean query q with arg for up to 5 seconds, until
+// it holds; it fails the test, naming what it waited for, if it never does.
+func waitUntil(t *testing.T, pool queryRower, what, q string, arg any) {
 	t.Helper()
 	for range 500 {
-		var waiting bool
-		err := pool.QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
-			WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid() AND strpos(query, $1) > 0)`, schema).Scan(&waiting)
-		if err != nil {
+		var ok bool
+		if err := pool.QueryRow(t.Context(), q, arg).Scan(&ok); err != nil {
 			t.Fatal(err)
 		}
-		if waiting {
+		if ok {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatal("no statement on the schema's tables waited for a lock")
+	t.Fatalf("no %s", what)
 }
