@@ -141,19 +141,21 @@ func (st *chatStream) toolCall(tc *callView) error {
 		k.Function.Name += tc.name.String()
 	}
 	if tc.arguments.plain {
-		sc.args.Write(tc.arguments.raw)
+		sc.args = append(sc.args, tc.arguments.raw...)
 	} else {
-		st.text = tc.arguments.appendTo(st.text[:0])
-		sc.args.Write(st.text)
+		sc.args = tc.arguments.appendTo(sc.args)
 	}
 	return nil
 }
 
 // streamCall is a tool call a stream is building, and its arguments so
-// far.
+// far: bytes, not a strings.Builder, which must not be copied once
+// written to, and st.calls moves its calls when a later index grows it
+// while an earlier call's arguments are still arriving (parallel calls
+// interleaved; FuzzChatStream found it as a panic).
 type streamCall struct {
 	call chatToolCall
-	args strings.Builder
+	args []byte
 }
 
 // response returns the response the whole stream made.
@@ -161,7 +163,7 @@ func (st *chatStream) response() (*pipeline.ModelResponse, error) {
 	calls := make([]chatToolCall, len(st.calls))
 	for i := range st.calls {
 		calls[i] = st.calls[i].call
-		calls[i].Function.Arguments = st.calls[i].args.String()
+		calls[i].Function.Arguments = string(st.calls[i].args)
 	}
 	items, err := chatItems(&chatMessage{Content: st.content.String(), Refusal: st.refusal.String(), ToolCalls: calls})
 	if err != nil {
