@@ -1,9 +1,6 @@
 package openai
 
 import (
-	"bytes"
-	"io"
-	"net/http"
 	"os"
 	"testing"
 
@@ -21,12 +18,7 @@ func TestChatStreamInterleavedCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &http.Response{
-		StatusCode: http.StatusOK,
-		Header:     http.Header{"Content-Type": []string{"text/event-stream"}},
-		Body:       io.NopCloser(bytes.NewReader(body)),
-	}
-	out, err := readChatStream(res, fuzzCall(t))
+	out, err := readChatStream(sseResponse(body), fuzzCall(t))
 	if err != nil {
 		t.Fatal(err)
 	}

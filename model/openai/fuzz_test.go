@@ -35,12 +35,7 @@ func FuzzResponseStream(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		res := &http.Response{
-			StatusCode: http.StatusOK,
-			Header:     http.Header{"Content-Type": []string{"text/event-stream"}},
-			Body:       io.NopCloser(bytes.NewReader(body)),
-		}
-		dec := ssestream.NewDecoder(res)
+		dec := ssestream.NewDecoder(sseResponse(body))
 		if dec == nil {
 			t.Fatal("no decoder for an event stream")
 		}
@@ -150,18 +145,23 @@ func FuzzParseChat(f *testing.F) {
 func FuzzChatStream(f *testing.F) {
 	addFiles(f, "testdata/chat_*.sse")
 	f.Fuzz(func(t *testing.T, body []byte) {
-		res := &http.Response{
-			StatusCode: http.StatusOK,
-			Header:     http.Header{"Content-Type": []string{"text/event-stream"}},
-			Body:       io.NopCloser(bytes.NewReader(body)),
-		}
-		out, err := readChatStream(res, fuzzCall(t))
+		out, err := readChatStream(sseResponse(body), fuzzCall(t))
 		if err != nil {
 			checkAdapterError(t, out, err)
 			return
 		}
 		checkResponse(t, out)
 	})
+}
+
+// sseResponse returns a 200 response whose body, body, is a server-sent
+// event stream.
+func sseResponse(body []byte) *http.Response {
+	return &http.Response{
+		StatusCode: http.StatusOK,
+		Header:     http.Header{"Content-Type": []string{"text/event-stream"}},
+		Body:       io.NopCloser(bytes.NewReader(body)),
+	}
 }
 
 // fuzzCall returns a streaming model call whose deltas go to a log of
