@@ -702,16 +702,12 @@ func (s *Store) saveAppendTx(ctx context.Context, run *state.Run, d *state.Delta
 	)
 	// BEGIN, the checkpoint save and the append's first statement go in one
 	// round trip; if the save lost, the transaction rolls the append back.
-	err := s.pipelinedTx(ctx,
+	err := s.pipelinedTx(ctx, sessionID,
 		func(b *pgx.Batch) {
-			b.Queue(s.q.lockShared, sessionID)
 			s.queueSave(b, d)
 			b.Queue(s.q.appendExisting, a.args(sessionID, run.ID())...)
 		},
 		func(br pgx.BatchResults) error {
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
 			if err := br.QueryRow().Scan(&n); err != nil {
 				return fmt.Errorf("save checkpoint: %w", err)
 			}

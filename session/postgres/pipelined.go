@@ -17,16 +17,18 @@ type txConn interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// pipelinedTx runs a transaction whose BEGIN and first statements go in one
-// round trip: queue adds the statements to the batch after BEGIN, read
-// reads their results, and rest, if read succeeded, goes on in the same
-// transaction on the same connection. It commits if both succeed and rolls
+// pipelinedTx runs a transaction on session sessionID whose BEGIN, the
+// session's shared lock (lockShared, which also puts the statements after
+// it on generic plans) and first statements go in one round trip: queue
+// adds the statements to the batch after the lock, which they read after
+// (see appendReads), read reads their results, and rest, if read
+// succeeded, goes on in the same transaction on the same connection. It commits if both succeed and rolls
 // back otherwise. The common append is then two round trips (the batch and
 // the COMMIT) where pgx.BeginFunc takes three: its BEGIN is one of its own.
 //
 // A connection whose transaction could not be ended (the rollback failed)
 // is closed rather than returned to the pool in the middle of one.
-func (s *Store) pipelinedTx(ctx context.Context, queue func(*pgx.Batch), read func(pgx.BatchResults) error, rest func(txConn) error) (err error) {
+func (s *Store) pipelinedTx(ctx context.Context, sessionID string, queue func(*pgx.Batch), read func(pgx.BatchResults) error, rest func(txConn) error) (err error) {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -45,7 +47,7 @@ func (s *Store) pipelinedTx(ctx context.Context, queue func(*pgx.Batch), read fu
 	}()
 	var b pgx.Batch
 	b.Queue("begin")
-	b.Queue(genericPlans)
+	b.Queue(s.q.lockShared, sessionID)
 	queue(&b)
 	br := conn.SendBatch(ctx, &b)
 	_, beginErr := br.Exec()

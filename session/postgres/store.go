@@ -76,7 +76,7 @@ func newQueries(schemaName string) queries {
 				WHERE session_id = $1 AND EXISTS (SELECT 1 FROM r) RETURNING stamp),
 			ins AS (INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
 				SELECT $1, r.place, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("$1", "r.place") + `, st.stamp
-				FROM r, st, unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
+				FROM r, st, ` + unnestItems(3) + `
 					AS t(seq, kind, name, raw, call_id, batch_call)
 				ON CONFLICT (session_id, place, seq) DO NOTHING RETURNING 1)
 			SELECT (SELECT place FROM r), (SELECT count(*) FROM ins)`),
@@ -105,7 +105,7 @@ func newQueries(schemaName string) queries {
 		// The items of a run at place $2, with the write stamp $9.
 		insertItems: r.Replace(`INSERT INTO {{schema}}.session_items (session_id, place, seq, kind, name, raw, call_id, answers, stamp)
 			SELECT $1, $2, t.seq, t.kind, t.name, t.raw, t.call_id, ` + answersExpr("$1", "$2") + `, $9::bigint
-			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
+			FROM ` + unnestItems(3) + `
 				AS t(seq, kind, name, raw, call_id, batch_call)
 			ON CONFLICT (session_id, place, seq) DO NOTHING`),
 		storedItems: r.Replace(`SELECT seq, kind, name, raw FROM {{schema}}.session_items
@@ -197,8 +197,8 @@ func newQueries(schemaName string) queries {
 // positions it emptied, read as held. The lock is the statement before
 // (lockShared) in the same transaction, and the reads see every Clear
 // that committed before it was granted (TestClearDuringOneStatementAppend).
-const appendReads = `r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2),
-	t AS MATERIALIZED (SELECT * FROM unnest($3::bigint[], $4::text[], $5::text[], $6::bytea[], $7::bytea[], $8::bigint[])
+var appendReads = `r AS MATERIALIZED (SELECT place FROM {{schema}}.session_runs WHERE session_id = $1 AND run_id = $2),
+	t AS MATERIALIZED (SELECT * FROM ` + unnestItems(3) + `
 		AS t(seq, kind, name, raw, call_id, batch_call)),
 	stored AS MATERIALIZED (
 		SELECT t.seq, s.kind, (s.kind, s.name, s.raw) IS NOT DISTINCT FROM (t.kind, t.name, t.raw) AS same
@@ -517,15 +517,9 @@ func (s *Store) appendTx(ctx context.Context, sessionID, runID string, items []s
 		inserted int64
 		appErr   error
 	)
-	err := s.pipelinedTx(ctx,
-		func(b *pgx.Batch) {
-			b.Queue(s.q.lockShared, sessionID)
-			b.Queue(s.q.appendExisting, a.args(sessionID, runID)...)
-		},
+	err := s.pipelinedTx(ctx, sessionID,
+		func(b *pgx.Batch) { b.Queue(s.q.appendExisting, a.args(sessionID, runID)...) },
 		func(br pgx.BatchResults) error {
-			if _, err := br.Exec(); err != nil {
-				return err
-			}
 			appErr = br.QueryRow().Scan(&place, &inserted)
 			return nil // appendRest reports it, as it does for a first append's
 		},
