@@ -668,7 +668,7 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 // holds, having written nothing, if the run has no place in the session
 // or a Clear or Pop moved the session's generation while it ran.
 func (s *Store) saveAppendOn(ctx context.Context, run *state.Run, d *state.Delta, sessionID string, items []state.Item, a appendCols) error {
-	args := saveOnArgs(d, make([]any, 0, saveOnArgsLen+1+a.itemArgsLen()), d.RunID)
+	args := saveOnArgs(d, make([]any, 0, saveOnArgsLen+1+a.itemArgsLen()))
 	args = a.itemArgs(append(args, sessionID))
 	var saved int64
 	err := s.pool.QueryRow(ctx, s.ck.commitOn.of(d, a), args...).Scan(&saved)
@@ -746,7 +746,7 @@ func (s *Store) saveDelta(ctx context.Context, d *state.Delta) (bool, error) {
 	if buildsOn(d) {
 		// One statement, its own implicit transaction: sent alone, not as a
 		// batch, whose pipeline bookkeeping costs allocations for nothing.
-		query, args := s.saveOn(d, make([]any, 0, saveOnArgsLen), d.RunID)
+		query, args := s.saveOn(d, make([]any, 0, saveOnArgsLen))
 		err = s.pool.QueryRow(ctx, query, args...).Scan(&n)
 	} else {
 		err = s.oneTrip(ctx,
@@ -798,7 +798,7 @@ const saveOnArgsLen = 9 + 2*maxValuesRows
 // stored version (buildsOn): casOn, or casPiecesOn's for d's pieces; and
 // its arguments (saveOnArgs), in args' array if it has room, after args'
 // own.
-func (s *Store) saveOn(d *state.Delta, args []any, run any) (string, []any) {
+func (s *Store) saveOn(d *state.Delta, args []any) (string, []any) {
 	n := len(args)
 	query := s.ck.casOn
 	switch k := len(d.Items); {
@@ -807,18 +807,18 @@ func (s *Store) saveOn(d *state.Delta, args []any, run any) (string, []any) {
 	case k > 0:
 		query = s.ck.casPiecesOn.rows[k-1]
 	}
-	args = saveOnArgs(d, args, run)
+	args = saveOnArgs(d, args)
 	return query, args[n:len(args):len(args)]
 }
 
-// saveOnArgs appends to args the arguments of casStatement for d (run is
-// d.RunID), its pieces as the statement for their number takes them: up
-// to maxValuesRows as rows, more as two arrays.
-func saveOnArgs(d *state.Delta, args []any, run any) []any {
+// saveOnArgs appends to args the arguments of casStatement for d, its
+// pieces as the statement for their number takes them: up to
+// maxValuesRows as rows, more as two arrays.
+func saveOnArgs(d *state.Delta, args []any) []any {
 	sum := &d.Summary
 	// The numbers, strings and bytes go as pointers into d (see pgInt64
 	// and pgText), which box with no allocation.
-	args = append(args, run, (*pgInt64)(&d.Base), (*pgInt64)(&d.Version), (*pgBytes)(&d.Head), (*pgBytes)(&d.Context), d.Context != nil,
+	args = append(args, (*pgText)(&d.RunID), (*pgInt64)(&d.Base), (*pgInt64)(&d.Version), (*pgBytes)(&d.Head), (*pgBytes)(&d.Context), d.Context != nil,
 		(*pgText)(&sum.Agent), (*pgInt)(&sum.Turn), (*pgInt)(&sum.Pending))
 	switch k := len(d.Items); {
 	case k > maxValuesRows:
