@@ -3,7 +3,11 @@ package redis_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -153,29 +157,174 @@ func toolTurns(b *testing.B, s *redis.Store, save func(context.Context, *state.R
 	for b.Loop() {
 		if turn == perRun {
 			b.StopTimer()
-			must(b, s.Clear(ctx, sid))
-			must(b, s.Append(ctx, sid, "history", history(10)))
-			r = state.NewRun(newRunID(), "assistant")
-			runcore.SetSessionID(r, sid)
-			must(b, save(ctx, r))
+			r = startToolTurns(b, s, sid, save)
 			turn = 0
 			b.StartTimer()
 		}
 		turn++
-		first := runcore.Reserve(r, 2)
-		id := fmt.Sprintf("call_%d", turn)
-		call := state.ToolCall("fc_"+id, id, "lookup", `{"q":"weather in Paris"}`).WithSeq(first)
-		must(b, runcore.Record(r, call))
-		runcore.SetResponse(r, state.Boundary{Start: first, End: first + 1, OutputsEnd: first + 2})
-		runcore.SetTurn(r, turn)
-		must(b, save(ctx, r))
-		output := state.ToolOutput(id, "lookup", `{"temp_c":18,"sky":"clear"}`).WithSeq(first + 1)
-		must(b, runcore.Record(r, output))
-		sinkErr = commit(ctx, r, sid, []state.Item{call, output})
+		sinkErr = toolTurn(ctx, r, sid, turn, save, commit)
 	}
 	if sinkErr != nil {
 		b.Fatal(sinkErr)
 	}
+}
+
+// startToolTurns clears session sid, appends 10 items of history to it
+// and returns a new run of it, saved with save.
+func startToolTurns(b *testing.B, s *redis.Store, sid string, save func(context.Context, *state.Run) error) *state.Run {
+	ctx := context.Background()
+	must(b, s.Clear(ctx, sid))
+	must(b, s.Append(ctx, sid, "history", history(10)))
+	r := state.NewRun(newRunID(), "assistant")
+	runcore.SetSessionID(r, sid)
+	must(b, save(ctx, r))
+	return r
+}
+
+// toolTurn makes tool turn turn of run r of session sid: the model's call
+// recorded, the save, then the call's output recorded and the commit.
+func toolTurn(ctx context.Context, r *state.Run, sid string, turn int, save func(context.Context, *state.Run) error,
+	commit func(context.Context, *state.Run, string, []state.Item) error) error {
+	first := runcore.Reserve(r, 2)
+	id := fmt.Sprintf("call_%d", turn)
+	call := state.ToolCall("fc_"+id, id, "lookup", `{"q":"weather in Paris"}`).WithSeq(first)
+	if err := runcore.Record(r, call); err != nil {
+		return err
+	}
+	runcore.SetResponse(r, state.Boundary{Start: first, End: first + 1, OutputsEnd: first + 2})
+	runcore.SetTurn(r, turn)
+	if err := save(ctx, r); err != nil {
+		return err
+	}
+	output := state.ToolOutput(id, "lookup", `{"temp_c":18,"sky":"clear"}`).WithSeq(first + 1)
+	if err := runcore.Record(r, output); err != nil {
+		return err
+	}
+	return commit(ctx, r, sid, []state.Item{call, output})
+}
+
+// BenchmarkToolTurnInstructions counts the instructions the Redis server
+// runs for a tool turn (see BenchmarkToolTurn), the store's and
+// raw-same-writes', with valgrind's callgrind: unlike the time a turn
+// takes, the count is the same from one run to the next, so a change to
+// a script can be weighed on a shared machine. It reports
+// server-instr/turn, over one run of b.N turns (its first five not
+// counted). It needs a server of its own started under callgrind, in the
+// folder its profiles go to (valgrind's default file name), and named by
+// TURNKIT_REDIS_CALLGRIND_URL; it is skipped without one:
+//
+//	valgrind --tool=callgrind redis-server --port 56390 --save '' --appendonly no &
+//	TURNKIT_REDIS_CALLGRIND_URL=redis://127.0.0.1:56390/0 \
+//		go test -run '^$' -bench ToolTurnInstructions -benchtime 1000x ./session/redis
+//
+// Under callgrind the server runs some fifty times slower: a fixed count
+// of turns keeps the run short.
+func BenchmarkToolTurnInstructions(b *testing.B) {
+	url := os.Getenv("TURNKIT_REDIS_CALLGRIND_URL")
+	if url == "" {
+		b.Skip("TURNKIT_REDIS_CALLGRIND_URL is not set (a Redis server under callgrind)")
+	}
+	client, prefix := testClientAt(b, url)
+	cg := openCallgrind(b, client)
+	s := redis.New(client, redis.WithPrefix(prefix))
+	b.Run("store", func(b *testing.B) {
+		instrTurns(b, cg, s, s.Save, func(ctx context.Context, r *state.Run, sid string, items []state.Item) error {
+			return s.SaveAppend(ctx, r, sid, items)
+		})
+	})
+	b.Run("raw-same-writes", func(b *testing.B) {
+		w := rawTurnWrites{client: client, s: s, prefix: prefix}
+		instrTurns(b, cg, s, func(ctx context.Context, r *state.Run) error { return w.write(ctx, r, "", nil) }, w.write)
+	})
+}
+
+// instrTurns makes b.N tool turns of one run and reports the server's
+// instructions a turn, as cg counts them, from the sixth turn on.
+func instrTurns(b *testing.B, cg *callgrind, s *redis.Store, save func(context.Context, *state.Run) error,
+	commit func(context.Context, *state.Run, string, []state.Item) error) {
+	ctx := context.Background()
+	sid := benchSession()
+	r := startToolTurns(b, s, sid, save)
+	const warm = 5
+	for turn := 1; turn <= warm; turn++ {
+		must(b, toolTurn(ctx, r, sid, turn, save, commit))
+	}
+	cg.zero(b)
+	turn := warm
+	for b.Loop() {
+		turn++
+		sinkErr = toolTurn(ctx, r, sid, turn, save, commit)
+	}
+	if sinkErr != nil {
+		b.Fatal(sinkErr)
+	}
+	b.ReportMetric(cg.count(b)/float64(b.N), "server-instr/turn")
+}
+
+// callgrind is a Redis server's process under valgrind's callgrind,
+// driven with callgrind_control.
+type callgrind struct {
+	pid string // the server's process ID
+	dir string // the folder it writes its profiles to (its working one)
+}
+
+// openCallgrind returns the server client talks to as a callgrind
+// process.
+func openCallgrind(b *testing.B, client *goredis.Client) *callgrind {
+	ctx := context.Background()
+	info, err := client.Info(ctx, "server").Result()
+	must(b, err)
+	cg := &callgrind{}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			cg.pid = v
+		}
+	}
+	dir, err := client.ConfigGet(ctx, "dir").Result()
+	must(b, err)
+	cg.dir = dir["dir"]
+	if cg.pid == "" || cg.dir == "" {
+		b.Fatalf("the server's process ID %q or folder %q is unknown", cg.pid, cg.dir)
+	}
+	return cg
+}
+
+// control runs callgrind_control with args on the server's process.
+func (cg *callgrind) control(b *testing.B, args ...string) {
+	if out, err := exec.Command("callgrind_control", append(args, cg.pid)...).CombinedOutput(); err != nil {
+		b.Fatalf("callgrind_control %v: %v: %s", args, err, out)
+	}
+}
+
+// zero starts the count again.
+func (cg *callgrind) zero(b *testing.B) { cg.control(b, "--zero") }
+
+// count returns the instructions counted since the last zero: it dumps
+// the profile and reads its total from the newest dump.
+func (cg *callgrind) count(b *testing.B) float64 {
+	cg.control(b, "--dump")
+	dumps, err := filepath.Glob(filepath.Join(cg.dir, "callgrind.out."+cg.pid+".*"))
+	must(b, err)
+	newest, part := "", -1
+	for _, d := range dumps {
+		if n, err := strconv.Atoi(d[strings.LastIndexByte(d, '.')+1:]); err == nil && n > part {
+			newest, part = d, n
+		}
+	}
+	if newest == "" {
+		b.Fatalf("no callgrind dump of process %s in %s", cg.pid, cg.dir)
+	}
+	data, err := os.ReadFile(newest)
+	must(b, err)
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, "summary: "); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			must(b, err)
+			return n
+		}
+	}
+	b.Fatalf("%s holds no summary line", newest)
+	return 0
 }
 
 // rawTurnWrites makes, with go-redis, the durable writes of a save of the

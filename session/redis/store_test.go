@@ -29,7 +29,13 @@ func serverURL(t testing.TB) string {
 // keys and closing the client when the test ends.
 func testClient(t testing.TB) (*goredis.Client, string) {
 	t.Helper()
-	o, err := goredis.ParseURL(serverURL(t))
+	return testClientAt(t, serverURL(t))
+}
+
+// testClientAt is testClient on the server at url.
+func testClientAt(t testing.TB, url string) (*goredis.Client, string) {
+	t.Helper()
+	o, err := goredis.ParseURL(url)
 	if err != nil {
 		t.Fatalf("ParseURL = %v", err)
 	}
