@@ -38,20 +38,25 @@ func (s *Store) storeErr(ctx context.Context, op, runID string, err error) error
 // Seq in decimal and "<version>:<JSON>" (see deltaArgs).
 //
 // cas returns -1 if the stored version is the base, else the stored
-// version. write applies the delta: a full one first removes the stored
-// items and context; the head and version are replaced; each item is
-// stored as "<version>:<JSON>" under its Seq, all of them with one HSET
-// (one a 1 000 items: a Lua call takes at most a few thousand arguments),
-// whose arguments are the script's own as they come: the client wrote
-// each value whole, so the script makes no string of an item's size.
-// (They came as one MessagePack array before, which the script unpacked:
-// Redis's Lua hashes every byte of every string it is handed, so each
-// item's bytes were hashed twice, and cmsgpack's work came on top.)
-// It costs O(the delta).
+// version. It compares the two as strings: this package writes both as
+// decimal integers (the client with strconv; the first layout's script
+// wrote a Lua number, which Redis also writes in decimal), and Lua's
+// tonumber parses a string with strtod twice: 6 000 of the server's
+// 330 000 instructions a tool turn (BenchmarkToolTurnInstructions). write
+// applies the delta: a full one first removes the stored items and
+// context; the head and version are replaced; each item is stored as
+// "<version>:<JSON>" under its Seq, all of them with one HSET (one a 1 000
+// items: a Lua call takes at most a few thousand arguments), whose
+// arguments are the script's own as they come: the client wrote each value
+// whole, so the script makes no string of an item's size. (They came as
+// one MessagePack array before, which the script unpacked: Redis's Lua
+// hashes every byte of every string it is handed, so each item's bytes
+// were hashed twice, and cmsgpack's work came on top.) It costs
+// O(the delta).
 const checkpointLua = `
 local function cas(k, a)
-	local stored = tonumber(redis.call('HGET', k[1], 'v') or '0')
-	if stored ~= tonumber(a[1]) then return stored end
+	local stored = redis.call('HGET', k[1], 'v') or '0'
+	if stored ~= a[1] then return tonumber(stored) end
 	return -1
 end
 local function write(k, a)
