@@ -31,17 +31,20 @@ func (s *Store) storeErr(ctx context.Context, op, runID string, err error) error
 // checkpointLua holds the functions the save scripts share. KEYS (k): the
 // run's head hash, items hash and context (see [Store.runKeys]). ARGV (a):
 // the base version (0: none stored), the new version, "1" if the save is
-// full, the head, "1" if the context is replaced, the context; then the
-// listing's index base ("": the caller indexes apart), the run ID, its
-// status, session ID and summary JSON (see indexLua); then the number of
+// full ("f" if it is not and its base filed the run under the status and
+// session it has: [state.Delta.Filed]; else "0"), the head, "1" if the
+// context is replaced, the context; then the listing's index base ("":
+// the caller indexes apart), the run ID, its status, session ID and
+// summary after its serial (see indexLua and file); then the number of
 // the delta's items' arguments (twice its items), and for each item its
 // Seq in decimal and "<version>:<JSON>" (see deltaArgs).
 //
-// cas returns -1 if the stored version is the base, else the stored
-// version. It compares the two as strings: this package writes both as
-// decimal integers (the client with strconv; the first layout's script
-// wrote a Lua number, which Redis also writes in decimal), and Lua's
-// tonumber parses a string with strtod twice: 6 000 of the server's
+// cas returns -1 and the run's serial in the listing as its head keeps it
+// (false if it keeps none) if the stored version is the base, else the
+// stored version. It compares the versions as strings: this package writes
+// both as decimal integers (the client with strconv; the first layout's
+// script wrote a Lua number, which Redis also writes in decimal), and
+// Lua's tonumber parses a string with strtod twice: 6 000 of the server's
 // 330 000 instructions a tool turn (BenchmarkToolTurnInstructions). write
 // applies the delta: a full one first removes the stored items and
 // context; the head and version are replaced; each item is stored as
@@ -53,11 +56,26 @@ func (s *Store) storeErr(ctx context.Context, op, runID string, err error) error
 // hashes every byte of every string it is handed, so each item's bytes
 // were hashed twice, and cmsgpack's work came on top.) It costs
 // O(the delta).
+//
+// file files the run in the listing's index and keeps its serial in the
+// head hash ("s"). A save whose base filed the run under the status and
+// session it has ("f"), of a head that keeps the serial, only writes the
+// run's summary: the summary stored is the one the save of the base
+// version wrote, in the same script, so it holds that serial, status and
+// session already, and index's read and parsing of it are spared: 14 000
+// of the server's 324 000 instructions a tool turn. A summary can leave
+// the listing only with its checkpoint (Delete), or with the listing's
+// keys removed by hand: then the HSET added it, and file files the run
+// anew. (Removed by hand during a rolling upgrade, a process of the
+// earlier version could file the run anew under a serial its head does not
+// keep.) A head an earlier version of this package wrote keeps no serial;
+// its next save goes through index, which gives it one.
 const checkpointLua = `
 local function cas(k, a)
-	local stored = redis.call('HGET', k[1], 'v') or '0'
+	local h = redis.call('HMGET', k[1], 'v', 's')
+	local stored = h[1] or '0'
 	if stored ~= a[1] then return tonumber(stored) end
-	return -1
+	return -1, h[2]
 end
 local function write(k, a)
 	if a[3] == '1' then redis.call('DEL', k[2], k[3]) end
@@ -68,7 +86,16 @@ local function write(k, a)
 		redis.call('HSET', k[2], unpack(a, i, math.min(i + 1999, last)))
 	end
 end
-` + indexLua
+` + indexLua + `
+local function file(k, a, serial)
+	if serial and a[3] == 'f' then
+		if redis.call('HSET', a[7] .. 'sum', a[8], serial .. a[11]) == 0 then return end
+		-- The summary was not there: the listing lost the run. File it anew.
+		redis.call('HDEL', a[7] .. 'sum', a[8])
+	end
+	redis.call('HSET', k[1], 's', index(a[7], a[8], a[9], a[10], a[11]))
+end
+`
 
 // indexLua keeps the listing's index (list.go), whose keys all start
 // with base and share its hash tag: base.."sum", a hash of each run's
@@ -77,10 +104,12 @@ end
 // run IDs scored by serial: base.."g:0" (every run), base.."g:<status>",
 // base.."s:0:<session>" and base.."s:<status>:<session>". index files
 // run id under its new status and session, numbering it if it is new,
-// and unindex removes it; each costs O(log n) per set it touches. A run
-// whose status and session are those of its stored summary is in its
-// sets already, under its serial: index then rewrites only the summary
-// (a save in the middle of a run: one HGET and one HSET).
+// and returns its serial; unindex removes it; each costs O(log n) per set
+// it touches. A run whose status and session are those of its stored
+// summary is in its sets already, under its serial: index then rewrites
+// only the summary (one HGET and one HSET). Its last argument is the
+// summary after the serial, ":<status>:<length of the session
+// ID>:<session ID><JSON>", which the client writes.
 //
 // The scripts build the names of these keys from base rather than take
 // them in KEYS: which sets a run leaves depends on its stored summary.
@@ -99,7 +128,7 @@ local function unlist(base, id, t, sid)
 		redis.call('ZREM', base .. 's:' .. t .. ':' .. sid, id)
 	end
 end
-local function index(base, id, status, sid, doc)
+local function index(base, id, status, sid, rest)
 	local hk = base .. 'sum'
 	local old = redis.call('HGET', hk, id)
 	local filed = ':' .. status .. ':' .. #sid .. ':' .. sid
@@ -129,7 +158,8 @@ local function index(base, id, status, sid, doc)
 			redis.call('ZADD', base .. 's:' .. status .. ':' .. sid, serial, id)
 		end
 	end
-	redis.call('HSET', hk, id, serial .. filed .. doc)
+	redis.call('HSET', hk, id, serial .. rest)
+	return serial
 end
 local function unindex(base, id)
 	local hk = base .. 'sum'
@@ -147,10 +177,10 @@ end
 // the items follow ARGV[12]). It returns -1 on success, or
 // the stored version on a conflict, having written nothing.
 var saveScript = goredis.NewScript(checkpointLua + `
-local stored = cas(KEYS, ARGV)
+local stored, serial = cas(KEYS, ARGV)
 if stored ~= -1 then return stored end
 write(KEYS, ARGV)
-if ARGV[7] ~= '' then index(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]) end
+if ARGV[7] ~= '' then file(KEYS, ARGV, serial) end
 return -1
 `)
 
@@ -164,12 +194,12 @@ return -1
 // fit ("g"); then nothing is written. It files the run in the listing's index as saveScript does.
 var saveAppendScript = goredis.NewScript(checkpointLua +
 	"local function sessionAppend(KEYS, ARGV)\n" + appendLua + "\nend\n" + `
-local stored = cas(KEYS, ARGV)
+local stored, serial = cas(KEYS, ARGV)
 if stored ~= -1 then return {1, stored} end
 local res = sessionAppend({KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]}, {unpack(ARGV, 13 + tonumber(ARGV[12]))})
 if res ~= 0 and string.find(res, '^[pP]') == nil then return {2, res} end
 write(KEYS, ARGV)
-if ARGV[7] ~= '' then index(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11]) end
+if ARGV[7] ~= '' then file(KEYS, ARGV, serial) end
 return {0, res}
 `)
 
@@ -220,7 +250,7 @@ func deltaArgs(args []any, d *state.Delta, base string, more int) []any {
 	var vb [20]byte
 	tag := append(strconv.AppendInt(vb[:0], d.Version, 10), ':')
 	sum := d.Summary
-	size := 3*20 + len(base) + len(sum.RunID) + len(sum.SessionID) + summaryDocLen(sum)
+	size := 3*20 + len(base) + len(sum.RunID) + len(sum.SessionID) + summaryRestLen(sum)
 	for _, p := range d.Items {
 		size += 20 + len(tag) + len(p.Data)
 	}
@@ -234,7 +264,14 @@ func deltaArgs(args []any, d *state.Delta, base string, more int) []any {
 	start := len(w.b)
 	w.b = strconv.AppendInt(w.b, d.Version, 10)
 	w.end(start)
-	w.args = append(w.args, flag(d.Full))
+	switch {
+	case d.Full:
+		w.args = append(w.args, "1")
+	case d.Filed:
+		w.args = append(w.args, "f")
+	default:
+		w.args = append(w.args, "0")
+	}
 	w.slice(d.Head)
 	w.args = append(w.args, flag(d.Context != nil))
 	w.slice(d.Context)
@@ -245,7 +282,7 @@ func deltaArgs(args []any, d *state.Delta, base string, more int) []any {
 	w.end(start)
 	w.add(sum.SessionID)
 	start = len(w.b)
-	w.b = appendSummaryDoc(w.b, sum)
+	w.b = appendSummaryRest(w.b, sum)
 	w.end(start)
 	w.args = append(w.args, 2*len(d.Items))
 	for _, p := range d.Items {

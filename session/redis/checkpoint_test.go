@@ -472,8 +472,9 @@ func TestSaveAppend(t *testing.T) {
 // its own, what the save scripts do to the runs' listing: the first save
 // of a run (with a session) files it in the sets of every run, of its
 // status, of its session and of both, and a later save of the same
-// status and session rewrites only its summary (an HGET and an HSET),
-// not the sets again. Standalone only: MONITOR shows one server.
+// status and session writes only its summary (one HSET: the serial comes
+// from the head, the summary is not read), not the sets again.
+// Standalone only: MONITOR shows one server.
 func TestSaveLeavesTheListingsSets(t *testing.T) {
 	ctx := t.Context()
 	client, prefix := testClient(t)
@@ -491,11 +492,72 @@ func TestSaveLeavesTheListingsSets(t *testing.T) {
 	if n := count(first, `"ZADD"`); n != 4 {
 		t.Fatalf("the first save made %d ZADDs on the listing, want 4: %q", n, first)
 	}
-	if len(second) != 2 || count(second, `"HGET"`) != 1 || count(second, `"HSET"`) != 1 {
-		t.Fatalf("a save of the same status and session sent the listing %q, want one HGET and one HSET", second)
+	if len(second) != 1 || count(second, `"HSET"`) != 1 {
+		t.Fatalf("a save of the same status and session sent the listing %q, want one HSET", second)
 	}
 	if page, err := s.ListRuns(ctx, state.RunQuery{SessionID: "session-" + r.ID()}); err != nil || len(page.Runs) != 1 || page.Runs[0].Turn != 1 {
 		t.Fatalf("ListRuns = %+v, %v, want the run at turn 1", page, err)
+	}
+}
+
+// TestSaveFilesARunTheListingLost removes the listing's keys between two
+// saves of a run of the same status and session, as by hand: the second
+// save, which would only have written the run's summary, finds it gone
+// and files the run anew, so that the listing holds it again.
+func TestSaveFilesARunTheListingLost(t *testing.T) {
+	ctx := t.Context()
+	client, prefix := testClient(t)
+	s := newStore(t, client, redis.WithPrefix(prefix))
+	r := state.NewRun(newRunID(), "assistant")
+	sid := "session-" + r.ID()
+	runcore.SetSessionID(r, sid)
+	runcore.AddInput(r, state.UserMessage("go"))
+	must(t, s.Save(ctx, r))
+	keys, err := client.Keys(ctx, prefix+"runs:{index}:*").Result()
+	must(t, err)
+	if len(keys) == 0 {
+		t.Fatal("the first save left the listing empty")
+	}
+	must(t, client.Del(ctx, keys...).Err())
+	addTurn(t, r, 1)
+	must(t, s.Save(ctx, r))
+	for _, q := range []state.RunQuery{{}, {SessionID: sid}, {SessionID: sid, Status: state.RunUnfinished}} {
+		if page, err := s.ListRuns(ctx, q); err != nil || len(page.Runs) != 1 || page.Runs[0].Turn != 1 {
+			t.Errorf("ListRuns(%+v) = %+v, %v, want the run at turn 1", q, page, err)
+		}
+	}
+}
+
+// TestSaveGivesAHeadItsSerial saves a run whose head keeps no serial in
+// the listing, as the heads of an earlier version of the package do: the
+// save files the run through the listing's summary and gives the head
+// the serial that summary holds, which later saves use.
+func TestSaveGivesAHeadItsSerial(t *testing.T) {
+	ctx := t.Context()
+	client, prefix := testClient(t)
+	s := newStore(t, client, redis.WithPrefix(prefix))
+	r := state.NewRun(newRunID(), "assistant")
+	sid := "session-" + r.ID()
+	runcore.SetSessionID(r, sid)
+	runcore.AddInput(r, state.UserMessage("go"))
+	must(t, s.Save(ctx, r))
+	head := s.RunKeys(r.ID())[0]
+	must(t, client.HDel(ctx, head, "s").Err())
+	addTurn(t, r, 1)
+	must(t, s.Save(ctx, r))
+	serial, err := client.HGet(ctx, head, "s").Result()
+	if err != nil {
+		t.Fatalf("the head's serial after a save: %v", err)
+	}
+	sum, err := client.HGet(ctx, prefix+"runs:{index}:sum", r.ID()).Result()
+	must(t, err)
+	if !strings.HasPrefix(sum, serial+":") {
+		t.Fatalf("the head keeps serial %q, the listing's summary is %q", serial, sum)
+	}
+	addTurn(t, r, 2)
+	must(t, s.Save(ctx, r))
+	if page, err := s.ListRuns(ctx, state.RunQuery{SessionID: sid}); err != nil || len(page.Runs) != 1 || page.Runs[0].Turn != 2 {
+		t.Fatalf("ListRuns = %+v, %v, want the run at turn 2", page, err)
 	}
 }
 

@@ -49,8 +49,12 @@
 //
 // A run's checkpoint is three keys under prefix+"checkpoint:{"+ID+"}" (a
 // [state.Delta] each save): that key, a hash with fields "v" (the
-// version) and "d" (the head: the run's small mutable part, signed when
-// the store signs); ":items", a hash from each item's Seq (decimal) to
+// version), "d" (the head: the run's small mutable part, signed when the
+// store signs) and, on a standalone server, "s" (the run's serial in the
+// listing of runs, so that a save that leaves the run under its status
+// and session writes its summary without reading it; a head an earlier
+// version wrote gets it at its next save); ":items", a hash from each
+// item's Seq (decimal) to
 // "<version of the save that wrote it>:<item JSON>"; and ":context", the
 // context the run's items follow (the session history it started from),
 // written about once a run. A save writes the head and only the items

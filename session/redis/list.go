@@ -24,11 +24,26 @@ type summaryDoc struct {
 	Version int64  `json:"v"`
 }
 
-// summaryArgs appends the run ID, status, session ID and summary JSON of
-// sum, as indexLua's index takes them, to args.
+// summaryArgs appends the run ID, status, session ID and summary after
+// its serial of sum, as indexLua's index takes them, to args.
 func summaryArgs(args []any, sum state.RunSummary) []any {
-	doc := appendSummaryDoc(make([]byte, 0, summaryDocLen(sum)), sum)
-	return append(args, sum.RunID, strconv.Itoa(int(sum.Status)), sum.SessionID, doc)
+	rest := appendSummaryRest(make([]byte, 0, summaryRestLen(sum)), sum)
+	return append(args, sum.RunID, strconv.Itoa(int(sum.Status)), sum.SessionID, rest)
+}
+
+// appendSummaryRest appends what follows the serial in the listing's
+// summary of sum (see indexLua) to b: ":<status>:<length of the session
+// ID>:<session ID>", then the summaryDoc's JSON.
+func appendSummaryRest(b []byte, sum state.RunSummary) []byte {
+	b = strconv.AppendInt(append(b, ':'), int64(sum.Status), 10)
+	b = strconv.AppendInt(append(b, ':'), int64(len(sum.SessionID)), 10)
+	b = append(append(b, ':'), sum.SessionID...)
+	return appendSummaryDoc(b, sum)
+}
+
+// summaryRestLen returns room enough for appendSummaryRest's bytes.
+func summaryRestLen(sum state.RunSummary) int {
+	return 2*20 + 3 + len(sum.SessionID) + summaryDocLen(sum)
 }
 
 // appendSummaryDoc appends the summaryDoc of sum to b, as encoding/json
