@@ -334,8 +334,8 @@ func (cg *callgrind) count(b *testing.B) float64 {
 // in the listing (HSET), and with items, their members (ZADD), the write
 // stamp (INCR) and their stamps (ZADD), a call's member of the calls set
 // (ZADD) and the outputs hash's fields of a call and of its output
-// (HSET). What the store adds is its checks (the stored version, the
-// run's place, one ZLEXCOUNT, the stored summary) and its scripts.
+// (HSET). What the store adds is its checks (the stored version and the
+// run's serial, the run's place, one ZLEXCOUNT) and its scripts.
 type rawTurnWrites struct {
 	client goredis.UniversalClient
 	s      *redis.Store // whose keys it writes

@@ -48,9 +48,10 @@ import (
 //     then HSET of the head's "v" and "d", of the delta's pieces if it
 //     has any (a commit's has none), and of the run's summary.
 //
-// The scripts' reads (the stored version, the run's place, a ZLEXCOUNT
-// of the run's members at or after the batch, the stored summary) are
-// what this driver leaves out, with the checks they serve. The stamp
+// The scripts' reads (the stored version and the run's serial in the
+// listing, which the head hash keeps; the run's place; a ZLEXCOUNT of
+// the run's members at or after the batch) are what this driver leaves
+// out, with the checks they serve. The stamp
 // goes up by INCR as in the store, and the driver scores the positions
 // with the count it keeps in Go; the place and the run's serial in the
 // listing it reads once, untimed, in reset.
