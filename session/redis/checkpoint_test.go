@@ -481,9 +481,7 @@ func TestSaveLeavesTheListingsSets(t *testing.T) {
 	s := newStore(t, client, redis.WithPrefix(prefix))
 	mon := monitor(t, client)
 	index := prefix + "runs:{index}:"
-	r := state.NewRun(newRunID(), "assistant")
-	runcore.SetSessionID(r, "session-"+r.ID())
-	runcore.AddInput(r, state.UserMessage("go"))
+	r, sid := runOfItsSession()
 	must(t, s.Save(ctx, r))
 	first := mon.until(t, client, index)
 	addTurn(t, r, 1)
@@ -495,7 +493,7 @@ func TestSaveLeavesTheListingsSets(t *testing.T) {
 	if len(second) != 1 || count(second, `"HSET"`) != 1 {
 		t.Fatalf("a save of the same status and session sent the listing %q, want one HSET", second)
 	}
-	if page, err := s.ListRuns(ctx, state.RunQuery{SessionID: "session-" + r.ID()}); err != nil || len(page.Runs) != 1 || page.Runs[0].Turn != 1 {
+	if page, err := s.ListRuns(ctx, state.RunQuery{SessionID: sid}); err != nil || len(page.Runs) != 1 || page.Runs[0].Turn != 1 {
 		t.Fatalf("ListRuns = %+v, %v, want the run at turn 1", page, err)
 	}
 }
@@ -508,10 +506,7 @@ func TestSaveFilesARunTheListingLost(t *testing.T) {
 	ctx := t.Context()
 	client, prefix := testClient(t)
 	s := newStore(t, client, redis.WithPrefix(prefix))
-	r := state.NewRun(newRunID(), "assistant")
-	sid := "session-" + r.ID()
-	runcore.SetSessionID(r, sid)
-	runcore.AddInput(r, state.UserMessage("go"))
+	r, sid := runOfItsSession()
 	must(t, s.Save(ctx, r))
 	keys, err := client.Keys(ctx, prefix+"runs:{index}:*").Result()
 	must(t, err)
@@ -536,10 +531,7 @@ func TestSaveGivesAHeadItsSerial(t *testing.T) {
 	ctx := t.Context()
 	client, prefix := testClient(t)
 	s := newStore(t, client, redis.WithPrefix(prefix))
-	r := state.NewRun(newRunID(), "assistant")
-	sid := "session-" + r.ID()
-	runcore.SetSessionID(r, sid)
-	runcore.AddInput(r, state.UserMessage("go"))
+	r, sid := runOfItsSession()
 	must(t, s.Save(ctx, r))
 	head := s.RunKeys(r.ID())[0]
 	must(t, client.HDel(ctx, head, "s").Err())
@@ -559,6 +551,16 @@ func TestSaveGivesAHeadItsSerial(t *testing.T) {
 	if page, err := s.ListRuns(ctx, state.RunQuery{SessionID: sid}); err != nil || len(page.Runs) != 1 || page.Runs[0].Turn != 2 {
 		t.Fatalf("ListRuns = %+v, %v, want the run at turn 2", page, err)
 	}
+}
+
+// runOfItsSession returns a new run with one input, of a session of its
+// own, and the session's ID.
+func runOfItsSession() (*state.Run, string) {
+	r := state.NewRun(newRunID(), "assistant")
+	sid := "session-" + r.ID()
+	runcore.SetSessionID(r, sid)
+	runcore.AddInput(r, state.UserMessage("go"))
+	return r, sid
 }
 
 func count(lines []string, s string) (n int) {
