@@ -296,8 +296,10 @@ func deltaArgs(args []any, d *state.Delta, base string, more int) []any {
 	return w.args
 }
 
-// flag returns "1" for true, "0" for false: the script's flags.
-func flag(v bool) string {
+// flag returns "1" for true, "0" for false: the script's flags, as
+// arguments. A string a function returns, put in an interface, is copied
+// to the heap; a constant is not.
+func flag(v bool) any {
 	if v {
 		return "1"
 	}
