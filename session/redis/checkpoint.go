@@ -176,7 +176,7 @@ end
 // the run in the listing's index unless ARGV[7] is "" (see checkpointLua;
 // the items follow ARGV[12]). It returns -1 on success, or
 // the stored version on a conflict, having written nothing.
-var saveScript = goredis.NewScript(checkpointLua + `
+var saveScript = newScript(checkpointLua + `
 local stored, serial = cas(KEYS, ARGV)
 if stored ~= -1 then return stored end
 write(KEYS, ARGV)
@@ -192,7 +192,7 @@ return -1
 // {1, stored version} on a version conflict and {2, what appendScript
 // returned} when the append is refused or its prepared form does not
 // fit ("g"); then nothing is written. It files the run in the listing's index as saveScript does.
-var saveAppendScript = goredis.NewScript(checkpointLua +
+var saveAppendScript = newScript(checkpointLua +
 	"local function sessionAppend(KEYS, ARGV)\n" + appendLua + "\nend\n" + `
 local stored, serial = cas(KEYS, ARGV)
 if stored ~= -1 then return {1, stored} end
@@ -257,7 +257,7 @@ func deltaArgs(args []any, d *state.Delta, base string, more int) []any {
 	w := argsBuilder{
 		b:    make([]byte, 0, size),
 		segs: make([]argSeg, 0, 9+2*len(d.Items)),
-		args: slices.Grow(args, 12+2*len(d.Items)+more),
+		args: slices.Grow(args, deltaArgsLen(d)+more),
 	}
 	w.b = strconv.AppendInt(w.b, d.Base, 10)
 	w.end(0)
@@ -295,6 +295,9 @@ func deltaArgs(args []any, d *state.Delta, base string, more int) []any {
 	}
 	return w.args
 }
+
+// deltaArgsLen returns the number of arguments deltaArgs appends for d.
+func deltaArgsLen(d *state.Delta) int { return 12 + 2*len(d.Items) }
 
 // flag returns "1" for true, "0" for false: the script's flags, as
 // arguments. A string a function returns, put in an interface, is copied
@@ -414,8 +417,8 @@ func (s *Store) save(ctx context.Context, run *state.Run, d *state.Delta) error 
 	if oneScript {
 		base = s.indexBase()
 	}
-	args := deltaArgs(nil, d, base, 0)
-	stored, err := saveScript.Run(ctx, s.client, s.runKeys(run.ID()), args...).Int64()
+	args := deltaArgs(saveScript.head(s.runKeys(run.ID()), deltaArgsLen(d)), d, base, 0)
+	stored, err := saveScript.run(ctx, s.client, args).Int64()
 	if err != nil {
 		return s.storeErr(ctx, "save", run.ID(), err)
 	}
@@ -464,20 +467,21 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if err := s.gate.BeginRun(ctx, "save", run.ID()); err != nil {
 		return err
 	}
-	args := deltaArgs(nil, d, s.indexBase(), max(3, preparedLen(items)))
+	keys := append(s.runKeys(run.ID()), s.keys(sessionID)...)
+	more := max(3, preparedLen(items)) // the append's arguments, either form
+	args := deltaArgs(saveAppendScript.head(keys, deltaArgsLen(d)+more), d, s.indexBase(), more)
 	deltaLen := len(args)
 	args, err = s.appendArgs(ctx, args, sessionID, run.ID(), items)
 	if err != nil {
 		return s.storeErr(ctx, "save", run.ID(), err)
 	}
-	keys := append(s.runKeys(run.ID()), s.keys(sessionID)...)
-	res, err := saveAppendScript.Run(ctx, s.client, keys, args...).Slice()
+	res, err := saveAppendScript.run(ctx, s.client, args).Slice()
 	if err == nil && len(res) == 2 && res[0] == int64(2) && res[1] == "g" {
 		// The prepared form did not fit; nothing was written.
 		if args, err = s.generalArgs(ctx, args[:deltaLen], sessionID, run.ID(), items); err != nil {
 			return s.storeErr(ctx, "save", run.ID(), err)
 		}
-		res, err = saveAppendScript.Run(ctx, s.client, keys, args...).Slice()
+		res, err = saveAppendScript.run(ctx, s.client, args).Slice()
 	}
 	if err != nil {
 		return s.storeErr(ctx, "save", run.ID(), err)

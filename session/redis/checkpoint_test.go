@@ -637,3 +637,41 @@ func (m *monitorConn) until(t *testing.T, client *goredis.Client, prefix string)
 		}
 	}
 }
+
+// TestScriptsAfterFlush empties the servers' script caches (SCRIPT FLUSH,
+// as a restart does, or a failover to a replica that never ran the
+// scripts) before each of the store's calls on its hot paths: Append,
+// Save and SaveAppend find their script's digest unknown and send its
+// source, and what they store is what they store otherwise.
+func TestScriptsAfterFlush(t *testing.T) {
+	forEachServer(t, func(t *testing.T, client goredis.UniversalClient, prefix string) {
+		ctx := t.Context()
+		s := newStore(t, client, redis.WithPrefix(prefix))
+		flush := func() {
+			t.Helper()
+			if c, ok := client.(*goredis.ClusterClient); ok {
+				must(t, c.ForEachShard(ctx, func(ctx context.Context, n *goredis.Client) error { return n.ScriptFlush(ctx).Err() }))
+				return
+			}
+			must(t, client.ScriptFlush(ctx).Err())
+		}
+		sid := "flushed-" + newRunID()
+		flush()
+		must(t, s.Append(ctx, sid, "history", history(4)))
+		r := state.NewRun(newRunID(), "assistant")
+		runcore.SetSessionID(r, sid)
+		save := func(ctx context.Context, r *state.Run) error { flush(); return s.Save(ctx, r) }
+		commit := func(ctx context.Context, r *state.Run, sid string, items []state.Item) error {
+			flush()
+			return s.SaveAppend(ctx, r, sid, items)
+		}
+		for turn := 1; turn <= 2; turn++ {
+			must(t, toolTurn(ctx, r, sid, turn, save, commit))
+		}
+		wantSame(t, s, r)
+		items, err := s.List(ctx, sid, 0)
+		if err != nil || len(items) != 4+2*2 {
+			t.Fatalf("List = %d items, %v; want the history's 4 and the two turns' calls and outputs", len(items), err)
+		}
+	})
+}

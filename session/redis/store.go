@@ -212,7 +212,7 @@ func seqHex(seq int64) string { return fmt.Sprintf("%016x", seq) }
 // run's (the session was cleared since) or a batch that is not after the
 // run's stored items gets "g", and the client sends the batch again in
 // the general form. What is stored is the same whichever path wrote it.
-var appendScript = goredis.NewScript(appendLua)
+var appendScript = newScript(appendLua)
 
 // appendLua is the source of appendScript; [Store.SaveAppend] runs it as a
 // function, with its own KEYS and ARGV.
@@ -607,17 +607,18 @@ func (s *Store) Append(ctx context.Context, sessionID, runID string, items []sta
 	if err := rowcodec.Validate(pkg, sessionID, runID, items); err != nil || len(items) == 0 {
 		return err
 	}
-	args, err := s.appendArgs(ctx, nil, sessionID, runID, items)
+	keys := s.keys(sessionID)
+	head := appendScript.head(keys, max(3, preparedLen(items)))
+	args, err := s.appendArgs(ctx, head, sessionID, runID, items)
 	if err != nil {
 		return s.wrap(ctx, "append to", sessionID, err)
 	}
-	keys := s.keys(sessionID)
-	res, err := appendScript.Run(ctx, s.client, keys, args...).Result()
+	res, err := appendScript.run(ctx, s.client, args).Result()
 	if err == nil && res == "g" { // the prepared form did not fit: nothing written
-		if args, err = s.generalArgs(ctx, args[:0], sessionID, runID, items); err != nil {
+		if args, err = s.generalArgs(ctx, args[:len(head)], sessionID, runID, items); err != nil {
 			return s.wrap(ctx, "append to", sessionID, err)
 		}
-		res, err = appendScript.Run(ctx, s.client, keys, args...).Result()
+		res, err = appendScript.run(ctx, s.client, args).Result()
 	}
 	if err != nil {
 		return s.wrap(ctx, "append to", sessionID, err)
