@@ -69,10 +69,11 @@ func (c Codec) DecodeRun(runID string, version int64, data []byte) (*state.Run, 
 // is done it wraps ctx's error; an error that already is a StoreError is
 // returned as is.
 func StoreErr(ctx context.Context, pkg, op, runID string, closed bool, err error) error {
+	if err == nil {
+		return nil // before se, which errors.As moves to the heap where it is declared
+	}
 	var se *state.StoreError
 	switch {
-	case err == nil:
-		return nil
 	case errors.As(err, &se):
 		return err
 	case closed:
