@@ -467,7 +467,7 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if err := s.gate.BeginRun(ctx, "save", run.ID()); err != nil {
 		return err
 	}
-	keys := append(s.runKeys(run.ID()), s.keys(sessionID)...)
+	keys := s.appendKeys(s.appendRunKeys(make([]string, 0, 3+len(sessionKeySuffixes)), run.ID()), sessionID)
 	more := max(3, preparedLen(items)) // the append's arguments, either form
 	args := deltaArgs(saveAppendScript.head(keys, deltaArgsLen(d)+more), d, s.indexBase(), more)
 	deltaLen := len(args)

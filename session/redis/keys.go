@@ -15,13 +15,22 @@ import "strings"
 // prefix+kind+"%:{"+escaped+"}"). No ID without braces maps there, and IDs
 // without braces keep the names they always had.
 func (s *Store) tagged(kind, id string) string {
-	if !strings.ContainsAny(id, "{}") {
-		return s.prefix + kind + ":{" + id + "}"
-	}
 	var b strings.Builder
-	b.Grow(len(s.prefix) + len(kind) + len(id) + 16)
+	s.writeTagged(&b, kind, id)
+	return b.String()
+}
+
+// writeTagged writes the hash-tagged name of tagged to b.
+func (s *Store) writeTagged(b *strings.Builder, kind, id string) {
+	b.Grow(len(s.prefix) + len(kind) + len(id) + 4)
 	b.WriteString(s.prefix)
 	b.WriteString(kind)
+	if !strings.ContainsAny(id, "{}") {
+		b.WriteString(":{")
+		b.WriteString(id)
+		b.WriteByte('}')
+		return
+	}
 	b.WriteString("%:{")
 	for i := 0; i < len(id); i++ {
 		switch c := id[i]; c {
@@ -36,7 +45,6 @@ func (s *Store) tagged(kind, id string) string {
 		}
 	}
 	b.WriteByte('}')
-	return b.String()
 }
 
 // keys returns the session's keys: the sorted set of items, the hash of run
@@ -57,22 +65,29 @@ func (s *Store) tagged(kind, id string) string {
 // The keys are slices of one string, written once: one allocation for the
 // seven, not one each.
 func (s *Store) keys(sessionID string) []string {
-	tag := s.tagged("session", sessionID)
+	return s.appendKeys(make([]string, 0, len(sessionKeySuffixes)), sessionID)
+}
+
+// appendKeys appends the session's keys (see keys) to dst.
+func (s *Store) appendKeys(dst []string, sessionID string) []string {
 	var b strings.Builder
-	b.Grow(len(sessionKeySuffixes)*len(tag) + sessionKeySuffixLen)
-	for _, suffix := range sessionKeySuffixes {
-		b.WriteString(tag)
+	b.Grow(len(sessionKeySuffixes)*(len(s.prefix)+len(sessionID)+16) + sessionKeySuffixLen)
+	s.writeTagged(&b, "session", sessionID)
+	tag := b.String() // the builder's bytes so far, which later writes leave as they are
+	for i, suffix := range sessionKeySuffixes {
+		if i > 0 {
+			b.WriteString(tag)
+		}
 		b.WriteString(suffix)
 	}
 	all := b.String()
-	keys := make([]string, len(sessionKeySuffixes))
 	at := 0
-	for i, suffix := range sessionKeySuffixes {
+	for _, suffix := range sessionKeySuffixes {
 		n := len(tag) + len(suffix)
-		keys[i] = all[at : at+n]
+		dst = append(dst, all[at:at+n])
 		at += n
 	}
-	return keys
+	return dst
 }
 
 // sessionKeySuffixes are the names of a session's keys after its tag, in
@@ -104,6 +119,20 @@ const clearKeys = 6
 // "<version>:<item JSON>") and its context (a string). They share a hash
 // tag.
 func (s *Store) runKeys(runID string) []string {
-	head := s.tagged("checkpoint", runID)
-	return []string{head, head + ":items", head + ":context"}
+	return s.appendRunKeys(make([]string, 0, 3), runID)
+}
+
+// appendRunKeys appends the run's keys (see runKeys) to dst: slices of
+// one string, "<head>:items<head>:context".
+func (s *Store) appendRunKeys(dst []string, runID string) []string {
+	var b strings.Builder
+	b.Grow(2*(len(s.prefix)+len(runID)+16) + len(":items:context"))
+	s.writeTagged(&b, "checkpoint", runID)
+	head := b.String()
+	b.WriteString(":items")
+	b.WriteString(head)
+	b.WriteString(":context")
+	all := b.String()
+	n := len(head) + len(":items")
+	return append(dst, all[:len(head)], all[:n], all[n:])
 }
