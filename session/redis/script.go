@@ -13,13 +13,11 @@ import (
 // each key string (one allocation a key: thirteen a crash-safe tool turn)
 // and the command's name and digest.
 type script struct {
-	*goredis.Script
-	sha, src any // the digest and the source, boxed once
+	sha, src any // the digest (go-redis's, the source's SHA-1) and the source, boxed once
 }
 
 func newScript(src string) *script {
-	sc := goredis.NewScript(src)
-	return &script{Script: sc, sha: sc.Hash(), src: src}
+	return &script{sha: goredis.NewScript(src).Hash(), src: src}
 }
 
 // head returns the start of a call of the script on keys, with room for n
