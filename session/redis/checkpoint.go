@@ -486,15 +486,18 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if err != nil {
 		return s.storeErr(ctx, "save", run.ID(), err)
 	}
-	code, _ := res[0].(int64)
-	switch {
-	case code == 0 && len(res) == 2:
+	var code any // the reply's first element: a reply of another shape is unexpected
+	if len(res) == 2 {
+		code = res[0]
+	}
+	switch code {
+	case int64(0):
 		runcore.Saved(run, d)
 		return s.appended(ctx, res[1], sessionID, run.ID(), items)
-	case code == 1 && len(res) == 2:
+	case int64(1):
 		stored, _ := res[1].(int64)
 		return &state.StoreError{Op: "save", RunID: run.ID(), Have: d.Base, Stored: stored, Err: state.ErrConflict}
-	case code == 2 && len(res) == 2:
+	case int64(2):
 		if err := appendRefused(res[1], sessionID, run.ID(), items); err != nil {
 			return err
 		}
