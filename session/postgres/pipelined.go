@@ -22,9 +22,10 @@ type txConn interface {
 // it on generic plans) and first statements go in one round trip: queue
 // adds the statements to the batch after the lock, which they read after
 // (see appendReads), read reads their results, and rest, if read
-// succeeded, goes on in the same transaction on the same connection. It commits if both succeed and rolls
-// back otherwise. The common append is then two round trips (the batch and
-// the COMMIT) where pgx.BeginFunc takes three: its BEGIN is one of its own.
+// succeeded, goes on in the same transaction on the same connection. It
+// commits if both succeed and rolls back otherwise. The common append is
+// then two round trips (the batch and the COMMIT) where pgx.BeginFunc
+// takes three: its BEGIN is one of its own.
 //
 // A connection whose transaction could not be ended (the rollback failed)
 // is closed rather than returned to the pool in the middle of one.
