@@ -34,10 +34,10 @@ func (s *Store) storeErr(ctx context.Context, op, runID string, err error) error
 // full ("f" if it is not and its base filed the run under the status and
 // session it has: [state.Delta.Filed]; else "0"), the head, "1" if the
 // context is replaced, the context; then the listing's index base ("":
-// the caller indexes apart), the run ID, its status, session ID and
-// summary after its serial (see indexLua and file); then the number of
-// the delta's items' arguments (twice its items), and for each item its
-// Seq in decimal and "<version>:<JSON>" (see deltaArgs).
+// the caller indexes apart), the run ID and its summary after its serial
+// (see indexLua and file), which holds its status and session ID; then
+// the number of the delta's items' arguments (twice its items), and for
+// each item its Seq in decimal and "<version>:<JSON>" (see deltaArgs).
 //
 // cas returns -1 and the run's serial in the listing as its head keeps it
 // (false if it keeps none) if the stored version is the base, else the
@@ -81,19 +81,19 @@ local function write(k, a)
 	if a[3] == '1' then redis.call('DEL', k[2], k[3]) end
 	redis.call('HSET', k[1], 'v', a[2], 'd', a[4])
 	if a[5] == '1' then redis.call('SET', k[3], a[6]) end
-	local last = 12 + tonumber(a[12])
-	for i = 13, last, 2000 do
+	local last = 10 + tonumber(a[10])
+	for i = 11, last, 2000 do
 		redis.call('HSET', k[2], unpack(a, i, math.min(i + 1999, last)))
 	end
 end
 ` + indexLua + `
 local function file(k, a, serial)
 	if serial and a[3] == 'f' then
-		if redis.call('HSET', a[7] .. 'sum', a[8], serial .. a[11]) == 0 then return end
+		if redis.call('HSET', a[7] .. 'sum', a[8], serial .. a[9]) == 0 then return end
 		-- The summary was not there: the listing lost the run. File it anew.
 		redis.call('HDEL', a[7] .. 'sum', a[8])
 	end
-	redis.call('HSET', k[1], 's', index(a[7], a[8], a[9], a[10], a[11]))
+	redis.call('HSET', k[1], 's', index(a[7], a[8], a[9]))
 end
 `
 
@@ -109,7 +109,10 @@ end
 // summary is in its sets already, under its serial: index then rewrites
 // only the summary (one HGET and one HSET). Its last argument is the
 // summary after the serial, ":<status>:<length of the session
-// ID>:<session ID><JSON>", which the client writes.
+// ID>:<session ID><JSON>", which the client writes, and which index
+// reads the status and session ID from: they are not arguments of their
+// own, which every save would send (and the server hash, see
+// checkpointLua) to be read only when a run is filed anew.
 //
 // The scripts build the names of these keys from base rather than take
 // them in KEYS: which sets a run leaves depends on its stored summary.
@@ -128,10 +131,13 @@ local function unlist(base, id, t, sid)
 		redis.call('ZREM', base .. 's:' .. t .. ':' .. sid, id)
 	end
 end
-local function index(base, id, status, sid, rest)
+local function index(base, id, rest)
 	local hk = base .. 'sum'
 	local old = redis.call('HGET', hk, id)
-	local filed = ':' .. status .. ':' .. #sid .. ':' .. sid
+	-- filed is rest up to the JSON: the status and session ID.
+	local status, l, at = string.match(rest, '^:(%d):(%d+):()')
+	local sidEnd = at + tonumber(l) - 1
+	local sid, filed = string.sub(rest, at, sidEnd), string.sub(rest, 1, sidEnd)
 	local serial
 	local moved = true
 	if old then
@@ -174,7 +180,7 @@ end
 
 // saveScript applies a delta if the stored version is its base, and files
 // the run in the listing's index unless ARGV[7] is "" (see checkpointLua;
-// the items follow ARGV[12]). It returns -1 on success, or
+// the items follow ARGV[10]). It returns -1 on success, or
 // the stored version on a conflict, having written nothing.
 var saveScript = newScript(checkpointLua + `
 local stored, serial = cas(KEYS, ARGV)
@@ -187,16 +193,18 @@ return -1
 // saveAppendScript applies a delta and appends to a session, both or
 // neither. KEYS: the run's three keys, then the session's seven (see
 // appendScript). ARGV: the delta's as for saveScript, its items included
-// (the ARGV[12] after ARGV[12]), then appendScript's ARGV (see
-// appendArgs). It returns {0, what appendScript returned} on success,
-// {1, stored version} on a version conflict and {2, what appendScript
-// returned} when the append is refused or its prepared form does not
-// fit ("g"); then nothing is written. It files the run in the listing's index as saveScript does.
+// (the ARGV[10] after ARGV[10]), then appendScript's ARGV (see
+// appendArgs) but its first, the run ID, which is the delta's ARGV[8].
+// It returns {0, what appendScript returned} on success, {1, stored
+// version} on a version conflict and {2, what appendScript returned} when
+// the append is refused or its prepared form does not fit ("g"); then
+// nothing is written. It files the run in the listing's index as
+// saveScript does.
 var saveAppendScript = newScript(checkpointLua +
 	"local function sessionAppend(KEYS, ARGV)\n" + appendLua + "\nend\n" + `
 local stored, serial = cas(KEYS, ARGV)
 if stored ~= -1 then return {1, stored} end
-local res = sessionAppend({KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]}, {unpack(ARGV, 13 + tonumber(ARGV[12]))})
+local res = sessionAppend({KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]}, {ARGV[8], unpack(ARGV, 11 + tonumber(ARGV[10]))})
 if res ~= 0 and string.find(res, '^[pP]') == nil then return {2, res} end
 write(KEYS, ARGV)
 if ARGV[7] ~= '' then file(KEYS, ARGV, serial) end
@@ -204,10 +212,10 @@ return {0, res}
 `)
 
 // indexScript files a run in the listing's index, apart from its save
-// (in a Redis Cluster). KEYS: base.."sum". ARGV: base, the run ID, its
-// status, session ID and summary JSON.
+// (in a Redis Cluster). KEYS: base.."sum". ARGV: base, the run ID and
+// its summary after its serial.
 var indexScript = goredis.NewScript(indexLua + `
-index(ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
+index(ARGV[1], ARGV[2], ARGV[3])
 return 0
 `)
 
@@ -250,13 +258,13 @@ func deltaArgs(args []any, d *state.Delta, base string, more int) []any {
 	var vb [20]byte
 	tag := append(strconv.AppendInt(vb[:0], d.Version, 10), ':')
 	sum := d.Summary
-	size := 3*20 + len(base) + len(sum.RunID) + len(sum.SessionID) + summaryRestLen(sum)
+	size := 2*20 + len(base) + len(sum.RunID) + summaryRestLen(sum)
 	for _, p := range d.Items {
 		size += 20 + len(tag) + len(p.Data)
 	}
 	w := argsBuilder{
 		b:    make([]byte, 0, size),
-		segs: make([]argSeg, 0, 9+2*len(d.Items)),
+		segs: make([]argSeg, 0, 7+2*len(d.Items)),
 		args: slices.Grow(args, deltaArgsLen(d)+more),
 	}
 	w.b = strconv.AppendInt(w.b, d.Base, 10)
@@ -278,10 +286,6 @@ func deltaArgs(args []any, d *state.Delta, base string, more int) []any {
 	w.add(base)
 	w.add(sum.RunID)
 	start = len(w.b)
-	w.b = strconv.AppendInt(w.b, int64(sum.Status), 10)
-	w.end(start)
-	w.add(sum.SessionID)
-	start = len(w.b)
 	w.b = appendSummaryRest(w.b, sum)
 	w.end(start)
 	w.args = append(w.args, 2*len(d.Items))
@@ -297,7 +301,7 @@ func deltaArgs(args []any, d *state.Delta, base string, more int) []any {
 }
 
 // deltaArgsLen returns the number of arguments deltaArgs appends for d.
-func deltaArgsLen(d *state.Delta) int { return 12 + 2*len(d.Items) }
+func deltaArgsLen(d *state.Delta) int { return 10 + 2*len(d.Items) }
 
 // flag returns "1" for true, "0" for false: the script's flags, as
 // arguments. A string a function returns, put in an interface, is copied
@@ -475,12 +479,15 @@ func (s *Store) SaveAppend(ctx context.Context, run *state.Run, sessionID string
 	if err != nil {
 		return s.storeErr(ctx, "save", run.ID(), err)
 	}
+	// The append's first argument, the run ID, is the delta's already.
+	args = slices.Delete(args, deltaLen, deltaLen+1)
 	res, err := saveAppendScript.run(ctx, s.client, args).Slice()
 	if err == nil && len(res) == 2 && res[0] == int64(2) && res[1] == "g" {
 		// The prepared form did not fit; nothing was written.
 		if args, err = s.generalArgs(ctx, args[:deltaLen], sessionID, run.ID(), items); err != nil {
 			return s.storeErr(ctx, "save", run.ID(), err)
 		}
+		args = slices.Delete(args, deltaLen, deltaLen+1)
 		res, err = saveAppendScript.run(ctx, s.client, args).Slice()
 	}
 	if err != nil {

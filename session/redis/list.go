@@ -24,11 +24,11 @@ type summaryDoc struct {
 	Version int64  `json:"v"`
 }
 
-// summaryArgs appends the run ID, status, session ID and summary after
-// its serial of sum, as indexLua's index takes them, to args.
+// summaryArgs appends the run ID and the summary after its serial of
+// sum, as indexLua's index takes them, to args.
 func summaryArgs(args []any, sum state.RunSummary) []any {
 	rest := appendSummaryRest(make([]byte, 0, summaryRestLen(sum)), sum)
-	return append(args, sum.RunID, strconv.Itoa(int(sum.Status)), sum.SessionID, rest)
+	return append(args, sum.RunID, rest)
 }
 
 // appendSummaryRest appends what follows the serial in the listing's
