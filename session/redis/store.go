@@ -217,11 +217,6 @@ var appendScript = newScript(appendLua)
 // appendLua is the source of appendScript; [Store.SaveAppend] runs it as a
 // function, with its own KEYS and ARGV.
 const appendLua = `
-local function many(cmd, key, args)
-	for i = 1, #args, 2000 do
-		redis.call(cmd, key, unpack(args, i, math.min(i + 1999, #args)))
-	end
-end
 local run = ARGV[1]
 local place = redis.call('HGET', KEYS[2], run)
 -- The prepared form (see preparedArgs), when the client sent one: the
@@ -376,6 +371,13 @@ end
 for field, seq in pairs(answers) do
 	local f, at = place .. field, #fields
 	fields[at + 1], fields[at + 2], fields[at + 3], fields[at + 4] = f, seq, 'r' .. place .. seq, 'a' .. f
+end
+-- Defined here, not at the top: the prepared path, which returned above,
+-- does not make its closure (see listingLua).
+local function many(cmd, key, args)
+	for i = 1, #args, 2000 do
+		redis.call(cmd, key, unpack(args, i, math.min(i + 1999, #args)))
+	end
 end
 many('ZADD', KEYS[1], items)
 many('ZADD', KEYS[6], stamps)
