@@ -231,10 +231,13 @@ if ARGV[2] ~= '' then
 	if place ~= ARGV[2] or redis.call('ZLEXCOUNT', KEYS[1], ARGV[3], ARGV[4]) ~= 0 then return 'g' end
 	local n, c, o = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 	local at = 8 + 2 * n
-	local stamp, stamps = tostring(redis.call('INCR', KEYS[7])), {}
+	local stamp = tostring(redis.call('INCR', KEYS[7]))
+	-- Made with room for four items: a table grown from empty is
+	-- reallocated at each power of two.
+	local stamps = {stamp, false, stamp, false, stamp, false, stamp, false}
 	for i = 1, n do stamps[2 * i - 1], stamps[2 * i] = stamp, ARGV[at + i - 1] end
 	redis.call('ZADD', KEYS[1], unpack(ARGV, 8, at - 1))
-	redis.call('ZADD', KEYS[6], unpack(stamps))
+	redis.call('ZADD', KEYS[6], unpack(stamps, 1, 2 * n))
 	at = at + n
 	if c > 0 then redis.call('ZADD', KEYS[4], unpack(ARGV, at, at + 2 * c - 1)) end
 	at = at + 2 * c
