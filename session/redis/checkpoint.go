@@ -33,8 +33,9 @@ func (s *Store) storeErr(ctx context.Context, op, runID string, err error) error
 // the base version (0: none stored), the new version, "1" if the save is
 // full ("f" if it is not and its base filed the run under the status and
 // session it has: [state.Delta.Filed]; else "0"), the head, "1" if the
-// context is replaced, the context; then the listing's index base ("":
-// the caller indexes apart), the run ID and its summary after its serial
+// context is replaced, the context; then the listing's hash of summaries,
+// its index base followed by "sum" ("": the caller indexes apart), the
+// run ID and its summary after its serial
 // (see indexLua and file), which holds its status and session ID; then
 // the number of the delta's items' arguments (twice its items), and for
 // each item its Seq in decimal and "<version>:<JSON>" (see deltaArgs).
@@ -90,12 +91,12 @@ local function write(k, a)
 end
 local function file(k, a, serial)
 	if serial and a[3] == 'f' then
-		if redis.call('HSET', a[7] .. 'sum', a[8], serial .. a[9]) == 0 then return end
+		if redis.call('HSET', a[7], a[8], serial .. a[9]) == 0 then return end
 		-- The summary was not there: the listing lost the run. File it anew.
-		redis.call('HDEL', a[7] .. 'sum', a[8])
+		redis.call('HDEL', a[7], a[8])
 	end
 ` + indexLua + `
-	redis.call('HSET', k[1], 's', index(a[7], a[8], a[9]))
+	redis.call('HSET', k[1], 's', index(string.sub(a[7], 1, -4), a[8], a[9]))
 end
 `
 
@@ -278,7 +279,7 @@ func deltaArgs(args []any, d *state.Delta, base string, more int) []any {
 	var vb [20]byte
 	tag := append(strconv.AppendInt(vb[:0], d.Version, 10), ':')
 	sum := d.Summary
-	size := 2*20 + len(base) + len(sum.RunID) + summaryRestLen(sum)
+	size := 2*20 + len(base) + len("sum") + len(sum.RunID) + summaryRestLen(sum)
 	for _, p := range d.Items {
 		size += 20 + len(tag) + len(p.Data)
 	}
@@ -303,7 +304,13 @@ func deltaArgs(args []any, d *state.Delta, base string, more int) []any {
 	w.slice(d.Head)
 	w.args = append(w.args, flag(d.Context != nil))
 	w.slice(d.Context)
-	w.add(base)
+	if base != "" {
+		start = len(w.b)
+		w.b = append(append(w.b, base...), "sum"...)
+		w.end(start)
+	} else {
+		w.args = append(w.args, "")
+	}
 	w.add(sum.RunID)
 	start = len(w.b)
 	w.b = appendSummaryRest(w.b, sum)
