@@ -168,7 +168,7 @@ func marshalWire(s *snapshot, cfg *marshalConfig) ([]byte, error) {
 	if s.ID == "" {
 		return nil, ErrNoRunID
 	}
-	out, ok := appendCheckpoint(make([]byte, 0, checkpointSize(s)), s, cfg) // s stays on the stack: no reflection reaches it
+	out, ok := appendCheckpoint(make([]byte, 0, checkpointSize(s, cfg)), s, cfg) // s stays on the stack: no reflection reaches it
 	if !ok {
 		return marshalWireJSON(s.wired(), cfg)
 	}

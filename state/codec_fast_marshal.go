@@ -73,9 +73,50 @@ func appendKey(b []byte, name string, first bool) []byte {
 	return append(b, '"', ':')
 }
 
-// checkpointSize estimates the length of s's checkpoint.
-func checkpointSize(s *snapshot) int {
-	n := 512 + len(s.ID) + len(s.Agent) + len(s.SessionID) + len(s.Final)
+const (
+	// checkpointBase is room for the members every checkpoint has: their
+	// names, braces and separators (some 430 bytes) and fifteen numbers
+	// of up to 20 digits.
+	checkpointBase = 768
+	// signatureRoom is room for a signature's members and its MAC, but
+	// its key ID.
+	signatureRoom = 160
+)
+
+// checkpointSize returns room for s's checkpoint, signed when cfg signs:
+// its buffer is made once, at this size. A checkpoint that outgrew
+// its room was copied into a buffer twice as large, one allocation and a
+// copy of the head on every save (a delta's head, whose record alone is
+// some 200 bytes, outgrew the 512 bytes this gave every run's members
+// before). The members every run has take checkpointBase; each string,
+// item, record and entry its length and room for its name, quotes and
+// separators; a string JSON may escape twice its length.
+// TestCheckpointSize checks the room against what runs of every shape
+// write.
+func checkpointSize(s *snapshot, cfg *marshalConfig) int {
+	n := checkpointBase + len(s.ID) + 2*len(s.Agent) + 2*len(s.SessionID) + 2*len(s.Final)
+	if cfg.key != nil {
+		n += signatureRoom + 2*len(cfg.keyID)
+	}
+	n += len(s.ownKey) + len(s.own) + 8
+	for k, v := range s.Extension {
+		n += 2*len(k) + len(v) + 8
+	}
+	for k, v := range s.Trace {
+		n += 2*(len(k)+len(v)) + 8
+	}
+	for i := range s.Pending {
+		a := &s.Pending[i]
+		n += 160 + 2*(len(a.Tool)+len(a.CallID)+len(a.Arguments)+len(a.Agent)+len(a.Owner))
+	}
+	for i := range s.Decisions {
+		d := &s.Decisions[i]
+		n += 128 + 2*(len(d.Tool)+len(d.CallID)+len(d.Fingerprint)+len(d.Message)+len(d.Owner))
+	}
+	for i := range s.Guardrails {
+		g := &s.Guardrails[i]
+		n += 160 + 2*(len(g.Name)+len(g.CallID)+len(g.Owner)+len(g.Agent)+len(g.Behavior)+len(g.Message)) + len(g.Info)
+	}
 	for _, l := range [3][]Item{s.input, s.items, s.context} {
 		for _, it := range l {
 			n += 48 + len(it.raw)
