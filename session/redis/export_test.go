@@ -26,7 +26,7 @@ func (s *Store) CachedPlace(sessionID, runID string) string { return s.places.ge
 // (testdata/append-v1.lua), and its arguments: the batch alone. It
 // returns the script's reply, for TestRollingUpgrade.
 func (s *Store) AppendV1(ctx context.Context, script *goredis.Script, sessionID, runID string, items []state.Item) (any, error) {
-	fresh := &Store{client: s.client, prefix: s.prefix, items: s.items} // remembers no place
+	fresh := &Store{client: s.client, prefix: s.prefix, listing: s.listing, items: s.items} // remembers no place
 	args, err := fresh.appendArgs(ctx, nil, sessionID, runID, items)
 	if err != nil {
 		return nil, err

@@ -12,9 +12,10 @@ import (
 )
 
 // indexBase is the start of the names of the listing's keys (see
-// indexLua): one hash tag for all of them, so that a script can reach
-// every set a run moves between.
-func (s *Store) indexBase() string { return s.prefix + "runs:{index}:" }
+// indexLua), prefix+"runs:{index}:": one hash tag for all of them, so that
+// a script can reach every set a run moves between. New makes it, rather
+// than every save.
+func (s *Store) indexBase() string { return s.listing }
 
 // summaryDoc is the part of a run's summary the index keeps as JSON.
 type summaryDoc struct {

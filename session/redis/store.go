@@ -29,13 +29,14 @@ var (
 // Redis runs atomically ([Store.SaveAppend] in a Redis Cluster: two, see
 // there).
 type Store struct {
-	client goredis.UniversalClient
-	owned  bool // Close closes the client
-	prefix string
-	gate   rowcodec.Gate
-	codec  rowcodec.Codec // signing and verification of checkpoints
-	items  ItemCodec      // the stored form of items, or nil: canonical JSON
-	places placeCache     // the places of the runs appended to, a hint
+	client  goredis.UniversalClient
+	owned   bool // Close closes the client
+	prefix  string
+	listing string // the listing's index base (see indexBase), made once
+	gate    rowcodec.Gate
+	codec   rowcodec.Codec // signing and verification of checkpoints
+	items   ItemCodec      // the stored form of items, or nil: canonical JSON
+	places  placeCache     // the places of the runs appended to, a hint
 }
 
 // ItemCodec returns the codec the store keeps items with
@@ -68,7 +69,7 @@ func New(client goredis.UniversalClient, opts ...Option) *Store {
 		panic("redis: New called with a nil client")
 	}
 	cfg := newConfig(opts)
-	return &Store{client: client, prefix: cfg.prefix, gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec, items: cfg.items}
+	return &Store{client: client, prefix: cfg.prefix, listing: cfg.prefix + "runs:{index}:", gate: rowcodec.Gate{Pkg: pkg}, codec: cfg.codec, items: cfg.items}
 }
 
 // Close makes the store unusable: later calls return [session.ErrClosed]
