@@ -96,6 +96,7 @@ local function file(k, a, serial)
 		redis.call('HDEL', a[7], a[8])
 	end
 ` + indexLua + `
+	-- index takes the listing's base: a[7] without its "sum".
 	redis.call('HSET', k[1], 's', index(string.sub(a[7], 1, -4), a[8], a[9]))
 end
 `
