@@ -171,13 +171,13 @@ func toolTurns(b *testing.B, s *redis.Store, save func(context.Context, *state.R
 
 // startToolTurns clears session sid, appends 10 items of history to it
 // and returns a new run of it, saved with save.
-func startToolTurns(b *testing.B, s *redis.Store, sid string, save func(context.Context, *state.Run) error) *state.Run {
+func startToolTurns(tb testing.TB, s *redis.Store, sid string, save func(context.Context, *state.Run) error) *state.Run {
 	ctx := context.Background()
-	must(b, s.Clear(ctx, sid))
-	must(b, s.Append(ctx, sid, "history", history(10)))
+	must(tb, s.Clear(ctx, sid))
+	must(tb, s.Append(ctx, sid, "history", history(10)))
 	r := state.NewRun(newRunID(), "assistant")
 	runcore.SetSessionID(r, sid)
-	must(b, save(ctx, r))
+	must(tb, save(ctx, r))
 	return r
 }
 
@@ -211,7 +211,8 @@ func toolTurn(ctx context.Context, r *state.Run, sid string, turn int, save func
 // server-instr/turn, over one run of b.N turns (its first five not
 // counted). It needs a server of its own started under callgrind, in the
 // folder its profiles go to (valgrind's default file name), and named by
-// TURNKIT_REDIS_CALLGRIND_URL; it is skipped without one:
+// TURNKIT_REDIS_CALLGRIND_URL (.ci/services starts one, for
+// TestToolTurnInstructionBudget); it is skipped without one:
 //
 //	valgrind --tool=callgrind redis-server --port 56390 --save '' --appendonly no &
 //	TURNKIT_REDIS_CALLGRIND_URL=redis://127.0.0.1:56390/0 \
@@ -270,10 +271,10 @@ type callgrind struct {
 
 // openCallgrind returns the server client talks to as a callgrind
 // process.
-func openCallgrind(b *testing.B, client *goredis.Client) *callgrind {
+func openCallgrind(tb testing.TB, client *goredis.Client) *callgrind {
 	ctx := context.Background()
 	info, err := client.Info(ctx, "server").Result()
-	must(b, err)
+	must(tb, err)
 	cg := &callgrind{}
 	for line := range strings.Lines(info) {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
@@ -281,30 +282,30 @@ func openCallgrind(b *testing.B, client *goredis.Client) *callgrind {
 		}
 	}
 	dir, err := client.ConfigGet(ctx, "dir").Result()
-	must(b, err)
+	must(tb, err)
 	cg.dir = dir["dir"]
 	if cg.pid == "" || cg.dir == "" {
-		b.Fatalf("the server's process ID %q or folder %q is unknown", cg.pid, cg.dir)
+		tb.Fatalf("the server's process ID %q or folder %q is unknown", cg.pid, cg.dir)
 	}
 	return cg
 }
 
 // control runs callgrind_control with args on the server's process.
-func (cg *callgrind) control(b *testing.B, args ...string) {
+func (cg *callgrind) control(tb testing.TB, args ...string) {
 	if out, err := exec.Command("callgrind_control", append(args, cg.pid)...).CombinedOutput(); err != nil {
-		b.Fatalf("callgrind_control %v: %v: %s", args, err, out)
+		tb.Fatalf("callgrind_control %v: %v: %s", args, err, out)
 	}
 }
 
 // zero starts the count again.
-func (cg *callgrind) zero(b *testing.B) { cg.control(b, "--zero") }
+func (cg *callgrind) zero(tb testing.TB) { cg.control(tb, "--zero") }
 
 // count returns the instructions counted since the last zero: it dumps
 // the profile and reads its total from the newest dump.
-func (cg *callgrind) count(b *testing.B) float64 {
-	cg.control(b, "--dump")
+func (cg *callgrind) count(tb testing.TB) float64 {
+	cg.control(tb, "--dump")
 	dumps, err := filepath.Glob(filepath.Join(cg.dir, "callgrind.out."+cg.pid+".*"))
-	must(b, err)
+	must(tb, err)
 	newest, part := "", -1
 	for _, d := range dumps {
 		if n, err := strconv.Atoi(d[strings.LastIndexByte(d, '.')+1:]); err == nil && n > part {
@@ -312,18 +313,18 @@ func (cg *callgrind) count(b *testing.B) float64 {
 		}
 	}
 	if newest == "" {
-		b.Fatalf("no callgrind dump of process %s in %s", cg.pid, cg.dir)
+		tb.Fatalf("no callgrind dump of process %s in %s", cg.pid, cg.dir)
 	}
 	data, err := os.ReadFile(newest)
-	must(b, err)
+	must(tb, err)
 	for line := range strings.Lines(string(data)) {
 		if v, ok := strings.CutPrefix(line, "summary: "); ok {
 			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			must(b, err)
+			must(tb, err)
 			return n
 		}
 	}
-	b.Fatalf("%s holds no summary line", newest)
+	tb.Fatalf("%s holds no summary line", newest)
 	return 0
 }
 
