@@ -244,22 +244,32 @@ func BenchmarkToolTurnInstructions(b *testing.B) {
 func instrTurns(b *testing.B, cg *callgrind, s *redis.Store, save func(context.Context, *state.Run) error,
 	commit func(context.Context, *state.Run, string, []state.Item) error) {
 	ctx := context.Background()
-	sid := benchSession()
-	r := startToolTurns(b, s, sid, save)
-	const warm = 5
-	for turn := 1; turn <= warm; turn++ {
-		must(b, toolTurn(ctx, r, sid, turn, save, commit))
-	}
-	cg.zero(b)
-	turn := warm
+	r, sid, turn := countedRun(b, cg, s, save, commit)
 	for b.Loop() {
-		turn++
 		sinkErr = toolTurn(ctx, r, sid, turn, save, commit)
+		turn++
 	}
 	if sinkErr != nil {
 		b.Fatal(sinkErr)
 	}
 	b.ReportMetric(cg.count(b)/float64(b.N), "server-instr/turn")
+}
+
+// countedRun starts a run of tool turns for cg to count (see
+// startToolTurns), makes its first five turns, which are not counted,
+// and zeroes the count; it returns the run, its session and its next
+// turn.
+func countedRun(tb testing.TB, cg *callgrind, s *redis.Store, save func(context.Context, *state.Run) error,
+	commit func(context.Context, *state.Run, string, []state.Item) error) (*state.Run, string, int) {
+	ctx := context.Background()
+	sid := benchSession()
+	r := startToolTurns(tb, s, sid, save)
+	const warm = 5
+	for turn := 1; turn <= warm; turn++ {
+		must(tb, toolTurn(ctx, r, sid, turn, save, commit))
+	}
+	cg.zero(tb)
+	return r, sid, warm + 1
 }
 
 // callgrind is a Redis server's process under valgrind's callgrind,

@@ -74,14 +74,8 @@ func TestToolTurnInstructionBudget(t *testing.T) {
 func countTurns(t *testing.T, cg *callgrind, s *redis.Store, save func(context.Context, *state.Run) error,
 	commit func(context.Context, *state.Run, string, []state.Item) error) float64 {
 	ctx := context.Background()
-	sid := benchSession()
-	r := startToolTurns(t, s, sid, save)
-	const warm = 5
-	for turn := 1; turn <= warm; turn++ {
-		must(t, toolTurn(ctx, r, sid, turn, save, commit))
-	}
-	cg.zero(t)
-	for turn := warm + 1; turn <= warm+instrBudgetTurns; turn++ {
+	r, sid, first := countedRun(t, cg, s, save, commit)
+	for turn := first; turn < first+instrBudgetTurns; turn++ {
 		must(t, toolTurn(ctx, r, sid, turn, save, commit))
 	}
 	return cg.count(t) / instrBudgetTurns
