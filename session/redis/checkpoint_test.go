@@ -504,10 +504,7 @@ func TestSaveLeavesTheListingsSets(t *testing.T) {
 // and files the run anew, so that the listing holds it again.
 func TestSaveFilesARunTheListingLost(t *testing.T) {
 	ctx := t.Context()
-	client, prefix := testClient(t)
-	s := newStore(t, client, redis.WithPrefix(prefix))
-	r, sid := runOfItsSession()
-	must(t, s.Save(ctx, r))
+	client, prefix, s, r, sid := savedRunOfItsSession(t)
 	keys, err := client.Keys(ctx, prefix+"runs:{index}:*").Result()
 	must(t, err)
 	if len(keys) == 0 {
@@ -529,10 +526,7 @@ func TestSaveFilesARunTheListingLost(t *testing.T) {
 // the serial that summary holds, which later saves use.
 func TestSaveGivesAHeadItsSerial(t *testing.T) {
 	ctx := t.Context()
-	client, prefix := testClient(t)
-	s := newStore(t, client, redis.WithPrefix(prefix))
-	r, sid := runOfItsSession()
-	must(t, s.Save(ctx, r))
+	client, prefix, s, r, sid := savedRunOfItsSession(t)
 	head := s.RunKeys(r.ID())[0]
 	must(t, client.HDel(ctx, head, "s").Err())
 	addTurn(t, r, 1)
@@ -551,6 +545,18 @@ func TestSaveGivesAHeadItsSerial(t *testing.T) {
 	if page, err := s.ListRuns(ctx, state.RunQuery{SessionID: sid}); err != nil || len(page.Runs) != 1 || page.Runs[0].Turn != 2 {
 		t.Fatalf("ListRuns = %+v, %v, want the run at turn 2", page, err)
 	}
+}
+
+// savedRunOfItsSession returns a client, a prefix of its own, a store
+// under it, and a run of a session of its own (runOfItsSession) that the
+// store saved once, with the session's ID.
+func savedRunOfItsSession(t *testing.T) (*goredis.Client, string, *redis.Store, *state.Run, string) {
+	t.Helper()
+	client, prefix := testClient(t)
+	s := newStore(t, client, redis.WithPrefix(prefix))
+	r, sid := runOfItsSession()
+	must(t, s.Save(t.Context(), r))
+	return client, prefix, s, r, sid
 }
 
 // runOfItsSession returns a new run with one input, of a session of its
